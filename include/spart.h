@@ -1,0 +1,11 @@
+/*
+ * spart.h: the whole public API of spart. Include this, or the module
+ * headers under spart/ one by one.
+ */
+#ifndef SPART_H
+#define SPART_H
+
+#include "spart/common.h"
+#include "spart/weights.h"
+
+#endif /* SPART_H */

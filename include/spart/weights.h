@@ -1,0 +1,220 @@
+/*
+ * spart/weights.h: regridding weights between grids, as the Python package
+ * `regridding` (pinned: 3.6.0) computes them.
+ *
+ * A grid is a list of coordinate arrays, one per resampled dimension (x, or
+ * x and y, or x, y and z), broadcast together NumPy-style. Coordinates are
+ * vertices: conservative weights move values that live on cells (n - 1 per
+ * resampled axis), multilinear weights interpolate values that live on
+ * vertices at output points. Axes that are not resampled are orthogonal:
+ * they broadcast between input and output, and each orthogonal element gets
+ * its own triple of flat arrays (indices_input, indices_output, values).
+ * Indices are flat C-order indices over the resampled axes taken in
+ * ascending axis order, exactly as `regridding.weights()` returns them.
+ *
+ * Memory: a spart_weights object owns its arrays; accessors return
+ * pointers into it, valid until it is freed. Builders copy what they need
+ * from the caller's arrays.
+ *
+ * Thread safety: a weights object is immutable once built; any number of
+ * threads may read it at once. Builders use the context's OpenMP threads.
+ *
+ * Determinism: every builder gives the same arrays, bit for bit, for any
+ * thread count and run after run (elements and grid lines are built into
+ * their own lists and joined in order; perturbations draw from a seeded
+ * GSL generator).
+ */
+#ifndef SPART_WEIGHTS_H
+#define SPART_WEIGHTS_H
+
+#include "spart/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum spart_method {
+    SPART_METHOD_MULTILINEAR = 0, /* interpolate vertex values at points */
+    SPART_METHOD_CONSERVATIVE = 1 /* move cell values, conserving their sum */
+} spart_method;
+
+/* Multilinear only: what a point outside the input grid gets. */
+typedef enum spart_bounds {
+    SPART_BOUNDS_EXTRAPOLATE = 0, /* extend the nearest cell linearly */
+    SPART_BOUNDS_NAN = 1,         /* NaN weights */
+    SPART_BOUNDS_ERROR = 2        /* fail with SPART_ERROR_OUT_OF_BOUNDS */
+} spart_bounds;
+
+/* Whether to jitter the output vertices by 1e-9 of the grid's extent (a
+ * normal draw per vertex) to break degenerate alignments of the 2-D sweep. */
+typedef enum spart_perturb {
+    SPART_PERTURB_DEFAULT = 0, /* as regridding: only conservative 2-D sweeps */
+    SPART_PERTURB_NO = 1,
+    SPART_PERTURB_YES = 2
+} spart_perturb;
+
+/* Conservative 2-D only: which algorithm computes the overlaps. */
+typedef enum spart_algorithm {
+    SPART_ALGORITHM_AUTO = 0,  /* clipping when every output grid is a
+                                  uniform axis-aligned lattice, else sweep */
+    SPART_ALGORITHM_SWEEP = 1, /* Ramshaw (1985) edge sweep, any curvilinear grids */
+    SPART_ALGORITHM_CLIP = 2   /* exact polygon clipping; lattice outputs only */
+} spart_algorithm;
+
+/* Everything a weights builder takes besides the grids. Start from
+ * spart_weights_options_init() and change what you need. */
+typedef struct spart_weights_options {
+    spart_method method;       /* default SPART_METHOD_MULTILINEAR, as regridding */
+    spart_bounds bounds;       /* default SPART_BOUNDS_EXTRAPOLATE */
+    spart_perturb perturb;     /* default SPART_PERTURB_DEFAULT */
+    uint64_t seed;             /* seed of the perturbation; default 42 */
+    spart_algorithm algorithm; /* default SPART_ALGORITHM_AUTO */
+    int coalesce;              /* nonzero (default): merge repeated pairs, sort
+                                  each element by (input, output) */
+    /* The resampled axes of the input grid: num_axis_input numbers
+     * (negative count from the end); 0 numbers means every axis. */
+    int num_axis_input;
+    int axis_input[SPART_MAX_NDIM];
+    /* The resampled axes of the output grid, likewise. */
+    int num_axis_output;
+    int axis_output[SPART_MAX_NDIM];
+    /* Factors multiplied into every weight by input cell (conservative) or
+     * input vertex (multilinear), broadcast against the input values' shape;
+     * NULL for none. */
+    const spart_array *weights_input;
+} spart_weights_options;
+
+/* Fill `options` with the defaults above. */
+SPART_API void spart_weights_options_init(spart_weights_options *options);
+
+typedef struct spart_weights spart_weights;
+
+/* Build weights from `num_coordinates` coordinate arrays per grid (the
+ * resampled dimensions, 1 to 3; conservative supports 1 and 2). As
+ * regridding.weights(coordinates_input, coordinates_output, ...).
+ * Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (counts,
+ * sizes, fewer than two vertices on a resampled axis),
+ * SPART_ERROR_SHAPE_MISMATCH, SPART_ERROR_AXIS_OUT_OF_RANGE,
+ * SPART_ERROR_NOT_FINITE (conservative grids), SPART_ERROR_UNKNOWN_ENUM,
+ * SPART_ERROR_OUT_OF_BOUNDS (bounds = error), SPART_ERROR_NOT_IMPLEMENTED,
+ * SPART_ERROR_OUT_OF_MEMORY. */
+SPART_NODISCARD SPART_API spart_status spart_weights_build(
+    spart_context *context, int num_coordinates, const spart_array *coordinates_input,
+    const spart_array *coordinates_output, const spart_weights_options *options,
+    spart_weights **weights);
+
+/* Make weights from caller arrays (copied): num_elements elements (the
+ * product of shape_orthogonal), element e holding entries
+ * offsets[e] .. offsets[e+1]-1 of the three arrays. shape_input and
+ * shape_output are the shapes the weights were built for, orthogonal axes
+ * included; axis_input and axis_output name their resampled axes (0
+ * numbers: every axis). Every index is checked against its element's
+ * resampled cells: 0 <= index < the product of the resampled extents.
+ * Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (offsets
+ * not ascending, an index out of range), SPART_ERROR_AXIS_OUT_OF_RANGE,
+ * SPART_ERROR_OUT_OF_MEMORY. */
+SPART_NODISCARD SPART_API spart_status spart_weights_create_from_arrays(
+    spart_context *context, const spart_shape *shape_orthogonal,
+    const spart_shape *shape_input, const spart_shape *shape_output, int num_axis_input,
+    const int *axis_input, int num_axis_output, const int *axis_output, const int64_t *offsets,
+    const int64_t *indices_input, const int64_t *indices_output, const double *values,
+    spart_weights **weights);
+
+/* The resampled axes of the input and output shapes (non-negative,
+ * ascending), as the weights were built. Any output pointer may be NULL;
+ * the arrays need room for SPART_MAX_NDIM numbers. */
+SPART_API void spart_weights_axes(const spart_weights *weights, int *num_axis_input,
+                                  int *axis_input, int *num_axis_output, int *axis_output);
+
+/* Free weights. Accepts NULL. */
+SPART_API void spart_weights_free(spart_weights *weights);
+
+/* The shapes: of the orthogonal axes (one element each), of the input
+ * values and of the output values, orthogonal axes included, as
+ * regridding.weights() returns them. */
+SPART_API spart_shape spart_weights_shape_orthogonal(const spart_weights *weights);
+SPART_API spart_shape spart_weights_shape_input(const spart_weights *weights);
+SPART_API spart_shape spart_weights_shape_output(const spart_weights *weights);
+
+/* The number of orthogonal elements, and of entries in all of them. */
+SPART_API int64_t spart_weights_num_elements(const spart_weights *weights);
+SPART_API int64_t spart_weights_num_entries(const spart_weights *weights);
+
+/* The arrays of element `element` (flat C-order index into the orthogonal
+ * shape): *count entries, pointers into the object. Any output pointer may
+ * be NULL. Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT
+ * (element out of range). */
+SPART_NODISCARD SPART_API spart_status spart_weights_element(
+    const spart_weights *weights, int64_t element, int64_t *count,
+    const int64_t **indices_input, const int64_t **indices_output, const double **values);
+
+/* The concatenated arrays of all elements, and the num_elements + 1
+ * offsets that split them. Any output pointer may be NULL. */
+SPART_NODISCARD SPART_API spart_status spart_weights_arrays(
+    const spart_weights *weights, const int64_t **offsets, const int64_t **indices_input,
+    const int64_t **indices_output, const double **values);
+
+/* The exact transpose: each element's (input, output) swapped, shapes
+ * swapped, as regridding.transpose_weights. Not conservative. */
+SPART_NODISCARD SPART_API spart_status spart_weights_transpose(spart_context *context,
+                                                               const spart_weights *weights,
+                                                               spart_weights **transposed);
+
+/* The conservative transpose, as regridding.transpose_weights_conservative:
+ * each entry v becomes v * F_in[input] / V_out[output] with cell volumes V
+ * of the unperturbed grids and F_in = V_in / (w * w) for weights_input w
+ * (V_in without). Volumes are taken unsigned (see docs/differences.md).
+ * options: only axis_input, axis_output and weights_input are read. */
+SPART_NODISCARD SPART_API spart_status spart_weights_transpose_conservative(
+    spart_context *context, const spart_weights *weights, int num_coordinates,
+    const spart_array *coordinates_input, const spart_array *coordinates_output,
+    const spart_weights_options *options, spart_weights **transposed);
+
+/* The shape regrid_from_weights gives for input values of shape
+ * `shape_values_input` (leading batch axes allowed). axis_input and
+ * axis_output as in regridding.regrid_from_weights (NULL/0 numbers: all
+ * axes of the weights' shapes). */
+SPART_NODISCARD SPART_API spart_status spart_regrid_from_weights_shape(
+    spart_context *context, const spart_weights *weights, const spart_shape *shape_values_input,
+    int num_axis_input, const int *axis_input, int num_axis_output, const int *axis_output,
+    spart_shape *shape_values_output);
+
+/* Apply weights as regridding.regrid_from_weights: per orthogonal element,
+ * out[o] += value * in[i] in stored order from zero (no FMA). values_output
+ * must hold spart_shape_size(shape) doubles for the shape the query above
+ * returns; it is overwritten entirely. */
+SPART_NODISCARD SPART_API spart_status spart_regrid_from_weights(
+    spart_context *context, const spart_weights *weights, const spart_array *values_input,
+    int num_axis_input, const int *axis_input, int num_axis_output, const int *axis_output,
+    double *values_output, int64_t size_output);
+
+/* Build weights and apply them once, as regridding.regrid. `options`
+ * (NULL: defaults) gives the method, axes and perturbation; the output
+ * shape comes from spart_regrid_shape. */
+SPART_NODISCARD SPART_API spart_status spart_regrid_shape(
+    spart_context *context, int num_coordinates, const spart_array *coordinates_input,
+    const spart_array *coordinates_output, const spart_shape *shape_values_input,
+    const spart_weights_options *options, spart_shape *shape_values_output);
+SPART_NODISCARD SPART_API spart_status spart_regrid(
+    spart_context *context, int num_coordinates, const spart_array *coordinates_input,
+    const spart_array *coordinates_output, const spart_array *values_input,
+    const spart_weights_options *options, double *values_output, int64_t size_output);
+
+/* Save weights to a FITS file (layout in docs/formats.md); fails rather
+ * than replace an existing file unless `overwrite` is nonzero. The file is
+ * written beside its final name and renamed into place. */
+SPART_NODISCARD SPART_API spart_status spart_weights_save(spart_context *context,
+                                                          const spart_weights *weights,
+                                                          const char *path, int overwrite);
+
+/* Load weights saved by spart_weights_save. Errors: SPART_ERROR_IO,
+ * SPART_ERROR_FILE_FORMAT (not a spart weights file, or inconsistent). */
+SPART_NODISCARD SPART_API spart_status spart_weights_load(spart_context *context,
+                                                          const char *path,
+                                                          spart_weights **weights);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPART_WEIGHTS_H */

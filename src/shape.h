@@ -1,0 +1,55 @@
+/*
+ * src/shape.h: NumPy's rules for shapes and axes, in C: broadcasting,
+ * normalising axis numbers, and reading a broadcast array one element's
+ * resampled block at a time.
+ */
+#ifndef SPART_SHAPE_H
+#define SPART_SHAPE_H
+
+#include <stdint.h>
+
+#include "spart/common.h"
+
+/* Broadcast `a` and `b` into *result (right-aligned, 1 repeats). Returns 0,
+ * or -1 when they do not broadcast. */
+int spart_shape_broadcast(const spart_shape *a, const spart_shape *b, spart_shape *result);
+
+/* Whether `shape` broadcasts to exactly `target` (one-directional). */
+int spart_shape_broadcasts_to(const spart_shape *shape, const spart_shape *target);
+
+/* Whether a shape is valid: 0 <= ndim <= SPART_MAX_NDIM, no negative extent. */
+int spart_shape_is_valid(const spart_shape *shape);
+
+/* Two shapes equal. */
+int spart_shape_equal(const spart_shape *a, const spart_shape *b);
+
+/* Normalise `count` axis numbers against `ndim` axes as regridding does:
+ * each becomes negative (-1 is the last axis), and they are sorted in
+ * `descending` order (-1, -2, ...) or ascending. count = 0 (or axes NULL)
+ * means every axis. Returns 0, -1 for an axis out of range (its index in
+ * *bad), -2 for a repeated axis (index in *bad). */
+int spart_axes_normalize(int count, const int *axes, int ndim, int descending,
+                         int *normalized, int *normalized_count, int *bad);
+
+/* Whether normalised (negative) axis `axis` is in the list. */
+int spart_axes_contain(const int *axes, int count, int axis);
+
+/* The element strides of an array of shape `shape` broadcast to `target`
+ * (which it must broadcast to): 0 along broadcast axes. */
+void spart_broadcast_strides(const spart_shape *shape, const spart_shape *target,
+                             int64_t *strides);
+
+/* Copy the block of a broadcast array that one orthogonal element sees.
+ * `strides` are the array's broadcast strides against the full shape
+ * `full`; `resampled` lists the resampled axes as non-negative numbers in
+ * ascending order; `orthogonal_index` gives, for every non-resampled axis
+ * of `full` in ascending order, its index. The block is written in C order
+ * over the resampled axes. */
+void spart_gather_block(const double *data, const int64_t *strides, const spart_shape *full,
+                        const int *resampled, int num_resampled,
+                        const int64_t *orthogonal_index, double *block);
+
+/* The C-order multi-index of flat index `flat` in `shape`. */
+void spart_unravel(int64_t flat, const spart_shape *shape, int64_t *index);
+
+#endif /* SPART_SHAPE_H */

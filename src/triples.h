@@ -1,0 +1,40 @@
+/*
+ * src/triples.h: a growable list of weights triples (input index, output
+ * index, value), the unit every weights kernel appends to. A kernel that
+ * works in parallel gives each thread or grid line its own list and joins
+ * them in a fixed order, so the result does not depend on the thread count.
+ */
+#ifndef SPART_TRIPLES_H
+#define SPART_TRIPLES_H
+
+#include <stdint.h>
+
+#include "spart/common.h"
+
+typedef struct spart_triples {
+    const spart_allocator *allocator;
+    int64_t count;
+    int64_t capacity;
+    int64_t *indices_input;
+    int64_t *indices_output;
+    double *values;
+} spart_triples;
+
+/* An empty list that allocates through `allocator` (not owned). */
+void spart_triples_init(spart_triples *triples, const spart_allocator *allocator);
+
+/* Make room for at least `capacity` entries. 0 on success, -1 when out of
+ * memory (the list is unchanged then). */
+int spart_triples_reserve(spart_triples *triples, int64_t capacity);
+
+/* Append one entry; 0 on success, -1 when out of memory. */
+int spart_triples_append(spart_triples *triples, int64_t index_input, int64_t index_output,
+                         double value);
+
+/* Append all of `source` to `destination`; 0 on success, -1 out of memory. */
+int spart_triples_extend(spart_triples *destination, const spart_triples *source);
+
+/* Free the arrays and leave an empty list. */
+void spart_triples_release(spart_triples *triples);
+
+#endif /* SPART_TRIPLES_H */

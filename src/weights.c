@@ -1,0 +1,335 @@
+/* src/weights.c: the weights object: making, reading and freeing it. */
+#include <string.h>
+
+#include "shape.h"
+#include "weights_internal.h"
+
+void spart_weights_options_init(spart_weights_options *options)
+{
+    if (options == NULL) {
+        return;
+    }
+    memset(options, 0, sizeof *options);
+    options->method = SPART_METHOD_MULTILINEAR;
+    options->bounds = SPART_BOUNDS_EXTRAPOLATE;
+    options->perturb = SPART_PERTURB_DEFAULT;
+    options->seed = 42;
+    options->algorithm = SPART_ALGORITHM_AUTO;
+    options->coalesce = 1;
+    options->weights_input = NULL;
+}
+
+static int64_t resampled_size(const spart_shape *shape, int num_axes, const int *axes)
+{
+    int64_t size = 1;
+    for (int k = 0; k < num_axes; k++) {
+        size *= shape->dims[axes[k]];
+    }
+    return size;
+}
+
+spart_weights *spart_weights_allocate(const spart_allocator *allocator,
+                                      const spart_shape *shape_orthogonal,
+                                      const spart_shape *shape_input,
+                                      const spart_shape *shape_output, int num_axis_input,
+                                      const int *axis_input, int num_axis_output,
+                                      const int *axis_output, int64_t num_entries)
+{
+    spart_weights *weights = spart_alloc_zero(allocator, 1, sizeof *weights);
+    if (weights == NULL) {
+        return NULL;
+    }
+    weights->allocator = *allocator;
+    weights->shape_orthogonal = *shape_orthogonal;
+    weights->shape_input = *shape_input;
+    weights->shape_output = *shape_output;
+    weights->num_axis_input = num_axis_input;
+    weights->num_axis_output = num_axis_output;
+    for (int k = 0; k < num_axis_input; k++) {
+        weights->axis_input[k] = axis_input[k];
+    }
+    for (int k = 0; k < num_axis_output; k++) {
+        weights->axis_output[k] = axis_output[k];
+    }
+    weights->size_input = resampled_size(shape_input, num_axis_input, axis_input);
+    weights->size_output = resampled_size(shape_output, num_axis_output, axis_output);
+    weights->num_elements = spart_shape_size(shape_orthogonal);
+    size_t n = (size_t)num_entries;
+    weights->offsets = spart_alloc(allocator, (size_t)weights->num_elements + 1, sizeof(int64_t));
+    weights->indices_input = spart_alloc(allocator, n, sizeof(int64_t));
+    weights->indices_output = spart_alloc(allocator, n, sizeof(int64_t));
+    weights->values = spart_alloc(allocator, n, sizeof(double));
+    if (weights->offsets == NULL || weights->indices_input == NULL ||
+        weights->indices_output == NULL || weights->values == NULL) {
+        spart_weights_free(weights);
+        return NULL;
+    }
+    weights->offsets[0] = 0;
+    return weights;
+}
+
+void spart_weights_free(spart_weights *weights)
+{
+    if (weights == NULL) {
+        return;
+    }
+    const spart_allocator allocator = weights->allocator;
+    spart_free(&allocator, weights->offsets);
+    spart_free(&allocator, weights->indices_input);
+    spart_free(&allocator, weights->indices_output);
+    spart_free(&allocator, weights->values);
+    spart_free(&allocator, weights);
+}
+
+spart_status spart_weights_from_triples(spart_context *context,
+                                        const spart_shape *shape_orthogonal,
+                                        const spart_shape *shape_input,
+                                        const spart_shape *shape_output, int num_axis_input,
+                                        const int *axis_input, int num_axis_output,
+                                        const int *axis_output, const spart_triples *elements,
+                                        spart_weights **weights)
+{
+    int64_t num_elements = spart_shape_size(shape_orthogonal);
+    int64_t total = 0;
+    for (int64_t e = 0; e < num_elements; e++) {
+        total += elements[e].count;
+    }
+    spart_weights *made = spart_weights_allocate(&context->allocator, shape_orthogonal,
+                                                 shape_input, shape_output, num_axis_input,
+                                                 axis_input, num_axis_output, axis_output, total);
+    if (made == NULL) {
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                          "weights: could not allocate %lld entries", (long long)total);
+    }
+    int64_t at = 0;
+    for (int64_t e = 0; e < num_elements; e++) {
+        size_t n = (size_t)elements[e].count;
+        if (n > 0) {
+            memcpy(made->indices_input + at, elements[e].indices_input, n * sizeof(int64_t));
+            memcpy(made->indices_output + at, elements[e].indices_output, n * sizeof(int64_t));
+            memcpy(made->values + at, elements[e].values, n * sizeof(double));
+        }
+        at += (int64_t)n;
+        made->offsets[e + 1] = at;
+    }
+    *weights = made;
+    return SPART_OK;
+}
+
+/* Check one side's shape and axes for create_from_arrays. */
+static spart_status check_side(spart_context *context, const char *name,
+                               const spart_shape *shape, int num_axes, const int *axes,
+                               int *normalized, int *count)
+{
+    char text[128];
+    if (!spart_shape_is_valid(shape)) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "%s: ndim = %d or an extent is out of range", name, shape->ndim);
+    }
+    int bad = 0;
+    int negative[SPART_MAX_NDIM];
+    int status = spart_axes_normalize(num_axes, axes, shape->ndim, 0, negative, count, &bad);
+    if (status == -1) {
+        return spart_fail(context, SPART_ERROR_AXIS_OUT_OF_RANGE,
+                          "axis for %s: axis %d is outside an array of shape %s", name,
+                          axes[bad], spart_shape_format(shape, text, sizeof text));
+    }
+    if (status == -2) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "axis for %s: axis %d is repeated", name, axes[bad]);
+    }
+    for (int k = 0; k < *count; k++) {
+        normalized[k] = negative[k] + shape->ndim;
+    }
+    return SPART_OK;
+}
+
+spart_status spart_weights_create_from_arrays(
+    spart_context *context, const spart_shape *shape_orthogonal,
+    const spart_shape *shape_input, const spart_shape *shape_output, int num_axis_input,
+    const int *axis_input, int num_axis_output, const int *axis_output, const int64_t *offsets,
+    const int64_t *indices_input, const int64_t *indices_output, const double *values,
+    spart_weights **weights)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    if (weights == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "weights: the output pointer is NULL");
+    }
+    *weights = NULL;
+    if (shape_orthogonal == NULL || shape_input == NULL || shape_output == NULL ||
+        offsets == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "shape_orthogonal, shape_input, shape_output and offsets must not be NULL");
+    }
+    if (!spart_shape_is_valid(shape_orthogonal)) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "shape_orthogonal: ndim = %d or an extent is out of range",
+                          shape_orthogonal->ndim);
+    }
+    int axes_in[SPART_MAX_NDIM], axes_out[SPART_MAX_NDIM], count_in = 0, count_out = 0;
+    spart_status status = check_side(context, "shape_input", shape_input, num_axis_input,
+                                     axis_input, axes_in, &count_in);
+    if (status != SPART_OK) {
+        return status;
+    }
+    status = check_side(context, "shape_output", shape_output, num_axis_output, axis_output,
+                        axes_out, &count_out);
+    if (status != SPART_OK) {
+        return status;
+    }
+    int64_t num_elements = spart_shape_size(shape_orthogonal);
+    if (offsets[0] != 0) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "offsets[0] = %lld, expected 0", (long long)offsets[0]);
+    }
+    for (int64_t e = 0; e < num_elements; e++) {
+        if (offsets[e + 1] < offsets[e]) {
+            return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                              "offsets[%lld] = %lld is less than offsets[%lld] = %lld",
+                              (long long)(e + 1), (long long)offsets[e + 1], (long long)e,
+                              (long long)offsets[e]);
+        }
+    }
+    int64_t total = offsets[num_elements];
+    if (total > 0 && (indices_input == NULL || indices_output == NULL || values == NULL)) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "indices_input, indices_output and values must not be NULL");
+    }
+    spart_weights *made =
+        spart_weights_allocate(&context->allocator, shape_orthogonal, shape_input, shape_output,
+                               count_in, axes_in, count_out, axes_out, total);
+    if (made == NULL) {
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                          "weights: could not allocate %lld entries", (long long)total);
+    }
+    for (int64_t e = 0; e < num_elements; e++) {
+        for (int64_t k = offsets[e]; k < offsets[e + 1]; k++) {
+            if (indices_input[k] < 0 || indices_input[k] >= made->size_input ||
+                indices_output[k] < 0 || indices_output[k] >= made->size_output) {
+                spart_status failed = spart_fail(
+                    context, SPART_ERROR_INVALID_ARGUMENT,
+                    "weights element %lld: entry %lld has indices_input = %lld and "
+                    "indices_output = %lld, outside [0, %lld) and [0, %lld)",
+                    (long long)e, (long long)(k - offsets[e]), (long long)indices_input[k],
+                    (long long)indices_output[k], (long long)made->size_input,
+                    (long long)made->size_output);
+                spart_weights_free(made);
+                return failed;
+            }
+        }
+    }
+    size_t n = (size_t)total;
+    memcpy(made->offsets, offsets, ((size_t)num_elements + 1) * sizeof(int64_t));
+    if (n > 0) {
+        memcpy(made->indices_input, indices_input, n * sizeof(int64_t));
+        memcpy(made->indices_output, indices_output, n * sizeof(int64_t));
+        memcpy(made->values, values, n * sizeof(double));
+    }
+    *weights = made;
+    return SPART_OK;
+}
+
+static spart_shape empty_shape(void)
+{
+    spart_shape shape;
+    memset(&shape, 0, sizeof shape);
+    return shape;
+}
+
+spart_shape spart_weights_shape_orthogonal(const spart_weights *weights)
+{
+    return weights != NULL ? weights->shape_orthogonal : empty_shape();
+}
+
+spart_shape spart_weights_shape_input(const spart_weights *weights)
+{
+    return weights != NULL ? weights->shape_input : empty_shape();
+}
+
+spart_shape spart_weights_shape_output(const spart_weights *weights)
+{
+    return weights != NULL ? weights->shape_output : empty_shape();
+}
+
+int64_t spart_weights_num_elements(const spart_weights *weights)
+{
+    return weights != NULL ? weights->num_elements : 0;
+}
+
+int64_t spart_weights_num_entries(const spart_weights *weights)
+{
+    return weights != NULL ? weights->offsets[weights->num_elements] : 0;
+}
+
+void spart_weights_axes(const spart_weights *weights, int *num_axis_input, int *axis_input,
+                        int *num_axis_output, int *axis_output)
+{
+    if (weights == NULL) {
+        return;
+    }
+    if (num_axis_input != NULL) {
+        *num_axis_input = weights->num_axis_input;
+    }
+    if (num_axis_output != NULL) {
+        *num_axis_output = weights->num_axis_output;
+    }
+    for (int k = 0; k < weights->num_axis_input && axis_input != NULL; k++) {
+        axis_input[k] = weights->axis_input[k];
+    }
+    for (int k = 0; k < weights->num_axis_output && axis_output != NULL; k++) {
+        axis_output[k] = weights->axis_output[k];
+    }
+}
+
+spart_status spart_weights_element(const spart_weights *weights, int64_t element,
+                                   int64_t *count, const int64_t **indices_input,
+                                   const int64_t **indices_output, const double **values)
+{
+    if (weights == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "weights is NULL");
+    }
+    if (element < 0 || element >= weights->num_elements) {
+        return spart_fail(NULL, SPART_ERROR_INVALID_ARGUMENT,
+                          "element = %lld is outside [0, %lld)", (long long)element,
+                          (long long)weights->num_elements);
+    }
+    int64_t start = weights->offsets[element];
+    if (count != NULL) {
+        *count = weights->offsets[element + 1] - start;
+    }
+    if (indices_input != NULL) {
+        *indices_input = weights->indices_input + start;
+    }
+    if (indices_output != NULL) {
+        *indices_output = weights->indices_output + start;
+    }
+    if (values != NULL) {
+        *values = weights->values + start;
+    }
+    return SPART_OK;
+}
+
+spart_status spart_weights_arrays(const spart_weights *weights, const int64_t **offsets,
+                                  const int64_t **indices_input, const int64_t **indices_output,
+                                  const double **values)
+{
+    if (weights == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "weights is NULL");
+    }
+    if (offsets != NULL) {
+        *offsets = weights->offsets;
+    }
+    if (indices_input != NULL) {
+        *indices_input = weights->indices_input;
+    }
+    if (indices_output != NULL) {
+        *indices_output = weights->indices_output;
+    }
+    if (values != NULL) {
+        *values = weights->values;
+    }
+    return SPART_OK;
+}

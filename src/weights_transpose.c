@@ -1,0 +1,3 @@
+/* src/weights_transpose.c: placeholder, being written. */
+#include "weights_kernels.h"
+#include "weights_internal.h"
