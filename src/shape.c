@@ -173,3 +173,81 @@ void spart_unravel(int64_t flat, const spart_shape *shape, int64_t *index)
         flat = n > 0 ? flat / n : 0;
     }
 }
+
+spart_shape spart_shape_insert_axes(const spart_shape *orthogonal, const spart_shape *shape,
+                                    const int *axes_descending, int count)
+{
+    int64_t reversed[SPART_MAX_NDIM];
+    int n = 0;
+    for (int k = orthogonal->ndim - 1; k >= 0; k--) {
+        reversed[n++] = orthogonal->dims[k];
+    }
+    for (int a = 0; a < count; a++) {
+        int position = -1 - axes_descending[a]; /* ~ax in Python */
+        if (position > n) {
+            position = n; /* list.insert past the end appends */
+        }
+        for (int k = n; k > position; k--) {
+            reversed[k] = reversed[k - 1];
+        }
+        reversed[position] = shape->dims[shape->ndim + axes_descending[a]];
+        n++;
+    }
+    spart_shape result;
+    memset(&result, 0, sizeof result);
+    result.ndim = n;
+    for (int k = 0; k < n; k++) {
+        result.dims[k] = reversed[n - 1 - k];
+    }
+    return result;
+}
+
+void spart_scatter_block(const double *block, const spart_shape *full, const int *resampled,
+                         int num_resampled, const int64_t *orthogonal_index, double *data)
+{
+    int64_t strides[SPART_MAX_NDIM];
+    int64_t stride = 1;
+    for (int k = full->ndim - 1; k >= 0; k--) {
+        strides[k] = stride;
+        stride *= full->dims[k];
+    }
+    int64_t base = 0;
+    int o = 0;
+    for (int k = 0; k < full->ndim; k++) {
+        if (!spart_axes_contain(resampled, num_resampled, k)) {
+            base += orthogonal_index[o++] * strides[k];
+        }
+    }
+    int64_t count = 1;
+    for (int r = 0; r < num_resampled; r++) {
+        count *= full->dims[resampled[r]];
+    }
+    int64_t index[SPART_MAX_NDIM] = {0};
+    int64_t offset = base;
+    for (int64_t flat = 0; flat < count; flat++) {
+        data[offset] = block[flat];
+        for (int r = num_resampled - 1; r >= 0; r--) {
+            int axis = resampled[r];
+            index[r]++;
+            offset += strides[axis];
+            if (index[r] < full->dims[axis]) {
+                break;
+            }
+            offset -= index[r] * strides[axis];
+            index[r] = 0;
+        }
+    }
+}
+
+int64_t spart_broadcast_index(int64_t flat, const spart_shape *joined, const spart_shape *source)
+{
+    int64_t index[SPART_MAX_NDIM];
+    spart_unravel(flat, joined, index);
+    int64_t result = 0;
+    int shift = joined->ndim - source->ndim;
+    for (int k = 0; k < source->ndim; k++) {
+        int64_t i = source->dims[k] == 1 ? 0 : index[k + shift];
+        result = result * source->dims[k] + i;
+    }
+    return result;
+}

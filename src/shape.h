@@ -49,6 +49,22 @@ void spart_gather_block(const double *data, const int64_t *strides, const spart_
                         const int *resampled, int num_resampled,
                         const int64_t *orthogonal_index, double *block);
 
+/* The full shape of a resampled array: the orthogonal shape with the
+ * extents of `shape` along `axes_descending` (negative numbers, -1 first)
+ * inserted at those (negative) positions, as regridding builds it. */
+spart_shape spart_shape_insert_axes(const spart_shape *orthogonal, const spart_shape *shape,
+                                    const int *axes_descending, int count);
+
+/* The inverse of spart_gather_block: write `block` (C order over the
+ * resampled axes) into a dense array of shape `full` at the given
+ * orthogonal index. */
+void spart_scatter_block(const double *block, const spart_shape *full, const int *resampled,
+                         int num_resampled, const int64_t *orthogonal_index, double *data);
+
+/* The flat index, in `source` (which broadcasts to `joined`), of the
+ * element at flat index `flat` of `joined`. */
+int64_t spart_broadcast_index(int64_t flat, const spart_shape *joined, const spart_shape *source);
+
 /* The C-order multi-index of flat index `flat` in `shape`. */
 void spart_unravel(int64_t flat, const spart_shape *shape, int64_t *index);
 

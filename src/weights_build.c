@@ -1,3 +1,731 @@
-/* src/weights_build.c: placeholder, being written. */
+/*
+ * src/weights_build.c: spart_weights_build, the driver of the weights
+ * builders. It does what regridding's Python layer does before it calls a
+ * kernel: checks the arguments, normalises the axes, broadcasts the
+ * orthogonal axes, perturbs the output grid when asked, lays out each
+ * orthogonal element's resampled coordinates densely, and runs one kernel
+ * per element (in parallel over elements when there are several, else in
+ * parallel inside the element). Each element is coalesced on its own; the
+ * elements are joined in order, so the result is the same for any thread
+ * count.
+ */
+#include <math.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "shape.h"
+#include "weights_build.h"
 #include "weights_kernels.h"
 #include "weights_internal.h"
+
+/* The size of the perturbation, relative to each element's extent. */
+#define PERTURB_EPSILON 1e-9
+
+static spart_status check_options(spart_context *context, const spart_weights_options *options,
+                                  int num_coordinates)
+{
+    if (options->method != SPART_METHOD_MULTILINEAR &&
+        options->method != SPART_METHOD_CONSERVATIVE) {
+        return spart_fail(context, SPART_ERROR_UNKNOWN_ENUM,
+                          "options->method = %d is not a spart_method (0 multilinear, "
+                          "1 conservative)",
+                          (int)options->method);
+    }
+    if (options->bounds != SPART_BOUNDS_EXTRAPOLATE && options->bounds != SPART_BOUNDS_NAN &&
+        options->bounds != SPART_BOUNDS_ERROR) {
+        return spart_fail(context, SPART_ERROR_UNKNOWN_ENUM,
+                          "options->bounds = %d is not a spart_bounds (0 extrapolate, 1 nan, "
+                          "2 error)",
+                          (int)options->bounds);
+    }
+    if (options->perturb != SPART_PERTURB_DEFAULT && options->perturb != SPART_PERTURB_NO &&
+        options->perturb != SPART_PERTURB_YES) {
+        return spart_fail(context, SPART_ERROR_UNKNOWN_ENUM,
+                          "options->perturb = %d is not a spart_perturb (0 default, 1 no, "
+                          "2 yes)",
+                          (int)options->perturb);
+    }
+    if (options->algorithm != SPART_ALGORITHM_AUTO && options->algorithm != SPART_ALGORITHM_SWEEP &&
+        options->algorithm != SPART_ALGORITHM_CLIP) {
+        return spart_fail(context, SPART_ERROR_UNKNOWN_ENUM,
+                          "options->algorithm = %d is not a spart_algorithm (0 auto, 1 sweep, "
+                          "2 clip)",
+                          (int)options->algorithm);
+    }
+    if (options->num_axis_input < 0 || options->num_axis_input > SPART_MAX_NDIM ||
+        options->num_axis_output < 0 || options->num_axis_output > SPART_MAX_NDIM) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "options->num_axis_input = %d and num_axis_output = %d must be in "
+                          "[0, %d]",
+                          options->num_axis_input, options->num_axis_output, SPART_MAX_NDIM);
+    }
+    if (num_coordinates < 1 || num_coordinates > 3) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "num_coordinates = %d: grids have 1, 2 or 3 resampled dimensions",
+                          num_coordinates);
+    }
+    if (options->method == SPART_METHOD_CONSERVATIVE && num_coordinates == 3) {
+        return spart_fail(context, SPART_ERROR_NOT_IMPLEMENTED,
+                          "conservative weights are implemented in 1 and 2 dimensions, not 3 "
+                          "(num_coordinates = 3)");
+    }
+    return SPART_OK;
+}
+
+/* Check one side's coordinate arrays and broadcast them together. */
+static spart_status broadcast_coordinates(spart_context *context, const char *side,
+                                          int num_coordinates, const spart_array *coordinates,
+                                          spart_shape *shape)
+{
+    char text_a[128], text_b[128];
+    memset(shape, 0, sizeof *shape);
+    for (int c = 0; c < num_coordinates; c++) {
+        const spart_array *array = &coordinates[c];
+        if (!spart_shape_is_valid(&array->shape)) {
+            return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                              "coordinates_%s[%d]: ndim = %d or an extent is negative or too "
+                              "large",
+                              side, c, array->shape.ndim);
+        }
+        if (array->data == NULL && spart_shape_size(&array->shape) > 0) {
+            return spart_fail(context, SPART_ERROR_NULL_POINTER, "coordinates_%s[%d].data is NULL",
+                              side, c);
+        }
+        spart_shape joined;
+        if (spart_shape_broadcast(shape, &array->shape, &joined) != 0) {
+            return spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
+                              "coordinates_%s[%d] has shape %s, which does not broadcast "
+                              "against %s",
+                              side, c, spart_shape_format(&array->shape, text_a, sizeof text_a),
+                              spart_shape_format(shape, text_b, sizeof text_b));
+        }
+        *shape = joined;
+    }
+    if (shape->ndim == 0) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "coordinates_%s are scalars: a grid needs at least one axis", side);
+    }
+    return SPART_OK;
+}
+
+static spart_status normalize_axes(spart_context *context, const char *name, int count,
+                                   const int *axes, int ndim, int *normalized,
+                                   int *normalized_count)
+{
+    int bad = 0;
+    int status = spart_axes_normalize(count, axes, ndim, 1, normalized, normalized_count, &bad);
+    if (status == -1) {
+        return spart_fail(context, SPART_ERROR_AXIS_OUT_OF_RANGE,
+                          "%s[%d] = %d is out of range for coordinates with %d axes", name, bad,
+                          axes[bad], ndim);
+    }
+    if (status == -2) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT, "%s[%d] = %d is repeated", name,
+                          bad, axes[bad]);
+    }
+    return SPART_OK;
+}
+
+/* The shape of the axes of `shape` not in `axes` (negative numbers). */
+static spart_shape orthogonal_part(const spart_shape *shape, const int *axes, int count)
+{
+    spart_shape result;
+    memset(&result, 0, sizeof result);
+    for (int k = 0; k < shape->ndim; k++) {
+        if (!spart_axes_contain(axes, count, k - shape->ndim)) {
+            result.dims[result.ndim++] = shape->dims[k];
+        }
+    }
+    return result;
+}
+
+spart_status spart_weights_layout_make(spart_context *context, int num_coordinates,
+                                       const spart_array *coordinates_input,
+                                       const spart_array *coordinates_output,
+                                       int num_axis_input, const int *axis_input,
+                                       int num_axis_output, const int *axis_output,
+                                       int match_axes, spart_weights_layout *layout)
+{
+    char text_a[128], text_b[128];
+    memset(layout, 0, sizeof *layout);
+    layout->num_coordinates = num_coordinates;
+    spart_status status = broadcast_coordinates(context, "input", num_coordinates,
+                                                coordinates_input, &layout->shape_coordinates_input);
+    if (status != SPART_OK) {
+        return status;
+    }
+    status = broadcast_coordinates(context, "output", num_coordinates, coordinates_output,
+                                   &layout->shape_coordinates_output);
+    if (status != SPART_OK) {
+        return status;
+    }
+    status = normalize_axes(context, "axis_input", num_axis_input, axis_input,
+                            layout->shape_coordinates_input.ndim, layout->axes_input,
+                            &layout->num_axes_input);
+    if (status != SPART_OK) {
+        return status;
+    }
+    status = normalize_axes(context, "axis_output", num_axis_output, axis_output,
+                            layout->shape_coordinates_output.ndim, layout->axes_output,
+                            &layout->num_axes_output);
+    if (status != SPART_OK) {
+        return status;
+    }
+    if (match_axes && layout->num_axes_output != layout->num_axes_input) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "axis_output has %d axes but axis_input has %d: they must match",
+                          layout->num_axes_output, layout->num_axes_input);
+    }
+    if (layout->num_axes_input != num_coordinates) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "num_coordinates = %d must equal the number of axes in axis_input, %d",
+                          num_coordinates, layout->num_axes_input);
+    }
+    spart_shape orthogonal_input = orthogonal_part(&layout->shape_coordinates_input,
+                                                   layout->axes_input, layout->num_axes_input);
+    spart_shape orthogonal_output = orthogonal_part(&layout->shape_coordinates_output,
+                                                    layout->axes_output, layout->num_axes_output);
+    if (spart_shape_broadcast(&orthogonal_input, &orthogonal_output, &layout->shape_orthogonal) !=
+        0) {
+        return spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
+                          "the orthogonal axes of the input grid, %s, do not broadcast against "
+                          "those of the output grid, %s",
+                          spart_shape_format(&orthogonal_input, text_a, sizeof text_a),
+                          spart_shape_format(&orthogonal_output, text_b, sizeof text_b));
+    }
+    if (layout->shape_orthogonal.ndim + layout->num_axes_input > SPART_MAX_NDIM ||
+        layout->shape_orthogonal.ndim + layout->num_axes_output > SPART_MAX_NDIM) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "the broadcast grids would have more than %d axes", SPART_MAX_NDIM);
+    }
+    layout->full_input = spart_shape_insert_axes(&layout->shape_orthogonal, &layout->shape_coordinates_input,
+                                    layout->axes_input, layout->num_axes_input);
+    layout->full_output = spart_shape_insert_axes(&layout->shape_orthogonal, &layout->shape_coordinates_output,
+                                     layout->axes_output, layout->num_axes_output);
+    /* Resampled axes as non-negative numbers of the full shapes, ascending. */
+    for (int a = 0; a < layout->num_axes_input; a++) {
+        layout->resampled_input[layout->num_axes_input - 1 - a] =
+            layout->full_input.ndim + layout->axes_input[a];
+    }
+    for (int a = 0; a < layout->num_axes_output; a++) {
+        layout->resampled_output[layout->num_axes_output - 1 - a] =
+            layout->full_output.ndim + layout->axes_output[a];
+    }
+    layout->num_elements = spart_shape_size(&layout->shape_orthogonal);
+    layout->size_input = 1;
+    for (int a = 0; a < layout->num_axes_input; a++) {
+        int64_t n = layout->full_input.dims[layout->resampled_input[a]];
+        layout->grid_shape_input[a] = n;
+        layout->size_input *= n;
+    }
+    layout->size_output = 1;
+    for (int a = 0; a < layout->num_axes_output; a++) {
+        int64_t n = layout->full_output.dims[layout->resampled_output[a]];
+        layout->grid_shape_output[a] = n;
+        layout->size_output *= n;
+    }
+    for (int c = 0; c < num_coordinates; c++) {
+        spart_broadcast_strides(&coordinates_input[c].shape, &layout->full_input,
+                                layout->strides_input[c]);
+        spart_broadcast_strides(&coordinates_output[c].shape, &layout->full_output,
+                                layout->strides_output[c]);
+    }
+    return SPART_OK;
+}
+
+/* Whether every coordinate array has stride 0 along every orthogonal axis:
+ * then all elements share one grid. */
+static int grid_is_shared(const int64_t (*strides)[SPART_MAX_NDIM], int num_coordinates,
+                          const spart_shape *full, const int *resampled, int num_resampled)
+{
+    for (int c = 0; c < num_coordinates; c++) {
+        for (int k = 0; k < full->ndim; k++) {
+            if (!spart_axes_contain(resampled, num_resampled, k) && strides[c][k] != 0 &&
+                full->dims[k] > 1) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+spart_status spart_weights_layout_gather(const spart_weights_layout *layout, int output,
+                                         const spart_array *coordinates, int64_t element,
+                                         double *const *blocks)
+{
+    int64_t orthogonal_index[SPART_MAX_NDIM];
+    spart_unravel(element, &layout->shape_orthogonal, orthogonal_index);
+    for (int c = 0; c < layout->num_coordinates; c++) {
+        if (output) {
+            spart_gather_block(coordinates[c].data, layout->strides_output[c], &layout->full_output,
+                               layout->resampled_output, layout->num_axes_output,
+                               orthogonal_index, blocks[c]);
+        } else {
+            spart_gather_block(coordinates[c].data, layout->strides_input[c], &layout->full_input,
+                               layout->resampled_input, layout->num_axes_input,
+                               orthogonal_index, blocks[c]);
+        }
+    }
+    return SPART_OK;
+}
+
+int spart_weights_layout_input_shared(const spart_weights_layout *layout)
+{
+    return grid_is_shared(layout->strides_input, layout->num_coordinates, &layout->full_input,
+                          layout->resampled_input, layout->num_axes_input);
+}
+
+int spart_weights_layout_output_shared(const spart_weights_layout *layout)
+{
+    return grid_is_shared(layout->strides_output, layout->num_coordinates, &layout->full_output,
+                          layout->resampled_output, layout->num_axes_output);
+}
+
+/* The first non-finite value of a coordinate array, or -1. */
+static int64_t first_non_finite(const spart_array *array)
+{
+    int64_t size = spart_shape_size(&array->shape);
+    for (int64_t k = 0; k < size; k++) {
+        if (!isfinite(array->data[k])) {
+            return k;
+        }
+    }
+    return -1;
+}
+
+static spart_status check_finite(spart_context *context, const char *side, int num_coordinates,
+                                 const spart_array *coordinates)
+{
+    for (int c = 0; c < num_coordinates; c++) {
+        int64_t bad = first_non_finite(&coordinates[c]);
+        if (bad >= 0) {
+            return spart_fail(context, SPART_ERROR_NOT_FINITE,
+                              "coordinates_%s[%d] has the non-finite value %g at flat index %lld",
+                              side, c, coordinates[c].data[bad], (long long)bad);
+        }
+    }
+    return SPART_OK;
+}
+
+spart_status spart_weights_input_strides(spart_context *context,
+                                         const spart_weights_layout *layout,
+                                         const spart_array *weights_input, int cells,
+                                         spart_shape *full_values, int64_t *strides)
+{
+    char text_a[128], text_b[128];
+    *full_values = layout->full_input;
+    for (int a = 0; a < layout->num_axes_input; a++) {
+        full_values->dims[layout->resampled_input[a]] -= cells ? 1 : 0;
+    }
+    if (weights_input == NULL) {
+        return SPART_OK;
+    }
+    if (!spart_shape_is_valid(&weights_input->shape)) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "weights_input: ndim = %d or an extent is out of range",
+                          weights_input->shape.ndim);
+    }
+    if (weights_input->data == NULL && spart_shape_size(&weights_input->shape) > 0) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "weights_input->data is NULL");
+    }
+    if (!spart_shape_broadcasts_to(&weights_input->shape, full_values)) {
+        return spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
+                          "weights_input has shape %s, which does not broadcast to the input "
+                          "values' shape %s",
+                          spart_shape_format(&weights_input->shape, text_a, sizeof text_a),
+                          spart_shape_format(full_values, text_b, sizeof text_b));
+    }
+    spart_broadcast_strides(&weights_input->shape, full_values, strides);
+    return SPART_OK;
+}
+
+/* Jitter the output vertices as regridding's perturb=True does: each
+ * coordinate array in turn (x, then y, ...), every vertex of the full
+ * output shape in C order, c += ptp(c over the element's resampled axes) *
+ * 1e-9 * N(0, 1), the normal draws from GSL's MT19937 seeded with `seed`.
+ * Writes dense full-shape arrays into perturbed[c]. */
+static spart_status perturb_outputs(spart_context *context, const spart_weights_layout *layout,
+                                    const spart_array *coordinates, uint64_t seed,
+                                    double *const *perturbed)
+{
+    int64_t size = layout->size_output;
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (rng == NULL) {
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "perturb: no random generator");
+    }
+    gsl_rng_set(rng, (unsigned long)seed);
+    int64_t orthogonal_index[SPART_MAX_NDIM];
+    int64_t full_index[SPART_MAX_NDIM];
+    for (int c = 0; c < layout->num_coordinates; c++) {
+        /* Lay the full array out densely, element by element. */
+        for (int64_t e = 0; e < layout->num_elements; e++) {
+            double *block = perturbed[c] + e * size;
+            spart_unravel(e, &layout->shape_orthogonal, orthogonal_index);
+            spart_gather_block(coordinates[c].data, layout->strides_output[c],
+                               &layout->full_output, layout->resampled_output,
+                               layout->num_axes_output, orthogonal_index, block);
+        }
+        /* The element-major blocks are not C order over the full shape when
+         * resampled axes are not trailing; walk the full shape in C order
+         * and find each vertex's element and place in its block. */
+        int64_t total = spart_shape_size(&layout->full_output);
+        double *scale = spart_alloc(&context->allocator, (size_t)layout->num_elements,
+                                    sizeof(double));
+        if (scale == NULL) {
+            gsl_rng_free(rng);
+            return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "perturb: out of memory");
+        }
+        for (int64_t e = 0; e < layout->num_elements; e++) {
+            const double *block = perturbed[c] + e * size;
+            double low = block[0], high = block[0];
+            for (int64_t v = 1; v < size; v++) {
+                low = block[v] < low ? block[v] : low;
+                high = block[v] > high ? block[v] : high;
+            }
+            scale[e] = (high - low) * PERTURB_EPSILON;
+        }
+        for (int64_t flat = 0; flat < total; flat++) {
+            spart_unravel(flat, &layout->full_output, full_index);
+            int64_t element = 0, place = 0;
+            int o = 0;
+            for (int k = 0; k < layout->full_output.ndim; k++) {
+                if (spart_axes_contain(layout->resampled_output, layout->num_axes_output, k)) {
+                    place = place * layout->full_output.dims[k] + full_index[k];
+                } else {
+                    element = element * layout->shape_orthogonal.dims[o] + full_index[k];
+                    o++;
+                }
+            }
+            perturbed[c][element * size + place] += gsl_ran_gaussian_ziggurat(rng, scale[element]);
+        }
+        spart_free(&context->allocator, scale);
+    }
+    gsl_rng_free(rng);
+    return SPART_OK;
+}
+
+/* Everything one element's kernel call needs, shared by all elements. */
+typedef struct build_plan {
+    const spart_weights_options *options;
+    const spart_weights_layout *layout;
+    const spart_array *coordinates_input;
+    const spart_array *coordinates_output; /* or the perturbed copies */
+    int output_is_dense;                   /* coordinates_output are perturbed blocks */
+    double *const *perturbed;
+    const spart_array *weights_input;
+    spart_shape full_values_input;
+    int64_t strides_weights_input[SPART_MAX_NDIM];
+    int64_t size_values_input; /* cells (conservative) or vertices of one element */
+    int clip;                  /* conservative 2-D by clipping */
+    int threads;               /* inside the element; 1 when parallel over elements */
+} build_plan;
+
+static spart_status build_element(const build_plan *plan, const spart_allocator *allocator,
+                                  int64_t element, spart_triples *triples,
+                                  int64_t *num_outside)
+{
+    const spart_weights_layout *layout = plan->layout;
+    int n = layout->num_coordinates;
+    size_t size_in = (size_t)layout->size_input;
+    size_t size_out = (size_t)layout->size_output;
+    size_t size_weights = plan->weights_input != NULL ? (size_t)plan->size_values_input : 0;
+    size_t total = (size_t)n * (size_in + size_out) + size_weights;
+    double *scratch = spart_alloc(allocator, total, sizeof(double));
+    if (scratch == NULL) {
+        return SPART_ERROR_OUT_OF_MEMORY;
+    }
+    double *input[3], *output[3];
+    for (int c = 0; c < n; c++) {
+        input[c] = scratch + (size_t)c * size_in;
+        output[c] = scratch + (size_t)n * size_in + (size_t)c * size_out;
+    }
+    double *weights_input = size_weights > 0 ? scratch + (size_t)n * (size_in + size_out) : NULL;
+    spart_weights_layout_gather(layout, 0, plan->coordinates_input, element, input);
+    if (plan->output_is_dense) {
+        for (int c = 0; c < n; c++) {
+            memcpy(output[c], plan->perturbed[c] + (size_t)element * size_out,
+                   size_out * sizeof(double));
+        }
+    } else {
+        spart_weights_layout_gather(layout, 1, plan->coordinates_output, element, output);
+    }
+    if (weights_input != NULL) {
+        int64_t orthogonal_index[SPART_MAX_NDIM];
+        spart_unravel(element, &layout->shape_orthogonal, orthogonal_index);
+        spart_gather_block(plan->weights_input->data, plan->strides_weights_input,
+                           &plan->full_values_input, layout->resampled_input,
+                           layout->num_axes_input, orthogonal_index, weights_input);
+    }
+    const int64_t *shape_in = layout->grid_shape_input;
+    const int64_t *shape_out = layout->grid_shape_output;
+    spart_status status;
+    *num_outside = 0;
+    if (plan->options->method == SPART_METHOD_MULTILINEAR) {
+        status = spart_host_weights_multilinear(
+            n, shape_in, (const double *const *)input, layout->size_output,
+            (const double *const *)output, weights_input, plan->options->bounds, plan->threads,
+            triples, num_outside);
+    } else if (n == 1) {
+        status = spart_host_weights_conservative_1d(input[0], shape_in[0], output[0], shape_out[0],
+                                                    weights_input, triples);
+    } else if (plan->clip) {
+        status = spart_host_weights_conservative_2d_clip(
+            input[0], input[1], shape_in[0], shape_in[1], output[0], output[1], shape_out[0],
+            shape_out[1], weights_input, plan->threads, triples);
+    } else {
+        status = spart_host_weights_conservative_2d_sweep(
+            input[0], input[1], shape_in[0], shape_in[1], output[0], output[1], shape_out[0],
+            shape_out[1], weights_input, plan->threads, triples);
+    }
+    if (status == SPART_OK && plan->options->coalesce && !plan->clip) {
+        status = spart_weights_coalesce(triples);
+    }
+    spart_free(allocator, scratch);
+    return status;
+}
+
+/* Whether every output element is a uniform axis-aligned lattice. */
+static spart_status outputs_are_lattices(spart_context *context, const spart_weights_layout *layout,
+                                         const spart_array *coordinates_output, int *lattice)
+{
+    size_t size = (size_t)layout->size_output;
+    double *blocks = spart_alloc(&context->allocator, 2 * size, sizeof(double));
+    if (blocks == NULL) {
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "weights: out of memory");
+    }
+    double *xy[2] = {blocks, blocks + size};
+    int64_t count = spart_weights_layout_output_shared(layout) ? 1 : layout->num_elements;
+    *lattice = 1;
+    for (int64_t e = 0; e < count && *lattice; e++) {
+        spart_weights_layout_gather(layout, 1, coordinates_output, e, xy);
+        *lattice = spart_host_grid_is_lattice(xy[0], xy[1], layout->grid_shape_output[0],
+                                              layout->grid_shape_output[1]);
+    }
+    spart_free(&context->allocator, blocks);
+    return SPART_OK;
+}
+
+/* Run the kernels over every element and join the results. */
+static spart_status build_all(spart_context *context, const build_plan *plan,
+                              const spart_shape *shape_input, const spart_shape *shape_output,
+                              const int *axes_input, const int *axes_output,
+                              spart_weights **weights)
+{
+    const spart_weights_layout *layout = plan->layout;
+    int64_t num_elements = layout->num_elements;
+    spart_triples *elements =
+        spart_alloc(&context->allocator, (size_t)(num_elements > 0 ? num_elements : 1),
+                    sizeof(spart_triples));
+    spart_status *statuses =
+        spart_alloc(&context->allocator, (size_t)(num_elements > 0 ? num_elements : 1),
+                    sizeof(spart_status));
+    int64_t *outside = spart_alloc(&context->allocator,
+                                   (size_t)(num_elements > 0 ? num_elements : 1), sizeof(int64_t));
+    if (elements == NULL || statuses == NULL || outside == NULL) {
+        spart_free(&context->allocator, elements);
+        spart_free(&context->allocator, statuses);
+        spart_free(&context->allocator, outside);
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "weights: out of memory");
+    }
+    for (int64_t e = 0; e < num_elements; e++) {
+        spart_triples_init(&elements[e], &context->allocator);
+    }
+    int threads = spart_threads(context);
+    build_plan element_plan = *plan;
+    element_plan.threads = num_elements > 1 ? 1 : threads;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (num_elements > 1)
+    for (int64_t e = 0; e < num_elements; e++) {
+        statuses[e] =
+            build_element(&element_plan, &context->allocator, e, &elements[e], &outside[e]);
+    }
+    spart_status status = SPART_OK;
+    int64_t num_outside = 0;
+    for (int64_t e = 0; e < num_elements; e++) {
+        num_outside += outside[e];
+        if (status == SPART_OK && statuses[e] != SPART_OK) {
+            status = statuses[e];
+            spart_fail(context, status, "weights element %lld: the %s kernel failed (%s)",
+                       (long long)e,
+                       plan->options->method == SPART_METHOD_MULTILINEAR ? "multilinear"
+                                                                          : "conservative",
+                       spart_status_string(status));
+        }
+    }
+    if (status == SPART_OK && plan->options->method == SPART_METHOD_MULTILINEAR &&
+        plan->options->bounds == SPART_BOUNDS_ERROR && num_outside > 0) {
+        status = spart_fail(context, SPART_ERROR_OUT_OF_BOUNDS,
+                            "%lld of the output points fall outside the input grid, and bounds "
+                            "= SPART_BOUNDS_ERROR",
+                            (long long)num_outside);
+    }
+    if (status == SPART_OK) {
+        status = spart_weights_from_triples(context, &layout->shape_orthogonal, shape_input,
+                                            shape_output, layout->num_axes_input, axes_input,
+                                            layout->num_axes_output, axes_output, elements,
+                                            weights);
+    }
+    for (int64_t e = 0; e < num_elements; e++) {
+        spart_triples_release(&elements[e]);
+    }
+    spart_free(&context->allocator, elements);
+    spart_free(&context->allocator, statuses);
+    spart_free(&context->allocator, outside);
+    return status;
+}
+
+/* The shape regridding.weights() reports for one side: the coordinates'
+ * broadcast shape, less one along resampled axes for cells; and the
+ * resampled axes as non-negative numbers, ascending. */
+static void reported_shape(const spart_shape *coordinates, const int *axes_descending, int count,
+                           int cells, spart_shape *shape, int *axes)
+{
+    *shape = *coordinates;
+    for (int a = 0; a < count; a++) {
+        int axis = coordinates->ndim + axes_descending[a];
+        shape->dims[axis] -= cells ? 1 : 0;
+        axes[count - 1 - a] = axis;
+    }
+}
+
+static spart_status check_grid_sizes(spart_context *context, const spart_weights_layout *layout,
+                                     int conservative)
+{
+    for (int a = 0; a < layout->num_axes_input; a++) {
+        if (layout->grid_shape_input[a] < 2) {
+            return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                              "the input grid has %lld vertices along resampled axis %d: it "
+                              "needs at least two",
+                              (long long)layout->grid_shape_input[a],
+                              layout->resampled_input[a] - layout->full_input.ndim);
+        }
+    }
+    for (int a = 0; conservative && a < layout->num_axes_output; a++) {
+        if (layout->grid_shape_output[a] < 2) {
+            return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                              "the output grid has %lld vertices along resampled axis %d: it "
+                              "needs at least two",
+                              (long long)layout->grid_shape_output[a],
+                              layout->resampled_output[a] - layout->full_output.ndim);
+        }
+    }
+    return SPART_OK;
+}
+
+spart_status spart_weights_build(spart_context *context, int num_coordinates,
+                                 const spart_array *coordinates_input,
+                                 const spart_array *coordinates_output,
+                                 const spart_weights_options *options, spart_weights **weights)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    if (weights == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "weights: the output pointer is NULL");
+    }
+    *weights = NULL;
+    if (coordinates_input == NULL || coordinates_output == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "coordinates_input and coordinates_output must not be NULL");
+    }
+    spart_weights_options defaults;
+    if (options == NULL) {
+        spart_weights_options_init(&defaults);
+        options = &defaults;
+    }
+    spart_status status = check_options(context, options, num_coordinates);
+    if (status != SPART_OK) {
+        return status;
+    }
+    int conservative = options->method == SPART_METHOD_CONSERVATIVE;
+    spart_weights_layout layout;
+    status = spart_weights_layout_make(context, num_coordinates, coordinates_input,
+                                       coordinates_output, options->num_axis_input,
+                                       options->axis_input, options->num_axis_output,
+                                       options->axis_output,
+                                       conservative || options->num_axis_output == 0, &layout);
+    if (status != SPART_OK) {
+        return status;
+    }
+    status = check_grid_sizes(context, &layout, conservative);
+    if (status != SPART_OK) {
+        return status;
+    }
+    status = check_finite(context, "input", num_coordinates, coordinates_input);
+    if (status == SPART_OK && conservative) {
+        status = check_finite(context, "output", num_coordinates, coordinates_output);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+
+    build_plan plan;
+    memset(&plan, 0, sizeof plan);
+    plan.options = options;
+    plan.layout = &layout;
+    plan.coordinates_input = coordinates_input;
+    plan.coordinates_output = coordinates_output;
+    plan.weights_input = options->weights_input;
+    status = spart_weights_input_strides(context, &layout, options->weights_input, conservative,
+                                         &plan.full_values_input, plan.strides_weights_input);
+    if (status != SPART_OK) {
+        return status;
+    }
+    plan.size_values_input = 1;
+    for (int a = 0; a < layout.num_axes_input; a++) {
+        plan.size_values_input *= plan.full_values_input.dims[layout.resampled_input[a]];
+    }
+
+    if (conservative && num_coordinates == 2 && options->algorithm != SPART_ALGORITHM_SWEEP) {
+        int lattice = 0;
+        status = outputs_are_lattices(context, &layout, coordinates_output, &lattice);
+        if (status != SPART_OK) {
+            return status;
+        }
+        if (!lattice && options->algorithm == SPART_ALGORITHM_CLIP) {
+            return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                              "algorithm = SPART_ALGORITHM_CLIP needs every output grid to be a "
+                              "uniform axis-aligned lattice, and this one is not");
+        }
+        plan.clip = lattice;
+    }
+    int perturb = options->perturb == SPART_PERTURB_YES ||
+                  (options->perturb == SPART_PERTURB_DEFAULT && conservative &&
+                   num_coordinates >= 2);
+    perturb = perturb && !plan.clip;
+
+    double *perturbed[3] = {NULL, NULL, NULL};
+    if (perturb) {
+        for (int c = 0; c < num_coordinates; c++) {
+            perturbed[c] = spart_alloc(&context->allocator,
+                                       (size_t)(layout.num_elements * layout.size_output),
+                                       sizeof(double));
+            if (perturbed[c] == NULL) {
+                status = spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                                    "weights: out of memory for the perturbed output grid");
+            }
+        }
+        if (status == SPART_OK) {
+            status = perturb_outputs(context, &layout, coordinates_output, options->seed,
+                                     perturbed);
+        }
+        plan.output_is_dense = 1;
+        plan.perturbed = perturbed;
+    }
+    if (status == SPART_OK) {
+        spart_shape shape_input, shape_output;
+        int axes_input[SPART_MAX_NDIM], axes_output[SPART_MAX_NDIM];
+        reported_shape(&layout.shape_coordinates_input, layout.axes_input, layout.num_axes_input,
+                       conservative, &shape_input, axes_input);
+        reported_shape(&layout.shape_coordinates_output, layout.axes_output,
+                       layout.num_axes_output, conservative, &shape_output, axes_output);
+        status = build_all(context, &plan, &shape_input, &shape_output, axes_input, axes_output,
+                           weights);
+    }
+    for (int c = 0; c < num_coordinates; c++) {
+        spart_free(&context->allocator, perturbed[c]);
+    }
+    return status;
+}

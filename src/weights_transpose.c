@@ -1,3 +1,254 @@
-/* src/weights_transpose.c: placeholder, being written. */
-#include "weights_kernels.h"
+/*
+ * src/weights_transpose.c: the exact transpose (indices swapped) and the
+ * conservative transpose of weights, as regridding's transpose_weights and
+ * transpose_weights_conservative. The conservative transpose scales each
+ * entry v to (v * F_in[input]) / V_out[output] with F_in = V_in / (w * w)
+ * (V_in without weights_input), which turns "fraction of the input cell"
+ * into "fraction of the output cell". Volumes are magnitudes: regridding
+ * uses signed volumes, which makes the transpose of grids of opposite
+ * orientation negative (docs/differences.md).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "shape.h"
+#include "weights_build.h"
 #include "weights_internal.h"
+
+spart_status spart_weights_transpose(spart_context *context, const spart_weights *weights,
+                                     spart_weights **transposed)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    if (weights == NULL || transposed == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "weights and transposed must not be NULL");
+    }
+    *transposed = NULL;
+    int64_t total = weights->offsets[weights->num_elements];
+    spart_weights *made = spart_weights_allocate(
+        &context->allocator, &weights->shape_orthogonal, &weights->shape_output,
+        &weights->shape_input, weights->num_axis_output, weights->axis_output,
+        weights->num_axis_input, weights->axis_input, total);
+    if (made == NULL) {
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                          "transpose: could not allocate %lld entries", (long long)total);
+    }
+    size_t n = (size_t)total;
+    memcpy(made->offsets, weights->offsets, ((size_t)weights->num_elements + 1) * sizeof(int64_t));
+    memcpy(made->indices_input, weights->indices_output, n * sizeof(int64_t));
+    memcpy(made->indices_output, weights->indices_input, n * sizeof(int64_t));
+    memcpy(made->values, weights->values, n * sizeof(double));
+    *transposed = made;
+    return SPART_OK;
+}
+
+/* Cell lengths of a 1-D grid of n vertices, as magnitudes. */
+static void cell_lengths(const double *x, int64_t n, double *volume)
+{
+    for (int64_t i = 0; i + 1 < n; i++) {
+        volume[i] = fabs(x[i + 1] - x[i]);
+    }
+}
+
+/* The origin-referenced signed area of the triangle (origin, a, b). */
+static double triangle_area(double ax, double ay, double bx, double by)
+{
+    return (ax * by - ay * bx) / 2;
+}
+
+/* Cell areas of a 2-D grid (x[i * ny + j]) as magnitudes, each the sum of
+ * the triangles its edges make with the origin, accumulated in the order
+ * regridding accumulates them. */
+static void cell_areas(const double *x, const double *y, int64_t nx, int64_t ny, double *volume)
+{
+    int64_t cy = ny - 1;
+    for (int64_t i = 0; i + 1 < nx; i++) {
+        for (int64_t j = 0; j + 1 < ny; j++) {
+            double a0_low = triangle_area(y[i * ny + j], x[i * ny + j], y[(i + 1) * ny + j],
+                                          x[(i + 1) * ny + j]);
+            double a0_high = triangle_area(y[i * ny + j + 1], x[i * ny + j + 1],
+                                           y[(i + 1) * ny + j + 1], x[(i + 1) * ny + j + 1]);
+            double a1_low = triangle_area(x[i * ny + j], y[i * ny + j], x[i * ny + j + 1],
+                                          y[i * ny + j + 1]);
+            double a1_high = triangle_area(x[(i + 1) * ny + j], y[(i + 1) * ny + j],
+                                           x[(i + 1) * ny + j + 1], y[(i + 1) * ny + j + 1]);
+            double area = 0.0;
+            area -= a0_low;
+            area += a0_high;
+            area -= a1_low;
+            area += a1_high;
+            volume[i * cy + j] = fabs(area);
+        }
+    }
+}
+
+/* The cell volumes of one grid element of one side. */
+static void element_volumes(const spart_weights_layout *layout, int output,
+                            const spart_array *coordinates, int64_t element, double *scratch,
+                            double *volume)
+{
+    int64_t size = output ? layout->size_output : layout->size_input;
+    const int64_t *shape = output ? layout->grid_shape_output : layout->grid_shape_input;
+    double *blocks[2] = {scratch, scratch + size};
+    spart_weights_layout_gather(layout, output, coordinates, element, blocks);
+    if (layout->num_coordinates == 1) {
+        cell_lengths(blocks[0], shape[0], volume);
+    } else {
+        cell_areas(blocks[0], blocks[1], shape[0], shape[1], volume);
+    }
+}
+
+static spart_status check_cells(spart_context *context, const spart_weights *weights,
+                                const spart_weights_layout *layout)
+{
+    int match = layout->num_axes_input == weights->num_axis_input &&
+                layout->num_axes_output == weights->num_axis_output;
+    for (int a = 0; match && a < layout->num_axes_input; a++) {
+        match = layout->grid_shape_input[a] - 1 ==
+                weights->shape_input.dims[weights->axis_input[a]];
+    }
+    for (int a = 0; match && a < layout->num_axes_output; a++) {
+        match = layout->grid_shape_output[a] - 1 ==
+                weights->shape_output.dims[weights->axis_output[a]];
+    }
+    if (!match) {
+        char text_a[128], text_b[128];
+        return spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
+                          "the grids do not have the cells the weights address (input %s, "
+                          "output %s): pass the grids and axes the conservative weights were "
+                          "built with, input and output swapped if they were transposed since",
+                          spart_shape_format(&weights->shape_input, text_a, sizeof text_a),
+                          spart_shape_format(&weights->shape_output, text_b, sizeof text_b));
+    }
+    return SPART_OK;
+}
+
+spart_status spart_weights_transpose_conservative(
+    spart_context *context, const spart_weights *weights, int num_coordinates,
+    const spart_array *coordinates_input, const spart_array *coordinates_output,
+    const spart_weights_options *options, spart_weights **transposed)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    if (weights == NULL || transposed == NULL || coordinates_input == NULL ||
+        coordinates_output == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "weights, coordinates_input, coordinates_output and transposed must "
+                          "not be NULL");
+    }
+    *transposed = NULL;
+    if (num_coordinates < 1 || num_coordinates > 2) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "num_coordinates = %d: conservative weights have 1 or 2 resampled "
+                          "dimensions",
+                          num_coordinates);
+    }
+    spart_weights_options defaults;
+    spart_weights_options_init(&defaults);
+    const spart_weights_options *o = options != NULL ? options : &defaults;
+    spart_weights_layout layout;
+    spart_status status = spart_weights_layout_make(
+        context, num_coordinates, coordinates_input, coordinates_output, o->num_axis_input,
+        o->axis_input, o->num_axis_output, o->axis_output, 1, &layout);
+    if (status == SPART_OK) {
+        status = check_cells(context, weights, &layout);
+    }
+    spart_shape full_values;
+    int64_t weight_strides[SPART_MAX_NDIM];
+    if (status == SPART_OK) {
+        status = spart_weights_input_strides(context, &layout, o->weights_input, 1, &full_values,
+                                             weight_strides);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    spart_shape joined;
+    if (spart_shape_broadcast(&layout.shape_orthogonal, &weights->shape_orthogonal, &joined) != 0) {
+        char text_a[128], text_b[128];
+        return spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
+                          "the orthogonal axes of the grids, %s, do not broadcast against those "
+                          "of the weights, %s",
+                          spart_shape_format(&layout.shape_orthogonal, text_a, sizeof text_a),
+                          spart_shape_format(&weights->shape_orthogonal, text_b, sizeof text_b));
+    }
+    int64_t num_elements = spart_shape_size(&joined);
+    /* Each joined element's entries, counted to size the result. */
+    int64_t total = 0;
+    for (int64_t e = 0; e < num_elements; e++) {
+        int64_t source = spart_broadcast_index(e, &joined, &weights->shape_orthogonal);
+        total += weights->offsets[source + 1] - weights->offsets[source];
+    }
+    spart_weights *made = spart_weights_allocate(
+        &context->allocator, &joined, &weights->shape_output, &weights->shape_input,
+        weights->num_axis_output, weights->axis_output, weights->num_axis_input,
+        weights->axis_input, total);
+    if (made == NULL) {
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                          "transpose: could not allocate %lld entries", (long long)total);
+    }
+    for (int64_t e = 0; e < num_elements; e++) {
+        int64_t source = spart_broadcast_index(e, &joined, &weights->shape_orthogonal);
+        made->offsets[e + 1] = made->offsets[e] + weights->offsets[source + 1] -
+                               weights->offsets[source];
+    }
+    size_t cells_in = (size_t)weights->size_input;
+    size_t cells_out = (size_t)weights->size_output;
+    size_t scratch_size = 2 * (size_t)(layout.size_input > layout.size_output ? layout.size_input
+                                                                               : layout.size_output);
+    int threads = spart_threads(context);
+    int failed = 0;
+#pragma omp parallel num_threads(threads) if (num_elements > 1)
+    {
+        double *scratch = spart_alloc(&context->allocator, scratch_size + 2 * cells_in + cells_out,
+                                      sizeof(double));
+        if (scratch == NULL) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t e = 0; e < num_elements; e++) {
+            if (scratch == NULL) {
+                continue;
+            }
+            double *factor_input = scratch + scratch_size;
+            double *volume_output = factor_input + cells_in;
+            double *weight_block = volume_output + cells_out;
+            int64_t grid = spart_broadcast_index(e, &joined, &layout.shape_orthogonal);
+            element_volumes(&layout, 0, coordinates_input, grid, scratch, factor_input);
+            element_volumes(&layout, 1, coordinates_output, grid, scratch, volume_output);
+            if (o->weights_input != NULL) {
+                int64_t orthogonal_index[SPART_MAX_NDIM];
+                spart_unravel(grid, &layout.shape_orthogonal, orthogonal_index);
+                spart_gather_block(o->weights_input->data, weight_strides, &full_values,
+                                   layout.resampled_input, layout.num_axes_input,
+                                   orthogonal_index, weight_block);
+                for (size_t c = 0; c < cells_in; c++) {
+                    factor_input[c] = factor_input[c] / (weight_block[c] * weight_block[c]);
+                }
+            }
+            int64_t source = spart_broadcast_index(e, &joined, &weights->shape_orthogonal);
+            int64_t at = made->offsets[e];
+            for (int64_t k = weights->offsets[source]; k < weights->offsets[source + 1]; k++) {
+                int64_t i = weights->indices_input[k];
+                int64_t out = weights->indices_output[k];
+                made->indices_input[at] = out;
+                made->indices_output[at] = i;
+                made->values[at] = (weights->values[k] * factor_input[i]) / volume_output[out];
+                at++;
+            }
+        }
+        spart_free(&context->allocator, scratch);
+    }
+    if (failed) {
+        spart_weights_free(made);
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                          "transpose: could not allocate scratch space");
+    }
+    *transposed = made;
+    return SPART_OK;
+}
