@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# scripts/quickstart.sh: set up, build and run spart on a fresh Debian or
+# Ubuntu machine. The README's two quick-start commands:
+#
+#   bash scripts/quickstart.sh        # set up, build, run the main example
+#   bash scripts/quickstart.sh test   # set up, build, run the whole test suite
+#
+# Set-up installs what is missing (Debian packages with apt-get when run as
+# root, the pinned Python reference packages into build/venv), then builds
+# into build/ (and, for `test`, a sanitizer build into build-sanitize/).
+# Environment: BUILD_DIR (default build), JOBS (default: the core count).
+set -euo pipefail
+
+mode=${1:-main}
+case "$mode" in
+main | test) ;;
+*)
+    echo "usage: bash scripts/quickstart.sh [main|test]" >&2
+    exit 2
+    ;;
+esac
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+jobs=${JOBS:-$(nproc)}
+
+# ---- Debian packages -------------------------------------------------------------
+packages=(build-essential cmake pkg-config libgsl-dev libcfitsio-dev libcmocka-dev
+    libfyaml-dev python3 python3-venv)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+        missing+=("$package")
+done
+# python3 and python3-venv may come from elsewhere (pyenv, conda): only a
+# working `python3 -m venv` matters.
+if python3 -m venv --help >/dev/null 2>&1; then
+    filtered=()
+    for package in "${missing[@]}"; do
+        [[ $package == python3 || $package == python3-venv ]] || filtered+=("$package")
+    done
+    missing=("${filtered[@]+"${filtered[@]}"}")
+fi
+if ((${#missing[@]})); then
+    if [[ $(id -u) -ne 0 ]]; then
+        echo "quickstart: missing Debian packages: ${missing[*]}" >&2
+        echo "quickstart: install them (sudo apt-get install ${missing[*]}) and run again" >&2
+        exit 1
+    fi
+    echo "quickstart: installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# ---- build -----------------------------------------------------------------------
+werror=OFF
+[[ $mode == test ]] && werror=ON
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPART_WERROR=$werror \
+    -DSPART_PYTHON="$build/venv/bin/python" >/dev/null
+cmake --build "$build" -j "$jobs"
+
+# ---- the Python reference packages (tests and benchmarks only) --------------------
+if [[ $mode == test ]]; then
+    stamp="$build/venv/.requirements"
+    if ! cmp -s "$root/tests/parity/requirements.txt" "$stamp" 2>/dev/null; then
+        echo "quickstart: installing the Python reference packages into $build/venv"
+        python3 -m venv "$build/venv"
+        "$build/venv/bin/python" -m pip install -q --disable-pip-version-check \
+            -r "$root/tests/parity/requirements.txt"
+        cp "$root/tests/parity/requirements.txt" "$stamp"
+    fi
+fi
+
+# ---- run ---------------------------------------------------------------------------
+if [[ $mode == main ]]; then
+    "$build/spart-example-regrid"
+    exit 0
+fi
+
+export SPART_REQUIRE_PARITY=1
+ctest --test-dir "$build" --output-on-failure -j "$jobs"
+
+# The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
+sanitize="${build}-sanitize"
+cmake -S "$root" -B "$sanitize" -DCMAKE_BUILD_TYPE=Debug -DSPART_WERROR=ON -DSPART_SANITIZE=ON \
+    -DSPART_ENABLE_CUDA=OFF -DSPART_ENABLE_FORTRAN=OFF >/dev/null
+cmake --build "$sanitize" -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir "$sanitize" --output-on-failure -j "$jobs" -L unit
+echo "quickstart: all tests passed"
