@@ -171,7 +171,7 @@ static void apply_element(const spart_weights *weights, const regrid_layout *lay
                           const double *values, const int64_t *value_strides, int64_t element,
                           double *input_block, double *output_block, double *result)
 {
-    int64_t orthogonal_index[SPART_MAX_NDIM];
+    int64_t orthogonal_index[SPART_MAX_NDIM] = {0};
     spart_unravel(element, &layout->shape_orthogonal, orthogonal_index);
     spart_gather_block(values, value_strides, &layout->full_input, layout->resampled_input,
                        layout->num_input, orthogonal_index, input_block);
@@ -224,10 +224,9 @@ spart_status spart_regrid_from_weights(spart_context *context, const spart_weigh
     int64_t value_strides[SPART_MAX_NDIM];
     spart_broadcast_strides(&values_input->shape, &layout.full_input, value_strides);
     int64_t num_elements = spart_shape_size(&layout.shape_orthogonal);
-    int threads = spart_threads(context);
     size_t block = (size_t)(layout.size_input + layout.size_output);
     int failed = 0;
-#pragma omp parallel num_threads(threads) if (num_elements > 1)
+#pragma omp parallel num_threads(spart_threads(context)) if (num_elements > 1)
     {
         double *scratch = spart_alloc(&context->allocator, block, sizeof(double));
         if (scratch == NULL) {

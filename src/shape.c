@@ -177,7 +177,7 @@ void spart_unravel(int64_t flat, const spart_shape *shape, int64_t *index)
 spart_shape spart_shape_insert_axes(const spart_shape *orthogonal, const spart_shape *shape,
                                     const int *axes_descending, int count)
 {
-    int64_t reversed[SPART_MAX_NDIM];
+    int64_t reversed[SPART_MAX_NDIM + 1] = {0};
     int n = 0;
     for (int k = orthogonal->ndim - 1; k >= 0; k--) {
         reversed[n++] = orthogonal->dims[k];

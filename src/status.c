@@ -35,7 +35,7 @@ int spart_version_number(void) { return SPART_VERSION_NUMBER; }
 spart_status spart_fail(spart_context *context, spart_status status, const char *format, ...)
 {
     va_list arguments;
-    va_start(arguments, format);
+    va_start(arguments, format); /* NOLINT(clang-analyzer-valist.Uninitialized) */
     vsnprintf(last_error, sizeof last_error, format, arguments);
     va_end(arguments);
     if (context != NULL) {

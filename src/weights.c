@@ -127,7 +127,7 @@ static spart_status check_side(spart_context *context, const char *name,
                           "%s: ndim = %d or an extent is out of range", name, shape->ndim);
     }
     int bad = 0;
-    int negative[SPART_MAX_NDIM];
+    int negative[SPART_MAX_NDIM] = {0};
     int status = spart_axes_normalize(num_axes, axes, shape->ndim, 0, negative, count, &bad);
     if (status == -1) {
         return spart_fail(context, SPART_ERROR_AXIS_OUT_OF_RANGE,
@@ -169,7 +169,8 @@ spart_status spart_weights_create_from_arrays(
                           "shape_orthogonal: ndim = %d or an extent is out of range",
                           shape_orthogonal->ndim);
     }
-    int axes_in[SPART_MAX_NDIM], axes_out[SPART_MAX_NDIM], count_in = 0, count_out = 0;
+    int axes_in[SPART_MAX_NDIM] = {0}, axes_out[SPART_MAX_NDIM] = {0};
+    int count_in = 0, count_out = 0;
     spart_status status = check_side(context, "shape_input", shape_input, num_axis_input,
                                      axis_input, axes_in, &count_in);
     if (status != SPART_OK) {

@@ -255,7 +255,10 @@ spart_status spart_weights_layout_gather(const spart_weights_layout *layout, int
                                          const spart_array *coordinates, int64_t element,
                                          double *const *blocks)
 {
-    int64_t orthogonal_index[SPART_MAX_NDIM];
+    if (layout->num_coordinates < 1 || layout->num_coordinates > 3) {
+        return SPART_ERROR_INTERNAL; /* the layout was checked: 1 to 3 */
+    }
+    int64_t orthogonal_index[SPART_MAX_NDIM] = {0};
     spart_unravel(element, &layout->shape_orthogonal, orthogonal_index);
     for (int c = 0; c < layout->num_coordinates; c++) {
         if (output) {
@@ -356,9 +359,14 @@ static spart_status perturb_outputs(spart_context *context, const spart_weights_
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "perturb: no random generator");
     }
     gsl_rng_set(rng, (unsigned long)seed);
-    int64_t orthogonal_index[SPART_MAX_NDIM];
-    int64_t full_index[SPART_MAX_NDIM];
+    int64_t orthogonal_index[SPART_MAX_NDIM] = {0};
+    int64_t full_index[SPART_MAX_NDIM] = {0};
     for (int c = 0; c < layout->num_coordinates; c++) {
+        if (perturbed[c] == NULL) {
+            gsl_rng_free(rng);
+            return spart_fail(context, SPART_ERROR_INTERNAL, "perturb: no array for coordinate %d",
+                              c);
+        }
         /* Lay the full array out densely, element by element. */
         for (int64_t e = 0; e < layout->num_elements; e++) {
             double *block = perturbed[c] + e * size;
@@ -379,8 +387,8 @@ static spart_status perturb_outputs(spart_context *context, const spart_weights_
         }
         for (int64_t e = 0; e < layout->num_elements; e++) {
             const double *block = perturbed[c] + e * size;
-            double low = block[0], high = block[0];
-            for (int64_t v = 1; v < size; v++) {
+            double low = INFINITY, high = -INFINITY;
+            for (int64_t v = 0; v < size; v++) {
                 low = block[v] < low ? block[v] : low;
                 high = block[v] > high ? block[v] : high;
             }
@@ -436,7 +444,7 @@ static spart_status build_element(const build_plan *plan, const spart_allocator 
     if (scratch == NULL) {
         return SPART_ERROR_OUT_OF_MEMORY;
     }
-    double *input[3], *output[3];
+    double *input[3] = {NULL, NULL, NULL}, *output[3] = {NULL, NULL, NULL};
     for (int c = 0; c < n; c++) {
         input[c] = scratch + (size_t)c * size_in;
         output[c] = scratch + (size_t)n * size_in + (size_t)c * size_out;
@@ -452,7 +460,7 @@ static spart_status build_element(const build_plan *plan, const spart_allocator 
         spart_weights_layout_gather(layout, 1, plan->coordinates_output, element, output);
     }
     if (weights_input != NULL) {
-        int64_t orthogonal_index[SPART_MAX_NDIM];
+        int64_t orthogonal_index[SPART_MAX_NDIM] = {0};
         spart_unravel(element, &layout->shape_orthogonal, orthogonal_index);
         spart_gather_block(plan->weights_input->data, plan->strides_weights_input,
                            &plan->full_values_input, layout->resampled_input,
@@ -495,7 +503,7 @@ static spart_status outputs_are_lattices(spart_context *context, const spart_wei
     if (blocks == NULL) {
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "weights: out of memory");
     }
-    double *xy[2] = {blocks, blocks + size};
+    double *xy[3] = {blocks, blocks + size, NULL};
     int64_t count = spart_weights_layout_output_shared(layout) ? 1 : layout->num_elements;
     *lattice = 1;
     for (int64_t e = 0; e < count && *lattice; e++) {
@@ -716,7 +724,7 @@ spart_status spart_weights_build(spart_context *context, int num_coordinates,
     }
     if (status == SPART_OK) {
         spart_shape shape_input, shape_output;
-        int axes_input[SPART_MAX_NDIM], axes_output[SPART_MAX_NDIM];
+        int axes_input[SPART_MAX_NDIM] = {0}, axes_output[SPART_MAX_NDIM] = {0};
         reported_shape(&layout.shape_coordinates_input, layout.axes_input, layout.num_axes_input,
                        conservative, &shape_input, axes_input);
         reported_shape(&layout.shape_coordinates_output, layout.axes_output,

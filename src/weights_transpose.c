@@ -200,9 +200,8 @@ spart_status spart_weights_transpose_conservative(
     size_t cells_out = (size_t)weights->size_output;
     size_t scratch_size = 2 * (size_t)(layout.size_input > layout.size_output ? layout.size_input
                                                                                : layout.size_output);
-    int threads = spart_threads(context);
     int failed = 0;
-#pragma omp parallel num_threads(threads) if (num_elements > 1)
+#pragma omp parallel num_threads(spart_threads(context)) if (num_elements > 1)
     {
         double *scratch = spart_alloc(&context->allocator, scratch_size + 2 * cells_in + cells_out,
                                       sizeof(double));
@@ -222,7 +221,7 @@ spart_status spart_weights_transpose_conservative(
             element_volumes(&layout, 0, coordinates_input, grid, scratch, factor_input);
             element_volumes(&layout, 1, coordinates_output, grid, scratch, volume_output);
             if (o->weights_input != NULL) {
-                int64_t orthogonal_index[SPART_MAX_NDIM];
+                int64_t orthogonal_index[SPART_MAX_NDIM] = {0};
                 spart_unravel(grid, &layout.shape_orthogonal, orthogonal_index);
                 spart_gather_block(o->weights_input->data, weight_strides, &full_values,
                                    layout.resampled_input, layout.num_axes_input,
