@@ -94,8 +94,8 @@ static spart_status fail_reading(spart_context *context, const char *path, const
     const char *hint = fits_status == END_OF_FILE || fits_status == READ_ERROR
                            ? " (the file ends early: truncated?)"
                            : "";
-    return spart_fail(context, SPART_ERROR_FILE_FORMAT, "weights file %s: %s%s: %s", path,
-                      doing, hint, message);
+    return spart_fail(context, SPART_ERROR_FILE_FORMAT, "weights file %s: %s%s: %s", path, doing,
+                      hint, message);
 }
 
 static spart_status fail_writing(spart_context *context, const char *path, const char *doing,
@@ -103,8 +103,8 @@ static spart_status fail_writing(spart_context *context, const char *path, const
 {
     char message[FITS_MESSAGE_LENGTH];
     fits_message(fits_status, message, sizeof message);
-    return spart_fail(context, SPART_ERROR_IO, "could not save weights to %s: %s: %s", path,
-                      doing, message);
+    return spart_fail(context, SPART_ERROR_IO, "could not save weights to %s: %s: %s", path, doing,
+                      message);
 }
 
 /* ---- shapes and sizes ---------------------------------------------------------------- */
@@ -193,8 +193,7 @@ static void write_primary_header(fitsfile *file, const weights_header *header, i
     long long size_input = header->size_input;
     long long size_output = header->size_output;
     fits_create_img(file, BYTE_IMG, 0, NULL, fits_status);
-    fits_write_key(file, TSTRING, "SPARTKND", WEIGHTS_KIND, "kind of spart file",
-                   fits_status);
+    fits_write_key(file, TSTRING, "SPARTKND", WEIGHTS_KIND, "kind of spart file", fits_status);
     fits_write_key(file, TINT, "SPARTVER", &version, "version of the spart weights layout",
                    fits_status);
     fits_write_key(file, TSTRING, "SPARTLIB", (char *)spart_version(),
@@ -203,15 +202,14 @@ static void write_primary_header(fitsfile *file, const weights_header *header, i
                    "orthogonal elements (rows of ELEMENTS)", fits_status);
     fits_write_key(file, TLONGLONG, "NENTRIES", &num_entries,
                    "entries of all elements (rows of WEIGHTS)", fits_status);
-    fits_write_key(file, TLONGLONG, "INSIZE", &size_input,
-                   "INDEX_IN lies in [0, INSIZE)", fits_status);
-    fits_write_key(file, TLONGLONG, "OUTSIZE", &size_output,
-                   "INDEX_OUT lies in [0, OUTSIZE)", fits_status);
+    fits_write_key(file, TLONGLONG, "INSIZE", &size_input, "INDEX_IN lies in [0, INSIZE)",
+                   fits_status);
+    fits_write_key(file, TLONGLONG, "OUTSIZE", &size_output, "INDEX_OUT lies in [0, OUTSIZE)",
+                   fits_status);
     write_shape_keys(file, "ORT", "orthogonal", &header->shape_orthogonal, fits_status);
     write_shape_keys(file, "IN", "input", &header->shape_input, fits_status);
     write_shape_keys(file, "OUT", "output", &header->shape_output, fits_status);
-    write_axes_keys(file, "IN", "input", header->num_axis_input, header->axis_input,
-                    fits_status);
+    write_axes_keys(file, "IN", "input", header->num_axis_input, header->axis_input, fits_status);
     write_axes_keys(file, "OUT", "output", header->num_axis_output, header->axis_output,
                     fits_status);
     /* One card per line, each under the 72 characters a COMMENT card holds. */
@@ -265,10 +263,9 @@ static void write_weights_table(fitsfile *file, const spart_weights *weights, in
         LONGLONG row = (LONGLONG)first + 1;
         fits_write_col(file, TLONGLONG, 1, row, 1, (LONGLONG)n, weights->indices_input + first,
                        fits_status);
-        fits_write_col(file, TLONGLONG, 2, row, 1, (LONGLONG)n,
-                       weights->indices_output + first, fits_status);
-        fits_write_col(file, TDOUBLE, 3, row, 1, (LONGLONG)n, weights->values + first,
+        fits_write_col(file, TLONGLONG, 2, row, 1, (LONGLONG)n, weights->indices_output + first,
                        fits_status);
+        fits_write_col(file, TDOUBLE, 3, row, 1, (LONGLONG)n, weights->values + first, fits_status);
     }
 }
 
@@ -360,8 +357,8 @@ static spart_status reserve_temporary_name(spart_context *context, const char *p
         int error = errno;
         spart_free(&context->allocator, name);
         return spart_fail(context, SPART_ERROR_IO,
-                          "could not save weights to %s: cannot create a file beside it: %s",
-                          path, strerror(error));
+                          "could not save weights to %s: cannot create a file beside it: %s", path,
+                          strerror(error));
     }
     close(descriptor);
     remove(name);
@@ -386,8 +383,8 @@ static int flush_to_disk(const char *name)
  * link() refuses atomically to replace a file that appeared while we were
  * writing; on file systems without hard links we fall back to rename(),
  * relying on the check made before writing. */
-static spart_status move_into_place(spart_context *context, const char *temporary,
-                                    const char *path, int overwrite)
+static spart_status move_into_place(spart_context *context, const char *temporary, const char *path,
+                                    int overwrite)
 {
     if (!overwrite) {
         if (link(temporary, path) == 0) {
@@ -432,7 +429,7 @@ spart_status spart_weights_save(spart_context *context, const spart_weights *wei
     }
     char *temporary = NULL;
     spart_status status = reserve_temporary_name(context, path, &temporary);
-    if (status != SPART_OK) {
+    if (temporary == NULL) { /* set only on success */
         return status;
     }
     fitsfile *file = NULL;
@@ -455,8 +452,9 @@ spart_status spart_weights_save(spart_context *context, const spart_weights *wei
     if (fits_status != 0) {
         status = fail_writing(context, path, "closing the file", fits_status);
     } else if (flush_to_disk(temporary) != 0) {
-        status = spart_fail(context, SPART_ERROR_IO, "could not save weights to %s: flushing %s: %s",
-                            path, temporary, strerror(errno));
+        status =
+            spart_fail(context, SPART_ERROR_IO, "could not save weights to %s: flushing %s: %s",
+                       path, temporary, strerror(errno));
     } else {
         status = move_into_place(context, temporary, path, overwrite);
     }
@@ -493,8 +491,7 @@ static spart_status read_integer_key(spart_context *context, fitsfile *file, con
 }
 
 /* The kind and version keywords: is this a weights file we can read? */
-static spart_status check_kind_and_version(spart_context *context, fitsfile *file,
-                                           const char *path)
+static spart_status check_kind_and_version(spart_context *context, fitsfile *file, const char *path)
 {
     char kind[FLEN_VALUE];
     int fits_status = 0;
@@ -620,8 +617,8 @@ static spart_status check_count(spart_context *context, fitsfile *file, const ch
 }
 
 /* Everything the primary header says, checked for consistency. */
-static spart_status read_primary_header(spart_context *context, fitsfile *file,
-                                        const char *path, weights_header *header)
+static spart_status read_primary_header(spart_context *context, fitsfile *file, const char *path,
+                                        weights_header *header)
 {
     memset(header, 0, sizeof *header);
     spart_status status = check_kind_and_version(context, file, path);
@@ -646,10 +643,10 @@ static spart_status read_primary_header(spart_context *context, fitsfile *file,
         return status;
     }
     header->num_elements = spart_shape_size(&header->shape_orthogonal);
-    header->size_input = resampled_size_checked(&header->shape_input, header->num_axis_input,
-                                                header->axis_input);
-    header->size_output = resampled_size_checked(&header->shape_output,
-                                                 header->num_axis_output, header->axis_output);
+    header->size_input =
+        resampled_size_checked(&header->shape_input, header->num_axis_input, header->axis_input);
+    header->size_output =
+        resampled_size_checked(&header->shape_output, header->num_axis_output, header->axis_output);
     if (header->size_input < 0 || header->size_output < 0) {
         return spart_fail(context, SPART_ERROR_FILE_FORMAT,
                           "weights file %s: the resampled axes have more cells than int64 can "
@@ -680,11 +677,14 @@ static spart_status read_primary_header(spart_context *context, fitsfile *file,
 /* Make table `name` the current HDU, check it has `rows` rows, and find its
  * columns, each a scalar of the CFITSIO type in `types`. */
 static spart_status open_table(spart_context *context, fitsfile *file, const char *path,
-                               const char *name, int64_t rows, int num_columns,
-                               char **columns, const int *types, int *numbers)
+                               const char *name, int64_t rows, int num_columns, char **columns,
+                               const int *types, int *numbers)
 {
     int fits_status = 0;
     int hdu_type = 0;
+    for (int c = 0; c < num_columns; c++) {
+        numbers[c] = 0;
+    }
     fits_movnam_hdu(file, ANY_HDU, (char *)name, 0, &fits_status);
     if (fits_status == BAD_HDU_NUM) {
         fits_clear_errmsg();
@@ -719,8 +719,7 @@ static spart_status open_table(spart_context *context, fitsfile *file, const cha
         if (fits_status != 0) {
             fits_clear_errmsg();
             return spart_fail(context, SPART_ERROR_FILE_FORMAT,
-                              "weights file %s: table %s has no column %s", path, name,
-                              columns[c]);
+                              "weights file %s: table %s has no column %s", path, name, columns[c]);
         }
         if (type != types[c] || repeat != 1) {
             return spart_fail(context, SPART_ERROR_FILE_FORMAT,
@@ -743,8 +742,8 @@ static spart_status read_elements(spart_context *context, fitsfile *file, const 
     const int types[] = {TLONGLONG, TLONGLONG};
     int numbers[2];
     int64_t num_elements = header->num_elements;
-    spart_status status = open_table(context, file, path, "ELEMENTS", num_elements, 2, columns,
-                                     types, numbers);
+    spart_status status =
+        open_table(context, file, path, "ELEMENTS", num_elements, 2, columns, types, numbers);
     if (status != SPART_OK) {
         return status;
     }
@@ -781,8 +780,8 @@ static spart_status read_elements(spart_context *context, fitsfile *file, const 
                     "weights file %s: element %lld has START = %lld and COUNT = %lld, but "
                     "elements must follow one another from row 0 (expected START = %lld) "
                     "within the %lld rows of WEIGHTS",
-                    path, (long long)e, (long long)starts[k], (long long)counts[k],
-                    (long long)end, (long long)header->num_entries);
+                    path, (long long)e, (long long)starts[k], (long long)counts[k], (long long)end,
+                    (long long)header->num_entries);
                 break;
             }
             end += counts[k];
@@ -832,16 +831,15 @@ static spart_status check_indices(spart_context *context, const char *path,
                           "INDEX_IN = %lld and INDEX_OUT = %lld, outside [0, INSIZE = %lld) and "
                           "[0, OUTSIZE = %lld)",
                           path, (long long)row, (long long)e,
-                          (long long)(row - weights->offsets[e]), (long long)in,
-                          (long long)out, (long long)weights->size_input,
-                          (long long)weights->size_output);
+                          (long long)(row - weights->offsets[e]), (long long)in, (long long)out,
+                          (long long)weights->size_input, (long long)weights->size_output);
     }
     return SPART_OK;
 }
 
 /* Make WEIGHTS the current HDU, with `rows` rows and its three columns. */
-static spart_status open_weights_table(spart_context *context, fitsfile *file,
-                                       const char *path, int64_t rows, int *numbers)
+static spart_status open_weights_table(spart_context *context, fitsfile *file, const char *path,
+                                       int64_t rows, int *numbers)
 {
     char *columns[] = {"INDEX_IN", "INDEX_OUT", "VALUE"};
     const int types[] = {TLONGLONG, TLONGLONG, TDOUBLE};
@@ -849,8 +847,8 @@ static spart_status open_weights_table(spart_context *context, fitsfile *file,
 }
 
 /* Read WEIGHTS straight into the object's arrays, a chunk at a time. */
-static spart_status read_weights_table(spart_context *context, fitsfile *file,
-                                       const char *path, spart_weights *weights)
+static spart_status read_weights_table(spart_context *context, fitsfile *file, const char *path,
+                                       spart_weights *weights)
 {
     int numbers[3];
     int64_t total = weights->offsets[weights->num_elements];
@@ -869,8 +867,8 @@ static spart_status read_weights_table(spart_context *context, fitsfile *file,
                       weights->indices_input + first, NULL, &fits_status);
         fits_read_col(file, TLONGLONG, numbers[1], row, 1, (LONGLONG)n, NULL,
                       weights->indices_output + first, NULL, &fits_status);
-        fits_read_col(file, TDOUBLE, numbers[2], row, 1, (LONGLONG)n, NULL,
-                      weights->values + first, NULL, &fits_status);
+        fits_read_col(file, TDOUBLE, numbers[2], row, 1, (LONGLONG)n, NULL, weights->values + first,
+                      NULL, &fits_status);
         if (fits_status != 0) {
             return fail_reading(context, path, "reading table WEIGHTS", fits_status);
         }
@@ -895,10 +893,10 @@ static spart_status read_weights_file(spart_context *context, fitsfile *file, co
     if (status != SPART_OK) {
         return status;
     }
-    spart_weights *made = spart_weights_allocate(
-        &context->allocator, &header.shape_orthogonal, &header.shape_input,
-        &header.shape_output, header.num_axis_input, header.axis_input, header.num_axis_output,
-        header.axis_output, header.num_entries);
+    spart_weights *made =
+        spart_weights_allocate(&context->allocator, &header.shape_orthogonal, &header.shape_input,
+                               &header.shape_output, header.num_axis_input, header.axis_input,
+                               header.num_axis_output, header.axis_output, header.num_entries);
     if (made == NULL) {
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
                           "weights file %s: could not allocate %lld elements and %lld entries",
@@ -916,8 +914,7 @@ static spart_status read_weights_file(spart_context *context, fitsfile *file, co
     return SPART_OK;
 }
 
-spart_status spart_weights_load(spart_context *context, const char *path,
-                                spart_weights **weights)
+spart_status spart_weights_load(spart_context *context, const char *path, spart_weights **weights)
 {
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");

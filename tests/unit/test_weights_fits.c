@@ -115,21 +115,14 @@ static spart_weights *sample_weights(spart_context *context)
     const int64_t offsets[] = {0, 3, 3, 5, 9, 9, 10};
     const int64_t indices_input[] = {0, 19, 7, 1, 2, 3, 4, 5, 18, 11};
     const int64_t indices_output[] = {5, 0, 3, 1, 1, 2, 2, 0, 4, 5};
-    const double values[] = {1.0 / 3.0,
-                             -0.0,
-                             bits_to_double(0x7ff80000deadbeefULL),
-                             INFINITY,
-                             -INFINITY,
-                             4.9406564584124654e-324,
-                             -2.5e300,
-                             0.125,
-                             1e-310,
+    const double values[] = {1.0 / 3.0, -0.0,      bits_to_double(0x7ff80000deadbeefULL),
+                             INFINITY,  -INFINITY, 4.9406564584124654e-324,
+                             -2.5e300,  0.125,     1e-310,
                              7.0};
     spart_weights *weights = NULL;
-    assert_int_equal(spart_weights_create_from_arrays(context, &orthogonal, &input, &output, 2,
-                                                      axis_input, 1, axis_output, offsets,
-                                                      indices_input, indices_output, values,
-                                                      &weights),
+    assert_int_equal(spart_weights_create_from_arrays(
+                         context, &orthogonal, &input, &output, 2, axis_input, 1, axis_output,
+                         offsets, indices_input, indices_output, values, &weights),
                      SPART_OK);
     return weights;
 }
@@ -184,10 +177,10 @@ static void assert_weights_identical(const spart_weights *a, const spart_weights
     const int64_t *a_offsets, *a_indices_in, *a_indices_out, *b_offsets, *b_indices_in,
         *b_indices_out;
     const double *a_values, *b_values;
-    assert_int_equal(
-        spart_weights_arrays(a, &a_offsets, &a_indices_in, &a_indices_out, &a_values), SPART_OK);
-    assert_int_equal(
-        spart_weights_arrays(b, &b_offsets, &b_indices_in, &b_indices_out, &b_values), SPART_OK);
+    assert_int_equal(spart_weights_arrays(a, &a_offsets, &a_indices_in, &a_indices_out, &a_values),
+                     SPART_OK);
+    assert_int_equal(spart_weights_arrays(b, &b_offsets, &b_indices_in, &b_indices_out, &b_values),
+                     SPART_OK);
     assert_memory_equal(a_offsets, b_offsets, (size_t)(elements + 1) * sizeof(int64_t));
     if (entries > 0) {
         assert_memory_equal(a_indices_in, b_indices_in, (size_t)entries * sizeof(int64_t));
@@ -370,10 +363,9 @@ static void round_trip_spans_many_chunks(void **state)
         offsets[e + 1] = at;
     }
     spart_weights *weights = NULL;
-    assert_int_equal(spart_weights_create_from_arrays(f->context, &orthogonal, &input, &output, 2,
-                                                      axis_input, 1, axis_output, offsets,
-                                                      indices_input, indices_output, values,
-                                                      &weights),
+    assert_int_equal(spart_weights_create_from_arrays(
+                         f->context, &orthogonal, &input, &output, 2, axis_input, 1, axis_output,
+                         offsets, indices_input, indices_output, values, &weights),
                      SPART_OK);
     free(offsets);
     free(indices_input);
@@ -524,8 +516,7 @@ static void null_arguments_are_refused(void **state)
     assert_non_null(strstr(spart_context_error(f->context), "weights"));
     assert_int_equal(spart_weights_save(f->context, weights, NULL, 0), SPART_ERROR_NULL_POINTER);
     assert_non_null(strstr(spart_context_error(f->context), "path"));
-    assert_int_equal(spart_weights_save(f->context, weights, "", 0),
-                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(spart_weights_save(f->context, weights, "", 0), SPART_ERROR_INVALID_ARGUMENT);
     assert_int_equal(spart_weights_load(NULL, f->path, &loaded), SPART_ERROR_NULL_POINTER);
     assert_int_equal(spart_weights_load(f->context, NULL, &loaded), SPART_ERROR_NULL_POINTER);
     assert_non_null(strstr(spart_context_error(f->context), "path"));
@@ -633,7 +624,8 @@ static void loading_a_wrong_entry_count_is_a_format_error(void **state)
     spart_weights *weights = sample_weights(f->context);
     assert_int_equal(spart_weights_save(f->context, weights, f->path, 0), SPART_OK);
     set_integer_key(f->path, "NENTRIES", 11);
-    assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "table WEIGHTS has 10 rows, but the primary header promises 11");
+    assert_load_fails(f, SPART_ERROR_FILE_FORMAT,
+                      "table WEIGHTS has 10 rows, but the primary header promises 11");
     spart_weights_free(weights);
 }
 
@@ -720,12 +712,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(round_trip_is_bit_for_bit, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(round_trip_of_scalar_orthogonal_shape, set_up,
-                                        tear_down),
-        cmocka_unit_test_setup_teardown(round_trip_of_weights_without_entries, set_up,
-                                        tear_down),
-        cmocka_unit_test_setup_teardown(round_trip_of_weights_without_elements, set_up,
-                                        tear_down),
+        cmocka_unit_test_setup_teardown(round_trip_of_scalar_orthogonal_shape, set_up, tear_down),
+        cmocka_unit_test_setup_teardown(round_trip_of_weights_without_entries, set_up, tear_down),
+        cmocka_unit_test_setup_teardown(round_trip_of_weights_without_elements, set_up, tear_down),
         cmocka_unit_test_setup_teardown(round_trip_spans_many_chunks, set_up, tear_down),
         cmocka_unit_test_setup_teardown(save_refuses_to_replace_a_file, set_up, tear_down),
         cmocka_unit_test_setup_teardown(save_with_overwrite_replaces_a_file, set_up, tear_down),
@@ -736,11 +725,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(save_into_a_missing_folder_is_an_io_error, set_up,
                                         tear_down),
         cmocka_unit_test_setup_teardown(null_arguments_are_refused, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(loading_a_missing_file_is_an_io_error, set_up,
-                                        tear_down),
+        cmocka_unit_test_setup_teardown(loading_a_missing_file_is_an_io_error, set_up, tear_down),
         cmocka_unit_test_setup_teardown(loading_a_folder_is_an_io_error, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(loading_a_text_file_is_a_format_error, set_up,
-                                        tear_down),
+        cmocka_unit_test_setup_teardown(loading_a_text_file_is_a_format_error, set_up, tear_down),
         cmocka_unit_test_setup_teardown(loading_another_fits_file_is_a_format_error, set_up,
                                         tear_down),
         cmocka_unit_test_setup_teardown(loading_another_kind_of_spart_file_is_a_format_error,
@@ -751,8 +738,8 @@ int main(void)
                                         tear_down),
         cmocka_unit_test_setup_teardown(loading_axes_out_of_order_is_a_format_error, set_up,
                                         tear_down),
-        cmocka_unit_test_setup_teardown(
-            loading_a_shape_that_disagrees_with_sizes_is_a_format_error, set_up, tear_down),
+        cmocka_unit_test_setup_teardown(loading_a_shape_that_disagrees_with_sizes_is_a_format_error,
+                                        set_up, tear_down),
         cmocka_unit_test_setup_teardown(loading_a_wrong_entry_count_is_a_format_error, set_up,
                                         tear_down),
         cmocka_unit_test_setup_teardown(loading_a_truncated_file_is_a_format_error, set_up,
@@ -763,12 +750,12 @@ int main(void)
                                         tear_down),
         cmocka_unit_test_setup_teardown(loading_counts_past_the_table_is_a_format_error, set_up,
                                         tear_down),
-        cmocka_unit_test_setup_teardown(
-            loading_an_output_index_out_of_range_is_a_format_error, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(loading_a_negative_input_index_is_a_format_error,
+        cmocka_unit_test_setup_teardown(loading_an_output_index_out_of_range_is_a_format_error,
                                         set_up, tear_down),
-        cmocka_unit_test_setup_teardown(loading_a_file_without_a_table_is_a_format_error,
-                                        set_up, tear_down),
+        cmocka_unit_test_setup_teardown(loading_a_negative_input_index_is_a_format_error, set_up,
+                                        tear_down),
+        cmocka_unit_test_setup_teardown(loading_a_file_without_a_table_is_a_format_error, set_up,
+                                        tear_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
