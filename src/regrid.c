@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "shape.h"
+#include "weights_build.h"
 #include "weights_internal.h"
 
 /* The shapes and axes of one application of weights to values. */
@@ -256,23 +257,30 @@ spart_status spart_regrid_shape(spart_context *context, int num_coordinates,
                                 const spart_weights_options *options,
                                 spart_shape *shape_values_output)
 {
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
     if (shape_values_input == NULL || shape_values_output == NULL) {
         return spart_fail(context, SPART_ERROR_NULL_POINTER,
                           "shape_values_input and shape_values_output must not be NULL");
     }
-    spart_weights *weights = NULL;
-    spart_status status = spart_weights_build(context, num_coordinates, coordinates_input,
-                                              coordinates_output, options, &weights);
-    if (status != SPART_OK) {
-        return status;
-    }
     spart_weights_options defaults;
     spart_weights_options_init(&defaults);
     const spart_weights_options *o = options != NULL ? options : &defaults;
-    status = spart_regrid_from_weights_shape(context, weights, shape_values_input,
-                                             o->num_axis_input, o->axis_input, o->num_axis_output,
-                                             o->axis_output, shape_values_output);
-    spart_weights_free(weights);
+    /* The shapes alone: no weights are built. */
+    spart_weights shell;
+    spart_status status = spart_weights_describe(context, num_coordinates, coordinates_input,
+                                                 coordinates_output, o, &shell);
+    if (status != SPART_OK) {
+        return status;
+    }
+    regrid_layout layout;
+    status = make_layout(context, &shell, shape_values_input, o->num_axis_input, o->axis_input,
+                         o->num_axis_output, o->axis_output, &layout);
+    if (status == SPART_OK) {
+        *shape_values_output = layout.full_output;
+    }
     return status;
 }
 

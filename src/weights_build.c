@@ -621,6 +621,73 @@ static spart_status check_grid_sizes(spart_context *context, const spart_weights
     return SPART_OK;
 }
 
+/* Check everything spart_weights_build checks before it computes, and
+ * work out the layout. */
+static spart_status prepare(spart_context *context, int num_coordinates,
+                            const spart_array *coordinates_input,
+                            const spart_array *coordinates_output,
+                            const spart_weights_options *options, spart_weights_layout *layout)
+{
+    if (coordinates_input == NULL || coordinates_output == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "coordinates_input and coordinates_output must not be NULL");
+    }
+    spart_status status = check_options(context, options, num_coordinates);
+    if (status != SPART_OK) {
+        return status;
+    }
+    int conservative = options->method == SPART_METHOD_CONSERVATIVE;
+    status = spart_weights_layout_make(context, num_coordinates, coordinates_input,
+                                       coordinates_output, options->num_axis_input,
+                                       options->axis_input, options->num_axis_output,
+                                       options->axis_output,
+                                       conservative || options->num_axis_output == 0, layout);
+    if (status != SPART_OK) {
+        return status;
+    }
+    status = check_grid_sizes(context, layout, conservative);
+    if (status != SPART_OK) {
+        return status;
+    }
+    status = check_finite(context, "input", num_coordinates, coordinates_input);
+    if (status == SPART_OK && conservative) {
+        status = check_finite(context, "output", num_coordinates, coordinates_output);
+    }
+    return status;
+}
+
+spart_status spart_weights_describe(spart_context *context, int num_coordinates,
+                                    const spart_array *coordinates_input,
+                                    const spart_array *coordinates_output,
+                                    const spart_weights_options *options, spart_weights *shell)
+{
+    spart_weights_layout layout;
+    spart_status status = prepare(context, num_coordinates, coordinates_input, coordinates_output,
+                                  options, &layout);
+    if (status != SPART_OK) {
+        return status;
+    }
+    int conservative = options->method == SPART_METHOD_CONSERVATIVE;
+    memset(shell, 0, sizeof *shell);
+    shell->shape_orthogonal = layout.shape_orthogonal;
+    shell->num_elements = layout.num_elements;
+    shell->num_axis_input = layout.num_axes_input;
+    shell->num_axis_output = layout.num_axes_output;
+    reported_shape(&layout.shape_coordinates_input, layout.axes_input, layout.num_axes_input,
+                   conservative, &shell->shape_input, shell->axis_input);
+    reported_shape(&layout.shape_coordinates_output, layout.axes_output, layout.num_axes_output,
+                   conservative, &shell->shape_output, shell->axis_output);
+    shell->size_input = 1;
+    for (int a = 0; a < shell->num_axis_input; a++) {
+        shell->size_input *= shell->shape_input.dims[shell->axis_input[a]];
+    }
+    shell->size_output = 1;
+    for (int a = 0; a < shell->num_axis_output; a++) {
+        shell->size_output *= shell->shape_output.dims[shell->axis_output[a]];
+    }
+    return SPART_OK;
+}
+
 spart_status spart_weights_build(spart_context *context, int num_coordinates,
                                  const spart_array *coordinates_input,
                                  const spart_array *coordinates_output,
@@ -634,40 +701,18 @@ spart_status spart_weights_build(spart_context *context, int num_coordinates,
         return spart_fail(context, SPART_ERROR_NULL_POINTER, "weights: the output pointer is NULL");
     }
     *weights = NULL;
-    if (coordinates_input == NULL || coordinates_output == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER,
-                          "coordinates_input and coordinates_output must not be NULL");
-    }
     spart_weights_options defaults;
     if (options == NULL) {
         spart_weights_options_init(&defaults);
         options = &defaults;
     }
-    spart_status status = check_options(context, options, num_coordinates);
+    spart_weights_layout layout;
+    spart_status status = prepare(context, num_coordinates, coordinates_input,
+                                  coordinates_output, options, &layout);
     if (status != SPART_OK) {
         return status;
     }
     int conservative = options->method == SPART_METHOD_CONSERVATIVE;
-    spart_weights_layout layout;
-    status = spart_weights_layout_make(context, num_coordinates, coordinates_input,
-                                       coordinates_output, options->num_axis_input,
-                                       options->axis_input, options->num_axis_output,
-                                       options->axis_output,
-                                       conservative || options->num_axis_output == 0, &layout);
-    if (status != SPART_OK) {
-        return status;
-    }
-    status = check_grid_sizes(context, &layout, conservative);
-    if (status != SPART_OK) {
-        return status;
-    }
-    status = check_finite(context, "input", num_coordinates, coordinates_input);
-    if (status == SPART_OK && conservative) {
-        status = check_finite(context, "output", num_coordinates, coordinates_output);
-    }
-    if (status != SPART_OK) {
-        return status;
-    }
 
     build_plan plan;
     memset(&plan, 0, sizeof plan);

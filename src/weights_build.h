@@ -60,4 +60,13 @@ spart_status spart_weights_input_strides(spart_context *context,
                                          const spart_array *weights_input, int cells,
                                          spart_shape *full_values, int64_t *strides);
 
+/* Check the arguments of spart_weights_build and fill `shell` with the
+ * shapes, axes and element sizes the weights would have, without building
+ * them (no arrays: never pass the shell to spart_weights_free). */
+spart_status spart_weights_describe(spart_context *context, int num_coordinates,
+                                    const spart_array *coordinates_input,
+                                    const spart_array *coordinates_output,
+                                    const spart_weights_options *options,
+                                    struct spart_weights *shell);
+
 #endif /* SPART_WEIGHTS_BUILD_H */
