@@ -1,0 +1,121 @@
+# run_package_test.cmake: prove that an installed spart can be used.
+#
+# Installs the build tree into a fresh prefix, then builds and runs the
+# consumer in this folder (main.c) twice: as a CMake project that calls
+# find_package(spart) and links spart::spart, and with a plain compiler call
+# whose flags come from `pkg-config --cflags --libs spart`. Any failing step
+# stops the script with its command and output (and so fails the test).
+#
+# Run as `cmake -D<variable>=<value> ... -P run_package_test.cmake` with:
+#   SPART_BUILD_DIR       the built spart tree to install
+#   SPART_PACKAGE_SOURCE  this folder (tests/package)
+#   SPART_PACKAGE_WORK    a scratch folder, emptied first
+#   SPART_INSTALL_LIBDIR  CMAKE_INSTALL_LIBDIR of the build (lib, lib64, ...)
+#   SPART_VERSION         the version the consumer must report
+#   SPART_C_COMPILER      the C compiler of the build
+#   SPART_GENERATOR, SPART_MAKE_PROGRAM  the build's generator (optional)
+#   SPART_CONFIG          the configuration to install (multi-config generators)
+#   SPART_EXTRA_FLAGS     compile and link flags the library needs from its
+#                         users (the sanitizers), space-separated (optional)
+#   PKG_CONFIG_EXECUTABLE pkg-config
+
+cmake_minimum_required(VERSION 3.25)
+
+foreach(required SPART_BUILD_DIR SPART_PACKAGE_SOURCE SPART_PACKAGE_WORK SPART_INSTALL_LIBDIR
+        SPART_VERSION SPART_C_COMPILER PKG_CONFIG_EXECUTABLE)
+  if(NOT DEFINED ${required} OR "${${required}}" STREQUAL "")
+    message(FATAL_ERROR "package test: pass -D${required}=... to run_package_test.cmake")
+  endif()
+endforeach()
+
+# Run one step; stop with its command and everything it printed if it fails.
+# What it printed is left in `step_output`.
+function(run_step what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE output
+                  ERROR_VARIABLE output)
+  if(NOT result EQUAL 0)
+    string(REPLACE ";" " " command "${ARGN}")
+    message(FATAL_ERROR "package test: ${what} failed (exit ${result})\n"
+                        "command: ${command}\n${output}")
+  endif()
+  set(step_output "${output}" PARENT_SCOPE)
+endfunction()
+
+# The consumer must print the version of the installed library.
+function(expect_version what output)
+  if(NOT output MATCHES "spart ${SPART_VERSION}: weights with 2 entries in 1 element")
+    message(FATAL_ERROR "package test: ${what} printed something unexpected:\n${output}")
+  endif()
+  message(STATUS "${what}: ${output}")
+endfunction()
+
+set(prefix "${SPART_PACKAGE_WORK}/prefix")
+set(libdir "${prefix}/${SPART_INSTALL_LIBDIR}")
+file(REMOVE_RECURSE "${SPART_PACKAGE_WORK}")
+file(MAKE_DIRECTORY "${SPART_PACKAGE_WORK}")
+
+# ---- 1. install -------------------------------------------------------------
+set(config_arguments)
+if(SPART_CONFIG)
+  set(config_arguments --config "${SPART_CONFIG}")
+endif()
+run_step("installing ${SPART_BUILD_DIR} into ${prefix} (is the library built?)"
+         "${CMAKE_COMMAND}" --install "${SPART_BUILD_DIR}" --prefix "${prefix}"
+         ${config_arguments})
+
+# ---- 2. find_package(spart) and spart::spart ------------------------------------
+set(consumer_build "${SPART_PACKAGE_WORK}/find_package")
+set(configure_arguments -S "${SPART_PACKAGE_SOURCE}" -B "${consumer_build}"
+    "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${SPART_C_COMPILER}"
+    -DCMAKE_BUILD_TYPE=Release
+    "-DCMAKE_C_FLAGS=${SPART_EXTRA_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${SPART_EXTRA_FLAGS}")
+if(SPART_GENERATOR)
+  list(APPEND configure_arguments -G "${SPART_GENERATOR}")
+endif()
+if(SPART_MAKE_PROGRAM)
+  list(APPEND configure_arguments "-DCMAKE_MAKE_PROGRAM=${SPART_MAKE_PROGRAM}")
+endif()
+run_step("configuring the find_package consumer" "${CMAKE_COMMAND}" ${configure_arguments})
+
+# It must have found the spart just installed, not another one on the system.
+file(STRINGS "${consumer_build}/CMakeCache.txt" found_dir REGEX "^spart_DIR:")
+string(REGEX REPLACE "^spart_DIR:[A-Z]+=" "" found_dir "${found_dir}")
+file(REAL_PATH "${found_dir}" found_dir)
+file(REAL_PATH "${prefix}" real_prefix)
+string(FIND "${found_dir}" "${real_prefix}/" at)
+if(NOT at EQUAL 0)
+  message(FATAL_ERROR "package test: find_package(spart) found ${found_dir}, "
+                      "not the installation in ${prefix}")
+endif()
+
+run_step("building the find_package consumer" "${CMAKE_COMMAND}" --build "${consumer_build}"
+         --config Release)
+find_program(consumer spart_consumer PATHS "${consumer_build}" "${consumer_build}/Release"
+             NO_DEFAULT_PATH NO_CACHE REQUIRED)
+# Linked to the shared library through its build RPATH: no LD_LIBRARY_PATH.
+run_step("running the find_package consumer" "${consumer}")
+expect_version("find_package(spart) consumer" "${step_output}")
+
+# ---- 3. pkg-config --cflags --libs spart ------------------------------------------
+set(pkg_environment "PKG_CONFIG_PATH=${libdir}/pkgconfig")
+run_step("pkg-config --cflags --libs spart" "${CMAKE_COMMAND}" -E env "${pkg_environment}"
+         "${PKG_CONFIG_EXECUTABLE}" --cflags --libs spart)
+string(STRIP "${step_output}" pkg_flags)
+separate_arguments(pkg_flags UNIX_COMMAND "${pkg_flags}")
+separate_arguments(extra_flags UNIX_COMMAND "${SPART_EXTRA_FLAGS}")
+run_step("pkg-config --modversion spart" "${CMAKE_COMMAND}" -E env "${pkg_environment}"
+         "${PKG_CONFIG_EXECUTABLE}" --modversion spart)
+string(STRIP "${step_output}" pkg_version)
+if(NOT pkg_version STREQUAL SPART_VERSION)
+  message(FATAL_ERROR "package test: spart.pc says version ${pkg_version}, "
+                      "the build is ${SPART_VERSION}")
+endif()
+
+set(pkg_consumer "${SPART_PACKAGE_WORK}/pkg-config/spart_consumer")
+file(MAKE_DIRECTORY "${SPART_PACKAGE_WORK}/pkg-config")
+run_step("compiling main.c with the flags of spart.pc"
+         "${SPART_C_COMPILER}" -std=c11 ${extra_flags} "${SPART_PACKAGE_SOURCE}/main.c"
+         -o "${pkg_consumer}" ${pkg_flags})
+run_step("running the pkg-config consumer"
+         "${CMAKE_COMMAND}" -E env "LD_LIBRARY_PATH=${libdir}:$ENV{LD_LIBRARY_PATH}" "${pkg_consumer}")
+expect_version("pkg-config consumer" "${step_output}")
