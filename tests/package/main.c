@@ -28,9 +28,9 @@ int main(void)
     const int64_t indices_output[] = {0, 0};
     const double values[] = {0.5, 0.5};
     spart_weights *weights = NULL;
-    spart_status status = spart_weights_create_from_arrays(
-        context, &orthogonal, &input, &output, 0, NULL, 0, NULL, offsets, indices_input,
-        indices_output, values, &weights);
+    spart_status status =
+        spart_weights_create_from_arrays(context, &orthogonal, &input, &output, 0, NULL, 0, NULL,
+                                         offsets, indices_input, indices_output, values, &weights);
     if (status != SPART_OK) {
         fprintf(stderr, "%s: %s\n", spart_status_string(status), spart_context_error(context));
         spart_context_free(context);

@@ -375,6 +375,19 @@ static void round_trip_spans_many_chunks(void **state)
     spart_weights_free(weights);
 }
 
+/* CFITSIO's extended file-name syntax ([1], !, .gz) is not interpreted. */
+static void path_is_taken_literally(void **state)
+{
+    fixture *f = *state;
+    spart_weights *weights = scalar_weights(f->context, 1.0);
+    snprintf(f->path, sizeof f->path, "%s/!weights[1].fits.gz", f->folder);
+    save_and_load_identical(f, weights);
+    char names[1024];
+    list_folder(f->folder, names, sizeof names);
+    assert_string_equal(names, "!weights[1].fits.gz");
+    spart_weights_free(weights);
+}
+
 /* ---- replacing files, and temporaries ------------------------------------------------- */
 
 static void save_refuses_to_replace_a_file(void **state)
@@ -716,6 +729,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(round_trip_of_weights_without_entries, set_up, tear_down),
         cmocka_unit_test_setup_teardown(round_trip_of_weights_without_elements, set_up, tear_down),
         cmocka_unit_test_setup_teardown(round_trip_spans_many_chunks, set_up, tear_down),
+        cmocka_unit_test_setup_teardown(path_is_taken_literally, set_up, tear_down),
         cmocka_unit_test_setup_teardown(save_refuses_to_replace_a_file, set_up, tear_down),
         cmocka_unit_test_setup_teardown(save_with_overwrite_replaces_a_file, set_up, tear_down),
         cmocka_unit_test_setup_teardown(save_leaves_only_the_file, set_up, tear_down),
