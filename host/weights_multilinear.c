@@ -558,14 +558,22 @@ static int newton(const grid *g, const double *point, int clamp, int64_t *cell, 
 
 /* ---- curvilinear grids: the hierarchy of bounding boxes ---------------- */
 
+/*
+ * The boxes are stored siblings together: the 2^N children of a block of
+ * level l + 1 take 2^N consecutive slots of level l (a child past the
+ * grid's edge keeps an empty slot), so that testing a block's children
+ * reads one or two cache lines rather than 2^N scattered ones. Slot s
+ * holds its box's lower corner at boxes[s * 2N + c] and its upper corner
+ * at boxes[s * 2N + N + c]. The layout changes no box and no search order.
+ */
 typedef struct box_tree {
+    int num_axes;
     int num_levels; /* levels above the cells; 0 for a grid of one cell */
     /* shapes[level][m]: blocks along axis m; level 0 are the cells */
     int64_t shapes[MAX_LEVELS + 1][MAX_AXES];
-    /* boxes of level l >= 1 are start[l] .. start[l + 1] - 1 */
+    /* the slots of level l >= 1 are start[l] .. start[l + 1] - 1 */
     int64_t start[MAX_LEVELS + 2];
-    double *lower; /* lower[box * MAX_AXES + c] */
-    double *upper;
+    double *boxes;
 } box_tree;
 
 static void unravel(int64_t index, int n, const int64_t *shape, int64_t *out)
@@ -600,23 +608,44 @@ static int child_of_block(int n, const int64_t *block, int corner, const int64_t
     return valid;
 }
 
-/* The box of block k of level one: every vertex of its (up to) 2^N cells;
- * a NaN coordinate is left out. */
-static void box_of_cells(const grid *g, const box_tree *tree, int64_t k, double *lower,
-                         double *upper)
+/* The slot of the first child (at level - 1 >= 1) of block `block` of
+ * `level`; child `corner` is that slot plus `corner`. */
+static int64_t first_child_slot(const box_tree *tree, int level, const int64_t *block)
+{
+    int64_t parent = ravel(block, tree->num_axes, tree->shapes[level]);
+    return tree->start[level - 1] + (parent << tree->num_axes);
+}
+
+static const double *box_lower(const box_tree *tree, int64_t slot)
+{
+    return tree->boxes + slot * 2 * tree->num_axes;
+}
+
+static const double *box_upper(const box_tree *tree, int64_t slot)
+{
+    return tree->boxes + slot * 2 * tree->num_axes + tree->num_axes;
+}
+
+static void box_empty(int n, double *lower, double *upper)
+{
+    for (int c = 0; c < n; c++) {
+        lower[c] = INFINITY;
+        upper[c] = -INFINITY;
+    }
+}
+
+/* The box of block `block` of level one: every vertex of its (up to) 2^N
+ * cells; a NaN coordinate is left out. */
+static void box_of_cells(const grid *g, const int64_t *block, double *lower, double *upper)
 {
     int n = g->num_axes;
-    int64_t block[MAX_AXES], first[MAX_AXES], last[MAX_AXES], vertex[MAX_AXES];
-    unravel(k, n, tree->shapes[1], block);
+    int64_t first[MAX_AXES], last[MAX_AXES], vertex[MAX_AXES];
     for (int m = 0; m < n; m++) {
         first[m] = 2 * block[m];
         last[m] = 2 * block[m] + 2 < g->shape[m] - 1 ? 2 * block[m] + 2 : g->shape[m] - 1;
         vertex[m] = first[m];
     }
-    for (int c = 0; c < n; c++) {
-        lower[c] = INFINITY;
-        upper[c] = -INFINITY;
-    }
+    box_empty(n, lower, upper);
     for (;;) {
         int64_t index = 0;
         for (int m = 0; m < n; m++) {
@@ -646,48 +675,74 @@ static void box_of_cells(const grid *g, const box_tree *tree, int64_t k, double 
     }
 }
 
-/* The box of block k of `level` >= 2: the boxes of its children. */
-static void box_of_boxes(const box_tree *tree, int n, int level, int64_t k, double *lower,
+/* The box of block `block` of `level` >= 2: the boxes of its children. */
+static void box_of_boxes(const box_tree *tree, int level, const int64_t *block, double *lower,
                          double *upper)
 {
-    int64_t block[MAX_AXES], child[MAX_AXES];
-    unravel(k, n, tree->shapes[level], block);
-    for (int c = 0; c < n; c++) {
-        lower[c] = INFINITY;
-        upper[c] = -INFINITY;
-    }
+    int n = tree->num_axes;
+    int64_t child[MAX_AXES];
+    int64_t first = first_child_slot(tree, level, block);
+    box_empty(n, lower, upper);
     for (int b = 0; b < (1 << n); b++) {
         if (!child_of_block(n, block, b, tree->shapes[level - 1], child)) {
             continue;
         }
-        int64_t j = tree->start[level - 1] + ravel(child, n, tree->shapes[level - 1]);
+        const double *child_lower = box_lower(tree, first + b);
+        const double *child_upper = box_upper(tree, first + b);
         for (int c = 0; c < n; c++) {
-            if (tree->lower[j * MAX_AXES + c] < lower[c]) {
-                lower[c] = tree->lower[j * MAX_AXES + c];
+            if (child_lower[c] < lower[c]) {
+                lower[c] = child_lower[c];
             }
-            if (tree->upper[j * MAX_AXES + c] > upper[c]) {
-                upper[c] = tree->upper[j * MAX_AXES + c];
+            if (child_upper[c] > upper[c]) {
+                upper[c] = child_upper[c];
             }
         }
+    }
+}
+
+/* The box of slot `slot` of level `level` >= 1 (empty past the edge). */
+static void box_of_slot(const grid *g, const box_tree *tree, int level, int64_t slot, double *lower,
+                        double *upper)
+{
+    int n = g->num_axes;
+    int64_t block[MAX_AXES];
+    if (level == tree->num_levels) {
+        for (int m = 0; m < n; m++) {
+            block[m] = 0;
+        }
+    } else {
+        int64_t parent[MAX_AXES];
+        unravel(slot >> n, n, tree->shapes[level + 1], parent);
+        if (!child_of_block(n, parent, (int)(slot & ((1 << n) - 1)), tree->shapes[level], block)) {
+            box_empty(n, lower, upper);
+            return;
+        }
+    }
+    if (level == 1) {
+        box_of_cells(g, block, lower, upper);
+    } else {
+        box_of_boxes(tree, level, block, lower, upper);
     }
 }
 
 static void box_tree_release(box_tree *tree, const spart_allocator *allocator)
 {
-    spart_free(allocator, tree->lower);
-    spart_free(allocator, tree->upper);
-    tree->lower = NULL;
-    tree->upper = NULL;
+    spart_free(allocator, tree->boxes);
+    tree->boxes = NULL;
 }
 
-/* Build the hierarchy (regridding._curvilinear.tree). Boxes are exact
- * minima and maxima, so building them in parallel changes nothing. */
+/* Build the hierarchy (regridding._curvilinear.tree): level zero are the
+ * cells, each level above halves the blocks along every axis (rounding
+ * up) until one block holds the grid. Boxes are exact minima and maxima,
+ * so building them in parallel changes nothing. */
 static spart_status box_tree_build(const grid *g, const spart_allocator *allocator, int parallel,
                                    box_tree *tree)
 {
     int n = g->num_axes;
     int level = 0;
     int more = 0;
+    tree->num_axes = n;
+    tree->boxes = NULL;
     for (int m = 0; m < n; m++) {
         tree->shapes[0][m] = g->shape[m] - 1;
         more = more || tree->shapes[0][m] > 1;
@@ -705,21 +760,20 @@ static spart_status box_tree_build(const grid *g, const spart_allocator *allocat
     tree->start[1] = 0;
     for (int l = 1; l <= tree->num_levels; l++) {
         int64_t count = 1;
-        for (int m = 0; m < n; m++) {
-            count *= tree->shapes[l][m];
+        if (l < tree->num_levels) {
+            for (int m = 0; m < n; m++) {
+                count *= tree->shapes[l + 1][m];
+            }
+            count <<= n;
         }
         tree->start[l + 1] = tree->start[l] + count;
     }
-    int64_t num_boxes = tree->start[tree->num_levels + 1];
-    tree->lower = NULL;
-    tree->upper = NULL;
-    if (num_boxes == 0) {
+    int64_t num_slots = tree->start[tree->num_levels + 1];
+    if (num_slots == 0) {
         return SPART_OK;
     }
-    tree->lower = spart_alloc(allocator, (size_t)num_boxes * MAX_AXES, sizeof(double));
-    tree->upper = spart_alloc(allocator, (size_t)num_boxes * MAX_AXES, sizeof(double));
-    if (tree->lower == NULL || tree->upper == NULL) {
-        box_tree_release(tree, allocator);
+    tree->boxes = spart_alloc(allocator, (size_t)num_slots * 2 * (size_t)n, sizeof(double));
+    if (tree->boxes == NULL) {
         return SPART_ERROR_OUT_OF_MEMORY;
     }
     for (int l = 1; l <= tree->num_levels; l++) {
@@ -727,25 +781,20 @@ static spart_status box_tree_build(const grid *g, const spart_allocator *allocat
         int64_t count = tree->start[l + 1] - first;
 #pragma omp parallel for if (parallel) schedule(static)
         for (int64_t k = 0; k < count; k++) {
-            double *lower = tree->lower + (first + k) * MAX_AXES;
-            double *upper = tree->upper + (first + k) * MAX_AXES;
-            if (l == 1) {
-                box_of_cells(g, tree, k, lower, upper);
-            } else {
-                box_of_boxes(tree, n, l, k, lower, upper);
-            }
+            double *lower = tree->boxes + (first + k) * 2 * n;
+            box_of_slot(g, tree, l, k, lower, lower + n);
         }
     }
     return SPART_OK;
 }
 
-/* Whether the point is in box `box`, boundary included. */
-static int in_box(const box_tree *tree, int n, int64_t box, const double *point)
+/* Whether the point is in the box of slot `slot`, boundary included. */
+static int in_box(const box_tree *tree, int64_t slot, const double *point)
 {
-    for (int c = 0; c < n; c++) {
-        double lower = tree->lower[box * MAX_AXES + c];
-        double upper = tree->upper[box * MAX_AXES + c];
-        if (!(lower <= point[c] && point[c] <= upper)) {
+    const double *lower = box_lower(tree, slot);
+    const double *upper = box_upper(tree, slot);
+    for (int c = 0; c < tree->num_axes; c++) {
+        if (!(lower[c] <= point[c] && point[c] <= upper[c])) {
             return 0;
         }
     }
@@ -799,27 +848,36 @@ static int in_cell(const grid *g, const double *point, int64_t *cell, double *xi
     return 1;
 }
 
-/* The stack of a depth-first search, one per thread: the level of each
- * block waiting and its index along each axis (kept per axis rather than
- * flat, so that no division is needed to find its children). */
+/* The stack of a depth-first search, one per thread: for each block
+ * waiting, its level, its slot and its index along each axis (kept per
+ * axis, so that no division is needed to find its children). */
 typedef struct search_stack {
     int level[STACK_CAPACITY];
+    int64_t slot[STACK_CAPACITY];
     int64_t block[STACK_CAPACITY][MAX_AXES];
 } search_stack;
 
-static void stack_push(search_stack *stack, int64_t *size, int level, int n, const int64_t *block)
+static void stack_push(search_stack *stack, int64_t *size, int n, int level, int64_t slot,
+                       const int64_t *block)
 {
     stack->level[*size] = level;
+    stack->slot[*size] = slot;
     for (int m = 0; m < n; m++) {
         stack->block[*size][m] = block[m];
     }
     (*size)++;
 }
 
-/* The index among all boxes of the block at `level` (>= 1). */
-static int64_t box_index(const box_tree *tree, int n, int level, const int64_t *block)
+/* Pop the top block into (level, slot, block). */
+static void stack_pop(search_stack *stack, int64_t *size, int n, int *level, int64_t *slot,
+                      int64_t *block)
 {
-    return tree->start[level] + ravel(block, n, tree->shapes[level]);
+    (*size)--;
+    *level = stack->level[*size];
+    *slot = stack->slot[*size];
+    for (int m = 0; m < n; m++) {
+        block[m] = stack->block[*size][m];
+    }
 }
 
 /* Find the cell holding the point by descending the boxes, children in
@@ -837,16 +895,16 @@ static int search_cell(const grid *g, const box_tree *tree, const double *point,
         }
         return in_cell(g, point, cell, xi);
     }
-    if (!in_box(tree, n, tree->start[top], point)) {
+    if (!in_box(tree, tree->start[top], point)) {
         return 0;
     }
     const int64_t root[MAX_AXES] = {0, 0, 0};
     int64_t size = 0;
-    stack_push(stack, &size, top, n, root);
+    stack_push(stack, &size, n, top, tree->start[top], root);
     while (size > 0) {
-        size--;
-        int level = stack->level[size];
-        const int64_t *block = stack->block[size];
+        int level;
+        int64_t slot, block[MAX_AXES];
+        stack_pop(stack, &size, n, &level, &slot, block);
         const int64_t *below = tree->shapes[level - 1];
         if (level == 1) {
             for (int b = 0; b < g->num_corners; b++) {
@@ -855,16 +913,11 @@ static int search_cell(const grid *g, const box_tree *tree, const double *point,
                 }
             }
         } else {
-            /* pushed in reverse, so that they come off in corner order; the
-             * first push reuses the popped slot, so the block is copied */
-            int64_t parent[MAX_AXES];
-            for (int m = 0; m < n; m++) {
-                parent[m] = block[m];
-            }
+            /* pushed in reverse, so that they come off in corner order */
+            int64_t first = first_child_slot(tree, level, block);
             for (int b = g->num_corners - 1; b >= 0; b--) {
-                if (child_of_block(n, parent, b, below, cell) &&
-                    in_box(tree, n, box_index(tree, n, level - 1, cell), point)) {
-                    stack_push(stack, &size, level - 1, n, cell);
+                if (child_of_block(n, block, b, below, cell) && in_box(tree, first + b, point)) {
+                    stack_push(stack, &size, n, level - 1, first + b, cell);
                 }
             }
         }
@@ -884,12 +937,13 @@ static double interval_distance(double low, double high, double value)
     return 0.0;
 }
 
-static double box_distance_squared(const box_tree *tree, int n, int64_t box, const double *point)
+static double box_distance_squared(const box_tree *tree, int64_t slot, const double *point)
 {
+    const double *lower = box_lower(tree, slot);
+    const double *upper = box_upper(tree, slot);
     double result = 0.0;
-    for (int c = 0; c < n; c++) {
-        double d = interval_distance(tree->lower[box * MAX_AXES + c],
-                                     tree->upper[box * MAX_AXES + c], point[c]);
+    for (int c = 0; c < tree->num_axes; c++) {
+        double d = interval_distance(lower[c], upper[c], point[c]);
         result += d * d;
     }
     return result;
@@ -908,14 +962,16 @@ static double cell_distance_squared(const grid *g, int64_t base, const double *p
 }
 
 /* The cell whose bounding box is nearest the point, by branch and bound
- * with the nearest child first (regridding._curvilinear._nearest); ties
- * go to the cell found first. */
+ * with the nearest child first (regridding._curvilinear._nearest): a cell
+ * replaces the best so far only when strictly nearer, and among children
+ * at equal distance the later corner is searched first, as there. */
 static void nearest_cell(const grid *g, const box_tree *tree, const double *point,
                          search_stack *stack, int64_t *nearest)
 {
     int n = g->num_axes;
     int top = tree->num_levels;
     int64_t child[MAX_AXES];
+    int64_t child_slot[MAX_CORNERS];
     int64_t child_block[MAX_CORNERS][MAX_AXES];
     double child_distance[MAX_CORNERS];
     for (int m = 0; m < n; m++) {
@@ -927,15 +983,12 @@ static void nearest_cell(const grid *g, const box_tree *tree, const double *poin
     double best = INFINITY;
     const int64_t root[MAX_AXES] = {0, 0, 0};
     int64_t size = 0;
-    stack_push(stack, &size, top, n, root);
+    stack_push(stack, &size, n, top, tree->start[top], root);
     while (size > 0) {
-        size--;
-        int level = stack->level[size];
-        int64_t block[MAX_AXES];
-        for (int m = 0; m < n; m++) {
-            block[m] = stack->block[size][m];
-        }
-        if (!(box_distance_squared(tree, n, box_index(tree, n, level, block), point) < best)) {
+        int level;
+        int64_t slot, block[MAX_AXES];
+        stack_pop(stack, &size, n, &level, &slot, block);
+        if (!(box_distance_squared(tree, slot, point) < best)) {
             continue;
         }
         const int64_t *below = tree->shapes[level - 1];
@@ -958,33 +1011,35 @@ static void nearest_cell(const grid *g, const box_tree *tree, const double *poin
             }
         } else {
             int num_children = 0;
+            int64_t first = first_child_slot(tree, level, block);
             for (int b = 0; b < g->num_corners; b++) {
                 if (!child_of_block(n, block, b, below, child)) {
                     continue;
                 }
-                double distance =
-                    box_distance_squared(tree, n, box_index(tree, n, level - 1, child), point);
+                double distance = box_distance_squared(tree, first + b, point);
                 if (!(distance < best)) {
                     continue;
                 }
                 /* in order of decreasing distance, so that the nearest is
-                 * pushed last and comes off first; ties keep corner order */
+                 * pushed last and comes off first */
                 int j = num_children;
                 while (j > 0 && child_distance[j - 1] < distance) {
                     child_distance[j] = child_distance[j - 1];
+                    child_slot[j] = child_slot[j - 1];
                     for (int m = 0; m < n; m++) {
                         child_block[j][m] = child_block[j - 1][m];
                     }
                     j--;
                 }
                 child_distance[j] = distance;
+                child_slot[j] = first + b;
                 for (int m = 0; m < n; m++) {
                     child_block[j][m] = child[m];
                 }
                 num_children++;
             }
             for (int j = 0; j < num_children; j++) {
-                stack_push(stack, &size, level - 1, n, child_block[j]);
+                stack_push(stack, &size, n, level - 1, child_slot[j], child_block[j]);
             }
         }
     }
