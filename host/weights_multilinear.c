@@ -22,10 +22,14 @@
  *   (to 1e-9) holds the point. A point in no cell is extrapolated by
  *   Newton's method across the whole grid, with the edge cells continued
  *   beyond it, from the cell whose box is nearest; NaN where that fails.
- * Both are ports of regridding's numba functions with the same
- * floating-point operations in the same order, so the results agree bit
- * for bit (rectilinear grids) or to rounding (curvilinear).
+ * Both are ports of regridding's numba functions (not fastmath) with the
+ * same floating-point operations in the same order and the same search
+ * order, so the results agree bit for bit: on rectilinear grids by
+ * construction, on curvilinear ones on every grid tried (the promise there
+ * is 1e-12).
  *
+ * Memory: the profiles of a rectilinear grid or the boxes of a curvilinear
+ * one come from the triples list's allocator and are freed before return.
  * Determinism: each point is independent and writes its own 2^N slots, so
  * the result is the same for any number of threads.
  */
@@ -183,14 +187,16 @@ static void rectilinear_release(rectilinear *r, const spart_allocator *allocator
  * along axis m (a NaN differs from everything, as with NumPy's !=). */
 static int coordinate_varies_along(const grid *g, const double *c, int m)
 {
-    if (g->shape[m] < 2) {
-        return 0;
-    }
-    int64_t n = grid_num_vertices(g);
-    for (int64_t v = 0; v < n; v++) {
-        int64_t along = (v / g->stride[m]) % g->shape[m];
-        if (c[v] != c[v - along * g->stride[m]]) {
-            return 1;
+    int64_t inner = g->stride[m]; /* vertices per step along m */
+    int64_t outer = grid_num_vertices(g) / (inner * g->shape[m]);
+    for (int64_t o = 0; o < outer; o++) {
+        const double *first = c + o * g->shape[m] * inner; /* index 0 along m */
+        for (int64_t along = 1; along < g->shape[m]; along++) {
+            for (int64_t i = 0; i < inner; i++) {
+                if (first[along * inner + i] != first[i]) {
+                    return 1;
+                }
+            }
         }
     }
     return 0;
