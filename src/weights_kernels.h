@@ -57,7 +57,10 @@ spart_status spart_host_weights_conservative_2d_clip(
  * vertices each, coordinates_input[d] the d-th coordinate of every vertex
  * (C order); num_points output points with points[d][p] their
  * coordinates. weights_input per input vertex (or NULL). Appends 2^ndim
- * entries per point (point order, corners in C order) and counts the
+ * entries per point in point order, corner m of a point being one step
+ * further along axis k where bit k of m is set (axis 0 the lowest bit; in
+ * 2-D: (i,j), (i+1,j), (i,j+1), (i+1,j+1)), as regridding orders them, and
+ * counts the
  * points outside the grid in *num_outside. bounds = NaN gives NaN values
  * for those; extrapolate extends the nearest cell; error appends as
  * extrapolate (the driver fails when *num_outside > 0). */
