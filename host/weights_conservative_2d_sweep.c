@@ -388,6 +388,10 @@ typedef struct sweep_pass {
      * cycle: its distinct states (static cell, edge or cell last crossed,
      * inside or outside) */
     int64_t max_stalled_steps;
+    /* a line's list starts with room for 2 fragments per step of a line
+     * that crosses about as many static cells as the grid has along its
+     * sides, so that most lists never grow */
+    int64_t first_capacity;
 } sweep_pass;
 
 /* Where a walk along one line stands: the segment p1 -> p2 from point j,
@@ -435,7 +439,7 @@ static int save_fragment(const sweep_pass *pass, const line_walk *walk, int64_t 
     if (pass->weights_input != NULL) {
         weight *= pass->weights_input[index_input];
     }
-    return append_fragment(list, index_input, index_output, weight, 2 * pass->num_points + 16);
+    return append_fragment(list, index_input, index_output, weight, pass->first_capacity);
 }
 
 /* The piece p1 -> p2 of line l, inside the current static cell, borders
@@ -639,79 +643,103 @@ static spart_status walk_line(const sweep_pass *pass, int64_t l, spart_triples *
     return SPART_OK;
 }
 
-/* Append each list to `triples` in order, releasing it; `triples` grows
- * geometrically so that the four passes copy it a bounded number of times. */
-static spart_status join_lines(spart_triples *lines, int64_t num_lines, int parallel,
-                               spart_triples *triples)
+/* The lists of one pass along one axis, one per sweep line. */
+typedef struct line_lists {
+    spart_triples *lists;
+    int64_t num_lines;
+} line_lists;
+
+static void release_line_lists(const spart_allocator *allocator, line_lists *lines)
 {
-    int64_t total = triples->count;
-    for (int64_t l = 0; l < num_lines; l++) {
-        total += lines[l].count;
-    }
-    if (total > triples->capacity) {
-        int64_t grown = triples->capacity + triples->capacity / 2;
-        if (spart_triples_reserve(triples, total > grown ? total : grown) != 0) {
-            return SPART_ERROR_OUT_OF_MEMORY;
+    if (lines->lists != NULL) {
+        for (int64_t l = 0; l < lines->num_lines; l++) {
+            spart_triples_release(&lines->lists[l]);
         }
     }
-    int64_t *offsets = spart_alloc(triples->allocator, (size_t)num_lines, sizeof(int64_t));
-    if (offsets == NULL) {
-        return SPART_ERROR_OUT_OF_MEMORY;
-    }
-    int64_t at = triples->count;
-    for (int64_t l = 0; l < num_lines; l++) {
-        offsets[l] = at;
-        at += lines[l].count;
-    }
-#pragma omp parallel for schedule(dynamic) if (parallel)
-    for (int64_t l = 0; l < num_lines; l++) {
-        size_t n = (size_t)lines[l].count;
-        if (n > 0) {
-            memcpy(triples->indices_input + offsets[l], lines[l].indices_input,
-                   n * sizeof(int64_t));
-            memcpy(triples->indices_output + offsets[l], lines[l].indices_output,
-                   n * sizeof(int64_t));
-            memcpy(triples->values + offsets[l], lines[l].values, n * sizeof(double));
-        }
-        spart_triples_release(&lines[l]);
-    }
-    triples->count = total;
-    spart_free(triples->allocator, offsets);
-    return SPART_OK;
+    spart_free(allocator, lines->lists);
+    lines->lists = NULL;
+    lines->num_lines = 0;
 }
 
-/* Walk every line of one pass along one axis, into `triples` in line order. */
-static spart_status sweep_lines(const sweep_pass *pass, int parallel, spart_triples *triples)
+/* Walk every line of one pass along one axis, each into its own list. */
+static spart_status walk_lines(const sweep_pass *pass, int parallel,
+                               const spart_allocator *allocator, line_lists *lines)
 {
-    const spart_allocator *allocator = triples->allocator;
     int64_t n = pass->num_lines;
-    spart_triples *lines = spart_alloc(allocator, (size_t)n, sizeof *lines);
+    lines->lists = spart_alloc(allocator, (size_t)n, sizeof *lines->lists);
     spart_status *statuses = spart_alloc(allocator, (size_t)n, sizeof *statuses);
-    if (lines == NULL || statuses == NULL) {
-        spart_free(allocator, lines);
+    if (lines->lists == NULL || statuses == NULL) {
         spart_free(allocator, statuses);
         return SPART_ERROR_OUT_OF_MEMORY;
     }
+    lines->num_lines = n;
     for (int64_t l = 0; l < n; l++) {
-        spart_triples_init(&lines[l], allocator);
+        spart_triples_init(&lines->lists[l], allocator);
     }
 #pragma omp parallel for schedule(dynamic) if (parallel)
     for (int64_t l = 0; l < n; l++) {
-        statuses[l] = walk_line(pass, l, &lines[l]);
+        statuses[l] = walk_line(pass, l, &lines->lists[l]);
     }
     spart_status status = SPART_OK;
     for (int64_t l = 0; l < n && status == SPART_OK; l++) {
         status = statuses[l];
     }
-    if (status == SPART_OK) {
-        status = join_lines(lines, n, parallel, triples);
-    }
-    for (int64_t l = 0; l < n; l++) {
-        spart_triples_release(&lines[l]);
-    }
-    spart_free(allocator, lines);
     spart_free(allocator, statuses);
     return status;
+}
+
+/* Copy one line's list into `triples` at `offset` and release it. */
+static void move_line(spart_triples *list, spart_triples *triples, int64_t offset)
+{
+    size_t n = (size_t)list->count;
+    if (n > 0) {
+        memcpy(triples->indices_input + offset, list->indices_input, n * sizeof(int64_t));
+        memcpy(triples->indices_output + offset, list->indices_output, n * sizeof(int64_t));
+        memcpy(triples->values + offset, list->values, n * sizeof(double));
+    }
+    spart_triples_release(list);
+}
+
+/* Append every list to `triples`, passes in order and lines in order
+ * within each, releasing each list once copied. The destination grows
+ * once, to its final size, so each fragment is copied once. */
+static spart_status join_line_lists(line_lists *passes, int num_passes, int parallel,
+                                    spart_triples *triples)
+{
+    const spart_allocator *allocator = triples->allocator;
+    int64_t num_lists = 0;
+    for (int p = 0; p < num_passes; p++) {
+        num_lists += passes[p].num_lines;
+    }
+    int64_t *offsets = spart_alloc(allocator, (size_t)num_lists, sizeof(int64_t));
+    if (offsets == NULL) {
+        return SPART_ERROR_OUT_OF_MEMORY;
+    }
+    int64_t total = triples->count;
+    int64_t k = 0;
+    for (int p = 0; p < num_passes; p++) {
+        for (int64_t l = 0; l < passes[p].num_lines; l++, k++) {
+            offsets[k] = total;
+            total += passes[p].lists[l].count;
+        }
+    }
+    if (spart_triples_reserve(triples, total) != 0) {
+        spart_free(allocator, offsets);
+        return SPART_ERROR_OUT_OF_MEMORY;
+    }
+    int64_t first = 0;
+    for (int p = 0; p < num_passes; p++) {
+        spart_triples *lists = passes[p].lists;
+        const int64_t *pass_offsets = offsets + first;
+#pragma omp parallel for schedule(dynamic, 16) if (parallel)
+        for (int64_t l = 0; l < passes[p].num_lines; l++) {
+            move_line(&lists[l], triples, pass_offsets[l]);
+        }
+        first += passes[p].num_lines;
+    }
+    triples->count = total;
+    spart_free(allocator, offsets);
+    return SPART_OK;
 }
 
 /* Lay out the sweep grid's lines along one axis, each line's points
@@ -788,7 +816,11 @@ spart_status spart_host_weights_conservative_2d_sweep(
     }
     spart_grid_cell_areas(x_input, y_input, num_x_input, num_y_input, scratch.area_input);
 
+    /* pass A along axis 0 and axis 1, then pass B likewise */
+    line_lists passes[4];
+    memset(passes, 0, sizeof passes);
     spart_status status = SPART_OK;
+    int p = 0;
     for (int sweep_is_input = 0; sweep_is_input <= 1 && status == SPART_OK; sweep_is_input++) {
         /* pass A sweeps the output grid through the input grid, pass B the
          * input grid through the output grid */
@@ -818,8 +850,15 @@ spart_status spart_host_weights_conservative_2d_sweep(
             pass.area_input = scratch.area_input;
             pass.weights_input = weights_input;
             pass.max_stalled_steps = 6 * grid.num_cells_x * grid.num_cells_y + 6;
-            status = sweep_lines(&pass, parallel, triples);
+            pass.first_capacity = 2 * (pass.num_points + grid.num_cells_x + grid.num_cells_y);
+            status = walk_lines(&pass, parallel, allocator, &passes[p++]);
         }
+    }
+    if (status == SPART_OK) {
+        status = join_line_lists(passes, 4, parallel, triples);
+    }
+    for (int k = 0; k < 4; k++) {
+        release_line_lists(allocator, &passes[k]);
     }
     free_scratch(allocator, &scratch);
     if (status != SPART_OK) {
