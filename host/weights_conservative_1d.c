@@ -11,11 +11,15 @@
  * operations in the reference's order, so every weight is bitwise the
  * reference's.
  *
- * Two deliberate differences for descending grids (docs/differences-clip.md):
- * the reference reports ascending cell k of a reversed grid as -k-1 (a
- * wrap-around index), spart as its real flat index; and the reference
- * divides by the length of the mirror cell -k-1 of the reversed grid,
- * spart by the length of the input cell itself.
+ * Deliberate differences (docs/differences-clip.md): the reference reports
+ * ascending cell k of a descending grid as -k-1 (a wrap-around index),
+ * spart as its real flat index; the reference divides by the length of the
+ * mirror cell -k-1 of a descending input, spart by the length of the input
+ * cell itself; an input cell of zero length gives no entry (the reference
+ * raises ZeroDivisionError); and an output cell of zero length receives
+ * nothing (the reference gives it the next piece of the input). On
+ * strictly monotonic grids none of the last two arises, and on ascending
+ * ones the weights are the reference's, bit for bit.
  */
 #include "weights_kernels.h"
 
@@ -117,6 +121,16 @@ spart_status spart_host_weights_conservative_1d(const double *x_input, int64_t n
                 index_sweep += 1;
             }
         } else {
+            /* An output cell of zero length (a repeated vertex) holds none
+             * of the input: step past it. The reference gives it the next
+             * piece instead. Never happens on strictly monotonic grids. */
+            while (index_fixed < num_output - 1 &&
+                   !(vertex_at(&fixed, index_fixed + 1) > point_1)) {
+                index_fixed += 1;
+            }
+            if (index_fixed >= num_output - 1) {
+                break;
+            }
             /* the piece from point_1 ends at the next vertex of either
              * grid; it belongs to the cells we are in before advancing */
             const int64_t cell_sweep = index_sweep;
@@ -133,12 +147,17 @@ spart_status spart_host_weights_conservative_1d(const double *x_input, int64_t n
             }
             const int64_t index_input = cell_index(&sweep, cell_sweep);
             const int64_t index_output = cell_index(&fixed, cell_fixed);
-            double ratio = (point_2 - point_1) / cell_length(&sweep, cell_sweep);
-            if (weights_input != NULL) {
-                ratio = ratio * weights_input[index_input];
-            }
-            if (spart_triples_append(triples, index_input, index_output, ratio) != 0) {
-                return SPART_ERROR_OUT_OF_MEMORY;
+            const double length_input = cell_length(&sweep, cell_sweep);
+            /* an input cell of zero length has no fraction to give (the
+             * reference divides by zero and raises ZeroDivisionError) */
+            if (length_input != 0) {
+                double ratio = (point_2 - point_1) / length_input;
+                if (weights_input != NULL) {
+                    ratio = ratio * weights_input[index_input];
+                }
+                if (spart_triples_append(triples, index_input, index_output, ratio) != 0) {
+                    return SPART_ERROR_OUT_OF_MEMORY;
+                }
             }
             if (!(0 <= index_fixed && index_fixed < num_output - 1)) {
                 break;

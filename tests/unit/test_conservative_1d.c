@@ -359,6 +359,66 @@ static void descending_grids_mirror_the_ascending_problem(void **state)
     }
 }
 
+/* regridding.weights(np.array([0., 2.]), np.array([0., 1., 1., 2.]),
+ *                    method="conservative") gives (0, 0, 0.5), (0, 1, 0.5):
+ * the second half lands in output cell 1, of zero length. It belongs to
+ * cell 2. */
+static void an_output_cell_of_zero_length_receives_nothing(void **state)
+{
+    (void)state;
+    const double x_input[2] = {0.0, 2.0};
+    const double x_output[4] = {0.0, 1.0, 1.0, 2.0};
+    spart_triples t = build(x_input, 2, x_output, 4, NULL);
+    assert_int_equal(t.count, 2);
+    assert_entry(&t, 0, 0, 0, 0.5);
+    assert_entry(&t, 1, 0, 2, 0.5);
+    spart_triples_release(&t);
+}
+
+/* regridding.weights(np.array([0., 1., 2., 3.]), np.array([0., 1., 1., 3.]),
+ * method="conservative") gives outputs (0, 1, 1): after the repeated
+ * vertex every input cell lands in the zero-length cell 1. */
+static void the_walk_continues_past_a_repeated_output_vertex(void **state)
+{
+    (void)state;
+    const double x_input[4] = {0.0, 1.0, 2.0, 3.0};
+    const double x_output[4] = {0.0, 1.0, 1.0, 3.0};
+    spart_triples t = build(x_input, 4, x_output, 4, NULL);
+    assert_int_equal(t.count, 3);
+    assert_entry(&t, 0, 0, 0, 1.0);
+    assert_entry(&t, 1, 1, 2, 1.0);
+    assert_entry(&t, 2, 2, 2, 1.0);
+    spart_triples_release(&t);
+}
+
+/* regridding.weights(np.array([0., 1., 1., 2.]), np.array([0., 2.]),
+ * method="conservative") fails (ZeroDivisionError in the kernel). A cell of
+ * zero length has no fraction to give: it gets no entry, its neighbours
+ * theirs. */
+static void an_input_cell_of_zero_length_gives_nothing(void **state)
+{
+    (void)state;
+    const double x_input[4] = {0.0, 1.0, 1.0, 2.0};
+    const double x_output[2] = {0.0, 2.0};
+    spart_triples t = build(x_input, 4, x_output, 2, NULL);
+    assert_int_equal(t.count, 2);
+    assert_entry(&t, 0, 0, 0, 1.0);
+    assert_entry(&t, 1, 2, 0, 1.0);
+    spart_triples_release(&t);
+}
+
+/* An output grid of zero length ([1, 1]) overlaps nothing; the reference
+ * gives input cell 1 the weight 1 into it. */
+static void an_output_grid_of_zero_length_gives_nothing(void **state)
+{
+    (void)state;
+    const double x_input[3] = {0.0, 1.0, 2.0};
+    const double x_output[2] = {1.0, 1.0};
+    spart_triples t = build(x_input, 3, x_output, 2, NULL);
+    assert_int_equal(t.count, 0);
+    spart_triples_release(&t);
+}
+
 static void an_output_outside_the_input_gives_nothing(void **state)
 {
     (void)state;
@@ -425,6 +485,10 @@ int main(void)
         cmocka_unit_test(descending_input_applies_weights_input_to_its_own_cell),
         cmocka_unit_test(descending_output_matches_the_reference_with_real_indices),
         cmocka_unit_test(descending_grids_mirror_the_ascending_problem),
+        cmocka_unit_test(an_output_cell_of_zero_length_receives_nothing),
+        cmocka_unit_test(the_walk_continues_past_a_repeated_output_vertex),
+        cmocka_unit_test(an_input_cell_of_zero_length_gives_nothing),
+        cmocka_unit_test(an_output_grid_of_zero_length_gives_nothing),
         cmocka_unit_test(an_output_outside_the_input_gives_nothing),
         cmocka_unit_test(a_grid_without_cells_gives_nothing),
         cmocka_unit_test(partial_overlaps_start_in_the_right_cell),
