@@ -84,7 +84,7 @@ typedef struct static_grid {
     int64_t num_cells_x;
     int64_t num_cells_y;
     double x_low, x_high, y_low, y_high; /* the bounding box */
-    double *boundary_x; /* the boundary as a closed polygon */
+    double *boundary_x;                  /* the boundary as a closed polygon */
     double *boundary_y;
     int64_t num_boundary;
     /* faces in the reference's order: i = 0, i = last, j = 0, j = last */
@@ -379,8 +379,8 @@ typedef struct sweep_pass {
     const double *line_xy;
     int64_t num_lines;
     int64_t num_points;
-    int along_axis_0;       /* lines j = const of the sweep grid, walked along i */
-    int sweep_is_input;     /* pass B */
+    int along_axis_0;   /* lines j = const of the sweep grid, walked along i */
+    int sweep_is_input; /* pass B */
     int64_t num_cells_y_sweep;
     const double *area_input;    /* signed area per input cell */
     const double *weights_input; /* or NULL */
@@ -463,8 +463,8 @@ static int save_fragments(const sweep_pass *pass, const line_walk *walk, spart_t
 /* The crossing of the segment with boundary edge m of a face, if it is
  * nearer than *t_nearest and not into the cell just left: then enter. */
 static void try_boundary_edge(const static_grid *grid, int face_number, int64_t m, double x1,
-                              double y1, double x2, double y2, double *t_nearest,
-                              line_walk *walk, int64_t cell_left)
+                              double y1, double x2, double y2, double *t_nearest, line_walk *walk,
+                              int64_t cell_left)
 {
     const boundary_face *face = &grid->faces[face_number];
     const double *q1 = face->first + m * face->stride;
@@ -491,9 +491,8 @@ static void try_boundary_edge(const static_grid *grid, int face_number, int64_t 
 }
 
 /* Visit, in edge order, the edges of a face whose boxes touch the segment's. */
-static void search_face(const static_grid *grid, int face_number, double x1, double y1,
-                        double x2, double y2, double *t_nearest, line_walk *walk,
-                        int64_t cell_left)
+static void search_face(const static_grid *grid, int face_number, double x1, double y1, double x2,
+                        double y2, double *t_nearest, line_walk *walk, int64_t cell_left)
 {
     const boundary_face *face = &grid->faces[face_number];
     double x_low = fmin(x1, x2);
@@ -510,8 +509,8 @@ static void search_face(const static_grid *grid, int face_number, double x1, dou
             continue;
         }
         if (node >= face->num_leaves) {
-            try_boundary_edge(grid, face_number, node - face->num_leaves, x1, y1, x2, y2,
-                              t_nearest, walk, cell_left);
+            try_boundary_edge(grid, face_number, node - face->num_leaves, x1, y1, x2, y2, t_nearest,
+                              walk, cell_left);
             continue;
         }
         /* the right child is pushed first so that the left is visited first */
@@ -562,10 +561,9 @@ static int step_inside(const sweep_pass *pass, line_walk *walk, spart_triples *l
         int64_t j4 = walk->cell_j + corner_offset_j[e];
         double t;
         double u;
-        spart_segment_intersection_parameters(walk->x1, walk->y1, walk->x2, walk->y2,
-                                              static_x(grid, i3, j3), static_y(grid, i3, j3),
-                                              static_x(grid, i4, j4), static_y(grid, i4, j4), &t,
-                                              &u);
+        spart_segment_intersection_parameters(
+            walk->x1, walk->y1, walk->x2, walk->y2, static_x(grid, i3, j3), static_y(grid, i3, j3),
+            static_x(grid, i4, j4), static_y(grid, i4, j4), &t, &u);
         if (spart_segments_intersect(t, u)) {
             walk->x2 = walk->x1 + t * (walk->x2 - walk->x1);
             walk->y2 = walk->y1 + t * (walk->y2 - walk->y1);
@@ -605,10 +603,10 @@ static void start_line(const sweep_pass *pass, int64_t l, line_walk *walk)
     walk->cell_i = NONE;
     walk->cell_j = NONE;
     walk->last = NONE;
-    int in_box = grid->x_low <= walk->x1 && walk->x1 <= grid->x_high &&
-                 grid->y_low <= walk->y1 && walk->y1 <= grid->y_high;
-    if (in_box && spart_point_in_polygon(walk->x1, walk->y1, grid->boundary_x,
-                                         grid->boundary_y, grid->num_boundary)) {
+    int in_box = grid->x_low <= walk->x1 && walk->x1 <= grid->x_high && grid->y_low <= walk->y1 &&
+                 walk->y1 <= grid->y_high;
+    if (in_box && spart_point_in_polygon(walk->x1, walk->y1, grid->boundary_x, grid->boundary_y,
+                                         grid->num_boundary)) {
         locate_point(grid, walk->x1, walk->y1, &walk->cell_i, &walk->cell_j);
         walk->outside = walk->cell_i == NONE;
     }
@@ -833,12 +831,11 @@ spart_status spart_host_weights_conservative_2d_sweep(
             set_up_static_grid(&grid, x_output, y_output, num_x_output, num_y_output,
                                scratch.static_xy, scratch.boundary, scratch.boxes);
         } else {
-            set_up_static_grid(&grid, x_input, y_input, num_x_input, num_y_input,
-                               scratch.static_xy, scratch.boundary, scratch.boxes);
+            set_up_static_grid(&grid, x_input, y_input, num_x_input, num_y_input, scratch.static_xy,
+                               scratch.boundary, scratch.boxes);
         }
         for (int along_axis_0 = 1; along_axis_0 >= 0 && status == SPART_OK; along_axis_0--) {
-            fill_lines(x_sweep, y_sweep, num_x_sweep, num_y_sweep, along_axis_0,
-                       scratch.line_xy);
+            fill_lines(x_sweep, y_sweep, num_x_sweep, num_y_sweep, along_axis_0, scratch.line_xy);
             sweep_pass pass;
             pass.grid = &grid;
             pass.line_xy = scratch.line_xy;

@@ -28,10 +28,9 @@
  * Segments whose bounding boxes (closed) do not touch give t = u = +inf;
  * parallel segments give infinities, collinear ones NaN, as the reference's
  * plain divisions do. */
-static inline void spart_segment_intersection_parameters(double x1, double y1, double x2,
-                                                         double y2, double x3, double y3,
-                                                         double x4, double y4, double *t,
-                                                         double *u)
+static inline void spart_segment_intersection_parameters(double x1, double y1, double x2, double y2,
+                                                         double x3, double y3, double x4, double y4,
+                                                         double *t, double *u)
 {
     double xp_low = x1 < x2 ? x1 : x2;
     double xp_high = x1 < x2 ? x2 : x1;
@@ -83,8 +82,7 @@ int spart_point_in_polygon(double x, double y, const double *vertices_x, const d
  * terms are summed from 0 in the order of the reference's grid_volume:
  * first the two edges that run along axis 0 (j = b, then j = b + 1), then
  * the two that run along axis 1 (i = a, then i = a + 1). */
-double spart_grid_cell_area(const double *x, const double *y, int64_t num_y, int64_t a,
-                            int64_t b);
+double spart_grid_cell_area(const double *x, const double *y, int64_t num_y, int64_t a, int64_t b);
 
 /* The signed areas of all (num_x - 1) * (num_y - 1) cells, in C order,
  * into `areas`. num_x, num_y >= 2. */
