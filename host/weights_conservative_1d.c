@@ -79,8 +79,7 @@ static int64_t index_above(const ascending_grid *grid, double point)
 
 spart_status spart_host_weights_conservative_1d(const double *x_input, int64_t num_input,
                                                 const double *x_output, int64_t num_output,
-                                                const double *weights_input,
-                                                spart_triples *triples)
+                                                const double *weights_input, spart_triples *triples)
 {
     /* a grid of fewer than two vertices has no cells: nothing overlaps */
     if (num_input < 2 || num_output < 2) {

@@ -14,12 +14,15 @@
  * order, so the weights are the reference's bit for bit.
  *
  * Entries come out sorted by (input, output) with one entry per pair:
- * cells in C order, candidates in C order. With `parallel`, rows of input
- * cells (one index along axis 0) are clipped by OpenMP threads, each row
- * into its own list, and the lists are joined in row order, so the result
- * is the same for any thread count.
+ * cells in C order, candidates in C order. With `parallel`, contiguous
+ * blocks of rows of input cells (one index along axis 0) are clipped by
+ * OpenMP threads, each block into its own list, and the lists are joined in
+ * block order, so the result is the same for any thread count.
  */
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "internal.h"
 #include "weights_kernels.h"
@@ -109,7 +112,7 @@ typedef struct polygon {
 typedef struct clip_problem {
     const double *x; /* x[i * num_y + j], (x - x0) / step_x */
     const double *y;
-    int64_t num_y; /* input vertices along axis 1 */
+    int64_t num_y;       /* input vertices along axis 1 */
     int64_t num_cells_x; /* lattice cells along each axis */
     int64_t num_cells_y;
     const double *weights_input;
@@ -340,21 +343,88 @@ static int clip_cell(const clip_problem *problem, int64_t i, int64_t j, spart_tr
     return 0;
 }
 
-/* Clip row i of input cells (cells (i, 0), (i, 1), ...) into `row`. */
-static int clip_row(const clip_problem *problem, int64_t i, spart_triples *row)
+/* Clip rows first..last-1 of input cells (row i: cells (i, 0), (i, 1),
+ * ...) into `list`, in order. 0 on success, -1 when out of memory. */
+static int clip_rows(const clip_problem *problem, int64_t first, int64_t last, spart_triples *list)
 {
-    for (int64_t j = 0; j + 1 < problem->num_y; j++) {
-        if (clip_cell(problem, i, j, row) != 0) {
-            return -1;
+    for (int64_t i = first; i < last; i++) {
+        for (int64_t j = 0; j + 1 < problem->num_y; j++) {
+            if (clip_cell(problem, i, j, list) != 0) {
+                return -1;
+            }
         }
     }
     return 0;
 }
 
-spart_status spart_host_weights_conservative_2d_clip(
-    const double *x_input, const double *y_input, int64_t num_x_input, int64_t num_y_input,
-    const double *x_output, const double *y_output, int64_t num_x_output, int64_t num_y_output,
-    const double *weights_input, int parallel, spart_triples *triples)
+/* How many blocks of rows to hand to threads: a few per thread, so that
+ * rows of unequal cost even out; one when not parallel. */
+static int64_t num_blocks_for(int64_t num_rows, int parallel)
+{
+    int64_t threads = 1;
+#ifdef _OPENMP
+    if (parallel) {
+        threads = omp_get_max_threads();
+    }
+#else
+    (void)parallel;
+#endif
+    int64_t blocks = threads > 1 ? 4 * threads : 1;
+    return blocks < num_rows ? blocks : num_rows;
+}
+
+/* Clip the rows in `num_blocks` contiguous blocks, each into its own list,
+ * by OpenMP threads, and join the lists in block order: the entries come
+ * out in row order whatever the number of threads or blocks. */
+static spart_status clip_blocks(const clip_problem *problem, int64_t num_rows, int64_t num_blocks,
+                                spart_triples *triples)
+{
+    const spart_allocator *allocator = triples->allocator;
+    spart_triples *lists = spart_alloc(allocator, (size_t)num_blocks, sizeof *lists);
+    int *failed = spart_alloc_zero(allocator, (size_t)num_blocks, sizeof *failed);
+    if (lists == NULL || failed == NULL) {
+        spart_free(allocator, lists);
+        spart_free(allocator, failed);
+        return SPART_ERROR_OUT_OF_MEMORY;
+    }
+    for (int64_t b = 0; b < num_blocks; b++) {
+        spart_triples_init(&lists[b], allocator);
+    }
+    /* each block writes only its own list and flag */
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t b = 0; b < num_blocks; b++) {
+        int64_t first = b * num_rows / num_blocks;
+        int64_t last = (b + 1) * num_rows / num_blocks;
+        failed[b] = clip_rows(problem, first, last, &lists[b]);
+    }
+    spart_status status = SPART_OK;
+    int64_t total = triples->count;
+    for (int64_t b = 0; b < num_blocks; b++) {
+        if (failed[b] != 0) {
+            status = SPART_ERROR_OUT_OF_MEMORY;
+        }
+        total += lists[b].count;
+    }
+    if (status == SPART_OK && spart_triples_reserve(triples, total) != 0) {
+        status = SPART_ERROR_OUT_OF_MEMORY;
+    }
+    for (int64_t b = 0; b < num_blocks; b++) {
+        if (status == SPART_OK && spart_triples_extend(triples, &lists[b]) != 0) {
+            status = SPART_ERROR_OUT_OF_MEMORY;
+        }
+        spart_triples_release(&lists[b]);
+    }
+    spart_free(allocator, lists);
+    spart_free(allocator, failed);
+    return status;
+}
+
+spart_status spart_host_weights_conservative_2d_clip(const double *x_input, const double *y_input,
+                                                     int64_t num_x_input, int64_t num_y_input,
+                                                     const double *x_output, const double *y_output,
+                                                     int64_t num_x_output, int64_t num_y_output,
+                                                     const double *weights_input, int parallel,
+                                                     spart_triples *triples)
 {
     if (num_x_input < 2 || num_y_input < 2 || num_x_output < 2 || num_y_output < 2) {
         return SPART_OK; /* no cells on one side: nothing overlaps */
@@ -368,14 +438,9 @@ spart_status spart_host_weights_conservative_2d_clip(
     const size_t num_vertices = (size_t)num_x_input * (size_t)num_y_input;
     double *x = spart_alloc(triples->allocator, num_vertices, sizeof *x);
     double *y = spart_alloc(triples->allocator, num_vertices, sizeof *y);
-    const int64_t num_rows = num_x_input - 1;
-    spart_triples *rows = spart_alloc(triples->allocator, (size_t)num_rows, sizeof *rows);
-    int *failed = spart_alloc_zero(triples->allocator, (size_t)num_rows, sizeof *failed);
-    if (x == NULL || y == NULL || rows == NULL || failed == NULL) {
+    if (x == NULL || y == NULL) {
         spart_free(triples->allocator, x);
         spart_free(triples->allocator, y);
-        spart_free(triples->allocator, rows);
-        spart_free(triples->allocator, failed);
         return SPART_ERROR_OUT_OF_MEMORY;
     }
 #pragma omp parallel for schedule(static) if (parallel)
@@ -391,37 +456,18 @@ spart_status spart_host_weights_conservative_2d_clip(
         .num_cells_y = num_y_output - 1,
         .weights_input = weights_input,
     };
-    for (int64_t i = 0; i < num_rows; i++) {
-        spart_triples_init(&rows[i], triples->allocator);
-    }
-
-    /* rows differ in cost where the input grid is distorted: hand them out
-     * one at a time; each writes only its own list and flag */
-#pragma omp parallel for schedule(dynamic, 1) if (parallel)
-    for (int64_t i = 0; i < num_rows; i++) {
-        failed[i] = clip_row(&problem, i, &rows[i]);
-    }
-
+    const int64_t num_rows = num_x_input - 1;
+    const int64_t num_blocks = num_blocks_for(num_rows, parallel);
     spart_status status = SPART_OK;
-    int64_t total = triples->count;
-    for (int64_t i = 0; i < num_rows; i++) {
-        if (failed[i] != 0) {
+    if (num_blocks <= 1) {
+        /* one thread: straight into the caller's list */
+        if (clip_rows(&problem, 0, num_rows, triples) != 0) {
             status = SPART_ERROR_OUT_OF_MEMORY;
         }
-        total += rows[i].count;
-    }
-    if (status == SPART_OK && spart_triples_reserve(triples, total) != 0) {
-        status = SPART_ERROR_OUT_OF_MEMORY;
-    }
-    for (int64_t i = 0; i < num_rows; i++) {
-        if (status == SPART_OK && spart_triples_extend(triples, &rows[i]) != 0) {
-            status = SPART_ERROR_OUT_OF_MEMORY;
-        }
-        spart_triples_release(&rows[i]);
+    } else {
+        status = clip_blocks(&problem, num_rows, num_blocks, triples);
     }
     spart_free(triples->allocator, x);
     spart_free(triples->allocator, y);
-    spart_free(triples->allocator, rows);
-    spart_free(triples->allocator, failed);
     return status;
 }

@@ -94,8 +94,7 @@ static void merge_sort(sort_item *items, sort_item *scratch, int64_t lo, int64_t
 /* Stable least-significant-digit radix sort of n items by the low `bits`
  * bits of their keys; `scratch` is used in between. `counts` holds
  * 2^COALESCE_DIGIT_BITS_MAX entries. */
-static void radix_sort(sort_item *items, sort_item *scratch, int64_t n, int bits,
-                       int64_t *counts)
+static void radix_sort(sort_item *items, sort_item *scratch, int64_t n, int bits, int64_t *counts)
 {
     int passes = (bits + COALESCE_DIGIT_BITS_MAX - 1) / COALESCE_DIGIT_BITS_MAX;
     if (passes == 0) {
@@ -185,7 +184,6 @@ static double numpy_pairwise_sum(const double *a, int64_t n)
     return numpy_pairwise_sum(a, half) + numpy_pairwise_sum(a + half, n - half);
 }
 
-
 /* Whether the entries are already strictly increasing in (input, output):
  * then every pair is unique and there is nothing to do. */
 static int is_sorted_unique(const spart_triples *triples)
@@ -193,9 +191,8 @@ static int is_sorted_unique(const spart_triples *triples)
     for (int64_t k = 1; k < triples->count; k++) {
         int64_t input_before = triples->indices_input[k - 1];
         int64_t input = triples->indices_input[k];
-        if (input < input_before ||
-            (input == input_before &&
-             triples->indices_output[k] <= triples->indices_output[k - 1])) {
+        if (input < input_before || (input == input_before && triples->indices_output[k] <=
+                                                                  triples->indices_output[k - 1])) {
             return 0;
         }
     }
@@ -261,8 +258,8 @@ static void sort_narrow(spart_triples *triples, sort_work *work, int64_t min_inp
 /* The rare case of indices too far apart for one key: sort entry numbers
  * stably by the output offset, then by the input offset, and then gather
  * the entries in that order. 0 on success, -1 when out of memory. */
-static int sort_wide(spart_triples *triples, sort_work *work, int64_t min_input,
-                     int64_t min_output, int bits_input, int bits_output)
+static int sort_wide(spart_triples *triples, sort_work *work, int64_t min_input, int64_t min_output,
+                     int bits_input, int bits_output)
 {
     int64_t n = triples->count;
     for (int64_t k = 0; k < n; k++) {
@@ -375,8 +372,7 @@ spart_status spart_weights_coalesce(spart_triples *triples)
         if (bits_input + bits_output <= 63) {
             sort_narrow(triples, &work, min_input, min_output, bits_input, bits_output);
             status = SPART_OK;
-        } else if (sort_wide(triples, &work, min_input, min_output, bits_input, bits_output) ==
-                   0) {
+        } else if (sort_wide(triples, &work, min_input, min_output, bits_input, bits_output) == 0) {
             status = SPART_OK;
         }
     }

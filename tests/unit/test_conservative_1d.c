@@ -30,8 +30,7 @@ static void test_free_fn(void *user, void *pointer)
     free(pointer);
 }
 
-static const spart_allocator test_allocator = {test_malloc_fn, test_realloc_fn, test_free_fn,
-                                               NULL};
+static const spart_allocator test_allocator = {test_malloc_fn, test_realloc_fn, test_free_fn, NULL};
 
 /* np.linspace(start, stop, num): k * step + start, the last vertex exactly
  * stop, so that grids here are bitwise the reference's. */
@@ -59,8 +58,8 @@ static spart_triples build(const double *x_input, int64_t num_input, const doubl
 {
     spart_triples triples;
     spart_triples_init(&triples, &test_allocator);
-    assert_int_equal(spart_host_weights_conservative_1d(x_input, num_input, x_output,
-                                                        num_output, weights_input, &triples),
+    assert_int_equal(spart_host_weights_conservative_1d(x_input, num_input, x_output, num_output,
+                                                        weights_input, &triples),
                      SPART_OK);
     return triples;
 }

@@ -32,8 +32,7 @@ static void test_free_fn(void *user, void *pointer)
     free(pointer);
 }
 
-static const spart_allocator test_allocator = {test_malloc_fn, test_realloc_fn, test_free_fn,
-                                               NULL};
+static const spart_allocator test_allocator = {test_malloc_fn, test_realloc_fn, test_free_fn, NULL};
 
 /* A grid of num_x by num_y vertices, x[i * num_y + j]. */
 typedef struct grid {
@@ -160,8 +159,7 @@ static void assert_sorted_unique_in_range(const spart_triples *t, int64_t num_in
         assert_true(t->indices_output[k] >= 0 && t->indices_output[k] < num_output);
         if (k > 0) {
             int64_t i0 = t->indices_input[k - 1], i1 = t->indices_input[k];
-            assert_true(i0 < i1 ||
-                        (i0 == i1 && t->indices_output[k - 1] < t->indices_output[k]));
+            assert_true(i0 < i1 || (i0 == i1 && t->indices_output[k - 1] < t->indices_output[k]));
         }
     }
 }
@@ -409,56 +407,80 @@ static void a_descending_lattice_gives_permuted_positive_weights(void **state)
  * (the clipping path; x, y as hex below, since cos and sin may differ in
  * the last bit between libms). */
 static const double distorted_x_reference[25] = {
-    -0x1.8db13b4fb8f5ep-2, -0x1.0e9e8f7828da5p-1, -0x1.566481487539bp-1,
-    -0x1.9e2a7318c1990p-1, -0x1.e5f064e90df87p-1, -0x1.73ba131f1b3a8p-4,
-    -0x1.b35306103c085p-3, -0x1.566481487539bp-2, -0x1.d31f7f88cc6f2p-2,
-    -0x1.27ed3ee491d25p-1, 0x1.a7a8638056b14p-3, 0x1.a7a8638056b14p-4,
-    0x0.0p+0, -0x1.a7a8638056b11p-4, -0x1.a7a8638056b14p-3,
-    0x1.024b74240ebffp-1, 0x1.ad7db4c8495ccp-2, 0x1.566481487539ap-2,
-    0x1.fe969b91422d2p-3, 0x1.5064349199e6dp-3, 0x1.9aaccf6807d39p-1,
-    0x1.7888a8583e86bp-1, 0x1.566481487539bp-1, 0x1.34405a38abeccp-1,
+    -0x1.8db13b4fb8f5ep-2,
+    -0x1.0e9e8f7828da5p-1,
+    -0x1.566481487539bp-1,
+    -0x1.9e2a7318c1990p-1,
+    -0x1.e5f064e90df87p-1,
+    -0x1.73ba131f1b3a8p-4,
+    -0x1.b35306103c085p-3,
+    -0x1.566481487539bp-2,
+    -0x1.d31f7f88cc6f2p-2,
+    -0x1.27ed3ee491d25p-1,
+    0x1.a7a8638056b14p-3,
+    0x1.a7a8638056b14p-4,
+    0x0.0p+0,
+    -0x1.a7a8638056b11p-4,
+    -0x1.a7a8638056b14p-3,
+    0x1.024b74240ebffp-1,
+    0x1.ad7db4c8495ccp-2,
+    0x1.566481487539ap-2,
+    0x1.fe969b91422d2p-3,
+    0x1.5064349199e6dp-3,
+    0x1.9aaccf6807d39p-1,
+    0x1.7888a8583e86bp-1,
+    0x1.566481487539bp-1,
+    0x1.34405a38abeccp-1,
     0x1.121c3328e29fdp-1,
 };
 static const double distorted_y_reference[25] = {
-    -0x1.a73812fd88d9bp-1, -0x1.f80ba4b29c79bp-2, -0x1.434e46d44e802p-3,
-    0x1.697abbbc9bf32p-3, 0x1.0590ef936199bp-1, -0x1.8513ebedbf8cdp-1,
-    -0x1.b3c3569309dfep-2, -0x1.757b552a5298bp-4, 0x1.f20b57fbc126fp-3,
-    0x1.27b516a32ae69p-1, -0x1.566481487539bp-1, -0x1.566481487539bp-2,
-    0x0.0p+0, 0x1.566481487539ap-2, 0x1.566481487539bp-1,
-    -0x1.1b29d30da9e08p-1, -0x1.bfde49a5bd0eap-3, 0x1.d9d571d65ac9ap-4,
-    0x1.ccd9ddbe0bec0p-2, 0x1.919f2f834092ep-1, -0x1.a6c7c27abb023p-2,
-    -0x1.418d04c917220p-4, 0x1.060140162f713p-2, 0x1.2e32e0af52557p-1,
+    -0x1.a73812fd88d9bp-1,
+    -0x1.f80ba4b29c79bp-2,
+    -0x1.434e46d44e802p-3,
+    0x1.697abbbc9bf32p-3,
+    0x1.0590ef936199bp-1,
+    -0x1.8513ebedbf8cdp-1,
+    -0x1.b3c3569309dfep-2,
+    -0x1.757b552a5298bp-4,
+    0x1.f20b57fbc126fp-3,
+    0x1.27b516a32ae69p-1,
+    -0x1.566481487539bp-1,
+    -0x1.566481487539bp-2,
+    0x0.0p+0,
+    0x1.566481487539ap-2,
+    0x1.566481487539bp-1,
+    -0x1.1b29d30da9e08p-1,
+    -0x1.bfde49a5bd0eap-3,
+    0x1.d9d571d65ac9ap-4,
+    0x1.ccd9ddbe0bec0p-2,
+    0x1.919f2f834092ep-1,
+    -0x1.a6c7c27abb023p-2,
+    -0x1.418d04c917220p-4,
+    0x1.060140162f713p-2,
+    0x1.2e32e0af52557p-1,
     0x1.d96521538cf25p-1,
 };
 static const int64_t reference_input[46] = {
-    0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4,
-    5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7, 8,
-    8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 11, 11,
-    12, 12, 13, 13, 14, 14, 14, 14, 15, 15,
+    0, 0, 1, 1, 1, 1, 2, 2, 3,  3,  4,  4,  5,  5,  5,  6,  6,  6,  6,  7,  7,  7,  7,
+    8, 8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 14, 14, 15, 15,
 };
 static const int64_t reference_output[46] = {
-    0, 4, 0, 1, 4, 5, 1, 2, 2, 3, 4, 5,
-    1, 4, 5, 1, 2, 5, 6, 2, 3, 6, 7, 4,
-    5, 8, 9, 5, 6, 9, 10, 6, 7, 10, 6, 7,
-    8, 9, 9, 10, 6, 7, 10, 11, 7, 11,
+    0, 4, 0, 1, 4, 5, 1, 2,  2, 3, 4,  5, 1, 4, 5, 1, 2,  5, 6, 2,  3,  6, 7,
+    4, 5, 8, 9, 5, 6, 9, 10, 6, 7, 10, 6, 7, 8, 9, 9, 10, 6, 7, 10, 11, 7, 11,
 };
 static const double reference_values[46] = {
-    0x1.38a9ad3413848p-1, 0x1.7ec9266515597p-2, 0x1.9790c35043042p-3,
-    0x1.014452020c507p+0, 0x1.1224e7de44810p-6, 0x1.e0407d1c8f430p-6,
-    0x1.19be0f83d715ep-1, 0x1.e59f21bdd1a9fp-1, 0x1.a28c2d1e0b341p-1,
-    0x1.19490b2339d36p-1, 0x1.db1d56af3c7d6p+0, 0x1.27154a861c157p-3,
-    0x1.0bcdbe96c3c56p-3, 0x1.833e2cecbad14p-6, 0x1.0c3ca7bcba4e1p+1,
-    0x1.20f3e491f17d3p-3, 0x1.98ad576f7288ep-1, 0x1.8cb1fa162e6ebp-3,
-    0x1.5df4987342be2p+0, 0x1.3cf744acc67b8p-1, 0x1.49747831c9bbap+0,
-    0x1.215f83779a9ecp-2, 0x1.1f700933d8bd8p-1, 0x1.6748ebd7d0e8cp-1,
-    0x1.93fdaf813f3f2p-2, 0x1.2c89108683abap+0, 0x1.75a61b5a88203p-1,
-    0x1.d1eda004b2f26p+0, 0x1.563411880b9b0p-2, 0x1.b775c7983016cp-1,
-    0x1.e653be6990db5p-3, 0x1.8e594669dbfd7p+1, 0x1.d79fad3c57b4ap-4,
-    0x1.174de1620a270p-2, 0x1.a51fb0492d853p-3, 0x1.c5ae04fb6d27cp+1,
-    0x1.f40035e8a9c2dp-3, 0x1.82f1f30730e6bp-1, 0x1.1913751741814p-1,
-    0x1.66ec8ae8be7f0p-1, 0x1.075af4de6e13ep-11, 0x1.ddb433e18fe63p-8,
-    0x1.e84b113ce9dddp-1, 0x1.13b7af9e1b673p-1, 0x1.2114d5986beaap-2,
-    0x1.2c87e762708c1p+0,
+    0x1.38a9ad3413848p-1,  0x1.7ec9266515597p-2, 0x1.9790c35043042p-3, 0x1.014452020c507p+0,
+    0x1.1224e7de44810p-6,  0x1.e0407d1c8f430p-6, 0x1.19be0f83d715ep-1, 0x1.e59f21bdd1a9fp-1,
+    0x1.a28c2d1e0b341p-1,  0x1.19490b2339d36p-1, 0x1.db1d56af3c7d6p+0, 0x1.27154a861c157p-3,
+    0x1.0bcdbe96c3c56p-3,  0x1.833e2cecbad14p-6, 0x1.0c3ca7bcba4e1p+1, 0x1.20f3e491f17d3p-3,
+    0x1.98ad576f7288ep-1,  0x1.8cb1fa162e6ebp-3, 0x1.5df4987342be2p+0, 0x1.3cf744acc67b8p-1,
+    0x1.49747831c9bbap+0,  0x1.215f83779a9ecp-2, 0x1.1f700933d8bd8p-1, 0x1.6748ebd7d0e8cp-1,
+    0x1.93fdaf813f3f2p-2,  0x1.2c89108683abap+0, 0x1.75a61b5a88203p-1, 0x1.d1eda004b2f26p+0,
+    0x1.563411880b9b0p-2,  0x1.b775c7983016cp-1, 0x1.e653be6990db5p-3, 0x1.8e594669dbfd7p+1,
+    0x1.d79fad3c57b4ap-4,  0x1.174de1620a270p-2, 0x1.a51fb0492d853p-3, 0x1.c5ae04fb6d27cp+1,
+    0x1.f40035e8a9c2dp-3,  0x1.82f1f30730e6bp-1, 0x1.1913751741814p-1, 0x1.66ec8ae8be7f0p-1,
+    0x1.075af4de6e13ep-11, 0x1.ddb433e18fe63p-8, 0x1.e84b113ce9dddp-1, 0x1.13b7af9e1b673p-1,
+    0x1.2114d5986beaap-2,  0x1.2c87e762708c1p+0,
 };
 
 static grid distorted_reference(void)
@@ -472,8 +494,8 @@ static grid distorted_reference(void)
 static void a_distorted_grid_matches_the_reference(void **state)
 {
     (void)state;
-    static const double weights_input[16] = {1.0,  1.25, 1.5, 1.75, 2.0,  2.25, 2.5, 2.75,
-                                             3.0,  3.25, 3.5, 3.75, 1.0,  1.25, 1.5, 1.75};
+    static const double weights_input[16] = {1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75,
+                                             3.0, 3.25, 3.5, 3.75, 1.0, 1.25, 1.5, 1.75};
     grid g = distorted_reference();
     grid out = grid_new(4, 5);
     for (int64_t i = 0; i < 4; i++) {
@@ -659,9 +681,9 @@ static void grids_without_cells_give_nothing(void **state)
     grid out = lattice(-1, 1, 3, -1, 1, 3);
     spart_triples t;
     spart_triples_init(&t, &test_allocator);
-    assert_int_equal(spart_host_weights_conservative_2d_clip(g.x, g.y, 1, 4, out.x, out.y, 3, 3,
-                                                             NULL, 1, &t),
-                     SPART_OK);
+    assert_int_equal(
+        spart_host_weights_conservative_2d_clip(g.x, g.y, 1, 4, out.x, out.y, 3, 3, NULL, 1, &t),
+        SPART_OK);
     assert_int_equal(t.count, 0);
     spart_triples_release(&t);
     grid_free(&g);

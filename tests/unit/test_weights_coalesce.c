@@ -31,8 +31,7 @@ static void test_free_fn(void *user, void *pointer)
     free(pointer);
 }
 
-static const spart_allocator test_allocator = {test_malloc_fn, test_realloc_fn, test_free_fn,
-                                               NULL};
+static const spart_allocator test_allocator = {test_malloc_fn, test_realloc_fn, test_free_fn, NULL};
 
 static void append(spart_triples *t, int64_t input, int64_t output, double value)
 {
@@ -152,9 +151,8 @@ static void runs_of_ones_after_1e16_match_numpy(void **state)
         int64_t length;
         double sum;
     } cases[] = {
-        {1, 0x1.1c37937e08000p+53},   {7, 0x1.1c37937e08003p+53},
-        {8, 0x1.1c37937e08004p+53},   {9, 0x1.1c37937e08004p+53},
-        {100, 0x1.1c37937e08032p+53}, {128, 0x1.1c37937e08040p+53},
+        {1, 0x1.1c37937e08000p+53},   {7, 0x1.1c37937e08003p+53},    {8, 0x1.1c37937e08004p+53},
+        {9, 0x1.1c37937e08004p+53},   {100, 0x1.1c37937e08032p+53},  {128, 0x1.1c37937e08040p+53},
         {129, 0x1.1c37937e08040p+53}, {1000, 0x1.1c37937e081f4p+53},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -183,8 +181,8 @@ static const struct {
     int64_t input, output;
     double sum;
 } run_expected[8] = {
-    {0, 0, 0x1.b021159f65864p+17},  {0, 2, -0x1.1d424fb1fd960p+1}, /* 100, 7 */
-    {1, 0, 0x1.1a59e255fe28ep+20},  {1, 5, 0x1.7554459e6136bp+9},  /* 129, 9 */
+    {0, 0, 0x1.b021159f65864p+17},  {0, 2, -0x1.1d424fb1fd960p+1},  /* 100, 7 */
+    {1, 0, 0x1.1a59e255fe28ep+20},  {1, 5, 0x1.7554459e6136bp+9},   /* 129, 9 */
     {2, 2, -0x1.c32e62bc4442fp+22}, {2, 9, -0x1.85d2e583be7dap+21}, /* 1000, 128 */
     {3, 1, 0x1.98e581bf52015p+16},  {3, 7, -0x1.6fe00691d573ep+17}, /* 8, 1 */
 };
@@ -381,12 +379,12 @@ static void check_against_reference(int64_t n, int64_t span_input, int64_t span_
 static void random_lists_match_the_specification(void **state)
 {
     (void)state;
-    check_against_reference(500, 7, 5, 0, 1);                     /* merge sort, long runs */
-    check_against_reference(1500, 300, 300, -150, 2);             /* merge sort, short runs */
-    check_against_reference(100000, 40, 30, 0, 3);                /* radix, runs of ~80 */
-    check_against_reference(100000, 3000, 2000, 5, 4);            /* radix, mostly unique */
-    check_against_reference(30000, 1, 1, INT64_MAX - 1, 5);       /* one run of 30000 */
-    check_against_reference(50000, INT64_MAX, INT64_MAX, 0, 6);   /* radix, 126-bit spans */
+    check_against_reference(500, 7, 5, 0, 1);                   /* merge sort, long runs */
+    check_against_reference(1500, 300, 300, -150, 2);           /* merge sort, short runs */
+    check_against_reference(100000, 40, 30, 0, 3);              /* radix, runs of ~80 */
+    check_against_reference(100000, 3000, 2000, 5, 4);          /* radix, mostly unique */
+    check_against_reference(30000, 1, 1, INT64_MAX - 1, 5);     /* one run of 30000 */
+    check_against_reference(50000, INT64_MAX, INT64_MAX, 0, 6); /* radix, 126-bit spans */
 }
 
 int main(void)
