@@ -676,7 +676,11 @@ static spart_status walk_lines(const sweep_pass *pass, int parallel,
     }
 #pragma omp parallel for schedule(dynamic) if (parallel)
     for (int64_t l = 0; l < n; l++) {
-        statuses[l] = walk_line(pass, l, &lines->lists[l]);
+        /* the walk appends to a list of its own on the stack: neighbouring
+         * lists share cache lines, and threads walk neighbouring lines */
+        spart_triples list = lines->lists[l];
+        statuses[l] = walk_line(pass, l, &list);
+        lines->lists[l] = list;
     }
     spart_status status = SPART_OK;
     for (int64_t l = 0; l < n && status == SPART_OK; l++) {
