@@ -65,8 +65,9 @@ int main(void)
     spart_weights_options_init(&options);
     options.method = SPART_METHOD_CONSERVATIVE;
     spart_weights *weights = NULL, *transposed = NULL;
-    int failed = check(context, spart_weights_build(context, 2, grid_in, grid_out, &options, &weights),
-                       "spart_weights_build");
+    int failed =
+        check(context, spart_weights_build(context, 2, grid_in, grid_out, &options, &weights),
+              "spart_weights_build");
     if (!failed) {
         printf("  weights: %lld entries (Ramshaw sweep, output jittered by 1e-9, seed %llu)\n",
                (long long)spart_weights_num_entries(weights), (unsigned long long)options.seed);

@@ -51,8 +51,8 @@ spart_status spart_context_create_with_allocator(const spart_allocator *allocato
     }
     spart_context *made = allocator->malloc_fn(allocator->user, sizeof *made);
     if (made == NULL) {
-        return spart_fail(NULL, SPART_ERROR_OUT_OF_MEMORY,
-                          "context: could not allocate %zu bytes", sizeof *made);
+        return spart_fail(NULL, SPART_ERROR_OUT_OF_MEMORY, "context: could not allocate %zu bytes",
+                          sizeof *made);
     }
     memset(made, 0, sizeof *made);
     made->allocator = *allocator;
@@ -95,7 +95,10 @@ int spart_threads(const spart_context *context)
 #endif
 }
 
-int spart_context_threads(const spart_context *context) { return spart_threads(context); }
+int spart_context_threads(const spart_context *context)
+{
+    return spart_threads(context);
+}
 
 spart_status spart_context_set_log(spart_context *context, spart_log_fn log, void *user)
 {

@@ -24,8 +24,8 @@ typedef struct regrid_layout {
     int64_t size_output;
 } regrid_layout;
 
-static spart_status normalize(spart_context *context, const char *name, int count,
-                              const int *axes, int ndim, int *normalized, int *normalized_count)
+static spart_status normalize(spart_context *context, const char *name, int count, const int *axes,
+                              int ndim, int *normalized, int *normalized_count)
 {
     int bad = 0;
     int status = spart_axes_normalize(count, axes, ndim, 1, normalized, normalized_count, &bad);
@@ -55,8 +55,8 @@ static spart_shape without_axes(const spart_shape *shape, const int *axes, int c
 
 static spart_status make_layout(spart_context *context, const spart_weights *weights,
                                 const spart_shape *shape_values, int num_axis_input,
-                                const int *axis_input, int num_axis_output,
-                                const int *axis_output, regrid_layout *layout)
+                                const int *axis_input, int num_axis_output, const int *axis_output,
+                                regrid_layout *layout)
 {
     char text_a[128], text_b[128], text_c[128];
     memset(layout, 0, sizeof *layout);
@@ -111,8 +111,8 @@ static spart_status make_layout(spart_context *context, const spart_weights *wei
     }
     layout->full_input = spart_shape_insert_axes(&layout->shape_orthogonal, &weights->shape_input,
                                                  axes_in, layout->num_input);
-    layout->full_output = spart_shape_insert_axes(
-        &layout->shape_orthogonal, &weights->shape_output, axes_out, layout->num_output);
+    layout->full_output = spart_shape_insert_axes(&layout->shape_orthogonal, &weights->shape_output,
+                                                  axes_out, layout->num_output);
     if (!spart_shape_broadcasts_to(shape_values, &layout->full_input)) {
         return spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
                           "values_input has shape %s, which does not broadcast to %s",
@@ -128,8 +128,7 @@ static spart_status make_layout(spart_context *context, const spart_weights *wei
     for (int a = 0; a < layout->num_output; a++) {
         layout->resampled_output[layout->num_output - 1 - a] =
             layout->full_output.ndim + axes_out[a];
-        layout->size_output *=
-            weights->shape_output.dims[weights->shape_output.ndim + axes_out[a]];
+        layout->size_output *= weights->shape_output.dims[weights->shape_output.ndim + axes_out[a]];
     }
     /* The weights' indices are known to lie below their own element sizes;
      * other axes would let them run past the values. */
@@ -177,8 +176,8 @@ static void apply_element(const spart_weights *weights, const regrid_layout *lay
     spart_gather_block(values, value_strides, &layout->full_input, layout->resampled_input,
                        layout->num_input, orthogonal_index, input_block);
     memset(output_block, 0, (size_t)layout->size_output * sizeof(double));
-    int64_t source = spart_broadcast_index(element, &layout->shape_orthogonal,
-                                           &weights->shape_orthogonal);
+    int64_t source =
+        spart_broadcast_index(element, &layout->shape_orthogonal, &weights->shape_orthogonal);
     const int64_t *indices_input = weights->indices_input;
     const int64_t *indices_output = weights->indices_output;
     const double *weight_values = weights->values;
@@ -305,9 +304,9 @@ spart_status spart_regrid(spart_context *context, int num_coordinates,
     if (status != SPART_OK) {
         return status;
     }
-    status = spart_regrid_from_weights(context, weights, values_input, o->num_axis_input,
-                                       o->axis_input, o->num_axis_output, o->axis_output,
-                                       values_output, size_output);
+    status =
+        spart_regrid_from_weights(context, weights, values_input, o->num_axis_input, o->axis_input,
+                                  o->num_axis_output, o->axis_output, values_output, size_output);
     spart_weights_free(weights);
     return status;
 }

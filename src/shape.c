@@ -66,8 +66,8 @@ int spart_shape_broadcasts_to(const spart_shape *shape, const spart_shape *targe
     return 1;
 }
 
-int spart_axes_normalize(int count, const int *axes, int ndim, int descending,
-                         int *normalized, int *normalized_count, int *bad)
+int spart_axes_normalize(int count, const int *axes, int ndim, int descending, int *normalized,
+                         int *normalized_count, int *bad)
 {
     int n = 0;
     if (count <= 0 || axes == NULL) {
@@ -115,8 +115,7 @@ int spart_axes_contain(const int *axes, int count, int axis)
     return 0;
 }
 
-void spart_broadcast_strides(const spart_shape *shape, const spart_shape *target,
-                             int64_t *strides)
+void spart_broadcast_strides(const spart_shape *shape, const spart_shape *target, int64_t *strides)
 {
     int64_t stride = 1;
     for (int k = target->ndim - 1; k >= 0; k--) {
@@ -133,8 +132,8 @@ void spart_broadcast_strides(const spart_shape *shape, const spart_shape *target
 }
 
 void spart_gather_block(const double *data, const int64_t *strides, const spart_shape *full,
-                        const int *resampled, int num_resampled,
-                        const int64_t *orthogonal_index, double *block)
+                        const int *resampled, int num_resampled, const int64_t *orthogonal_index,
+                        double *block)
 {
     int64_t base = 0;
     int o = 0;

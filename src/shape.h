@@ -28,16 +28,15 @@ int spart_shape_equal(const spart_shape *a, const spart_shape *b);
  * `descending` order (-1, -2, ...) or ascending. count = 0 (or axes NULL)
  * means every axis. Returns 0, -1 for an axis out of range (its index in
  * *bad), -2 for a repeated axis (index in *bad). */
-int spart_axes_normalize(int count, const int *axes, int ndim, int descending,
-                         int *normalized, int *normalized_count, int *bad);
+int spart_axes_normalize(int count, const int *axes, int ndim, int descending, int *normalized,
+                         int *normalized_count, int *bad);
 
 /* Whether normalised (negative) axis `axis` is in the list. */
 int spart_axes_contain(const int *axes, int count, int axis);
 
 /* The element strides of an array of shape `shape` broadcast to `target`
  * (which it must broadcast to): 0 along broadcast axes. */
-void spart_broadcast_strides(const spart_shape *shape, const spart_shape *target,
-                             int64_t *strides);
+void spart_broadcast_strides(const spart_shape *shape, const spart_shape *target, int64_t *strides);
 
 /* Copy the block of a broadcast array that one orthogonal element sees.
  * `strides` are the array's broadcast strides against the full shape
@@ -46,8 +45,8 @@ void spart_broadcast_strides(const spart_shape *shape, const spart_shape *target
  * of `full` in ascending order, its index. The block is written in C order
  * over the resampled axes. */
 void spart_gather_block(const double *data, const int64_t *strides, const spart_shape *full,
-                        const int *resampled, int num_resampled,
-                        const int64_t *orthogonal_index, double *block);
+                        const int *resampled, int num_resampled, const int64_t *orthogonal_index,
+                        double *block);
 
 /* The full shape of a resampled array: the orthogonal shape with the
  * extents of `shape` along `axes_descending` (negative numbers, -1 first)

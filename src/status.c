@@ -28,9 +28,15 @@ const char *spart_status_string(spart_status status)
     return "SPART_ERROR_UNKNOWN_STATUS";
 }
 
-const char *spart_version(void) { return SPART_VERSION_STRING; }
+const char *spart_version(void)
+{
+    return SPART_VERSION_STRING;
+}
 
-int spart_version_number(void) { return SPART_VERSION_NUMBER; }
+int spart_version_number(void)
+{
+    return SPART_VERSION_NUMBER;
+}
 
 spart_status spart_fail(spart_context *context, spart_status status, const char *format, ...)
 {
@@ -51,7 +57,10 @@ void spart_clear_error(spart_context *context)
     }
 }
 
-const char *spart_last_error(void) { return last_error; }
+const char *spart_last_error(void)
+{
+    return last_error;
+}
 
 const char *spart_context_error(const spart_context *context)
 {

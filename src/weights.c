@@ -81,8 +81,7 @@ void spart_weights_free(spart_weights *weights)
     spart_free(&allocator, weights);
 }
 
-spart_status spart_weights_from_triples(spart_context *context,
-                                        const spart_shape *shape_orthogonal,
+spart_status spart_weights_from_triples(spart_context *context, const spart_shape *shape_orthogonal,
                                         const spart_shape *shape_input,
                                         const spart_shape *shape_output, int num_axis_input,
                                         const int *axis_input, int num_axis_output,
@@ -94,9 +93,9 @@ spart_status spart_weights_from_triples(spart_context *context,
     for (int64_t e = 0; e < num_elements; e++) {
         total += elements[e].count;
     }
-    spart_weights *made = spart_weights_allocate(&context->allocator, shape_orthogonal,
-                                                 shape_input, shape_output, num_axis_input,
-                                                 axis_input, num_axis_output, axis_output, total);
+    spart_weights *made =
+        spart_weights_allocate(&context->allocator, shape_orthogonal, shape_input, shape_output,
+                               num_axis_input, axis_input, num_axis_output, axis_output, total);
     if (made == NULL) {
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
                           "weights: could not allocate %lld entries", (long long)total);
@@ -117,9 +116,8 @@ spart_status spart_weights_from_triples(spart_context *context,
 }
 
 /* Check one side's shape and axes for create_from_arrays. */
-static spart_status check_side(spart_context *context, const char *name,
-                               const spart_shape *shape, int num_axes, const int *axes,
-                               int *normalized, int *count)
+static spart_status check_side(spart_context *context, const char *name, const spart_shape *shape,
+                               int num_axes, const int *axes, int *normalized, int *count)
 {
     char text[128];
     if (!spart_shape_is_valid(shape)) {
@@ -131,12 +129,12 @@ static spart_status check_side(spart_context *context, const char *name,
     int status = spart_axes_normalize(num_axes, axes, shape->ndim, 0, negative, count, &bad);
     if (status == -1) {
         return spart_fail(context, SPART_ERROR_AXIS_OUT_OF_RANGE,
-                          "axis for %s: axis %d is outside an array of shape %s", name,
-                          axes[bad], spart_shape_format(shape, text, sizeof text));
+                          "axis for %s: axis %d is outside an array of shape %s", name, axes[bad],
+                          spart_shape_format(shape, text, sizeof text));
     }
     if (status == -2) {
-        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                          "axis for %s: axis %d is repeated", name, axes[bad]);
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT, "axis for %s: axis %d is repeated",
+                          name, axes[bad]);
     }
     for (int k = 0; k < *count; k++) {
         normalized[k] = negative[k] + shape->ndim;
@@ -145,11 +143,10 @@ static spart_status check_side(spart_context *context, const char *name,
 }
 
 spart_status spart_weights_create_from_arrays(
-    spart_context *context, const spart_shape *shape_orthogonal,
-    const spart_shape *shape_input, const spart_shape *shape_output, int num_axis_input,
-    const int *axis_input, int num_axis_output, const int *axis_output, const int64_t *offsets,
-    const int64_t *indices_input, const int64_t *indices_output, const double *values,
-    spart_weights **weights)
+    spart_context *context, const spart_shape *shape_orthogonal, const spart_shape *shape_input,
+    const spart_shape *shape_output, int num_axis_input, const int *axis_input, int num_axis_output,
+    const int *axis_output, const int64_t *offsets, const int64_t *indices_input,
+    const int64_t *indices_output, const double *values, spart_weights **weights)
 {
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
@@ -161,8 +158,9 @@ spart_status spart_weights_create_from_arrays(
     *weights = NULL;
     if (shape_orthogonal == NULL || shape_input == NULL || shape_output == NULL ||
         offsets == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER,
-                          "shape_orthogonal, shape_input, shape_output and offsets must not be NULL");
+        return spart_fail(
+            context, SPART_ERROR_NULL_POINTER,
+            "shape_orthogonal, shape_input, shape_output and offsets must not be NULL");
     }
     if (!spart_shape_is_valid(shape_orthogonal)) {
         return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
@@ -183,8 +181,8 @@ spart_status spart_weights_create_from_arrays(
     }
     int64_t num_elements = spart_shape_size(shape_orthogonal);
     if (offsets[0] != 0) {
-        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                          "offsets[0] = %lld, expected 0", (long long)offsets[0]);
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT, "offsets[0] = %lld, expected 0",
+                          (long long)offsets[0]);
     }
     for (int64_t e = 0; e < num_elements; e++) {
         if (offsets[e + 1] < offsets[e]) {
@@ -210,13 +208,13 @@ spart_status spart_weights_create_from_arrays(
         for (int64_t k = offsets[e]; k < offsets[e + 1]; k++) {
             if (indices_input[k] < 0 || indices_input[k] >= made->size_input ||
                 indices_output[k] < 0 || indices_output[k] >= made->size_output) {
-                spart_status failed = spart_fail(
-                    context, SPART_ERROR_INVALID_ARGUMENT,
-                    "weights element %lld: entry %lld has indices_input = %lld and "
-                    "indices_output = %lld, outside [0, %lld) and [0, %lld)",
-                    (long long)e, (long long)(k - offsets[e]), (long long)indices_input[k],
-                    (long long)indices_output[k], (long long)made->size_input,
-                    (long long)made->size_output);
+                spart_status failed =
+                    spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                               "weights element %lld: entry %lld has indices_input = %lld and "
+                               "indices_output = %lld, outside [0, %lld) and [0, %lld)",
+                               (long long)e, (long long)(k - offsets[e]),
+                               (long long)indices_input[k], (long long)indices_output[k],
+                               (long long)made->size_input, (long long)made->size_output);
                 spart_weights_free(made);
                 return failed;
             }
@@ -285,17 +283,16 @@ void spart_weights_axes(const spart_weights *weights, int *num_axis_input, int *
     }
 }
 
-spart_status spart_weights_element(const spart_weights *weights, int64_t element,
-                                   int64_t *count, const int64_t **indices_input,
-                                   const int64_t **indices_output, const double **values)
+spart_status spart_weights_element(const spart_weights *weights, int64_t element, int64_t *count,
+                                   const int64_t **indices_input, const int64_t **indices_output,
+                                   const double **values)
 {
     if (weights == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "weights is NULL");
     }
     if (element < 0 || element >= weights->num_elements) {
-        return spart_fail(NULL, SPART_ERROR_INVALID_ARGUMENT,
-                          "element = %lld is outside [0, %lld)", (long long)element,
-                          (long long)weights->num_elements);
+        return spart_fail(NULL, SPART_ERROR_INVALID_ARGUMENT, "element = %lld is outside [0, %lld)",
+                          (long long)element, (long long)weights->num_elements);
     }
     int64_t start = weights->offsets[element];
     if (count != NULL) {

@@ -143,16 +143,16 @@ static spart_shape orthogonal_part(const spart_shape *shape, const int *axes, in
 
 spart_status spart_weights_layout_make(spart_context *context, int num_coordinates,
                                        const spart_array *coordinates_input,
-                                       const spart_array *coordinates_output,
-                                       int num_axis_input, const int *axis_input,
-                                       int num_axis_output, const int *axis_output,
-                                       int match_axes, spart_weights_layout *layout)
+                                       const spart_array *coordinates_output, int num_axis_input,
+                                       const int *axis_input, int num_axis_output,
+                                       const int *axis_output, int match_axes,
+                                       spart_weights_layout *layout)
 {
     char text_a[128], text_b[128];
     memset(layout, 0, sizeof *layout);
     layout->num_coordinates = num_coordinates;
-    spart_status status = broadcast_coordinates(context, "input", num_coordinates,
-                                                coordinates_input, &layout->shape_coordinates_input);
+    spart_status status = broadcast_coordinates(
+        context, "input", num_coordinates, coordinates_input, &layout->shape_coordinates_input);
     if (status != SPART_OK) {
         return status;
     }
@@ -200,10 +200,12 @@ spart_status spart_weights_layout_make(spart_context *context, int num_coordinat
         return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
                           "the broadcast grids would have more than %d axes", SPART_MAX_NDIM);
     }
-    layout->full_input = spart_shape_insert_axes(&layout->shape_orthogonal, &layout->shape_coordinates_input,
-                                    layout->axes_input, layout->num_axes_input);
-    layout->full_output = spart_shape_insert_axes(&layout->shape_orthogonal, &layout->shape_coordinates_output,
-                                     layout->axes_output, layout->num_axes_output);
+    layout->full_input =
+        spart_shape_insert_axes(&layout->shape_orthogonal, &layout->shape_coordinates_input,
+                                layout->axes_input, layout->num_axes_input);
+    layout->full_output =
+        spart_shape_insert_axes(&layout->shape_orthogonal, &layout->shape_coordinates_output,
+                                layout->axes_output, layout->num_axes_output);
     /* Resampled axes as non-negative numbers of the full shapes, ascending. */
     for (int a = 0; a < layout->num_axes_input; a++) {
         layout->resampled_input[layout->num_axes_input - 1 - a] =
@@ -263,12 +265,12 @@ spart_status spart_weights_layout_gather(const spart_weights_layout *layout, int
     for (int c = 0; c < layout->num_coordinates; c++) {
         if (output) {
             spart_gather_block(coordinates[c].data, layout->strides_output[c], &layout->full_output,
-                               layout->resampled_output, layout->num_axes_output,
-                               orthogonal_index, blocks[c]);
+                               layout->resampled_output, layout->num_axes_output, orthogonal_index,
+                               blocks[c]);
         } else {
             spart_gather_block(coordinates[c].data, layout->strides_input[c], &layout->full_input,
-                               layout->resampled_input, layout->num_axes_input,
-                               orthogonal_index, blocks[c]);
+                               layout->resampled_input, layout->num_axes_input, orthogonal_index,
+                               blocks[c]);
         }
     }
     return SPART_OK;
@@ -312,8 +314,7 @@ static spart_status check_finite(spart_context *context, const char *side, int n
     return SPART_OK;
 }
 
-spart_status spart_weights_input_strides(spart_context *context,
-                                         const spart_weights_layout *layout,
+spart_status spart_weights_input_strides(spart_context *context, const spart_weights_layout *layout,
                                          const spart_array *weights_input, int cells,
                                          spart_shape *full_values, int64_t *strides)
 {
@@ -371,16 +372,16 @@ static spart_status perturb_outputs(spart_context *context, const spart_weights_
         for (int64_t e = 0; e < layout->num_elements; e++) {
             double *block = perturbed[c] + e * size;
             spart_unravel(e, &layout->shape_orthogonal, orthogonal_index);
-            spart_gather_block(coordinates[c].data, layout->strides_output[c],
-                               &layout->full_output, layout->resampled_output,
-                               layout->num_axes_output, orthogonal_index, block);
+            spart_gather_block(coordinates[c].data, layout->strides_output[c], &layout->full_output,
+                               layout->resampled_output, layout->num_axes_output, orthogonal_index,
+                               block);
         }
         /* The element-major blocks are not C order over the full shape when
          * resampled axes are not trailing; walk the full shape in C order
          * and find each vertex's element and place in its block. */
         int64_t total = spart_shape_size(&layout->full_output);
-        double *scale = spart_alloc(&context->allocator, (size_t)layout->num_elements,
-                                    sizeof(double));
+        double *scale =
+            spart_alloc(&context->allocator, (size_t)layout->num_elements, sizeof(double));
         if (scale == NULL) {
             gsl_rng_free(rng);
             return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "perturb: out of memory");
@@ -431,8 +432,7 @@ typedef struct build_plan {
 } build_plan;
 
 static spart_status build_element(const build_plan *plan, const spart_allocator *allocator,
-                                  int64_t element, spart_triples *triples,
-                                  int64_t *num_outside)
+                                  int64_t element, spart_triples *triples, int64_t *num_outside)
 {
     const spart_weights_layout *layout = plan->layout;
     int n = layout->num_coordinates;
@@ -471,10 +471,10 @@ static spart_status build_element(const build_plan *plan, const spart_allocator 
     spart_status status;
     *num_outside = 0;
     if (plan->options->method == SPART_METHOD_MULTILINEAR) {
-        status = spart_host_weights_multilinear(
-            n, shape_in, (const double *const *)input, layout->size_output,
-            (const double *const *)output, weights_input, plan->options->bounds, plan->threads,
-            triples, num_outside);
+        status = spart_host_weights_multilinear(n, shape_in, (const double *const *)input,
+                                                layout->size_output, (const double *const *)output,
+                                                weights_input, plan->options->bounds, plan->threads,
+                                                triples, num_outside);
     } else if (n == 1) {
         status = spart_host_weights_conservative_1d(input[0], shape_in[0], output[0], shape_out[0],
                                                     weights_input, triples);
@@ -523,12 +523,10 @@ static spart_status build_all(spart_context *context, const build_plan *plan,
 {
     const spart_weights_layout *layout = plan->layout;
     int64_t num_elements = layout->num_elements;
-    spart_triples *elements =
-        spart_alloc(&context->allocator, (size_t)(num_elements > 0 ? num_elements : 1),
-                    sizeof(spart_triples));
-    spart_status *statuses =
-        spart_alloc(&context->allocator, (size_t)(num_elements > 0 ? num_elements : 1),
-                    sizeof(spart_status));
+    spart_triples *elements = spart_alloc(
+        &context->allocator, (size_t)(num_elements > 0 ? num_elements : 1), sizeof(spart_triples));
+    spart_status *statuses = spart_alloc(
+        &context->allocator, (size_t)(num_elements > 0 ? num_elements : 1), sizeof(spart_status));
     int64_t *outside = spart_alloc(&context->allocator,
                                    (size_t)(num_elements > 0 ? num_elements : 1), sizeof(int64_t));
     if (elements == NULL || statuses == NULL || outside == NULL) {
@@ -554,11 +552,10 @@ static spart_status build_all(spart_context *context, const build_plan *plan,
         num_outside += outside[e];
         if (status == SPART_OK && statuses[e] != SPART_OK) {
             status = statuses[e];
-            spart_fail(context, status, "weights element %lld: the %s kernel failed (%s)",
-                       (long long)e,
-                       plan->options->method == SPART_METHOD_MULTILINEAR ? "multilinear"
-                                                                          : "conservative",
-                       spart_status_string(status));
+            spart_fail(
+                context, status, "weights element %lld: the %s kernel failed (%s)", (long long)e,
+                plan->options->method == SPART_METHOD_MULTILINEAR ? "multilinear" : "conservative",
+                spart_status_string(status));
         }
     }
     if (status == SPART_OK && plan->options->method == SPART_METHOD_MULTILINEAR &&
@@ -569,10 +566,9 @@ static spart_status build_all(spart_context *context, const build_plan *plan,
                             (long long)num_outside);
     }
     if (status == SPART_OK) {
-        status = spart_weights_from_triples(context, &layout->shape_orthogonal, shape_input,
-                                            shape_output, layout->num_axes_input, axes_input,
-                                            layout->num_axes_output, axes_output, elements,
-                                            weights);
+        status = spart_weights_from_triples(
+            context, &layout->shape_orthogonal, shape_input, shape_output, layout->num_axes_input,
+            axes_input, layout->num_axes_output, axes_output, elements, weights);
     }
     for (int64_t e = 0; e < num_elements; e++) {
         spart_triples_release(&elements[e]);
@@ -637,11 +633,10 @@ static spart_status prepare(spart_context *context, int num_coordinates,
         return status;
     }
     int conservative = options->method == SPART_METHOD_CONSERVATIVE;
-    status = spart_weights_layout_make(context, num_coordinates, coordinates_input,
-                                       coordinates_output, options->num_axis_input,
-                                       options->axis_input, options->num_axis_output,
-                                       options->axis_output,
-                                       conservative || options->num_axis_output == 0, layout);
+    status = spart_weights_layout_make(
+        context, num_coordinates, coordinates_input, coordinates_output, options->num_axis_input,
+        options->axis_input, options->num_axis_output, options->axis_output,
+        conservative || options->num_axis_output == 0, layout);
     if (status != SPART_OK) {
         return status;
     }
@@ -662,8 +657,8 @@ spart_status spart_weights_describe(spart_context *context, int num_coordinates,
                                     const spart_weights_options *options, spart_weights *shell)
 {
     spart_weights_layout layout;
-    spart_status status = prepare(context, num_coordinates, coordinates_input, coordinates_output,
-                                  options, &layout);
+    spart_status status =
+        prepare(context, num_coordinates, coordinates_input, coordinates_output, options, &layout);
     if (status != SPART_OK) {
         return status;
     }
@@ -707,8 +702,8 @@ spart_status spart_weights_build(spart_context *context, int num_coordinates,
         options = &defaults;
     }
     spart_weights_layout layout;
-    spart_status status = prepare(context, num_coordinates, coordinates_input,
-                                  coordinates_output, options, &layout);
+    spart_status status =
+        prepare(context, num_coordinates, coordinates_input, coordinates_output, options, &layout);
     if (status != SPART_OK) {
         return status;
     }
@@ -744,25 +739,25 @@ spart_status spart_weights_build(spart_context *context, int num_coordinates,
         }
         plan.clip = lattice;
     }
-    int perturb = options->perturb == SPART_PERTURB_YES ||
-                  (options->perturb == SPART_PERTURB_DEFAULT && conservative &&
-                   num_coordinates >= 2);
+    int perturb =
+        options->perturb == SPART_PERTURB_YES ||
+        (options->perturb == SPART_PERTURB_DEFAULT && conservative && num_coordinates >= 2);
     perturb = perturb && !plan.clip;
 
     double *perturbed[3] = {NULL, NULL, NULL};
     if (perturb) {
         for (int c = 0; c < num_coordinates; c++) {
-            perturbed[c] = spart_alloc(&context->allocator,
-                                       (size_t)(layout.num_elements * layout.size_output),
-                                       sizeof(double));
+            perturbed[c] =
+                spart_alloc(&context->allocator, (size_t)(layout.num_elements * layout.size_output),
+                            sizeof(double));
             if (perturbed[c] == NULL) {
                 status = spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
                                     "weights: out of memory for the perturbed output grid");
             }
         }
         if (status == SPART_OK) {
-            status = perturb_outputs(context, &layout, coordinates_output, options->seed,
-                                     perturbed);
+            status =
+                perturb_outputs(context, &layout, coordinates_output, options->seed, perturbed);
         }
         plan.output_is_dense = 1;
         plan.perturbed = perturbed;
@@ -772,8 +767,8 @@ spart_status spart_weights_build(spart_context *context, int num_coordinates,
         int axes_input[SPART_MAX_NDIM] = {0}, axes_output[SPART_MAX_NDIM] = {0};
         reported_shape(&layout.shape_coordinates_input, layout.axes_input, layout.num_axes_input,
                        conservative, &shape_input, axes_input);
-        reported_shape(&layout.shape_coordinates_output, layout.axes_output,
-                       layout.num_axes_output, conservative, &shape_output, axes_output);
+        reported_shape(&layout.shape_coordinates_output, layout.axes_output, layout.num_axes_output,
+                       conservative, &shape_output, axes_output);
         status = build_all(context, &plan, &shape_input, &shape_output, axes_input, axes_output,
                            weights);
     }

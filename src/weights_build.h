@@ -37,10 +37,10 @@ typedef struct spart_weights_layout {
  * have as many axes as axis_input. Sets the context's error sentence. */
 spart_status spart_weights_layout_make(spart_context *context, int num_coordinates,
                                        const spart_array *coordinates_input,
-                                       const spart_array *coordinates_output,
-                                       int num_axis_input, const int *axis_input,
-                                       int num_axis_output, const int *axis_output,
-                                       int match_axes, spart_weights_layout *layout);
+                                       const spart_array *coordinates_output, int num_axis_input,
+                                       const int *axis_input, int num_axis_output,
+                                       const int *axis_output, int match_axes,
+                                       spart_weights_layout *layout);
 
 /* Copy element `element`'s resampled coordinates of one side (output
  * nonzero: the output grid) into blocks[c] (C order over the resampled
@@ -55,8 +55,7 @@ int spart_weights_layout_output_shared(const spart_weights_layout *layout);
 
 /* Check weights_input against the full shape of the input values and lay
  * out its per-element block strides; NULL weights_input is fine. */
-spart_status spart_weights_input_strides(spart_context *context,
-                                         const spart_weights_layout *layout,
+spart_status spart_weights_input_strides(spart_context *context, const spart_weights_layout *layout,
                                          const spart_array *weights_input, int cells,
                                          spart_shape *full_values, int64_t *strides);
 

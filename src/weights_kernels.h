@@ -48,10 +48,12 @@ int spart_host_grid_is_lattice(const double *x, const double *y, int64_t num_x, 
 /* Conservative 2-D by exact polygon clipping of each input cell against
  * a lattice output grid (spart_host_grid_is_lattice must hold). Appends
  * entries sorted by (input, output), one per pair. */
-spart_status spart_host_weights_conservative_2d_clip(
-    const double *x_input, const double *y_input, int64_t num_x_input, int64_t num_y_input,
-    const double *x_output, const double *y_output, int64_t num_x_output, int64_t num_y_output,
-    const double *weights_input, int parallel, spart_triples *triples);
+spart_status spart_host_weights_conservative_2d_clip(const double *x_input, const double *y_input,
+                                                     int64_t num_x_input, int64_t num_y_input,
+                                                     const double *x_output, const double *y_output,
+                                                     int64_t num_x_output, int64_t num_y_output,
+                                                     const double *weights_input, int parallel,
+                                                     spart_triples *triples);
 
 /* Multilinear: an input grid of `ndim` (1 to 3) axes with shape[k]
  * vertices each, coordinates_input[d] the d-th coordinate of every vertex

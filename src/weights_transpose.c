@@ -71,8 +71,8 @@ static void cell_areas(const double *x, const double *y, int64_t nx, int64_t ny,
                                           x[(i + 1) * ny + j]);
             double a0_high = triangle_area(y[i * ny + j + 1], x[i * ny + j + 1],
                                            y[(i + 1) * ny + j + 1], x[(i + 1) * ny + j + 1]);
-            double a1_low = triangle_area(x[i * ny + j], y[i * ny + j], x[i * ny + j + 1],
-                                          y[i * ny + j + 1]);
+            double a1_low =
+                triangle_area(x[i * ny + j], y[i * ny + j], x[i * ny + j + 1], y[i * ny + j + 1]);
             double a1_high = triangle_area(x[(i + 1) * ny + j], y[(i + 1) * ny + j],
                                            x[(i + 1) * ny + j + 1], y[(i + 1) * ny + j + 1]);
             double area = 0.0;
@@ -107,12 +107,12 @@ static spart_status check_cells(spart_context *context, const spart_weights *wei
     int match = layout->num_axes_input == weights->num_axis_input &&
                 layout->num_axes_output == weights->num_axis_output;
     for (int a = 0; match && a < layout->num_axes_input; a++) {
-        match = layout->grid_shape_input[a] - 1 ==
-                weights->shape_input.dims[weights->axis_input[a]];
+        match =
+            layout->grid_shape_input[a] - 1 == weights->shape_input.dims[weights->axis_input[a]];
     }
     for (int a = 0; match && a < layout->num_axes_output; a++) {
-        match = layout->grid_shape_output[a] - 1 ==
-                weights->shape_output.dims[weights->axis_output[a]];
+        match =
+            layout->grid_shape_output[a] - 1 == weights->shape_output.dims[weights->axis_output[a]];
     }
     if (!match) {
         char text_a[128], text_b[128];
@@ -126,10 +126,12 @@ static spart_status check_cells(spart_context *context, const spart_weights *wei
     return SPART_OK;
 }
 
-spart_status spart_weights_transpose_conservative(
-    spart_context *context, const spart_weights *weights, int num_coordinates,
-    const spart_array *coordinates_input, const spart_array *coordinates_output,
-    const spart_weights_options *options, spart_weights **transposed)
+spart_status spart_weights_transpose_conservative(spart_context *context,
+                                                  const spart_weights *weights, int num_coordinates,
+                                                  const spart_array *coordinates_input,
+                                                  const spart_array *coordinates_output,
+                                                  const spart_weights_options *options,
+                                                  spart_weights **transposed)
 {
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
@@ -193,13 +195,13 @@ spart_status spart_weights_transpose_conservative(
     }
     for (int64_t e = 0; e < num_elements; e++) {
         int64_t source = spart_broadcast_index(e, &joined, &weights->shape_orthogonal);
-        made->offsets[e + 1] = made->offsets[e] + weights->offsets[source + 1] -
-                               weights->offsets[source];
+        made->offsets[e + 1] =
+            made->offsets[e] + weights->offsets[source + 1] - weights->offsets[source];
     }
     size_t cells_in = (size_t)weights->size_input;
     size_t cells_out = (size_t)weights->size_output;
     size_t scratch_size = 2 * (size_t)(layout.size_input > layout.size_output ? layout.size_input
-                                                                               : layout.size_output);
+                                                                              : layout.size_output);
     int failed = 0;
 #pragma omp parallel num_threads(spart_threads(context)) if (num_elements > 1)
     {
@@ -224,8 +226,8 @@ spart_status spart_weights_transpose_conservative(
                 int64_t orthogonal_index[SPART_MAX_NDIM] = {0};
                 spart_unravel(grid, &layout.shape_orthogonal, orthogonal_index);
                 spart_gather_block(o->weights_input->data, weight_strides, &full_values,
-                                   layout.resampled_input, layout.num_axes_input,
-                                   orthogonal_index, weight_block);
+                                   layout.resampled_input, layout.num_axes_input, orthogonal_index,
+                                   weight_block);
                 for (size_t c = 0; c < cells_in; c++) {
                     factor_input[c] = factor_input[c] / (weight_block[c] * weight_block[c]);
                 }

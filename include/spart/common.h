@@ -52,20 +52,20 @@ extern "C" {
  * comes with a sentence in spart_context_error(). */
 typedef enum spart_status {
     SPART_OK = 0,
-    SPART_ERROR_NULL_POINTER = 1,     /* a required pointer was NULL */
-    SPART_ERROR_INVALID_ARGUMENT = 2, /* a size, count or value out of range */
-    SPART_ERROR_SHAPE_MISMATCH = 3,   /* shapes that do not broadcast or match */
+    SPART_ERROR_NULL_POINTER = 1,      /* a required pointer was NULL */
+    SPART_ERROR_INVALID_ARGUMENT = 2,  /* a size, count or value out of range */
+    SPART_ERROR_SHAPE_MISMATCH = 3,    /* shapes that do not broadcast or match */
     SPART_ERROR_AXIS_OUT_OF_RANGE = 4, /* an axis number outside the array */
-    SPART_ERROR_NOT_FINITE = 5,       /* a NaN or infinite coordinate */
-    SPART_ERROR_OUT_OF_BOUNDS = 6,    /* a point outside the grid, bounds = error */
-    SPART_ERROR_UNKNOWN_ENUM = 7,     /* an enum value the library does not know */
-    SPART_ERROR_OUT_OF_MEMORY = 8,    /* an allocation failed */
-    SPART_ERROR_OVERFLOW = 9,         /* a size that does not fit its integer type */
-    SPART_ERROR_IO = 10,              /* a file could not be read or written */
-    SPART_ERROR_FILE_FORMAT = 11,     /* a file is not what spart wrote */
-    SPART_ERROR_NO_DEVICE = 12,       /* no usable CUDA device */
-    SPART_ERROR_NOT_IMPLEMENTED = 13, /* a case the library does not support */
-    SPART_ERROR_INTERNAL = 14         /* a bug in spart: please report it */
+    SPART_ERROR_NOT_FINITE = 5,        /* a NaN or infinite coordinate */
+    SPART_ERROR_OUT_OF_BOUNDS = 6,     /* a point outside the grid, bounds = error */
+    SPART_ERROR_UNKNOWN_ENUM = 7,      /* an enum value the library does not know */
+    SPART_ERROR_OUT_OF_MEMORY = 8,     /* an allocation failed */
+    SPART_ERROR_OVERFLOW = 9,          /* a size that does not fit its integer type */
+    SPART_ERROR_IO = 10,               /* a file could not be read or written */
+    SPART_ERROR_FILE_FORMAT = 11,      /* a file is not what spart wrote */
+    SPART_ERROR_NO_DEVICE = 12,        /* no usable CUDA device */
+    SPART_ERROR_NOT_IMPLEMENTED = 13,  /* a case the library does not support */
+    SPART_ERROR_INTERNAL = 14          /* a bug in spart: please report it */
 } spart_status;
 
 /* The name of a status code, such as "SPART_ERROR_NULL_POINTER"; a fixed
@@ -101,8 +101,8 @@ SPART_NODISCARD SPART_API spart_status spart_context_create(spart_context **cont
 /* Make a context whose every allocation goes through `allocator` (copied).
  * Errors: SPART_ERROR_NULL_POINTER (also for a hook left NULL),
  * SPART_ERROR_OUT_OF_MEMORY. */
-SPART_NODISCARD SPART_API spart_status spart_context_create_with_allocator(
-    const spart_allocator *allocator, spart_context **context);
+SPART_NODISCARD SPART_API spart_status
+spart_context_create_with_allocator(const spart_allocator *allocator, spart_context **context);
 
 /* Free a context. Accepts NULL. */
 SPART_API void spart_context_free(spart_context *context);

@@ -98,10 +98,12 @@ typedef struct spart_weights spart_weights;
  * SPART_ERROR_NOT_FINITE (conservative grids), SPART_ERROR_UNKNOWN_ENUM,
  * SPART_ERROR_OUT_OF_BOUNDS (bounds = error), SPART_ERROR_NOT_IMPLEMENTED,
  * SPART_ERROR_OUT_OF_MEMORY. */
-SPART_NODISCARD SPART_API spart_status spart_weights_build(
-    spart_context *context, int num_coordinates, const spart_array *coordinates_input,
-    const spart_array *coordinates_output, const spart_weights_options *options,
-    spart_weights **weights);
+SPART_NODISCARD SPART_API spart_status spart_weights_build(spart_context *context,
+                                                           int num_coordinates,
+                                                           const spart_array *coordinates_input,
+                                                           const spart_array *coordinates_output,
+                                                           const spart_weights_options *options,
+                                                           spart_weights **weights);
 
 /* Make weights from caller arrays (copied): num_elements elements (the
  * product of shape_orthogonal), element e holding entries
@@ -114,11 +116,10 @@ SPART_NODISCARD SPART_API spart_status spart_weights_build(
  * not ascending, an index out of range), SPART_ERROR_AXIS_OUT_OF_RANGE,
  * SPART_ERROR_OUT_OF_MEMORY. */
 SPART_NODISCARD SPART_API spart_status spart_weights_create_from_arrays(
-    spart_context *context, const spart_shape *shape_orthogonal,
-    const spart_shape *shape_input, const spart_shape *shape_output, int num_axis_input,
-    const int *axis_input, int num_axis_output, const int *axis_output, const int64_t *offsets,
-    const int64_t *indices_input, const int64_t *indices_output, const double *values,
-    spart_weights **weights);
+    spart_context *context, const spart_shape *shape_orthogonal, const spart_shape *shape_input,
+    const spart_shape *shape_output, int num_axis_input, const int *axis_input, int num_axis_output,
+    const int *axis_output, const int64_t *offsets, const int64_t *indices_input,
+    const int64_t *indices_output, const double *values, spart_weights **weights);
 
 /* The resampled axes of the input and output shapes (non-negative,
  * ascending), as the weights were built. Any output pointer may be NULL;
@@ -144,15 +145,19 @@ SPART_API int64_t spart_weights_num_entries(const spart_weights *weights);
  * shape): *count entries, pointers into the object. Any output pointer may
  * be NULL. Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT
  * (element out of range). */
-SPART_NODISCARD SPART_API spart_status spart_weights_element(
-    const spart_weights *weights, int64_t element, int64_t *count,
-    const int64_t **indices_input, const int64_t **indices_output, const double **values);
+SPART_NODISCARD SPART_API spart_status spart_weights_element(const spart_weights *weights,
+                                                             int64_t element, int64_t *count,
+                                                             const int64_t **indices_input,
+                                                             const int64_t **indices_output,
+                                                             const double **values);
 
 /* The concatenated arrays of all elements, and the num_elements + 1
  * offsets that split them. Any output pointer may be NULL. */
-SPART_NODISCARD SPART_API spart_status spart_weights_arrays(
-    const spart_weights *weights, const int64_t **offsets, const int64_t **indices_input,
-    const int64_t **indices_output, const double **values);
+SPART_NODISCARD SPART_API spart_status spart_weights_arrays(const spart_weights *weights,
+                                                            const int64_t **offsets,
+                                                            const int64_t **indices_input,
+                                                            const int64_t **indices_output,
+                                                            const double **values);
 
 /* The exact transpose: each element's (input, output) swapped, shapes
  * swapped, as regridding.transpose_weights. Not conservative. */
@@ -195,10 +200,12 @@ SPART_NODISCARD SPART_API spart_status spart_regrid_shape(
     spart_context *context, int num_coordinates, const spart_array *coordinates_input,
     const spart_array *coordinates_output, const spart_shape *shape_values_input,
     const spart_weights_options *options, spart_shape *shape_values_output);
-SPART_NODISCARD SPART_API spart_status spart_regrid(
-    spart_context *context, int num_coordinates, const spart_array *coordinates_input,
-    const spart_array *coordinates_output, const spart_array *values_input,
-    const spart_weights_options *options, double *values_output, int64_t size_output);
+SPART_NODISCARD SPART_API spart_status spart_regrid(spart_context *context, int num_coordinates,
+                                                    const spart_array *coordinates_input,
+                                                    const spart_array *coordinates_output,
+                                                    const spart_array *values_input,
+                                                    const spart_weights_options *options,
+                                                    double *values_output, int64_t size_output);
 
 /* Save weights to a FITS file (layout in docs/formats.md); fails rather
  * than replace an existing file unless `overwrite` is nonzero. The file is
@@ -209,8 +216,7 @@ SPART_NODISCARD SPART_API spart_status spart_weights_save(spart_context *context
 
 /* Load weights saved by spart_weights_save. Errors: SPART_ERROR_IO,
  * SPART_ERROR_FILE_FORMAT (not a spart weights file, or inconsistent). */
-SPART_NODISCARD SPART_API spart_status spart_weights_load(spart_context *context,
-                                                          const char *path,
+SPART_NODISCARD SPART_API spart_status spart_weights_load(spart_context *context, const char *path,
                                                           spart_weights **weights);
 
 #ifdef __cplusplus

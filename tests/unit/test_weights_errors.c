@@ -61,8 +61,8 @@ static void expect_build_error(fixture *f, int num_coordinates, spart_status sta
                                const char *words)
 {
     spart_weights *weights = (spart_weights *)f; /* poisoned */
-    spart_status got =
-        spart_weights_build(f->context, num_coordinates, f->input, f->output, &f->options, &weights);
+    spart_status got = spart_weights_build(f->context, num_coordinates, f->input, f->output,
+                                           &f->options, &weights);
     assert_int_equal(got, status);
     assert_null(weights);
     const char *sentence = spart_context_error(f->context);
@@ -293,11 +293,13 @@ static void regrid_rejects_wrong_output_size(void **state)
     spart_weights *weights = valid_weights(f);
     double in[5] = {1, 1, 1, 1, 1}, out[3];
     spart_array values = {in, {1, {5}}};
-    assert_int_equal(spart_regrid_from_weights(f->context, weights, &values, 0, NULL, 0, NULL, out, 4),
-                     SPART_ERROR_SHAPE_MISMATCH);
+    assert_int_equal(
+        spart_regrid_from_weights(f->context, weights, &values, 0, NULL, 0, NULL, out, 4),
+        SPART_ERROR_SHAPE_MISMATCH);
     assert_non_null(strstr(spart_context_error(f->context), "size_output = 4"));
-    assert_int_equal(spart_regrid_from_weights(f->context, weights, &values, 0, NULL, 0, NULL, out, 3),
-                     SPART_OK);
+    assert_int_equal(
+        spart_regrid_from_weights(f->context, weights, &values, 0, NULL, 0, NULL, out, 3),
+        SPART_OK);
     spart_weights_free(weights);
 }
 
@@ -307,12 +309,13 @@ static void regrid_rejects_values_of_wrong_shape(void **state)
     spart_weights *weights = valid_weights(f);
     double in[6] = {0}, out[3];
     spart_array values = {in, {1, {6}}};
-    assert_int_equal(spart_regrid_from_weights(f->context, weights, &values, 0, NULL, 0, NULL, out, 3),
-                     SPART_ERROR_SHAPE_MISMATCH);
+    assert_int_equal(
+        spart_regrid_from_weights(f->context, weights, &values, 0, NULL, 0, NULL, out, 3),
+        SPART_ERROR_SHAPE_MISMATCH);
     assert_non_null(strstr(spart_context_error(f->context), "values_input has shape 6"));
     spart_shape shape;
-    assert_int_equal(spart_regrid_from_weights_shape(f->context, weights, &values.shape, 0, NULL,
-                                                     0, NULL, &shape),
+    assert_int_equal(spart_regrid_from_weights_shape(f->context, weights, &values.shape, 0, NULL, 0,
+                                                     NULL, &shape),
                      SPART_ERROR_SHAPE_MISMATCH);
     spart_weights_free(weights);
 }
@@ -331,8 +334,9 @@ static void regrid_rejects_bad_axes_and_nulls(void **state)
                      SPART_ERROR_NULL_POINTER);
     assert_int_equal(spart_regrid_from_weights(f->context, weights, NULL, 0, NULL, 0, NULL, out, 3),
                      SPART_ERROR_NULL_POINTER);
-    assert_int_equal(spart_regrid_from_weights(f->context, weights, &values, 0, NULL, 0, NULL, NULL, 3),
-                     SPART_ERROR_NULL_POINTER);
+    assert_int_equal(
+        spart_regrid_from_weights(f->context, weights, &values, 0, NULL, 0, NULL, NULL, 3),
+        SPART_ERROR_NULL_POINTER);
     assert_int_equal(spart_regrid_from_weights(NULL, weights, &values, 0, NULL, 0, NULL, out, 3),
                      SPART_ERROR_NULL_POINTER);
     spart_weights_free(weights);
@@ -413,8 +417,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(build_rejects_bad_ndim, set_up, tear_down),
         cmocka_unit_test_setup_teardown(build_rejects_shapes_that_do_not_broadcast, set_up,
                                         tear_down),
-        cmocka_unit_test_setup_teardown(build_rejects_orthogonal_axes_that_do_not_broadcast,
-                                        set_up, tear_down),
+        cmocka_unit_test_setup_teardown(build_rejects_orthogonal_axes_that_do_not_broadcast, set_up,
+                                        tear_down),
         cmocka_unit_test_setup_teardown(build_rejects_axes_out_of_range, set_up, tear_down),
         cmocka_unit_test_setup_teardown(build_rejects_repeated_axes, set_up, tear_down),
         cmocka_unit_test_setup_teardown(build_rejects_axis_count_mismatch, set_up, tear_down),
