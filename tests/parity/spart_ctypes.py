@@ -292,7 +292,8 @@ class Spart:
         path = path or os.environ.get("SPART_LIBRARY")
         if not path:
             raise ValueError("give the path of libspart.so, or set SPART_LIBRARY")
-        self.lib = ctypes.CDLL(os.path.abspath(path))
+        self.path = os.path.abspath(path)
+        self.lib = ctypes.CDLL(self.path)
         _declare(self.lib)
         self.context = ctypes.c_void_p()
         status = self.lib.spart_context_create(ctypes.byref(self.context))
