@@ -487,6 +487,22 @@ def multilinear_2d_weights_input():
     return "dense " + compare(w, rg.weights(grid, points, weights_input=wi), rtol=1e-12)
 
 
+@case
+def multilinear_non_finite_points():
+    x = np.arange(5.0)
+    points = np.array([0.5, np.nan, np.inf, -np.inf, 2.0])
+    verdicts = []
+    for bounds in ("extrapolate", "nan"):
+        w = SP.weights(x, points, bounds=bounds)
+        verdicts.append(compare(w, rg.weights(x, points, bounds=bounds)))
+    expect_spart_error("SPART_ERROR_OUT_OF_BOUNDS", lambda: SP.weights(x, points, bounds="raise"))
+    assert expect_package_error(lambda: rg.weights(x, points, bounds="raise")) == "ValueError"
+    grid, _ = curvilinear_2d()
+    p2 = (np.array([[0.1, np.nan]]), np.array([[0.2, 0.3]]))
+    v2 = compare(SP.weights(grid, p2), rg.weights(grid, p2), rtol=1e-12)
+    return f"NaN and ±inf points: extrapolate {verdicts[0]}, nan {verdicts[1]}; 2-D {v2}; raise fails"
+
+
 # ---- conservative 1-D ---------------------------------------------------------------
 
 
@@ -555,6 +571,23 @@ def conservative_1d_descending_nonuniform_truth():
                                method="conservative"))
     assert not np.allclose(package, truth), "the package is right now: drop this exception"
     return f"spart = overlap/length (1, 1); package still {package.ravel()} (known bug)"
+
+
+@case
+def conservative_1d_zero_length_cells_truth():
+    # A repeated vertex makes a zero-length cell: the package fails (its
+    # walk leaves an element unset); spart gives the overlaps of the others.
+    x_in, x_out = np.array([0.0, 1.0, 1.0, 2.0]), np.array([0.0, 0.5, 0.5, 2.0])
+    w = dense(SP.weights(x_in, x_out, method="conservative"))[()]
+    truth = np.array([[0.5, 0.0, 0.5], [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    assert np.array_equal(w, truth), f"spart {w.tolist()}"
+    try:
+        package = dense(rg.weights(x_in, x_out, method="conservative"))[()]
+        outcome = "gives the truth" if np.array_equal(package, truth) else "differs"
+    except Exception as error:
+        outcome = f"raises {type(error).__name__}"
+    assert outcome != "gives the truth", "the package is right now: compare with it instead"
+    return f"spart: zero-length cells give and receive nothing; package {outcome} (known bug)"
 
 
 @case
