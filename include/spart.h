@@ -7,5 +7,6 @@
 
 #include "spart/common.h"
 #include "spart/weights.h"
+#include "spart/regridder.h"
 
 #endif /* SPART_H */

@@ -24,9 +24,20 @@ typedef struct regrid_layout {
     int64_t size_output;
 } regrid_layout;
 
+/* Normalise axes against the weights' shape (descending, negative). No
+ * axes given: the resampled axes the weights were built with. */
 static spart_status normalize(spart_context *context, const char *name, int count, const int *axes,
-                              int ndim, int *normalized, int *normalized_count)
+                              int ndim, int num_stored, const int *stored, int *normalized,
+                              int *normalized_count)
 {
+    int stored_negative[SPART_MAX_NDIM] = {0};
+    if (count <= 0 || axes == NULL) {
+        for (int a = 0; a < num_stored; a++) {
+            stored_negative[a] = stored[a] - ndim;
+        }
+        count = num_stored;
+        axes = stored_negative;
+    }
     int bad = 0;
     int status = spart_axes_normalize(count, axes, ndim, 1, normalized, normalized_count, &bad);
     if (status == -1) {
@@ -71,12 +82,14 @@ static spart_status make_layout(spart_context *context, const spart_weights *wei
                           "num_axis_input = %d and num_axis_output = %d must be in [0, %d]",
                           num_axis_input, num_axis_output, SPART_MAX_NDIM);
     }
-    int axes_in[SPART_MAX_NDIM], axes_out[SPART_MAX_NDIM];
-    spart_status status = normalize(context, "axis_input", num_axis_input, axis_input,
-                                    weights->shape_input.ndim, axes_in, &layout->num_input);
+    int axes_in[SPART_MAX_NDIM] = {0}, axes_out[SPART_MAX_NDIM] = {0};
+    spart_status status =
+        normalize(context, "axis_input", num_axis_input, axis_input, weights->shape_input.ndim,
+                  weights->num_axis_input, weights->axis_input, axes_in, &layout->num_input);
     if (status == SPART_OK) {
         status = normalize(context, "axis_output", num_axis_output, axis_output,
-                           weights->shape_output.ndim, axes_out, &layout->num_output);
+                           weights->shape_output.ndim, weights->num_axis_output,
+                           weights->axis_output, axes_out, &layout->num_output);
     }
     if (status != SPART_OK) {
         return status;

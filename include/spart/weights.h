@@ -177,8 +177,10 @@ SPART_NODISCARD SPART_API spart_status spart_weights_transpose_conservative(
 
 /* The shape regrid_from_weights gives for input values of shape
  * `shape_values_input` (leading batch axes allowed). axis_input and
- * axis_output as in regridding.regrid_from_weights (NULL/0 numbers: all
- * axes of the weights' shapes). */
+ * axis_output as in regridding.regrid_from_weights, counted in the
+ * weights' shape_input and shape_output; NULL/0 numbers: the axes the
+ * weights were built with (regridding takes every axis, which is the same
+ * for weights without orthogonal axes and fails for weights with them). */
 SPART_NODISCARD SPART_API spart_status spart_regrid_from_weights_shape(
     spart_context *context, const spart_weights *weights, const spart_shape *shape_values_input,
     int num_axis_input, const int *axis_input, int num_axis_output, const int *axis_output,

@@ -1,0 +1,158 @@
+/*
+ * spart/regridder.h: the Regridder, one sparse operator (one CSR matrix)
+ * assembled from weights, applied as y = A x on the host (OpenMP).
+ *
+ * Each orthogonal axis of the weights takes a role from its lengths in the
+ * weights (nw), the input values (ni) and the output values (no):
+ *
+ *   nw  ni  no   the operator
+ *   N   N   N    applies each element to its own input
+ *   N   1   N    applies every element to the same input
+ *   N   N   1    sums what the elements give
+ *   N   1   1    applies the sum of the elements
+ *   1   M   M    applies the same matrix to every input (a batch axis)
+ *
+ * The matrix has a row per output value and a column per input value,
+ * batch axes left out (they, and any leading axes of x, become columns of
+ * a dense block). Entry (i, o) of element b lands in the row of output
+ * cell o of element b's output and the column of input cell i of b's
+ * input. A row keeps its entries in element order and, within an
+ * element, in the weights' order; entries for the same (row, column) are
+ * kept, not merged.
+ *
+ * Memory: a regridder owns its arrays. Its exact transpose and its
+ * conservative transpose are owned by it too: the pointers the transpose
+ * functions return stay valid until the regridder is freed (freeing them
+ * yourself does nothing).
+ *
+ * Thread safety: products on one regridder may run from several threads at
+ * once (they read it only). The first call of a transpose function builds
+ * and keeps the transpose, a mutation: do not race it with other calls on
+ * the same regridder.
+ *
+ * Determinism: the assembly is a stable counting sort, so the CSR arrays
+ * are the same bit for bit for any thread count. Each product value is
+ * summed in one fixed order, chosen from the matrix alone when the
+ * regridder is made (its plan): the row's entries are cut into chunks of
+ * SPART_CHUNK_LENGTH; within a chunk, lane l of g sums entries l, l+g,
+ * l+2g, ... with fma from zero; the g lane sums combine in a binary tree
+ * (lane l += lane l + h for h = g/2, ..., 1); chunk sums add in chunk
+ * order. g is a power of two from 1 to 32 set by the mean row length. The
+ * same numbers come out for any thread count, run after run, and for a
+ * column alone or inside any batch.
+ */
+#ifndef SPART_REGRIDDER_H
+#define SPART_REGRIDDER_H
+
+#include "spart/common.h"
+#include "spart/weights.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Entries per chunk of a row in the product's summation order. */
+#define SPART_CHUNK_LENGTH 4096
+
+/* How matrix values are stored. float32 values are summed in float64. */
+typedef enum spart_value_type { SPART_FLOAT64 = 0, SPART_FLOAT32 = 1 } spart_value_type;
+
+/* What the regridder is made for besides the weights. Start from
+ * spart_regridder_options_init() and change what you need. */
+typedef struct spart_regridder_options {
+    /* The shape of the input values (x without leading batch axes), and of
+     * the output values; has_shape_* = 0 (the default) takes the weights'
+     * shape_input / shape_output. */
+    int has_shape_input;
+    spart_shape shape_input;
+    int has_shape_output;
+    spart_shape shape_output;
+    /* The resampled axes of shape_input and shape_output (negative count
+     * from the end); 0 numbers (the default): the axes the weights were
+     * built with, counted from the end of their shapes. */
+    int num_axis_input;
+    int axis_input[SPART_MAX_NDIM];
+    int num_axis_output;
+    int axis_output[SPART_MAX_NDIM];
+    spart_value_type value_type; /* default SPART_FLOAT64 */
+    int drop_zeros;              /* nonzero: leave out entries whose value is exactly 0 */
+} spart_regridder_options;
+
+/* Fill `options` with the defaults above. */
+SPART_API void spart_regridder_options_init(spart_regridder_options *options);
+
+typedef struct spart_regridder spart_regridder;
+
+/* Assemble a regridder from weights (options NULL: defaults). Errors:
+ * SPART_ERROR_NULL_POINTER, SPART_ERROR_SHAPE_MISMATCH (an impossible role:
+ * the sentence names the axis and its three lengths; resampled extents that
+ * differ from the weights'), SPART_ERROR_AXIS_OUT_OF_RANGE,
+ * SPART_ERROR_UNKNOWN_ENUM, SPART_ERROR_OVERFLOW, SPART_ERROR_OUT_OF_MEMORY. */
+SPART_NODISCARD SPART_API spart_status
+spart_regridder_create(spart_context *context, const spart_weights *weights,
+                       const spart_regridder_options *options, spart_regridder **regridder);
+
+/* Free a regridder and the transposes it owns. Accepts NULL; does nothing
+ * for a transpose owned by another regridder. */
+SPART_API void spart_regridder_free(spart_regridder *regridder);
+
+/* Shapes of the values it takes and gives (without leading axes). */
+SPART_API spart_shape spart_regridder_shape_input(const spart_regridder *regridder);
+SPART_API spart_shape spart_regridder_shape_output(const spart_regridder *regridder);
+
+/* The matrix: rows, columns, stored entries, the value type, and the
+ * plan's group size g (lanes per row). */
+SPART_API int64_t spart_regridder_num_rows(const spart_regridder *regridder);
+SPART_API int64_t spart_regridder_num_columns(const spart_regridder *regridder);
+SPART_API int64_t spart_regridder_num_entries(const spart_regridder *regridder);
+SPART_API spart_value_type spart_regridder_value_type(const spart_regridder *regridder);
+SPART_API int spart_regridder_group_size(const spart_regridder *regridder);
+
+/* The CSR arrays (pointers into the regridder): row_ptr (rows + 1
+ * entries), column indices in exactly one of columns32 / columns64 (the
+ * other is set to NULL: int64 when the matrix has 2^31 columns or more),
+ * and the values (double or float per the value type). Any output pointer
+ * may be NULL. */
+SPART_NODISCARD SPART_API spart_status spart_regridder_csr(const spart_regridder *regridder,
+                                                           const int64_t **row_ptr,
+                                                           const int32_t **columns32,
+                                                           const int64_t **columns64,
+                                                           const void **values);
+
+/* The shape of y for x of shape `shape_x` = leading axes + shape_input.
+ * Errors: SPART_ERROR_SHAPE_MISMATCH naming both shapes. */
+SPART_NODISCARD SPART_API spart_status spart_regridder_apply_shape(spart_context *context,
+                                                                   const spart_regridder *regridder,
+                                                                   const spart_shape *shape_x,
+                                                                   spart_shape *shape_y);
+
+/* Bytes of scratch spart_regridder_apply_workspace needs for x of shape
+ * `shape_x` (0 when x and y can be used in place, without packing). */
+SPART_NODISCARD SPART_API spart_status
+spart_regridder_workspace_size(spart_context *context, const spart_regridder *regridder,
+                               const spart_shape *shape_x, size_t *bytes);
+
+/* y = A x, x of shape leading axes + shape_input (dense, C order), y of
+ * the shape spart_regridder_apply_shape gives, size_y values, overwritten.
+ * The simple entry point allocates its scratch; the _workspace one takes
+ * `workspace` of at least the queried bytes (aligned for double). */
+SPART_NODISCARD SPART_API spart_status spart_regridder_apply(spart_context *context,
+                                                             const spart_regridder *regridder,
+                                                             const spart_array *x, double *y,
+                                                             int64_t size_y);
+SPART_NODISCARD SPART_API spart_status spart_regridder_apply_workspace(
+    spart_context *context, const spart_regridder *regridder, const spart_array *x, double *y,
+    int64_t size_y, void *workspace, size_t workspace_bytes);
+
+/* The exact transpose (built on the first call and kept; the transpose of
+ * the transpose is the original object). Its rows keep the original's
+ * row order. *transposed is owned by `regridder`. */
+SPART_NODISCARD SPART_API spart_status spart_regridder_transpose(spart_context *context,
+                                                                 spart_regridder *regridder,
+                                                                 spart_regridder **transposed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPART_REGRIDDER_H */

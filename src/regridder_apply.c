@@ -1,0 +1,223 @@
+/*
+ * src/regridder_apply.c: y = A x. x is leading axes + the input shape; its
+ * matrix axes give the column, its leading and batch axes the vector. When
+ * there is one vector (no leading or batch axes) x and y are the column
+ * and the result as they lie; otherwise x is packed into interleaved
+ * vectors X[column * T + vector], multiplied, and Y unpacked into y.
+ */
+#include <string.h>
+
+#include "regridder_internal.h"
+
+/* The number of vectors for x of shape `shape_x`: leading axes times batch
+ * axes. Checks that shape_x ends with the input shape. */
+static spart_status count_vectors(spart_context *context, const spart_regridder *regridder,
+                                  const spart_shape *shape_x, int64_t *num_leading,
+                                  int64_t *num_vectors)
+{
+    char text_a[128], text_b[128];
+    const spart_shape *input = &regridder->input.shape;
+    int lead = shape_x->ndim - input->ndim;
+    int matches = spart_shape_size(shape_x) >= 0 && lead >= 0 && shape_x->ndim <= SPART_MAX_NDIM;
+    for (int k = 0; matches && k < input->ndim; k++) {
+        matches = shape_x->dims[lead + k] == input->dims[k];
+    }
+    if (!matches) {
+        return spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
+                          "x has shape %s, which is not leading axes followed by the "
+                          "regridder's input shape %s",
+                          spart_shape_format(shape_x, text_a, sizeof text_a),
+                          spart_shape_format(input, text_b, sizeof text_b));
+    }
+    if (regridder->output.shape.ndim + lead > SPART_MAX_NDIM) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT, "y would have more than %d axes",
+                          SPART_MAX_NDIM);
+    }
+    *num_leading = 1;
+    for (int k = 0; k < lead; k++) {
+        *num_leading *= shape_x->dims[k];
+    }
+    *num_vectors = *num_leading * regridder->input.num_batch;
+    return SPART_OK;
+}
+
+spart_status spart_regridder_apply_shape(spart_context *context, const spart_regridder *regridder,
+                                         const spart_shape *shape_x, spart_shape *shape_y)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    if (regridder == NULL || shape_x == NULL || shape_y == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "regridder, shape_x and shape_y must not be NULL");
+    }
+    int64_t num_leading = 0, num_vectors = 0;
+    spart_status status = count_vectors(context, regridder, shape_x, &num_leading, &num_vectors);
+    if (status != SPART_OK) {
+        return status;
+    }
+    int lead = shape_x->ndim - regridder->input.shape.ndim;
+    spart_shape result;
+    memset(&result, 0, sizeof result);
+    result.ndim = lead + regridder->output.shape.ndim;
+    for (int k = 0; k < lead; k++) {
+        result.dims[k] = shape_x->dims[k];
+    }
+    for (int k = 0; k < regridder->output.shape.ndim; k++) {
+        result.dims[lead + k] = regridder->output.shape.dims[k];
+    }
+    *shape_y = result;
+    return SPART_OK;
+}
+
+/* Whether x and y can be used as they lie: one vector. */
+static int packing_needed(int64_t num_vectors)
+{
+    return num_vectors != 1;
+}
+
+static size_t workspace_doubles(const spart_regridder *regridder, int64_t num_vectors, int threads)
+{
+    if (!packing_needed(num_vectors)) {
+        return 0;
+    }
+    size_t vectors = (size_t)num_vectors;
+    return (size_t)regridder->csr.num_columns * vectors +
+           (size_t)regridder->csr.num_rows * vectors +
+           (size_t)threads * spart_host_csr_product_scratch(&regridder->plan, num_vectors);
+}
+
+spart_status spart_regridder_workspace_size(spart_context *context,
+                                            const spart_regridder *regridder,
+                                            const spart_shape *shape_x, size_t *bytes)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    if (regridder == NULL || shape_x == NULL || bytes == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "regridder, shape_x and bytes must not be NULL");
+    }
+    int64_t num_leading = 0, num_vectors = 0;
+    spart_status status = count_vectors(context, regridder, shape_x, &num_leading, &num_vectors);
+    if (status == SPART_OK) {
+        *bytes = workspace_doubles(regridder, num_vectors, spart_threads(context)) * sizeof(double);
+    }
+    return status;
+}
+
+/* Move values between their C-order layout (leading axes, then the side's
+ * axes) and interleaved vectors packed[matrix_index * T + vector]: from
+ * from_values into packed when from_values is given, else from packed
+ * into to_values. */
+static void repack(const spart_axis_map *map, int64_t num_leading, const double *from_values,
+                   double *to_values, double *packed)
+{
+    int to_packed = from_values != NULL;
+    int64_t num_vectors = num_leading * map->num_batch;
+    int64_t size = spart_shape_size(&map->shape);
+    int64_t index[SPART_MAX_NDIM] = {0};
+    for (int64_t lead = 0; lead < num_leading; lead++) {
+        int64_t matrix = 0, batch = 0;
+        memset(index, 0, sizeof index);
+        for (int64_t flat = 0; flat < size; flat++) {
+            int64_t slot = matrix * num_vectors + lead * map->num_batch + batch;
+            if (to_packed) {
+                packed[slot] = from_values[lead * size + flat];
+            } else {
+                to_values[lead * size + flat] = packed[slot];
+            }
+            for (int k = map->shape.ndim - 1; k >= 0; k--) {
+                index[k]++;
+                matrix += map->matrix_stride[k];
+                batch += map->batch_stride[k];
+                if (index[k] < map->shape.dims[k]) {
+                    break;
+                }
+                matrix -= index[k] * map->matrix_stride[k];
+                batch -= index[k] * map->batch_stride[k];
+                index[k] = 0;
+            }
+        }
+    }
+}
+
+spart_status spart_regridder_apply_workspace(spart_context *context,
+                                             const spart_regridder *regridder, const spart_array *x,
+                                             double *y, int64_t size_y, void *workspace,
+                                             size_t workspace_bytes)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    if (regridder == NULL || x == NULL || y == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "regridder, x and y must not be NULL");
+    }
+    int64_t num_leading = 0, num_vectors = 0;
+    spart_status status = count_vectors(context, regridder, &x->shape, &num_leading, &num_vectors);
+    if (status != SPART_OK) {
+        return status;
+    }
+    int64_t expected = num_leading * spart_shape_size(&regridder->output.shape);
+    if (size_y != expected) {
+        return spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
+                          "size_y = %lld, but y holds %lld values", (long long)size_y,
+                          (long long)expected);
+    }
+    if (x->data == NULL && spart_shape_size(&x->shape) > 0) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "x->data is NULL");
+    }
+    if (num_vectors == 0) {
+        return SPART_OK;
+    }
+    int threads = spart_threads(context);
+    size_t needed = workspace_doubles(regridder, num_vectors, threads) * sizeof(double);
+    if (workspace_bytes < needed || (needed > 0 && workspace == NULL)) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "workspace of %zu bytes given, %zu needed (spart_regridder_workspace_"
+                          "size)",
+                          workspace_bytes, needed);
+    }
+    if (!packing_needed(num_vectors)) {
+        spart_host_csr_product(&regridder->csr, &regridder->plan, x->data, 1, y, threads, NULL);
+        return SPART_OK;
+    }
+    double *packed_x = workspace;
+    double *packed_y = packed_x + regridder->csr.num_columns * num_vectors;
+    double *lanes = packed_y + regridder->csr.num_rows * num_vectors;
+    repack(&regridder->input, num_leading, x->data, NULL, packed_x);
+    spart_host_csr_product(&regridder->csr, &regridder->plan, packed_x, num_vectors, packed_y,
+                           threads, lanes);
+    repack(&regridder->output, num_leading, NULL, y, packed_y);
+    return SPART_OK;
+}
+
+spart_status spart_regridder_apply(spart_context *context, const spart_regridder *regridder,
+                                   const spart_array *x, double *y, int64_t size_y)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    size_t bytes = 0;
+    spart_status status =
+        regridder != NULL && x != NULL
+            ? spart_regridder_workspace_size(context, regridder, &x->shape, &bytes)
+            : SPART_OK;
+    if (status != SPART_OK) {
+        return status;
+    }
+    void *workspace = NULL;
+    if (bytes > 0) {
+        workspace = spart_alloc(&context->allocator, bytes, 1);
+        if (workspace == NULL) {
+            return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                              "apply: could not allocate %zu bytes of workspace", bytes);
+        }
+    }
+    status = spart_regridder_apply_workspace(context, regridder, x, y, size_y, workspace, bytes);
+    spart_free(&context->allocator, workspace);
+    return status;
+}

@@ -1,0 +1,103 @@
+/*
+ * src/regridder_internal.h: the layout of a regridder: its CSR matrix, the
+ * plan of its product, and how the axes of x and y map onto the matrix's
+ * columns and rows and onto the batch of vectors.
+ */
+#ifndef SPART_REGRIDDER_INTERNAL_H
+#define SPART_REGRIDDER_INTERNAL_H
+
+#include "internal.h"
+#include "spart/regridder.h"
+
+/* A CSR matrix. Exactly one of columns32 / columns64 is set, and exactly
+ * one of values64 / values32. */
+typedef struct spart_csr {
+    int64_t num_rows;
+    int64_t num_columns;
+    int64_t num_entries;
+    int64_t *row_ptr;
+    int32_t *columns32;
+    int64_t *columns64;
+    double *values64;
+    float *values32;
+} spart_csr;
+
+/* The fixed summation order of a product, chosen from the matrix alone. */
+typedef struct spart_product_plan {
+    int group_size;       /* lanes per row: a power of two, 1 to 32 */
+    int64_t chunk_length; /* entries per chunk of a row */
+} spart_product_plan;
+
+/* How one side's values map to the matrix: each axis of the values' shape
+ * is a matrix axis (stride into the row or column index) or a batch axis
+ * (stride into the batch index). */
+typedef struct spart_axis_map {
+    spart_shape shape;
+    int64_t matrix_stride[SPART_MAX_NDIM]; /* 0 on batch axes */
+    int64_t batch_stride[SPART_MAX_NDIM];  /* 0 on matrix axes */
+    int is_batch[SPART_MAX_NDIM];
+    int64_t num_batch; /* the product of the batch axes' extents */
+} spart_axis_map;
+
+struct spart_regridder {
+    spart_allocator allocator;
+    spart_axis_map input;  /* x's axes (without leading ones) */
+    spart_axis_map output; /* y's axes */
+    spart_csr csr;
+    spart_product_plan plan;
+    int owns_arrays;             /* 0 for a transpose sharing arrays (none yet) */
+    spart_regridder *owner;      /* the regridder owning this one, or NULL */
+    spart_regridder *transposed; /* the exact transpose, once built */
+};
+
+/* The plan for a matrix: the group size from the mean row length. */
+spart_product_plan spart_plan_product(const spart_csr *csr);
+
+/* Free a CSR matrix's arrays and zero it. */
+void spart_csr_release(const spart_allocator *allocator, spart_csr *csr);
+
+/* Y = A X for X and Y of num_vectors interleaved columns (X[c * num_vectors
+ * + t]), in the plan's order, with `threads` OpenMP threads. scratch holds
+ * spart_host_csr_product_scratch(plan, num_vectors) doubles per thread. */
+void spart_host_csr_product(const spart_csr *csr, const spart_product_plan *plan, const double *x,
+                            int64_t num_vectors, double *y, int threads, double *scratch);
+size_t spart_host_csr_product_scratch(const spart_product_plan *plan, int64_t num_vectors);
+
+/* The exact transpose of a CSR matrix by a stable counting sort on the
+ * columns: row r of the result holds column r's entries in row order.
+ * Returns SPART_OK or SPART_ERROR_OUT_OF_MEMORY (result zeroed then). */
+spart_status spart_host_csr_transpose(const spart_allocator *allocator, const spart_csr *csr,
+                                      int threads, spart_csr *transposed);
+
+/* Where assembly reads its entries: the weights' concatenated arrays, and
+ * for each element and cell the row and column it lands in:
+ * row = row_offset[element] + row_lookup[indices_output[k]],
+ * column = column_offset[element] + column_lookup[indices_input[k]].
+ * A lookup left NULL is affine: cell * its stride (the resampled axes form
+ * one dense block of the matrix index, the usual case), so no table as
+ * large as the grid is needed. */
+typedef struct spart_assembly_source {
+    int64_t num_elements;
+    const int64_t *offsets;
+    const int64_t *indices_input;
+    const int64_t *indices_output;
+    const double *values;
+    const int64_t *row_offset;
+    const int64_t *column_offset;
+    const int64_t *row_lookup;
+    const int64_t *column_lookup;
+    int64_t row_lookup_stride;
+    int64_t column_lookup_stride;
+    int drop_zeros;
+} spart_assembly_source;
+
+/* Assemble the CSR matrix of num_rows x num_columns by a stable counting
+ * sort of the source's entries on their rows. Columns are int32 when
+ * num_columns < 2^31, values float when value_type is SPART_FLOAT32.
+ * Returns SPART_OK or SPART_ERROR_OUT_OF_MEMORY (csr zeroed then). */
+spart_status spart_host_csr_assemble(const spart_allocator *allocator,
+                                     const spart_assembly_source *source, int64_t num_rows,
+                                     int64_t num_columns, spart_value_type value_type, int threads,
+                                     spart_csr *csr);
+
+#endif /* SPART_REGRIDDER_INTERNAL_H */
