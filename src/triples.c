@@ -63,8 +63,12 @@ int spart_triples_extend(spart_triples *destination, const spart_triples *source
         return 0;
     }
     int64_t needed = destination->count + source->count;
-    if (needed > destination->capacity && spart_triples_reserve(destination, needed) != 0) {
-        return -1;
+    if (needed > destination->capacity) {
+        /* Grow geometrically, so that many extends in a row stay linear. */
+        int64_t grown = 2 * destination->capacity > needed ? 2 * destination->capacity : needed;
+        if (spart_triples_reserve(destination, grown) != 0) {
+            return -1;
+        }
     }
     size_t at = (size_t)destination->count;
     size_t n = (size_t)source->count;

@@ -515,6 +515,31 @@ static spart_status outputs_are_lattices(spart_context *context, const spart_wei
     return SPART_OK;
 }
 
+/* Say why an element's kernel failed, in words a user can act on. */
+static void report_kernel_failure(spart_context *context, const build_plan *plan,
+                                  int64_t element, spart_status status)
+{
+    int sweep = plan->options->method == SPART_METHOD_CONSERVATIVE &&
+                plan->layout->num_coordinates == 2 && !plan->clip;
+    if (status == SPART_ERROR_OUT_OF_MEMORY) {
+        spart_fail(context, status, "weights element %lld: out of memory", (long long)element);
+    } else if (sweep && status == SPART_ERROR_INVALID_ARGUMENT) {
+        /* The sweep stops a walk that cycles: a grid line runs exactly
+         * through a vertex of the other grid. */
+        spart_fail(context, status,
+                   "weights element %lld: the grids are degenerate (a grid line passes exactly "
+                   "through a vertex of the other grid) and the sweep cannot follow it; perturb "
+                   "the output grid (perturb = SPART_PERTURB_DEFAULT or SPART_PERTURB_YES)",
+                   (long long)element);
+    } else {
+        spart_fail(context, status, "weights element %lld: the %s kernel failed (%s)",
+                   (long long)element,
+                   plan->options->method == SPART_METHOD_MULTILINEAR ? "multilinear"
+                                                                      : "conservative",
+                   spart_status_string(status));
+    }
+}
+
 /* Run the kernels over every element and join the results. */
 static spart_status build_all(spart_context *context, const build_plan *plan,
                               const spart_shape *shape_input, const spart_shape *shape_output,
@@ -552,10 +577,7 @@ static spart_status build_all(spart_context *context, const build_plan *plan,
         num_outside += outside[e];
         if (status == SPART_OK && statuses[e] != SPART_OK) {
             status = statuses[e];
-            spart_fail(
-                context, status, "weights element %lld: the %s kernel failed (%s)", (long long)e,
-                plan->options->method == SPART_METHOD_MULTILINEAR ? "multilinear" : "conservative",
-                spart_status_string(status));
+            report_kernel_failure(context, plan, e, status);
         }
     }
     if (status == SPART_OK && plan->options->method == SPART_METHOD_MULTILINEAR &&

@@ -79,7 +79,10 @@ SPART_API int spart_version_number(void);
 
 /* Allocator hooks (as CHOLMOD's Common). Each receives `user` first.
  * malloc and realloc return NULL on failure; free accepts NULL. All three
- * must be given together. Memory is always aligned for double and int64. */
+ * must be given together, and must return memory aligned for double and
+ * int64. The library calls them from several OpenMP threads at once (its
+ * parallel builders give each thread its own lists), so they must be
+ * thread-safe. */
 typedef struct spart_allocator {
     void *(*malloc_fn)(void *user, size_t size);
     void *(*realloc_fn)(void *user, void *pointer, size_t size);
