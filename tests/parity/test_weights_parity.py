@@ -244,6 +244,20 @@ def expect_spart_error(name, function):
     raise AssertionError(f"spart did not fail with {name}")
 
 
+def refusal(function):
+    """The sentence of a clear refusal (SPART_ERROR_INVALID_ARGUMENT or
+    NOT_IMPLEMENTED) of a build the sweep cannot do right, else None: where
+    the reference gives a wrong answer, refusing is an acceptable answer
+    (DESIGN.md: a clear error, not a wrong answer)."""
+    try:
+        function()
+    except SpartError as error:
+        if error.name in ("SPART_ERROR_INVALID_ARGUMENT", "SPART_ERROR_NOT_IMPLEMENTED"):
+            return repr(error.sentence)
+        raise
+    return None
+
+
 def expect_package_error(function):
     try:
         function()
@@ -774,12 +788,16 @@ def sweep_mixed_orientation_truth():
     grid_out = jittered(rotated(lattice(np.linspace(-0.8, 0.8, 6), np.linspace(-0.8, 0.8, 5)),
                                 0.3))
     truth = exact_weights_2d(grid_in, grid_out)
-    w = SP.weights(grid_in, grid_out, method="conservative", perturb=False)
-    error = np.max(np.abs(dense(w) - truth))
     p = dense(package_weights(grid_in, grid_out, exact=True, method="conservative"))
     package_error = np.max(np.abs(p - truth))
     assert package_error > 1e-6, "the package is right now: compare with it instead"
-    assert error < 1e-12, f"spart: {describe(dense(w), truth)} (package off by {package_error:.3g})"
+    refused = refusal(lambda: SP.weights(grid_in, grid_out, method="conservative", perturb=False))
+    if refused:
+        return f"spart refuses: {refused}; package off by {package_error:.3g} (known bug)"
+    w = SP.weights(grid_in, grid_out, method="conservative", perturb=False)
+    error = np.max(np.abs(dense(w)[()] - truth))
+    assert error < 1e-12, (f"spart: {describe(dense(w)[()], truth)} (package off by "
+                           f"{package_error:.3g})")
     return f"spart = exact areas to {error:.2g}; package off by {package_error:.3g} (known bug)"
 
 
@@ -824,15 +842,18 @@ def sweep_identical_grids_truth():
     # without perturbation break the sweep; the truth is the identity. The
     # package, asked for this, runs out of memory (in a child process here).
     grid = rotated(lattice(np.linspace(-1, 1, 8), np.linspace(-1, 1, 7)), 0.3)
-    w = SP.weights(grid, grid, method="conservative", perturb=False)
     identity = np.eye(42)
-    error = np.max(np.abs(dense(w)[()] - identity))
     status, output = package_in_subprocess(PACKAGE_IDENTICAL_GRIDS, dict(x=grid[0], y=grid[1]))
     if status == 0:
         package = f"off by {float(output):.3g}"
         assert float(output) > 1e-6, "the package is right now: compare with it instead"
     else:
         package = f"fails (exit status {status}, {output or 'no output'})"
+    refused = refusal(lambda: SP.weights(grid, grid, method="conservative", perturb=False))
+    if refused:
+        return f"spart refuses: {refused}; package {package} (known bug)"
+    w = SP.weights(grid, grid, method="conservative", perturb=False)
+    error = np.max(np.abs(dense(w)[()] - identity))
     assert error < 1e-12, f"spart: {describe(dense(w)[()], identity)}; package {package}"
     return f"spart = identity to {error:.2g}; package {package} (known bug)"
 
