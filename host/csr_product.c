@@ -59,6 +59,9 @@ static inline double chunk_sum_single(const int32_t *columns32, const int64_t *c
                                       int64_t end, int group_size, const double *x)
 {
     double lanes[32];
+    if (group_size < 1 || group_size > 32) {
+        group_size = 1; /* never: plans hold powers of two up to 32 */
+    }
     for (int l = 0; l < group_size; l++) {
         lanes[l] = 0.0;
     }
@@ -69,8 +72,9 @@ static inline double chunk_sum_single(const int32_t *columns32, const int64_t *c
             lanes[l] = fma(value, x[column_of(columns32, columns64, k + l)], lanes[l]);
         }
     }
-    for (int l = 0; k < end; k++, l++) {
+    for (int l = 0; k < end; k++, l++) { /* fewer than group_size entries are left */
         double value = value_of(values64, values32, k);
+        /* NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage): l < group_size, set above */
         lanes[l] = fma(value, x[column_of(columns32, columns64, k)], lanes[l]);
     }
     for (int half = group_size / 2; half >= 1; half /= 2) {

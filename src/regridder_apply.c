@@ -185,6 +185,9 @@ spart_status spart_regridder_apply_workspace(spart_context *context,
         spart_host_csr_product(&regridder->csr, &regridder->plan, x->data, 1, y, threads, NULL);
         return SPART_OK;
     }
+    if (workspace == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "workspace is NULL");
+    }
     double *packed_x = workspace;
     double *packed_y = packed_x + regridder->csr.num_columns * num_vectors;
     double *lanes = packed_y + regridder->csr.num_rows * num_vectors;

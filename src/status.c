@@ -41,7 +41,8 @@ int spart_version_number(void)
 spart_status spart_fail(spart_context *context, spart_status status, const char *format, ...)
 {
     va_list arguments;
-    va_start(arguments, format); /* NOLINT(clang-analyzer-valist.Uninitialized) */
+    va_start(arguments, format);
+    /* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
     vsnprintf(last_error, sizeof last_error, format, arguments);
     va_end(arguments);
     if (context != NULL) {

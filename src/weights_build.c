@@ -264,6 +264,8 @@ spart_status spart_weights_layout_gather(const spart_weights_layout *layout, int
     spart_unravel(element, &layout->shape_orthogonal, orthogonal_index);
     for (int c = 0; c < layout->num_coordinates; c++) {
         if (output) {
+            /* coordinates holds num_coordinates arrays */
+            /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
             spart_gather_block(coordinates[c].data, layout->strides_output[c], &layout->full_output,
                                layout->resampled_output, layout->num_axes_output, orthogonal_index,
                                blocks[c]);
@@ -363,6 +365,8 @@ static spart_status perturb_outputs(spart_context *context, const spart_weights_
     int64_t orthogonal_index[SPART_MAX_NDIM] = {0};
     int64_t full_index[SPART_MAX_NDIM] = {0};
     for (int c = 0; c < layout->num_coordinates; c++) {
+        /* perturbed has num_coordinates <= 3 arrays */
+        /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) */
         if (perturbed[c] == NULL) {
             gsl_rng_free(rng);
             return spart_fail(context, SPART_ERROR_INTERNAL, "perturb: no array for coordinate %d",
@@ -516,8 +520,8 @@ static spart_status outputs_are_lattices(spart_context *context, const spart_wei
 }
 
 /* Say why an element's kernel failed, in words a user can act on. */
-static void report_kernel_failure(spart_context *context, const build_plan *plan,
-                                  int64_t element, spart_status status)
+static void report_kernel_failure(spart_context *context, const build_plan *plan, int64_t element,
+                                  spart_status status)
 {
     int sweep = plan->options->method == SPART_METHOD_CONSERVATIVE &&
                 plan->layout->num_coordinates == 2 && !plan->clip;
@@ -532,11 +536,10 @@ static void report_kernel_failure(spart_context *context, const build_plan *plan
                    "the output grid (perturb = SPART_PERTURB_DEFAULT or SPART_PERTURB_YES)",
                    (long long)element);
     } else {
-        spart_fail(context, status, "weights element %lld: the %s kernel failed (%s)",
-                   (long long)element,
-                   plan->options->method == SPART_METHOD_MULTILINEAR ? "multilinear"
-                                                                      : "conservative",
-                   spart_status_string(status));
+        spart_fail(
+            context, status, "weights element %lld: the %s kernel failed (%s)", (long long)element,
+            plan->options->method == SPART_METHOD_MULTILINEAR ? "multilinear" : "conservative",
+            spart_status_string(status));
     }
 }
 
@@ -679,6 +682,7 @@ spart_status spart_weights_describe(spart_context *context, int num_coordinates,
                                     const spart_weights_options *options, spart_weights *shell)
 {
     spart_weights_layout layout;
+    memset(&layout, 0, sizeof layout);
     spart_status status =
         prepare(context, num_coordinates, coordinates_input, coordinates_output, options, &layout);
     if (status != SPART_OK) {
@@ -724,6 +728,7 @@ spart_status spart_weights_build(spart_context *context, int num_coordinates,
         options = &defaults;
     }
     spart_weights_layout layout;
+    memset(&layout, 0, sizeof layout);
     spart_status status =
         prepare(context, num_coordinates, coordinates_input, coordinates_output, options, &layout);
     if (status != SPART_OK) {
@@ -794,8 +799,8 @@ spart_status spart_weights_build(spart_context *context, int num_coordinates,
         status = build_all(context, &plan, &shape_input, &shape_output, axes_input, axes_output,
                            weights);
     }
-    for (int c = 0; c < num_coordinates; c++) {
-        spart_free(&context->allocator, perturbed[c]);
+    for (int c = 0; c < 3; c++) {
+        spart_free(&context->allocator, perturbed[c]); /* NULL where never allocated */
     }
     return status;
 }

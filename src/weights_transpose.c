@@ -154,6 +154,7 @@ spart_status spart_weights_transpose_conservative(spart_context *context,
     spart_weights_options_init(&defaults);
     const spart_weights_options *o = options != NULL ? options : &defaults;
     spart_weights_layout layout;
+    memset(&layout, 0, sizeof layout);
     spart_status status = spart_weights_layout_make(
         context, num_coordinates, coordinates_input, coordinates_output, o->num_axis_input,
         o->axis_input, o->num_axis_output, o->axis_output, 1, &layout);
