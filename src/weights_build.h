@@ -68,4 +68,11 @@ spart_status spart_weights_describe(spart_context *context, int num_coordinates,
                                     const spart_weights_options *options,
                                     struct spart_weights *shell);
 
+/* The cell sizes (lengths or areas, as magnitudes) of grid element
+ * `element` of one side (output nonzero: the output grid) into `volume`
+ * (one per cell, C order). scratch holds 2 * that side's vertex count. */
+void spart_weights_layout_cell_volumes(const spart_weights_layout *layout, int output,
+                                       const spart_array *coordinates, int64_t element,
+                                       double *scratch, double *volume);
+
 #endif /* SPART_WEIGHTS_BUILD_H */

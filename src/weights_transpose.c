@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "geometry_2d.h"
 #include "shape.h"
 #include "weights_build.h"
 #include "weights_internal.h"
@@ -53,51 +54,22 @@ static void cell_lengths(const double *x, int64_t n, double *volume)
     }
 }
 
-/* The origin-referenced signed area of the triangle (origin, a, b). */
-static double triangle_area(double ax, double ay, double bx, double by)
-{
-    return (ax * by - ay * bx) / 2;
-}
-
-/* Cell areas of a 2-D grid (x[i * ny + j]) as magnitudes, each the sum of
- * the triangles its edges make with the origin, accumulated in the order
- * regridding accumulates them. */
-static void cell_areas(const double *x, const double *y, int64_t nx, int64_t ny, double *volume)
-{
-    int64_t cy = ny - 1;
-    for (int64_t i = 0; i + 1 < nx; i++) {
-        for (int64_t j = 0; j + 1 < ny; j++) {
-            double a0_low = triangle_area(y[i * ny + j], x[i * ny + j], y[(i + 1) * ny + j],
-                                          x[(i + 1) * ny + j]);
-            double a0_high = triangle_area(y[i * ny + j + 1], x[i * ny + j + 1],
-                                           y[(i + 1) * ny + j + 1], x[(i + 1) * ny + j + 1]);
-            double a1_low =
-                triangle_area(x[i * ny + j], y[i * ny + j], x[i * ny + j + 1], y[i * ny + j + 1]);
-            double a1_high = triangle_area(x[(i + 1) * ny + j], y[(i + 1) * ny + j],
-                                           x[(i + 1) * ny + j + 1], y[(i + 1) * ny + j + 1]);
-            double area = 0.0;
-            area -= a0_low;
-            area += a0_high;
-            area -= a1_low;
-            area += a1_high;
-            volume[i * cy + j] = fabs(area);
-        }
-    }
-}
-
-/* The cell volumes of one grid element of one side. */
-static void element_volumes(const spart_weights_layout *layout, int output,
-                            const spart_array *coordinates, int64_t element, double *scratch,
-                            double *volume)
+void spart_weights_layout_cell_volumes(const spart_weights_layout *layout, int output,
+                                       const spart_array *coordinates, int64_t element,
+                                       double *scratch, double *volume)
 {
     int64_t size = output ? layout->size_output : layout->size_input;
     const int64_t *shape = output ? layout->grid_shape_output : layout->grid_shape_input;
-    double *blocks[2] = {scratch, scratch + size};
+    double *blocks[3] = {scratch, scratch + size, NULL};
     spart_weights_layout_gather(layout, output, coordinates, element, blocks);
     if (layout->num_coordinates == 1) {
         cell_lengths(blocks[0], shape[0], volume);
-    } else {
-        cell_areas(blocks[0], blocks[1], shape[0], shape[1], volume);
+        return;
+    }
+    spart_grid_cell_areas(blocks[0], blocks[1], shape[0], shape[1], volume);
+    int64_t cells = (shape[0] - 1) * (shape[1] - 1);
+    for (int64_t c = 0; c < cells; c++) {
+        volume[c] = fabs(volume[c]);
     }
 }
 
@@ -221,8 +193,10 @@ spart_status spart_weights_transpose_conservative(spart_context *context,
             double *volume_output = factor_input + cells_in;
             double *weight_block = volume_output + cells_out;
             int64_t grid = spart_broadcast_index(e, &joined, &layout.shape_orthogonal);
-            element_volumes(&layout, 0, coordinates_input, grid, scratch, factor_input);
-            element_volumes(&layout, 1, coordinates_output, grid, scratch, volume_output);
+            spart_weights_layout_cell_volumes(&layout, 0, coordinates_input, grid, scratch,
+                                              factor_input);
+            spart_weights_layout_cell_volumes(&layout, 1, coordinates_output, grid, scratch,
+                                              volume_output);
             if (o->weights_input != NULL) {
                 int64_t orthogonal_index[SPART_MAX_NDIM] = {0};
                 spart_unravel(grid, &layout.shape_orthogonal, orthogonal_index);
