@@ -151,6 +151,30 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_transpose(spart_context *
                                                                  spart_regridder *regridder,
                                                                  spart_regridder **transposed);
 
+/* Save a regridder to a FITS file (layout in docs/formats.md, "Regridder
+ * (operator) files"): its CSR arrays as they are in memory (int32 or int64
+ * columns, float64 or float32 values), both shapes and their batch axes,
+ * and its plan's group size. Fails rather than replace an existing file
+ * unless `overwrite` is nonzero; the file is written beside its final name
+ * and renamed into place. A transpose is saved as a regridder of its own.
+ * Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (an empty
+ * path), SPART_ERROR_IO, SPART_ERROR_OUT_OF_MEMORY. */
+SPART_NODISCARD SPART_API spart_status spart_regridder_save(spart_context *context,
+                                                            const spart_regridder *regridder,
+                                                            const char *path, int overwrite);
+
+/* Load a regridder saved by spart_regridder_save into a new one (free it
+ * with spart_regridder_free): its products are the same bit for bit as
+ * the saved regridder's. The plan is made anew from the matrix and must
+ * agree with the file's; the transpose is built on demand, as usual.
+ * Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_IO (missing or unreadable
+ * file), SPART_ERROR_FILE_FORMAT (not a spart regridder file, or one that
+ * is inconsistent: the sentence names the file and what is wrong),
+ * SPART_ERROR_OUT_OF_MEMORY. */
+SPART_NODISCARD SPART_API spart_status spart_regridder_load(spart_context *context,
+                                                            const char *path,
+                                                            spart_regridder **regridder);
+
 #ifdef __cplusplus
 }
 #endif
