@@ -361,14 +361,7 @@ static int clip_rows(const clip_problem *problem, int64_t first, int64_t last, s
  * rows of unequal cost even out; one when not parallel. */
 static int64_t num_blocks_for(int64_t num_rows, int parallel)
 {
-    int64_t threads = 1;
-#ifdef _OPENMP
-    if (parallel) {
-        threads = omp_get_max_threads();
-    }
-#else
-    (void)parallel;
-#endif
+    int64_t threads = parallel > 1 ? parallel : 1;
     int64_t blocks = threads > 1 ? 4 * threads : 1;
     return blocks < num_rows ? blocks : num_rows;
 }
@@ -377,7 +370,7 @@ static int64_t num_blocks_for(int64_t num_rows, int parallel)
  * by OpenMP threads, and join the lists in block order: the entries come
  * out in row order whatever the number of threads or blocks. */
 static spart_status clip_blocks(const clip_problem *problem, int64_t num_rows, int64_t num_blocks,
-                                spart_triples *triples)
+                                int threads, spart_triples *triples)
 {
     const spart_allocator *allocator = triples->allocator;
     spart_triples *lists = spart_alloc(allocator, (size_t)num_blocks, sizeof *lists);
@@ -391,7 +384,7 @@ static spart_status clip_blocks(const clip_problem *problem, int64_t num_rows, i
         spart_triples_init(&lists[b], allocator);
     }
     /* each block writes only its own list and flag */
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (int64_t b = 0; b < num_blocks; b++) {
         int64_t first = b * num_rows / num_blocks;
         int64_t last = (b + 1) * num_rows / num_blocks;
@@ -443,7 +436,7 @@ spart_status spart_host_weights_conservative_2d_clip(const double *x_input, cons
         spart_free(triples->allocator, y);
         return SPART_ERROR_OUT_OF_MEMORY;
     }
-#pragma omp parallel for schedule(static) if (parallel)
+#pragma omp parallel for schedule(static) num_threads(parallel > 1 ? parallel : 1) if (parallel > 1)
     for (size_t k = 0; k < num_vertices; k++) {
         x[k] = (x_input[k] - origin_x) / step_x;
         y[k] = (y_input[k] - origin_y) / step_y;
@@ -465,7 +458,7 @@ spart_status spart_host_weights_conservative_2d_clip(const double *x_input, cons
             status = SPART_ERROR_OUT_OF_MEMORY;
         }
     } else {
-        status = clip_blocks(&problem, num_rows, num_blocks, triples);
+        status = clip_blocks(&problem, num_rows, num_blocks, parallel, triples);
     }
     spart_free(triples->allocator, x);
     spart_free(triples->allocator, y);

@@ -674,7 +674,8 @@ static spart_status walk_lines(const sweep_pass *pass, int parallel,
     for (int64_t l = 0; l < n; l++) {
         spart_triples_init(&lines->lists[l], allocator);
     }
-#pragma omp parallel for schedule(dynamic) if (parallel)
+#pragma omp parallel for schedule(dynamic)                                                         \
+    num_threads(parallel > 1 ? parallel : 1) if (parallel > 1)
     for (int64_t l = 0; l < n; l++) {
         /* the walk appends to a list of its own on the stack: neighbouring
          * lists share cache lines, and threads walk neighbouring lines */
@@ -733,7 +734,8 @@ static spart_status join_line_lists(line_lists *passes, int num_passes, int para
     for (int p = 0; p < num_passes; p++) {
         spart_triples *lists = passes[p].lists;
         const int64_t *pass_offsets = offsets + first;
-#pragma omp parallel for schedule(dynamic, 16) if (parallel)
+#pragma omp parallel for schedule(dynamic, 16)                                                     \
+    num_threads(parallel > 1 ? parallel : 1) if (parallel > 1)
         for (int64_t l = 0; l < passes[p].num_lines; l++) {
             move_line(&lists[l], triples, pass_offsets[l]);
         }

@@ -785,7 +785,7 @@ static spart_status box_tree_build(const grid *g, const spart_allocator *allocat
     for (int l = 1; l <= tree->num_levels; l++) {
         int64_t first = tree->start[l];
         int64_t count = tree->start[l + 1] - first;
-#pragma omp parallel for if (parallel) schedule(static)
+#pragma omp parallel for num_threads(parallel > 1 ? parallel : 1) if (parallel > 1) schedule(static)
         for (int64_t k = 0; k < count; k++) {
             double *lower = tree->boxes + (first + k) * 2 * n;
             box_of_slot(g, tree, l, k, lower, lower + n);
@@ -1098,7 +1098,7 @@ static int64_t weights_rectilinear(const grid *g, const rectilinear *r, int64_t 
                                    int64_t *indices_output, double *values)
 {
     int64_t outside = 0;
-#pragma omp parallel for if (parallel) schedule(static) reduction(+ : outside)
+#pragma omp parallel for num_threads(parallel > 1 ? parallel : 1) if (parallel > 1) schedule(static) reduction(+ : outside)
     for (int64_t p = 0; p < num_points; p++) {
         location where;
         locate_rectilinear(g, r, points, p, &where);
@@ -1115,7 +1115,7 @@ static int64_t weights_curvilinear(const grid *g, const box_tree *tree, int64_t 
                                    int64_t *indices_input, int64_t *indices_output, double *values)
 {
     int64_t outside = 0;
-#pragma omp parallel if (parallel) reduction(+ : outside)
+#pragma omp parallel num_threads(parallel > 1 ? parallel : 1) if (parallel > 1) reduction(+ : outside)
     {
         search_stack stack;
 #pragma omp for schedule(dynamic, POINTS_PER_CHUNK)

@@ -15,6 +15,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "geometry_2d.h"
 #include "shape.h"
 #include "weights_build.h"
 #include "weights_kernels.h"
@@ -419,6 +420,63 @@ static spart_status perturb_outputs(spart_context *context, const spart_weights_
     return SPART_OK;
 }
 
+/* The orientation of a 2-D grid: the sign of its total signed area (+1
+ * when x grows along axis 0 and y along axis 1, -1 when mirrored, 0 for a
+ * grid of no area). */
+static int grid_orientation(const double *x, const double *y, int64_t num_x, int64_t num_y)
+{
+    double total = 0.0;
+    for (int64_t a = 0; a + 1 < num_x; a++) {
+        for (int64_t b = 0; b + 1 < num_y; b++) {
+            total += spart_grid_cell_area(x, y, num_y, a, b);
+        }
+    }
+    return (total > 0.0) - (total < 0.0);
+}
+
+/* Reverse a grid of num_x by num_y vertices along axis 0, in place. */
+static void reverse_axis_0(double *values, int64_t num_x, int64_t num_y)
+{
+    for (int64_t a = 0, b = num_x - 1; a < b; a++, b--) {
+        for (int64_t j = 0; j < num_y; j++) {
+            double swap = values[a * num_y + j];
+            values[a * num_y + j] = values[b * num_y + j];
+            values[b * num_y + j] = swap;
+        }
+    }
+}
+
+/* The Ramshaw sweep, on grids of the same orientation. The sweep assumes
+ * it (regridding.md §5, item 2: mirrored grids give wrong weights), so a
+ * mirrored output grid is reversed along axis 0 for the sweep and the
+ * output cells it reports are mapped back to their own indices. */
+static spart_status sweep_same_orientation(double *const *input, const int64_t *shape_in,
+                                           double *const *output, const int64_t *shape_out,
+                                           const double *weights_input, int threads,
+                                           spart_triples *triples)
+{
+    int mirrored = grid_orientation(input[0], input[1], shape_in[0], shape_in[1]) *
+                       grid_orientation(output[0], output[1], shape_out[0], shape_out[1]) <
+                   0;
+    if (mirrored) {
+        reverse_axis_0(output[0], shape_out[0], shape_out[1]);
+        reverse_axis_0(output[1], shape_out[0], shape_out[1]);
+    }
+    int64_t first = triples->count;
+    spart_status status = spart_host_weights_conservative_2d_sweep(
+        input[0], input[1], shape_in[0], shape_in[1], output[0], output[1], shape_out[0],
+        shape_out[1], weights_input, threads, triples);
+    if (mirrored) {
+        int64_t cells_y = shape_out[1] - 1, last_row = shape_out[0] - 2;
+        for (int64_t k = first; k < triples->count; k++) {
+            int64_t row = triples->indices_output[k] / cells_y;
+            int64_t column = triples->indices_output[k] % cells_y;
+            triples->indices_output[k] = (last_row - row) * cells_y + column;
+        }
+    }
+    return status;
+}
+
 /* Everything one element's kernel call needs, shared by all elements. */
 typedef struct build_plan {
     const spart_weights_options *options;
@@ -487,9 +545,8 @@ static spart_status build_element(const build_plan *plan, const spart_allocator 
             input[0], input[1], shape_in[0], shape_in[1], output[0], output[1], shape_out[0],
             shape_out[1], weights_input, plan->threads, triples);
     } else {
-        status = spart_host_weights_conservative_2d_sweep(
-            input[0], input[1], shape_in[0], shape_in[1], output[0], output[1], shape_out[0],
-            shape_out[1], weights_input, plan->threads, triples);
+        status = sweep_same_orientation(input, shape_in, output, shape_out, weights_input,
+                                        plan->threads, triples);
     }
     if (status == SPART_OK && plan->options->coalesce && !plan->clip) {
         status = spart_weights_coalesce(triples);

@@ -7,8 +7,9 @@
  * return a spart_status (SPART_OK, SPART_ERROR_OUT_OF_MEMORY, or an error
  * the driver turns into a sentence).
  *
- * `parallel` nonzero allows a kernel to use OpenMP inside the element (the
- * driver passes it when it is not already parallel over elements); the
+ * `parallel` is the number of OpenMP threads a kernel may use inside the
+ * element (the driver passes 1 when it is already parallel over elements,
+ * else the context's thread count); 1 or less means serial; the
  * result must be identical either way and for any thread count.
  *
  * Indices appended are flat indices over the element's resampled cells
