@@ -5,11 +5,15 @@
  * load, and the save that writes beside the final name and renames the
  * finished file into place (docs/formats.md, "Conventions").
  *
- * Each call takes a spart_fits_io naming the object the file holds (its
- * noun: "weights", "regridder") and the path the user gave, so that every
- * error sentence names both: "regridder file <path>: ...", "could not save
- * weights to <path>: ...". Nothing here is thread-unsafe beyond CFITSIO's
- * own message stack, which is per thread in a reentrant CFITSIO build.
+ * The calls that can fail take a spart_fits_io: the object the file holds
+ * (its noun: "weights", "regridder") and the path the user gave, so that
+ * every error sentence names both: "regridder file <path>: ...", "could not
+ * save weights to <path>: ...".
+ *
+ * Thread safety: no state of its own. Saves and loads of different files
+ * may run at once with a reentrant CFITSIO build; CFITSIO's message stack
+ * is shared by its threads, so a sentence may then quote another thread's
+ * CFITSIO message.
  */
 #ifndef SPART_FITS_UTIL_H
 #define SPART_FITS_UTIL_H

@@ -304,16 +304,24 @@ static spart_status read_axis_map(const spart_fits_io *io, const char *prefix, s
     if (status != SPART_OK) {
         return status;
     }
-    /* The shape's size fits int64 (checked), so no partial product overflows. */
+    /* A zero extent lets the shape's size fit int64 while the product of
+     * the other extents does not: check every step. */
     int64_t matrix_stride = 1, batch_stride = 1;
     for (int axis = map->shape.ndim - 1; axis >= 0; axis--) {
+        int64_t extent = map->shape.dims[axis];
+        int64_t *stride = map->is_batch[axis] ? &batch_stride : &matrix_stride;
+        if (extent != 0 && *stride > INT64_MAX / extent) {
+            return spart_fits_format_error(io,
+                                           "the shape given by %sDIMk has more matrix or batch "
+                                           "cells than int64 can count",
+                                           prefix);
+        }
         if (map->is_batch[axis]) {
             map->batch_stride[axis] = batch_stride;
-            batch_stride *= map->shape.dims[axis];
         } else {
             map->matrix_stride[axis] = matrix_stride;
-            matrix_stride *= map->shape.dims[axis];
         }
+        *stride *= extent;
     }
     map->num_batch = batch_stride;
     *matrix_size = matrix_stride;

@@ -957,6 +957,20 @@ static void loading_a_batch_flag_on_an_axis_of_one_is_a_format_error(void **stat
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "INBAT1 = T, but axis 1 of length 1");
 }
 
+/* A zero extent keeps the shape's size within int64 while the other
+ * extents' product overflows it. */
+static void loading_a_shape_whose_matrix_axes_overflow_is_a_format_error(void **state)
+{
+    fixture *f = *state;
+    save_example(f, SPART_FLOAT64);
+    set_integer_key(f->path, "INNDIM", 4);
+    set_integer_key(f->path, "INDIM0", 0);
+    set_integer_key(f->path, "INDIM2", (long long)1 << 40);
+    set_integer_key(f->path, "INDIM3", (long long)1 << 40);
+    set_logical_key(f->path, "INBAT3", 0);
+    assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "more matrix or batch cells than int64");
+}
+
 static void loading_a_missing_batch_flag_is_a_format_error(void **state)
 {
     fixture *f = *state;
@@ -1075,6 +1089,7 @@ int main(int argc, char **argv)
         TEST(loading_batch_flags_that_change_the_matrix_size_is_a_format_error),
         TEST(loading_batch_axes_that_differ_between_sides_is_a_format_error),
         TEST(loading_a_batch_flag_on_an_axis_of_one_is_a_format_error),
+        TEST(loading_a_shape_whose_matrix_axes_overflow_is_a_format_error),
         TEST(loading_a_missing_batch_flag_is_a_format_error),
         TEST(loading_a_wrong_entry_count_is_a_format_error),
         TEST(loading_a_file_without_a_table_is_a_format_error),
