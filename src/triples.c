@@ -41,20 +41,10 @@ int spart_triples_reserve(spart_triples *triples, int64_t capacity)
     return 0;
 }
 
-int spart_triples_append(spart_triples *triples, int64_t index_input, int64_t index_output,
-                         double value)
+int spart_triples_grow(spart_triples *triples)
 {
-    if (triples->count == triples->capacity) {
-        int64_t grown = triples->capacity < 16 ? 16 : triples->capacity * 2;
-        if (spart_triples_reserve(triples, grown) != 0) {
-            return -1;
-        }
-    }
-    int64_t k = triples->count++;
-    triples->indices_input[k] = index_input;
-    triples->indices_output[k] = index_output;
-    triples->values[k] = value;
-    return 0;
+    int64_t grown = triples->capacity < 16 ? 16 : triples->capacity * 2;
+    return spart_triples_reserve(triples, grown);
 }
 
 int spart_triples_extend(spart_triples *destination, const spart_triples *source)

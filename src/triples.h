@@ -27,9 +27,23 @@ void spart_triples_init(spart_triples *triples, const spart_allocator *allocator
  * memory (the list is unchanged then). */
 int spart_triples_reserve(spart_triples *triples, int64_t capacity);
 
-/* Append one entry; 0 on success, -1 when out of memory. */
-int spart_triples_append(spart_triples *triples, int64_t index_input, int64_t index_output,
-                         double value);
+/* Double the capacity (at least 16); 0 on success, -1 out of memory. */
+int spart_triples_grow(spart_triples *triples);
+
+/* Append one entry; 0 on success, -1 when out of memory. Inline: kernels
+ * call it once per entry. */
+static inline int spart_triples_append(spart_triples *triples, int64_t index_input,
+                                       int64_t index_output, double value)
+{
+    if (triples->count == triples->capacity && spart_triples_grow(triples) != 0) {
+        return -1;
+    }
+    int64_t k = triples->count++;
+    triples->indices_input[k] = index_input;
+    triples->indices_output[k] = index_output;
+    triples->values[k] = value;
+    return 0;
+}
 
 /* Append all of `source` to `destination`; 0 on success, -1 out of memory. */
 int spart_triples_extend(spart_triples *destination, const spart_triples *source);
