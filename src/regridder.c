@@ -17,21 +17,6 @@ void spart_regridder_options_init(spart_regridder_options *options)
     }
 }
 
-/* The roles of the orthogonal axes, and everything derived from the
- * weights and the options that assembly needs. */
-typedef struct regridder_layout {
-    spart_shape shape_input;
-    spart_shape shape_output;
-    int axes_input[SPART_MAX_NDIM]; /* resampled, >= 0, ascending */
-    int axes_output[SPART_MAX_NDIM];
-    int num_resampled_input;
-    int num_resampled_output;
-    int num_orthogonal;
-    int orthogonal_input[SPART_MAX_NDIM]; /* axis of shape_input of orthogonal axis k */
-    int orthogonal_output[SPART_MAX_NDIM];
-    int64_t weights_extent[SPART_MAX_NDIM]; /* nw of orthogonal axis k */
-} regridder_layout;
-
 static spart_status resampled_axes(spart_context *context, const char *side,
                                    const spart_shape *shape, int count, const int *axes,
                                    const spart_shape *weights_shape, int weights_count,
@@ -96,14 +81,59 @@ static int list_orthogonal(const spart_shape *shape, const int *resampled, int c
     return n;
 }
 
+/* The shapes a regridder takes and gives by default: the weights' shapes
+ * with their orthogonal axes broadcast together (and with the weights'
+ * own), as regrid_from_weights lays out values; the diagonal role on
+ * every orthogonal axis. Returns -1 when they do not broadcast. */
+static int default_shapes(const spart_weights *weights, spart_shape *input, spart_shape *output)
+{
+    int axes_in[SPART_MAX_NDIM] = {0}, axes_out[SPART_MAX_NDIM] = {0};
+    spart_shape orthogonal_in, orthogonal_out, joined, orthogonal;
+    memset(&orthogonal_in, 0, sizeof orthogonal_in);
+    memset(&orthogonal_out, 0, sizeof orthogonal_out);
+    for (int k = 0; k < weights->shape_input.ndim; k++) {
+        if (!spart_axes_contain(weights->axis_input, weights->num_axis_input, k)) {
+            orthogonal_in.dims[orthogonal_in.ndim++] = weights->shape_input.dims[k];
+        }
+    }
+    for (int k = 0; k < weights->shape_output.ndim; k++) {
+        if (!spart_axes_contain(weights->axis_output, weights->num_axis_output, k)) {
+            orthogonal_out.dims[orthogonal_out.ndim++] = weights->shape_output.dims[k];
+        }
+    }
+    if (spart_shape_broadcast(&orthogonal_in, &orthogonal_out, &joined) != 0 ||
+        spart_shape_broadcast(&joined, &weights->shape_orthogonal, &orthogonal) != 0) {
+        return -1;
+    }
+    /* Resampled axes as negative numbers, -1 first, as the insertion wants. */
+    for (int a = 0; a < weights->num_axis_input; a++) {
+        axes_in[a] =
+            weights->axis_input[weights->num_axis_input - 1 - a] - weights->shape_input.ndim;
+    }
+    for (int a = 0; a < weights->num_axis_output; a++) {
+        axes_out[a] =
+            weights->axis_output[weights->num_axis_output - 1 - a] - weights->shape_output.ndim;
+    }
+    *input = spart_shape_insert_axes(&orthogonal, &weights->shape_input, axes_in,
+                                     weights->num_axis_input);
+    *output = spart_shape_insert_axes(&orthogonal, &weights->shape_output, axes_out,
+                                      weights->num_axis_output);
+    return 0;
+}
+
 static spart_status make_layout(spart_context *context, const spart_weights *weights,
-                                const spart_regridder_options *options, regridder_layout *layout)
+                                const spart_regridder_options *options,
+                                spart_regridder_roles *layout)
 {
     char text[128];
     memset(layout, 0, sizeof *layout);
-    layout->shape_input = options->has_shape_input ? options->shape_input : weights->shape_input;
-    layout->shape_output =
-        options->has_shape_output ? options->shape_output : weights->shape_output;
+    spart_shape default_input, default_output;
+    if (default_shapes(weights, &default_input, &default_output) != 0) {
+        return spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
+                          "the orthogonal axes of the weights' shapes do not broadcast together");
+    }
+    layout->shape_input = options->has_shape_input ? options->shape_input : default_input;
+    layout->shape_output = options->has_shape_output ? options->shape_output : default_output;
     if (!spart_shape_is_valid(&layout->shape_input) ||
         !spart_shape_is_valid(&layout->shape_output)) {
         return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
@@ -169,7 +199,7 @@ static spart_status make_layout(spart_context *context, const spart_weights *wei
 
 /* Fill one side's axis map: orthogonal axis k is a batch axis when the
  * weights do not vary along it (nw = 1) and it has more than one value. */
-static spart_status make_axis_map(spart_context *context, const regridder_layout *layout,
+static spart_status make_axis_map(spart_context *context, const spart_regridder_roles *layout,
                                   const spart_shape *shape, const int *orthogonal,
                                   spart_axis_map *map, int64_t *matrix_size)
 {
@@ -201,7 +231,7 @@ static spart_status make_axis_map(spart_context *context, const regridder_layout
 
 /* Per element: the row (column) offset of its orthogonal position, over
  * the axes where both the weights and that side vary. */
-static void element_offsets(const spart_weights *weights, const regridder_layout *layout,
+static void element_offsets(const spart_weights *weights, const spart_regridder_roles *layout,
                             const spart_axis_map *map, const int *orthogonal, int64_t *offset)
 {
     const spart_shape *shape_w = &weights->shape_orthogonal;
@@ -267,7 +297,7 @@ static spart_regridder *allocate_regridder(const spart_allocator *allocator)
 }
 
 static spart_status assemble(spart_context *context, const spart_weights *weights,
-                             const regridder_layout *layout, int drop_zeros,
+                             const spart_regridder_roles *layout, int drop_zeros,
                              spart_value_type value_type, spart_regridder *regridder)
 {
     const spart_allocator *allocator = &context->allocator;
@@ -355,7 +385,7 @@ spart_status spart_regridder_create(spart_context *context, const spart_weights 
                           "float32)",
                           (int)options->value_type);
     }
-    regridder_layout layout;
+    spart_regridder_roles layout;
     spart_status status = make_layout(context, weights, options, &layout);
     if (status != SPART_OK) {
         return status;
@@ -379,15 +409,29 @@ spart_status spart_regridder_create(spart_context *context, const spart_weights 
         return status;
     }
     made->plan = spart_plan_product(&made->csr);
+    made->roles = layout;
+    made->has_roles = 1;
     *regridder = made;
     return SPART_OK;
 }
 
+/* Free a regridder and the regridders it owns (its transposes, and
+ * theirs). A conservative transpose shares its pattern (row pointers and
+ * columns) with the exact transpose and owns only its values. */
 static void free_regridder(spart_regridder *regridder)
 {
     const spart_allocator allocator = regridder->allocator;
+    if (regridder->transposed != NULL && regridder->transposed->owner == regridder) {
+        free_regridder(regridder->transposed);
+    }
+    if (regridder->conservative != NULL && regridder->conservative->owner == regridder) {
+        free_regridder(regridder->conservative);
+    }
     if (regridder->owns_arrays) {
         spart_csr_release(&allocator, &regridder->csr);
+    } else {
+        spart_free(&allocator, regridder->csr.values32);
+        spart_free(&allocator, regridder->csr.values64);
     }
     spart_free(&allocator, regridder);
 }
@@ -396,9 +440,6 @@ void spart_regridder_free(spart_regridder *regridder)
 {
     if (regridder == NULL || regridder->owner != NULL) {
         return;
-    }
-    if (regridder->transposed != NULL) {
-        free_regridder(regridder->transposed);
     }
     free_regridder(regridder);
 }

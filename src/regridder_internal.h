@@ -39,15 +39,33 @@ typedef struct spart_axis_map {
     int64_t num_batch; /* the product of the batch axes' extents */
 } spart_axis_map;
 
+/* The roles of the orthogonal axes: how the values' axes relate to the
+ * weights' (kept for the conservative transpose). */
+typedef struct spart_regridder_roles {
+    spart_shape shape_input;
+    spart_shape shape_output;
+    int axes_input[SPART_MAX_NDIM]; /* resampled, >= 0, ascending */
+    int axes_output[SPART_MAX_NDIM];
+    int num_resampled_input;
+    int num_resampled_output;
+    int num_orthogonal;
+    int orthogonal_input[SPART_MAX_NDIM]; /* axis of shape_input of orthogonal axis k */
+    int orthogonal_output[SPART_MAX_NDIM];
+    int64_t weights_extent[SPART_MAX_NDIM]; /* nw of orthogonal axis k */
+} spart_regridder_roles;
+
 struct spart_regridder {
     spart_allocator allocator;
     spart_axis_map input;  /* x's axes (without leading ones) */
     spart_axis_map output; /* y's axes */
     spart_csr csr;
     spart_product_plan plan;
-    int owns_arrays;             /* 0 for a transpose sharing arrays (none yet) */
+    spart_regridder_roles roles;
+    int owns_arrays;               /* 0: row_ptr and columns belong to another regridder */
     spart_regridder *owner;      /* the regridder owning this one, or NULL */
-    spart_regridder *transposed; /* the exact transpose, once built */
+    spart_regridder *transposed;   /* the exact transpose, once built */
+    spart_regridder *conservative; /* the conservative transpose, once built */
+    int has_roles;                 /* roles known (made from weights, not loaded) */
 };
 
 /* The plan for a matrix: the group size from the mean row length. */

@@ -62,7 +62,9 @@ typedef enum spart_value_type { SPART_FLOAT64 = 0, SPART_FLOAT32 = 1 } spart_val
 typedef struct spart_regridder_options {
     /* The shape of the input values (x without leading batch axes), and of
      * the output values; has_shape_* = 0 (the default) takes the weights'
-     * shape_input / shape_output. */
+     * shape_input / shape_output with their orthogonal axes broadcast
+     * together (the shapes regrid_from_weights gives and takes): every
+     * orthogonal axis diagonal. */
     int has_shape_input;
     spart_shape shape_input;
     int has_shape_output;
@@ -143,6 +145,22 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_apply(spart_context *cont
 SPART_NODISCARD SPART_API spart_status spart_regridder_apply_workspace(
     spart_context *context, const spart_regridder *regridder, const spart_array *x, double *y,
     int64_t size_y, void *workspace, size_t workspace_bytes);
+
+/* The conservative transpose, as spart_weights_transpose_conservative of
+ * the weights would give, assembled: the exact transpose's pattern (shared,
+ * not copied) with each entry scaled by its own element's grid factors,
+ * (v * F_in[input cell]) / V_out[output cell], F_in = V_in / (w * w) for
+ * weights_input w (V_in without), V the cell sizes. The grids and options
+ * (axes, weights_input) are those the weights were built with. Kept by
+ * `regridder` (a second call replaces it). Errors: those of
+ * spart_weights_transpose_conservative, and SPART_ERROR_NOT_IMPLEMENTED
+ * when the grids vary along an axis whose elements the operator sums into
+ * one shared input (an entry's element is lost there), or for a regridder
+ * that was loaded from a file. */
+SPART_NODISCARD SPART_API spart_status spart_regridder_transpose_conservative(
+    spart_context *context, spart_regridder *regridder, int num_coordinates,
+    const spart_array *coordinates_input, const spart_array *coordinates_output,
+    const spart_weights_options *options, spart_regridder **transposed);
 
 /* The exact transpose (built on the first call and kept; the transpose of
  * the transpose is the original object). Its rows keep the original's
