@@ -38,30 +38,8 @@ static spart_status normalize(spart_context *context, const char *name, int coun
         count = num_stored;
         axes = stored_negative;
     }
-    int bad = 0;
-    int status = spart_axes_normalize(count, axes, ndim, 1, normalized, normalized_count, &bad);
-    if (status == -1) {
-        return spart_fail(context, SPART_ERROR_AXIS_OUT_OF_RANGE,
-                          "%s[%d] = %d is out of range for the weights' shape with %d axes", name,
-                          bad, axes[bad], ndim);
-    }
-    if (status == -2) {
-        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT, "%s[%d] = %d is repeated", name,
-                          bad, axes[bad]);
-    }
-    return SPART_OK;
-}
-
-static spart_shape without_axes(const spart_shape *shape, const int *axes, int count)
-{
-    spart_shape result;
-    memset(&result, 0, sizeof result);
-    for (int k = 0; k < shape->ndim; k++) {
-        if (!spart_axes_contain(axes, count, k - shape->ndim)) {
-            result.dims[result.ndim++] = shape->dims[k];
-        }
-    }
-    return result;
+    return spart_axes_normalize_checked(context, name, count, axes, ndim, "the weights' shape",
+                                        normalized, normalized_count);
 }
 
 static spart_status make_layout(spart_context *context, const spart_weights *weights,
@@ -94,10 +72,12 @@ static spart_status make_layout(spart_context *context, const spart_weights *wei
     if (status != SPART_OK) {
         return status;
     }
-    spart_shape orthogonal_input = without_axes(&weights->shape_input, axes_in, layout->num_input);
+    spart_shape orthogonal_input =
+        spart_shape_without_axes(&weights->shape_input, axes_in, layout->num_input);
     spart_shape orthogonal_output =
-        without_axes(&weights->shape_output, axes_out, layout->num_output);
-    spart_shape orthogonal_values = without_axes(shape_values, axes_in, layout->num_input);
+        spart_shape_without_axes(&weights->shape_output, axes_out, layout->num_output);
+    spart_shape orthogonal_values =
+        spart_shape_without_axes(shape_values, axes_in, layout->num_input);
     if (shape_values->ndim < layout->num_input) {
         orthogonal_values.ndim = 0;
     }

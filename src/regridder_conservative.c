@@ -225,20 +225,12 @@ spart_status spart_regridder_transpose_conservative(spart_context *context,
                           "this regridder was not made from weights (it was loaded or is a "
                           "transpose): its conservative transpose needs the weights' roles");
     }
-    if (num_coordinates < 1 || num_coordinates > 2) {
-        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                          "num_coordinates = %d: conservative weights have 1 or 2 resampled "
-                          "dimensions",
-                          num_coordinates);
-    }
     spart_weights_options defaults;
     spart_weights_options_init(&defaults);
     const spart_weights_options *o = options != NULL ? options : &defaults;
     spart_weights_layout layout;
-    memset(&layout, 0, sizeof layout);
-    spart_status status = spart_weights_layout_make(
-        context, num_coordinates, coordinates_input, coordinates_output, o->num_axis_input,
-        o->axis_input, o->num_axis_output, o->axis_output, 1, &layout);
+    spart_status status = spart_weights_layout_conservative(
+        context, num_coordinates, coordinates_input, coordinates_output, o, &layout);
     decoder d;
     if (status == SPART_OK) {
         status = make_decoder(context, regridder, &layout, &d);

@@ -1,6 +1,7 @@
 /* src/shape.c: NumPy's shape and axis rules. */
 #include <string.h>
 
+#include "internal.h"
 #include "shape.h"
 
 int spart_shape_is_valid(const spart_shape *shape)
@@ -103,6 +104,36 @@ int spart_axes_normalize(int count, const int *axes, int ndim, int descending, i
     }
     *normalized_count = n;
     return 0;
+}
+
+spart_status spart_axes_normalize_checked(struct spart_context *context, const char *name,
+                                          int count, const int *axes, int ndim, const char *what,
+                                          int *normalized, int *normalized_count)
+{
+    int bad = 0;
+    int status = spart_axes_normalize(count, axes, ndim, 1, normalized, normalized_count, &bad);
+    if (status == -1) {
+        return spart_fail(context, SPART_ERROR_AXIS_OUT_OF_RANGE,
+                          "%s[%d] = %d is out of range for %s with %d axes", name, bad, axes[bad],
+                          what, ndim);
+    }
+    if (status == -2) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT, "%s[%d] = %d is repeated", name,
+                          bad, axes[bad]);
+    }
+    return SPART_OK;
+}
+
+spart_shape spart_shape_without_axes(const spart_shape *shape, const int *axes, int count)
+{
+    spart_shape result;
+    memset(&result, 0, sizeof result);
+    for (int k = 0; k < shape->ndim; k++) {
+        if (!spart_axes_contain(axes, count, k - shape->ndim)) {
+            result.dims[result.ndim++] = shape->dims[k];
+        }
+    }
+    return result;
 }
 
 int spart_axes_contain(const int *axes, int count, int axis)

@@ -31,6 +31,16 @@ int spart_shape_equal(const spart_shape *a, const spart_shape *b);
 int spart_axes_normalize(int count, const int *axes, int ndim, int descending, int *normalized,
                          int *normalized_count, int *bad);
 
+/* The shape of the axes of `shape` not in `axes` (negative numbers), in
+ * order. */
+spart_shape spart_shape_without_axes(const spart_shape *shape, const int *axes, int count);
+
+/* spart_axes_normalize with the error sentence: `name` is the argument's
+ * name and `what` says what the axes count in ("coordinates with 3 axes"). */
+spart_status spart_axes_normalize_checked(struct spart_context *context, const char *name,
+                                          int count, const int *axes, int ndim, const char *what,
+                                          int *normalized, int *normalized_count);
+
 /* Whether normalised (negative) axis `axis` is in the list. */
 int spart_axes_contain(const int *axes, int count, int axis);
 

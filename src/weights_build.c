@@ -111,37 +111,6 @@ static spart_status broadcast_coordinates(spart_context *context, const char *si
     return SPART_OK;
 }
 
-static spart_status normalize_axes(spart_context *context, const char *name, int count,
-                                   const int *axes, int ndim, int *normalized,
-                                   int *normalized_count)
-{
-    int bad = 0;
-    int status = spart_axes_normalize(count, axes, ndim, 1, normalized, normalized_count, &bad);
-    if (status == -1) {
-        return spart_fail(context, SPART_ERROR_AXIS_OUT_OF_RANGE,
-                          "%s[%d] = %d is out of range for coordinates with %d axes", name, bad,
-                          axes[bad], ndim);
-    }
-    if (status == -2) {
-        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT, "%s[%d] = %d is repeated", name,
-                          bad, axes[bad]);
-    }
-    return SPART_OK;
-}
-
-/* The shape of the axes of `shape` not in `axes` (negative numbers). */
-static spart_shape orthogonal_part(const spart_shape *shape, const int *axes, int count)
-{
-    spart_shape result;
-    memset(&result, 0, sizeof result);
-    for (int k = 0; k < shape->ndim; k++) {
-        if (!spart_axes_contain(axes, count, k - shape->ndim)) {
-            result.dims[result.ndim++] = shape->dims[k];
-        }
-    }
-    return result;
-}
-
 spart_status spart_weights_layout_make(spart_context *context, int num_coordinates,
                                        const spart_array *coordinates_input,
                                        const spart_array *coordinates_output, int num_axis_input,
@@ -162,15 +131,15 @@ spart_status spart_weights_layout_make(spart_context *context, int num_coordinat
     if (status != SPART_OK) {
         return status;
     }
-    status = normalize_axes(context, "axis_input", num_axis_input, axis_input,
-                            layout->shape_coordinates_input.ndim, layout->axes_input,
-                            &layout->num_axes_input);
+    status = spart_axes_normalize_checked(context, "axis_input", num_axis_input, axis_input,
+                                          layout->shape_coordinates_input.ndim, "coordinates",
+                                          layout->axes_input, &layout->num_axes_input);
     if (status != SPART_OK) {
         return status;
     }
-    status = normalize_axes(context, "axis_output", num_axis_output, axis_output,
-                            layout->shape_coordinates_output.ndim, layout->axes_output,
-                            &layout->num_axes_output);
+    status = spart_axes_normalize_checked(context, "axis_output", num_axis_output, axis_output,
+                                          layout->shape_coordinates_output.ndim, "coordinates",
+                                          layout->axes_output, &layout->num_axes_output);
     if (status != SPART_OK) {
         return status;
     }
@@ -184,10 +153,10 @@ spart_status spart_weights_layout_make(spart_context *context, int num_coordinat
                           "num_coordinates = %d must equal the number of axes in axis_input, %d",
                           num_coordinates, layout->num_axes_input);
     }
-    spart_shape orthogonal_input = orthogonal_part(&layout->shape_coordinates_input,
-                                                   layout->axes_input, layout->num_axes_input);
-    spart_shape orthogonal_output = orthogonal_part(&layout->shape_coordinates_output,
-                                                    layout->axes_output, layout->num_axes_output);
+    spart_shape orthogonal_input = spart_shape_without_axes(
+        &layout->shape_coordinates_input, layout->axes_input, layout->num_axes_input);
+    spart_shape orthogonal_output = spart_shape_without_axes(
+        &layout->shape_coordinates_output, layout->axes_output, layout->num_axes_output);
     if (spart_shape_broadcast(&orthogonal_input, &orthogonal_output, &layout->shape_orthogonal) !=
         0) {
         return spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,

@@ -68,6 +68,15 @@ spart_status spart_weights_describe(spart_context *context, int num_coordinates,
                                     const spart_weights_options *options,
                                     struct spart_weights *shell);
 
+/* The layout of the grids of conservative weights for their transposes:
+ * 1 or 2 coordinates, the axes of `options`, as many output axes as input
+ * axes. */
+spart_status spart_weights_layout_conservative(spart_context *context, int num_coordinates,
+                                               const spart_array *coordinates_input,
+                                               const spart_array *coordinates_output,
+                                               const spart_weights_options *options,
+                                               spart_weights_layout *layout);
+
 /* The cell sizes (lengths or areas, as magnitudes) of grid element
  * `element` of one side (output nonzero: the output grid) into `volume`
  * (one per cell, C order). scratch holds 2 * that side's vertex count. */

@@ -98,6 +98,24 @@ static spart_status check_cells(spart_context *context, const spart_weights *wei
     return SPART_OK;
 }
 
+spart_status spart_weights_layout_conservative(spart_context *context, int num_coordinates,
+                                               const spart_array *coordinates_input,
+                                               const spart_array *coordinates_output,
+                                               const spart_weights_options *options,
+                                               spart_weights_layout *layout)
+{
+    memset(layout, 0, sizeof *layout);
+    if (num_coordinates < 1 || num_coordinates > 2) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "num_coordinates = %d: conservative weights have 1 or 2 resampled "
+                          "dimensions",
+                          num_coordinates);
+    }
+    return spart_weights_layout_make(
+        context, num_coordinates, coordinates_input, coordinates_output, options->num_axis_input,
+        options->axis_input, options->num_axis_output, options->axis_output, 1, layout);
+}
+
 spart_status spart_weights_transpose_conservative(spart_context *context,
                                                   const spart_weights *weights, int num_coordinates,
                                                   const spart_array *coordinates_input,
@@ -116,20 +134,12 @@ spart_status spart_weights_transpose_conservative(spart_context *context,
                           "not be NULL");
     }
     *transposed = NULL;
-    if (num_coordinates < 1 || num_coordinates > 2) {
-        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                          "num_coordinates = %d: conservative weights have 1 or 2 resampled "
-                          "dimensions",
-                          num_coordinates);
-    }
     spart_weights_options defaults;
     spart_weights_options_init(&defaults);
     const spart_weights_options *o = options != NULL ? options : &defaults;
     spart_weights_layout layout;
-    memset(&layout, 0, sizeof layout);
-    spart_status status = spart_weights_layout_make(
-        context, num_coordinates, coordinates_input, coordinates_output, o->num_axis_input,
-        o->axis_input, o->num_axis_output, o->axis_output, 1, &layout);
+    spart_status status = spart_weights_layout_conservative(
+        context, num_coordinates, coordinates_input, coordinates_output, o, &layout);
     if (status == SPART_OK) {
         status = check_cells(context, weights, &layout);
     }
