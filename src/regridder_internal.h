@@ -62,7 +62,7 @@ struct spart_regridder {
     spart_product_plan plan;
     spart_regridder_roles roles;
     int owns_arrays;               /* 0: row_ptr and columns belong to another regridder */
-    spart_regridder *owner;      /* the regridder owning this one, or NULL */
+    spart_regridder *owner;        /* the regridder owning this one, or NULL */
     spart_regridder *transposed;   /* the exact transpose, once built */
     spart_regridder *conservative; /* the conservative transpose, once built */
     int has_roles;                 /* roles known (made from weights, not loaded) */
