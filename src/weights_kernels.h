@@ -56,6 +56,17 @@ spart_status spart_host_weights_conservative_2d_clip(const double *x_input, cons
                                                      const double *weights_input, int parallel,
                                                      spart_triples *triples);
 
+/* Conservative 2-D by exact polygon clipping between any two logically
+ * rectangular grids (same arguments as the lattice kernel above; the
+ * output need not be a lattice, either grid may run either way, and
+ * degenerate alignments need no perturbation). Appends entries sorted by
+ * (input, output), one per pair of non-zero overlap; identical for any
+ * `parallel`. */
+spart_status spart_host_weights_conservative_2d_clip_general(
+    const double *x_input, const double *y_input, int64_t num_x_input, int64_t num_y_input,
+    const double *x_output, const double *y_output, int64_t num_x_output, int64_t num_y_output,
+    const double *weights_input, int parallel, spart_triples *triples);
+
 /* Multilinear: an input grid of `ndim` (1 to 3) axes with shape[k]
  * vertices each, coordinates_input[d] the d-th coordinate of every vertex
  * (C order); num_points output points with points[d][p] their
