@@ -13,6 +13,15 @@ applications in functions shaped like those of the Python package
     w.to_regridding()   # (object array of (ii, io, values), shape_in, shape_out)
     dense(w)            # shape_orthogonal + (cells_in, cells_out) matrices
 
+and the Regridder (include/spart/regridder.h), made from weights built here
+or from regridding's own tuple (W, shape_input, shape_output):
+
+    w = spart.weights_from_arrays(package_weights, axis_input, axis_output)
+    r = spart.regridder(w, shape_input=..., value_type="float32")
+    y = r(x)             # x: leading axes + r.shape_input
+    r.transpose()        # the exact transpose, owned by r
+    r.csr()              # (row_ptr, columns, values) as NumPy copies
+
 Every non-OK status raises SpartError carrying spart's own sentence.
 
 The library path comes from the constructor argument, else from the
@@ -88,6 +97,25 @@ class spart_weights_options(ctypes.Structure):
         ("num_axis_output", ctypes.c_int),
         ("axis_output", ctypes.c_int * SPART_MAX_NDIM),
         ("weights_input", ctypes.POINTER(spart_array)),
+    ]
+
+
+VALUE_TYPES = {"float64": 0, "float32": 1}
+
+
+class spart_regridder_options(ctypes.Structure):
+    # mirrors include/spart/regridder.h field for field (value_type: an int enum)
+    _fields_ = [
+        ("has_shape_input", ctypes.c_int),
+        ("shape_input", spart_shape),
+        ("has_shape_output", ctypes.c_int),
+        ("shape_output", spart_shape),
+        ("num_axis_input", ctypes.c_int),
+        ("axis_input", ctypes.c_int * SPART_MAX_NDIM),
+        ("num_axis_output", ctypes.c_int),
+        ("axis_output", ctypes.c_int * SPART_MAX_NDIM),
+        ("value_type", ctypes.c_int),
+        ("drop_zeros", ctypes.c_int),
     ]
 
 
@@ -212,10 +240,66 @@ def _declare(lib):
              P(spart_weights_options), c_double_p, ctypes.c_int64],
         ),
     }
+    table.update(_regridder_signatures())
     for name, (restype, argtypes) in table.items():
         function = getattr(lib, name)
         function.restype = restype
         function.argtypes = argtypes
+
+
+def _regridder_signatures():
+    """The C signatures of include/spart/regridder.h and of
+    spart_weights_create_from_arrays."""
+    status = ctypes.c_int
+    ctx = ctypes.c_void_p
+    weights = ctypes.c_void_p
+    regridder = ctypes.c_void_p
+    c_int32_p = P(ctypes.c_int32)
+    return {
+        "spart_weights_create_from_arrays": (
+            status,
+            [ctx, P(spart_shape), P(spart_shape), P(spart_shape), ctypes.c_int, P(ctypes.c_int),
+             ctypes.c_int, P(ctypes.c_int), c_int64_p, c_int64_p, c_int64_p, c_double_p,
+             P(weights)],
+        ),
+        "spart_regridder_options_init": (None, [P(spart_regridder_options)]),
+        "spart_regridder_create": (
+            status, [ctx, weights, P(spart_regridder_options), P(regridder)]
+        ),
+        "spart_regridder_free": (None, [regridder]),
+        "spart_regridder_shape_input": (spart_shape, [regridder]),
+        "spart_regridder_shape_output": (spart_shape, [regridder]),
+        "spart_regridder_num_rows": (ctypes.c_int64, [regridder]),
+        "spart_regridder_num_columns": (ctypes.c_int64, [regridder]),
+        "spart_regridder_num_entries": (ctypes.c_int64, [regridder]),
+        "spart_regridder_value_type": (ctypes.c_int, [regridder]),
+        "spart_regridder_group_size": (ctypes.c_int, [regridder]),
+        "spart_regridder_csr": (
+            status, [regridder, P(c_int64_p), P(c_int32_p), P(c_int64_p), P(ctypes.c_void_p)]
+        ),
+        "spart_regridder_apply_shape": (
+            status, [ctx, regridder, P(spart_shape), P(spart_shape)]
+        ),
+        "spart_regridder_workspace_size": (
+            status, [ctx, regridder, P(spart_shape), P(ctypes.c_size_t)]
+        ),
+        "spart_regridder_apply": (
+            status, [ctx, regridder, P(spart_array), c_double_p, ctypes.c_int64]
+        ),
+        "spart_regridder_apply_workspace": (
+            status,
+            [ctx, regridder, P(spart_array), c_double_p, ctypes.c_int64, ctypes.c_void_p,
+             ctypes.c_size_t],
+        ),
+        "spart_regridder_transpose": (status, [ctx, regridder, P(regridder)]),
+        "spart_regridder_transpose_conservative": (
+            status,
+            [ctx, regridder, ctypes.c_int, P(spart_array), P(spart_array),
+             P(spart_weights_options), P(regridder)],
+        ),
+        "spart_regridder_save": (status, [ctx, regridder, ctypes.c_char_p, ctypes.c_int]),
+        "spart_regridder_load": (status, [ctx, ctypes.c_char_p, P(regridder)]),
+    }
 
 
 class Weights:
@@ -283,6 +367,151 @@ class Weights:
     @property
     def size_output(self):
         return int(np.prod([self.shape_output[a] for a in self.axis_output], dtype=np.int64))
+
+
+class Regridder:
+    """
+    A spart regridder. One made by Spart.regridder() or Spart.load_regridder()
+    is freed with this object; a transpose is owned by the regridder it came
+    from (spart frees it with that one), so it keeps its owner alive and
+    never frees itself.
+    """
+
+    def __init__(self, spart, handle, owner=None):
+        self.spart = spart
+        self.handle = handle
+        self.owner = owner
+        self._transposed = None
+        self._conservative = None
+        lib = spart.lib
+        self.shape_input = shape_tuple(lib.spart_regridder_shape_input(handle))
+        self.shape_output = shape_tuple(lib.spart_regridder_shape_output(handle))
+        self.num_rows = int(lib.spart_regridder_num_rows(handle))
+        self.num_columns = int(lib.spart_regridder_num_columns(handle))
+        self.num_entries = int(lib.spart_regridder_num_entries(handle))
+        self.value_type = "float32" if lib.spart_regridder_value_type(handle) == 1 else "float64"
+        self.group_size = int(lib.spart_regridder_group_size(handle))
+
+    def __del__(self):
+        if getattr(self, "handle", None) and self.owner is None:
+            self.spart.lib.spart_regridder_free(self.handle)
+            self.handle = None
+
+    def _live(self):
+        if not self.handle:
+            raise RuntimeError("this conservative transpose was replaced by a later call")
+        return self.handle
+
+    def apply_shape(self, shape_x):
+        shape = make_shape(shape_x)
+        result = spart_shape()
+        self.spart._check("spart_regridder_apply_shape",
+                          self.spart.lib.spart_regridder_apply_shape(
+                              self.spart.context, self._live(), ctypes.byref(shape),
+                              ctypes.byref(result)))
+        return shape_tuple(result)
+
+    def workspace_size(self, shape_x):
+        shape = make_shape(shape_x)
+        size = ctypes.c_size_t()
+        self.spart._check("spart_regridder_workspace_size",
+                          self.spart.lib.spart_regridder_workspace_size(
+                              self.spart.context, self._live(), ctypes.byref(shape),
+                              ctypes.byref(size)))
+        return int(size.value)
+
+    def __call__(self, x, workspace=False):
+        """y = A x for x of shape leading axes + shape_input (copied to
+        float64, C order). workspace=True goes through
+        spart_regridder_apply_workspace with a NumPy buffer of the queried size."""
+        keep = _Arrays()
+        values = keep.array(x)
+        y = np.empty(self.apply_shape(np.shape(x)), dtype=np.float64)
+        pointer = y.ctypes.data_as(c_double_p)
+        if not workspace:
+            self.spart._check("spart_regridder_apply",
+                              self.spart.lib.spart_regridder_apply(
+                                  self.spart.context, self._live(), ctypes.byref(values), pointer,
+                                  y.size))
+            return y
+        size = self.workspace_size(np.shape(x))
+        scratch = np.empty(max(1, (size + 7) // 8), dtype=np.float64)
+        self.spart._check("spart_regridder_apply_workspace",
+                          self.spart.lib.spart_regridder_apply_workspace(
+                              self.spart.context, self._live(), ctypes.byref(values), pointer,
+                              y.size, scratch.ctypes.data_as(ctypes.c_void_p), size))
+        return y
+
+    def csr(self):
+        """(row_ptr int64, columns int32 or int64, values float64 or float32), copies."""
+        row_ptr, c32, c64 = c_int64_p(), P(ctypes.c_int32)(), c_int64_p()
+        values = ctypes.c_void_p()
+        self.spart._check("spart_regridder_csr",
+                          self.spart.lib.spart_regridder_csr(
+                              self._live(), ctypes.byref(row_ptr), ctypes.byref(c32),
+                              ctypes.byref(c64), ctypes.byref(values)))
+        n, rows = self.num_entries, self.num_rows
+
+        def copy(pointer, count, ctype, dtype):
+            if count == 0:
+                return np.zeros(0, dtype=dtype)
+            if not pointer:
+                raise RuntimeError("spart_regridder_csr gave NULL for a non-empty array")
+            typed = ctypes.cast(pointer, P(ctype))
+            return np.ctypeslib.as_array(typed, shape=(count,)).astype(dtype, copy=True)
+
+        columns = (copy(c32, n, ctypes.c_int32, np.int32) if c32
+                   else copy(c64, n, ctypes.c_int64, np.int64))
+        if self.value_type == "float32":
+            data = copy(values.value, n, ctypes.c_float, np.float32)
+        else:
+            data = copy(values.value, n, ctypes.c_double, np.float64)
+        return copy(row_ptr, rows + 1, ctypes.c_int64, np.int64), columns, data
+
+    def matrix(self):
+        """The matrix as a dense float64 array [rows, columns] (small operators only)."""
+        row_ptr, columns, values = self.csr()
+        result = np.zeros((self.num_rows, self.num_columns))
+        rows = np.repeat(np.arange(self.num_rows), np.diff(row_ptr))
+        np.add.at(result, (rows, columns), values.astype(np.float64))
+        return result
+
+    def transpose(self):
+        """The exact transpose (owned by this regridder; its transpose is this one)."""
+        handle = ctypes.c_void_p()
+        self.spart._check("spart_regridder_transpose",
+                          self.spart.lib.spart_regridder_transpose(
+                              self.spart.context, self._live(), ctypes.byref(handle)))
+        if self.owner is not None and handle.value == self.owner.handle.value:
+            return self.owner
+        if self._transposed is None:
+            self._transposed = Regridder(self.spart, handle, owner=self)
+        return self._transposed
+
+    def transpose_conservative(self, coordinates_input, coordinates_output, axis_input=None,
+                               axis_output=None, weights_input=None):
+        """The conservative transpose, for the grids and options the weights
+        were built with (owned by this regridder; a later call replaces it)."""
+        keep = _Arrays()
+        n_in, block_in = keep.arrays(coordinates_input)
+        n_out, block_out = keep.arrays(coordinates_output)
+        options = self.spart._options(keep, axis_input, axis_output, weights_input,
+                                      method="conservative")
+        handle = ctypes.c_void_p()
+        self.spart._check("spart_regridder_transpose_conservative",
+                          self.spart.lib.spart_regridder_transpose_conservative(
+                              self.spart.context, self._live(), n_in, block_in, block_out,
+                              ctypes.byref(options), ctypes.byref(handle)))
+        if self._conservative is not None:
+            self._conservative.handle = None  # spart freed it
+        self._conservative = Regridder(self.spart, handle, owner=self)
+        return self._conservative
+
+    def save(self, path, overwrite=False):
+        self.spart._check("spart_regridder_save",
+                          self.spart.lib.spart_regridder_save(
+                              self.spart.context, self._live(), os.fsencode(path),
+                              1 if overwrite else 0))
 
 
 class Spart:
@@ -384,6 +613,77 @@ class Spart:
                         self.context, weights.handle, n_in, block_in, block_out,
                         ctypes.byref(options), ctypes.byref(handle)))
         return Weights(self, handle)
+
+    def weights_from_arrays(self, weights, axis_input=None, axis_output=None):
+        """
+        spart weights from regridding's tuple (W, shape_input, shape_output)
+        through spart_weights_create_from_arrays: W's shape is the orthogonal
+        shape, its elements' arrays are concatenated in C order (indices cast
+        to int64, values to float64), axis_input / axis_output are the
+        resampled axes the package was given (None: every axis).
+        """
+        array, shape_input, shape_output = weights
+        array = np.asarray(array, dtype=object)
+        flat = array.reshape(-1)
+        counts = [len(flat[e][2]) for e in range(flat.size)]
+        offsets = np.zeros(flat.size + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum(counts, dtype=np.int64)
+
+        def joined(k, dtype):
+            if flat.size == 0:
+                return np.zeros(1, dtype=dtype)
+            parts = [np.asarray(flat[e][k]).astype(dtype).reshape(-1) for e in range(flat.size)]
+            return np.ascontiguousarray(np.concatenate(parts + [np.zeros(1, dtype=dtype)]))
+
+        ii, io, v = joined(0, np.int64), joined(1, np.int64), joined(2, np.float64)
+        n_in, a_in = _int_array(_axes(axis_input))
+        n_out, a_out = _int_array(_axes(axis_output))
+        orthogonal, s_in, s_out = make_shape(array.shape), make_shape(shape_input), make_shape(
+            shape_output)
+        handle = ctypes.c_void_p()
+        self._check("spart_weights_create_from_arrays",
+                    self.lib.spart_weights_create_from_arrays(
+                        self.context, ctypes.byref(orthogonal), ctypes.byref(s_in),
+                        ctypes.byref(s_out), n_in, a_in, n_out, a_out,
+                        offsets.ctypes.data_as(c_int64_p), ii.ctypes.data_as(c_int64_p),
+                        io.ctypes.data_as(c_int64_p), v.ctypes.data_as(c_double_p),
+                        ctypes.byref(handle)))
+        return Weights(self, handle)
+
+    def regridder(self, weights, shape_input=None, shape_output=None, axis_input=None,
+                  axis_output=None, value_type="float64", drop_zeros=False):
+        """
+        A Regridder from Weights (spart_regridder_create). shape_input /
+        shape_output None: the weights' shapes broadcast as regrid_from_weights
+        lays out values; axis_* None: the weights' resampled axes counted
+        from the end.
+        """
+        options = spart_regridder_options()
+        self.lib.spart_regridder_options_init(ctypes.byref(options))
+        if shape_input is not None:
+            options.has_shape_input = 1
+            options.shape_input = make_shape(shape_input)
+        if shape_output is not None:
+            options.has_shape_output = 1
+            options.shape_output = make_shape(shape_output)
+        options.num_axis_input, block = _int_array(_axes(axis_input))
+        options.axis_input[:] = block[:]
+        options.num_axis_output, block = _int_array(_axes(axis_output))
+        options.axis_output[:] = block[:]
+        options.value_type = VALUE_TYPES.get(value_type, value_type)
+        options.drop_zeros = 1 if drop_zeros else 0
+        handle = ctypes.c_void_p()
+        self._check("spart_regridder_create",
+                    self.lib.spart_regridder_create(self.context, weights.handle,
+                                                    ctypes.byref(options), ctypes.byref(handle)))
+        return Regridder(self, handle)
+
+    def load_regridder(self, path):
+        handle = ctypes.c_void_p()
+        self._check("spart_regridder_load",
+                    self.lib.spart_regridder_load(self.context, os.fsencode(path),
+                                                  ctypes.byref(handle)))
+        return Regridder(self, handle)
 
     def regrid_from_weights(self, weights, values_input, axis_input=None, axis_output=None):
         keep = _Arrays()
