@@ -52,6 +52,10 @@
  * shape, has at most 6, 9, 13 and 19 vertices after four clips. */
 #define CLIP_SLOTS 20
 
+/* The most entries per output cell in the bucket lists, on average. Cells
+ * about as wide as a bucket take about 4. */
+#define MAX_LISTINGS_PER_CELL 16
+
 /* A polygon of at most CLIP_SLOTS vertices (x[k], y[k]). */
 typedef struct polygon {
     int num;
@@ -68,6 +72,8 @@ typedef struct output_cell {
     double x[4];
     double y[4];
     int convex; /* 1: one convex region; 0: triangles (0, 1, 2) and (0, 2, 3) */
+    /* the first bucket (lowest along both axes) that the box touches */
+    int64_t first_bucket_x, first_bucket_y;
 } output_cell;
 
 /* A uniform grid of buckets over the output cells' bounding boxes: bucket
@@ -108,6 +114,18 @@ typedef struct overlap_list {
 } overlap_list;
 
 /* ---- plane geometry ------------------------------------------------------- */
+
+/* The smaller and larger of two numbers, inline (fmin and fmax are calls
+ * where NaN must be honoured; boxes with NaN are never used). */
+static double smaller(double a, double b)
+{
+    return b < a ? b : a;
+}
+
+static double larger(double a, double b)
+{
+    return b > a ? b : a;
+}
 
 /* Twice the signed area of the triangle (a, b, c): positive when the turn
  * a -> b -> c is counterclockwise. */
@@ -167,6 +185,9 @@ static double clipped_area(const polygon *subject, const double *region_x, const
     int next_buffer = 0;
     for (int e = 0; e < num_region; e++) {
         int f = e + 1 == num_region ? 0 : e + 1;
+        if (region_x[e] == region_x[f] && region_y[e] == region_y[f]) {
+            continue; /* an edge of no length (a cell with two equal corners) bounds nothing */
+        }
         double side[CLIP_SLOTS];
         int any_inside = 0;
         int any_outside = 0;
@@ -249,8 +270,8 @@ static int prepare_output_cell(const double *x, const double *y, int64_t num_y, 
          * when the reflex corner is 0 or 2; otherwise the diagonal 1-3 is.
          * Taking the diagonal whose smaller turn is the larger decides
          * robustly, and then corner 1 becomes corner 0 if needed. */
-        double turn_02 = fmin(corner_turn[1], corner_turn[3]);
-        double turn_13 = fmin(corner_turn[0], corner_turn[2]);
+        double turn_02 = smaller(corner_turn[1], corner_turn[3]);
+        double turn_13 = smaller(corner_turn[0], corner_turn[2]);
         if (turn_13 > turn_02) {
             double first_x = cell->x[0];
             double first_y = cell->y[0];
@@ -262,10 +283,10 @@ static int prepare_output_cell(const double *x, const double *y, int64_t num_y, 
             cell->y[3] = first_y;
         }
     }
-    cell->box[0] = fmin(fmin(cell->x[0], cell->x[1]), fmin(cell->x[2], cell->x[3]));
-    cell->box[1] = fmax(fmax(cell->x[0], cell->x[1]), fmax(cell->x[2], cell->x[3]));
-    cell->box[2] = fmin(fmin(cell->y[0], cell->y[1]), fmin(cell->y[2], cell->y[3]));
-    cell->box[3] = fmax(fmax(cell->y[0], cell->y[1]), fmax(cell->y[2], cell->y[3]));
+    cell->box[0] = smaller(smaller(cell->x[0], cell->x[1]), smaller(cell->x[2], cell->x[3]));
+    cell->box[1] = larger(larger(cell->x[0], cell->x[1]), larger(cell->x[2], cell->x[3]));
+    cell->box[2] = smaller(smaller(cell->y[0], cell->y[1]), smaller(cell->y[2], cell->y[3]));
+    cell->box[3] = larger(larger(cell->y[0], cell->y[1]), larger(cell->y[2], cell->y[3]));
     return isfinite(cell->box[0]) && isfinite(cell->box[1]) && isfinite(cell->box[2]) &&
            isfinite(cell->box[3]);
 }
@@ -306,8 +327,28 @@ static int64_t num_buckets_along(double extent, double width, int64_t limit)
     return num >= (double)limit ? limit : (int64_t)num;
 }
 
+/* Whether listing every usable cell in each bucket its box touches would
+ * take more than `limit` entries (counting stops there). */
+static int listings_exceed(const output_cell *cells, const unsigned char *usable, int64_t num_cells,
+                           const bucket_grid *grid, int64_t limit)
+{
+    int64_t listings = 0;
+    for (int64_t c = 0; c < num_cells && listings <= limit; c++) {
+        if (usable[c]) {
+            int64_t low_x, high_x, low_y, high_y;
+            buckets_of_box(grid, cells[c].box, &low_x, &high_x, &low_y, &high_y);
+            listings += (high_x - low_x + 1) * (high_y - low_y + 1);
+        }
+    }
+    return listings > limit;
+}
+
 /* Size the bucket grid to the box holding every usable output cell, with
- * about as many square buckets as cells (never more than twice as many). */
+ * about as many square buckets as cells (at most three times as many), so
+ * that a bucket is about as wide as a cell. Where cells have boxes far
+ * larger than that (long slanted slivers), each would be listed in very
+ * many buckets: the buckets are then widened until the lists hold at most
+ * MAX_LISTINGS_PER_CELL entries per cell, bounding the memory. */
 static void size_bucket_grid(const output_cell *cells, const unsigned char *usable,
                              int64_t num_cells, bucket_grid *grid)
 {
@@ -315,10 +356,10 @@ static void size_bucket_grid(const output_cell *cells, const unsigned char *usab
     int64_t num_usable = 0;
     for (int64_t c = 0; c < num_cells; c++) {
         if (usable[c]) {
-            low_x = fmin(low_x, cells[c].box[0]);
-            high_x = fmax(high_x, cells[c].box[1]);
-            low_y = fmin(low_y, cells[c].box[2]);
-            high_y = fmax(high_y, cells[c].box[3]);
+            low_x = smaller(low_x, cells[c].box[0]);
+            high_x = larger(high_x, cells[c].box[1]);
+            low_y = smaller(low_y, cells[c].box[2]);
+            high_y = larger(high_y, cells[c].box[3]);
             num_usable++;
         }
     }
@@ -330,13 +371,21 @@ static void size_bucket_grid(const output_cell *cells, const unsigned char *usab
     double width = sqrt(extent_x * extent_y / (double)limit);
     grid->num_x = num_buckets_along(extent_x, width, limit);
     grid->num_y = num_buckets_along(extent_y, width, limit);
-    grid->scale_x = extent_x > 0 ? (double)grid->num_x / extent_x : 0.0;
-    grid->scale_y = extent_y > 0 ? (double)grid->num_y / extent_y : 0.0;
+    for (;;) {
+        grid->scale_x = extent_x > 0 ? (double)grid->num_x / extent_x : 0.0;
+        grid->scale_y = extent_y > 0 ? (double)grid->num_y / extent_y : 0.0;
+        if (grid->num_x * grid->num_y == 1 ||
+            !listings_exceed(cells, usable, num_cells, grid, MAX_LISTINGS_PER_CELL * limit)) {
+            return;
+        }
+        grid->num_x = (grid->num_x + 1) / 2;
+        grid->num_y = (grid->num_y + 1) / 2;
+    }
 }
 
 /* Fill the grid's lists: count each bucket's cells, turn the counts into
  * starts, then place the cells in ascending order. */
-static spart_status fill_bucket_grid(const output_cell *cells, const unsigned char *usable,
+static spart_status fill_bucket_grid(output_cell *cells, const unsigned char *usable,
                                      int64_t num_cells, const spart_allocator *allocator,
                                      bucket_grid *grid)
 {
@@ -351,6 +400,8 @@ static spart_status fill_bucket_grid(const output_cell *cells, const unsigned ch
         }
         int64_t low_x, high_x, low_y, high_y;
         buckets_of_box(grid, cells[c].box, &low_x, &high_x, &low_y, &high_y);
+        cells[c].first_bucket_x = low_x;
+        cells[c].first_bucket_y = low_y;
         for (int64_t a = low_x; a <= high_x; a++) {
             for (int64_t b = low_y; b <= high_y; b++) {
                 grid->start[a * grid->num_y + b + 1]++;
@@ -486,11 +537,8 @@ static int find_overlaps(const clip_problem *problem, const polygon *subject, co
                     continue;
                 }
                 /* visit the pair only in the first bucket both boxes touch */
-                int64_t cell_low_x, cell_high_x, cell_low_y, cell_high_y;
-                buckets_of_box(grid, cell->box, &cell_low_x, &cell_high_x, &cell_low_y,
-                               &cell_high_y);
-                if (a != (cell_low_x > low_x ? cell_low_x : low_x) ||
-                    b != (cell_low_y > low_y ? cell_low_y : low_y)) {
+                if (a != (cell->first_bucket_x > low_x ? cell->first_bucket_x : low_x) ||
+                    b != (cell->first_bucket_y > low_y ? cell->first_bucket_y : low_y)) {
                     continue;
                 }
                 double area = overlap_area(subject, cell, shift_x, shift_y, buffer);
@@ -525,10 +573,10 @@ static int clip_cell(const clip_problem *problem, int64_t i, int64_t j, overlap_
         double y = problem->y_input[corner[k]];
         subject.x[k] = x - shift_x;
         subject.y[k] = y - shift_y;
-        box[0] = fmin(box[0], x);
-        box[1] = fmax(box[1], x);
-        box[2] = fmin(box[2], y);
-        box[3] = fmax(box[3], y);
+        box[0] = smaller(box[0], x);
+        box[1] = larger(box[1], x);
+        box[2] = smaller(box[2], y);
+        box[3] = larger(box[3], y);
     }
     const double area_input = area_signed(&subject);
     if (!(area_input != 0) || !isfinite(area_input)) {

@@ -802,6 +802,66 @@ static void a_grid_with_a_reflex_corner_receives_exact_areas(void **state)
     grid_free(&out);
 }
 
+/* A cell with two equal corners is a triangle: (0, 0), (2, 0), (2, 2),
+ * (2, 2) holds half of unit cells (0, 0) and (1, 1) of [0, 2]^2, all of
+ * (1, 0) and nothing of (0, 1). */
+static void a_triangular_output_cell_gets_exactly_its_overlaps(void **state)
+{
+    (void)state;
+    grid in = lattice(0, 2, 3, 0, 2, 3);
+    grid out = grid_new(2, 2);
+    /* vertices (0, 0), (0, 1), (1, 0), (1, 1) of the 2 x 2 grid */
+    const double corner_x[4] = {0, 2, 2, 2};
+    const double corner_y[4] = {0, 2, 0, 2};
+    memcpy(out.x, corner_x, sizeof corner_x);
+    memcpy(out.y, corner_y, sizeof corner_y);
+    const double expected[4] = {0.5, 0, 1, 0.5};
+    for (int reversed = 0; reversed <= 1; reversed++) {
+        grid output = reversed ? reversed_along_axis_0(&out) : copy(&out);
+        spart_triples t = clip_general(&in, &output, NULL, 1);
+        double got[4] = {0};
+        for (int64_t k = 0; k < t.count; k++) {
+            got[t.indices_input[k]] = t.values[k];
+        }
+        for (int k = 0; k < 4; k++) {
+            assert_close(got[k], expected[k], 1e-15);
+        }
+        spart_triples_release(&t);
+        grid_free(&output);
+    }
+    grid_free(&in);
+    grid_free(&out);
+}
+
+/* 2000 thin slanted strips, cell j between y = x + j / 2000 and
+ * y = x + (j + 1) / 2000 for x in [0, 1]: each box spans the whole grid,
+ * so the buckets are widened; each strip still receives exactly its area
+ * from a lattice that covers it. */
+static void long_slanted_slivers_receive_their_areas(void **state)
+{
+    (void)state;
+    const int64_t num = 2001;
+    grid out = grid_new(2, num);
+    for (int64_t j = 0; j < num; j++) {
+        double shift = linspace_at(0, 1, num, j);
+        out.x[j] = 0;
+        out.y[j] = shift;
+        out.x[num + j] = 1;
+        out.y[num + j] = 1 + shift;
+    }
+    grid in = lattice(0, 1, 21, 0, 2, 41);
+    spart_triples t = clip_general(&in, &out, NULL, 2);
+    double *areas = output_areas(&t, &in, num - 1);
+    for (int64_t c = 0; c < num - 1; c++) {
+        double expected = fabs(cell_area(&out, c));
+        assert_close(areas[c], expected, 1e-12 * expected);
+    }
+    free(areas);
+    spart_triples_release(&t);
+    grid_free(&in);
+    grid_free(&out);
+}
+
 /* ---- weights_input, threads, degenerate shapes -------------------------------------- */
 
 /* weights_input multiplies each cell's fractions last, so exactly. */
@@ -1052,6 +1112,8 @@ int main(void)
         cmocka_unit_test(doubling_the_cells_quadruples_the_values),
         cmocka_unit_test(a_non_convex_output_cell_gets_exactly_its_overlaps),
         cmocka_unit_test(a_grid_with_a_reflex_corner_receives_exact_areas),
+        cmocka_unit_test(a_triangular_output_cell_gets_exactly_its_overlaps),
+        cmocka_unit_test(long_slanted_slivers_receive_their_areas),
         cmocka_unit_test(weights_input_scales_each_entry),
         cmocka_unit_test(thread_counts_give_identical_weights),
         cmocka_unit_test(grids_far_apart_give_nothing),
