@@ -1,0 +1,980 @@
+/*
+ * tests/bench/bench_regridder.c: times spart's Regridder (assembly and
+ * product, include/spart/regridder.h) on operators shaped like CTIS
+ * problems, against the memory-bandwidth floor of the product measured in
+ * the same run, against regridding.regrid_from_weights and scipy.sparse on
+ * the same weights, and its assembly against plain sort-based builds.
+ *
+ *   bench_regridder [--threads T] [--repeat N] [--python PYTHON]
+ *                   [--reference bench_regridder_reference.py] [--json FILE]
+ *                   [--case a,b,c] [--scratch DIR] [--keep] [--require-goals]
+ *
+ * The operators (weights synthesised here, then written to files in a
+ * scratch folder for the Python side, so that both use the same numbers):
+ *   a  tutorial-sized forward model: a 64x64 scene at 16 wavelengths seen
+ *      by 4 channels (orthogonal elements (4, 16)); each element moves every
+ *      scene cell by its own dispersion (0.37 cells per wavelength step, in
+ *      the channel's direction) and spreads it over the 2x2 output cells it
+ *      overlaps, with the area fractions of a shifted square (about 1M
+ *      weights);
+ *   b  the same for a 256x256 scene (about 17M weights);
+ *   c  a PSF-folded forward model: one channel, 16 wavelengths, a 48x48
+ *      scene, each cell spread over a 16x16 Gaussian footprint (about 9M
+ *      weights; interior rows hold 4096 entries).
+ * Every operator is the CTIS forward operator: the scene (1, W, N, N) is
+ * shared across the channels and the wavelengths are summed, giving
+ * (C, 1, N', N'): spart_regridder_create with those shapes.
+ *
+ * Measured (each once to warm up, then N times; the best counts):
+ *   - spart_regridder_apply_workspace for one vector and a batch of 8
+ *     (leading axis), the workspace allocated once beforehand;
+ *   - the bandwidth floor of each product: the bytes it must move (values,
+ *     columns, row_ptr, x and y, once each) over the bandwidth of a
+ *     STREAM-like copy this program measures with OpenMP on the same
+ *     threads;
+ *   - spart_regridder_create per million weights, against a plain build
+ *     that qsorts (row, position) keys (one thread), checked to give the
+ *     same CSR arrays;
+ *   - with --python: the script times regrid_from_weights (numba, the same
+ *     thread count) followed by the wavelength sum, scipy.sparse's
+ *     csr_matrix @ x on spart's own CSR arrays, and a NumPy build with a
+ *     stable argsort, and checks that all of them give spart's answers.
+ * --require-goals makes the exit status 1 when a goal of the issue is not
+ * met: >= 70 % of the bandwidth floor on cases b and c, >= 5x faster than
+ * regrid_from_weights, faster than scipy on every case.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <omp.h>
+
+#include "spart.h"
+
+#ifndef SPART_BENCH_REFERENCE
+#define SPART_BENCH_REFERENCE "bench_regridder_reference.py"
+#endif
+
+#define NUM_CASES 3
+#define BATCH 8
+#define DISPERSION 0.37 /* cells per wavelength step */
+
+/* How an operator is made. */
+typedef struct spec {
+    const char *name;
+    const char *description;
+    int64_t channels;    /* C */
+    int64_t wavelengths; /* W */
+    int64_t scene;       /* N: the scene is N x N cells */
+    int64_t footprint;   /* 0: 2x2 area fractions; F: an F x F Gaussian PSF */
+} spec;
+
+static const spec SPECS[NUM_CASES] = {
+    {"a", "tutorial: 4 ch x 16 wl, 64^2 scene, 2x2 overlaps", 4, 16, 64, 0},
+    {"b", "256^2 scene: 4 ch x 16 wl, 2x2 overlaps", 4, 16, 256, 0},
+    {"c", "PSF-folded: 1 ch x 16 wl, 48^2 scene, 16x16 PSF", 1, 16, 48, 16},
+};
+
+/* The weights of one operator, as regridding lays them out: elements
+ * (channel, wavelength) in C order, each a list of (input cell, output
+ * cell, value) sorted by input cell, then output cell. */
+typedef struct operator_weights {
+    int64_t channels, wavelengths, scene, scene_output, margin;
+    int64_t num_elements, num_entries;
+    int64_t *offsets;
+    int64_t *indices_input;
+    int64_t *indices_output;
+    double *values;
+} operator_weights;
+
+/* What the Python side reports, by the names it prints. */
+enum reference_metric {
+    PACKAGE_1,
+    PACKAGE_8,
+    SCIPY_1,
+    SCIPY_8,
+    ARGSORT_BUILD,
+    DIFF_PACKAGE_1,
+    DIFF_PACKAGE_8,
+    DIFF_SCIPY_1,
+    DIFF_SCIPY_8,
+    SAME_CSR_ARGSORT,
+    NUM_METRICS
+};
+static const char *const METRIC_NAMES[NUM_METRICS] = {
+    "package_1",      "package_8",    "scipy_1",      "scipy_8",
+    "argsort_build",  "diff_package_1", "diff_package_8", "diff_scipy_1",
+    "diff_scipy_8",   "same_csr_argsort",
+};
+
+typedef struct result {
+    int skipped;
+    int64_t entries, rows, columns, longest_row;
+    int group_size;
+    double product_1, product_8;         /* spart seconds */
+    double bytes_1, bytes_8;             /* what the products must move */
+    double assembly, sort_build;         /* seconds */
+    int same_csr_sort;                   /* the qsort build gave spart's arrays */
+    double reference[NUM_METRICS];       /* < 0: not measured */
+} result;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static spart_shape shape_of(int ndim, const int64_t *dims)
+{
+    spart_shape shape;
+    memset(&shape, 0, sizeof shape);
+    shape.ndim = ndim;
+    for (int k = 0; k < ndim; k++) {
+        shape.dims[k] = dims[k];
+    }
+    return shape;
+}
+
+/* ---- the operators ------------------------------------------------------------ */
+
+/* Where element (c, w) moves a scene cell: the channel's direction, the
+ * dispersion of the wavelength, and a fixed sub-cell offset so that no
+ * area fraction is exactly 0 or 1. */
+static void displacement(const operator_weights *op, int64_t c, int64_t w, double *dx, double *dy)
+{
+    const double pi = 3.14159265358979323846;
+    double angle = 2.0 * pi * (double)c / (double)op->channels;
+    double along = DISPERSION * ((double)w - 0.5 * (double)(op->wavelengths - 1));
+    *dx = along * cos(angle) + 0.25;
+    *dy = along * sin(angle) + 0.4;
+}
+
+/* The 2x2 output cells a unit square at (px, py) overlaps, with their area
+ * fractions, in ascending order of output cell. */
+static int64_t emit_overlaps(const operator_weights *op, int64_t cell_in, double px, double py,
+                             int64_t *ii, int64_t *io, double *v)
+{
+    int64_t ox = (int64_t)floor(px), oy = (int64_t)floor(py);
+    double fx = px - (double)ox, fy = py - (double)oy;
+    double wx[2] = {1.0 - fx, fx}, wy[2] = {1.0 - fy, fy};
+    int64_t n = 0;
+    for (int a = 0; a < 2; a++) {
+        for (int b = 0; b < 2; b++) {
+            double value = wx[a] * wy[b];
+            if (value != 0.0) {
+                ii[n] = cell_in;
+                io[n] = (ox + a) * op->scene_output + (oy + b);
+                v[n] = value;
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
+/* An F x F Gaussian footprint (sigma F / 6) centred at (px, py), its
+ * values normalised to sum to 1, in ascending order of output cell. */
+static int64_t emit_psf(const operator_weights *op, int64_t footprint, int64_t cell_in, double px,
+                        double py, int64_t *ii, int64_t *io, double *v)
+{
+    double gx[64], gy[64], sx = 0.0, sy = 0.0;
+    double sigma = (double)footprint / 6.0;
+    int64_t x0 = (int64_t)floor(px) - footprint / 2 + 1, y0 = (int64_t)floor(py) - footprint / 2 + 1;
+    for (int64_t k = 0; k < footprint; k++) {
+        double ex = ((double)(x0 + k) + 0.5 - px) / sigma;
+        double ey = ((double)(y0 + k) + 0.5 - py) / sigma;
+        gx[k] = exp(-0.5 * ex * ex);
+        gy[k] = exp(-0.5 * ey * ey);
+        sx += gx[k];
+        sy += gy[k];
+    }
+    int64_t n = 0;
+    for (int64_t a = 0; a < footprint; a++) {
+        for (int64_t b = 0; b < footprint; b++) {
+            ii[n] = cell_in;
+            io[n] = (x0 + a) * op->scene_output + (y0 + b);
+            v[n] = (gx[a] / sx) * (gy[b] / sy);
+            n++;
+        }
+    }
+    return n;
+}
+
+static void free_weights(operator_weights *op)
+{
+    free(op->offsets);
+    free(op->indices_input);
+    free(op->indices_output);
+    free(op->values);
+    memset(op, 0, sizeof *op);
+}
+
+static int make_weights(const spec *s, operator_weights *op)
+{
+    memset(op, 0, sizeof *op);
+    op->channels = s->channels;
+    op->wavelengths = s->wavelengths;
+    op->scene = s->scene;
+    op->margin = (int64_t)ceil(DISPERSION * 0.5 * (double)s->wavelengths) + 2;
+    op->scene_output = s->scene + 2 * op->margin + (s->footprint > 0 ? s->footprint : 1);
+    op->num_elements = s->channels * s->wavelengths;
+    int64_t per_cell = s->footprint > 0 ? s->footprint * s->footprint : 4;
+    size_t most = (size_t)(op->num_elements * s->scene * s->scene * per_cell);
+    op->offsets = malloc((size_t)(op->num_elements + 1) * sizeof(int64_t));
+    op->indices_input = malloc(most * sizeof(int64_t));
+    op->indices_output = malloc(most * sizeof(int64_t));
+    op->values = malloc(most * sizeof(double));
+    if (op->offsets == NULL || op->indices_input == NULL || op->indices_output == NULL ||
+        op->values == NULL || s->footprint > 64) {
+        free_weights(op);
+        return -1;
+    }
+    int64_t n = 0;
+    op->offsets[0] = 0;
+    for (int64_t c = 0; c < s->channels; c++) {
+        for (int64_t w = 0; w < s->wavelengths; w++) {
+            double dx, dy;
+            displacement(op, c, w, &dx, &dy);
+            for (int64_t i = 0; i < s->scene; i++) {
+                for (int64_t j = 0; j < s->scene; j++) {
+                    /* a footprint starts F/2 - 1 cells before its centre */
+                    double start = (double)(op->margin + s->footprint / 2);
+                    double px = (double)i + start + dx, py = (double)j + start + dy;
+                    int64_t cell = i * s->scene + j;
+                    n += s->footprint > 0
+                             ? emit_psf(op, s->footprint, cell, px, py, op->indices_input + n,
+                                        op->indices_output + n, op->values + n)
+                             : emit_overlaps(op, cell, px, py, op->indices_input + n,
+                                             op->indices_output + n, op->values + n);
+                }
+            }
+            op->offsets[c * s->wavelengths + w + 1] = n;
+        }
+    }
+    op->num_entries = n;
+    return 0;
+}
+
+/* The weights as spart weights: orthogonal (C, W), input cells (C, W, N, N)
+ * and output cells (C, W, N', N'), resampled axes 2 and 3 on both sides. */
+static spart_status load_weights(spart_context *context, const operator_weights *op,
+                                 spart_weights **weights)
+{
+    int64_t n = op->scene, m = op->scene_output;
+    spart_shape orthogonal = shape_of(2, (int64_t[]){op->channels, op->wavelengths});
+    spart_shape in = shape_of(4, (int64_t[]){op->channels, op->wavelengths, n, n});
+    spart_shape out = shape_of(4, (int64_t[]){op->channels, op->wavelengths, m, m});
+    int axes[2] = {2, 3};
+    return spart_weights_create_from_arrays(context, &orthogonal, &in, &out, 2, axes, 2, axes,
+                                            op->offsets, op->indices_input, op->indices_output,
+                                            op->values, weights);
+}
+
+/* The CTIS forward operator: the scene (1, W, N, N) shared by the
+ * channels, the wavelengths summed into (C, 1, N', N'). */
+static spart_status make_regridder(spart_context *context, const operator_weights *op,
+                                   const spart_weights *weights, spart_regridder **regridder)
+{
+    spart_regridder_options options;
+    spart_regridder_options_init(&options);
+    options.has_shape_input = 1;
+    options.shape_input = shape_of(4, (int64_t[]){1, op->wavelengths, op->scene, op->scene});
+    options.has_shape_output = 1;
+    options.shape_output =
+        shape_of(4, (int64_t[]){op->channels, 1, op->scene_output, op->scene_output});
+    return spart_regridder_create(context, weights, &options, regridder);
+}
+
+/* ---- the plain sort-based build --------------------------------------------------- */
+
+typedef struct sort_key {
+    int64_t row;
+    int64_t position;
+} sort_key;
+
+static int compare_keys(const void *a, const void *b)
+{
+    const sort_key *x = a, *y = b;
+    if (x->row != y->row) {
+        return x->row < y->row ? -1 : 1;
+    }
+    return x->position < y->position ? -1 : x->position > y->position;
+}
+
+typedef struct plain_csr {
+    int64_t *row_ptr;
+    int32_t *columns;
+    double *values;
+} plain_csr;
+
+/* The operator's CSR arrays by qsort of (row, position): the row and
+ * column of entry k of element (c, w) are c N'^2 + output cell and
+ * w N^2 + input cell. Returns -1 when out of memory. */
+static int sort_build(const operator_weights *op, int64_t num_rows, plain_csr *csr)
+{
+    int64_t n = op->num_entries;
+    size_t count = (size_t)(n > 0 ? n : 1);
+    sort_key *keys = malloc(count * sizeof *keys);
+    int32_t *column_of = malloc(count * sizeof(int32_t));
+    csr->row_ptr = calloc((size_t)num_rows + 1, sizeof(int64_t));
+    csr->columns = malloc(count * sizeof(int32_t));
+    csr->values = malloc(count * sizeof(double));
+    if (keys == NULL || column_of == NULL || csr->row_ptr == NULL || csr->columns == NULL ||
+        csr->values == NULL) {
+        free(keys);
+        free(column_of);
+        return -1;
+    }
+    int64_t cells_out = op->scene_output * op->scene_output;
+    int64_t cells_in = op->scene * op->scene;
+    for (int64_t e = 0; e < op->num_elements; e++) {
+        int64_t c = e / op->wavelengths, w = e % op->wavelengths;
+        for (int64_t k = op->offsets[e]; k < op->offsets[e + 1]; k++) {
+            keys[k].row = c * cells_out + op->indices_output[k];
+            keys[k].position = k;
+            column_of[k] = (int32_t)(w * cells_in + op->indices_input[k]);
+        }
+    }
+    qsort(keys, (size_t)n, sizeof *keys, compare_keys);
+    for (int64_t k = 0; k < n; k++) {
+        int64_t p = keys[k].position;
+        csr->row_ptr[keys[k].row + 1]++;
+        csr->columns[k] = column_of[p];
+        csr->values[k] = op->values[p];
+    }
+    for (int64_t r = 0; r < num_rows; r++) {
+        csr->row_ptr[r + 1] += csr->row_ptr[r];
+    }
+    free(keys);
+    free(column_of);
+    return 0;
+}
+
+static void free_plain(plain_csr *csr)
+{
+    free(csr->row_ptr);
+    free(csr->columns);
+    free(csr->values);
+    memset(csr, 0, sizeof *csr);
+}
+
+static int same_csr(const spart_regridder *regridder, const plain_csr *plain)
+{
+    const int64_t *row_ptr = NULL;
+    const int32_t *columns = NULL;
+    const int64_t *columns64 = NULL;
+    const void *values = NULL;
+    if (spart_regridder_csr(regridder, &row_ptr, &columns, &columns64, &values) != SPART_OK ||
+        columns == NULL) {
+        return 0;
+    }
+    int64_t rows = spart_regridder_num_rows(regridder);
+    int64_t n = spart_regridder_num_entries(regridder);
+    return memcmp(row_ptr, plain->row_ptr, (size_t)(rows + 1) * sizeof(int64_t)) == 0 &&
+           memcmp(columns, plain->columns, (size_t)n * sizeof(int32_t)) == 0 &&
+           memcmp(values, plain->values, (size_t)n * sizeof(double)) == 0;
+}
+
+/* ---- the bandwidth floor ----------------------------------------------------------- */
+
+/* A STREAM-like copy b = a of 2^25 doubles (256 MiB each way) with
+ * `threads` OpenMP threads, first touched by the same threads: the best of
+ * ten, in bytes per second (read and write counted, as STREAM does). */
+static double copy_bandwidth(int threads)
+{
+    const int64_t n = (int64_t)1 << 25;
+    double *a = malloc((size_t)n * sizeof(double));
+    double *b = malloc((size_t)n * sizeof(double));
+    if (a == NULL || b == NULL) {
+        free(a);
+        free(b);
+        return -1.0;
+    }
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int64_t k = 0; k < n; k++) {
+        a[k] = (double)k;
+        b[k] = 0.0;
+    }
+    double best = INFINITY;
+    for (int r = 0; r < 10; r++) {
+        double start = now();
+#pragma omp parallel for schedule(static) num_threads(threads)
+        for (int64_t k = 0; k < n; k++) {
+            b[k] = a[k];
+        }
+        double elapsed = now() - start;
+        best = elapsed < best ? elapsed : best;
+    }
+    double check = b[n - 1];
+    free(a);
+    free(b);
+    return check == (double)(n - 1) ? 2.0 * 8.0 * (double)n / best : -1.0;
+}
+
+/* ---- timing spart ------------------------------------------------------------------- */
+
+/* Deterministic values in [0.5, 1.5): a SplitMix64 stream. */
+static void fill_values(double *x, int64_t n, uint64_t seed)
+{
+    uint64_t state = seed;
+    for (int64_t k = 0; k < n; k++) {
+        state += 0x9E3779B97F4A7C15ULL;
+        uint64_t z = state;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        z ^= z >> 31;
+        x[k] = 0.5 + (double)(z >> 11) * 0x1.0p-53;
+    }
+}
+
+static int time_product(spart_context *context, const spart_regridder *regridder,
+                        const spart_array *x, double *y, int64_t size_y, int repeat,
+                        double *best)
+{
+    size_t bytes = 0;
+    if (spart_regridder_workspace_size(context, regridder, &x->shape, &bytes) != SPART_OK) {
+        return -1;
+    }
+    void *workspace = bytes > 0 ? malloc(bytes) : NULL;
+    if (bytes > 0 && workspace == NULL) {
+        return -1;
+    }
+    *best = INFINITY;
+    for (int r = -1; r < repeat; r++) {
+        double start = now();
+        spart_status status =
+            spart_regridder_apply_workspace(context, regridder, x, y, size_y, workspace, bytes);
+        double elapsed = now() - start;
+        if (status != SPART_OK) {
+            fprintf(stderr, "bench_regridder: apply failed: %s\n", spart_context_error(context));
+            free(workspace);
+            return -1;
+        }
+        if (r >= 0 && elapsed < *best) {
+            *best = elapsed;
+        }
+    }
+    free(workspace);
+    return 0;
+}
+
+static int time_assembly(spart_context *context, const operator_weights *op,
+                         const spart_weights *weights, int repeat, double *best)
+{
+    *best = INFINITY;
+    for (int r = -1; r < repeat; r++) {
+        spart_regridder *regridder = NULL;
+        double start = now();
+        spart_status status = make_regridder(context, op, weights, &regridder);
+        double elapsed = now() - start;
+        spart_regridder_free(regridder);
+        if (status != SPART_OK) {
+            fprintf(stderr, "bench_regridder: create failed: %s\n", spart_context_error(context));
+            return -1;
+        }
+        if (r >= 0 && elapsed < *best) {
+            *best = elapsed;
+        }
+    }
+    return 0;
+}
+
+static int time_sort_build(const operator_weights *op, int64_t rows, int repeat,
+                           const spart_regridder *regridder, double *best, int *same)
+{
+    *best = INFINITY;
+    for (int r = 0; r < repeat; r++) {
+        plain_csr csr;
+        memset(&csr, 0, sizeof csr);
+        double start = now();
+        int status = sort_build(op, rows, &csr);
+        double elapsed = now() - start;
+        if (status != 0) {
+            free_plain(&csr);
+            return -1;
+        }
+        if (r == 0) {
+            *same = same_csr(regridder, &csr);
+        }
+        free_plain(&csr);
+        *best = elapsed < *best ? elapsed : *best;
+    }
+    return 0;
+}
+
+/* ---- files for the Python side ----------------------------------------------------- */
+
+static int write_array(const char *folder, const char *case_name, const char *what,
+                       const void *data, size_t bytes)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s_%s.bin", folder, case_name, what);
+    FILE *file = fopen(path, "wb");
+    if (file == NULL) {
+        return -1;
+    }
+    size_t written = bytes > 0 ? fwrite(data, 1, bytes, file) : 0;
+    return fclose(file) == 0 && written == bytes ? 0 : -1;
+}
+
+static const char *const FILE_NAMES[] = {"offsets", "indices_input", "indices_output", "values",
+                                         "row_ptr", "columns",       "csr_values",     "x1",
+                                         "y1",      "x8",            "y8"};
+#define NUM_FILES ((int)(sizeof FILE_NAMES / sizeof FILE_NAMES[0]))
+
+/* The weights, spart's CSR arrays, and x and y of both products, as raw
+ * little-endian arrays, and a text file of the sizes. */
+static int write_case(const char *folder, const char *name, const operator_weights *op,
+                      const spart_regridder *regridder, const double *x1, const double *y1,
+                      const double *x8, const double *y8, int threads)
+{
+    const int64_t *row_ptr = NULL;
+    const int32_t *columns = NULL;
+    const void *values = NULL;
+    if (spart_regridder_csr(regridder, &row_ptr, &columns, NULL, &values) != SPART_OK ||
+        columns == NULL) {
+        return -1;
+    }
+    int64_t rows = spart_regridder_num_rows(regridder);
+    int64_t cols = spart_regridder_num_columns(regridder);
+    size_t n = (size_t)op->num_entries;
+    const void *data[NUM_FILES] = {op->offsets,    op->indices_input, op->indices_output,
+                                   op->values,     row_ptr,           columns,
+                                   values,         x1,                y1,
+                                   x8,             y8};
+    size_t bytes[NUM_FILES] = {
+        (size_t)(op->num_elements + 1) * 8, n * 8, n * 8, n * 8, (size_t)(rows + 1) * 8, n * 4,
+        n * 8, (size_t)cols * 8, (size_t)rows * 8, (size_t)cols * BATCH * 8,
+        (size_t)rows * BATCH * 8};
+    for (int f = 0; f < NUM_FILES; f++) {
+        if (write_array(folder, name, FILE_NAMES[f], data[f], bytes[f]) != 0) {
+            return -1;
+        }
+    }
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s_meta.txt", folder, name);
+    FILE *file = fopen(path, "w");
+    if (file == NULL) {
+        return -1;
+    }
+    fprintf(file,
+            "channels %lld\nwavelengths %lld\nscene %lld\nscene_output %lld\nentries %lld\n"
+            "rows %lld\ncolumns %lld\nbatch %d\nthreads %d\n",
+            (long long)op->channels, (long long)op->wavelengths, (long long)op->scene,
+            (long long)op->scene_output, (long long)op->num_entries, (long long)rows,
+            (long long)cols, BATCH, threads);
+    return fclose(file) == 0 ? 0 : -1;
+}
+
+static void remove_case(const char *folder, const char *name)
+{
+    char path[8192];
+    for (int f = 0; f < NUM_FILES; f++) {
+        snprintf(path, sizeof path, "%s/%s_%s.bin", folder, name, FILE_NAMES[f]);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/%s_meta.txt", folder, name);
+    unlink(path);
+}
+
+/* ---- one case ------------------------------------------------------------------------ */
+
+static int64_t longest_row(const spart_regridder *regridder)
+{
+    const int64_t *row_ptr = NULL;
+    int64_t longest = 0;
+    if (spart_regridder_csr(regridder, &row_ptr, NULL, NULL, NULL) == SPART_OK) {
+        for (int64_t r = 0; r < spart_regridder_num_rows(regridder); r++) {
+            int64_t length = row_ptr[r + 1] - row_ptr[r];
+            longest = length > longest ? length : longest;
+        }
+    }
+    return longest;
+}
+
+static int run_case(spart_context *context, const spec *s, int repeat, int threads,
+                    const char *folder, result *r)
+{
+    operator_weights op;
+    if (make_weights(s, &op) != 0) {
+        fprintf(stderr, "bench_regridder: case %s: out of memory\n", s->name);
+        return -1;
+    }
+    spart_weights *weights = NULL;
+    spart_regridder *regridder = NULL;
+    double *x1 = NULL, *y1 = NULL, *x8 = NULL, *y8 = NULL;
+    int failed = load_weights(context, &op, &weights) != SPART_OK ||
+                 make_regridder(context, &op, weights, &regridder) != SPART_OK;
+    if (failed) {
+        fprintf(stderr, "bench_regridder: case %s: %s\n", s->name, spart_context_error(context));
+    } else {
+        r->entries = spart_regridder_num_entries(regridder);
+        r->rows = spart_regridder_num_rows(regridder);
+        r->columns = spart_regridder_num_columns(regridder);
+        r->group_size = spart_regridder_group_size(regridder);
+        r->longest_row = longest_row(regridder);
+        x1 = malloc((size_t)r->columns * sizeof(double));
+        y1 = malloc((size_t)r->rows * sizeof(double));
+        x8 = malloc((size_t)r->columns * BATCH * sizeof(double));
+        y8 = malloc((size_t)r->rows * BATCH * sizeof(double));
+        failed = x1 == NULL || y1 == NULL || x8 == NULL || y8 == NULL;
+    }
+    if (!failed) {
+        fill_values(x1, r->columns, 1);
+        fill_values(x8, r->columns * BATCH, 8);
+        int64_t n = op.scene, w = op.wavelengths;
+        spart_array a1 = {x1, shape_of(4, (int64_t[]){1, w, n, n})};
+        spart_array a8 = {x8, shape_of(5, (int64_t[]){BATCH, 1, w, n, n})};
+        failed = time_product(context, regridder, &a1, y1, r->rows, repeat, &r->product_1) != 0 ||
+                 time_product(context, regridder, &a8, y8, r->rows * BATCH, repeat,
+                              &r->product_8) != 0 ||
+                 time_assembly(context, &op, weights, repeat, &r->assembly) != 0 ||
+                 time_sort_build(&op, r->rows, repeat, regridder, &r->sort_build,
+                                 &r->same_csr_sort) != 0;
+        /* values and columns once, row_ptr once, x and y once per vector */
+        double matrix = 12.0 * (double)r->entries + 8.0 * (double)(r->rows + 1);
+        r->bytes_1 = matrix + 8.0 * (double)(r->columns + r->rows);
+        r->bytes_8 = matrix + 8.0 * BATCH * (double)(r->columns + r->rows);
+    }
+    if (!failed && folder != NULL) {
+        failed = write_case(folder, s->name, &op, regridder, x1, y1, x8, y8, threads) != 0;
+        if (failed) {
+            fprintf(stderr, "bench_regridder: cannot write case %s to %s\n", s->name, folder);
+        }
+    }
+    free(x1);
+    free(y1);
+    free(x8);
+    free(y8);
+    spart_regridder_free(regridder);
+    spart_weights_free(weights);
+    free_weights(&op);
+    return failed ? -1 : 0;
+}
+
+/* ---- the Python side ------------------------------------------------------------------ */
+
+static int time_reference(const char *python, const char *reference, const char *folder,
+                          int threads, int repeat, const char *selected, result *results)
+{
+    char command[8192];
+    snprintf(command, sizeof command,
+             "NUMBA_NUM_THREADS=%d OMP_NUM_THREADS=%d '%s' '%s' --folder '%s' --repeat %d "
+             "--case %s",
+             threads, threads, python, reference, folder, repeat, selected);
+    FILE *pipe = popen(command, "r");
+    if (pipe == NULL) {
+        fprintf(stderr, "bench_regridder: cannot run %s\n", command);
+        return -1;
+    }
+    char line[512];
+    while (fgets(line, sizeof line, pipe) != NULL) {
+        char name[16], metric[32];
+        double value;
+        if (sscanf(line, "RESULT %15s %31s %lf", name, metric, &value) != 3) {
+            fprintf(stderr, "bench_regridder: reference says: %s", line);
+            continue;
+        }
+        for (int c = 0; c < NUM_CASES; c++) {
+            for (int m = 0; m < NUM_METRICS; m++) {
+                if (strcmp(SPECS[c].name, name) == 0 && strcmp(METRIC_NAMES[m], metric) == 0) {
+                    results[c].reference[m] = value;
+                }
+            }
+        }
+    }
+    int status = pclose(pipe);
+    if (status == 77 << 8) {
+        fprintf(stderr, "bench_regridder: the reference packages are not there; spart alone\n");
+        return 0;
+    }
+    if (status != 0) {
+        fprintf(stderr, "bench_regridder: the reference script exited with status %d\n", status);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the report ------------------------------------------------------------------------ */
+
+static double ratio(double reference, double spart)
+{
+    return reference >= 0 && spart > 0 ? reference / spart : -1.0;
+}
+
+static void print_ratio(double value)
+{
+    if (value < 0) {
+        printf(" %8s", "-");
+    } else {
+        printf(" %7.1fx", value);
+    }
+}
+
+static void print_seconds(double value)
+{
+    if (value < 0) {
+        printf(" %9s", "-");
+    } else {
+        printf(" %9.3f", 1e3 * value);
+    }
+}
+
+/* The goals of the issue; returns how many are missed, and says which. */
+static int check_goals(const result *results, double bandwidth)
+{
+    int missed = 0;
+    for (int c = 0; c < NUM_CASES; c++) {
+        const result *r = &results[c];
+        if (r->skipped) {
+            continue;
+        }
+        double seconds[2] = {r->product_1, r->product_8};
+        double bytes[2] = {r->bytes_1, r->bytes_8};
+        int package[2] = {PACKAGE_1, PACKAGE_8}, scipy[2] = {SCIPY_1, SCIPY_8};
+        const char *width[2] = {"1 vector", "8 vectors"};
+        for (int k = 0; k < 2; k++) {
+            double floor_fraction = bytes[k] / bandwidth / seconds[k];
+            int large = strcmp(SPECS[c].name, "a") != 0;
+            if (large && floor_fraction < 0.70) {
+                printf("goal missed: case %s, %s: %.0f %% of the bandwidth floor (goal 70 %%)\n",
+                       SPECS[c].name, width[k], 100.0 * floor_fraction);
+                missed++;
+            }
+            double versus_package = ratio(r->reference[package[k]], seconds[k]);
+            if (versus_package >= 0 && versus_package < 5.0) {
+                printf("goal missed: case %s, %s: %.1fx regrid_from_weights (goal 5x)\n",
+                       SPECS[c].name, width[k], versus_package);
+                missed++;
+            }
+            double versus_scipy = ratio(r->reference[scipy[k]], seconds[k]);
+            if (versus_scipy >= 0 && versus_scipy <= 1.0) {
+                printf("goal missed: case %s, %s: %.2fx scipy (goal: faster)\n", SPECS[c].name,
+                       width[k], versus_scipy);
+                missed++;
+            }
+        }
+    }
+    return missed;
+}
+
+static void print_tables(const result *results, double bandwidth, int threads, int repeat)
+{
+    printf("spart %s, %d threads, best of %d after a warm-up; copy bandwidth %.2f GB/s\n",
+           spart_version(), threads, repeat, bandwidth * 1e-9);
+    printf("\nproducts (ms; floor = bytes moved / copy bandwidth; x = their time / spart's)\n");
+    printf("%-4s %-48s %9s %5s %9s %9s %5s %9s %9s %9s %9s %9s %9s %9s %9s\n", "case",
+           "operator", "entries", "g", "spart 1", "floor 1", "%", "rfw 1", "x", "scipy 1", "x",
+           "spart 8", "floor %", "rfw 8 x", "scipy 8 x");
+    for (int c = 0; c < NUM_CASES; c++) {
+        const result *r = &results[c];
+        if (r->skipped) {
+            continue;
+        }
+        printf("%-4s %-48s %9lld %5d", SPECS[c].name, SPECS[c].description,
+               (long long)r->entries, r->group_size);
+        print_seconds(r->product_1);
+        print_seconds(r->bytes_1 / bandwidth);
+        printf(" %4.0f%%", 100.0 * r->bytes_1 / bandwidth / r->product_1);
+        print_seconds(r->reference[PACKAGE_1]);
+        print_ratio(ratio(r->reference[PACKAGE_1], r->product_1));
+        print_seconds(r->reference[SCIPY_1]);
+        print_ratio(ratio(r->reference[SCIPY_1], r->product_1));
+        print_seconds(r->product_8);
+        printf(" %8.0f%%", 100.0 * r->bytes_8 / bandwidth / r->product_8);
+        print_ratio(ratio(r->reference[PACKAGE_8], r->product_8));
+        print_ratio(ratio(r->reference[SCIPY_8], r->product_8));
+        printf("\n");
+    }
+    printf("\nbatch of 8 (ms): ");
+    for (int c = 0; c < NUM_CASES; c++) {
+        if (!results[c].skipped) {
+            printf("%s spart %.3f, rfw %.3f, scipy %.3f; ", SPECS[c].name,
+                   1e3 * results[c].product_8, 1e3 * results[c].reference[PACKAGE_8],
+                   1e3 * results[c].reference[SCIPY_8]);
+        }
+    }
+    printf("\n\nassembly (s per million weights)\n");
+    printf("%-4s %9s %9s %12s %14s %9s %14s %s\n", "case", "rows", "longest", "spart", "qsort (1 th)",
+           "x", "numpy argsort", "same CSR (qsort, argsort)");
+    for (int c = 0; c < NUM_CASES; c++) {
+        const result *r = &results[c];
+        if (r->skipped) {
+            continue;
+        }
+        double million = 1e-6 * (double)r->entries;
+        printf("%-4s %9lld %9lld %12.4f %14.4f", SPECS[c].name, (long long)r->rows,
+               (long long)r->longest_row, r->assembly / million, r->sort_build / million);
+        print_ratio(ratio(r->sort_build, r->assembly));
+        if (r->reference[ARGSORT_BUILD] >= 0) {
+            printf(" %14.4f", r->reference[ARGSORT_BUILD] / million);
+        } else {
+            printf(" %14s", "-");
+        }
+        printf(" %s, %s\n", r->same_csr_sort ? "yes" : "NO",
+               r->reference[SAME_CSR_ARGSORT] < 0    ? "-"
+               : r->reference[SAME_CSR_ARGSORT] == 1 ? "yes"
+                                                      : "NO");
+    }
+    printf("\nagreement with spart's y (max |diff| / max |y|): ");
+    for (int c = 0; c < NUM_CASES; c++) {
+        const result *r = &results[c];
+        if (!r->skipped && r->reference[DIFF_PACKAGE_1] >= 0) {
+            printf("%s rfw %.1g/%.1g scipy %.1g/%.1g; ", SPECS[c].name,
+                   r->reference[DIFF_PACKAGE_1], r->reference[DIFF_PACKAGE_8],
+                   r->reference[DIFF_SCIPY_1], r->reference[DIFF_SCIPY_8]);
+        }
+    }
+    printf("\n");
+}
+
+static void write_json(const char *path, const result *results, double bandwidth, int threads,
+                       int repeat, const char *python)
+{
+    FILE *file = fopen(path, "w");
+    if (file == NULL) {
+        fprintf(stderr, "bench_regridder: cannot write %s\n", path);
+        return;
+    }
+    fprintf(file,
+            "{\n  \"spart_version\": \"%s\",\n  \"threads\": %d,\n  \"repeat\": %d,\n"
+            "  \"copy_bandwidth_bytes_per_second\": %.6e,\n  \"python\": \"%s\",\n"
+            "  \"cases\": [\n",
+            spart_version(), threads, repeat, bandwidth, python != NULL ? python : "");
+    const char *separator = "";
+    for (int c = 0; c < NUM_CASES; c++) {
+        const result *r = &results[c];
+        if (r->skipped) {
+            continue;
+        }
+        fprintf(file, "%s", separator);
+        separator = ",\n";
+        fprintf(file,
+                "    {\"case\": \"%s\", \"description\": \"%s\", \"entries\": %lld, \"rows\": "
+                "%lld, \"columns\": %lld, \"longest_row\": %lld, \"group_size\": %d,\n"
+                "     \"spart_product_1_seconds\": %.6e, \"spart_product_8_seconds\": %.6e,\n"
+                "     \"bytes_1\": %.0f, \"bytes_8\": %.0f, \"floor_fraction_1\": %.4f, "
+                "\"floor_fraction_8\": %.4f,\n"
+                "     \"spart_assembly_seconds\": %.6e, \"qsort_build_seconds\": %.6e, "
+                "\"qsort_same_csr\": %s",
+                SPECS[c].name, SPECS[c].description, (long long)r->entries, (long long)r->rows,
+                (long long)r->columns, (long long)r->longest_row, r->group_size, r->product_1,
+                r->product_8, r->bytes_1, r->bytes_8, r->bytes_1 / bandwidth / r->product_1,
+                r->bytes_8 / bandwidth / r->product_8, r->assembly, r->sort_build,
+                r->same_csr_sort ? "true" : "false");
+        for (int m = 0; m < NUM_METRICS; m++) {
+            if (r->reference[m] >= 0) {
+                fprintf(file, ", \"%s\": %.6e", METRIC_NAMES[m], r->reference[m]);
+            }
+        }
+        fprintf(file, "}");
+    }
+    fprintf(file, "\n  ]\n}\n");
+    fclose(file);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: bench_regridder [--threads T] [--repeat N] [--python PYTHON] "
+                    "[--reference SCRIPT] [--json FILE] [--case a,b,c] [--scratch DIR] [--keep] "
+                    "[--require-goals]\n");
+}
+
+int main(int argc, char **argv)
+{
+    int threads = omp_get_max_threads();
+    int repeat = 5;
+    const char *python = NULL;
+    const char *reference = SPART_BENCH_REFERENCE;
+    const char *json = NULL;
+    const char *selected = "a,b,c";
+    const char *scratch = NULL;
+    int keep = 0, require_goals = 0;
+    for (int k = 1; k < argc; k++) {
+        int more = k + 1 < argc;
+        if (strcmp(argv[k], "--threads") == 0 && more) {
+            threads = atoi(argv[++k]);
+        } else if (strcmp(argv[k], "--repeat") == 0 && more) {
+            repeat = atoi(argv[++k]);
+        } else if (strcmp(argv[k], "--python") == 0 && more) {
+            python = argv[++k];
+        } else if (strcmp(argv[k], "--reference") == 0 && more) {
+            reference = argv[++k];
+        } else if (strcmp(argv[k], "--json") == 0 && more) {
+            json = argv[++k];
+        } else if (strcmp(argv[k], "--case") == 0 && more) {
+            selected = argv[++k];
+        } else if (strcmp(argv[k], "--scratch") == 0 && more) {
+            scratch = argv[++k];
+        } else if (strcmp(argv[k], "--keep") == 0) {
+            keep = 1;
+        } else if (strcmp(argv[k], "--require-goals") == 0) {
+            require_goals = 1;
+        } else {
+            usage();
+            return 2;
+        }
+    }
+    if (threads < 1 || repeat < 1) {
+        usage();
+        return 2;
+    }
+    char folder[4096] = "";
+    if (python != NULL) {
+        snprintf(folder, sizeof folder, "%s/bench_regridder.XXXXXX",
+                 scratch != NULL ? scratch : "/tmp");
+        if (mkdtemp(folder) == NULL) {
+            fprintf(stderr, "bench_regridder: cannot make a scratch folder %s\n", folder);
+            return 1;
+        }
+    }
+    result results[NUM_CASES];
+    memset(results, 0, sizeof results);
+    for (int c = 0; c < NUM_CASES; c++) {
+        results[c].skipped = strstr(selected, SPECS[c].name) == NULL;
+        for (int m = 0; m < NUM_METRICS; m++) {
+            results[c].reference[m] = -1.0;
+        }
+    }
+    double bandwidth = copy_bandwidth(threads);
+    spart_context *context = NULL;
+    int failed = bandwidth <= 0 || spart_context_create(&context) != SPART_OK ||
+                 spart_context_set_threads(context, threads) != SPART_OK;
+    for (int c = 0; c < NUM_CASES && !failed; c++) {
+        if (!results[c].skipped) {
+            failed = run_case(context, &SPECS[c], repeat, threads, python != NULL ? folder : NULL,
+                              &results[c]) != 0;
+        }
+    }
+    spart_context_free(context);
+    if (!failed && python != NULL) {
+        failed = time_reference(python, reference, folder, threads, repeat, selected, results);
+    }
+    if (python != NULL) {
+        if (!keep) {
+            for (int c = 0; c < NUM_CASES; c++) {
+                remove_case(folder, SPECS[c].name);
+            }
+            rmdir(folder);
+        } else {
+            printf("files kept in %s\n", folder);
+        }
+    }
+    if (failed) {
+        fprintf(stderr, "bench_regridder: failed\n");
+        return 1;
+    }
+    print_tables(results, bandwidth, threads, repeat);
+    if (json != NULL) {
+        write_json(json, results, bandwidth, threads, repeat, python);
+    }
+    int missed = check_goals(results, bandwidth);
+    printf("%d goal(s) missed\n", missed);
+    return require_goals && missed > 0 ? 1 : 0;
+}
