@@ -22,10 +22,12 @@
  * vertex of the other gives exactly zero in every side-of-line test
  * against an edge ending there, so an input cell that only touches a
  * clip edge is found to lie outside without any crossing being computed,
- * and identical cells clip to the input cell itself (a weight of exactly
- * weights_input). Crossings are computed only between vertices strictly
- * on opposite sides, so no crossing point is ever a rounded copy of a
- * vertex.
+ * and an input cell equal to a convex output cell clips to itself (a
+ * weight of exactly weights_input). Crossings are computed only between
+ * vertices strictly on opposite sides, so no crossing point is ever a
+ * rounded copy of a vertex. Edges that are collinear only to rounding (a
+ * rotated grid and its refinement) can overlap by slivers of rounding
+ * size; those are exact areas of the grids as given, and are kept.
  *
  * Candidate output cells come from a grid of buckets over the output
  * cells' bounding boxes, built once: each output cell is listed in every
