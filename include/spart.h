@@ -8,5 +8,6 @@
 #include "spart/common.h"
 #include "spart/weights.h"
 #include "spart/regridder.h"
+#include "spart/device.h"
 
 #endif /* SPART_H */

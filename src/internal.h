@@ -19,6 +19,8 @@ struct spart_context {
     spart_log_fn log;
     void *log_user;
     char error[SPART_ERROR_LENGTH];
+    int cuda_device;   /* the CUDA device of device work (default 0) */
+    void *cuda_stream; /* its cudaStream_t; NULL: the default stream */
 };
 
 /* Record `status` with a printf-style sentence in the context (NULL: the

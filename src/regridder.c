@@ -427,7 +427,9 @@ static void free_regridder(spart_regridder *regridder)
     if (regridder->conservative != NULL && regridder->conservative->owner == regridder) {
         free_regridder(regridder->conservative);
     }
-    if (regridder->owns_arrays) {
+    if (regridder->device.on_device) {
+        spart_device_release(regridder);
+    } else if (regridder->owns_arrays) {
         spart_csr_release(&allocator, &regridder->csr);
     } else {
         spart_free(&allocator, regridder->csr.values32);

@@ -102,7 +102,9 @@ spart_status spart_regridder_workspace_size(spart_context *context,
     }
     int64_t num_leading = 0, num_vectors = 0;
     spart_status status = count_vectors(context, regridder, shape_x, &num_leading, &num_vectors);
-    if (status == SPART_OK) {
+    if (status == SPART_OK && regridder->device.on_device) {
+        *bytes = spart_device_workspace_bytes(regridder, num_vectors);
+    } else if (status == SPART_OK) {
         *bytes = workspace_doubles(regridder, num_vectors, spart_threads(context)) * sizeof(double);
     }
     return status;
@@ -173,6 +175,10 @@ spart_status spart_regridder_apply_workspace(spart_context *context,
     if (num_vectors == 0) {
         return SPART_OK;
     }
+    if (regridder->device.on_device) {
+        return spart_device_product(context, regridder, x, y, size_y, num_leading, num_vectors,
+                                    workspace, workspace_bytes);
+    }
     int threads = spart_threads(context);
     size_t needed = workspace_doubles(regridder, num_vectors, threads) * sizeof(double);
     if (workspace_bytes < needed || (needed > 0 && workspace == NULL)) {
@@ -203,6 +209,9 @@ spart_status spart_regridder_apply(spart_context *context, const spart_regridder
 {
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    if (regridder != NULL && regridder->device.on_device) {
+        return spart_device_apply(context, regridder, x, y, size_y);
     }
     size_t bytes = 0;
     spart_status status =

@@ -220,6 +220,9 @@ spart_status spart_regridder_transpose_conservative(spart_context *context,
                           "not be NULL");
     }
     *transposed = NULL;
+    if (regridder->device.on_device) {
+        return spart_require_host(context, regridder, "the conservative transpose");
+    }
     if (!regridder->has_roles) {
         return spart_fail(context, SPART_ERROR_NOT_IMPLEMENTED,
                           "this regridder was not made from weights (it was loaded or is a "

@@ -54,6 +54,23 @@ typedef struct spart_regridder_roles {
     int64_t weights_extent[SPART_MAX_NDIM]; /* nw of orthogonal axis k */
 } spart_regridder_roles;
 
+/* Where a regridder's arrays live. A device regridder's CSR arrays, and
+ * the table of its long rows (rows of more than one chunk, which the
+ * device product sums chunk by chunk in a pass of their own), are CUDA
+ * device memory of cuda_device; the table is one allocation, long_table,
+ * into which the other pointers point. A host regridder has all zeros. */
+typedef struct spart_regridder_device {
+    int on_device;
+    int cuda_device;
+    int64_t num_long_rows;
+    int64_t num_long_chunks;
+    int64_t *long_table;
+    int64_t *long_rows;        /* num_long_rows row indices, ascending */
+    int64_t *long_first_chunk; /* num_long_rows + 1: each long row's first chunk */
+    int64_t *chunk_begin;      /* num_long_chunks: each chunk's first entry */
+    int64_t *chunk_end;        /* and one past its last */
+} spart_regridder_device;
+
 struct spart_regridder {
     spart_allocator allocator;
     spart_axis_map input;  /* x's axes (without leading ones) */
@@ -66,7 +83,37 @@ struct spart_regridder {
     spart_regridder *transposed;   /* the exact transpose, once built */
     spart_regridder *conservative; /* the conservative transpose, once built */
     int has_roles;                 /* roles known (made from weights, not loaded) */
+    spart_regridder_device device; /* where the arrays live (all zeros: host memory) */
 };
+
+/* ---- regridders in device memory (src/regridder_device.c) ---------------- */
+
+/* Free a device regridder's CUDA memory (its CSR arrays and long-row table). */
+void spart_device_release(spart_regridder *regridder);
+
+/* SPART_OK for a regridder in host memory; for a device regridder
+ * SPART_ERROR_NOT_IMPLEMENTED with a sentence saying that `what` needs the
+ * regridder on the host (spart_regridder_to_host). */
+spart_status spart_require_host(spart_context *context, const spart_regridder *regridder,
+                                const char *what);
+
+/* Bytes of device workspace a device regridder's product of num_vectors
+ * vectors needs (0 when x and y serve as they lie and no row is long). */
+size_t spart_device_workspace_bytes(const spart_regridder *regridder, int64_t num_vectors);
+
+/* y = A x on the device, for x and y already checked by the apply
+ * functions (shapes, sizes, num_vectors >= 1): checks that x, y and the
+ * workspace are device memory, then packs, multiplies and unpacks on the
+ * context's stream. */
+spart_status spart_device_product(spart_context *context, const spart_regridder *regridder,
+                                  const spart_array *x, double *y, int64_t size_y,
+                                  int64_t num_leading, int64_t num_vectors, void *workspace,
+                                  size_t workspace_bytes);
+
+/* spart_regridder_apply for a device regridder: allocates its workspace on
+ * the context's stream (stream-ordered), applies, and frees it there. */
+spart_status spart_device_apply(spart_context *context, const spart_regridder *regridder,
+                                const spart_array *x, double *y, int64_t size_y);
 
 /* The plan for a matrix: the group size from the mean row length. */
 spart_product_plan spart_plan_product(const spart_csr *csr);

@@ -19,6 +19,9 @@ spart_status spart_regridder_transpose(spart_context *context, spart_regridder *
                           "regridder and transposed must not be NULL");
     }
     *transposed = NULL;
+    if (regridder->device.on_device) {
+        return spart_require_host(context, regridder, "the exact transpose");
+    }
     if (regridder->transposed != NULL) {
         *transposed = regridder->transposed;
         return SPART_OK;

@@ -1,0 +1,97 @@
+/*
+ * spart/device.h: products on an NVIDIA GPU. A context names the CUDA
+ * device and stream of its device work; spart_regridder_to_device copies a
+ * regridder's matrix into that device's memory, and spart_regridder_apply
+ * and spart_regridder_apply_workspace then run on the device, with x, y
+ * and the workspace in device memory.
+ *
+ * Availability: CUDA is optional at build time and detected at run time. In
+ * a build without CUDA, or on a machine where no device is visible, these
+ * functions return SPART_ERROR_NO_DEVICE with a sentence saying which, and
+ * the host library works as before.
+ *
+ * Memory: a device regridder owns its device memory (cudaMalloc, freed by
+ * spart_regridder_free, which synchronises the device as cudaFree does).
+ * spart_regridder_csr returns device pointers for it. x->data, y and the
+ * workspace of a device product must be device memory of the regridder's
+ * device (cudaMalloc, cudaMallocAsync or managed memory): host memory is
+ * refused with SPART_ERROR_INVALID_ARGUMENT, never read.
+ *
+ * What runs on the device in this version: the product y = A x, with
+ * leading axes and batch axes of x packed into interleaved vectors and y
+ * unpacked, on the device. Transposes, saving and the conservative
+ * transpose need the regridder on the host (spart_regridder_to_host); on a
+ * device regridder they return SPART_ERROR_NOT_IMPLEMENTED.
+ *
+ * Asynchrony: a device product only enqueues work on the context's stream
+ * and returns; read y after synchronising that stream. It never
+ * synchronises, so spart_regridder_apply_workspace (with a workspace you
+ * allocated) can be captured in a CUDA Graph; spart_regridder_apply
+ * allocates its workspace with cudaMallocAsync on the stream when it needs
+ * one (several vectors, or rows longer than SPART_CHUNK_LENGTH).
+ * spart_regridder_to_device and spart_regridder_to_host synchronise the
+ * stream before they return.
+ *
+ * Thread safety: as for host regridders. The calling thread's current CUDA
+ * device is switched to the regridder's for the duration of a call and
+ * restored before it returns.
+ *
+ * Determinism: the device product adds in exactly the order of the host
+ * product (spart/regridder.h: lanes, tree, chunks; float32 values summed
+ * in float64; explicit fma, no other contraction), so a device product
+ * equals the host product bit for bit, run after run, for a column alone
+ * or in any batch. The one exception is NaN: a NaN result is NaN on both,
+ * but its payload bits may differ. No atomics.
+ */
+#ifndef SPART_DEVICE_H
+#define SPART_DEVICE_H
+
+#include "spart/common.h"
+#include "spart/regridder.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Use CUDA device `device` (as numbered by cudaGetDevice) for this
+ * context's device work; the default is device 0. Errors:
+ * SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (negative),
+ * SPART_ERROR_NO_DEVICE (built without CUDA, no device visible, or no
+ * device of that number). */
+SPART_NODISCARD SPART_API spart_status spart_context_set_cuda_device(spart_context *context,
+                                                                     int device);
+
+/* Enqueue this context's device work on `stream`, a cudaStream_t of the
+ * context's device; NULL (the default) is the default stream. The stream
+ * must outlive the work. Errors: SPART_ERROR_NULL_POINTER,
+ * SPART_ERROR_NO_DEVICE (built without CUDA). */
+SPART_NODISCARD SPART_API spart_status spart_context_set_cuda_stream(spart_context *context,
+                                                                     void *stream);
+
+/* A new regridder whose matrix lives in the memory of the context's CUDA
+ * device: the same CSR arrays, plan and shapes as `regridder` (which may
+ * be a host or a device regridder), so the same products. Its transposes
+ * are not copied. Free it with spart_regridder_free. Errors:
+ * SPART_ERROR_NULL_POINTER, SPART_ERROR_NO_DEVICE, SPART_ERROR_OUT_OF_MEMORY
+ * (device or host memory), SPART_ERROR_INTERNAL (another CUDA error, named
+ * in the sentence). */
+SPART_NODISCARD SPART_API spart_status spart_regridder_to_device(spart_context *context,
+                                                                 const spart_regridder *regridder,
+                                                                 spart_regridder **device);
+
+/* A new regridder in host memory with the same matrix, plan and shapes as
+ * `regridder` (a device or a host regridder). Errors: as
+ * spart_regridder_to_device. */
+SPART_NODISCARD SPART_API spart_status spart_regridder_to_host(spart_context *context,
+                                                               const spart_regridder *regridder,
+                                                               spart_regridder **host);
+
+/* The CUDA device whose memory holds the regridder's matrix, or -1 for a
+ * regridder in host memory (and for NULL). */
+SPART_API int spart_regridder_cuda_device(const spart_regridder *regridder);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPART_DEVICE_H */

@@ -1,0 +1,679 @@
+/*
+ * src/regridder_device.c: the C side of device products. The context's
+ * CUDA device and stream; copying a regridder to and from device memory
+ * (with the table of long rows the device product needs); checking that
+ * pointers are device memory; and a product's launches: pack x into
+ * interleaved vectors, multiply, unpack y (kernels/csr_product.cu).
+ *
+ * Built without CUDA (no SPART_HAVE_CUDA), every entry point says
+ * SPART_ERROR_NO_DEVICE and a device regridder cannot exist.
+ */
+#include <string.h>
+
+#ifdef SPART_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "device_internal.h"
+#endif
+
+#include "regridder_internal.h"
+#include "spart/device.h"
+
+spart_status spart_require_host(spart_context *context, const spart_regridder *regridder,
+                                const char *what)
+{
+    if (regridder != NULL && regridder->device.on_device) {
+        return spart_fail(context, SPART_ERROR_NOT_IMPLEMENTED,
+                          "%s needs the regridder in host memory, but it lives on CUDA device %d "
+                          "(copy it with spart_regridder_to_host)",
+                          what, regridder->device.cuda_device);
+    }
+    return SPART_OK;
+}
+
+int spart_regridder_cuda_device(const spart_regridder *regridder)
+{
+    return regridder != NULL && regridder->device.on_device ? regridder->device.cuda_device : -1;
+}
+
+#ifndef SPART_HAVE_CUDA
+
+static spart_status no_cuda(spart_context *context)
+{
+    return spart_fail(context, SPART_ERROR_NO_DEVICE,
+                      "spart was built without CUDA: no device work is possible (reconfigure "
+                      "with the CUDA Toolkit and -DSPART_ENABLE_CUDA=ON)");
+}
+
+spart_status spart_context_set_cuda_device(spart_context *context, int device)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    if (device < 0) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "device = %d: CUDA devices are numbered from 0", device);
+    }
+    return no_cuda(context);
+}
+
+spart_status spart_context_set_cuda_stream(spart_context *context, void *stream)
+{
+    (void)stream;
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    return no_cuda(context);
+}
+
+spart_status spart_regridder_to_device(spart_context *context, const spart_regridder *regridder,
+                                       spart_regridder **device)
+{
+    (void)regridder;
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    if (device != NULL) {
+        *device = NULL;
+    }
+    return no_cuda(context);
+}
+
+spart_status spart_regridder_to_host(spart_context *context, const spart_regridder *regridder,
+                                     spart_regridder **host)
+{
+    return spart_regridder_to_device(context, regridder, host);
+}
+
+void spart_device_release(spart_regridder *regridder)
+{
+    (void)regridder; /* never on a device without CUDA */
+}
+
+size_t spart_device_workspace_bytes(const spart_regridder *regridder, int64_t num_vectors)
+{
+    (void)regridder;
+    (void)num_vectors;
+    return 0;
+}
+
+spart_status spart_device_product(spart_context *context, const spart_regridder *regridder,
+                                  const spart_array *x, double *y, int64_t size_y,
+                                  int64_t num_leading, int64_t num_vectors, void *workspace,
+                                  size_t workspace_bytes)
+{
+    (void)regridder, (void)x, (void)y, (void)size_y, (void)num_leading, (void)num_vectors;
+    (void)workspace, (void)workspace_bytes;
+    return no_cuda(context);
+}
+
+spart_status spart_device_apply(spart_context *context, const spart_regridder *regridder,
+                                const spart_array *x, double *y, int64_t size_y)
+{
+    (void)regridder, (void)x, (void)y, (void)size_y;
+    return no_cuda(context);
+}
+
+#else /* SPART_HAVE_CUDA */
+
+/* ---- CUDA errors, devices and pointers ------------------------------------------ */
+
+static spart_status cuda_failure(spart_context *context, cudaError_t error, const char *what)
+{
+    spart_status status = SPART_ERROR_INTERNAL;
+    if (error == cudaErrorMemoryAllocation) {
+        status = SPART_ERROR_OUT_OF_MEMORY;
+    } else if (error == cudaErrorNoDevice || error == cudaErrorInsufficientDriver ||
+               error == cudaErrorInvalidDevice || error == cudaErrorDevicesUnavailable) {
+        status = SPART_ERROR_NO_DEVICE;
+    }
+    return spart_fail(context, status, "%s: CUDA error %s (%s)", what, cudaGetErrorName(error),
+                      cudaGetErrorString(error));
+}
+
+/* SPART_OK when CUDA device `device` exists on this machine. */
+static spart_status check_device_exists(spart_context *context, int device)
+{
+    int count = 0;
+    cudaError_t error = cudaGetDeviceCount(&count);
+    if (error != cudaSuccess) {
+        (void)cudaGetLastError(); /* not sticky: leave no error behind */
+        return spart_fail(context, SPART_ERROR_NO_DEVICE,
+                          "no CUDA device is visible (cudaGetDeviceCount: %s)",
+                          cudaGetErrorString(error));
+    }
+    if (count == 0) {
+        return spart_fail(context, SPART_ERROR_NO_DEVICE, "no CUDA device is visible");
+    }
+    if (device >= count) {
+        return spart_fail(
+            context, SPART_ERROR_NO_DEVICE,
+            "CUDA device %d does not exist: %d device(s) are visible, numbered from 0", device,
+            count);
+    }
+    return SPART_OK;
+}
+
+/* Make `device` the calling thread's current device; *previous gets the
+ * one to restore with leave_device. */
+static spart_status enter_device(spart_context *context, int device, int *previous)
+{
+    cudaError_t error = cudaGetDevice(previous);
+    if (error == cudaSuccess && *previous != device) {
+        error = cudaSetDevice(device);
+    }
+    if (error != cudaSuccess) {
+        *previous = -1;
+        return cuda_failure(context, error, "selecting the CUDA device");
+    }
+    return SPART_OK;
+}
+
+static void leave_device(int previous)
+{
+    int current = -1;
+    if (previous >= 0 && cudaGetDevice(&current) == cudaSuccess && current != previous) {
+        (void)cudaSetDevice(previous);
+    }
+}
+
+/* SPART_OK when `pointer` is memory the kernels on `device` may use:
+ * device memory of that device, or managed memory. */
+static spart_status check_device_pointer(spart_context *context, const void *pointer, int device,
+                                         const char *name)
+{
+    struct cudaPointerAttributes attributes;
+    memset(&attributes, 0, sizeof attributes);
+    cudaError_t error = cudaPointerGetAttributes(&attributes, pointer);
+    if (error != cudaSuccess) {
+        (void)cudaGetLastError();
+        attributes.type = cudaMemoryTypeUnregistered;
+    }
+    if (attributes.type == cudaMemoryTypeManaged) {
+        return SPART_OK;
+    }
+    if (attributes.type != cudaMemoryTypeDevice) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "%s is host memory, but the regridder lives on CUDA device %d: a device "
+                          "product takes device memory (cudaMalloc) for x, y and the workspace",
+                          name, device);
+    }
+    if (attributes.device != device) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "%s is memory of CUDA device %d, but the regridder lives on device %d",
+                          name, attributes.device, device);
+    }
+    return SPART_OK;
+}
+
+/* ---- the context ------------------------------------------------------------------ */
+
+spart_status spart_context_set_cuda_device(spart_context *context, int device)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    if (device < 0) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "device = %d: CUDA devices are numbered from 0", device);
+    }
+    spart_status status = check_device_exists(context, device);
+    if (status == SPART_OK) {
+        context->cuda_device = device;
+    }
+    return status;
+}
+
+spart_status spart_context_set_cuda_stream(spart_context *context, void *stream)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    context->cuda_stream = stream;
+    return SPART_OK;
+}
+
+/* ---- the long rows ----------------------------------------------------------------- */
+
+/* The long-row table of a matrix (rows of more than chunk_length entries)
+ * in one host array: long_rows, long_first_chunk, chunk_begin, chunk_end
+ * (see spart_regridder_device). *table is NULL when no row is long. */
+static spart_status make_long_table(spart_context *context, const int64_t *row_ptr,
+                                    int64_t num_rows, int64_t chunk_length, int64_t **table,
+                                    int64_t *num_long_rows, int64_t *num_long_chunks)
+{
+    int64_t rows = 0, chunks = 0;
+    for (int64_t r = 0; r < num_rows; r++) {
+        int64_t length = row_ptr[r + 1] - row_ptr[r];
+        if (length > chunk_length) {
+            rows++;
+            chunks += (length + chunk_length - 1) / chunk_length;
+        }
+    }
+    *table = NULL;
+    *num_long_rows = rows;
+    *num_long_chunks = chunks;
+    if (rows == 0) {
+        return SPART_OK;
+    }
+    int64_t *made =
+        spart_alloc(&context->allocator, (size_t)(2 * rows + 1 + 2 * chunks), sizeof(int64_t));
+    if (made == NULL) {
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                          "to_device: could not allocate the table of %lld long rows",
+                          (long long)rows);
+    }
+    int64_t *long_rows = made, *first_chunk = made + rows;
+    int64_t *chunk_begin = first_chunk + rows + 1, *chunk_end = chunk_begin + chunks;
+    int64_t row = 0, chunk = 0;
+    for (int64_t r = 0; r < num_rows; r++) {
+        int64_t begin = row_ptr[r], end = row_ptr[r + 1];
+        if (end - begin <= chunk_length) {
+            continue;
+        }
+        long_rows[row] = r;
+        first_chunk[row++] = chunk;
+        for (int64_t start = begin; start < end; start += chunk_length, chunk++) {
+            chunk_begin[chunk] = start;
+            chunk_end[chunk] = end - start > chunk_length ? start + chunk_length : end;
+        }
+    }
+    first_chunk[rows] = chunks;
+    *table = made;
+    return SPART_OK;
+}
+
+/* ---- copies -------------------------------------------------------------------------- */
+
+/* Allocate `bytes` on the device or the host (never zero bytes) and copy
+ * `source` (host or device memory) into it on `stream`. */
+static spart_status copy_array(spart_context *context, const void *source, size_t bytes,
+                               int to_device, cudaStream_t stream, void **result)
+{
+    *result = NULL;
+    size_t size = bytes > 0 ? bytes : 1;
+    if (to_device) {
+        cudaError_t error = cudaMalloc(result, size);
+        if (error != cudaSuccess) {
+            *result = NULL;
+            return cuda_failure(context, error, "copying a regridder: cudaMalloc");
+        }
+    } else {
+        *result = spart_alloc(&context->allocator, size, 1);
+        if (*result == NULL) {
+            return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                              "copying a regridder: could not allocate %zu bytes", size);
+        }
+    }
+    if (bytes > 0) {
+        cudaError_t error = cudaMemcpyAsync(*result, source, bytes, cudaMemcpyDefault, stream);
+        if (error != cudaSuccess) {
+            return cuda_failure(context, error, "copying a regridder: cudaMemcpyAsync");
+        }
+    }
+    return SPART_OK;
+}
+
+/* Free what a partly or fully made copy holds, wherever it lives. */
+static void release_copy(spart_regridder *made)
+{
+    if (made->device.on_device) {
+        spart_device_release(made);
+    } else {
+        spart_csr_release(&made->allocator, &made->csr);
+    }
+    spart_free(&made->allocator, made);
+}
+
+/* The device regridder's long-row table, from the source's row pointers
+ * (copied to the host first when they live on a device). */
+static spart_status copy_long_table(spart_context *context, const spart_regridder *source,
+                                    spart_regridder *made, cudaStream_t stream)
+{
+    const spart_csr *csr = &source->csr;
+    const int64_t *row_ptr = csr->row_ptr;
+    int64_t *host_row_ptr = NULL;
+    size_t row_bytes = (size_t)(csr->num_rows + 1) * sizeof(int64_t);
+    spart_status status = SPART_OK;
+    if (source->device.on_device) {
+        status = copy_array(context, row_ptr, row_bytes, 0, stream, (void **)&host_row_ptr);
+        cudaError_t error = status == SPART_OK ? cudaStreamSynchronize(stream) : cudaSuccess;
+        if (error != cudaSuccess) {
+            status = cuda_failure(context, error, "copying a regridder's row pointers");
+        }
+        row_ptr = host_row_ptr;
+    }
+    int64_t *table = NULL;
+    spart_regridder_device *device = &made->device;
+    if (status == SPART_OK) {
+        status = make_long_table(context, row_ptr, csr->num_rows, source->plan.chunk_length, &table,
+                                 &device->num_long_rows, &device->num_long_chunks);
+    }
+    if (status == SPART_OK && table != NULL) {
+        int64_t rows = device->num_long_rows, chunks = device->num_long_chunks;
+        size_t bytes = (size_t)(2 * rows + 1 + 2 * chunks) * sizeof(int64_t);
+        status = copy_array(context, table, bytes, 1, stream, (void **)&device->long_table);
+        if (status == SPART_OK) {
+            device->long_rows = device->long_table;
+            device->long_first_chunk = device->long_rows + rows;
+            device->chunk_begin = device->long_first_chunk + rows + 1;
+            device->chunk_end = device->chunk_begin + chunks;
+            /* The host table must outlive the copy from it. */
+            cudaError_t error = cudaStreamSynchronize(stream);
+            if (error != cudaSuccess) {
+                status = cuda_failure(context, error, "copying the long-row table");
+            }
+        }
+    }
+    spart_free(&context->allocator, table);
+    spart_free(&context->allocator, host_row_ptr);
+    return status;
+}
+
+/* The CSR arrays of `source` copied into `made`. */
+static spart_status copy_csr(spart_context *context, const spart_csr *source, spart_csr *made,
+                             int to_device, cudaStream_t stream)
+{
+    size_t rows = (size_t)source->num_rows + 1, entries = (size_t)source->num_entries;
+    spart_status status = copy_array(context, source->row_ptr, rows * sizeof(int64_t), to_device,
+                                     stream, (void **)&made->row_ptr);
+    if (status == SPART_OK && source->columns32 != NULL) {
+        status = copy_array(context, source->columns32, entries * sizeof(int32_t), to_device,
+                            stream, (void **)&made->columns32);
+    } else if (status == SPART_OK) {
+        status = copy_array(context, source->columns64, entries * sizeof(int64_t), to_device,
+                            stream, (void **)&made->columns64);
+    }
+    if (status == SPART_OK && source->values32 != NULL) {
+        status = copy_array(context, source->values32, entries * sizeof(float), to_device, stream,
+                            (void **)&made->values32);
+    } else if (status == SPART_OK) {
+        status = copy_array(context, source->values64, entries * sizeof(double), to_device, stream,
+                            (void **)&made->values64);
+    }
+    return status;
+}
+
+/* A copy of `source` (host or device) in device memory of the context's
+ * device (to_device) or in host memory. */
+static spart_status copy_regridder(spart_context *context, const spart_regridder *source,
+                                   int to_device, spart_regridder **result)
+{
+    *result = NULL;
+    int cuda_device = to_device ? context->cuda_device : source->device.cuda_device;
+    spart_status status = check_device_exists(context, cuda_device);
+    if (status != SPART_OK) {
+        return status;
+    }
+    int previous = -1;
+    status = enter_device(context, cuda_device, &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+    /* The context's stream belongs to the context's device. */
+    cudaStream_t stream =
+        cuda_device == context->cuda_device ? (cudaStream_t)context->cuda_stream : 0;
+    spart_regridder *made = spart_alloc(&context->allocator, 1, sizeof *made);
+    if (made == NULL) {
+        leave_device(previous);
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "copying a regridder: out of memory");
+    }
+    *made = *source;
+    made->allocator = context->allocator;
+    made->owns_arrays = 1;
+    made->owner = NULL;
+    made->transposed = NULL;
+    made->conservative = NULL;
+    memset(&made->csr, 0, sizeof made->csr);
+    made->csr.num_rows = source->csr.num_rows;
+    made->csr.num_columns = source->csr.num_columns;
+    made->csr.num_entries = source->csr.num_entries;
+    memset(&made->device, 0, sizeof made->device);
+    made->device.on_device = to_device;
+    made->device.cuda_device = to_device ? cuda_device : 0;
+    status = copy_csr(context, &source->csr, &made->csr, to_device, stream);
+    if (status == SPART_OK && to_device) {
+        status = copy_long_table(context, source, made, stream);
+    }
+    if (status == SPART_OK) {
+        cudaError_t error = cudaStreamSynchronize(stream);
+        if (error != cudaSuccess) {
+            status = cuda_failure(context, error, "copying a regridder");
+        }
+    }
+    if (status != SPART_OK) {
+        (void)cudaStreamSynchronize(stream); /* no copy may still write into what is freed */
+        release_copy(made);
+    } else {
+        *result = made;
+    }
+    leave_device(previous);
+    return status;
+}
+
+static spart_status check_copy_arguments(spart_context *context, const spart_regridder *regridder,
+                                         spart_regridder **result)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    if (regridder == NULL || result == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "the regridder and the result pointer must not be NULL");
+    }
+    *result = NULL;
+    return SPART_OK;
+}
+
+spart_status spart_regridder_to_device(spart_context *context, const spart_regridder *regridder,
+                                       spart_regridder **device)
+{
+    spart_status status = check_copy_arguments(context, regridder, device);
+    return status == SPART_OK ? copy_regridder(context, regridder, 1, device) : status;
+}
+
+spart_status spart_regridder_to_host(spart_context *context, const spart_regridder *regridder,
+                                     spart_regridder **host)
+{
+    spart_status status = check_copy_arguments(context, regridder, host);
+    return status == SPART_OK ? copy_regridder(context, regridder, 0, host) : status;
+}
+
+void spart_device_release(spart_regridder *regridder)
+{
+    int previous = -1;
+    if (cudaGetDevice(&previous) != cudaSuccess) {
+        previous = -1;
+    } else if (previous != regridder->device.cuda_device) {
+        (void)cudaSetDevice(regridder->device.cuda_device);
+    }
+    spart_csr *csr = &regridder->csr;
+    (void)cudaFree(csr->row_ptr);
+    (void)cudaFree(csr->columns32);
+    (void)cudaFree(csr->columns64);
+    (void)cudaFree(csr->values64);
+    (void)cudaFree(csr->values32);
+    (void)cudaFree(regridder->device.long_table);
+    memset(csr, 0, sizeof *csr);
+    memset(&regridder->device, 0, sizeof regridder->device);
+    leave_device(previous);
+}
+
+/* ---- products ---------------------------------------------------------------------- */
+
+/* Bytes rounded up to whole 256-byte blocks (cudaMalloc's alignment). */
+static size_t round_up(size_t bytes)
+{
+    return (bytes + 255) / 256 * 256;
+}
+
+size_t spart_device_workspace_bytes(const spart_regridder *regridder, int64_t num_vectors)
+{
+    size_t vectors = (size_t)(num_vectors > 0 ? num_vectors : 0);
+    size_t bytes = round_up((size_t)regridder->device.num_long_chunks * vectors * sizeof(double));
+    if (num_vectors != 1) {
+        bytes += round_up((size_t)regridder->csr.num_columns * vectors * sizeof(double));
+        bytes += round_up((size_t)regridder->csr.num_rows * vectors * sizeof(double));
+    }
+    return bytes;
+}
+
+static spart_device_csr describe_matrix(const spart_regridder *regridder)
+{
+    const spart_csr *csr = &regridder->csr;
+    const spart_regridder_device *device = &regridder->device;
+    spart_device_csr matrix;
+    memset(&matrix, 0, sizeof matrix);
+    matrix.num_rows = csr->num_rows;
+    matrix.num_columns = csr->num_columns;
+    matrix.num_entries = csr->num_entries;
+    matrix.row_ptr = csr->row_ptr;
+    matrix.columns32 = csr->columns32;
+    matrix.columns64 = csr->columns64;
+    matrix.values64 = csr->values64;
+    matrix.values32 = csr->values32;
+    matrix.group_size = regridder->plan.group_size;
+    matrix.chunk_length = regridder->plan.chunk_length;
+    matrix.num_long_rows = device->num_long_rows;
+    matrix.long_rows = device->long_rows;
+    matrix.long_first_chunk = device->long_first_chunk;
+    matrix.num_long_chunks = device->num_long_chunks;
+    matrix.chunk_begin = device->chunk_begin;
+    matrix.chunk_end = device->chunk_end;
+    return matrix;
+}
+
+static spart_device_axis_map describe_axes(const spart_axis_map *map)
+{
+    spart_device_axis_map result;
+    memset(&result, 0, sizeof result);
+    result.ndim = map->shape.ndim;
+    for (int k = 0; k < map->shape.ndim; k++) {
+        result.dims[k] = map->shape.dims[k];
+        result.matrix_stride[k] = map->matrix_stride[k];
+        result.batch_stride[k] = map->batch_stride[k];
+    }
+    result.num_batch = map->num_batch;
+    return result;
+}
+
+/* The checks of a device product: the context's device is the
+ * regridder's, and x, y and the workspace are its device memory. */
+static spart_status check_device_product(spart_context *context, const spart_regridder *regridder,
+                                         const spart_array *x, const double *y, int64_t size_y,
+                                         const void *workspace, size_t needed)
+{
+    int device = regridder->device.cuda_device;
+    if (context->cuda_device != device) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "the regridder lives on CUDA device %d but the context uses device %d "
+                          "(spart_context_set_cuda_device)",
+                          device, context->cuda_device);
+    }
+    spart_status status = SPART_OK;
+    if (spart_shape_size(&x->shape) > 0) {
+        status = check_device_pointer(context, x->data, device, "x->data");
+    }
+    if (status == SPART_OK && size_y > 0) {
+        status = check_device_pointer(context, y, device, "y");
+    }
+    if (status == SPART_OK && needed > 0) {
+        status = check_device_pointer(context, workspace, device, "the workspace");
+    }
+    return status;
+}
+
+spart_status spart_device_product(spart_context *context, const spart_regridder *regridder,
+                                  const spart_array *x, double *y, int64_t size_y,
+                                  int64_t num_leading, int64_t num_vectors, void *workspace,
+                                  size_t workspace_bytes)
+{
+    size_t needed = spart_device_workspace_bytes(regridder, num_vectors);
+    if (workspace_bytes < needed || (needed > 0 && workspace == NULL)) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "workspace of %zu bytes given, %zu needed (spart_regridder_workspace_"
+                          "size)",
+                          workspace_bytes, needed);
+    }
+    int previous = -1;
+    spart_status status = enter_device(context, regridder->device.cuda_device, &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+    status = check_device_product(context, regridder, x, y, size_y, workspace, needed);
+    if (status != SPART_OK) {
+        leave_device(previous);
+        return status;
+    }
+    spart_device_csr matrix = describe_matrix(regridder);
+    void *stream = context->cuda_stream;
+    size_t vectors = (size_t)num_vectors;
+    char *free_space = workspace;
+    double *chunk_sums = (double *)free_space;
+    free_space += round_up((size_t)matrix.num_long_chunks * vectors * sizeof(double));
+    int error = cudaSuccess;
+    if (num_vectors == 1) {
+        error = spart_cuda_csr_product(&matrix, x->data, 1, y, chunk_sums, stream);
+    } else {
+        double *packed_x = (double *)free_space;
+        free_space += round_up((size_t)matrix.num_columns * vectors * sizeof(double));
+        double *packed_y = (double *)free_space;
+        spart_device_axis_map input = describe_axes(&regridder->input);
+        spart_device_axis_map output = describe_axes(&regridder->output);
+        error = spart_cuda_pack(&input, num_leading, x->data, packed_x, stream);
+        if (error == cudaSuccess) {
+            error = spart_cuda_csr_product(&matrix, packed_x, num_vectors, packed_y, chunk_sums,
+                                           stream);
+        }
+        if (error == cudaSuccess) {
+            error = spart_cuda_unpack(&output, num_leading, packed_y, y, stream);
+        }
+    }
+    leave_device(previous);
+    if (error != cudaSuccess) {
+        return cuda_failure(context, (cudaError_t)error, "device product");
+    }
+    return SPART_OK;
+}
+
+spart_status spart_device_apply(spart_context *context, const spart_regridder *regridder,
+                                const spart_array *x, double *y, int64_t size_y)
+{
+    if (x == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "regridder, x and y must not be NULL");
+    }
+    size_t bytes = 0;
+    spart_status status = spart_regridder_workspace_size(context, regridder, &x->shape, &bytes);
+    if (status != SPART_OK || bytes == 0) {
+        return status != SPART_OK
+                   ? status
+                   : spart_regridder_apply_workspace(context, regridder, x, y, size_y, NULL, 0);
+    }
+    int previous = -1;
+    status = enter_device(context, regridder->device.cuda_device, &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+    cudaStream_t stream = (cudaStream_t)context->cuda_stream;
+    void *workspace = NULL;
+    cudaError_t error = cudaMallocAsync(&workspace, bytes, stream);
+    if (error != cudaSuccess) {
+        leave_device(previous);
+        return cuda_failure(context, error, "apply: allocating the device workspace");
+    }
+    status = spart_regridder_apply_workspace(context, regridder, x, y, size_y, workspace, bytes);
+    error = cudaFreeAsync(workspace, stream);
+    leave_device(previous);
+    if (status == SPART_OK && error != cudaSuccess) {
+        status = cuda_failure(context, error, "apply: freeing the device workspace");
+    }
+    return status;
+}
+
+#endif /* SPART_HAVE_CUDA */

@@ -1,0 +1,449 @@
+/*
+ * bench_cuda_product: first measurements of the device product against its
+ * floor and its peer, all in one program on one GPU.
+ *
+ * One large synthetic operator: float32 values, int32 columns, int64 row
+ * pointers (spart's layout), rows of a fixed length whose columns lie in a
+ * band around the diagonal (neighbouring rows touch neighbouring columns,
+ * as a regridder's do), x and y in float64. It is timed as
+ *   - spart's device product, one vector (and eight, per vector);
+ *   - cuSPARSE SpMV, CSR_ALG1 and CSR_ALG2, on the same arrays (fp32 matrix,
+ *     fp64 vectors and compute; int32 row offsets, since cuSPARSE takes one
+ *     index type);
+ *   - the floor: the product's compulsory bytes (matrix once, x once, y
+ *     once) at the device-to-device copy rate measured here.
+ * A second, skewed matrix (one row of 4 M entries among short rows) shows
+ * the long-row path. Each time is the median of --repeat runs after a
+ * warm-up, by CUDA events. The device product is also compared bit for bit
+ * with the host product.
+ *
+ * Usage: bench_cuda_product [--entries N] [--row-length L] [--columns C]
+ *                           [--repeat R]
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+#include <cusparse.h>
+
+#include "regridder_internal.h"
+#include "spart.h"
+
+#define CHECK_CUDA(call)                                                                           \
+    do {                                                                                           \
+        cudaError_t check_error = (call);                                                          \
+        if (check_error != cudaSuccess) {                                                          \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
+                    cudaGetErrorString(check_error));                                              \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+#define CHECK_CUSPARSE(call)                                                                       \
+    do {                                                                                           \
+        cusparseStatus_t check_status = (call);                                                    \
+        if (check_status != CUSPARSE_STATUS_SUCCESS) {                                             \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
+                    cusparseGetErrorString(check_status));                                         \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+#define CHECK_SPART(context, call)                                                                 \
+    do {                                                                                           \
+        if ((call) != SPART_OK) {                                                                  \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
+                    spart_context_error(context));                                                 \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static uint64_t next_random(uint64_t *state)
+{
+    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *state >> 11;
+}
+
+static double uniform(uint64_t *state)
+{
+    return (double)next_random(state) / 9007199254740992.0;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *values, int n)
+{
+    qsort(values, (size_t)n, sizeof(double), compare_doubles);
+    return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+/* A host regridder from x (columns) to y (rows) with the given row lengths:
+ * float32 values in [0.5, 1.5), int32 columns in a band of `band` columns
+ * around the row's diagonal position, ascending within the row. */
+static spart_regridder *band_regridder(spart_context *context, int64_t rows, int64_t columns,
+                                       const int64_t *lengths, int64_t band, int float32,
+                                       uint64_t seed)
+{
+    const spart_allocator *allocator = &context->allocator;
+    spart_regridder *regridder = spart_alloc_zero(allocator, 1, sizeof *regridder);
+    regridder->allocator = *allocator;
+    regridder->owns_arrays = 1;
+    spart_csr *csr = &regridder->csr;
+    csr->num_rows = rows;
+    csr->num_columns = columns;
+    csr->row_ptr = spart_alloc(allocator, (size_t)rows + 1, sizeof(int64_t));
+    csr->row_ptr[0] = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        csr->row_ptr[r + 1] = csr->row_ptr[r] + lengths[r];
+    }
+    csr->num_entries = csr->row_ptr[rows];
+    size_t n = (size_t)csr->num_entries + 1;
+    csr->columns32 = spart_alloc(allocator, n, sizeof(int32_t));
+    if (float32) {
+        csr->values32 = spart_alloc(allocator, n, sizeof(float));
+    } else {
+        csr->values64 = spart_alloc(allocator, n, sizeof(double));
+    }
+    if (csr->row_ptr == NULL || csr->columns32 == NULL ||
+        (csr->values32 == NULL && csr->values64 == NULL)) {
+        fprintf(stderr, "out of host memory for %lld entries\n", (long long)csr->num_entries);
+        exit(1);
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        uint64_t state = seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(r + 1);
+        int64_t begin = csr->row_ptr[r], length = lengths[r];
+        int64_t centre = rows > 1 ? r * (columns - 1) / (rows - 1) : 0;
+        int64_t width = length > band ? length : band;
+        int64_t first = centre - width / 2;
+        if (first < 0) {
+            first = 0;
+        }
+        if (first + width > columns) {
+            first = columns - width > 0 ? columns - width : 0;
+        }
+        /* Ascending columns: a random walk with mean step width / length. */
+        double step = (double)width / (double)(length > 0 ? length : 1);
+        double position = (double)first;
+        for (int64_t k = 0; k < length; k++) {
+            int64_t column = (int64_t)position;
+            if (column >= columns) {
+                column = columns - 1;
+            }
+            csr->columns32[begin + k] = (int32_t)column;
+            position += step * 2.0 * uniform(&state);
+            double value = 0.5 + uniform(&state);
+            if (float32) {
+                csr->values32[begin + k] = (float)value;
+            } else {
+                csr->values64[begin + k] = value;
+            }
+        }
+    }
+    regridder->input.shape.ndim = 1;
+    regridder->input.shape.dims[0] = columns;
+    regridder->input.matrix_stride[0] = 1;
+    regridder->input.num_batch = 1;
+    regridder->output.shape.ndim = 1;
+    regridder->output.shape.dims[0] = rows;
+    regridder->output.matrix_stride[0] = 1;
+    regridder->output.num_batch = 1;
+    regridder->plan = spart_plan_product(csr);
+    return regridder;
+}
+
+typedef struct timer {
+    cudaEvent_t start, stop;
+} timer;
+
+static double elapsed_ms(timer *t)
+{
+    float ms = 0.0f;
+    CHECK_CUDA(cudaEventSynchronize(t->stop));
+    CHECK_CUDA(cudaEventElapsedTime(&ms, t->start, t->stop));
+    return (double)ms;
+}
+
+/* The device-to-device copy rate in bytes per second (read + written). */
+static double copy_rate(int repeat)
+{
+    size_t bytes = (size_t)1 << 31;
+    void *a = NULL, *b = NULL;
+    CHECK_CUDA(cudaMalloc(&a, bytes));
+    CHECK_CUDA(cudaMalloc(&b, bytes));
+    CHECK_CUDA(cudaMemset(a, 1, bytes));
+    timer t;
+    CHECK_CUDA(cudaEventCreate(&t.start));
+    CHECK_CUDA(cudaEventCreate(&t.stop));
+    double times[64];
+    for (int run = -2; run < repeat; run++) {
+        CHECK_CUDA(cudaEventRecord(t.start, 0));
+        CHECK_CUDA(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0));
+        CHECK_CUDA(cudaEventRecord(t.stop, 0));
+        double ms = elapsed_ms(&t);
+        if (run >= 0) {
+            times[run] = ms;
+        }
+    }
+    CHECK_CUDA(cudaFree(a));
+    CHECK_CUDA(cudaFree(b));
+    return 2.0 * (double)bytes / (median(times, repeat) * 1e-3);
+}
+
+/* Median time of spart's product for x (device) of shape `shape`. */
+static double time_spart(spart_context *context, const spart_regridder *device,
+                         const double *x_device, spart_shape shape, double *y_device, int64_t n,
+                         int repeat)
+{
+    size_t bytes = 0;
+    CHECK_SPART(context, spart_regridder_workspace_size(context, device, &shape, &bytes));
+    void *workspace = NULL;
+    if (bytes > 0) {
+        CHECK_CUDA(cudaMalloc(&workspace, bytes));
+    }
+    spart_array xa = {x_device, shape};
+    timer t;
+    CHECK_CUDA(cudaEventCreate(&t.start));
+    CHECK_CUDA(cudaEventCreate(&t.stop));
+    double times[64];
+    for (int run = -3; run < repeat; run++) {
+        CHECK_CUDA(cudaEventRecord(t.start, 0));
+        CHECK_SPART(context, spart_regridder_apply_workspace(context, device, &xa, y_device, n,
+                                                             workspace, bytes));
+        CHECK_CUDA(cudaEventRecord(t.stop, 0));
+        double ms = elapsed_ms(&t);
+        if (run >= 0) {
+            times[run] = ms;
+        }
+    }
+    CHECK_CUDA(cudaFree(workspace));
+    return median(times, repeat);
+}
+
+/* Median time of cuSPARSE SpMV with `algorithm` on the device regridder's
+ * arrays (int32 row offsets made from its int64 row pointers). */
+static double time_cusparse(cusparseHandle_t handle, const spart_regridder *host,
+                            const spart_regridder *device, const double *x_device, double *y_device,
+                            cusparseSpMVAlg_t algorithm, int repeat)
+{
+    const spart_csr *csr = &host->csr;
+    int32_t *offsets = malloc((size_t)(csr->num_rows + 1) * sizeof(int32_t));
+    for (int64_t r = 0; r <= csr->num_rows; r++) {
+        offsets[r] = (int32_t)csr->row_ptr[r];
+    }
+    int32_t *offsets_device = NULL;
+    CHECK_CUDA(cudaMalloc((void **)&offsets_device, (size_t)(csr->num_rows + 1) * sizeof(int32_t)));
+    CHECK_CUDA(cudaMemcpy(offsets_device, offsets, (size_t)(csr->num_rows + 1) * sizeof(int32_t),
+                          cudaMemcpyHostToDevice));
+    free(offsets);
+    int float32 = csr->values32 != NULL;
+    void *values = float32 ? (void *)device->csr.values32 : (void *)device->csr.values64;
+    cusparseSpMatDescr_t matrix;
+    cusparseDnVecDescr_t x, y;
+    CHECK_CUSPARSE(cusparseCreateCsr(&matrix, csr->num_rows, csr->num_columns, csr->num_entries,
+                                     offsets_device, device->csr.columns32, values,
+                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                     CUSPARSE_INDEX_BASE_ZERO, float32 ? CUDA_R_32F : CUDA_R_64F));
+    CHECK_CUSPARSE(cusparseCreateDnVec(&x, csr->num_columns, (void *)x_device, CUDA_R_64F));
+    CHECK_CUSPARSE(cusparseCreateDnVec(&y, csr->num_rows, y_device, CUDA_R_64F));
+    double alpha = 1.0, beta = 0.0;
+    size_t bytes = 0;
+    CHECK_CUSPARSE(cusparseSpMV_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix,
+                                           x, &beta, y, CUDA_R_64F, algorithm, &bytes));
+    void *buffer = NULL;
+    CHECK_CUDA(cudaMalloc(&buffer, bytes > 0 ? bytes : 1));
+    timer t;
+    CHECK_CUDA(cudaEventCreate(&t.start));
+    CHECK_CUDA(cudaEventCreate(&t.stop));
+    double times[64];
+    for (int run = -3; run < repeat; run++) {
+        CHECK_CUDA(cudaEventRecord(t.start, 0));
+        CHECK_CUSPARSE(cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x,
+                                    &beta, y, CUDA_R_64F, algorithm, buffer));
+        CHECK_CUDA(cudaEventRecord(t.stop, 0));
+        double ms = elapsed_ms(&t);
+        if (run >= 0) {
+            times[run] = ms;
+        }
+    }
+    CHECK_CUSPARSE(cusparseDestroySpMat(matrix));
+    CHECK_CUSPARSE(cusparseDestroyDnVec(x));
+    CHECK_CUSPARSE(cusparseDestroyDnVec(y));
+    CHECK_CUDA(cudaFree(buffer));
+    CHECK_CUDA(cudaFree(offsets_device));
+    return median(times, repeat);
+}
+
+static double *device_random(int64_t n, uint64_t seed)
+{
+    double *host = malloc((size_t)n * sizeof(double));
+    uint64_t state = seed;
+    for (int64_t k = 0; k < n; k++) {
+        host[k] = 2.0 * uniform(&state) - 1.0;
+    }
+    double *device = NULL;
+    CHECK_CUDA(cudaMalloc((void **)&device, (size_t)n * sizeof(double)));
+    CHECK_CUDA(cudaMemcpy(device, host, (size_t)n * sizeof(double), cudaMemcpyHostToDevice));
+    free(host);
+    return device;
+}
+
+/* Rows whose device product differs from the host product in any bit. */
+static int64_t rows_differing_from_host(spart_context *context, const spart_regridder *host,
+                                        const double *x_device, const double *y_device)
+{
+    int64_t rows = host->csr.num_rows, columns = host->csr.num_columns;
+    double *x = malloc((size_t)columns * sizeof(double));
+    double *expected = malloc((size_t)rows * sizeof(double));
+    double *got = malloc((size_t)rows * sizeof(double));
+    CHECK_CUDA(cudaMemcpy(x, x_device, (size_t)columns * sizeof(double), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(got, y_device, (size_t)rows * sizeof(double), cudaMemcpyDeviceToHost));
+    spart_array xa = {x, {1, {columns}}};
+    CHECK_SPART(context, spart_regridder_apply(context, host, &xa, expected, rows));
+    int64_t differing = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        differing += memcmp(got + r, expected + r, sizeof(double)) != 0;
+    }
+    free(x);
+    free(expected);
+    free(got);
+    return differing;
+}
+
+/* The largest |a - b| / max(|b|, tiny) over the rows (spart against cuSPARSE). */
+static double largest_relative_difference(const double *a_device, const double *b_device, int64_t n)
+{
+    double *a = malloc((size_t)n * sizeof(double)), *b = malloc((size_t)n * sizeof(double));
+    CHECK_CUDA(cudaMemcpy(a, a_device, (size_t)n * sizeof(double), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(b, b_device, (size_t)n * sizeof(double), cudaMemcpyDeviceToHost));
+    double largest = 0.0;
+    for (int64_t k = 0; k < n; k++) {
+        double scale = fabs(b[k]) > 1e-300 ? fabs(b[k]) : 1e-300;
+        double difference = fabs(a[k] - b[k]) / scale;
+        largest = difference > largest ? difference : largest;
+    }
+    free(a);
+    free(b);
+    return largest;
+}
+
+/* Time one matrix: spart (1 and 8 vectors), cuSPARSE ALG1 and ALG2, the floor. */
+static void measure(spart_context *context, cusparseHandle_t handle, const char *name,
+                    spart_regridder *host, double rate, int repeat, int with_batch)
+{
+    const spart_csr *csr = &host->csr;
+    int float32 = csr->values32 != NULL;
+    spart_regridder *device = NULL;
+    CHECK_SPART(context, spart_regridder_to_device(context, host, &device));
+    int64_t rows = csr->num_rows, columns = csr->num_columns, entries = csr->num_entries;
+    double *x = device_random(columns * 8, 7);
+    double *y = NULL, *y_peer = NULL;
+    CHECK_CUDA(cudaMalloc((void **)&y, (size_t)rows * 8 * sizeof(double)));
+    CHECK_CUDA(cudaMalloc((void **)&y_peer, (size_t)rows * sizeof(double)));
+    double value_bytes = float32 ? 4.0 : 8.0;
+    double bytes = (double)entries * (value_bytes + 4.0) + (double)(rows + 1) * 8.0 +
+                   (double)columns * 8.0 + (double)rows * 8.0;
+    double floor_ms = bytes / rate * 1e3;
+    spart_shape one = {1, {columns}};
+    double spart_ms = time_spart(context, device, x, one, y, rows, repeat);
+    int64_t differing = rows_differing_from_host(context, host, x, y);
+    double alg1_ms = time_cusparse(handle, host, device, x, y_peer, CUSPARSE_SPMV_CSR_ALG1, repeat);
+    double alg2_ms = time_cusparse(handle, host, device, x, y_peer, CUSPARSE_SPMV_CSR_ALG2, repeat);
+    double relative = largest_relative_difference(y, y_peer, rows);
+    printf("\n%s: %lld rows x %lld columns, %lld entries (%s values, int32 columns, int64 row "
+           "pointers), group size %d\n",
+           name, (long long)rows, (long long)columns, (long long)entries,
+           float32 ? "float32" : "float64", host->plan.group_size);
+    printf("  compulsory bytes %.3f GB; floor at the copy rate %.3f ms\n", bytes * 1e-9, floor_ms);
+    printf("  %-34s %9.3f ms  %6.2f TB/s  %5.1f%% of copy rate  (%lld rows differ from the host)\n",
+           "spart, one vector", spart_ms, bytes / (spart_ms * 1e-3) * 1e-12,
+           100.0 * floor_ms / spart_ms, (long long)differing);
+    printf("  %-34s %9.3f ms  %6.2f TB/s  %5.1f%% of copy rate\n", "cuSPARSE SpMV CSR_ALG1",
+           alg1_ms, bytes / (alg1_ms * 1e-3) * 1e-12, 100.0 * floor_ms / alg1_ms);
+    printf("  %-34s %9.3f ms  %6.2f TB/s  %5.1f%% of copy rate  (largest relative difference "
+           "from spart %.2e)\n",
+           "cuSPARSE SpMV CSR_ALG2", alg2_ms, bytes / (alg2_ms * 1e-3) * 1e-12,
+           100.0 * floor_ms / alg2_ms, relative);
+    printf("  spart / cuSPARSE: %.2fx ALG1, %.2fx ALG2 (below 1: spart faster)\n",
+           spart_ms / alg1_ms, spart_ms / alg2_ms);
+    if (with_batch) {
+        spart_shape eight = {2, {8, columns}};
+        double batch_ms = time_spart(context, device, x, eight, y, rows * 8, repeat);
+        double batch_bytes = (double)entries * (value_bytes + 4.0) + (double)(rows + 1) * 8.0 +
+                             8.0 * ((double)columns * 8.0 + (double)rows * 8.0);
+        printf("  %-34s %9.3f ms  (%.3f ms per vector; floor %.3f ms; pack and unpack "
+               "included)\n",
+               "spart, eight vectors", batch_ms, batch_ms / 8.0, batch_bytes / rate * 1e3);
+    }
+    CHECK_CUDA(cudaFree(x));
+    CHECK_CUDA(cudaFree(y));
+    CHECK_CUDA(cudaFree(y_peer));
+    spart_regridder_free(device);
+}
+
+int main(int argc, char **argv)
+{
+    int64_t entries = 100000000, row_length = 2000, columns = (int64_t)1 << 20;
+    int repeat = 20;
+    for (int a = 1; a + 1 < argc; a += 2) {
+        if (strcmp(argv[a], "--entries") == 0) {
+            entries = atoll(argv[a + 1]);
+        } else if (strcmp(argv[a], "--row-length") == 0) {
+            row_length = atoll(argv[a + 1]);
+        } else if (strcmp(argv[a], "--columns") == 0) {
+            columns = atoll(argv[a + 1]);
+        } else if (strcmp(argv[a], "--repeat") == 0) {
+            repeat = atoi(argv[a + 1]);
+        }
+    }
+    if (repeat < 1 || repeat > 64) {
+        repeat = 20;
+    }
+    spart_context *context = NULL;
+    CHECK_SPART(context, spart_context_create(&context));
+    CHECK_SPART(context, spart_context_set_cuda_device(context, 0));
+    struct cudaDeviceProp properties;
+    CHECK_CUDA(cudaGetDeviceProperties(&properties, 0));
+    printf("device: %s, %d multiprocessors, %.0f MB L2\n", properties.name,
+           properties.multiProcessorCount, properties.l2CacheSize / 1e6);
+    cusparseHandle_t handle;
+    CHECK_CUSPARSE(cusparseCreate(&handle));
+    int cusparse_version = 0;
+    CHECK_CUSPARSE(cusparseGetVersion(handle, &cusparse_version));
+    printf("cuSPARSE %d; median of %d runs after warm-up, CUDA events\n", cusparse_version, repeat);
+    double rate = copy_rate(repeat);
+    printf("device-to-device copy: %.3f TB/s (bytes read + written)\n", rate * 1e-12);
+
+    int64_t rows = entries / row_length;
+    int64_t *lengths = malloc((size_t)rows * sizeof(int64_t));
+    for (int64_t r = 0; r < rows; r++) {
+        lengths[r] = row_length;
+    }
+    spart_regridder *band = band_regridder(context, rows, columns, lengths, 65536, 1, 1);
+    measure(context, handle, "band", band, rate, repeat, 1);
+    spart_regridder_free(band);
+    free(lengths);
+
+    /* Skewed: one row of 4 Mi entries, the others 8 (float64 values). */
+    int64_t skew_rows = (int64_t)1 << 22;
+    lengths = malloc((size_t)skew_rows * sizeof(int64_t));
+    for (int64_t r = 0; r < skew_rows; r++) {
+        lengths[r] = 8;
+    }
+    lengths[0] = skew_rows;
+    spart_regridder *skew = band_regridder(context, skew_rows, skew_rows, lengths, 64, 0, 2);
+    measure(context, handle, "skew", skew, rate, repeat, 0);
+    spart_regridder_free(skew);
+    free(lengths);
+
+    CHECK_CUSPARSE(cusparseDestroy(handle));
+    spart_context_free(context);
+    return 0;
+}

@@ -1,0 +1,771 @@
+/*
+ * Device products (label `cuda`): a regridder copied to the GPU gives the
+ * host product bit for bit, for float64 and float32 values, int32 and
+ * int64 columns, every group size, batches of 1, 3, 8 and 33 vectors
+ * (a column alone equals the same column in a batch), declared batch axes,
+ * a row of two million entries (the chunked long-row pass) beside empty
+ * rows, an empty operator and a batch of zero vectors, run after run, and
+ * inside a CUDA Graph. Bad pointers get a sentence, not a crash.
+ *
+ * Exit code 77 (skipped) when no CUDA device is visible, unless
+ * SPART_REQUIRE_GPU=1, which makes that a failure.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cuda_runtime_api.h>
+
+#include "regridder_internal.h"
+#include "spart.h"
+
+/* ---- numbers ------------------------------------------------------------------------- */
+
+/* A reproducible stream of numbers in [0, 1) (not rand(): the same everywhere). */
+static double next_uniform(uint64_t *state)
+{
+    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(*state >> 11) / 9007199254740992.0;
+}
+
+/* A value of either sign whose exponent spans 2^-30 .. 2^30, so that any
+ * change of summation order shows in the last bits. */
+static double spread_value(uint64_t *state)
+{
+    double mantissa = 2.0 * next_uniform(state) - 1.0;
+    int exponent = (int)(next_uniform(state) * 61.0) - 30;
+    return ldexp(mantissa, exponent);
+}
+
+static double *spread_values(int64_t n, uint64_t seed)
+{
+    double *values = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    uint64_t state = seed;
+    for (int64_t k = 0; k < n; k++) {
+        values[k] = spread_value(&state);
+    }
+    return values;
+}
+
+/* FNV-1a over the bytes of n doubles: the golden digest of a result. */
+static uint64_t digest(const double *values, int64_t n)
+{
+    uint64_t hash = 1469598103934665603ULL;
+    const unsigned char *bytes = (const unsigned char *)values;
+    for (size_t k = 0; k < (size_t)n * sizeof(double); k++) {
+        hash = (hash ^ bytes[k]) * 1099511628211ULL;
+    }
+    return hash;
+}
+
+static void check_cuda(cudaError_t error, const char *what)
+{
+    if (error != cudaSuccess) {
+        fail_msg("%s: %s", what, cudaGetErrorString(error));
+    }
+}
+
+static void assert_same_bits(const double *got, const double *expected, int64_t n, const char *what)
+{
+    for (int64_t k = 0; k < n; k++) {
+        if (memcmp(got + k, expected + k, sizeof(double)) != 0) {
+            fail_msg("%s: value %lld of %lld is %.17g, the host gives %.17g", what, (long long)k,
+                     (long long)n, got[k], expected[k]);
+        }
+    }
+}
+
+/* ---- matrices ------------------------------------------------------------------------- */
+
+/* A regridder from x of shape (columns) to y of shape (rows) whose row r
+ * has lengths[r] entries in random columns with spread values: int64
+ * columns or float32 values when asked. Made directly in the internal
+ * layout, so that any column type and row length can be had. */
+static spart_regridder *matrix_regridder(spart_context *context, int64_t rows, int64_t columns,
+                                         const int64_t *lengths, int float32, int int64_columns,
+                                         uint64_t seed)
+{
+    const spart_allocator *allocator = &context->allocator;
+    spart_regridder *regridder = spart_alloc_zero(allocator, 1, sizeof *regridder);
+    assert_non_null(regridder);
+    regridder->allocator = *allocator;
+    regridder->owns_arrays = 1;
+    spart_csr *csr = &regridder->csr;
+    csr->num_rows = rows;
+    csr->num_columns = columns;
+    csr->row_ptr = spart_alloc(allocator, (size_t)rows + 1, sizeof(int64_t));
+    csr->row_ptr[0] = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        csr->row_ptr[r + 1] = csr->row_ptr[r] + lengths[r];
+    }
+    int64_t entries = csr->row_ptr[rows];
+    csr->num_entries = entries;
+    size_t n = (size_t)(entries > 0 ? entries : 1);
+    if (int64_columns) {
+        csr->columns64 = spart_alloc(allocator, n, sizeof(int64_t));
+    } else {
+        csr->columns32 = spart_alloc(allocator, n, sizeof(int32_t));
+    }
+    if (float32) {
+        csr->values32 = spart_alloc(allocator, n, sizeof(float));
+    } else {
+        csr->values64 = spart_alloc(allocator, n, sizeof(double));
+    }
+    uint64_t state = seed;
+    for (int64_t k = 0; k < entries; k++) {
+        int64_t column = (int64_t)(next_uniform(&state) * (double)columns);
+        double value = spread_value(&state);
+        if (int64_columns) {
+            csr->columns64[k] = column;
+        } else {
+            csr->columns32[k] = (int32_t)column;
+        }
+        if (float32) {
+            csr->values32[k] = (float)value;
+        } else {
+            csr->values64[k] = value;
+        }
+    }
+    regridder->input.shape.ndim = 1;
+    regridder->input.shape.dims[0] = columns;
+    regridder->input.matrix_stride[0] = 1;
+    regridder->input.num_batch = 1;
+    regridder->output.shape.ndim = 1;
+    regridder->output.shape.dims[0] = rows;
+    regridder->output.matrix_stride[0] = 1;
+    regridder->output.num_batch = 1;
+    regridder->plan = spart_plan_product(csr);
+    return regridder;
+}
+
+/* Row lengths drawn in [0, 2 * mean], a tenth of the rows empty. */
+static int64_t *random_lengths(int64_t rows, int64_t mean, uint64_t seed)
+{
+    int64_t *lengths = malloc((size_t)(rows > 0 ? rows : 1) * sizeof(int64_t));
+    uint64_t state = seed;
+    for (int64_t r = 0; r < rows; r++) {
+        int empty = next_uniform(&state) < 0.1;
+        lengths[r] = empty ? 0 : (int64_t)(next_uniform(&state) * (double)(2 * mean + 1));
+    }
+    return lengths;
+}
+
+static spart_regridder *random_regridder(spart_context *context, int64_t rows, int64_t columns,
+                                         int64_t mean, int float32, int int64_columns,
+                                         uint64_t seed)
+{
+    int64_t *lengths = random_lengths(rows, mean, seed);
+    spart_regridder *regridder =
+        matrix_regridder(context, rows, columns, lengths, float32, int64_columns, seed + 1);
+    free(lengths);
+    return regridder;
+}
+
+/* ---- products on both sides ----------------------------------------------------------- */
+
+typedef struct fixture {
+    spart_context *context;
+} fixture;
+
+static spart_regridder *to_device(fixture *f, const spart_regridder *host)
+{
+    spart_regridder *device = NULL;
+    spart_status status = spart_regridder_to_device(f->context, host, &device);
+    if (status != SPART_OK) {
+        fail_msg("spart_regridder_to_device: %s", spart_context_error(f->context));
+    }
+    assert_int_equal(spart_regridder_cuda_device(device), 0);
+    return device;
+}
+
+static int64_t size_of_y(fixture *f, const spart_regridder *regridder, const spart_shape *shape_x)
+{
+    spart_shape shape_y;
+    assert_int_equal(spart_regridder_apply_shape(f->context, regridder, shape_x, &shape_y),
+                     SPART_OK);
+    return spart_shape_size(&shape_y);
+}
+
+/* y = A x on the host, y poisoned first. */
+static double *host_product(fixture *f, const spart_regridder *host, const double *x,
+                            spart_shape shape_x)
+{
+    int64_t n = size_of_y(f, host, &shape_x);
+    double *y = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    for (int64_t k = 0; k < n; k++) {
+        y[k] = NAN;
+    }
+    spart_array xa = {x, shape_x};
+    if (spart_regridder_apply(f->context, host, &xa, y, n) != SPART_OK) {
+        fail_msg("host apply: %s", spart_context_error(f->context));
+    }
+    return y;
+}
+
+static void *device_alloc(size_t bytes)
+{
+    void *pointer = NULL;
+    check_cuda(cudaMalloc(&pointer, bytes > 0 ? bytes : 1), "cudaMalloc");
+    return pointer;
+}
+
+/* x copied to the device. */
+static double *device_copy(const double *x, int64_t n)
+{
+    double *copy = device_alloc((size_t)n * sizeof(double));
+    if (n > 0) {
+        check_cuda(cudaMemcpy(copy, x, (size_t)n * sizeof(double), cudaMemcpyHostToDevice),
+                   "cudaMemcpy to the device");
+    }
+    return copy;
+}
+
+/* y of n doubles on the device, every byte 0xff (a NaN): each value must be written. */
+static double *device_poisoned(int64_t n)
+{
+    double *y = device_alloc((size_t)n * sizeof(double));
+    check_cuda(cudaMemset(y, 0xff, (size_t)(n > 0 ? n : 1) * sizeof(double)), "cudaMemset");
+    return y;
+}
+
+static double *copy_back(const double *device_y, int64_t n)
+{
+    double *y = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    check_cuda(cudaDeviceSynchronize(), "the product");
+    if (n > 0) {
+        check_cuda(cudaMemcpy(y, device_y, (size_t)n * sizeof(double), cudaMemcpyDeviceToHost),
+                   "cudaMemcpy to the host");
+    }
+    return y;
+}
+
+/* y = A x through a device regridder, x given and y returned in host memory. */
+static double *device_product(fixture *f, const spart_regridder *device, const double *x,
+                              spart_shape shape_x)
+{
+    int64_t n = size_of_y(f, device, &shape_x);
+    double *x_device = device_copy(x, spart_shape_size(&shape_x));
+    double *y_device = device_poisoned(n);
+    spart_array xa = {x_device, shape_x};
+    if (spart_regridder_apply(f->context, device, &xa, y_device, n) != SPART_OK) {
+        fail_msg("device apply: %s", spart_context_error(f->context));
+    }
+    double *y = copy_back(y_device, n);
+    check_cuda(cudaFree(x_device), "cudaFree");
+    check_cuda(cudaFree(y_device), "cudaFree");
+    return y;
+}
+
+/* The device product of `host` for x of shape (num_leading, columns) or
+ * (columns) equals the host product bit for bit; returns its digest. */
+static uint64_t assert_device_equals_host(fixture *f, const spart_regridder *host,
+                                          const spart_regridder *device, int64_t num_leading,
+                                          uint64_t seed, const char *what)
+{
+    spart_shape shape = spart_regridder_shape_input(host);
+    if (num_leading != 1) {
+        memmove(shape.dims + 1, shape.dims, (size_t)shape.ndim * sizeof(int64_t));
+        shape.dims[0] = num_leading;
+        shape.ndim++;
+    }
+    double *x = spread_values(spart_shape_size(&shape), seed);
+    int64_t n = size_of_y(f, host, &shape);
+    double *expected = host_product(f, host, x, shape);
+    double *got = device_product(f, device, x, shape);
+    assert_same_bits(got, expected, n, what);
+    uint64_t result = digest(got, n);
+    free(x);
+    free(expected);
+    free(got);
+    return result;
+}
+
+/* ---- the tests ------------------------------------------------------------------------- */
+
+static void every_value_and_column_type_equals_the_host(void **state)
+{
+    fixture *f = *state;
+    for (int float32 = 0; float32 <= 1; float32++) {
+        for (int int64_columns = 0; int64_columns <= 1; int64_columns++) {
+            spart_regridder *host =
+                random_regridder(f->context, 20000, 5000, 12, float32, int64_columns, 11);
+            assert_true(float32 ? host->csr.values32 != NULL : host->csr.values64 != NULL);
+            assert_true(int64_columns ? host->csr.columns64 != NULL : host->csr.columns32 != NULL);
+            spart_regridder *device = to_device(f, host);
+            char what[64];
+            snprintf(what, sizeof what, "float%d values, int%d columns", float32 ? 32 : 64,
+                     int64_columns ? 64 : 32);
+            (void)assert_device_equals_host(f, host, device, 1, 12, what);
+            spart_regridder_free(device);
+            spart_regridder_free(host);
+        }
+    }
+}
+
+static void every_group_size_equals_the_host(void **state)
+{
+    fixture *f = *state;
+    /* Mean lengths that give g = 1, 2, 4, 8, 16 and 32. */
+    const int64_t means[] = {1, 3, 6, 12, 24, 100};
+    int seen = 0;
+    for (size_t m = 0; m < sizeof means / sizeof means[0]; m++) {
+        spart_regridder *host = random_regridder(f->context, 3000, 4000, means[m], 0, 0, 20 + m);
+        seen |= host->plan.group_size;
+        spart_regridder *device = to_device(f, host);
+        char what[64];
+        snprintf(what, sizeof what, "group size %d", host->plan.group_size);
+        (void)assert_device_equals_host(f, host, device, 1, 30 + m, what);
+        (void)assert_device_equals_host(f, host, device, 5, 40 + m, what);
+        spart_regridder_free(device);
+        spart_regridder_free(host);
+    }
+    assert_int_equal(seen, 1 | 2 | 4 | 8 | 16 | 32);
+}
+
+static void batches_of_1_3_8_33_equal_the_host_and_each_column_alone(void **state)
+{
+    fixture *f = *state;
+    for (int float32 = 0; float32 <= 1; float32++) {
+        spart_regridder *host = random_regridder(f->context, 4000, 3000, 20, float32, 0, 50);
+        spart_regridder *device = to_device(f, host);
+        const int64_t widths[] = {1, 3, 8, 33};
+        for (size_t w = 0; w < 4; w++) {
+            int64_t width = widths[w];
+            spart_shape shape = {2, {width, 3000}};
+            double *x = spread_values(width * 3000, 60 + w);
+            double *batch = device_product(f, device, x, shape);
+            double *expected = host_product(f, host, x, shape);
+            assert_same_bits(batch, expected, width * 4000, "batch against the host");
+            for (int64_t t = 0; t < width; t++) {
+                spart_shape one = {1, {3000}};
+                double *alone = device_product(f, device, x + t * 3000, one);
+                assert_same_bits(batch + t * 4000, alone, 4000, "a column alone against the batch");
+                free(alone);
+            }
+            free(x);
+            free(batch);
+            free(expected);
+        }
+        spart_regridder_free(device);
+        spart_regridder_free(host);
+    }
+}
+
+/* Weights with one orthogonal axis of 3 and x with a declared batch axis of
+ * 5 in front of it (role 1 M M), plus a leading axis of 2: the pack and
+ * unpack kernels follow the axis maps. */
+static void declared_batch_axes_equal_the_host(void **state)
+{
+    fixture *f = *state;
+    const spart_shape orthogonal = {1, {3}}, input = {3, {3, 4, 5}}, output = {2, {3, 6}};
+    const int axes_input[] = {1, 2}, axes_output[] = {1};
+    const int64_t per_element = 29;
+    int64_t offsets[4], in[3 * 29], out[3 * 29];
+    double values[3 * 29];
+    uint64_t rng = 9;
+    for (int e = 0; e <= 3; e++) {
+        offsets[e] = e * per_element;
+    }
+    for (int64_t k = 0; k < 3 * per_element; k++) {
+        in[k] = (int64_t)(next_uniform(&rng) * 20.0);
+        out[k] = (int64_t)(next_uniform(&rng) * 6.0);
+        values[k] = spread_value(&rng);
+    }
+    spart_weights *weights = NULL;
+    assert_int_equal(spart_weights_create_from_arrays(f->context, &orthogonal, &input, &output, 2,
+                                                      axes_input, 1, axes_output, offsets, in, out,
+                                                      values, &weights),
+                     SPART_OK);
+    spart_regridder_options options;
+    spart_regridder_options_init(&options);
+    options.has_shape_input = 1;
+    options.shape_input = (spart_shape){4, {5, 3, 4, 5}};
+    options.has_shape_output = 1;
+    options.shape_output = (spart_shape){3, {5, 3, 6}};
+    spart_regridder *host = NULL;
+    assert_int_equal(spart_regridder_create(f->context, weights, &options, &host), SPART_OK);
+    assert_int_equal(host->input.num_batch, 5);
+    spart_regridder *device = to_device(f, host);
+    (void)assert_device_equals_host(f, host, device, 1, 70, "declared batch axis");
+    (void)assert_device_equals_host(f, host, device, 2, 71, "declared batch axis and leading axis");
+    spart_regridder_free(device);
+    spart_regridder_free(host);
+    spart_weights_free(weights);
+}
+
+/* One row of two million entries (489 chunks), short rows and empty rows
+ * around it, and a second long row of just over one chunk. */
+static spart_regridder *long_row_regridder(fixture *f, int float32, int64_t rows, uint64_t seed)
+{
+    int64_t *lengths = random_lengths(rows, rows > 100000 ? 1 : 8, seed);
+    lengths[0] = 0;
+    lengths[1234] = 2000000;
+    lengths[rows - 1] = SPART_CHUNK_LENGTH + 1;
+    lengths[rows - 2] = SPART_CHUNK_LENGTH; /* one full chunk: a short row */
+    spart_regridder *host = matrix_regridder(f->context, rows, 100000, lengths, float32, 0, seed);
+    free(lengths);
+    return host;
+}
+
+static void a_row_of_two_million_entries_equals_the_host(void **state)
+{
+    fixture *f = *state;
+    /* 3000 rows: g = 32; 400000 rows of about one entry: g = 2. */
+    const int64_t row_counts[] = {3000, 400000};
+    for (int float32 = 0; float32 <= 1; float32++) {
+        for (int c = 0; c < 2; c++) {
+            spart_regridder *host = long_row_regridder(f, float32, row_counts[c], 80);
+            spart_regridder *device = to_device(f, host);
+            assert_int_equal(device->device.num_long_rows, 2);
+            assert_int_equal(device->device.num_long_chunks, (2000000 + 4095) / 4096 + 2);
+            char what[64];
+            snprintf(what, sizeof what, "long rows, group size %d", host->plan.group_size);
+            (void)assert_device_equals_host(f, host, device, 1, 81, what);
+            (void)assert_device_equals_host(f, host, device, 3, 82, what);
+            (void)assert_device_equals_host(f, host, device, 9, 83, what);
+            spart_regridder_free(device);
+            spart_regridder_free(host);
+        }
+    }
+}
+
+static void an_empty_operator_gives_zeros(void **state)
+{
+    fixture *f = *state;
+    int64_t lengths[5] = {0, 0, 0, 0, 0};
+    spart_regridder *host = matrix_regridder(f->context, 5, 7, lengths, 0, 0, 90);
+    spart_regridder *device = to_device(f, host);
+    spart_shape shape = {2, {3, 7}};
+    double *x = spread_values(21, 91);
+    double *y = device_product(f, device, x, shape);
+    for (int k = 0; k < 15; k++) {
+        assert_true(y[k] == 0.0 && !signbit(y[k]));
+    }
+    (void)assert_device_equals_host(f, host, device, 1, 92, "empty operator");
+    free(x);
+    free(y);
+    spart_regridder_free(device);
+    spart_regridder_free(host);
+    /* No rows at all, and no columns at all. */
+    spart_regridder *no_rows = matrix_regridder(f->context, 0, 7, lengths, 0, 0, 93);
+    device = to_device(f, no_rows);
+    (void)assert_device_equals_host(f, no_rows, device, 4, 94, "no rows");
+    spart_regridder_free(device);
+    spart_regridder_free(no_rows);
+    spart_regridder *no_columns = matrix_regridder(f->context, 5, 0, lengths, 1, 0, 95);
+    device = to_device(f, no_columns);
+    (void)assert_device_equals_host(f, no_columns, device, 1, 96, "no columns");
+    (void)assert_device_equals_host(f, no_columns, device, 2, 97, "no columns, two vectors");
+    spart_regridder_free(device);
+    spart_regridder_free(no_columns);
+}
+
+static void a_batch_of_zero_vectors_does_nothing(void **state)
+{
+    fixture *f = *state;
+    spart_regridder *host = random_regridder(f->context, 100, 50, 4, 0, 0, 100);
+    spart_regridder *device = to_device(f, host);
+    spart_shape shape = {2, {0, 50}};
+    size_t bytes = 1;
+    assert_int_equal(spart_regridder_workspace_size(f->context, device, &shape, &bytes), SPART_OK);
+    assert_int_equal(bytes, 0);
+    spart_array xa = {NULL, shape};
+    double *y = device_poisoned(1);
+    assert_int_equal(spart_regridder_apply(f->context, device, &xa, y, 0), SPART_OK);
+    double *back = copy_back(y, 1);
+    uint64_t bits = 0;
+    memcpy(&bits, back, sizeof bits);
+    assert_true(bits == UINT64_MAX); /* untouched */
+    free(back);
+    check_cuda(cudaFree(y), "cudaFree");
+    spart_regridder_free(device);
+    spart_regridder_free(host);
+}
+
+static void one_hundred_runs_give_the_same_bits(void **state)
+{
+    fixture *f = *state;
+    spart_regridder *host = long_row_regridder(f, 1, 3000, 110);
+    spart_regridder *device = to_device(f, host);
+    spart_shape shape = {2, {8, 100000}};
+    int64_t n = 8 * 3000;
+    double *x = spread_values(8 * 100000, 111);
+    double *expected = host_product(f, host, x, shape);
+    double *x_device = device_copy(x, 8 * 100000);
+    double *y_device = device_poisoned(n);
+    spart_array xa = {x_device, shape};
+    uint64_t first = digest(expected, n);
+    for (int run = 0; run < 100; run++) {
+        check_cuda(cudaMemset(y_device, 0xff, (size_t)n * sizeof(double)), "cudaMemset");
+        assert_int_equal(spart_regridder_apply(f->context, device, &xa, y_device, n), SPART_OK);
+        double *y = copy_back(y_device, n);
+        if (digest(y, n) != first) {
+            assert_same_bits(y, expected, n, "a repeated run");
+        }
+        free(y);
+    }
+    check_cuda(cudaFree(x_device), "cudaFree");
+    check_cuda(cudaFree(y_device), "cudaFree");
+    free(x);
+    free(expected);
+    spart_regridder_free(device);
+    spart_regridder_free(host);
+}
+
+/* The digest of one fixed product, the same on every machine, host or
+ * device (its value was computed by the host product, spart 0.1.0). */
+static void golden_digest_of_a_fixed_product(void **state)
+{
+    fixture *f = *state;
+    spart_regridder *host = random_regridder(f->context, 20000, 5000, 12, 1, 0, 120);
+    spart_regridder *device = to_device(f, host);
+    uint64_t result = assert_device_equals_host(f, host, device, 3, 121, "golden product");
+    assert_true(result == UINT64_C(0x709d322db549fac8));
+    spart_regridder_free(device);
+    spart_regridder_free(host);
+}
+
+/* int64 columns for real: a matrix of 2^31 + 8 columns (x of 16 GiB on the
+ * device) with a few entries at both ends. The host reference is the same
+ * matrix with its columns renumbered compactly: the same values times the
+ * same x values in the same order. */
+static void more_than_two_to_the_31_columns(void **state)
+{
+    fixture *f = *state;
+    const int64_t big = ((int64_t)1 << 31) + 8;
+    size_t free_bytes = 0, total_bytes = 0;
+    check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    if (free_bytes < (size_t)big * sizeof(double) + ((size_t)2 << 30)) {
+        skip(); /* a smaller device: the internal int64 path is tested above */
+    }
+    int64_t lengths[4] = {5, 0, 9000, 3};
+    spart_regridder *compact = matrix_regridder(f->context, 4, 64, lengths, 0, 1, 130);
+    spart_regridder *host = matrix_regridder(f->context, 4, 64, lengths, 0, 1, 130);
+    /* Compact column c < 32 stays; c >= 32 moves to the top of the range. */
+    host->csr.num_columns = big;
+    host->input.shape.dims[0] = big;
+    for (int64_t k = 0; k < host->csr.num_entries; k++) {
+        int64_t c = host->csr.columns64[k];
+        host->csr.columns64[k] = c < 32 ? c : big - 64 + c;
+    }
+    double *x_compact = spread_values(64, 131);
+    double *expected = host_product(f, compact, x_compact, (spart_shape){1, {64}});
+    spart_regridder *device = to_device(f, host);
+    assert_non_null(device->csr.columns64);
+    double *x_device = device_alloc((size_t)big * sizeof(double));
+    check_cuda(cudaMemset(x_device, 0, (size_t)big * sizeof(double)), "cudaMemset");
+    check_cuda(cudaMemcpy(x_device, x_compact, 32 * sizeof(double), cudaMemcpyHostToDevice),
+               "cudaMemcpy");
+    check_cuda(cudaMemcpy(x_device + big - 32, x_compact + 32, 32 * sizeof(double),
+                          cudaMemcpyHostToDevice),
+               "cudaMemcpy");
+    double *y_device = device_poisoned(4);
+    spart_array xa = {x_device, {1, {big}}};
+    assert_int_equal(spart_regridder_apply(f->context, device, &xa, y_device, 4), SPART_OK);
+    double *got = copy_back(y_device, 4);
+    assert_same_bits(got, expected, 4, "2^31 + 8 columns");
+    check_cuda(cudaFree(x_device), "cudaFree");
+    check_cuda(cudaFree(y_device), "cudaFree");
+    free(got);
+    free(expected);
+    free(x_compact);
+    spart_regridder_free(device);
+    spart_regridder_free(host);
+    spart_regridder_free(compact);
+}
+
+static void the_product_can_be_captured_in_a_cuda_graph(void **state)
+{
+    fixture *f = *state;
+    spart_regridder *host = long_row_regridder(f, 0, 3000, 140);
+    spart_regridder *device = to_device(f, host);
+    spart_shape shape = {2, {3, 100000}};
+    int64_t n = 3 * 3000;
+    double *x = spread_values(3 * 100000, 141);
+    double *expected = host_product(f, host, x, shape);
+    double *x_device = device_copy(x, 3 * 100000);
+    double *y_device = device_poisoned(n);
+    size_t bytes = 0;
+    assert_int_equal(spart_regridder_workspace_size(f->context, device, &shape, &bytes), SPART_OK);
+    assert_true(bytes > 0);
+    void *workspace = device_alloc(bytes);
+    cudaStream_t stream = NULL;
+    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    assert_int_equal(spart_context_set_cuda_stream(f->context, stream), SPART_OK);
+    cudaGraph_t graph = NULL;
+    check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
+    spart_array xa = {x_device, shape};
+    spart_status status =
+        spart_regridder_apply_workspace(f->context, device, &xa, y_device, n, workspace, bytes);
+    check_cuda(cudaStreamEndCapture(stream, &graph), "end capture");
+    assert_int_equal(status, SPART_OK);
+    cudaGraphExec_t exec = NULL;
+    check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    for (int launch = 0; launch < 2; launch++) {
+        check_cuda(cudaMemsetAsync(y_device, 0xff, (size_t)n * sizeof(double), stream),
+                   "cudaMemsetAsync");
+        check_cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+        check_cuda(cudaStreamSynchronize(stream), "the graph");
+        double *got = copy_back(y_device, n);
+        assert_same_bits(got, expected, n, "the graph's product");
+        free(got);
+    }
+    assert_int_equal(spart_context_set_cuda_stream(f->context, NULL), SPART_OK);
+    check_cuda(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
+    check_cuda(cudaGraphDestroy(graph), "cudaGraphDestroy");
+    check_cuda(cudaStreamDestroy(stream), "cudaStreamDestroy");
+    check_cuda(cudaFree(workspace), "cudaFree");
+    check_cuda(cudaFree(x_device), "cudaFree");
+    check_cuda(cudaFree(y_device), "cudaFree");
+    free(x);
+    free(expected);
+    spart_regridder_free(device);
+    spart_regridder_free(host);
+}
+
+static void a_round_trip_through_the_device_keeps_the_arrays(void **state)
+{
+    fixture *f = *state;
+    spart_regridder *host = long_row_regridder(f, 1, 3000, 150);
+    spart_regridder *device = to_device(f, host);
+    spart_regridder *again = to_device(f, device); /* device to device */
+    spart_regridder *back = NULL;
+    assert_int_equal(spart_regridder_to_host(f->context, again, &back), SPART_OK);
+    assert_int_equal(spart_regridder_cuda_device(back), -1);
+    assert_int_equal(back->csr.num_entries, host->csr.num_entries);
+    assert_memory_equal(back->csr.row_ptr, host->csr.row_ptr,
+                        (size_t)(host->csr.num_rows + 1) * sizeof(int64_t));
+    assert_memory_equal(back->csr.columns32, host->csr.columns32,
+                        (size_t)host->csr.num_entries * sizeof(int32_t));
+    assert_memory_equal(back->csr.values32, host->csr.values32,
+                        (size_t)host->csr.num_entries * sizeof(float));
+    assert_int_equal(back->plan.group_size, host->plan.group_size);
+    (void)assert_device_equals_host(f, back, again, 2, 151, "after a round trip");
+    spart_regridder_free(back);
+    spart_regridder_free(again);
+    spart_regridder_free(device);
+    spart_regridder_free(host);
+}
+
+static void host_memory_and_host_only_work_are_refused_with_a_sentence(void **state)
+{
+    fixture *f = *state;
+    spart_regridder *host = random_regridder(f->context, 100, 50, 4, 0, 0, 160);
+    spart_regridder *device = to_device(f, host);
+    double x[50] = {0}, y[100];
+    double *y_device = device_poisoned(100);
+    spart_array host_x = {x, {1, {50}}};
+    assert_int_equal(spart_regridder_apply(f->context, device, &host_x, y_device, 100),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(spart_context_error(f->context), "x->data is host memory"));
+    double *x_device = device_copy(x, 50);
+    spart_array device_x = {x_device, {1, {50}}};
+    assert_int_equal(spart_regridder_apply(f->context, device, &device_x, y, 100),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(spart_context_error(f->context), "y is host memory"));
+    /* A workspace too small, or in host memory. */
+    spart_array batch = {x_device, {2, {1, 50}}};
+    char small[64];
+    assert_int_equal(spart_regridder_apply_workspace(f->context, device, &batch, y_device, 100,
+                                                     small, sizeof small),
+                     SPART_OK); /* one vector: no workspace needed */
+    double *x2 = device_alloc(100 * sizeof(double));
+    spart_array two = {x2, {2, {2, 50}}};
+    double *y2 = device_poisoned(200);
+    size_t bytes = 0;
+    assert_int_equal(spart_regridder_workspace_size(f->context, device, &two.shape, &bytes),
+                     SPART_OK);
+    assert_true(bytes > sizeof small);
+    assert_int_equal(
+        spart_regridder_apply_workspace(f->context, device, &two, y2, 200, small, sizeof small),
+        SPART_ERROR_INVALID_ARGUMENT);
+    void *host_workspace = malloc(bytes);
+    assert_int_equal(
+        spart_regridder_apply_workspace(f->context, device, &two, y2, 200, host_workspace, bytes),
+        SPART_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(spart_context_error(f->context), "the workspace is host memory"));
+    free(host_workspace);
+    /* Transposes and saving need the host. */
+    spart_regridder *transposed = NULL;
+    assert_int_equal(spart_regridder_transpose(f->context, device, &transposed),
+                     SPART_ERROR_NOT_IMPLEMENTED);
+    assert_non_null(strstr(spart_context_error(f->context), "spart_regridder_to_host"));
+    assert_int_equal(spart_regridder_save(f->context, device, "never-written.fits", 1),
+                     SPART_ERROR_NOT_IMPLEMENTED);
+    check_cuda(cudaDeviceSynchronize(), "nothing went wrong on the device");
+    check_cuda(cudaFree(x2), "cudaFree");
+    check_cuda(cudaFree(y2), "cudaFree");
+    check_cuda(cudaFree(x_device), "cudaFree");
+    check_cuda(cudaFree(y_device), "cudaFree");
+    spart_regridder_free(device);
+    spart_regridder_free(host);
+}
+
+/* ---- setup and main ---------------------------------------------------------------------- */
+
+static int set_up(void **state)
+{
+    static fixture f;
+    memset(&f, 0, sizeof f);
+    if (spart_context_create(&f.context) != SPART_OK ||
+        spart_context_set_cuda_device(f.context, 0) != SPART_OK) {
+        return -1;
+    }
+    *state = &f;
+    return 0;
+}
+
+static int tear_down(void **state)
+{
+    fixture *f = *state;
+    spart_context_free(f->context);
+    return 0;
+}
+
+#define TEST(name) cmocka_unit_test(name)
+
+int main(void)
+{
+    spart_context *context = NULL;
+    if (spart_context_create(&context) != SPART_OK) {
+        return 1;
+    }
+    spart_status status = spart_context_set_cuda_device(context, 0);
+    if (status != SPART_OK) {
+        const char *require = getenv("SPART_REQUIRE_GPU");
+        int required = require != NULL && strcmp(require, "1") == 0;
+        printf("%s: %s\n", required ? "FAILED, SPART_REQUIRE_GPU=1" : "skipped",
+               spart_context_error(context));
+        spart_context_free(context);
+        return required ? 1 : 77;
+    }
+    spart_context_free(context);
+    /* SPART_CUDA_TEST_SKIP=pattern leaves out the tests it matches (cmocka's
+     * wildcards), e.g. the 16 GiB one under compute-sanitizer. */
+    const char *skip_pattern = getenv("SPART_CUDA_TEST_SKIP");
+    if (skip_pattern != NULL && skip_pattern[0] != '\0') {
+        cmocka_set_skip_filter(skip_pattern);
+    }
+    const struct CMUnitTest tests[] = {
+        TEST(every_value_and_column_type_equals_the_host),
+        TEST(every_group_size_equals_the_host),
+        TEST(batches_of_1_3_8_33_equal_the_host_and_each_column_alone),
+        TEST(declared_batch_axes_equal_the_host),
+        TEST(a_row_of_two_million_entries_equals_the_host),
+        TEST(an_empty_operator_gives_zeros),
+        TEST(a_batch_of_zero_vectors_does_nothing),
+        TEST(one_hundred_runs_give_the_same_bits),
+        TEST(golden_digest_of_a_fixed_product),
+        TEST(more_than_two_to_the_31_columns),
+        TEST(the_product_can_be_captured_in_a_cuda_graph),
+        TEST(a_round_trip_through_the_device_keeps_the_arrays),
+        TEST(host_memory_and_host_only_work_are_refused_with_a_sentence),
+    };
+    return cmocka_run_group_tests(tests, set_up, tear_down);
+}
