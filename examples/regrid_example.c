@@ -106,8 +106,8 @@ int main(void)
         check(context, spart_weights_build(context, 2, grid_in, grid_out, &options, &weights),
               "spart_weights_build");
     if (!failed) {
-        printf("  weights: %lld entries (Ramshaw sweep, output jittered by 1e-9, seed %llu)\n",
-               (long long)spart_weights_num_entries(weights), (unsigned long long)options.seed);
+        printf("  weights: %lld entries (exact polygon clipping of every pair of cells)\n",
+               (long long)spart_weights_num_entries(weights));
         spart_array values = {scene, {2, {N - 1, N - 1}}};
         failed = check(context,
                        spart_regrid_from_weights(context, weights, &values, 0, NULL, 0, NULL,

@@ -446,6 +446,10 @@ static spart_status sweep_same_orientation(double *const *input, const int64_t *
     return status;
 }
 
+/* How conservative 2-D weights are clipped: not (the sweep, and every
+ * other builder), against a lattice, or against any grid. */
+enum { NO_CLIPPING = 0, CLIP_LATTICE = 1, CLIP_GENERAL = 2 };
+
 /* Everything one element's kernel call needs, shared by all elements. */
 typedef struct build_plan {
     const spart_weights_options *options;
@@ -458,7 +462,7 @@ typedef struct build_plan {
     spart_shape full_values_input;
     int64_t strides_weights_input[SPART_MAX_NDIM];
     int64_t size_values_input; /* cells (conservative) or vertices of one element */
-    int clip;                  /* conservative 2-D by clipping */
+    int clip;                  /* conservative 2-D: the 2-D algorithm, one of the below */
     int threads;               /* inside the element; 1 when parallel over elements */
 } build_plan;
 
@@ -509,15 +513,20 @@ static spart_status build_element(const build_plan *plan, const spart_allocator 
     } else if (n == 1) {
         status = spart_host_weights_conservative_1d(input[0], shape_in[0], output[0], shape_out[0],
                                                     weights_input, triples);
-    } else if (plan->clip) {
+    } else if (plan->clip == CLIP_LATTICE) {
         status = spart_host_weights_conservative_2d_clip(
+            input[0], input[1], shape_in[0], shape_in[1], output[0], output[1], shape_out[0],
+            shape_out[1], weights_input, plan->threads, triples);
+    } else if (plan->clip == CLIP_GENERAL) {
+        status = spart_host_weights_conservative_2d_clip_general(
             input[0], input[1], shape_in[0], shape_in[1], output[0], output[1], shape_out[0],
             shape_out[1], weights_input, plan->threads, triples);
     } else {
         status = sweep_same_orientation(input, shape_in, output, shape_out, weights_input,
                                         plan->threads, triples);
     }
-    if (status == SPART_OK && plan->options->coalesce && !plan->clip) {
+    /* Clipping emits each pair once, sorted: nothing to coalesce. */
+    if (status == SPART_OK && plan->options->coalesce && plan->clip == NO_CLIPPING) {
         status = spart_weights_coalesce(triples);
     }
     spart_free(allocator, scratch);
@@ -550,7 +559,7 @@ static void report_kernel_failure(spart_context *context, const build_plan *plan
                                   spart_status status)
 {
     int sweep = plan->options->method == SPART_METHOD_CONSERVATIVE &&
-                plan->layout->num_coordinates == 2 && !plan->clip;
+                plan->layout->num_coordinates == 2 && plan->clip == NO_CLIPPING;
     if (status == SPART_ERROR_OUT_OF_MEMORY) {
         spart_fail(context, status, "weights element %lld: out of memory", (long long)element);
     } else if (sweep && status == SPART_ERROR_INVALID_ARGUMENT) {
@@ -779,23 +788,23 @@ spart_status spart_weights_build(spart_context *context, int num_coordinates,
         plan.size_values_input *= plan.full_values_input.dims[layout.resampled_input[a]];
     }
 
+    /* Conservative 2-D: clipping, on the lattice fast path when every
+     * output grid is a lattice (as regridding chooses), else the general
+     * one; the sweep only when asked for. */
     if (conservative && num_coordinates == 2 && options->algorithm != SPART_ALGORITHM_SWEEP) {
         int lattice = 0;
         status = outputs_are_lattices(context, &layout, coordinates_output, &lattice);
         if (status != SPART_OK) {
             return status;
         }
-        if (!lattice && options->algorithm == SPART_ALGORITHM_CLIP) {
-            return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                              "algorithm = SPART_ALGORITHM_CLIP needs every output grid to be a "
-                              "uniform axis-aligned lattice, and this one is not");
-        }
-        plan.clip = lattice;
+        plan.clip = lattice ? CLIP_LATTICE : CLIP_GENERAL;
     }
-    int perturb =
-        options->perturb == SPART_PERTURB_YES ||
-        (options->perturb == SPART_PERTURB_DEFAULT && conservative && num_coordinates >= 2);
-    perturb = perturb && !plan.clip;
+    /* The jitter exists for the sweep: on by default there, on elsewhere
+     * only when asked (never on a lattice, which it would break). */
+    int sweep = conservative && num_coordinates == 2 && plan.clip == NO_CLIPPING;
+    int perturb = options->perturb == SPART_PERTURB_YES ||
+                  (options->perturb == SPART_PERTURB_DEFAULT && sweep);
+    perturb = perturb && plan.clip != CLIP_LATTICE;
 
     double *perturbed[3] = {NULL, NULL, NULL};
     if (perturb) {

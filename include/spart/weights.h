@@ -46,19 +46,24 @@ typedef enum spart_bounds {
 } spart_bounds;
 
 /* Whether to jitter the output vertices by 1e-9 of the grid's extent (a
- * normal draw per vertex) to break degenerate alignments of the 2-D sweep. */
+ * normal draw per vertex) to break degenerate alignments of the 2-D sweep.
+ * Clipping needs no jitter, and a lattice output is never jittered. */
 typedef enum spart_perturb {
-    SPART_PERTURB_DEFAULT = 0, /* as regridding: only conservative 2-D sweeps */
+    SPART_PERTURB_DEFAULT = 0, /* on for the 2-D sweep only */
     SPART_PERTURB_NO = 1,
     SPART_PERTURB_YES = 2
 } spart_perturb;
 
 /* Conservative 2-D only: which algorithm computes the overlaps. */
 typedef enum spart_algorithm {
-    SPART_ALGORITHM_AUTO = 0,  /* clipping when every output grid is a
-                                  uniform axis-aligned lattice, else sweep */
-    SPART_ALGORITHM_SWEEP = 1, /* Ramshaw (1985) edge sweep, any curvilinear grids */
-    SPART_ALGORITHM_CLIP = 2   /* exact polygon clipping; lattice outputs only */
+    SPART_ALGORITHM_AUTO = 0,  /* clipping (the default; see below) */
+    SPART_ALGORITHM_SWEEP = 1, /* Ramshaw's (1985) edge sweep, as regridding uses for
+                                  curvilinear outputs, on a jittered output grid */
+    SPART_ALGORITHM_CLIP = 2   /* exact polygon clipping of each input cell against the
+                                  output cells: a fast path when every output grid is a
+                                  uniform axis-aligned lattice (as regridding), else
+                                  between any two grids, degenerate alignments and
+                                  mirrored grids included, without jitter */
 } spart_algorithm;
 
 /* Everything a weights builder takes besides the grids. Start from

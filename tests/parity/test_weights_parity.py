@@ -697,7 +697,7 @@ def sweep_pair():
 @case
 def sweep_rotated_onto_warped():
     grid_in, grid_out = sweep_pair()
-    w = SP.weights(grid_in, grid_out, method="conservative", perturb=False)
+    w = SP.weights(grid_in, grid_out, method="conservative", algorithm="sweep", perturb=False)
     p = package_weights(grid_in, grid_out, exact=True, method="conservative")
     return f"{entries(w)} entries; dense " + compare(w, p, rtol=1e-12)
 
@@ -707,9 +707,30 @@ def sweep_warped_onto_rotated():
     grid_in = warped(lattice(np.linspace(-1, 1, 25), np.linspace(-1, 1, 22)), angle=-0.2)
     grid_out = jittered(rotated(lattice(np.linspace(-1.2, 1.2, 17), np.linspace(-1, 1.1, 19)),
                                 0.7))
-    w = SP.weights(grid_in, grid_out, method="conservative", perturb=False)
+    w = SP.weights(grid_in, grid_out, method="conservative", algorithm="sweep", perturb=False)
     p = package_weights(grid_in, grid_out, exact=True, method="conservative")
     return f"{entries(w)} entries; dense " + compare(w, p, rtol=1e-12)
+
+
+@case
+def clip_general_rotated_onto_warped():
+    """The default for curvilinear outputs: exact clipping, no jitter."""
+    grid_in, grid_out = sweep_pair()
+    w = SP.weights(grid_in, grid_out, method="conservative")
+    p = package_weights(grid_in, grid_out, exact=True, method="conservative")
+    return f"{entries(w)} entries (no jitter); dense against the package's sweep " + compare(
+        w, p, rtol=1e-12)
+
+
+@case
+def clip_general_warped_onto_rotated():
+    grid_in = warped(lattice(np.linspace(-1, 1, 25), np.linspace(-1, 1, 22)), angle=-0.2)
+    grid_out = jittered(rotated(lattice(np.linspace(-1.2, 1.2, 17), np.linspace(-1, 1.1, 19)),
+                                0.7))
+    w = SP.weights(grid_in, grid_out, method="conservative")
+    p = package_weights(grid_in, grid_out, exact=True, method="conservative")
+    return f"{entries(w)} entries (no jitter); dense against the package's sweep " + compare(
+        w, p, rtol=1e-12)
 
 
 @case
@@ -717,11 +738,11 @@ def sweep_default_perturbation():
     # Both jitter the output by 1e-9 of its extent, with different
     # generators (spart: GSL), so they agree to about that.
     grid_in, grid_out = sweep_pair()
-    w = SP.weights(grid_in, grid_out, method="conservative")
+    w = SP.weights(grid_in, grid_out, method="conservative", algorithm="sweep")
     p = rg.weights(grid_in, grid_out, method="conservative")
     a, b = dense(w), dense(p)
     assert np.max(np.abs(a - b)) < 1e-6, describe(a, b)
-    exact = dense(SP.weights(grid_in, grid_out, method="conservative", perturb=False))
+    exact = dense(SP.weights(grid_in, grid_out, method="conservative", algorithm="sweep", perturb=False))
     assert 0 < np.max(np.abs(a - exact)) < 1e-6, "the default did not perturb (or too much)"
     return f"max |diff| {np.max(np.abs(a - b)):.2g} (jitter of 1e-9)"
 
@@ -733,11 +754,11 @@ def sweep_orthogonal_stack():
     grid_in = (np.stack([s[0] for s in stack]), np.stack([s[1] for s in stack]))
     grid_out = jittered(warped(lattice(np.linspace(-1, 1, 10), np.linspace(-1, 1, 9))))
     w = SP.weights(grid_in, grid_out, axis_input=(1, 2), axis_output=(0, 1),
-                   method="conservative", perturb=False)
+                   method="conservative", algorithm="sweep", perturb=False)
     p = package_weights(grid_in, grid_out, exact=True, axis_input=(1, 2), axis_output=(0, 1),
                         method="conservative")
     verdict = compare(w, p, (1, 2), (0, 1), rtol=1e-12)
-    single = SP.weights(stack[2], grid_out, method="conservative", perturb=False)
+    single = SP.weights(stack[2], grid_out, method="conservative", algorithm="sweep", perturb=False)
     assert np.array_equal(dense(w)[2], dense(single)[()]), "element 2 differs from its own build"
     return f"3 elements {verdict}; element 2 bitwise as a single build"
 
@@ -747,7 +768,7 @@ def sweep_partly_outside():
     grid_in = rotated(lattice(np.linspace(0, 1, 11), np.linspace(0, 1, 10)), 0.15)
     grid_out = jittered(warped(lattice(np.linspace(0.4, 1.8, 9), np.linspace(0.3, 1.6, 8)),
                                angle=0.1))
-    w = SP.weights(grid_in, grid_out, method="conservative", perturb=False)
+    w = SP.weights(grid_in, grid_out, method="conservative", algorithm="sweep", perturb=False)
     p = package_weights(grid_in, grid_out, exact=True, method="conservative")
     verdict = compare(w, p, rtol=1e-12)
     truth = exact_weights_2d(grid_in, grid_out)
@@ -759,7 +780,7 @@ def sweep_partly_outside():
 def sweep_empty_overlap():
     grid_in = rotated(lattice(np.linspace(0, 1, 6), np.linspace(0, 1, 5)), 0.3)
     grid_out = jittered(warped(lattice(np.linspace(5, 6, 5), np.linspace(5, 6, 4))))
-    w = SP.weights(grid_in, grid_out, method="conservative", perturb=False)
+    w = SP.weights(grid_in, grid_out, method="conservative", algorithm="sweep", perturb=False)
     p = package_weights(grid_in, grid_out, exact=True, method="conservative")
     assert entries(w) == 0, f"spart has {entries(w)} entries"
     assert len(p[0][()][0]) == 0, "the package has entries"
@@ -773,7 +794,7 @@ def sweep_weights_input():
     # the same numbers to rounding.
     grid_in, grid_out = sweep_pair()
     wi = np.random.default_rng(13).uniform(0.5, 3, (13, 12))
-    w = SP.weights(grid_in, grid_out, method="conservative", perturb=False, weights_input=wi)
+    w = SP.weights(grid_in, grid_out, method="conservative", algorithm="sweep", perturb=False, weights_input=wi)
     p = package_weights(grid_in, grid_out, exact=True, method="conservative")
     scaled = dense(p) * wi.reshape(-1)[:, None]
     return "dense " + assert_close(dense(w), scaled, 1e-12, "weighted sweep")
@@ -791,10 +812,10 @@ def sweep_mixed_orientation_truth():
     p = dense(package_weights(grid_in, grid_out, exact=True, method="conservative"))
     package_error = np.max(np.abs(p - truth))
     assert package_error > 1e-6, "the package is right now: compare with it instead"
-    refused = refusal(lambda: SP.weights(grid_in, grid_out, method="conservative", perturb=False))
+    refused = refusal(lambda: SP.weights(grid_in, grid_out, method="conservative", algorithm="sweep", perturb=False))
     if refused:
         return f"spart refuses: {refused}; package off by {package_error:.3g} (known bug)"
-    w = SP.weights(grid_in, grid_out, method="conservative", perturb=False)
+    w = SP.weights(grid_in, grid_out, method="conservative", algorithm="sweep", perturb=False)
     error = np.max(np.abs(dense(w)[()] - truth))
     assert error < 1e-12, (f"spart: {describe(dense(w)[()], truth)} (package off by "
                            f"{package_error:.3g})")
@@ -863,7 +884,7 @@ def sweep_identical_grids_default_perturbation():
     # What users get by default: the 1e-9 jitter resolves the degeneracy.
     grid = rotated(lattice(np.linspace(-1, 1, 8), np.linspace(-1, 1, 7)), 0.3)
     identity = np.eye(42)
-    error = np.max(np.abs(dense(SP.weights(grid, grid, method="conservative"))[()] - identity))
+    error = np.max(np.abs(dense(SP.weights(grid, grid, method="conservative", algorithm="sweep"))[()] - identity))
     package = np.max(np.abs(dense(rg.weights(grid, grid, method="conservative"))[()] - identity))
     assert error < 1e-6, f"spart off the identity by {error:.3g}"
     assert package < 1e-6, f"the package off the identity by {package:.3g}"

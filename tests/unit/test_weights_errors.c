@@ -245,22 +245,6 @@ static void conservative_3d_is_not_implemented(void **state)
     expect_build_error(f, 3, SPART_ERROR_NOT_IMPLEMENTED, "not 3");
 }
 
-static void clipping_needs_a_lattice(void **state)
-{
-    fixture *f = *state;
-    static double xo[9], yo[9];
-    for (int k = 0; k < 9; k++) {
-        xo[k] = f->xy[0][k] + 0.1 * f->xy[1][k]; /* sheared: not a lattice */
-        yo[k] = f->xy[1][k];
-    }
-    f->input[0] = (spart_array){f->xy[0], {2, {3, 3}}};
-    f->input[1] = (spart_array){f->xy[1], {2, {3, 3}}};
-    f->output[0] = (spart_array){xo, {2, {3, 3}}};
-    f->output[1] = (spart_array){yo, {2, {3, 3}}};
-    f->options.algorithm = SPART_ALGORITHM_CLIP;
-    expect_build_error(f, 2, SPART_ERROR_INVALID_ARGUMENT, "lattice");
-}
-
 static void build_rejects_weights_input_of_wrong_shape(void **state)
 {
     fixture *f = *state;
@@ -427,7 +411,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(build_rejects_unknown_enums, set_up, tear_down),
         cmocka_unit_test_setup_teardown(build_rejects_bad_axis_counts, set_up, tear_down),
         cmocka_unit_test_setup_teardown(conservative_3d_is_not_implemented, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(clipping_needs_a_lattice, set_up, tear_down),
         cmocka_unit_test_setup_teardown(build_rejects_weights_input_of_wrong_shape, set_up,
                                         tear_down),
         cmocka_unit_test_setup_teardown(regrid_rejects_wrong_output_size, set_up, tear_down),
