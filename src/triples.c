@@ -10,35 +10,53 @@ void spart_triples_init(spart_triples *triples, const spart_allocator *allocator
     triples->allocator = allocator;
 }
 
+/* Resize the three arrays to `capacity` entries (keeping the first
+ * count). realloc, not malloc and copy: large blocks grow in place
+ * (mremap), without copying or touching fresh pages. If one array fails,
+ * the others may have been resized already; each still holds at least
+ * min(old, new capacity) >= count entries, and the capacity recorded is
+ * the smaller, so the list stays valid. */
+static int resize_arrays(spart_triples *triples, int64_t capacity)
+{
+    int64_t previous = triples->capacity;
+    size_t n = (size_t)capacity;
+    triples->capacity = previous < capacity ? previous : capacity;
+    int64_t *indices_input =
+        spart_realloc(triples->allocator, triples->indices_input, n, sizeof(int64_t));
+    if (indices_input == NULL) {
+        return -1;
+    }
+    triples->indices_input = indices_input;
+    int64_t *indices_output =
+        spart_realloc(triples->allocator, triples->indices_output, n, sizeof(int64_t));
+    if (indices_output == NULL) {
+        return -1;
+    }
+    triples->indices_output = indices_output;
+    double *values = spart_realloc(triples->allocator, triples->values, n, sizeof(double));
+    if (values == NULL) {
+        return -1;
+    }
+    triples->values = values;
+    triples->capacity = capacity;
+    return 0;
+}
+
 int spart_triples_reserve(spart_triples *triples, int64_t capacity)
 {
     if (capacity <= triples->capacity) {
         return 0;
     }
-    size_t n = (size_t)capacity;
-    int64_t *indices_input = spart_alloc(triples->allocator, n, sizeof(int64_t));
-    int64_t *indices_output = spart_alloc(triples->allocator, n, sizeof(int64_t));
-    double *values = spart_alloc(triples->allocator, n, sizeof(double));
-    if (indices_input == NULL || indices_output == NULL || values == NULL) {
-        spart_free(triples->allocator, indices_input);
-        spart_free(triples->allocator, indices_output);
-        spart_free(triples->allocator, values);
-        return -1;
+    return resize_arrays(triples, capacity);
+}
+
+int spart_triples_reserve_exactly(spart_triples *triples)
+{
+    int64_t capacity = triples->count > 0 ? triples->count : 1;
+    if (triples->capacity <= capacity) {
+        return 0;
     }
-    if (triples->count > 0) {
-        size_t used = (size_t)triples->count;
-        memcpy(indices_input, triples->indices_input, used * sizeof(int64_t));
-        memcpy(indices_output, triples->indices_output, used * sizeof(int64_t));
-        memcpy(values, triples->values, used * sizeof(double));
-    }
-    spart_free(triples->allocator, triples->indices_input);
-    spart_free(triples->allocator, triples->indices_output);
-    spart_free(triples->allocator, triples->values);
-    triples->indices_input = indices_input;
-    triples->indices_output = indices_output;
-    triples->values = values;
-    triples->capacity = capacity;
-    return 0;
+    return resize_arrays(triples, capacity);
 }
 
 int spart_triples_grow(spart_triples *triples)

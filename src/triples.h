@@ -45,6 +45,10 @@ static inline int spart_triples_append(spart_triples *triples, int64_t index_inp
     return 0;
 }
 
+/* Shrink the capacity to the count (at least 1); 0 on success, -1 when
+ * out of memory (the list stays valid). */
+int spart_triples_reserve_exactly(spart_triples *triples);
+
 /* Append all of `source` to `destination`; 0 on success, -1 out of memory. */
 int spart_triples_extend(spart_triples *destination, const spart_triples *source);
 

@@ -81,14 +81,52 @@ void spart_weights_free(spart_weights *weights)
     spart_free(&allocator, weights);
 }
 
+/* One element: take its list's arrays as they are instead of copying
+ * them (the list is left empty). */
+static spart_status
+adopt_single_element(spart_context *context, const spart_shape *shape_orthogonal,
+                     const spart_shape *shape_input, const spart_shape *shape_output,
+                     int num_axis_input, const int *axis_input, int num_axis_output,
+                     const int *axis_output, spart_triples *element, spart_weights **weights)
+{
+    spart_weights *made =
+        spart_weights_allocate(&context->allocator, shape_orthogonal, shape_input, shape_output,
+                               num_axis_input, axis_input, num_axis_output, axis_output, 0);
+    if (made == NULL) {
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "weights: out of memory");
+    }
+    /* Give back the list's spare capacity (shrinking in place). */
+    if (element->count < element->capacity && spart_triples_reserve_exactly(element) != 0) {
+        spart_weights_free(made);
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "weights: out of memory");
+    }
+    if (element->indices_input != NULL) {
+        spart_free(&context->allocator, made->indices_input);
+        spart_free(&context->allocator, made->indices_output);
+        spart_free(&context->allocator, made->values);
+        made->indices_input = element->indices_input;
+        made->indices_output = element->indices_output;
+        made->values = element->values;
+    }
+    made->offsets[1] = element->count;
+    spart_triples_init(element, element->allocator);
+    *weights = made;
+    return SPART_OK;
+}
+
 spart_status spart_weights_from_triples(spart_context *context, const spart_shape *shape_orthogonal,
                                         const spart_shape *shape_input,
                                         const spart_shape *shape_output, int num_axis_input,
                                         const int *axis_input, int num_axis_output,
-                                        const int *axis_output, const spart_triples *elements,
+                                        const int *axis_output, spart_triples *elements,
                                         spart_weights **weights)
 {
     int64_t num_elements = spart_shape_size(shape_orthogonal);
+    if (num_elements == 1) {
+        return adopt_single_element(context, shape_orthogonal, shape_input, shape_output,
+                                    num_axis_input, axis_input, num_axis_output, axis_output,
+                                    elements, weights);
+    }
     int64_t total = 0;
     for (int64_t e = 0; e < num_elements; e++) {
         total += elements[e].count;

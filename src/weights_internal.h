@@ -37,12 +37,14 @@ spart_weights *spart_weights_allocate(const spart_allocator *allocator,
                                       const int *axis_input, int num_axis_output,
                                       const int *axis_output, int64_t num_entries);
 
-/* Join per-element lists into a new object (lists are left as they are). */
+/* Join per-element lists into a new object. The lists are left as they
+ * are, except that a single element's arrays are taken over (its list is
+ * left empty). */
 spart_status spart_weights_from_triples(spart_context *context, const spart_shape *shape_orthogonal,
                                         const spart_shape *shape_input,
                                         const spart_shape *shape_output, int num_axis_input,
                                         const int *axis_input, int num_axis_output,
-                                        const int *axis_output, const spart_triples *elements,
+                                        const int *axis_output, spart_triples *elements,
                                         spart_weights **weights);
 
 #endif /* SPART_WEIGHTS_INTERNAL_H */
