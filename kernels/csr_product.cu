@@ -17,14 +17,14 @@
  * also built with --fmad=false): nothing is left to the compiler.
  *
  * Work split. Each row gets g consecutive lanes of a warp, 32/g rows per
- * warp, grid-stride over the rows. Rows of one chunk go through
- * product_short_rows. Rows of several chunks ("long rows", listed when the
- * regridder is copied to the device) are skipped there: product_long_chunks
- * gives each of their chunks a group of its own, writing one partial sum
- * per chunk to scratch, and add_chunk_sums adds each long row's chunk sums
- * in chunk order. A long row therefore costs one chunk's time on one group
- * plus a short sequential addition, instead of serialising the product, and
- * the arithmetic is the sequential one, bit for bit.
+ * warp, grid-stride over the rows. Rows of several chunks ("long rows",
+ * listed when the regridder is copied to the device) are not summed there:
+ * in the same launch, blocks of their own give each of their chunks a group,
+ * writing one partial sum per chunk to scratch, and add_chunk_sums then
+ * adds each long row's chunk sums in chunk order. A long row therefore
+ * costs one chunk's time on one group plus a short sequential addition,
+ * instead of serialising the product, and the arithmetic is the sequential
+ * one, bit for bit.
  *
  * Several interleaved vectors (X[column * T + t]) are done TILE at a time
  * (TILE = 1, 4 or 8, a template parameter): each vector's sum follows the
@@ -40,7 +40,8 @@
 
 #include "device_internal.h"
 
-namespace {
+namespace
+{
 
 constexpr int threads_per_block = 256;
 constexpr int64_t max_blocks_x = (int64_t)1 << 24; /* grid-stride beyond this */
@@ -65,29 +66,37 @@ __device__ __forceinline__ row_group group_of_thread(int group_size)
     return group;
 }
 
+/* Entries of one lane loaded together before their fmas: more loads in
+ * flight hide more latency, at the cost of registers (TILE x values per
+ * entry). */
+template <int TILE> __host__ __device__ constexpr int unroll_for_tile()
+{
+    return TILE == 1 ? 8 : (TILE == 4 ? 4 : 2);
+}
+
 /* The sum of entries [begin, end) of one chunk for vectors t0 .. t0 +
  * width - 1 (width <= TILE), in lane 0 of the group: lane l of g sums its
  * entries l, l+g, ... from +0.0, then the tree. All g lanes must call it. */
 template <typename Value, typename Column, int TILE>
-__device__ __forceinline__ void chunk_sum(const Column *__restrict__ columns,
-                                          const Value *__restrict__ values, int64_t begin,
-                                          int64_t end, const row_group &group,
-                                          const double *__restrict__ x, int64_t num_vectors,
-                                          int64_t t0, int width, double (&sum)[TILE])
+__device__ __forceinline__ void
+chunk_sum(const Column *__restrict__ columns, const Value *__restrict__ values, int64_t begin,
+          int64_t end, const row_group &group, const double *__restrict__ x, int64_t num_vectors,
+          int64_t t0, int width, double (&sum)[TILE])
 {
+    constexpr int unroll = unroll_for_tile<TILE>();
 #pragma unroll
     for (int j = 0; j < TILE; j++) {
         sum[j] = 0.0;
     }
     const int64_t g = group.size;
     int64_t k = begin + group.lane;
-    /* Four of this lane's entries at a time: their loads first, so that
+    /* `unroll` of this lane's entries at a time: their loads first, so that
      * they are in flight together, then the fmas in entry order. */
-    for (; k + 3 * g < end; k += 4 * g) {
-        double value[4];
-        double xv[4][TILE];
+    for (; k + (unroll - 1) * g < end; k += unroll * g) {
+        double value[unroll];
+        double xv[unroll][TILE];
 #pragma unroll
-        for (int u = 0; u < 4; u++) {
+        for (int u = 0; u < unroll; u++) {
             value[u] = (double)values[k + u * g];
             const double *xk = x + (int64_t)columns[k + u * g] * num_vectors + t0;
 #pragma unroll
@@ -96,7 +105,7 @@ __device__ __forceinline__ void chunk_sum(const Column *__restrict__ columns,
             }
         }
 #pragma unroll
-        for (int u = 0; u < 4; u++) {
+        for (int u = 0; u < unroll; u++) {
 #pragma unroll
             for (int j = 0; j < TILE; j++) {
                 sum[j] = __fma_rn(value[u], xv[u][j], sum[j]);
@@ -123,73 +132,66 @@ __device__ __forceinline__ void chunk_sum(const Column *__restrict__ columns,
     }
 }
 
-/* Y rows of at most one chunk (the others are long rows, left to the
- * chunked pass): one group per row, grid-stride; blockIdx.y walks the
- * tiles of TILE vectors. */
-template <typename Value, typename Column, int TILE>
-__global__ void __launch_bounds__(threads_per_block)
-    product_short_rows(spart_device_csr matrix, const Column *__restrict__ columns,
-                       const Value *__restrict__ values, const double *__restrict__ x,
-                       int64_t num_vectors, double *__restrict__ y)
+/* Write lane 0's sums for vectors t0 .. t0 + width - 1 to out[0 .. width). */
+template <int TILE>
+__device__ __forceinline__ void store_sums(const row_group &group, const double (&sum)[TILE],
+                                           int width, double *out)
 {
-    const row_group group = group_of_thread(matrix.group_size);
-    const int64_t groups_per_block = blockDim.x / matrix.group_size;
-    const int64_t first_row = (int64_t)blockIdx.x * groups_per_block + threadIdx.x / group.size;
-    const int64_t row_stride = (int64_t)gridDim.x * groups_per_block;
-    const int64_t tiles = (num_vectors + TILE - 1) / TILE;
-    for (int64_t tile = blockIdx.y; tile < tiles; tile += gridDim.y) {
-        const int64_t t0 = tile * TILE;
-        const int width = num_vectors - t0 < TILE ? (int)(num_vectors - t0) : TILE;
-        for (int64_t row = first_row; row < matrix.num_rows; row += row_stride) {
-            const int64_t begin = matrix.row_ptr[row];
-            const int64_t end = matrix.row_ptr[row + 1];
-            if (end - begin > matrix.chunk_length) {
-                continue; /* a long row: the whole group skips it */
-            }
-            double sum[TILE];
-            chunk_sum<Value, Column, TILE>(columns, values, begin, end, group, x, num_vectors, t0,
-                                           width, sum);
-            if (group.lane == 0) {
+    if (group.lane == 0) {
 #pragma unroll
-                for (int j = 0; j < TILE; j++) {
-                    if (j < width) {
-                        y[row * num_vectors + t0 + j] = sum[j];
-                    }
-                }
+        for (int j = 0; j < TILE; j++) {
+            if (j < width) {
+                out[j] = sum[j];
             }
         }
     }
 }
 
-/* The chunks of the long rows: one group per chunk, its sum into
- * chunk_sums[chunk * T + t]. */
+/* One launch for both kinds of work, so that the long rows' chunks run
+ * beside the short rows rather than after them: blocks [0, chunk_blocks)
+ * take the long rows' chunks (one group per chunk, its sum into
+ * chunk_sums[chunk * T + t]); the other blocks take the rows of at most one
+ * chunk (one group per row, into y; long rows are skipped there). Both
+ * walk their items grid-stride; blockIdx.y walks the tiles of TILE
+ * vectors. */
 template <typename Value, typename Column, int TILE>
 __global__ void __launch_bounds__(threads_per_block)
-    product_long_chunks(spart_device_csr matrix, const Column *__restrict__ columns,
-                        const Value *__restrict__ values, const double *__restrict__ x,
-                        int64_t num_vectors, double *__restrict__ chunk_sums)
+    product_rows(spart_device_csr matrix, const Column *__restrict__ columns,
+                 const Value *__restrict__ values, const double *__restrict__ x,
+                 int64_t num_vectors, double *__restrict__ y, double *__restrict__ chunk_sums,
+                 unsigned chunk_blocks)
 {
     const row_group group = group_of_thread(matrix.group_size);
     const int64_t groups_per_block = blockDim.x / matrix.group_size;
-    const int64_t first_chunk = (int64_t)blockIdx.x * groups_per_block + threadIdx.x / group.size;
-    const int64_t chunk_stride = (int64_t)gridDim.x * groups_per_block;
+    const int64_t group_in_block = threadIdx.x / group.size;
+    const int do_chunks = blockIdx.x < chunk_blocks;
+    const int64_t block = do_chunks ? blockIdx.x : blockIdx.x - chunk_blocks;
+    const int64_t blocks = do_chunks ? chunk_blocks : gridDim.x - chunk_blocks;
+    const int64_t first_item = block * groups_per_block + group_in_block;
+    const int64_t item_stride = blocks * groups_per_block;
     const int64_t tiles = (num_vectors + TILE - 1) / TILE;
     for (int64_t tile = blockIdx.y; tile < tiles; tile += gridDim.y) {
         const int64_t t0 = tile * TILE;
         const int width = num_vectors - t0 < TILE ? (int)(num_vectors - t0) : TILE;
-        for (int64_t chunk = first_chunk; chunk < matrix.num_long_chunks; chunk += chunk_stride) {
-            double sum[TILE];
-            chunk_sum<Value, Column, TILE>(columns, values, matrix.chunk_begin[chunk],
-                                           matrix.chunk_end[chunk], group, x, num_vectors, t0,
-                                           width, sum);
-            if (group.lane == 0) {
-#pragma unroll
-                for (int j = 0; j < TILE; j++) {
-                    if (j < width) {
-                        chunk_sums[chunk * num_vectors + t0 + j] = sum[j];
-                    }
-                }
+        double sum[TILE];
+        if (do_chunks) {
+            for (int64_t chunk = first_item; chunk < matrix.num_long_chunks; chunk += item_stride) {
+                chunk_sum<Value, Column, TILE>(columns, values, matrix.chunk_begin[chunk],
+                                               matrix.chunk_end[chunk], group, x, num_vectors, t0,
+                                               width, sum);
+                store_sums<TILE>(group, sum, width, chunk_sums + chunk * num_vectors + t0);
             }
+            continue;
+        }
+        for (int64_t row = first_item; row < matrix.num_rows; row += item_stride) {
+            const int64_t begin = matrix.row_ptr[row];
+            const int64_t end = matrix.row_ptr[row + 1];
+            if (end - begin > matrix.chunk_length) {
+                continue; /* a long row: the whole group skips it */
+            }
+            chunk_sum<Value, Column, TILE>(columns, values, begin, end, group, x, num_vectors, t0,
+                                           width, sum);
+            store_sums<TILE>(group, sum, width, y + row * num_vectors + t0);
         }
     }
 }
@@ -253,8 +255,23 @@ int64_t blocks_for(int64_t items, int64_t items_per_block)
     return blocks < max_blocks_x ? blocks : max_blocks_x;
 }
 
-/* The three launches of one product, for one value type, column type and
- * tile width. */
+/* Launch `kernel` on `grid` blocks of threads_per_block threads. The
+ * launch's own error is returned (cudaLaunchKernelEx), never an earlier
+ * one left in the thread's last-error state by someone else's call. */
+template <typename... Parameters, typename... Arguments>
+cudaError_t launch(void (*kernel)(Parameters...), dim3 grid, cudaStream_t stream,
+                   Arguments... arguments)
+{
+    cudaLaunchConfig_t config = {};
+    config.gridDim = grid;
+    config.blockDim = dim3(threads_per_block);
+    config.dynamicSmemBytes = 0;
+    config.stream = stream;
+    return cudaLaunchKernelEx(&config, kernel, arguments...);
+}
+
+/* The launches of one product, for one value type, column type and tile
+ * width: the rows and the long rows' chunks, then the chunk sums. */
 template <typename Value, typename Column, int TILE>
 cudaError_t launch_product(const spart_device_csr &matrix, const Column *columns,
                            const Value *values, const double *x, int64_t num_vectors, double *y,
@@ -263,30 +280,23 @@ cudaError_t launch_product(const spart_device_csr &matrix, const Column *columns
     const int64_t groups_per_block = threads_per_block / matrix.group_size;
     const int64_t tiles = (num_vectors + TILE - 1) / TILE;
     const unsigned tile_blocks = (unsigned)(tiles < max_blocks_y ? tiles : max_blocks_y);
-    if (matrix.num_rows > 0) {
-        dim3 grid((unsigned)blocks_for(matrix.num_rows, groups_per_block), tile_blocks);
-        product_short_rows<Value, Column, TILE>
-            <<<grid, threads_per_block, 0, stream>>>(matrix, columns, values, x, num_vectors, y);
-        cudaError_t error = cudaGetLastError();
-        if (error != cudaSuccess) {
-            return error;
-        }
+    const unsigned chunk_blocks =
+        (unsigned)(matrix.num_long_chunks > 0 ? blocks_for(matrix.num_long_chunks, groups_per_block)
+                                              : 0);
+    const unsigned row_blocks =
+        (unsigned)(matrix.num_rows > 0 ? blocks_for(matrix.num_rows, groups_per_block) : 0);
+    if (chunk_blocks + row_blocks == 0) {
+        return cudaSuccess;
     }
-    if (matrix.num_long_chunks > 0) {
-        dim3 grid((unsigned)blocks_for(matrix.num_long_chunks, groups_per_block), tile_blocks);
-        product_long_chunks<Value, Column, TILE><<<grid, threads_per_block, 0, stream>>>(
-            matrix, columns, values, x, num_vectors, chunk_sums);
-        cudaError_t error = cudaGetLastError();
-        if (error != cudaSuccess) {
-            return error;
-        }
-        unsigned blocks =
-            (unsigned)blocks_for(matrix.num_long_rows * num_vectors, threads_per_block);
-        add_chunk_sums<<<blocks, threads_per_block, 0, stream>>>(matrix, chunk_sums, num_vectors,
-                                                                  y);
-        return cudaGetLastError();
+    cudaError_t error =
+        launch(product_rows<Value, Column, TILE>, dim3(chunk_blocks + row_blocks, tile_blocks),
+               stream, matrix, columns, values, x, num_vectors, y, chunk_sums, chunk_blocks);
+    if (error != cudaSuccess || matrix.num_long_chunks == 0) {
+        return error;
     }
-    return cudaSuccess;
+    unsigned blocks = (unsigned)blocks_for(matrix.num_long_rows * num_vectors, threads_per_block);
+    return launch(add_chunk_sums, dim3(blocks), stream, matrix, (const double *)chunk_sums,
+                  num_vectors, y);
 }
 
 template <int TILE>
@@ -309,8 +319,8 @@ cudaError_t launch_for_types(const spart_device_csr &matrix, const double *x, in
                                                 num_vectors, y, chunk_sums, stream);
 }
 
-cudaError_t launch_repack(const spart_device_axis_map *map, int64_t num_leading,
-                          const double *from, double *to, int to_packed, cudaStream_t stream)
+cudaError_t launch_repack(const spart_device_axis_map *map, int64_t num_leading, const double *from,
+                          double *to, int to_packed, cudaStream_t stream)
 {
     int64_t size = 1;
     for (int k = 0; k < map->ndim; k++) {
@@ -320,8 +330,7 @@ cudaError_t launch_repack(const spart_device_axis_map *map, int64_t num_leading,
         return cudaSuccess;
     }
     unsigned blocks = (unsigned)blocks_for(num_leading * size, threads_per_block);
-    repack<<<blocks, threads_per_block, 0, stream>>>(*map, num_leading, size, from, to, to_packed);
-    return cudaGetLastError();
+    return launch(repack, dim3(blocks), stream, *map, num_leading, size, from, to, to_packed);
 }
 
 } // namespace

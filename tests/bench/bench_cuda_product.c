@@ -5,7 +5,8 @@
  * One large synthetic operator: float32 values, int32 columns, int64 row
  * pointers (spart's layout), rows of a fixed length whose columns lie in a
  * band around the diagonal (neighbouring rows touch neighbouring columns,
- * as a regridder's do), x and y in float64. It is timed as
+ * as a regridder's do), x and y in float64; once with each row's columns
+ * spread over 65536 columns, once nearly contiguous. It is timed as
  *   - spart's device product, one vector (and eight, per vector);
  *   - cuSPARSE SpMV, CSR_ALG1 and CSR_ALG2, on the same arrays (fp32 matrix,
  *     fp64 vectors and compute; int32 row offsets, since cuSPARSE takes one
@@ -426,8 +427,14 @@ int main(int argc, char **argv)
     for (int64_t r = 0; r < rows; r++) {
         lengths[r] = row_length;
     }
+    /* Each row's columns spread over a band of 65536 (one x sector per
+     * entry: gathers through L2 dominate), then nearly contiguous (the
+     * matrix stream dominates, as in a conservative regridder's rows). */
     spart_regridder *band = band_regridder(context, rows, columns, lengths, 65536, 1, 1);
-    measure(context, handle, "band", band, rate, repeat, 1);
+    measure(context, handle, "band, columns spread over 65536", band, rate, repeat, 1);
+    spart_regridder_free(band);
+    band = band_regridder(context, rows, columns, lengths, row_length, 1, 1);
+    measure(context, handle, "band, columns nearly contiguous", band, rate, repeat, 1);
     spart_regridder_free(band);
     free(lengths);
 

@@ -67,6 +67,7 @@ static uint64_t digest(const double *values, int64_t n)
 static void check_cuda(cudaError_t error, const char *what)
 {
     if (error != cudaSuccess) {
+        (void)cudaGetLastError(); /* leave no error behind for the next test */
         fail_msg("%s: %s", what, cudaGetErrorString(error));
     }
 }
@@ -229,8 +230,9 @@ static double *device_copy(const double *x, int64_t n)
 /* y of n doubles on the device, every byte 0xff (a NaN): each value must be written. */
 static double *device_poisoned(int64_t n)
 {
-    double *y = device_alloc((size_t)n * sizeof(double));
-    check_cuda(cudaMemset(y, 0xff, (size_t)(n > 0 ? n : 1) * sizeof(double)), "cudaMemset");
+    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(double);
+    double *y = device_alloc(bytes);
+    check_cuda(cudaMemset(y, 0xff, bytes), "cudaMemset");
     return y;
 }
 
@@ -599,6 +601,7 @@ static void the_product_can_be_captured_in_a_cuda_graph(void **state)
     check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
     assert_int_equal(spart_context_set_cuda_stream(f->context, stream), SPART_OK);
     cudaGraph_t graph = NULL;
+    check_cuda(cudaDeviceSynchronize(), "the copies before the capture");
     check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
     spart_array xa = {x_device, shape};
     spart_status status =
