@@ -9,10 +9,24 @@
  * count and whatever the number of vectors, so a column alone equals the
  * same column in a batch.
  *
- * The work is split over rows with OpenMP. The row kernel is compiled
- * twice (target_clones): with hardware FMA for processors that have it,
- * and for baseline x86-64, where fma() is the C library's, slower but
- * giving the same, correctly rounded, results.
+ * The work is split over rows with OpenMP. Speed comes from letting the
+ * compiler see constants, never from changing the order:
+ *   - the row kernel is compiled twice (target_clones, chosen by the
+ *     processor's features when the library loads): with AVX2 and hardware
+ *     FMA, and for baseline x86-64, where fma() is the C library's, slower
+ *     but giving the same, correctly rounded, results. Every helper is
+ *     always inlined, so that each clone has its own copy (a helper left
+ *     out of line is compiled for the baseline only, and calls the C
+ *     library's fma for every entry);
+ *   - one vector, float64 values and int32 columns (the usual matrix) has
+ *     a kernel per group size, so that the g lanes are a fixed-size array
+ *     the compiler keeps in vector registers (lane l still sums entries l,
+ *     l+g, ... with fma, and the tree is the same);
+ *   - several vectors update each lane's vectors four at a time through
+ *     pointers declared not to overlap, so that the four fma() become one
+ *     vector fma (each vector still sums in its own lane order); batches
+ *     of 2, 4 and 8 vectors have the width a constant, so these loops
+ *     unroll.
  */
 #include <math.h>
 #include <string.h>
@@ -25,6 +39,27 @@
 
 /* Rows handed to a thread at a time. */
 #define ROWS_PER_TASK 256
+
+/* Vectors updated together in a batch (a vector fma on AVX2). */
+#define VECTOR_BLOCK 4
+
+/* Helpers that must be compiled into each clone of the row kernel. */
+#if defined(__GNUC__) || defined(__clang__)
+#define KERNEL_INLINE static inline __attribute__((always_inline))
+#else
+#define KERNEL_INLINE static inline
+#endif
+
+/* The clones of the row kernel, dispatched on CPU features (not on the CPU
+ * model, as arch=haswell is: that would give every newer processor the
+ * baseline). x86-64-v3 is AVX2 + FMA; GCC dispatches on it from GCC 12. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#define KERNEL_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#elif defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define KERNEL_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define KERNEL_CLONES
+#endif
 
 spart_product_plan spart_plan_product(const spart_csr *csr)
 {
@@ -43,18 +78,19 @@ size_t spart_host_csr_product_scratch(const spart_product_plan *plan, int64_t nu
     return (size_t)plan->group_size * (size_t)(num_vectors > 0 ? num_vectors : 1);
 }
 
-static inline int64_t column_of(const int32_t *columns32, const int64_t *columns64, int64_t k)
+KERNEL_INLINE int64_t column_of(const int32_t *columns32, const int64_t *columns64, int64_t k)
 {
     return columns32 != NULL ? (int64_t)columns32[k] : columns64[k];
 }
 
-static inline double value_of(const double *values64, const float *values32, int64_t k)
+KERNEL_INLINE double value_of(const double *values64, const float *values32, int64_t k)
 {
     return values64 != NULL ? values64[k] : (double)values32[k];
 }
 
-/* One chunk of one row for a single vector: the tree-combined lane sum. */
-static inline double chunk_sum_single(const int32_t *columns32, const int64_t *columns64,
+/* One chunk of one row for a single vector: the tree-combined lane sum.
+ * Inlined with a constant group_size, the lanes become a fixed array. */
+KERNEL_INLINE double chunk_sum_single(const int32_t *columns32, const int64_t *columns64,
                                       const double *values64, const float *values32, int64_t begin,
                                       int64_t end, int group_size, const double *x)
 {
@@ -85,8 +121,57 @@ static inline double chunk_sum_single(const int32_t *columns32, const int64_t *c
     return lanes[0];
 }
 
+/* Rows [row_begin, row_end) for one vector: chunk sums in chunk order. */
+KERNEL_INLINE void rows_single(const int64_t *row_ptr, const int32_t *columns32,
+                               const int64_t *columns64, const double *values64,
+                               const float *values32, int64_t chunk, int group_size,
+                               const double *x, double *y, int64_t row_begin, int64_t row_end)
+{
+    for (int64_t r = row_begin; r < row_end; r++) {
+        int64_t begin = row_ptr[r], end = row_ptr[r + 1];
+        double total = 0.0;
+        for (int64_t start = begin; start < end; start += chunk) {
+            int64_t stop = end - start > chunk ? start + chunk : end;
+            double sum = chunk_sum_single(columns32, columns64, values64, values32, start, stop,
+                                          group_size, x);
+            total = start == begin ? sum : total + sum;
+        }
+        y[r] = total;
+    }
+}
+
+/* lane[t] = fma(value, xk[t], lane[t]) for t < width; lane and xk never
+ * overlap (scratch and x), which lets four of them be one vector fma. */
+KERNEL_INLINE void lane_update(double *restrict lane, const double *restrict xk, double value,
+                               int64_t width)
+{
+    int64_t t = 0;
+    for (; t + VECTOR_BLOCK <= width; t += VECTOR_BLOCK) {
+        for (int u = 0; u < VECTOR_BLOCK; u++) {
+            lane[t + u] = fma(value, xk[t + u], lane[t + u]);
+        }
+    }
+    for (; t < width; t++) {
+        lane[t] = fma(value, xk[t], lane[t]);
+    }
+}
+
+/* into[t] = into[t] + from[t] for t < width (two distinct lanes). */
+KERNEL_INLINE void lane_add(double *restrict into, const double *restrict from, int64_t width)
+{
+    int64_t t = 0;
+    for (; t + VECTOR_BLOCK <= width; t += VECTOR_BLOCK) {
+        for (int u = 0; u < VECTOR_BLOCK; u++) {
+            into[t + u] = into[t + u] + from[t + u];
+        }
+    }
+    for (; t < width; t++) {
+        into[t] = into[t] + from[t];
+    }
+}
+
 /* One chunk of one row for num_vectors interleaved vectors: lanes[l * T + t]. */
-static inline void chunk_sum_batch(const int32_t *columns32, const int64_t *columns64,
+KERNEL_INLINE void chunk_sum_batch(const int32_t *columns32, const int64_t *columns64,
                                    const double *values64, const float *values32, int64_t begin,
                                    int64_t end, int group_size, const double *x,
                                    int64_t num_vectors, double *lanes)
@@ -96,44 +181,24 @@ static inline void chunk_sum_batch(const int32_t *columns32, const int64_t *colu
     for (int64_t k = begin; k < end; k++) {
         double *lane = lanes + (int64_t)((k - begin) & (group_size - 1)) * width;
         double value = value_of(values64, values32, k);
-        const double *xk = x + column_of(columns32, columns64, k) * width;
-        for (int64_t t = 0; t < width; t++) {
-            lane[t] = fma(value, xk[t], lane[t]);
-        }
+        lane_update(lane, x + column_of(columns32, columns64, k) * width, value, width);
     }
     for (int half = group_size / 2; half >= 1; half /= 2) {
         for (int l = 0; l < half; l++) {
-            for (int64_t t = 0; t < width; t++) {
-                lanes[l * width + t] = lanes[l * width + t] + lanes[(l + half) * width + t];
-            }
+            lane_add(lanes + l * width, lanes + (l + half) * width, width);
         }
     }
 }
 
-/* Rows [row_begin, row_end) of Y = A X. */
-__attribute__((target_clones("arch=haswell", "default"))) static void
-product_rows(const spart_csr *csr, const spart_product_plan *plan, const double *x,
-             int64_t num_vectors, double *y, int64_t row_begin, int64_t row_end, double *lanes)
+/* Rows [row_begin, row_end) for num_vectors > 1 interleaved vectors. */
+KERNEL_INLINE void rows_batch(const int64_t *row_ptr, const int32_t *columns32,
+                              const int64_t *columns64, const double *values64,
+                              const float *values32, int64_t chunk, int group_size, const double *x,
+                              int64_t num_vectors, double *y, int64_t row_begin, int64_t row_end,
+                              double *lanes)
 {
-    const int32_t *columns32 = csr->columns32;
-    const int64_t *columns64 = csr->columns64;
-    const double *values64 = csr->values64;
-    const float *values32 = csr->values32;
-    int group_size = plan->group_size;
-    int64_t chunk = plan->chunk_length;
     for (int64_t r = row_begin; r < row_end; r++) {
-        int64_t begin = csr->row_ptr[r], end = csr->row_ptr[r + 1];
-        if (num_vectors == 1) {
-            double total = 0.0;
-            for (int64_t start = begin; start < end; start += chunk) {
-                int64_t stop = end - start > chunk ? start + chunk : end;
-                double sum = chunk_sum_single(columns32, columns64, values64, values32, start, stop,
-                                              group_size, x);
-                total = start == begin ? sum : total + sum;
-            }
-            y[r] = total;
-            continue;
-        }
+        int64_t begin = row_ptr[r], end = row_ptr[r + 1];
         double *yr = y + r * num_vectors;
         if (begin == end) {
             memset(yr, 0, (size_t)num_vectors * sizeof(double));
@@ -146,6 +211,87 @@ product_rows(const spart_csr *csr, const spart_product_plan *plan, const double 
                 yr[t] = start == begin ? lanes[t] : yr[t] + lanes[t];
             }
         }
+    }
+}
+
+/* One vector of the usual matrix (float64 values, int32 columns), with
+ * the group size a constant in each case. */
+KERNEL_INLINE void rows_single_usual(const spart_csr *csr, int64_t chunk, int group_size,
+                                     const double *x, double *y, int64_t row_begin, int64_t row_end)
+{
+    const int64_t *row_ptr = csr->row_ptr;
+    const int32_t *columns = csr->columns32;
+    const double *values = csr->values64;
+    switch (group_size) {
+    case 1:
+        rows_single(row_ptr, columns, NULL, values, NULL, chunk, 1, x, y, row_begin, row_end);
+        break;
+    case 2:
+        rows_single(row_ptr, columns, NULL, values, NULL, chunk, 2, x, y, row_begin, row_end);
+        break;
+    case 4:
+        rows_single(row_ptr, columns, NULL, values, NULL, chunk, 4, x, y, row_begin, row_end);
+        break;
+    case 8:
+        rows_single(row_ptr, columns, NULL, values, NULL, chunk, 8, x, y, row_begin, row_end);
+        break;
+    case 16:
+        rows_single(row_ptr, columns, NULL, values, NULL, chunk, 16, x, y, row_begin, row_end);
+        break;
+    default:
+        rows_single(row_ptr, columns, NULL, values, NULL, chunk, 32, x, y, row_begin, row_end);
+        break;
+    }
+}
+
+/* Several vectors of the usual matrix, with the common batch widths a
+ * constant (the loops over the vectors then unroll). */
+KERNEL_INLINE void rows_batch_usual(const spart_csr *csr, int64_t chunk, int group_size,
+                                    const double *x, int64_t num_vectors, double *y,
+                                    int64_t row_begin, int64_t row_end, double *lanes)
+{
+    const int64_t *row_ptr = csr->row_ptr;
+    const int32_t *columns = csr->columns32;
+    const double *values = csr->values64;
+    switch (num_vectors) {
+    case 2:
+        rows_batch(row_ptr, columns, NULL, values, NULL, chunk, group_size, x, 2, y, row_begin,
+                   row_end, lanes);
+        break;
+    case 4:
+        rows_batch(row_ptr, columns, NULL, values, NULL, chunk, group_size, x, 4, y, row_begin,
+                   row_end, lanes);
+        break;
+    case 8:
+        rows_batch(row_ptr, columns, NULL, values, NULL, chunk, group_size, x, 8, y, row_begin,
+                   row_end, lanes);
+        break;
+    default:
+        rows_batch(row_ptr, columns, NULL, values, NULL, chunk, group_size, x, num_vectors, y,
+                   row_begin, row_end, lanes);
+        break;
+    }
+}
+
+/* Rows [row_begin, row_end) of Y = A X. */
+KERNEL_CLONES static void product_rows(const spart_csr *csr, const spart_product_plan *plan,
+                                       const double *x, int64_t num_vectors, double *y,
+                                       int64_t row_begin, int64_t row_end, double *lanes)
+{
+    int group_size = plan->group_size;
+    int64_t chunk = plan->chunk_length;
+    int usual = csr->values64 != NULL && csr->columns32 != NULL;
+    int planned = group_size >= 1 && group_size <= 32 && (group_size & (group_size - 1)) == 0;
+    if (num_vectors == 1 && usual && planned) {
+        rows_single_usual(csr, chunk, group_size, x, y, row_begin, row_end);
+    } else if (num_vectors == 1) {
+        rows_single(csr->row_ptr, csr->columns32, csr->columns64, csr->values64, csr->values32,
+                    chunk, group_size, x, y, row_begin, row_end);
+    } else if (usual) {
+        rows_batch_usual(csr, chunk, group_size, x, num_vectors, y, row_begin, row_end, lanes);
+    } else {
+        rows_batch(csr->row_ptr, csr->columns32, csr->columns64, csr->values64, csr->values32,
+                   chunk, group_size, x, num_vectors, y, row_begin, row_end, lanes);
     }
 }
 

@@ -8,6 +8,7 @@
  *   bench_regridder [--threads T] [--repeat N] [--python PYTHON]
  *                   [--reference bench_regridder_reference.py] [--json FILE]
  *                   [--case a,b,c] [--scratch DIR] [--keep] [--require-goals]
+ *                   [--products-only]
  *
  * The operators (weights synthesised here, then written to files in a
  * scratch folder for the Python side, so that both use the same numbers):
@@ -39,6 +40,7 @@
  *     thread count) followed by the wavelength sum, scipy.sparse's
  *     csr_matrix @ x on spart's own CSR arrays, and a NumPy build with a
  *     stable argsort, and checks that all of them give spart's answers.
+ * --products-only skips the assembly timings (for profiling the product).
  * --require-goals makes the exit status 1 when a goal of the issue is not
  * met: >= 70 % of the bandwidth floor on cases b and c, >= 5x faster than
  * regrid_from_weights, faster than scipy on every case.
@@ -599,7 +601,7 @@ static int64_t longest_row(const spart_regridder *regridder)
 }
 
 static int run_case(spart_context *context, const spec *s, int repeat, int threads,
-                    const char *folder, result *r)
+                    int products_only, const char *folder, result *r)
 {
     operator_weights op;
     if (make_weights(s, &op) != 0) {
@@ -634,9 +636,10 @@ static int run_case(spart_context *context, const spec *s, int repeat, int threa
         failed = time_product(context, regridder, &a1, y1, r->rows, repeat, &r->product_1) != 0 ||
                  time_product(context, regridder, &a8, y8, r->rows * BATCH, repeat,
                               &r->product_8) != 0 ||
-                 time_assembly(context, &op, weights, repeat, &r->assembly) != 0 ||
-                 time_sort_build(&op, r->rows, repeat, regridder, &r->sort_build,
-                                 &r->same_csr_sort) != 0;
+                 (!products_only &&
+                  (time_assembly(context, &op, weights, repeat, &r->assembly) != 0 ||
+                   time_sort_build(&op, r->rows, repeat, regridder, &r->sort_build,
+                                   &r->same_csr_sort) != 0));
         /* values and columns once, row_ptr once, x and y once per vector */
         double matrix = 12.0 * (double)r->entries + 8.0 * (double)(r->rows + 1);
         r->bytes_1 = matrix + 8.0 * (double)(r->columns + r->rows);
@@ -883,7 +886,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: bench_regridder [--threads T] [--repeat N] [--python PYTHON] "
                     "[--reference SCRIPT] [--json FILE] [--case a,b,c] [--scratch DIR] [--keep] "
-                    "[--require-goals]\n");
+                    "[--require-goals] [--products-only]\n");
 }
 
 int main(int argc, char **argv)
@@ -895,7 +898,7 @@ int main(int argc, char **argv)
     const char *json = NULL;
     const char *selected = "a,b,c";
     const char *scratch = NULL;
-    int keep = 0, require_goals = 0;
+    int keep = 0, require_goals = 0, products_only = 0;
     for (int k = 1; k < argc; k++) {
         int more = k + 1 < argc;
         if (strcmp(argv[k], "--threads") == 0 && more) {
@@ -914,6 +917,8 @@ int main(int argc, char **argv)
             scratch = argv[++k];
         } else if (strcmp(argv[k], "--keep") == 0) {
             keep = 1;
+        } else if (strcmp(argv[k], "--products-only") == 0) {
+            products_only = 1;
         } else if (strcmp(argv[k], "--require-goals") == 0) {
             require_goals = 1;
         } else {
@@ -948,8 +953,8 @@ int main(int argc, char **argv)
                  spart_context_set_threads(context, threads) != SPART_OK;
     for (int c = 0; c < NUM_CASES && !failed; c++) {
         if (!results[c].skipped) {
-            failed = run_case(context, &SPECS[c], repeat, threads, python != NULL ? folder : NULL,
-                              &results[c]) != 0;
+            failed = run_case(context, &SPECS[c], repeat, threads, products_only,
+                              python != NULL ? folder : NULL, &results[c]) != 0;
         }
     }
     spart_context_free(context);
