@@ -190,9 +190,12 @@ static void scale_entries(const decoder *d, const spart_csr *exact, const double
             for (int a = 0; a < roles->num_orthogonal; a++) {
                 grid += orthogonal[a] * d->grid_stride[a];
             }
+            /* Exactly one of values64 / values32 is set, in both matrices. */
+            /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
             double value = exact->values64 != NULL ? exact->values64[k] : exact->values32[k];
             double scaled = (value * factor_input[grid * d->cells_input + cell_in]) /
                             volume_output[grid * d->cells_output + cell_out];
+            /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
             if (conservative->values64 != NULL) {
                 conservative->values64[k] = scaled;
             } else {

@@ -406,6 +406,9 @@ static int grid_orientation(const double *x, const double *y, int64_t num_x, int
 /* Reverse a grid of num_x by num_y vertices along axis 0, in place. */
 static void reverse_axis_0(double *values, int64_t num_x, int64_t num_y)
 {
+    if (values == NULL) {
+        return;
+    }
     for (int64_t a = 0, b = num_x - 1; a < b; a++, b--) {
         for (int64_t j = 0; j < num_y; j++) {
             double swap = values[a * num_y + j];
