@@ -37,8 +37,9 @@
 
 #include "regridder_internal.h"
 
-/* Rows handed to a thread at a time. */
-#define ROWS_PER_TASK 256
+/* Entries handed to a thread at a time (as whole rows): tasks of equal
+ * work, so that two threads also share a matrix of a few long rows. */
+#define ENTRIES_PER_TASK 32768
 
 /* Vectors updated together in a batch (a vector fma on AVX2). */
 #define VECTOR_BLOCK 4
@@ -301,7 +302,12 @@ void spart_host_csr_product(const spart_csr *csr, const spart_product_plan *plan
     if (num_vectors <= 0) {
         return;
     }
-    int64_t tasks = (csr->num_rows + ROWS_PER_TASK - 1) / ROWS_PER_TASK;
+    int64_t mean_row = csr->num_rows > 0 ? csr->num_entries / csr->num_rows : 0;
+    int64_t rows_per_task = ENTRIES_PER_TASK / (mean_row > 0 ? mean_row : 1);
+    if (rows_per_task < 1) {
+        rows_per_task = 1;
+    }
+    int64_t tasks = (csr->num_rows + rows_per_task - 1) / rows_per_task;
     size_t per_thread = spart_host_csr_product_scratch(plan, num_vectors);
 #pragma omp parallel num_threads(threads)
     {
@@ -316,9 +322,9 @@ void spart_host_csr_product(const spart_csr *csr, const spart_product_plan *plan
         }
 #pragma omp for schedule(dynamic, 1)
         for (int64_t task = 0; task < tasks; task++) {
-            int64_t begin = task * ROWS_PER_TASK;
+            int64_t begin = task * rows_per_task;
             int64_t end =
-                begin + ROWS_PER_TASK < csr->num_rows ? begin + ROWS_PER_TASK : csr->num_rows;
+                begin + rows_per_task < csr->num_rows ? begin + rows_per_task : csr->num_rows;
             product_rows(csr, plan, x, num_vectors, y, begin, end, lanes);
         }
     }
