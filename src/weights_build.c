@@ -21,6 +21,10 @@
 #include "weights_kernels.h"
 #include "weights_internal.h"
 
+/* Builds of fewer vertices (input and output, all elements) than this run
+ * on one thread. */
+#define SMALL_BUILD 65536
+
 /* The size of the perturbation, relative to each element's extent. */
 #define PERTURB_EPSILON 1e-9
 
@@ -605,6 +609,13 @@ static spart_status build_all(spart_context *context, const build_plan *plan,
         spart_triples_init(&elements[e], &context->allocator);
     }
     int threads = spart_threads(context);
+    /* Work of well under a millisecond gains nothing from more threads and
+     * loses much when a core is busy elsewhere (every thread waits at the
+     * region's end for the slowest): keep small builds on one thread. */
+    int64_t work = num_elements * (layout->size_input + layout->size_output);
+    if (work < SMALL_BUILD) {
+        threads = 1;
+    }
     build_plan element_plan = *plan;
     element_plan.threads = num_elements > 1 ? 1 : threads;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (num_elements > 1)
