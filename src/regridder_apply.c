@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "regridder_internal.h"
+#include "shape.h"
 
 /* The number of vectors for x of shape `shape_x`: leading axes times batch
  * axes. Checks that shape_x ends with the input shape. */
@@ -110,26 +111,76 @@ spart_status spart_regridder_workspace_size(spart_context *context,
     return status;
 }
 
+/* Values per tile edge of the blocked transpose, and flat values per task
+ * of the general repack. */
+#define TILE 64
+#define REPACK_TASK 65536
+
+/* The common case, no declared batch axes: the matrix index of a value is
+ * its flat index, so packing is the transpose of a num_leading x size
+ * matrix (and unpacking its inverse), done in tiles for locality. */
+static void transpose_tiles(int64_t num_leading, int64_t size, const double *from_values,
+                            double *to_values, double *packed, int threads)
+{
+    int to_packed = from_values != NULL;
+    int64_t tiles_lead = (num_leading + TILE - 1) / TILE;
+    int64_t tiles_flat = (size + TILE - 1) / TILE;
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int64_t tile = 0; tile < tiles_lead * tiles_flat; tile++) {
+        int64_t lead_begin = (tile / tiles_flat) * TILE, flat_begin = (tile % tiles_flat) * TILE;
+        int64_t lead_end = lead_begin + TILE < num_leading ? lead_begin + TILE : num_leading;
+        int64_t flat_end = flat_begin + TILE < size ? flat_begin + TILE : size;
+        for (int64_t flat = flat_begin; flat < flat_end; flat++) {
+            for (int64_t lead = lead_begin; lead < lead_end; lead++) {
+                if (to_packed) {
+                    packed[flat * num_leading + lead] = from_values[lead * size + flat];
+                } else {
+                    to_values[lead * size + flat] = packed[flat * num_leading + lead];
+                }
+            }
+        }
+    }
+}
+
 /* Move values between their C-order layout (leading axes, then the side's
  * axes) and interleaved vectors packed[matrix_index * T + vector]: from
  * from_values into packed when from_values is given, else from packed
- * into to_values. */
+ * into to_values. Parallel over fixed runs of flat indices, each starting
+ * its odometer where its run starts. */
 static void repack(const spart_axis_map *map, int64_t num_leading, const double *from_values,
-                   double *to_values, double *packed)
+                   double *to_values, double *packed, int threads)
 {
+    int64_t size = spart_shape_size(&map->shape);
+    if (map->num_batch == 1) {
+        transpose_tiles(num_leading, size, from_values, to_values, packed, threads);
+        return;
+    }
     int to_packed = from_values != NULL;
     int64_t num_vectors = num_leading * map->num_batch;
-    int64_t size = spart_shape_size(&map->shape);
-    int64_t index[SPART_MAX_NDIM] = {0};
-    for (int64_t lead = 0; lead < num_leading; lead++) {
+    int64_t total = num_leading * size;
+    int64_t tasks = (total + REPACK_TASK - 1) / REPACK_TASK;
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int64_t task = 0; task < tasks; task++) {
+        int64_t begin = task * REPACK_TASK;
+        int64_t end = begin + REPACK_TASK < total ? begin + REPACK_TASK : total;
+        int64_t lead = begin / size, flat = begin % size;
+        int64_t index[SPART_MAX_NDIM] = {0};
+        spart_unravel(flat, &map->shape, index);
         int64_t matrix = 0, batch = 0;
-        memset(index, 0, sizeof index);
-        for (int64_t flat = 0; flat < size; flat++) {
+        for (int k = 0; k < map->shape.ndim; k++) {
+            matrix += index[k] * map->matrix_stride[k];
+            batch += index[k] * map->batch_stride[k];
+        }
+        for (int64_t at = begin; at < end; at++) {
             int64_t slot = matrix * num_vectors + lead * map->num_batch + batch;
             if (to_packed) {
-                packed[slot] = from_values[lead * size + flat];
+                packed[slot] = from_values[at];
             } else {
-                to_values[lead * size + flat] = packed[slot];
+                to_values[at] = packed[slot];
+            }
+            if (++flat == size) { /* the next leading index */
+                flat = 0;
+                lead++;
             }
             for (int k = map->shape.ndim - 1; k >= 0; k--) {
                 index[k]++;
@@ -197,10 +248,10 @@ spart_status spart_regridder_apply_workspace(spart_context *context,
     double *packed_x = workspace;
     double *packed_y = packed_x + regridder->csr.num_columns * num_vectors;
     double *lanes = packed_y + regridder->csr.num_rows * num_vectors;
-    repack(&regridder->input, num_leading, x->data, NULL, packed_x);
+    repack(&regridder->input, num_leading, x->data, NULL, packed_x, threads);
     spart_host_csr_product(&regridder->csr, &regridder->plan, packed_x, num_vectors, packed_y,
                            threads, lanes);
-    repack(&regridder->output, num_leading, NULL, y, packed_y);
+    repack(&regridder->output, num_leading, NULL, y, packed_y, threads);
     return SPART_OK;
 }
 
