@@ -109,20 +109,19 @@ enum reference_metric {
     NUM_METRICS
 };
 static const char *const METRIC_NAMES[NUM_METRICS] = {
-    "package_1",      "package_8",    "scipy_1",      "scipy_8",
-    "argsort_build",  "diff_package_1", "diff_package_8", "diff_scipy_1",
-    "diff_scipy_8",   "same_csr_argsort",
+    "package_1",      "package_8",      "scipy_1",      "scipy_8",      "argsort_build",
+    "diff_package_1", "diff_package_8", "diff_scipy_1", "diff_scipy_8", "same_csr_argsort",
 };
 
 typedef struct result {
     int skipped;
     int64_t entries, rows, columns, longest_row;
     int group_size;
-    double product_1, product_8;         /* spart seconds */
-    double bytes_1, bytes_8;             /* what the products must move */
-    double assembly, sort_build;         /* seconds */
-    int same_csr_sort;                   /* the qsort build gave spart's arrays */
-    double reference[NUM_METRICS];       /* < 0: not measured */
+    double product_1, product_8;   /* spart seconds */
+    double bytes_1, bytes_8;       /* what the products must move */
+    double assembly, sort_build;   /* seconds */
+    int same_csr_sort;             /* the qsort build gave spart's arrays */
+    double reference[NUM_METRICS]; /* < 0: not measured */
 } result;
 
 static double now(void)
@@ -187,7 +186,8 @@ static int64_t emit_psf(const operator_weights *op, int64_t footprint, int64_t c
 {
     double gx[64], gy[64], sx = 0.0, sy = 0.0;
     double sigma = (double)footprint / 6.0;
-    int64_t x0 = (int64_t)floor(px) - footprint / 2 + 1, y0 = (int64_t)floor(py) - footprint / 2 + 1;
+    int64_t x0 = (int64_t)floor(px) - footprint / 2 + 1,
+            y0 = (int64_t)floor(py) - footprint / 2 + 1;
     for (int64_t k = 0; k < footprint; k++) {
         double ex = ((double)(x0 + k) + 0.5 - px) / sigma;
         double ey = ((double)(y0 + k) + 0.5 - py) / sigma;
@@ -436,8 +436,7 @@ static void fill_values(double *x, int64_t n, uint64_t seed)
 }
 
 static int time_product(spart_context *context, const spart_regridder *regridder,
-                        const spart_array *x, double *y, int64_t size_y, int repeat,
-                        double *best)
+                        const spart_array *x, double *y, int64_t size_y, int repeat, double *best)
 {
     size_t bytes = 0;
     if (spart_regridder_workspace_size(context, regridder, &x->shape, &bytes) != SPART_OK) {
@@ -525,9 +524,17 @@ static int write_array(const char *folder, const char *case_name, const char *wh
     return fclose(file) == 0 && written == bytes ? 0 : -1;
 }
 
-static const char *const FILE_NAMES[] = {"offsets", "indices_input", "indices_output", "values",
-                                         "row_ptr", "columns",       "csr_values",     "x1",
-                                         "y1",      "x8",            "y8"};
+static const char *const FILE_NAMES[] = {"offsets",
+                                         "indices_input",
+                                         "indices_output",
+                                         "values",
+                                         "row_ptr",
+                                         "columns",
+                                         "csr_values",
+                                         "x1",
+                                         "y1",
+                                         "x8",
+                                         "y8"};
 #define NUM_FILES ((int)(sizeof FILE_NAMES / sizeof FILE_NAMES[0]))
 
 /* The weights, spart's CSR arrays, and x and y of both products, as raw
@@ -546,14 +553,28 @@ static int write_case(const char *folder, const char *name, const operator_weigh
     int64_t rows = spart_regridder_num_rows(regridder);
     int64_t cols = spart_regridder_num_columns(regridder);
     size_t n = (size_t)op->num_entries;
-    const void *data[NUM_FILES] = {op->offsets,    op->indices_input, op->indices_output,
-                                   op->values,     row_ptr,           columns,
-                                   values,         x1,                y1,
-                                   x8,             y8};
-    size_t bytes[NUM_FILES] = {
-        (size_t)(op->num_elements + 1) * 8, n * 8, n * 8, n * 8, (size_t)(rows + 1) * 8, n * 4,
-        n * 8, (size_t)cols * 8, (size_t)rows * 8, (size_t)cols * BATCH * 8,
-        (size_t)rows * BATCH * 8};
+    const void *data[NUM_FILES] = {op->offsets,
+                                   op->indices_input,
+                                   op->indices_output,
+                                   op->values,
+                                   row_ptr,
+                                   columns,
+                                   values,
+                                   x1,
+                                   y1,
+                                   x8,
+                                   y8};
+    size_t bytes[NUM_FILES] = {(size_t)(op->num_elements + 1) * 8,
+                               n * 8,
+                               n * 8,
+                               n * 8,
+                               (size_t)(rows + 1) * 8,
+                               n * 4,
+                               n * 8,
+                               (size_t)cols * 8,
+                               (size_t)rows * 8,
+                               (size_t)cols * BATCH * 8,
+                               (size_t)rows * BATCH * 8};
     for (int f = 0; f < NUM_FILES; f++) {
         if (write_array(folder, name, FILE_NAMES[f], data[f], bytes[f]) != 0) {
             return -1;
@@ -633,13 +654,13 @@ static int run_case(spart_context *context, const spec *s, int repeat, int threa
         int64_t n = op.scene, w = op.wavelengths;
         spart_array a1 = {x1, shape_of(4, (int64_t[]){1, w, n, n})};
         spart_array a8 = {x8, shape_of(5, (int64_t[]){BATCH, 1, w, n, n})};
-        failed = time_product(context, regridder, &a1, y1, r->rows, repeat, &r->product_1) != 0 ||
-                 time_product(context, regridder, &a8, y8, r->rows * BATCH, repeat,
-                              &r->product_8) != 0 ||
-                 (!products_only &&
-                  (time_assembly(context, &op, weights, repeat, &r->assembly) != 0 ||
-                   time_sort_build(&op, r->rows, repeat, regridder, &r->sort_build,
-                                   &r->same_csr_sort) != 0));
+        failed =
+            time_product(context, regridder, &a1, y1, r->rows, repeat, &r->product_1) != 0 ||
+            time_product(context, regridder, &a8, y8, r->rows * BATCH, repeat, &r->product_8) !=
+                0 ||
+            (!products_only && (time_assembly(context, &op, weights, repeat, &r->assembly) != 0 ||
+                                time_sort_build(&op, r->rows, repeat, regridder, &r->sort_build,
+                                                &r->same_csr_sort) != 0));
         /* values and columns once, row_ptr once, x and y once per vector */
         double matrix = 12.0 * (double)r->entries + 8.0 * (double)(r->rows + 1);
         r->bytes_1 = matrix + 8.0 * (double)(r->columns + r->rows);
@@ -772,16 +793,16 @@ static void print_tables(const result *results, double bandwidth, int threads, i
     printf("spart %s, %d threads, best of %d after a warm-up; copy bandwidth %.2f GB/s\n",
            spart_version(), threads, repeat, bandwidth * 1e-9);
     printf("\nproducts (ms; floor = bytes moved / copy bandwidth; x = their time / spart's)\n");
-    printf("%-4s %-48s %9s %5s %9s %9s %5s %9s %9s %9s %9s %9s %9s %9s %9s\n", "case",
-           "operator", "entries", "g", "spart 1", "floor 1", "%", "rfw 1", "x", "scipy 1", "x",
-           "spart 8", "floor %", "rfw 8 x", "scipy 8 x");
+    printf("%-4s %-48s %9s %5s %9s %9s %5s %9s %9s %9s %9s %9s %9s %9s %9s\n", "case", "operator",
+           "entries", "g", "spart 1", "floor 1", "%", "rfw 1", "x", "scipy 1", "x", "spart 8",
+           "floor %", "rfw 8 x", "scipy 8 x");
     for (int c = 0; c < NUM_CASES; c++) {
         const result *r = &results[c];
         if (r->skipped) {
             continue;
         }
-        printf("%-4s %-48s %9lld %5d", SPECS[c].name, SPECS[c].description,
-               (long long)r->entries, r->group_size);
+        printf("%-4s %-48s %9lld %5d", SPECS[c].name, SPECS[c].description, (long long)r->entries,
+               r->group_size);
         print_seconds(r->product_1);
         print_seconds(r->bytes_1 / bandwidth);
         printf(" %4.0f%%", 100.0 * r->bytes_1 / bandwidth / r->product_1);
@@ -804,8 +825,8 @@ static void print_tables(const result *results, double bandwidth, int threads, i
         }
     }
     printf("\n\nassembly (s per million weights)\n");
-    printf("%-4s %9s %9s %12s %14s %9s %14s %s\n", "case", "rows", "longest", "spart", "qsort (1 th)",
-           "x", "numpy argsort", "same CSR (qsort, argsort)");
+    printf("%-4s %9s %9s %12s %14s %9s %14s %s\n", "case", "rows", "longest", "spart",
+           "qsort (1 th)", "x", "numpy argsort", "same CSR (qsort, argsort)");
     for (int c = 0; c < NUM_CASES; c++) {
         const result *r = &results[c];
         if (r->skipped) {
@@ -823,7 +844,7 @@ static void print_tables(const result *results, double bandwidth, int threads, i
         printf(" %s, %s\n", r->same_csr_sort ? "yes" : "NO",
                r->reference[SAME_CSR_ARGSORT] < 0    ? "-"
                : r->reference[SAME_CSR_ARGSORT] == 1 ? "yes"
-                                                      : "NO");
+                                                     : "NO");
     }
     printf("\nagreement with spart's y (max |diff| / max |y|): ");
     for (int c = 0; c < NUM_CASES; c++) {

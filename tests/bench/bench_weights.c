@@ -352,9 +352,8 @@ int main(int argc, char **argv)
             continue;
         }
         problem p;
-        int failed = make[c](&p) != 0 ||
-                     time_spart(context, &p, repeat, &results[c].spart_seconds,
-                                &results[c].spart_entries) != 0;
+        int failed = make[c](&p) != 0 || time_spart(context, &p, repeat, &results[c].spart_seconds,
+                                                    &results[c].spart_entries) != 0;
         release(&p);
         if (failed) {
             spart_context_free(context);
@@ -362,7 +361,8 @@ int main(int argc, char **argv)
         }
     }
     spart_context_free(context);
-    if (python != NULL && time_reference(python, reference, threads, repeat, selected, results) != 0) {
+    if (python != NULL &&
+        time_reference(python, reference, threads, repeat, selected, results) != 0) {
         return 1;
     }
 
@@ -383,8 +383,8 @@ int main(int argc, char **argv)
                    r->spart_seconds, r->reference_seconds, speedup, (long long)r->spart_entries,
                    (long long)r->reference_entries);
         } else {
-            printf("%-4s %-62s %10.4f %12s %9s %10lld\n", r->name, r->description,
-                   r->spart_seconds, "-", "-", (long long)r->spart_entries);
+            printf("%-4s %-62s %10.4f %12s %9s %10lld\n", r->name, r->description, r->spart_seconds,
+                   "-", "-", (long long)r->spart_entries);
         }
     }
     if (json != NULL) {
