@@ -654,21 +654,13 @@ static spart_status clip_blocks(const clip_problem *problem, int64_t num_rows, i
         failed[b] = clip_rows(problem, first, last, &lists[b]);
     }
     spart_status status = SPART_OK;
-    int64_t total = triples->count;
     for (int64_t b = 0; b < num_blocks; b++) {
         if (failed[b] != 0) {
             status = SPART_ERROR_OUT_OF_MEMORY;
         }
-        total += lists[b].count;
     }
-    if (status == SPART_OK && spart_triples_reserve(triples, total) != 0) {
+    if (spart_triples_join(triples, lists, num_blocks, status == SPART_OK) != 0) {
         status = SPART_ERROR_OUT_OF_MEMORY;
-    }
-    for (int64_t b = 0; b < num_blocks; b++) {
-        if (status == SPART_OK && spart_triples_extend(triples, &lists[b]) != 0) {
-            status = SPART_ERROR_OUT_OF_MEMORY;
-        }
-        spart_triples_release(&lists[b]);
     }
     spart_free(allocator, lists);
     spart_free(allocator, failed);

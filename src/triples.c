@@ -87,6 +87,22 @@ int spart_triples_extend(spart_triples *destination, const spart_triples *source
     return 0;
 }
 
+int spart_triples_join(spart_triples *destination, spart_triples *lists, int64_t count, int append)
+{
+    int64_t total = destination->count;
+    for (int64_t k = 0; k < count; k++) {
+        total += lists[k].count;
+    }
+    int failed = append && spart_triples_reserve(destination, total) != 0;
+    for (int64_t k = 0; k < count; k++) {
+        if (append && !failed && spart_triples_extend(destination, &lists[k]) != 0) {
+            failed = 1;
+        }
+        spart_triples_release(&lists[k]);
+    }
+    return failed ? -1 : 0;
+}
+
 void spart_triples_release(spart_triples *triples)
 {
     spart_free(triples->allocator, triples->indices_input);

@@ -52,6 +52,12 @@ int spart_triples_reserve_exactly(spart_triples *triples);
 /* Append all of `source` to `destination`; 0 on success, -1 out of memory. */
 int spart_triples_extend(spart_triples *destination, const spart_triples *source);
 
+/* Append lists[0 .. count-1] to `destination` in order (when `append` is
+ * nonzero; a failed parallel build passes 0 to only clean up), reserving
+ * the room once, then release every list. 0 on success, -1 when out of
+ * memory (every list is released all the same). */
+int spart_triples_join(spart_triples *destination, spart_triples *lists, int64_t count, int append);
+
 /* Free the arrays and leave an empty list. */
 void spart_triples_release(spart_triples *triples);
 
