@@ -150,20 +150,10 @@ static spart_status grid_factors(spart_context *context, const spart_weights_lay
     }
     double *weight_block = scratch + 2 * vertices;
     for (int64_t e = 0; e < elements; e++) {
-        double *factor = *factor_input + e * d->cells_input;
-        spart_weights_layout_cell_volumes(layout, 0, coordinates_input, e, scratch, factor);
-        spart_weights_layout_cell_volumes(layout, 1, coordinates_output, e, scratch,
+        spart_weights_layout_grid_factors(layout, coordinates_input, coordinates_output,
+                                          options->weights_input, &full_values, weight_strides, e,
+                                          scratch, weight_block, *factor_input + e * d->cells_input,
                                           *volume_output + e * d->cells_output);
-        if (options->weights_input != NULL) {
-            int64_t orthogonal_index[SPART_MAX_NDIM] = {0};
-            spart_unravel(e, &layout->shape_orthogonal, orthogonal_index);
-            spart_gather_block(options->weights_input->data, weight_strides, &full_values,
-                               layout->resampled_input, layout->num_axes_input, orthogonal_index,
-                               weight_block);
-            for (int64_t c = 0; c < d->cells_input; c++) {
-                factor[c] = factor[c] / (weight_block[c] * weight_block[c]);
-            }
-        }
     }
     spart_free(&context->allocator, scratch);
     return SPART_OK;

@@ -68,6 +68,19 @@ spart_status spart_weights_describe(spart_context *context, int num_coordinates,
                                     const spart_weights_options *options,
                                     struct spart_weights *shell);
 
+/* The factors of the conservative transpose for grid element `element`:
+ * factor_input = V_in / (w * w) per input cell (V_in without
+ * weights_input; w gathered with full_values and weight_strides from
+ * spart_weights_input_strides) and volume_output = V_out per output cell.
+ * scratch holds 2 * the larger side's vertex count, weight_block one value
+ * per input cell. The same operations in the same order for the weights'
+ * and the regridder's conservative transposes. */
+void spart_weights_layout_grid_factors(
+    const spart_weights_layout *layout, const spart_array *coordinates_input,
+    const spart_array *coordinates_output, const spart_array *weights_input,
+    const spart_shape *full_values, const int64_t *weight_strides, int64_t element, double *scratch,
+    double *weight_block, double *factor_input, double *volume_output);
+
 /* The layout of the grids of conservative weights for their transposes:
  * 1 or 2 coordinates, the axes of `options`, as many output axes as input
  * axes. */

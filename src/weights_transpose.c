@@ -73,6 +73,31 @@ void spart_weights_layout_cell_volumes(const spart_weights_layout *layout, int o
     }
 }
 
+void spart_weights_layout_grid_factors(
+    const spart_weights_layout *layout, const spart_array *coordinates_input,
+    const spart_array *coordinates_output, const spart_array *weights_input,
+    const spart_shape *full_values, const int64_t *weight_strides, int64_t element, double *scratch,
+    double *weight_block, double *factor_input, double *volume_output)
+{
+    spart_weights_layout_cell_volumes(layout, 0, coordinates_input, element, scratch, factor_input);
+    spart_weights_layout_cell_volumes(layout, 1, coordinates_output, element, scratch,
+                                      volume_output);
+    if (weights_input == NULL) {
+        return;
+    }
+    int64_t orthogonal_index[SPART_MAX_NDIM] = {0};
+    spart_unravel(element, &layout->shape_orthogonal, orthogonal_index);
+    spart_gather_block(weights_input->data, weight_strides, full_values, layout->resampled_input,
+                       layout->num_axes_input, orthogonal_index, weight_block);
+    int64_t cells = 1;
+    for (int a = 0; a < layout->num_axes_input; a++) {
+        cells *= layout->grid_shape_input[a] - 1;
+    }
+    for (int64_t c = 0; c < cells; c++) {
+        factor_input[c] = factor_input[c] / (weight_block[c] * weight_block[c]);
+    }
+}
+
 static spart_status check_cells(spart_context *context, const spart_weights *weights,
                                 const spart_weights_layout *layout)
 {
@@ -203,20 +228,9 @@ spart_status spart_weights_transpose_conservative(spart_context *context,
             double *volume_output = factor_input + cells_in;
             double *weight_block = volume_output + cells_out;
             int64_t grid = spart_broadcast_index(e, &joined, &layout.shape_orthogonal);
-            spart_weights_layout_cell_volumes(&layout, 0, coordinates_input, grid, scratch,
-                                              factor_input);
-            spart_weights_layout_cell_volumes(&layout, 1, coordinates_output, grid, scratch,
-                                              volume_output);
-            if (o->weights_input != NULL) {
-                int64_t orthogonal_index[SPART_MAX_NDIM] = {0};
-                spart_unravel(grid, &layout.shape_orthogonal, orthogonal_index);
-                spart_gather_block(o->weights_input->data, weight_strides, &full_values,
-                                   layout.resampled_input, layout.num_axes_input, orthogonal_index,
-                                   weight_block);
-                for (size_t c = 0; c < cells_in; c++) {
-                    factor_input[c] = factor_input[c] / (weight_block[c] * weight_block[c]);
-                }
-            }
+            spart_weights_layout_grid_factors(&layout, coordinates_input, coordinates_output,
+                                              o->weights_input, &full_values, weight_strides, grid,
+                                              scratch, weight_block, factor_input, volume_output);
             int64_t source = spart_broadcast_index(e, &joined, &weights->shape_orthogonal);
             int64_t at = made->offsets[e];
             for (int64_t k = weights->offsets[source]; k < weights->offsets[source + 1]; k++) {
