@@ -9,5 +9,7 @@
 #include "spart/weights.h"
 #include "spart/regridder.h"
 #include "spart/device.h"
+#include "spart/mart.h"
+#include "spart/instrument.h"
 
 #endif /* SPART_H */

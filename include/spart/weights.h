@@ -164,6 +164,19 @@ SPART_NODISCARD SPART_API spart_status spart_weights_arrays(const spart_weights 
                                                             const int64_t **indices_output,
                                                             const double **values);
 
+/* Multiply every entry, in place, by a factor of its input cell and a
+ * factor of its output cell: v = (v * factor_input[input cell]) *
+ * factor_output[output cell]. Each factor array broadcasts against the
+ * weights' shape_input (shape_output), orthogonal axes included, so a
+ * factor may vary per element too; NULL for none. Used to fold unit
+ * conversions (photons per radiance, cell volumes) into an operator.
+ * Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_SHAPE_MISMATCH (a factor
+ * that does not broadcast; the sentence names both shapes). */
+SPART_NODISCARD SPART_API spart_status spart_weights_scale(spart_context *context,
+                                                           spart_weights *weights,
+                                                           const spart_array *factor_input,
+                                                           const spart_array *factor_output);
+
 /* The exact transpose: each element's (input, output) swapped, shapes
  * swapped, as regridding.transpose_weights. Not conservative. */
 SPART_NODISCARD SPART_API spart_status spart_weights_transpose(spart_context *context,

@@ -1,0 +1,159 @@
+/*
+ * spart/instrument.h: an ideal computed tomography imaging spectrograph
+ * (CTIS), equivalent to ctis.instruments.IdealInstrument (ctis 0.3.1), with
+ * its forward operator (scene -> images) and backprojection as spart
+ * Regridders, synthetic observations, and MART operators.
+ *
+ * Units (fixed; no unit library):
+ *   wavelength, wavelength_ref, dispersion   angstrom (dispersion: A/pixel)
+ *   scene_x, scene_y                         arcsec (vertices of the scene cells)
+ *   plate_scale                              arcsec/pixel
+ *   sensor_x, sensor_y, position_ref         pixel (vertices of the sensor pixels)
+ *   angle                                    degree, per channel
+ *   area_effective                           cm^2
+ *   exposure_time                            s
+ *   quantum_yield                            electron/photon
+ *   read_noise                               electron (standard deviation)
+ *   scene values (radiance)                  erg / (A arcsec^2 cm^2 s), or per
+ *                                            steradian with solid_angle_steradian
+ *   images                                   electron
+ * The energy of a photon is h c / lambda with h and c the exact SI values
+ * (as astropy.constants), lambda the arithmetic centre of its bin.
+ *
+ * Geometry (as ctis): channel c disperses along sensor x after rotating the
+ * scene by angle[c]: a scene point (x, y) at wavelength w lands on
+ *   X = (w - wavelength_ref) / dispersion + (cos a x - sin a y) / plate_scale
+ *       + position_ref[0],
+ *   Y = (sin a x + cos a y) / plate_scale + position_ref[1],
+ * evaluated at the two wavelength vertices of a bin and averaged (each bin
+ * is a rigid shift of the scene grid). The weights are conservative 2-D
+ * weights from the mapped scene cells to the sensor pixels, one element
+ * per (channel, wavelength bin).
+ *
+ * Layout (C order): a scene is [wavelength][scene_x][scene_y] (num_wavelength
+ * x num_scene_x x num_scene_y values); images are [channel][sensor_x][sensor_y];
+ * backprojected scenes are [channel][wavelength][scene_x][scene_y].
+ *
+ * The forward operator is one Regridder from the scene to the images: the
+ * scene is shared by the channels and the wavelengths are summed inside the
+ * product, the photon conversion s = A t dlambda dOmega / E and the
+ * quantum yield folded into its values. The backprojection is one
+ * Regridder from the images to one scene per channel: the conservative
+ * transpose of the same weights divided by (quantum yield x number of
+ * wavelength bins x s), as ctis's backproject(integrate=True). Differences
+ * from ctis (docs/differences.md): the clamp of negative photons is applied
+ * to the wavelength-summed image, not per (channel, wavelength) plane, and
+ * the noise width is sqrt(quantum_yield d + read_noise^2) from the summed
+ * image d (equal to ctis's per-plane quadrature for non-negative planes).
+ *
+ * Memory: the instrument owns its weights and both Regridders; pointers it
+ * hands out stay valid until spart_instrument_free.
+ *
+ * Thread safety: the products only read the instrument; several threads may
+ * image or backproject with one instrument at once (each with its context).
+ */
+#ifndef SPART_INSTRUMENT_H
+#define SPART_INSTRUMENT_H
+
+#include "spart/common.h"
+#include "spart/mart.h"
+#include "spart/regridder.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The description of an ideal instrument. Arrays are read during
+ * spart_instrument_create only. Start from spart_instrument_params_init. */
+typedef struct spart_instrument_params {
+    int64_t num_channel;          /* >= 1 */
+    const double *angle;          /* num_channel dispersion angles, degree */
+    double dispersion;            /* A/pixel, nonzero */
+    double plate_scale;           /* arcsec/pixel, > 0 */
+    double wavelength_ref;        /* A: lands on position_ref */
+    double position_ref[2];       /* pixel: where the scene centre lands at wavelength_ref */
+    double area_effective;        /* cm^2, > 0 */
+    double exposure_time;         /* s, > 0 */
+    double quantum_yield;         /* electron/photon, > 0; default 1 */
+    double read_noise;            /* electron, >= 0; default 0 */
+    int64_t num_wavelength;       /* bins (>= 1); wavelength has num_wavelength + 1 vertices */
+    const double *wavelength;     /* increasing bin edges, A */
+    int64_t num_scene_x;          /* cells (>= 1); scene_x has num_scene_x + 1 vertices */
+    const double *scene_x;        /* arcsec */
+    int64_t num_scene_y;
+    const double *scene_y;        /* arcsec */
+    int64_t num_sensor_x;         /* pixels (>= 1); sensor_x has num_sensor_x + 1 vertices */
+    const double *sensor_x;       /* pixel */
+    int64_t num_sensor_y;
+    const double *sensor_y;       /* pixel */
+    int solid_angle_steradian;    /* 0 (default): radiance per arcsec^2; 1: per steradian */
+    spart_value_type value_type;  /* of both operators; default SPART_FLOAT64 */
+} spart_instrument_params;
+
+/* Fill `params` with the defaults (quantum_yield 1, the rest 0 / NULL). */
+SPART_API void spart_instrument_params_init(spart_instrument_params *params);
+
+typedef struct spart_instrument spart_instrument;
+
+/* Build the weights and both operators. Errors: SPART_ERROR_NULL_POINTER,
+ * SPART_ERROR_INVALID_ARGUMENT (a count below 1, a non-positive plate scale,
+ * area, exposure or quantum yield, a zero dispersion, a negative read
+ * noise, wavelengths that do not increase: the sentence names the field),
+ * SPART_ERROR_NOT_FINITE, SPART_ERROR_UNKNOWN_ENUM, SPART_ERROR_OUT_OF_MEMORY,
+ * and the errors of the weights builder. */
+SPART_NODISCARD SPART_API spart_status spart_instrument_create(
+    spart_context *context, const spart_instrument_params *params, spart_instrument **instrument);
+
+/* Free an instrument and its operators. Accepts NULL. */
+SPART_API void spart_instrument_free(spart_instrument *instrument);
+
+/* Sizes: channels, values per scene, per channel image. */
+SPART_API int64_t spart_instrument_num_channel(const spart_instrument *instrument);
+SPART_API int64_t spart_instrument_scene_size(const spart_instrument *instrument);
+SPART_API int64_t spart_instrument_image_size(const spart_instrument *instrument);
+
+/* The operators (owned by the instrument). */
+SPART_API const spart_regridder *spart_instrument_forward(const spart_instrument *instrument);
+SPART_API const spart_regridder *spart_instrument_backward(const spart_instrument *instrument);
+
+/* The photons per unit radiance of each scene voxel, s = A t dlambda dOmega /
+ * E (scene_size values, owned by the instrument). */
+SPART_API const double *spart_instrument_photons_per_radiance(const spart_instrument *instrument);
+
+/* Expected images (num_channel x image_size electrons) of a scene
+ * (scene_size values), and, if `widths` is not NULL, the width of their
+ * noise. Errors: SPART_ERROR_NULL_POINTER, those of the product. */
+SPART_NODISCARD SPART_API spart_status spart_instrument_image(spart_context *context,
+                                                              const spart_instrument *instrument,
+                                                              const double *scene, double *images,
+                                                              double *widths);
+
+/* Backproject images (num_channel x image_size electrons) into one scene
+ * per channel (num_channel x scene_size), as ctis's backproject. */
+SPART_NODISCARD SPART_API spart_status spart_instrument_backproject(
+    spart_context *context, const spart_instrument *instrument, const double *images,
+    double *scenes);
+
+/* Synthetic observations of a scene: Poisson photon counts of the expected
+ * image (drawn per pixel, the wavelengths summed: the same distribution as
+ * ctis's per-plane draws), times the quantum yield, plus Gaussian read
+ * noise, from GSL's MT19937 seeded with `seed` (one stream, pixels in
+ * order, so a seed gives the same images on every machine). `widths`
+ * (may be NULL) receives the noise width of the expected image. */
+SPART_NODISCARD SPART_API spart_status spart_instrument_observe(spart_context *context,
+                                                                const spart_instrument *instrument,
+                                                                const double *scene, uint64_t seed,
+                                                                double *images, double *widths);
+
+/* MART operators of this instrument (the forward and backward Regridders,
+ * gain = quantum yield, its read noise); `pair` is storage that must
+ * outlive `operators`. */
+SPART_NODISCARD SPART_API spart_status spart_instrument_mart_operators(
+    spart_context *context, const spart_instrument *instrument, spart_mart_regridder_pair *pair,
+    spart_mart_operators *operators);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPART_INSTRUMENT_H */

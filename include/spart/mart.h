@@ -1,0 +1,193 @@
+/*
+ * spart/mart.h: the multiplicative algebraic reconstruction technique
+ * (MART), as ctis.inverters.MartInverter (ctis 0.3.1) runs it, over any
+ * pair of forward and backward operators.
+ *
+ * The problem: a scene of `scene_size` values (for an instrument, the
+ * cube wavelength x scene_x x scene_y, C order), observed as
+ * `num_channel` images of `image_size` values each. The forward operator
+ * predicts the images of a scene and the width (standard deviation) of
+ * their noise; the backward operator backprojects images into one scene
+ * per channel (the channels kept apart).
+ *
+ * The iteration (ctis; docs/differences.md lists its quirks, kept on
+ * purpose):
+ *   L0    = the guess, or every voxel the mean of the unclamped
+ *           backprojection of the observations (mean over channels, then
+ *           over the scene);
+ *   Bobs  = max(backward(observed), 0), once;
+ *   for i = 0, 1, ...:
+ *     predicted, width = forward(L_i)
+ *     chi2[i, c] = mean over the pixels with width != 0 of
+ *                  ((observed - predicted) / width)^2
+ *     r[i, c]    = Pearson correlation of predicted and observed - predicted
+ *                  (population moments, over all pixels)
+ *     merit      = mean over channels of chi2[i, c]
+ *     stop when the rule says so (below)
+ *     ratio[c]   = Bobs[c] / max(backward(predicted), 0)[c], NaN and +-inf
+ *                  replaced by 1
+ *     L_{i+1}    = L_i * (prod over c of ratio[c]^gamma)^(1 / num_channel)
+ *
+ * Stopping rules: SPART_MART_STOP_THRESHOLD (ctis): success when
+ * merit_previous - merit < threshold (merit_previous = +inf at i = 0), so a
+ * merit that rises also ends the run as a success; SPART_MART_STOP_TARGET:
+ * success when merit <= target; SPART_MART_STOP_COUNT: run exactly
+ * max_iterations updates, a success. With the first two, reaching
+ * max_iterations without stopping is a failure (success = 0), as in ctis.
+ * A callback may also stop the run (success = 0, say so in the message).
+ *
+ * Results, as ctis's IterativeInversionResult: the number of iterations
+ * done (rows of chi2 and r: chi2[i] is the merit of the state at the start
+ * of iteration i), the solution, and with keep_intermediate the state at
+ * the start of every iteration. As in ctis, the solution of a run that
+ * stopped on its rule is the state it stopped at; of a run that reached
+ * max_iterations it is the state after the last update, except with
+ * keep_intermediate, where it is the state at the start of the last
+ * iteration (ctis returns solutions[-1] there).
+ *
+ * Memory: the driver allocates its working arrays (a few scenes per
+ * channel and images) through the context; the result owns its arrays.
+ *
+ * Determinism: every step has a fixed order of operations and the powers
+ * come from spart's own pow (solvers/mart_math.h, built from +, -, *, /
+ * and fma, so the device path can repeat it). Host runs are identical for
+ * any thread count when the operators are (spart Regridders are).
+ *
+ * Thread safety: one solve per context at a time.
+ */
+#ifndef SPART_MART_H
+#define SPART_MART_H
+
+#include "spart/common.h"
+#include "spart/regridder.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The operators of a problem. The callbacks receive `user` and the context
+ * of the solve, and return SPART_OK or an error status, which ends the
+ * solve with that status (the sentence names the step that failed and
+ * keeps the callback's own sentence, if it set one in the context). */
+typedef struct spart_mart_operators {
+    int64_t num_channel; /* images, and backprojected scenes (>= 1) */
+    int64_t scene_size;  /* values per scene (>= 1) */
+    int64_t image_size;  /* values per channel image (>= 1) */
+    /* Predicted images (num_channel x image_size) of `scene`, and the noise
+     * width of each predicted pixel (same layout). */
+    spart_status (*forward)(void *user, spart_context *context, const double *scene,
+                            double *images, double *widths);
+    /* Backprojection of `images` (num_channel x image_size) into one scene
+     * per channel (num_channel x scene_size), not clamped. */
+    spart_status (*backward)(void *user, spart_context *context, const double *images,
+                             double *scenes);
+    void *user;
+} spart_mart_operators;
+
+/* Operators from two Regridders (for example of spart_instrument, or
+ * assembled by you): `forward` takes a scene of scene_size values and gives
+ * num_channel x image_size values (its output shape's first axis is the
+ * channel); `backward` takes num_channel x image_size values and gives
+ * num_channel x scene_size. The noise width of a predicted pixel d is
+ * sqrt(gain * max(d, 0) + read_noise^2): Poisson counts of d / gain
+ * quanta, each worth `gain` (for an instrument: photons, and electrons per
+ * photon), plus Gaussian read noise. */
+typedef struct spart_mart_regridder_pair {
+    const spart_regridder *forward;
+    const spart_regridder *backward;
+    int64_t num_channel;
+    double gain;       /* > 0 */
+    double read_noise; /* >= 0 */
+} spart_mart_regridder_pair;
+
+/* Fill `operators` to run on `pair` (which must outlive them). Errors:
+ * SPART_ERROR_NULL_POINTER, SPART_ERROR_SHAPE_MISMATCH (sizes that do not
+ * chain: forward's output size not num_channel x backward's input image,
+ * backward's output not num_channel x forward's input),
+ * SPART_ERROR_INVALID_ARGUMENT (gain not positive, read noise negative or
+ * not finite, num_channel < 1). */
+SPART_NODISCARD SPART_API spart_status spart_mart_operators_from_regridders(
+    spart_context *context, const spart_mart_regridder_pair *pair, spart_mart_operators *operators);
+
+/* How a run ends; see the top of this file. */
+typedef enum spart_mart_stop_rule {
+    SPART_MART_STOP_THRESHOLD = 0, /* the merit falls by less than `threshold` (ctis) */
+    SPART_MART_STOP_TARGET = 1,    /* the merit is at or under `target` */
+    SPART_MART_STOP_COUNT = 2      /* exactly max_iterations updates */
+} spart_mart_stop_rule;
+
+/* What the callback is told after the merit of iteration `iteration` is
+ * known (before the rule is checked). The arrays hold num_channel values
+ * and are valid during the call only. */
+typedef struct spart_mart_progress {
+    int64_t iteration;
+    int64_t num_channel;
+    const double *mean_chi_squared;
+    const double *correlation;
+    double merit;           /* mean over channels of mean_chi_squared */
+    double elapsed_seconds; /* since the solve began (wall clock) */
+} spart_mart_progress;
+
+/* Return 0 to go on, nonzero to stop the run cleanly after this
+ * iteration's merit (the result then holds the state this merit is of). */
+typedef int (*spart_mart_callback)(void *user, const spart_mart_progress *progress);
+
+typedef struct spart_mart_options {
+    double gamma;           /* the exponent; 0 (default): 2 / num_channel, as ctis */
+    spart_mart_stop_rule stop_rule; /* default SPART_MART_STOP_THRESHOLD */
+    double threshold;       /* default 1e-3, as ctis */
+    double target;          /* STOP_TARGET only; default 1 */
+    int64_t max_iterations; /* default 100, as ctis; >= 1 */
+    int keep_intermediate;  /* nonzero: keep the state at the start of each iteration */
+    const double *guess;    /* scene_size values, or NULL (default): the flat guess */
+    spart_mart_callback callback; /* NULL (default): none */
+    void *callback_user;
+} spart_mart_options;
+
+/* Fill `options` with the defaults above. */
+SPART_API void spart_mart_options_init(spart_mart_options *options);
+
+typedef struct spart_mart_result spart_mart_result;
+
+/* Run MART on the observed images (num_channel x image_size values).
+ * Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (sizes
+ * below 1, gamma negative or not finite, threshold or target not finite,
+ * max_iterations < 1, an unknown stop rule: SPART_ERROR_UNKNOWN_ENUM), the
+ * status of a failing operator callback, SPART_ERROR_OUT_OF_MEMORY. On
+ * failure *result is NULL. A run that does not meet its rule is not an
+ * error: it returns SPART_OK with a result whose success flag is 0. */
+SPART_NODISCARD SPART_API spart_status spart_mart_solve(spart_context *context,
+                                                        const spart_mart_operators *operators,
+                                                        const double *observed,
+                                                        const spart_mart_options *options,
+                                                        spart_mart_result **result);
+
+/* Free a result (accepts NULL). */
+SPART_API void spart_mart_result_free(spart_mart_result *result);
+
+/* Iterations done: rows of the merit and correlation histories. */
+SPART_API int64_t spart_mart_result_num_iterations(const spart_mart_result *result);
+/* 1 when the run met its rule, else 0. */
+SPART_API int spart_mart_result_success(const spart_mart_result *result);
+/* Why it stopped, as ctis words it ("Achieved merit less than 0.001.",
+ * "Max number of iterations (100) exceeded.", ...). */
+SPART_API const char *spart_mart_result_message(const spart_mart_result *result);
+/* The gamma the run used (the default resolved). */
+SPART_API double spart_mart_result_gamma(const spart_mart_result *result);
+SPART_API int64_t spart_mart_result_num_channel(const spart_mart_result *result);
+SPART_API int64_t spart_mart_result_scene_size(const spart_mart_result *result);
+/* The solution (scene_size values, owned by the result). */
+SPART_API const double *spart_mart_result_solution(const spart_mart_result *result);
+/* Kept states: 1 without keep_intermediate, else num_iterations; state k
+ * (scene_size values) is the one at the start of iteration k. */
+SPART_API int64_t spart_mart_result_num_solutions(const spart_mart_result *result);
+SPART_API const double *spart_mart_result_solutions(const spart_mart_result *result, int64_t k);
+/* Histories, num_iterations x num_channel, C order. */
+SPART_API const double *spart_mart_result_mean_chi_squared(const spart_mart_result *result);
+SPART_API const double *spart_mart_result_correlation(const spart_mart_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPART_MART_H */
