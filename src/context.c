@@ -183,3 +183,20 @@ const char *spart_shape_format(const spart_shape *shape, char *buffer, size_t si
     }
     return buffer;
 }
+
+void *spart_context_malloc(const spart_context *context, size_t bytes)
+{
+    return context != NULL ? spart_alloc(&context->allocator, bytes, 1) : NULL;
+}
+
+void *spart_context_realloc(const spart_context *context, void *pointer, size_t bytes)
+{
+    return context != NULL ? spart_realloc(&context->allocator, pointer, bytes, 1) : NULL;
+}
+
+void spart_context_free_memory(const spart_context *context, void *pointer)
+{
+    if (context != NULL) {
+        spart_free(&context->allocator, pointer);
+    }
+}

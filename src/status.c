@@ -51,6 +51,18 @@ spart_status spart_fail(spart_context *context, spart_status status, const char 
     return status;
 }
 
+spart_status spart_context_set_error(spart_context *context, spart_status status,
+                                     const char *format, ...)
+{
+    char sentence[SPART_ERROR_LENGTH];
+    va_list arguments;
+    va_start(arguments, format);
+    /* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
+    vsnprintf(sentence, sizeof sentence, format, arguments);
+    va_end(arguments);
+    return spart_fail(context, status, "%s", sentence);
+}
+
 void spart_clear_error(spart_context *context)
 {
     if (context != NULL) {

@@ -132,6 +132,25 @@ SPART_API int spart_context_threads(const spart_context *context);
 SPART_NODISCARD SPART_API spart_status spart_context_set_log(spart_context *context,
                                                              spart_log_fn log, void *user);
 
+/* Record an error in the context, as the library does: `status` with a
+ * printf-style sentence (also the thread's last error), and return
+ * `status`. For code built on spart (operator callbacks, solvers) that
+ * reports through the same channel. NULL context: the thread's last error
+ * only. */
+SPART_API spart_status spart_context_set_error(spart_context *context, spart_status status,
+                                               const char *format, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Memory through the context's allocator hooks: `bytes` bytes (aligned for
+ * double and int64), or NULL on failure or for a NULL context; realloc as
+ * C's; free accepts NULL. Memory from one context goes back to the same. */
+SPART_API void *spart_context_malloc(const spart_context *context, size_t bytes);
+SPART_API void *spart_context_realloc(const spart_context *context, void *pointer, size_t bytes);
+SPART_API void spart_context_free_memory(const spart_context *context, void *pointer);
+
 /* The shape of an array: `ndim` extents, C order (last axis fastest). A
  * zero-dimensional shape (ndim = 0) is a scalar. */
 typedef struct spart_shape {
