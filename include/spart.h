@@ -11,5 +11,6 @@
 #include "spart/device.h"
 #include "spart/mart.h"
 #include "spart/instrument.h"
+#include "spart/scene.h"
 
 #endif /* SPART_H */
