@@ -1,0 +1,563 @@
+/*
+ * solvers/instrument.c: the ideal CTIS instrument (spart/instrument.h), as
+ * ctis.instruments.IdealInstrument builds it: the scene grid mapped onto
+ * the sensor per (channel, wavelength bin), conservative 2-D weights, their
+ * conservative transpose, the unit factors folded into both, assembled
+ * into two Regridders. Uses the public API only.
+ */
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <string.h>
+
+#include "spart/instrument.h"
+#include "spart/weights.h"
+#include "mart_internal.h"
+
+/* Planck's constant (erg s) and the speed of light (A/s), exact SI values. */
+static const double planck_erg_s = 6.62607015e-27;
+static const double light_angstrom_per_s = 2.99792458e18;
+/* Square arcseconds per steradian: (648000 / pi)^2. */
+static const double arcsec2_per_steradian = 4.25451702961521995e10;
+static const double pi = 3.14159265358979323846;
+
+struct spart_instrument {
+    const spart_context *context; /* whose allocator holds the arrays */
+    int64_t num_channel;
+    int64_t num_wavelength, num_scene_x, num_scene_y;
+    int64_t num_sensor_x, num_sensor_y;
+    double quantum_yield;
+    double read_noise;
+    double *photons_per_radiance; /* scene_size */
+    spart_regridder *forward;
+    spart_regridder *backward;
+};
+
+void spart_instrument_params_init(spart_instrument_params *params)
+{
+    if (params == NULL) {
+        return;
+    }
+    memset(params, 0, sizeof *params);
+    params->quantum_yield = 1.0;
+    params->value_type = SPART_FLOAT64;
+}
+
+/* ---- checks ----------------------------------------------------------------------------- */
+
+static spart_status check_positive(spart_context *context, const char *name, double value)
+{
+    if (!isfinite(value)) {
+        return spart_context_set_error(context, SPART_ERROR_NOT_FINITE,
+                                       "instrument: %s = %g is not finite", name, value);
+    }
+    if (!(value > 0.0)) {
+        return spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
+                                       "instrument: %s = %g must be positive", name, value);
+    }
+    return SPART_OK;
+}
+
+static spart_status check_finite(spart_context *context, const char *name, double value)
+{
+    if (!isfinite(value)) {
+        return spart_context_set_error(context, SPART_ERROR_NOT_FINITE,
+                                       "instrument: %s = %g is not finite", name, value);
+    }
+    return SPART_OK;
+}
+
+/* A vertex array: count + 1 finite values, strictly increasing when
+ * `increasing` (wavelengths), else strictly monotonic. */
+static spart_status check_vertices(spart_context *context, const char *name, const double *v,
+                                   int64_t count, int increasing)
+{
+    if (count < 1) {
+        return spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
+                                       "instrument: num_%s = %lld must be at least 1", name,
+                                       (long long)count);
+    }
+    if (v == NULL) {
+        return spart_context_set_error(context, SPART_ERROR_NULL_POINTER,
+                                       "instrument: %s is NULL", name);
+    }
+    for (int64_t i = 0; i <= count; i++) {
+        if (!isfinite(v[i])) {
+            return spart_context_set_error(context, SPART_ERROR_NOT_FINITE,
+                                           "instrument: %s[%lld] = %g is not finite", name,
+                                           (long long)i, v[i]);
+        }
+    }
+    double direction = v[1] > v[0] ? 1.0 : -1.0;
+    for (int64_t i = 0; i < count; i++) {
+        double step = (v[i + 1] - v[i]) * direction;
+        if (!(step > 0.0) || (increasing && direction < 0.0)) {
+            return spart_context_set_error(
+                context, SPART_ERROR_INVALID_ARGUMENT,
+                "instrument: %s must be strictly %s: %s[%lld] = %g, %s[%lld] = %g", name,
+                increasing ? "increasing" : "monotonic", name, (long long)i, v[i], name,
+                (long long)(i + 1), v[i + 1]);
+        }
+    }
+    return SPART_OK;
+}
+
+static spart_status check_params(spart_context *context, const spart_instrument_params *p)
+{
+    if (p->num_channel < 1) {
+        return spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
+                                       "instrument: num_channel = %lld must be at least 1",
+                                       (long long)p->num_channel);
+    }
+    if (p->angle == NULL) {
+        return spart_context_set_error(context, SPART_ERROR_NULL_POINTER,
+                                       "instrument: angle is NULL");
+    }
+    for (int64_t c = 0; c < p->num_channel; c++) {
+        if (!isfinite(p->angle[c])) {
+            return spart_context_set_error(context, SPART_ERROR_NOT_FINITE,
+                                           "instrument: angle[%lld] = %g is not finite",
+                                           (long long)c, p->angle[c]);
+        }
+    }
+    spart_status status = check_finite(context, "dispersion", p->dispersion);
+    if (status == SPART_OK && p->dispersion == 0.0) {
+        status = spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
+                                         "instrument: dispersion must not be 0");
+    }
+    const char *positive_names[] = {"plate_scale", "area_effective", "exposure_time",
+                                    "quantum_yield"};
+    double positive_values[] = {p->plate_scale, p->area_effective, p->exposure_time,
+                                p->quantum_yield};
+    for (int k = 0; k < 4 && status == SPART_OK; k++) {
+        status = check_positive(context, positive_names[k], positive_values[k]);
+    }
+    const char *finite_names[] = {"wavelength_ref", "position_ref[0]", "position_ref[1]",
+                                  "read_noise"};
+    double finite_values[] = {p->wavelength_ref, p->position_ref[0], p->position_ref[1],
+                              p->read_noise};
+    for (int k = 0; k < 4 && status == SPART_OK; k++) {
+        status = check_finite(context, finite_names[k], finite_values[k]);
+    }
+    if (status == SPART_OK && p->read_noise < 0.0) {
+        status = spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
+                                         "instrument: read_noise = %g must not be negative",
+                                         p->read_noise);
+    }
+    if (status == SPART_OK) {
+        status = check_vertices(context, "wavelength", p->wavelength, p->num_wavelength, 1);
+    }
+    if (status == SPART_OK && !(p->wavelength[0] > 0.0)) {
+        status = spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
+                                         "instrument: wavelength[0] = %g must be positive",
+                                         p->wavelength[0]);
+    }
+    if (status == SPART_OK) {
+        status = check_vertices(context, "scene_x", p->scene_x, p->num_scene_x, 0);
+    }
+    if (status == SPART_OK) {
+        status = check_vertices(context, "scene_y", p->scene_y, p->num_scene_y, 0);
+    }
+    if (status == SPART_OK) {
+        status = check_vertices(context, "sensor_x", p->sensor_x, p->num_sensor_x, 0);
+    }
+    if (status == SPART_OK) {
+        status = check_vertices(context, "sensor_y", p->sensor_y, p->num_sensor_y, 0);
+    }
+    if (status == SPART_OK && p->solid_angle_steradian != 0 && p->solid_angle_steradian != 1) {
+        status = spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
+                                         "instrument: solid_angle_steradian = %d must be 0 or 1",
+                                         p->solid_angle_steradian);
+    }
+    if (status == SPART_OK && p->value_type != SPART_FLOAT64 && p->value_type != SPART_FLOAT32) {
+        status = spart_context_set_error(context, SPART_ERROR_UNKNOWN_ENUM,
+                                         "instrument: value_type = %d is not a spart_value_type",
+                                         (int)p->value_type);
+    }
+    return status;
+}
+
+/* ---- geometry ------------------------------------------------------------------------------ */
+
+/* The scene vertices mapped onto the sensor, per channel and wavelength
+ * bin: x and y of shape (channel, wavelength, scene_x + 1, scene_y + 1),
+ * each bin the mean of the mapping at its two wavelength edges. */
+static void map_scene_vertices(const spart_instrument_params *p, double *mapped_x,
+                               double *mapped_y)
+{
+    int64_t nx = p->num_scene_x + 1;
+    int64_t ny = p->num_scene_y + 1;
+    int64_t plane = nx * ny;
+    for (int64_t c = 0; c < p->num_channel; c++) {
+        double radians = p->angle[c] * (pi / 180.0);
+        double cos_a = cos(radians);
+        double sin_a = sin(radians);
+        for (int64_t l = 0; l < p->num_wavelength; l++) {
+            double shift_low = (p->wavelength[l] - p->wavelength_ref) / p->dispersion;
+            double shift_high = (p->wavelength[l + 1] - p->wavelength_ref) / p->dispersion;
+            double *out_x = mapped_x + (c * p->num_wavelength + l) * plane;
+            double *out_y = mapped_y + (c * p->num_wavelength + l) * plane;
+            for (int64_t i = 0; i < nx; i++) {
+                for (int64_t j = 0; j < ny; j++) {
+                    double x = p->scene_x[i];
+                    double y = p->scene_y[j];
+                    double rotated_x = cos_a * x - sin_a * y;
+                    double rotated_y = sin_a * x + cos_a * y;
+                    double sensor_x = rotated_x / p->plate_scale;
+                    double low = (shift_low + sensor_x) + p->position_ref[0];
+                    double high = (shift_high + sensor_x) + p->position_ref[0];
+                    out_x[i * ny + j] = (low + high) / 2.0;
+                    out_y[i * ny + j] = rotated_y / p->plate_scale + p->position_ref[1];
+                }
+            }
+        }
+    }
+}
+
+/* The sensor vertices as two (sensor_x + 1, sensor_y + 1) arrays. */
+static void sensor_vertices(const spart_instrument_params *p, double *x, double *y)
+{
+    int64_t ny = p->num_sensor_y + 1;
+    for (int64_t i = 0; i <= p->num_sensor_x; i++) {
+        for (int64_t j = 0; j < ny; j++) {
+            x[i * ny + j] = p->sensor_x[i];
+            y[i * ny + j] = p->sensor_y[j];
+        }
+    }
+}
+
+/* s = A t dlambda dOmega / E per scene voxel, in ctis's order: the
+ * radiance times area and exposure, times the voxel volume, over the
+ * energy of a photon at the bin centre. */
+static void photons_per_radiance(const spart_instrument_params *p, double *s)
+{
+    double area_time = p->area_effective * p->exposure_time;
+    double solid_angle_unit = p->solid_angle_steradian ? 1.0 / arcsec2_per_steradian : 1.0;
+    for (int64_t l = 0; l < p->num_wavelength; l++) {
+        double width = p->wavelength[l + 1] - p->wavelength[l];
+        double centre = (p->wavelength[l] + p->wavelength[l + 1]) / 2.0;
+        double energy = (planck_erg_s * light_angstrom_per_s) / centre;
+        for (int64_t i = 0; i < p->num_scene_x; i++) {
+            double dx = fabs(p->scene_x[i + 1] - p->scene_x[i]);
+            for (int64_t j = 0; j < p->num_scene_y; j++) {
+                double dy = fabs(p->scene_y[j + 1] - p->scene_y[j]);
+                double solid_angle = (dx * dy) * solid_angle_unit;
+                double volume = width * solid_angle;
+                s[(l * p->num_scene_x + i) * p->num_scene_y + j] = (area_time * volume) / energy;
+            }
+        }
+    }
+}
+
+/* ---- assembly ------------------------------------------------------------------------------ */
+
+static spart_shape shape4(int64_t a, int64_t b, int64_t c, int64_t d)
+{
+    spart_shape shape = {4, {a, b, c, d}};
+    return shape;
+}
+
+/* The weights of every (channel, wavelength) plane and their conservative
+ * transpose, with the unit factors folded in. */
+static spart_status build_weights(spart_context *context, const spart_instrument_params *p,
+                                  const double *s, spart_weights **forward,
+                                  spart_weights **backward)
+{
+    int64_t c = p->num_channel, l = p->num_wavelength;
+    int64_t nx = p->num_scene_x, ny = p->num_scene_y;
+    int64_t mx = p->num_sensor_x, my = p->num_sensor_y;
+    size_t mapped_count = (size_t)(c * l * (nx + 1) * (ny + 1));
+    size_t sensor_count = (size_t)((mx + 1) * (my + 1));
+    size_t scene_size = (size_t)(l * nx * ny);
+    double *mapped = spart_mart_alloc_doubles(context, 2 * mapped_count);
+    double *sensor = spart_mart_alloc_doubles(context, 2 * sensor_count);
+    double *factor = spart_mart_alloc_doubles(context, 2 * scene_size);
+    spart_status status = SPART_OK;
+    if (mapped == NULL || sensor == NULL || factor == NULL) {
+        status = spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
+                                         "instrument: could not allocate the mapped grids "
+                                         "(%zu values)",
+                                         2 * mapped_count);
+    }
+    if (status == SPART_OK) {
+        map_scene_vertices(p, mapped, mapped + mapped_count);
+        sensor_vertices(p, sensor, sensor + sensor_count);
+        spart_array input[2] = {{mapped, shape4(c, l, nx + 1, ny + 1)},
+                                {mapped + mapped_count, shape4(c, l, nx + 1, ny + 1)}};
+        spart_shape sensor_shape = {2, {mx + 1, my + 1}};
+        spart_array output[2] = {{sensor, sensor_shape}, {sensor + sensor_count, sensor_shape}};
+        spart_weights_options options;
+        spart_weights_options_init(&options);
+        options.method = SPART_METHOD_CONSERVATIVE;
+        options.num_axis_input = 2;
+        options.axis_input[0] = -2;
+        options.axis_input[1] = -1;
+        options.num_axis_output = 2;
+        options.axis_output[0] = -2;
+        options.axis_output[1] = -1;
+        status = spart_weights_build(context, 2, input, output, &options, forward);
+        if (status == SPART_OK) {
+            status = spart_weights_transpose_conservative(context, *forward, 2, input, output,
+                                                          &options, backward);
+        }
+    }
+    /* Forward: photons per radiance times the quantum yield, per input
+     * voxel. Backward: ctis divides the images by the quantum yield and the
+     * number of bins and multiplies the product by E / (dlambda dOmega) /
+     * (A t), i.e. by 1 / (quantum yield bins s) per output voxel. */
+    if (status == SPART_OK) {
+        double *forward_factor = factor;
+        double *backward_factor = factor + scene_size;
+        double bins = (double)l;
+        for (size_t v = 0; v < scene_size; v++) {
+            forward_factor[v] = s[v] * p->quantum_yield;
+            backward_factor[v] = 1.0 / ((p->quantum_yield * bins) * s[v]);
+        }
+        spart_array forward_scale = {forward_factor, shape4(1, l, nx, ny)};
+        spart_array backward_scale = {backward_factor, shape4(1, l, nx, ny)};
+        status = spart_weights_scale(context, *forward, &forward_scale, NULL);
+        if (status == SPART_OK) {
+            status = spart_weights_scale(context, *backward, NULL, &backward_scale);
+        }
+    }
+    spart_context_free_memory(context, mapped);
+    spart_context_free_memory(context, sensor);
+    spart_context_free_memory(context, factor);
+    return status;
+}
+
+/* Forward: (wavelength, x, y) -> (channel, x', y'), the scene shared by
+ * the channels, the wavelengths summed. Backward: (channel, x', y') ->
+ * (channel, wavelength, x, y), each channel's images spread over every
+ * wavelength. */
+static spart_status assemble(spart_context *context, const spart_instrument_params *p,
+                             const spart_weights *forward_weights,
+                             const spart_weights *backward_weights, spart_instrument *made)
+{
+    int64_t c = p->num_channel, l = p->num_wavelength;
+    spart_regridder_options options;
+    spart_regridder_options_init(&options);
+    options.value_type = p->value_type;
+    options.has_shape_input = 1;
+    options.has_shape_output = 1;
+    options.num_axis_input = 2;
+    options.axis_input[0] = -2;
+    options.axis_input[1] = -1;
+    options.num_axis_output = 2;
+    options.axis_output[0] = -2;
+    options.axis_output[1] = -1;
+    options.shape_input = shape4(1, l, p->num_scene_x, p->num_scene_y);
+    options.shape_output = shape4(c, 1, p->num_sensor_x, p->num_sensor_y);
+    spart_status status =
+        spart_regridder_create(context, forward_weights, &options, &made->forward);
+    if (status == SPART_OK) {
+        options.shape_input = shape4(c, 1, p->num_sensor_x, p->num_sensor_y);
+        options.shape_output = shape4(c, l, p->num_scene_x, p->num_scene_y);
+        status = spart_regridder_create(context, backward_weights, &options, &made->backward);
+    }
+    return status;
+}
+
+spart_status spart_instrument_create(spart_context *context, const spart_instrument_params *params,
+                                     spart_instrument **instrument)
+{
+    if (context == NULL) {
+        return spart_context_set_error(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    if (params == NULL || instrument == NULL) {
+        return spart_context_set_error(context, SPART_ERROR_NULL_POINTER,
+                                       "instrument: params and instrument must not be NULL");
+    }
+    *instrument = NULL;
+    spart_status status = check_params(context, params);
+    if (status != SPART_OK) {
+        return status;
+    }
+    spart_instrument *made = spart_context_malloc(context, sizeof *made);
+    if (made == NULL) {
+        return spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
+                                       "instrument: could not allocate the instrument");
+    }
+    memset(made, 0, sizeof *made);
+    made->context = context;
+    made->num_channel = params->num_channel;
+    made->num_wavelength = params->num_wavelength;
+    made->num_scene_x = params->num_scene_x;
+    made->num_scene_y = params->num_scene_y;
+    made->num_sensor_x = params->num_sensor_x;
+    made->num_sensor_y = params->num_sensor_y;
+    made->quantum_yield = params->quantum_yield;
+    made->read_noise = params->read_noise;
+    int64_t scene_size = params->num_wavelength * params->num_scene_x * params->num_scene_y;
+    made->photons_per_radiance = spart_mart_alloc_doubles(context, (size_t)scene_size);
+    if (made->photons_per_radiance == NULL) {
+        spart_instrument_free(made);
+        return spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
+                                       "instrument: could not allocate %lld values",
+                                       (long long)scene_size);
+    }
+    photons_per_radiance(params, made->photons_per_radiance);
+    spart_weights *forward_weights = NULL;
+    spart_weights *backward_weights = NULL;
+    status = build_weights(context, params, made->photons_per_radiance, &forward_weights,
+                           &backward_weights);
+    if (status == SPART_OK) {
+        status = assemble(context, params, forward_weights, backward_weights, made);
+    }
+    spart_weights_free(forward_weights);
+    spart_weights_free(backward_weights);
+    if (status != SPART_OK) {
+        spart_instrument_free(made);
+        return status;
+    }
+    *instrument = made;
+    return SPART_OK;
+}
+
+void spart_instrument_free(spart_instrument *instrument)
+{
+    if (instrument == NULL) {
+        return;
+    }
+    spart_regridder_free(instrument->forward);
+    spart_regridder_free(instrument->backward);
+    spart_context_free_memory(instrument->context, instrument->photons_per_radiance);
+    spart_context_free_memory(instrument->context, instrument);
+}
+
+int64_t spart_instrument_num_channel(const spart_instrument *instrument)
+{
+    return instrument != NULL ? instrument->num_channel : 0;
+}
+
+int64_t spart_instrument_scene_size(const spart_instrument *instrument)
+{
+    return instrument != NULL
+               ? instrument->num_wavelength * instrument->num_scene_x * instrument->num_scene_y
+               : 0;
+}
+
+int64_t spart_instrument_image_size(const spart_instrument *instrument)
+{
+    return instrument != NULL ? instrument->num_sensor_x * instrument->num_sensor_y : 0;
+}
+
+const spart_regridder *spart_instrument_forward(const spart_instrument *instrument)
+{
+    return instrument != NULL ? instrument->forward : NULL;
+}
+
+const spart_regridder *spart_instrument_backward(const spart_instrument *instrument)
+{
+    return instrument != NULL ? instrument->backward : NULL;
+}
+
+const double *spart_instrument_photons_per_radiance(const spart_instrument *instrument)
+{
+    return instrument != NULL ? instrument->photons_per_radiance : NULL;
+}
+
+/* ---- products -------------------------------------------------------------------------------- */
+
+static spart_status check_call(spart_context *context, const spart_instrument *instrument,
+                               const void *in, const void *out, const char *what)
+{
+    if (context == NULL) {
+        return spart_context_set_error(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    if (instrument == NULL || in == NULL || out == NULL) {
+        return spart_context_set_error(context, SPART_ERROR_NULL_POINTER,
+                                       "%s: the instrument and the arrays must not be NULL",
+                                       what);
+    }
+    return SPART_OK;
+}
+
+spart_status spart_instrument_mart_operators(spart_context *context,
+                                             const spart_instrument *instrument,
+                                             spart_mart_regridder_pair *pair,
+                                             spart_mart_operators *operators)
+{
+    spart_status status =
+        check_call(context, instrument, pair, operators, "instrument_mart_operators");
+    if (status != SPART_OK) {
+        return status;
+    }
+    pair->forward = instrument->forward;
+    pair->backward = instrument->backward;
+    pair->num_channel = instrument->num_channel;
+    pair->gain = instrument->quantum_yield;
+    pair->read_noise = instrument->read_noise;
+    return spart_mart_operators_from_regridders(context, pair, operators);
+}
+
+spart_status spart_instrument_image(spart_context *context, const spart_instrument *instrument,
+                                    const double *scene, double *images, double *widths)
+{
+    spart_status status = check_call(context, instrument, scene, images, "instrument_image");
+    if (status != SPART_OK) {
+        return status;
+    }
+    spart_mart_regridder_pair pair;
+    spart_mart_operators operators;
+    status = spart_instrument_mart_operators(context, instrument, &pair, &operators);
+    if (status == SPART_OK) {
+        status = operators.forward(operators.user, context, scene, images, widths);
+    }
+    return status;
+}
+
+spart_status spart_instrument_backproject(spart_context *context,
+                                          const spart_instrument *instrument,
+                                          const double *images, double *scenes)
+{
+    spart_status status =
+        check_call(context, instrument, images, scenes, "instrument_backproject");
+    if (status != SPART_OK) {
+        return status;
+    }
+    spart_mart_regridder_pair pair;
+    spart_mart_operators operators;
+    status = spart_instrument_mart_operators(context, instrument, &pair, &operators);
+    if (status == SPART_OK) {
+        status = operators.backward(operators.user, context, images, scenes);
+    }
+    return status;
+}
+
+spart_status spart_instrument_observe(spart_context *context, const spart_instrument *instrument,
+                                      const double *scene, uint64_t seed, double *images,
+                                      double *widths)
+{
+    spart_status status = spart_instrument_image(context, instrument, scene, images, widths);
+    if (status != SPART_OK) {
+        return status;
+    }
+    int64_t size = instrument->num_channel * spart_instrument_image_size(instrument);
+    double qy = instrument->quantum_yield;
+    for (int64_t p = 0; p < size; p++) {
+        if (!(images[p] / qy < 2147483647.0)) {
+            return spart_context_set_error(
+                context, SPART_ERROR_INVALID_ARGUMENT,
+                "instrument_observe: pixel %lld expects %g photons, more than the Poisson "
+                "sampler takes (2^31 - 1)",
+                (long long)p, images[p] / qy);
+        }
+    }
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (rng == NULL) {
+        return spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
+                                       "instrument_observe: could not allocate the generator");
+    }
+    gsl_rng_set(rng, (unsigned long)seed);
+    for (int64_t p = 0; p < size; p++) {
+        double photons = (double)gsl_ran_poisson(rng, images[p] / qy);
+        double electrons = photons * qy;
+        if (instrument->read_noise > 0.0) {
+            electrons = electrons + gsl_ran_gaussian(rng, instrument->read_noise);
+        }
+        images[p] = electrons;
+    }
+    gsl_rng_free(rng);
+    return SPART_OK;
+}
