@@ -9,12 +9,10 @@
  * as named_arrays' vector length (sqrt of the sum of squares, squared
  * again), the eight blobs summed in NumPy's pairwise order.
  *
- * Error sentences go through the library's spart_fail (src/internal.h):
- * the public API has no other way to set a context's sentence.
+ * Uses the public API only (errors through spart_context_set_error).
  */
 #include <math.h>
 
-#include "internal.h"
 #include "spart/scene.h"
 
 /* The speed of light in m/s (exact, SI) and the factors astropy applies
@@ -76,8 +74,9 @@ static spart_status check_finite(spart_context *context, const char *name, int64
 {
     for (int64_t i = 0; i < count; i++) {
         if (!isfinite(values[i])) {
-            return spart_fail(context, SPART_ERROR_NOT_FINITE, "%s[%lld] = %g is not finite", name,
-                              (long long)i, values[i]);
+            return spart_context_set_error(context, SPART_ERROR_NOT_FINITE,
+                                           "%s[%lld] = %g is not finite", name, (long long)i,
+                                           values[i]);
         }
     }
     return SPART_OK;
@@ -86,11 +85,12 @@ static spart_status check_finite(spart_context *context, const char *name, int64
 static spart_status check_positive(spart_context *context, const char *name, double value)
 {
     if (!isfinite(value)) {
-        return spart_fail(context, SPART_ERROR_NOT_FINITE, "%s = %g is not finite", name, value);
+        return spart_context_set_error(context, SPART_ERROR_NOT_FINITE, "%s = %g is not finite",
+                                       name, value);
     }
     if (!(value > 0.0)) {
-        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT, "%s = %g is not positive", name,
-                          value);
+        return spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
+                                       "%s = %g is not positive", name, value);
     }
     return SPART_OK;
 }
@@ -100,16 +100,15 @@ spart_status spart_wavelength_from_velocity(spart_context *context, double wavel
                                             double *wavelength)
 {
     if (context == NULL) {
-        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+        return spart_context_set_error(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
     }
-    spart_clear_error(context);
     if (count < 0) {
-        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT, "count = %lld is negative",
-                          (long long)count);
+        return spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
+                                       "count = %lld is negative", (long long)count);
     }
     if (count > 0 && (velocity == NULL || wavelength == NULL)) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER, "%s is NULL",
-                          velocity == NULL ? "velocity" : "wavelength");
+        return spart_context_set_error(context, SPART_ERROR_NULL_POINTER, "%s is NULL",
+                                       velocity == NULL ? "velocity" : "wavelength");
     }
     spart_status status = check_positive(context, "wavelength_rest", wavelength_rest);
     if (status == SPART_OK) {
@@ -133,21 +132,23 @@ static spart_status check_grid(spart_context *context, int64_t num_wavelength,
     const int64_t counts[3] = {num_wavelength, num_x, num_y};
     for (int k = 0; k < 3; k++) {
         if (counts[k] < 1) {
-            return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT, "%s = %lld is below 1",
-                              count_names[k], (long long)counts[k]);
+            return spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
+                                           "%s = %lld is below 1", count_names[k],
+                                           (long long)counts[k]);
         }
     }
     const char *pointer_names[4] = {"velocity", "x", "y", "scene"};
     const void *pointers[4] = {velocity, x, y, scene};
     for (int k = 0; k < 4; k++) {
         if (pointers[k] == NULL) {
-            return spart_fail(context, SPART_ERROR_NULL_POINTER, "%s is NULL", pointer_names[k]);
+            return spart_context_set_error(context, SPART_ERROR_NULL_POINTER, "%s is NULL",
+                                           pointer_names[k]);
         }
     }
     if (num_x > INT64_MAX / num_y || num_x * num_y > INT64_MAX / num_wavelength) {
-        return spart_fail(context, SPART_ERROR_OVERFLOW,
-                          "a scene of %lld x %lld x %lld values overflows int64",
-                          (long long)num_wavelength, (long long)num_x, (long long)num_y);
+        return spart_context_set_error(
+            context, SPART_ERROR_OVERFLOW, "a scene of %lld x %lld x %lld values overflows int64",
+            (long long)num_wavelength, (long long)num_x, (long long)num_y);
     }
     spart_status status = check_finite(context, "velocity", num_wavelength + 1, velocity);
     if (status == SPART_OK) {
@@ -195,9 +196,8 @@ spart_status spart_scene_gaussians(spart_context *context, double wavelength_res
                                    double *scene)
 {
     if (context == NULL) {
-        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+        return spart_context_set_error(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
     }
-    spart_clear_error(context);
     spart_scene_gaussians_options defaults;
     spart_scene_gaussians_options_init(&defaults);
     if (options == NULL) {
