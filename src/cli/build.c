@@ -1,0 +1,88 @@
+/*
+ * src/cli/build.c: `spart build CONFIG.yaml`: build the instrument of a
+ * config and save its two operators (spart regridder files) for runs that
+ * reuse them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "cli_run.h"
+#include "output_files.h"
+#include "problem.h"
+#include "results.h"
+
+static int build_and_save(const cli_options *options, const config *cfg, spart_context *context)
+{
+    static const char *const names[2] = {"forward.fits", "backward.fits"};
+    char error[CONFIG_ERROR_LENGTH + 512];
+    int result = output_folder_prepare(cfg->outputs.folder, names, 2, options->overwrite, error,
+                                       sizeof error);
+    if (result != 0) {
+        cli_error(options, "%s", error);
+        return result > 0 ? EXIT_OUTPUT_EXISTS : EXIT_FAILED;
+    }
+    progress report;
+    progress_init(&report, options->quiet);
+    problem made;
+    int code = EXIT_DONE;
+    double start = progress_now();
+    if (problem_make_grids(context, cfg, &made, error, sizeof error) != 0 ||
+        problem_build_instrument(context, cfg, &made, &report, error, sizeof error) != 0) {
+        cli_error(options, "%s", error);
+        code = EXIT_FAILED;
+    }
+    if (code == EXIT_DONE) {
+        progress_step_begin(&report, "saving the operators");
+        if (results_write_operators(made.instrument, cfg->outputs.folder, options->overwrite,
+                                    context, error, sizeof error) != 0) {
+            if (report.enabled) {
+                printf(" failed\n");
+            }
+            cli_error(options, "%s", error);
+            code = EXIT_FAILED;
+        } else {
+            progress_step_end(&report);
+        }
+    }
+    if (code == EXIT_DONE && !options->quiet) {
+        const spart_regridder *forward = spart_instrument_forward(made.instrument);
+        const spart_regridder *backward = spart_instrument_backward(made.instrument);
+        printf("spart build %s\n", cfg->path);
+        printf("  forward operator: %lld x %lld, %lld entries -> %s/forward.fits\n",
+               (long long)spart_regridder_num_rows(forward),
+               (long long)spart_regridder_num_columns(forward),
+               (long long)spart_regridder_num_entries(forward), cfg->outputs.folder);
+        printf("  backprojection:   %lld x %lld, %lld entries -> %s/backward.fits\n",
+               (long long)spart_regridder_num_rows(backward),
+               (long long)spart_regridder_num_columns(backward),
+               (long long)spart_regridder_num_entries(backward), cfg->outputs.folder);
+        printf("  %.2f s in all\n", progress_now() - start);
+    }
+    problem_free(&made);
+    progress_free(&report);
+    return code;
+}
+
+int cli_build(const cli_options *options)
+{
+    config *cfg = malloc(sizeof *cfg);
+    if (cfg == NULL) {
+        cli_error(options, "out of memory");
+        return EXIT_FAILED;
+    }
+    spart_context *context = NULL;
+    int code = cli_load_config(options, cfg);
+    if (code == EXIT_DONE && options->output != NULL) {
+        snprintf(cfg->outputs.folder, sizeof cfg->outputs.folder, "%s", options->output);
+    }
+    if (code == EXIT_DONE) {
+        code = cli_make_context(options, &context);
+    }
+    if (code == EXIT_DONE) {
+        code = build_and_save(options, cfg, context);
+    }
+    spart_context_free(context);
+    free(cfg);
+    return code;
+}

@@ -1,0 +1,441 @@
+/*
+ * src/cli/config.c: the sections of a spart config file, key by key, as
+ * docs/config.md documents them.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config_reader.h"
+#include "yaml_tree.h"
+
+/* The speed of light in km/s (exact), for dispersions given as velocity. */
+#define SPEED_OF_LIGHT_KM_S 299792.458
+/* Cells or pixels along one axis: far more than any instrument has, and
+ * small enough that products of two stay well inside int64. */
+#define MAX_AXIS_CELLS 1000000
+
+static const char *const top_keys[] = {"instrument", "scene",   "observations",
+                                       "solver",     "outputs", NULL};
+static const char *const instrument_keys[] = {
+    "angles",         "wavelength_rest", "velocity",
+    "wavelength",     "dispersion",      "dispersion_velocity",
+    "plate_scale",    "scene_x",         "scene_y",
+    "sensor",         "position_ref",    "wavelength_ref",
+    "area_effective", "exposure_time",   "quantum_yield",
+    "read_noise",     "radiance_per",    NULL};
+static const char *const scene_keys[] = {"gaussians", "file", NULL};
+static const char *const gaussians_keys[] = {"width_velocity", "width_x", "width_y", "background",
+                                             NULL};
+static const char *const observations_keys[] = {"synthesize", "file", NULL};
+static const char *const synthesize_keys[] = {"seed", "noise", NULL};
+static const char *const solver_keys[] = {"gamma",          "stop",   "threshold",  "target",
+                                          "max_iterations", "device", "value_type", NULL};
+static const char *const outputs_keys[] = {"folder", "pictures", NULL};
+static const char *const sensor_keys[] = {"pixels_x", "pixels_y", NULL};
+
+static const char *const stop_words[] = {"threshold", "target", "count", NULL};
+static const char *const device_words[] = {"host", "cuda", "auto", NULL};
+static const char *const value_type_words[] = {"float64", "float32", NULL};
+static const char *const radiance_words[] = {"steradian", "arcsec2", NULL};
+
+void config_axis_vertices(const config_axis *axis, double *vertices)
+{
+    for (int64_t k = 0; k <= axis->cells; k++) {
+        vertices[k] = axis->min + (axis->max - axis->min) * (double)k / (double)axis->cells;
+    }
+    vertices[axis->cells] = axis->max; /* exactly, whatever the rounding above */
+}
+
+void config_error_at(const config *cfg, config_position position, const char *key, char *error,
+                     size_t error_size, const char *format, ...)
+{
+    int used = snprintf(error, error_size, "%s:%d:%d: %s: ", cfg->path, position.line,
+                        position.column, key);
+    if (used < 0 || (size_t)used >= error_size) {
+        return;
+    }
+    va_list arguments;
+    va_start(arguments, format);
+    vsnprintf(error + used, error_size - (size_t)used, format, arguments);
+    va_end(arguments);
+}
+
+/* ---- pieces shared by the sections ---------------------------------------------------- */
+
+/* A mapping {min, max, <count_key>} of a uniform axis. */
+static int read_axis(config_reader *reader, const yaml_node *node, const char *name,
+                     const char *count_key, const char *unit, config_axis *axis)
+{
+    const char *const keys[] = {"min", "max", count_key, NULL};
+    if (reader_expect_mapping(reader, node, name, keys) != 0) {
+        return -1;
+    }
+    reader_required_number(reader, node, name, "min", RANGE_ANY, unit, &axis->min);
+    reader_required_number(reader, node, name, "max", RANGE_ANY, unit, &axis->max);
+    reader_required_integer(reader, node, name, count_key, 1, MAX_AXIS_CELLS, "a whole number",
+                            &axis->cells);
+    if (!reader->failed && !(axis->max > axis->min)) {
+        char key[256];
+        reader_complain(
+            reader, yaml_mapping_get(node, "max", NULL), reader_join(key, sizeof key, name, "max"),
+            "%g is out of range: max must be greater than min (%g)", axis->max, axis->min);
+    }
+    return -reader->failed;
+}
+
+/* Exactly one of two keys: which one (0 or 1) into *which, its node into
+ * *value. */
+static int read_one_of(config_reader *reader, const yaml_node *mapping, const char *name,
+                       const char *first, const char *second, int *which, const yaml_node **value)
+{
+    const yaml_node *a = yaml_mapping_get(mapping, first, NULL);
+    const yaml_node *b = yaml_mapping_get(mapping, second, NULL);
+    char key[256];
+    if (a != NULL && b != NULL) {
+        yaml_node *second_key = NULL;
+        yaml_mapping_get(mapping, second, &second_key);
+        reader_complain(reader, second_key, reader_join(key, sizeof key, name, second),
+                        "give either '%s' or '%s', not both", first, second);
+        return -1;
+    }
+    if (a == NULL && b == NULL) {
+        reader_complain(reader, mapping, name, "missing required key: give '%s' or '%s'", first,
+                        second);
+        return -1;
+    }
+    *which = a != NULL ? 0 : 1;
+    *value = a != NULL ? a : b;
+    return 0;
+}
+
+/* A file name, taken relative to the config file's folder unless absolute. */
+static int read_input_file(config_reader *reader, const yaml_node *node, const char *key,
+                           const char *config_path, char *path, size_t size,
+                           config_position *position)
+{
+    char given[CONFIG_PATH_LENGTH];
+    if (reader_string(reader, node, key, given, sizeof given) != 0) {
+        return -1;
+    }
+    position->line = node->line;
+    position->column = node->column;
+    const char *slash = strrchr(config_path, '/');
+    int written;
+    if (given[0] == '/' || slash == NULL) {
+        written = snprintf(path, size, "%s", given);
+    } else {
+        written = snprintf(path, size, "%.*s/%s", (int)(slash - config_path), config_path, given);
+    }
+    if (written < 0 || (size_t)written >= size) {
+        reader_complain(reader, node, key, "the file name is too long");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- instrument ------------------------------------------------------------------------ */
+
+static void read_spectral_axes(config_reader *reader, const yaml_node *node,
+                               config_instrument *instrument)
+{
+    int which = 0;
+    const yaml_node *value = NULL;
+    if (read_one_of(reader, node, "instrument", "velocity", "wavelength", &which, &value) == 0) {
+        instrument->has_velocity = which == 0;
+        if (which == 0) {
+            read_axis(reader, value, "instrument.velocity", "bins", "km/s", &instrument->velocity);
+        } else {
+            read_axis(reader, value, "instrument.wavelength", "bins", "angstrom",
+                      &instrument->wavelength);
+        }
+    }
+    if (read_one_of(reader, node, "instrument", "dispersion", "dispersion_velocity", &which,
+                    &value) == 0) {
+        instrument->has_dispersion_velocity = which == 1;
+        if (which == 0) {
+            reader_number(reader, value, "instrument.dispersion", RANGE_NONZERO,
+                          &instrument->dispersion);
+        } else {
+            reader_number(reader, value, "instrument.dispersion_velocity", RANGE_NONZERO,
+                          &instrument->dispersion_velocity);
+            instrument->dispersion =
+                instrument->wavelength_rest * instrument->dispersion_velocity / SPEED_OF_LIGHT_KM_S;
+        }
+    }
+}
+
+static void read_sensor(config_reader *reader, const yaml_node *node, config_instrument *instrument)
+{
+    const yaml_node *sensor =
+        reader_find(reader, node, "instrument", "sensor", 1, "{pixels_x: ..., pixels_y: ...}");
+    if (sensor == NULL ||
+        reader_expect_mapping(reader, sensor, "instrument.sensor", sensor_keys) != 0) {
+        return;
+    }
+    reader_required_integer(reader, sensor, "instrument.sensor", "pixels_x", 1, MAX_AXIS_CELLS,
+                            "pixels along sensor x, the dispersion direction",
+                            &instrument->sensor_pixels_x);
+    reader_required_integer(reader, sensor, "instrument.sensor", "pixels_y", 1, MAX_AXIS_CELLS,
+                            "pixels along sensor y", &instrument->sensor_pixels_y);
+}
+
+static void read_scene_axes(config_reader *reader, const yaml_node *node,
+                            config_instrument *instrument)
+{
+    const yaml_node *x = reader_find(reader, node, "instrument", "scene_x", 1,
+                                     "{min: ..., max: ..., cells: ...} in arcsec");
+    if (x != NULL) {
+        read_axis(reader, x, "instrument.scene_x", "cells", "arcsec", &instrument->scene_x);
+    }
+    const yaml_node *y = reader_find(reader, node, "instrument", "scene_y", 1,
+                                     "{min: ..., max: ..., cells: ...} in arcsec");
+    if (y != NULL) {
+        read_axis(reader, y, "instrument.scene_y", "cells", "arcsec", &instrument->scene_y);
+    }
+}
+
+static void read_angles(config_reader *reader, const yaml_node *node, config_instrument *instrument)
+{
+    const yaml_node *angles = reader_find(reader, node, "instrument", "angles", 1,
+                                          "a list of dispersion angles in degree, one per channel");
+    size_t count = 0;
+    if (angles != NULL && reader_number_list(reader, angles, "instrument.angles", RANGE_ANY, 1,
+                                             CONFIG_MAX_CHANNELS, instrument->angle, &count) == 0) {
+        instrument->num_channel = (int64_t)count;
+    }
+}
+
+static void read_detector(config_reader *reader, const yaml_node *node,
+                          config_instrument *instrument)
+{
+    const char *name = "instrument";
+    reader_required_number(reader, node, name, "plate_scale", RANGE_POSITIVE, "arcsec per pixel",
+                           &instrument->plate_scale);
+    reader_required_number(reader, node, name, "area_effective", RANGE_POSITIVE, "cm^2",
+                           &instrument->area_effective);
+    reader_required_number(reader, node, name, "exposure_time", RANGE_POSITIVE, "s",
+                           &instrument->exposure_time);
+    instrument->quantum_yield = 1.0;
+    reader_optional_number(reader, node, name, "quantum_yield", RANGE_POSITIVE,
+                           &instrument->quantum_yield);
+    instrument->read_noise = 0.0;
+    reader_optional_number(reader, node, name, "read_noise", RANGE_NON_NEGATIVE,
+                           &instrument->read_noise);
+    int radiance = 0;
+    reader_optional_choice(reader, node, name, "radiance_per", radiance_words, &radiance);
+    instrument->solid_angle_steradian = radiance == 0;
+}
+
+/* position_ref defaults to the sensor's centre and wavelength_ref to the
+ * line, so that the scene's centre at rest lands mid-sensor. */
+static void read_references(config_reader *reader, const yaml_node *node,
+                            config_instrument *instrument)
+{
+    instrument->position_ref[0] = (double)instrument->sensor_pixels_x / 2.0;
+    instrument->position_ref[1] = (double)instrument->sensor_pixels_y / 2.0;
+    const yaml_node *position = reader_find(reader, node, "instrument", "position_ref", 0, "");
+    size_t count = 0;
+    if (position != NULL) {
+        reader_number_list(reader, position, "instrument.position_ref", RANGE_ANY, 2, 2,
+                           instrument->position_ref, &count);
+    }
+    instrument->wavelength_ref = instrument->wavelength_rest;
+    reader_optional_number(reader, node, "instrument", "wavelength_ref", RANGE_POSITIVE,
+                           &instrument->wavelength_ref);
+}
+
+static void read_instrument(config_reader *reader, const yaml_node *root,
+                            config_instrument *instrument)
+{
+    const yaml_node *node =
+        reader_find(reader, root, "", "instrument", 1, "the instrument: angles, grids, detector");
+    if (node == NULL || reader_expect_mapping(reader, node, "instrument", instrument_keys) != 0) {
+        return;
+    }
+    read_angles(reader, node, instrument);
+    reader_required_number(reader, node, "instrument", "wavelength_rest", RANGE_POSITIVE,
+                           "angstrom", &instrument->wavelength_rest);
+    read_spectral_axes(reader, node, instrument);
+    read_scene_axes(reader, node, instrument);
+    read_sensor(reader, node, instrument);
+    read_detector(reader, node, instrument);
+    read_references(reader, node, instrument);
+    if (!reader->failed && !instrument->has_velocity && !(instrument->wavelength.min > 0.0)) {
+        yaml_node *axis = yaml_mapping_get(node, "wavelength", NULL);
+        reader_complain(reader, yaml_mapping_get(axis, "min", NULL), "instrument.wavelength.min",
+                        "%g is out of range: wavelengths must be greater than 0",
+                        instrument->wavelength.min);
+    }
+}
+
+/* ---- scene ------------------------------------------------------------------------------ */
+
+static void read_gaussians(config_reader *reader, const yaml_node *node, config_scene *scene)
+{
+    /* `gaussians:` with nothing after it takes every default. */
+    if (node->kind == YAML_SCALAR && node->text[0] == '\0' && !node->quoted) {
+        return;
+    }
+    const char *name = "scene.gaussians";
+    if (reader_expect_mapping(reader, node, name, gaussians_keys) != 0) {
+        return;
+    }
+    reader_optional_number(reader, node, name, "width_velocity", RANGE_POSITIVE,
+                           &scene->width_velocity);
+    reader_optional_number(reader, node, name, "width_x", RANGE_POSITIVE, &scene->width_x);
+    reader_optional_number(reader, node, name, "width_y", RANGE_POSITIVE, &scene->width_y);
+    reader_optional_number(reader, node, name, "background", RANGE_NON_NEGATIVE,
+                           &scene->background);
+}
+
+static void read_scene(config_reader *reader, const yaml_node *root, const char *config_path,
+                       int synthesized, config_scene *scene)
+{
+    scene->width_velocity = 30.0;
+    scene->width_x = 1.0;
+    scene->width_y = 1.0;
+    scene->background = 0.0;
+    const yaml_node *node = reader_find(reader, root, "", "scene", 0, "");
+    /* Without a scene section, synthetic observations image the Gaussians;
+     * observations read from a file have no truth to compare with. */
+    scene->kind = synthesized ? SCENE_GAUSSIANS : SCENE_NONE;
+    if (node == NULL || reader_expect_mapping(reader, node, "scene", scene_keys) != 0) {
+        return;
+    }
+    scene->kind = SCENE_GAUSSIANS;
+    int which = 0;
+    const yaml_node *value = NULL;
+    if (read_one_of(reader, node, "scene", "gaussians", "file", &which, &value) != 0) {
+        return;
+    }
+    if (which == 0) {
+        read_gaussians(reader, value, scene);
+    } else {
+        scene->kind = SCENE_FILE;
+        read_input_file(reader, value, "scene.file", config_path, scene->file, sizeof scene->file,
+                        &scene->file_position);
+    }
+}
+
+/* ---- observations ---------------------------------------------------------------------- */
+
+static void read_synthesize(config_reader *reader, const yaml_node *node,
+                            config_observations *observations)
+{
+    if (node->kind == YAML_SCALAR && node->text[0] == '\0' && !node->quoted) {
+        return; /* `synthesize:` alone: the defaults */
+    }
+    const char *name = "observations.synthesize";
+    if (reader_expect_mapping(reader, node, name, synthesize_keys) != 0) {
+        return;
+    }
+    int64_t seed = (int64_t)observations->seed;
+    reader_optional_integer(reader, node, name, "seed", 0, INT64_MAX, &seed);
+    observations->seed = (uint64_t)seed;
+    reader_optional_boolean(reader, node, name, "noise", &observations->noise);
+}
+
+static void read_observations(config_reader *reader, const yaml_node *root, const char *config_path,
+                              config_observations *observations)
+{
+    observations->kind = OBSERVATIONS_SYNTHESIZE;
+    observations->seed = 42;
+    observations->noise = 1;
+    const yaml_node *node = reader_find(reader, root, "", "observations", 0, "");
+    if (node == NULL ||
+        reader_expect_mapping(reader, node, "observations", observations_keys) != 0) {
+        return;
+    }
+    int which = 0;
+    const yaml_node *value = NULL;
+    if (read_one_of(reader, node, "observations", "synthesize", "file", &which, &value) != 0) {
+        return;
+    }
+    if (which == 0) {
+        read_synthesize(reader, value, observations);
+    } else {
+        observations->kind = OBSERVATIONS_FILE;
+        read_input_file(reader, value, "observations.file", config_path, observations->file,
+                        sizeof observations->file, &observations->file_position);
+    }
+}
+
+/* ---- solver and outputs ---------------------------------------------------------------- */
+
+static void read_solver(config_reader *reader, const yaml_node *root, config_solver *solver)
+{
+    spart_mart_options defaults;
+    spart_mart_options_init(&defaults);
+    solver->gamma = 0.0; /* 2 / channels */
+    solver->stop_rule = SPART_MART_STOP_THRESHOLD;
+    solver->threshold = defaults.threshold;
+    solver->target = defaults.target;
+    solver->max_iterations = defaults.max_iterations;
+    solver->device = DEVICE_HOST;
+    solver->value_type = SPART_FLOAT64;
+    const yaml_node *node = reader_find(reader, root, "", "solver", 0, "");
+    const char *name = "solver";
+    if (node == NULL || reader_expect_mapping(reader, node, name, solver_keys) != 0) {
+        return;
+    }
+    reader_optional_number(reader, node, name, "gamma", RANGE_POSITIVE, &solver->gamma);
+    int choice = 0;
+    if (reader_optional_choice(reader, node, name, "stop", stop_words, &choice) == 0) {
+        solver->stop_rule = (spart_mart_stop_rule)choice;
+    }
+    reader_optional_number(reader, node, name, "threshold", RANGE_ANY, &solver->threshold);
+    reader_optional_number(reader, node, name, "target", RANGE_NON_NEGATIVE, &solver->target);
+    reader_optional_integer(reader, node, name, "max_iterations", 1, 10000000,
+                            &solver->max_iterations);
+    choice = 0;
+    if (reader_optional_choice(reader, node, name, "device", device_words, &choice) == 0) {
+        solver->device = (config_device)choice;
+    }
+    choice = 0;
+    if (reader_optional_choice(reader, node, name, "value_type", value_type_words, &choice) == 0) {
+        solver->value_type = choice == 0 ? SPART_FLOAT64 : SPART_FLOAT32;
+    }
+}
+
+static void read_outputs(config_reader *reader, const yaml_node *root, config_outputs *outputs)
+{
+    snprintf(outputs->folder, sizeof outputs->folder, "%s", "spart-output");
+    outputs->pictures = 1;
+    const yaml_node *node = reader_find(reader, root, "", "outputs", 0, "");
+    if (node == NULL || reader_expect_mapping(reader, node, "outputs", outputs_keys) != 0) {
+        return;
+    }
+    const yaml_node *folder = reader_find(reader, node, "outputs", "folder", 0, "");
+    if (folder != NULL) {
+        reader_string(reader, folder, "outputs.folder", outputs->folder, sizeof outputs->folder);
+    }
+    reader_optional_boolean(reader, node, "outputs", "pictures", &outputs->pictures);
+}
+
+int config_read(const char *path, config *cfg, char *error, size_t error_size)
+{
+    memset(cfg, 0, sizeof *cfg);
+    if (strlen(path) >= sizeof cfg->path) {
+        snprintf(error, error_size, "%.64s...: the config file's name is too long", path);
+        return -1;
+    }
+    memcpy(cfg->path, path, strlen(path) + 1);
+    yaml_node *root = NULL;
+    if (yaml_tree_read(path, &root, error, error_size) != 0) {
+        return -1;
+    }
+    config_reader reader = {path, error, error_size, 0};
+    if (reader_expect_mapping(&reader, root, "", top_keys) == 0) {
+        read_instrument(&reader, root, &cfg->instrument);
+        read_observations(&reader, root, path, &cfg->observations);
+        read_scene(&reader, root, path, cfg->observations.kind == OBSERVATIONS_SYNTHESIZE,
+                   &cfg->scene);
+        read_solver(&reader, root, &cfg->solver);
+        read_outputs(&reader, root, &cfg->outputs);
+    }
+    yaml_tree_free(root);
+    return reader.failed ? -1 : 0;
+}

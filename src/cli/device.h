@@ -1,0 +1,35 @@
+/*
+ * src/cli/device.h: where the inversion's products run. On the host the
+ * instrument's own MART operators are used. With --device cuda the two
+ * operators are copied to the GPU (spart_regridder_to_device) and MART's
+ * forward and backward callbacks run their products there, moving the
+ * scene and the images across each time: the MART driver itself runs on
+ * the host in this version. A device product equals the host product bit
+ * for bit (spart/device.h), so both give the same inversion.
+ *
+ * --device auto takes the GPU when one is usable and the host otherwise;
+ * --device cuda without a usable GPU (or in a build without CUDA) is an
+ * error that says which.
+ */
+#ifndef SPART_CLI_DEVICE_H
+#define SPART_CLI_DEVICE_H
+
+#include <stddef.h>
+
+#include "cli.h"
+#include "spart.h"
+
+typedef struct device_operators device_operators;
+
+/* Prepare MART operators of `instrument` on `requested` (host, cuda or
+ * auto) into *operators; *made holds what they need (free it with
+ * device_operators_free after the solve) and *where names the place
+ * ("host", "cuda device 0"). Returns 0, or -1 with a sentence. */
+int device_operators_make(spart_context *context, const spart_instrument *instrument,
+                          cli_device requested, spart_mart_operators *operators,
+                          device_operators **made, const char **where, char *error,
+                          size_t error_size);
+
+void device_operators_free(device_operators *made);
+
+#endif /* SPART_CLI_DEVICE_H */

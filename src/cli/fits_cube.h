@@ -1,0 +1,59 @@
+/*
+ * src/cli/fits_cube.h: the data cubes of the spart command (scenes and
+ * images) as FITS primary arrays, with WCS keywords describing each axis
+ * so that astropy, SunPy and ds9 place them (CTYPE, CUNIT, CRPIX, CRVAL,
+ * CDELT), and a SPARTKND keyword that `spart info` recognises.
+ *
+ * Axis order: the arrays are stored in spart's C order, as NumPy lays them
+ * out, so astropy's `hdu.data` has exactly spart's shape: a scene is
+ * data[wavelength, x, y], images are data[channel, sensor_x, sensor_y].
+ * FITS numbers its axes the other way round (NAXIS1 is the last, fastest
+ * axis): NAXIS1 is y, NAXIS2 is x, NAXIS3 is wavelength or channel.
+ */
+#ifndef SPART_CLI_FITS_CUBE_H
+#define SPART_CLI_FITS_CUBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One axis of a cube, in C order (axis 0 is the slowest). Pixel k (from 0)
+ * has the coordinate crval + cdelt * k: its centre. */
+typedef struct cube_axis {
+    int64_t length;
+    const char *ctype; /* WCS type, 8 characters at most ("WAVE", "HPLN-TAN") */
+    const char *cunit; /* WCS unit ("Angstrom", "arcsec", "pixel", "" for none) */
+    double crval;      /* coordinate of the first pixel's centre */
+    double cdelt;      /* step per pixel */
+    const char *name;  /* what the axis is, for the comments */
+} cube_axis;
+
+/* A cube to write: three axes, values, and what they are. */
+typedef struct cube {
+    cube_axis axis[3];
+    const double *values; /* axis[0].length * axis[1].length * axis[2].length, C order */
+    const char *kind;     /* SPARTKND: "scene" or "images" */
+    const char *content;  /* CONTENT: "MART solution", "truth", "observed", ... */
+    const char *bunit;    /* BUNIT: the values' unit */
+    /* Extra numeric keywords (such as ANGLE0 ...), or none. */
+    size_t num_extra;
+    const char *const *extra_keys;
+    const double *extra_values;
+    const char *const *extra_comments;
+} cube;
+
+/* Write `data` into the new file `path` (which must not exist: write it
+ * under a temporary name, see output_files.h) as float64. Returns 0, or -1
+ * with a sentence naming `display_path` (the final name) in `error`. */
+int fits_cube_write(const char *path, const char *display_path, const cube *data, char *error,
+                    size_t error_size);
+
+/* Read the primary array of `path` (read-only) into `values`, which holds
+ * the product of `dims` values: the array must have exactly these three
+ * extents in C order (`what` names them for the sentence, such as
+ * "wavelength x scene_x x scene_y"). Returns 0, -1 for a file that cannot
+ * be read, or 1 for one whose shape does not fit (the sentence says both
+ * shapes). */
+int fits_cube_read(const char *path, const int64_t dims[3], const char *what, double *values,
+                   char *error, size_t error_size);
+
+#endif /* SPART_CLI_FITS_CUBE_H */

@@ -1,0 +1,269 @@
+/*
+ * src/cli/invert.c: `spart invert [CONFIG.yaml]`: read the config, build
+ * the instrument and its operators, make or read the observations, run
+ * MART, and write the results (FITS, CSV, PNG) into the output folder.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_run.h"
+#include "device.h"
+#include "observations.h"
+#include "output_files.h"
+#include "pictures.h"
+#include "problem.h"
+#include "results.h"
+#include "scene.h"
+
+/* Everything one inversion holds, freed together. */
+typedef struct inversion {
+    config cfg;
+    spart_context *context;
+    problem made;
+    progress report;
+    double *truth;
+    double *observed;
+    double *predicted;
+    device_operators *device;
+    spart_mart_operators operators;
+    const char *where;
+    spart_mart_result *result;
+    char error[CONFIG_ERROR_LENGTH + 512];
+} inversion;
+
+static void inversion_free(inversion *run)
+{
+    spart_mart_result_free(run->result);
+    device_operators_free(run->device);
+    free(run->truth);
+    free(run->observed);
+    free(run->predicted);
+    problem_free(&run->made);
+    progress_free(&run->report);
+    spart_context_free(run->context);
+}
+
+/* Refuse existing outputs before any long work. */
+static int prepare_outputs(const cli_options *options, inversion *run)
+{
+    const char *names[RESULTS_MAX_FILES];
+    size_t count = results_file_names(&run->cfg, names);
+    int result = output_folder_prepare(run->cfg.outputs.folder, names, count, options->overwrite,
+                                       run->error, sizeof run->error);
+    if (result != 0) {
+        cli_error(options, "%s", run->error);
+        return result > 0 ? EXIT_OUTPUT_EXISTS : EXIT_FAILED;
+    }
+    return EXIT_DONE;
+}
+
+/* The truth (when there is one) and the observations. */
+static int make_data(const cli_options *options, inversion *run)
+{
+    int result = 0;
+    if (run->cfg.scene.kind != SCENE_NONE) {
+        result = scene_make(run->context, &run->cfg, &run->made, &run->truth, run->error,
+                            sizeof run->error);
+    }
+    if (result == 0) {
+        progress_step_begin(&run->report, run->cfg.observations.kind == OBSERVATIONS_SYNTHESIZE
+                                              ? "synthesising the observations"
+                                              : "reading the observations");
+        result = observations_make(run->context, &run->cfg, &run->made, run->truth, &run->observed,
+                                   run->error, sizeof run->error);
+        if (result == 0) {
+            progress_step_end(&run->report);
+        } else if (run->report.enabled) {
+            printf(" failed\n");
+        }
+    }
+    if (result != 0) {
+        cli_error(options, "%s", run->error);
+        return result > 0 ? EXIT_BAD_CONFIG : EXIT_FAILED;
+    }
+    return EXIT_DONE;
+}
+
+static int solve(const cli_options *options, inversion *run)
+{
+    if (device_operators_make(run->context, run->made.instrument, options->device, &run->operators,
+                              &run->device, &run->where, run->error, sizeof run->error) != 0) {
+        cli_error(options, "%s", run->error);
+        return EXIT_FAILED;
+    }
+    spart_mart_options mart;
+    spart_mart_options_init(&mart);
+    mart.gamma = run->cfg.solver.gamma;
+    mart.stop_rule = run->cfg.solver.stop_rule;
+    mart.threshold = run->cfg.solver.threshold;
+    mart.target = run->cfg.solver.target;
+    mart.max_iterations = run->cfg.solver.max_iterations;
+    mart.callback = progress_mart_callback;
+    mart.callback_user = &run->report;
+    if (run->report.enabled) {
+        printf("running MART on the %s\n", run->where);
+    }
+    if (spart_mart_solve(run->context, &run->operators, run->observed, &mart, &run->result) !=
+        SPART_OK) {
+        cli_error(options, "MART: %s", spart_context_error(run->context));
+        return EXIT_FAILED;
+    }
+    if (cli_interrupted()) {
+        cli_error(options, "interrupted after %lld iterations; no outputs were written",
+                  (long long)spart_mart_result_num_iterations(run->result));
+        return EXIT_INTERRUPTED;
+    }
+    return EXIT_DONE;
+}
+
+/* The images the solution predicts, for predicted.fits and the pictures. */
+static int predict(const cli_options *options, inversion *run)
+{
+    int64_t count = run->made.num_channel * run->made.image_size;
+    run->predicted = malloc((size_t)count * sizeof *run->predicted);
+    if (run->predicted == NULL || spart_instrument_image(run->context, run->made.instrument,
+                                                         spart_mart_result_solution(run->result),
+                                                         run->predicted, NULL) != SPART_OK) {
+        cli_error(options, "predicting the images of the solution: %s",
+                  run->predicted == NULL ? "out of memory" : spart_context_error(run->context));
+        return EXIT_FAILED;
+    }
+    return EXIT_DONE;
+}
+
+static int write_outputs(const cli_options *options, inversion *run)
+{
+    int64_t iterations = spart_mart_result_num_iterations(run->result);
+    int complete = !run->report.out_of_memory && run->report.num_iterations >= iterations;
+    results outputs = {&run->cfg,
+                       &run->made,
+                       run->truth,
+                       run->observed,
+                       run->predicted,
+                       run->result,
+                       complete ? run->report.merit : NULL,
+                       complete ? run->report.elapsed : NULL,
+                       run->cfg.observations.kind == OBSERVATIONS_SYNTHESIZE,
+                       run->cfg.scene.kind == SCENE_GAUSSIANS};
+    progress_step_begin(&run->report, "writing the outputs");
+    int interrupted = 0;
+    int result = results_write(&outputs, run->cfg.outputs.folder, options->overwrite, &interrupted,
+                               run->error, sizeof run->error);
+    if (result == 0 && run->cfg.outputs.pictures) {
+        result = pictures_write(&outputs, run->cfg.outputs.folder, options->overwrite, run->error,
+                                sizeof run->error);
+    }
+    if (result != 0) {
+        if (run->report.enabled) {
+            printf(" failed\n");
+        }
+        if (interrupted) {
+            cli_error(options,
+                      "interrupted while writing; the files already in %s are complete, "
+                      "the others were not written",
+                      run->cfg.outputs.folder);
+            return EXIT_INTERRUPTED;
+        }
+        cli_error(options, "%s (files already written are complete; no partial file is left)",
+                  run->error);
+        return result > 0 ? EXIT_OUTPUT_EXISTS : EXIT_FAILED;
+    }
+    progress_step_end(&run->report);
+    return EXIT_DONE;
+}
+
+static void print_summary(const cli_options *options, const inversion *run, double seconds)
+{
+    if (options->quiet) {
+        return;
+    }
+    const spart_mart_result *result = run->result;
+    int64_t iterations = spart_mart_result_num_iterations(result);
+    int64_t channels = spart_mart_result_num_channel(result);
+    const double *chi2 = spart_mart_result_mean_chi_squared(result);
+    double first = 0.0;
+    double last = 0.0;
+    for (int64_t c = 0; c < channels; c++) {
+        first += chi2[c] / (double)channels;
+        last += chi2[(iterations - 1) * channels + c] / (double)channels;
+    }
+    const problem *made = &run->made;
+    printf("spart invert %s\n", run->cfg.path);
+    printf("  problem: %lld channels, %lld wavelength bins, %lld x %lld scene, %lld x %lld "
+           "sensor; operators of %lld and %lld entries\n",
+           (long long)made->num_channel, (long long)made->num_wavelength,
+           (long long)made->num_scene_x, (long long)made->num_scene_y,
+           (long long)made->num_sensor_x, (long long)made->num_sensor_y,
+           (long long)spart_regridder_num_entries(spart_instrument_forward(made->instrument)),
+           (long long)spart_regridder_num_entries(spart_instrument_backward(made->instrument)));
+    printf("  MART on the %s: %lld iterations, merit %.4g -> %.4g, gamma %g: %s\n", run->where,
+           (long long)iterations, first, last, spart_mart_result_gamma(result),
+           spart_mart_result_message(result));
+    if (run->truth != NULL) {
+        printf("  correlation of the solution with the true scene: %.4f\n",
+               scene_correlation(run->truth, spart_mart_result_solution(result), made->scene_size));
+    }
+    printf("  outputs in %s/ (%.2f s in all)\n", run->cfg.outputs.folder, seconds);
+}
+
+/* Apply the command line over the config. */
+static void apply_options(const cli_options *options, config *cfg)
+{
+    if (options->output != NULL) {
+        snprintf(cfg->outputs.folder, sizeof cfg->outputs.folder, "%s", options->output);
+    }
+}
+
+int cli_invert(const cli_options *options)
+{
+    double start = progress_now();
+    inversion *run = calloc(1, sizeof *run);
+    if (run == NULL) {
+        cli_error(options, "out of memory");
+        return EXIT_FAILED;
+    }
+    int code = cli_load_config(options, &run->cfg);
+    cli_options effective = *options;
+    if (code == EXIT_DONE) {
+        apply_options(options, &run->cfg);
+        effective.device = cli_effective_device(options, &run->cfg);
+        progress_init(&run->report, options->quiet);
+        code = cli_make_context(&effective, &run->context);
+    }
+    if (code == EXIT_DONE) {
+        code = prepare_outputs(&effective, run);
+    }
+    if (code == EXIT_DONE &&
+        (problem_make_grids(run->context, &run->cfg, &run->made, run->error, sizeof run->error) !=
+             0 ||
+         problem_build_instrument(run->context, &run->cfg, &run->made, &run->report, run->error,
+                                  sizeof run->error) != 0)) {
+        cli_error(&effective, "%s", run->error);
+        code = EXIT_FAILED;
+    }
+    if (code == EXIT_DONE) {
+        code = make_data(&effective, run);
+    }
+    if (code == EXIT_DONE) {
+        code = solve(&effective, run);
+    }
+    if (code == EXIT_DONE) {
+        code = predict(&effective, run);
+    }
+    if (code == EXIT_DONE) {
+        code = write_outputs(&effective, run);
+    }
+    if (code == EXIT_DONE) {
+        print_summary(&effective, run, progress_now() - start);
+        if (!spart_mart_result_success(run->result)) {
+            cli_error(&effective, "MART did not meet its stopping rule: %s (outputs written)",
+                      spart_mart_result_message(run->result));
+            code = EXIT_NOT_CONVERGED;
+        }
+    }
+    inversion_free(run);
+    free(run);
+    return code;
+}

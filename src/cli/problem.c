@@ -1,0 +1,154 @@
+/*
+ * src/cli/problem.c: grids from a config, and the ideal instrument on them.
+ */
+#include "problem.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The speed of light in km/s (exact), for Doppler velocities. */
+#define SPEED_OF_LIGHT_KM_S 299792.458
+
+static double *new_doubles(int64_t count)
+{
+    return malloc((size_t)count * sizeof(double));
+}
+
+/* Pixel vertices 0, 1, ..., count. */
+static void pixel_vertices(int64_t count, double *vertices)
+{
+    for (int64_t k = 0; k <= count; k++) {
+        vertices[k] = (double)k;
+    }
+}
+
+/* The spectral bin edges: from velocities through the optical Doppler
+ * relation (as spart_scene_gaussians and ctis), or given as wavelengths,
+ * whose velocities are then worked out the same way. */
+static int make_spectral_edges(spart_context *context, const config_instrument *instrument,
+                               problem *made, char *error, size_t error_size)
+{
+    int64_t count = made->num_wavelength + 1;
+    if (instrument->has_velocity) {
+        config_axis_vertices(&instrument->velocity, made->velocity);
+        if (spart_wavelength_from_velocity(context, instrument->wavelength_rest, count,
+                                           made->velocity, made->wavelength) != SPART_OK) {
+            snprintf(error, error_size, "the wavelength bins: %s", spart_context_error(context));
+            return -1;
+        }
+        return 0;
+    }
+    config_axis_vertices(&instrument->wavelength, made->wavelength);
+    for (int64_t k = 0; k < count; k++) {
+        made->velocity[k] =
+            SPEED_OF_LIGHT_KM_S * (made->wavelength[k] / instrument->wavelength_rest - 1.0);
+    }
+    return 0;
+}
+
+int problem_make_grids(spart_context *context, const config *cfg, problem *made, char *error,
+                       size_t error_size)
+{
+    const config_instrument *instrument = &cfg->instrument;
+    memset(made, 0, sizeof *made);
+    made->num_channel = instrument->num_channel;
+    made->num_wavelength =
+        instrument->has_velocity ? instrument->velocity.cells : instrument->wavelength.cells;
+    made->num_scene_x = instrument->scene_x.cells;
+    made->num_scene_y = instrument->scene_y.cells;
+    made->num_sensor_x = instrument->sensor_pixels_x;
+    made->num_sensor_y = instrument->sensor_pixels_y;
+    made->scene_size = made->num_wavelength * made->num_scene_x * made->num_scene_y;
+    made->image_size = made->num_sensor_x * made->num_sensor_y;
+    made->wavelength = new_doubles(made->num_wavelength + 1);
+    made->velocity = new_doubles(made->num_wavelength + 1);
+    made->scene_x = new_doubles(made->num_scene_x + 1);
+    made->scene_y = new_doubles(made->num_scene_y + 1);
+    made->sensor_x = new_doubles(made->num_sensor_x + 1);
+    made->sensor_y = new_doubles(made->num_sensor_y + 1);
+    if (made->wavelength == NULL || made->velocity == NULL || made->scene_x == NULL ||
+        made->scene_y == NULL || made->sensor_x == NULL || made->sensor_y == NULL) {
+        snprintf(error, error_size, "out of memory for the grids");
+        return -1;
+    }
+    config_axis_vertices(&instrument->scene_x, made->scene_x);
+    config_axis_vertices(&instrument->scene_y, made->scene_y);
+    pixel_vertices(made->num_sensor_x, made->sensor_x);
+    pixel_vertices(made->num_sensor_y, made->sensor_y);
+    return make_spectral_edges(context, instrument, made, error, error_size);
+}
+
+/* The library's description of the instrument, pointing into `made`. */
+static void fill_params(const config *cfg, const problem *made, spart_instrument_params *params)
+{
+    const config_instrument *instrument = &cfg->instrument;
+    spart_instrument_params_init(params);
+    params->num_channel = instrument->num_channel;
+    params->angle = instrument->angle;
+    params->dispersion = instrument->dispersion;
+    params->plate_scale = instrument->plate_scale;
+    params->wavelength_ref = instrument->wavelength_ref;
+    params->position_ref[0] = instrument->position_ref[0];
+    params->position_ref[1] = instrument->position_ref[1];
+    params->area_effective = instrument->area_effective;
+    params->exposure_time = instrument->exposure_time;
+    params->quantum_yield = instrument->quantum_yield;
+    params->read_noise = instrument->read_noise;
+    params->num_wavelength = made->num_wavelength;
+    params->wavelength = made->wavelength;
+    params->num_scene_x = made->num_scene_x;
+    params->scene_x = made->scene_x;
+    params->num_scene_y = made->num_scene_y;
+    params->scene_y = made->scene_y;
+    params->num_sensor_x = made->num_sensor_x;
+    params->sensor_x = made->sensor_x;
+    params->num_sensor_y = made->num_sensor_y;
+    params->sensor_y = made->sensor_y;
+    params->solid_angle_steradian = instrument->solid_angle_steradian;
+    params->value_type = cfg->solver.value_type;
+}
+
+int problem_build_instrument(spart_context *context, const config *cfg, problem *made,
+                             progress *report, char *error, size_t error_size)
+{
+    spart_instrument_params params;
+    fill_params(cfg, made, &params);
+    char what[160];
+    snprintf(what, sizeof what,
+             "building the instrument: weights and operators of %lld channels x %lld bins",
+             (long long)made->num_channel, (long long)made->num_wavelength);
+    progress_step_begin(report, what);
+    if (spart_instrument_create(context, &params, &made->instrument) != SPART_OK) {
+        if (report->enabled) {
+            fprintf(report->stream, " failed\n");
+        }
+        snprintf(error, error_size, "building the instrument: %s", spart_context_error(context));
+        return -1;
+    }
+    progress_step_end(report);
+    return 0;
+}
+
+void problem_free(problem *made)
+{
+    spart_instrument_free(made->instrument);
+    free(made->wavelength);
+    free(made->velocity);
+    free(made->scene_x);
+    free(made->scene_y);
+    free(made->sensor_x);
+    free(made->sensor_y);
+    memset(made, 0, sizeof *made);
+}
+
+double problem_bin_velocity(const problem *made, int64_t l)
+{
+    return (made->velocity[l] + made->velocity[l + 1]) / 2.0;
+}
+
+const char *problem_radiance_unit(const config *cfg)
+{
+    return cfg->instrument.solid_angle_steradian ? "erg / (Angstrom cm2 s sr)"
+                                                 : "erg / (Angstrom cm2 s arcsec2)";
+}

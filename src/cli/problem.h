@@ -1,0 +1,52 @@
+/*
+ * src/cli/problem.h: the inversion problem a config describes: its grids
+ * (vertex coordinates of the wavelength bins, the scene cells and the
+ * sensor pixels), the ideal instrument built on them (weights and both
+ * operators), and the sizes every other part needs.
+ */
+#ifndef SPART_CLI_PROBLEM_H
+#define SPART_CLI_PROBLEM_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "progress.h"
+#include "spart.h"
+
+typedef struct problem {
+    int64_t num_channel;
+    int64_t num_wavelength;
+    int64_t num_scene_x;
+    int64_t num_scene_y;
+    int64_t num_sensor_x;
+    int64_t num_sensor_y;
+    int64_t scene_size; /* num_wavelength * num_scene_x * num_scene_y */
+    int64_t image_size; /* per channel: num_sensor_x * num_sensor_y */
+    double *wavelength; /* num_wavelength + 1 bin edges, A */
+    double *velocity;   /* num_wavelength + 1 bin edges, km/s (Doppler, optical) */
+    double *scene_x;    /* num_scene_x + 1 vertices, arcsec */
+    double *scene_y;
+    double *sensor_x; /* num_sensor_x + 1 vertices, pixel */
+    double *sensor_y;
+    spart_instrument *instrument; /* after problem_build_instrument */
+} problem;
+
+/* The grids of `cfg` (no operators yet). Returns 0, or -1 with a sentence. */
+int problem_make_grids(spart_context *context, const config *cfg, problem *made, char *error,
+                       size_t error_size);
+
+/* Build the instrument's weights and operators (the long part of a large
+ * problem: a start and an end line on the terminal with the time taken). */
+int problem_build_instrument(spart_context *context, const config *cfg, problem *made,
+                             progress *report, char *error, size_t error_size);
+
+/* Free the grids and the instrument (accepts a zeroed problem). */
+void problem_free(problem *made);
+
+/* The Doppler velocity (km/s) of the centre of wavelength bin l. */
+double problem_bin_velocity(const problem *made, int64_t l);
+
+/* The unit of the scene's radiance, as a FITS BUNIT. */
+const char *problem_radiance_unit(const config *cfg);
+
+#endif /* SPART_CLI_PROBLEM_H */
