@@ -5,8 +5,8 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:?usage: scripts/lint.sh BUILD_DIR}
 cd "$root"
-mapfile -t sources < <(git ls-files 'src/*.c' 'host/*.c' 2>/dev/null || ls src/*.c host/*.c)
-mapfile -t headers < <(git ls-files 'src/*.h' 'include/*.h' 'include/spart/*.h' 'tests/unit/*.c' 'examples/*.c')
+mapfile -t sources < <(git ls-files 'src/*.c' 'host/*.c' 'solvers/*.c' 2>/dev/null || ls src/*.c host/*.c)
+mapfile -t headers < <(git ls-files 'src/*.h' 'solvers/*.h' 'include/*.h' 'include/spart/*.h' 'tests/unit/*.c' 'examples/*.c')
 status=0
 if ! clang-format --dry-run -Werror "${sources[@]}" "${headers[@]}"; then
     echo "lint: clang-format would change the files above (run clang-format -i on them)" >&2

@@ -78,8 +78,8 @@ static spart_status check_vertices(spart_context *context, const char *name, con
                                        (long long)count);
     }
     if (v == NULL) {
-        return spart_context_set_error(context, SPART_ERROR_NULL_POINTER,
-                                       "instrument: %s is NULL", name);
+        return spart_context_set_error(context, SPART_ERROR_NULL_POINTER, "instrument: %s is NULL",
+                                       name);
     }
     for (int64_t i = 0; i <= count; i++) {
         if (!isfinite(v[i])) {
@@ -182,8 +182,7 @@ static spart_status check_params(spart_context *context, const spart_instrument_
 /* The scene vertices mapped onto the sensor, per channel and wavelength
  * bin: x and y of shape (channel, wavelength, scene_x + 1, scene_y + 1),
  * each bin the mean of the mapping at its two wavelength edges. */
-static void map_scene_vertices(const spart_instrument_params *p, double *mapped_x,
-                               double *mapped_y)
+static void map_scene_vertices(const spart_instrument_params *p, double *mapped_x, double *mapped_y)
 {
     int64_t nx = p->num_scene_x + 1;
     int64_t ny = p->num_scene_y + 1;
@@ -274,10 +273,13 @@ static spart_status build_weights(spart_context *context, const spart_instrument
     double *factor = spart_mart_alloc_doubles(context, 2 * scene_size);
     spart_status status = SPART_OK;
     if (mapped == NULL || sensor == NULL || factor == NULL) {
-        status = spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
-                                         "instrument: could not allocate the mapped grids "
-                                         "(%zu values)",
-                                         2 * mapped_count);
+        spart_context_free_memory(context, mapped);
+        spart_context_free_memory(context, sensor);
+        spart_context_free_memory(context, factor);
+        return spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
+                                       "instrument: could not allocate the mapped grids "
+                                       "(%zu values)",
+                                       2 * mapped_count);
     }
     if (status == SPART_OK) {
         map_scene_vertices(p, mapped, mapped + mapped_count);
@@ -467,8 +469,7 @@ static spart_status check_call(spart_context *context, const spart_instrument *i
     }
     if (instrument == NULL || in == NULL || out == NULL) {
         return spart_context_set_error(context, SPART_ERROR_NULL_POINTER,
-                                       "%s: the instrument and the arrays must not be NULL",
-                                       what);
+                                       "%s: the instrument and the arrays must not be NULL", what);
     }
     return SPART_OK;
 }
@@ -508,11 +509,10 @@ spart_status spart_instrument_image(spart_context *context, const spart_instrume
 }
 
 spart_status spart_instrument_backproject(spart_context *context,
-                                          const spart_instrument *instrument,
-                                          const double *images, double *scenes)
+                                          const spart_instrument *instrument, const double *images,
+                                          double *scenes)
 {
-    spart_status status =
-        check_call(context, instrument, images, scenes, "instrument_backproject");
+    spart_status status = check_call(context, instrument, images, scenes, "instrument_backproject");
     if (status != SPART_OK) {
         return status;
     }

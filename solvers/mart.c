@@ -195,42 +195,46 @@ static spart_status check_arguments(spart_context *context, const spart_mart_ope
                                     spart_mart_result **result)
 {
     if (operators == NULL || observed == NULL || options == NULL || result == NULL) {
-        return spart_context_set_error(context, SPART_ERROR_NULL_POINTER,
-                               "mart: operators, observed, options and result must not be NULL");
+        return spart_context_set_error(
+            context, SPART_ERROR_NULL_POINTER,
+            "mart: operators, observed, options and result must not be NULL");
     }
     if (operators->forward == NULL || operators->backward == NULL) {
-        return spart_context_set_error(context, SPART_ERROR_NULL_POINTER,
-                               "mart: operators->forward and operators->backward must be set");
+        return spart_context_set_error(
+            context, SPART_ERROR_NULL_POINTER,
+            "mart: operators->forward and operators->backward must be set");
     }
     if (operators->num_channel < 1 || operators->scene_size < 1 || operators->image_size < 1) {
-        return spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
-                               "mart: num_channel (%lld), scene_size (%lld) and image_size (%lld) "
-                               "must be at least 1",
-                               (long long)operators->num_channel,
-                               (long long)operators->scene_size,
-                               (long long)operators->image_size);
+        return spart_context_set_error(
+            context, SPART_ERROR_INVALID_ARGUMENT,
+            "mart: num_channel (%lld), scene_size (%lld) and image_size (%lld) "
+            "must be at least 1",
+            (long long)operators->num_channel, (long long)operators->scene_size,
+            (long long)operators->image_size);
     }
     if (!(options->gamma >= 0.0) || isinf(options->gamma)) {
-        return spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
-                               "mart: gamma = %g must be positive and finite (0 for the default "
-                               "2 / num_channel)",
-                               options->gamma);
+        return spart_context_set_error(
+            context, SPART_ERROR_INVALID_ARGUMENT,
+            "mart: gamma = %g must be positive and finite (0 for the default "
+            "2 / num_channel)",
+            options->gamma);
     }
     if (!isfinite(options->threshold) || !isfinite(options->target)) {
         return spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
-                               "mart: threshold = %g and target = %g must be finite",
-                               options->threshold, options->target);
+                                       "mart: threshold = %g and target = %g must be finite",
+                                       options->threshold, options->target);
     }
     if (options->max_iterations < 1) {
         return spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
-                               "mart: max_iterations = %lld must be at least 1",
-                               (long long)options->max_iterations);
+                                       "mart: max_iterations = %lld must be at least 1",
+                                       (long long)options->max_iterations);
     }
     if (options->stop_rule != SPART_MART_STOP_THRESHOLD &&
-        options->stop_rule != SPART_MART_STOP_TARGET && options->stop_rule != SPART_MART_STOP_COUNT) {
+        options->stop_rule != SPART_MART_STOP_TARGET &&
+        options->stop_rule != SPART_MART_STOP_COUNT) {
         return spart_context_set_error(context, SPART_ERROR_UNKNOWN_ENUM,
-                               "mart: stop_rule = %d is not a spart_mart_stop_rule",
-                               (int)options->stop_rule);
+                                       "mart: stop_rule = %d is not a spart_mart_stop_rule",
+                                       (int)options->stop_rule);
     }
     return SPART_OK;
 }
@@ -282,7 +286,7 @@ static int keep_solution(spart_mart_result *result, const double *scene, int64_t
     if (result->num_solutions == *capacity) {
         int64_t grown = *capacity * 2;
         double *bigger = spart_mart_realloc_doubles(result->context, result->solutions,
-                                            (size_t)(grown * result->scene_size));
+                                                    (size_t)(grown * result->scene_size));
         if (bigger == NULL) {
             return 0;
         }
@@ -301,13 +305,14 @@ static int record_merit(spart_mart_result *result, const mart_work *work)
     int64_t c = result->num_channel;
     if (result->num_iterations == result->capacity) {
         int64_t grown = result->capacity * 2;
-        double *chi2 =
-            spart_mart_realloc_doubles(result->context, result->mean_chi_squared, (size_t)(grown * c));
+        double *chi2 = spart_mart_realloc_doubles(result->context, result->mean_chi_squared,
+                                                  (size_t)(grown * c));
         if (chi2 == NULL) {
             return 0;
         }
         result->mean_chi_squared = chi2;
-        double *r = spart_mart_realloc_doubles(result->context, result->correlation, (size_t)(grown * c));
+        double *r =
+            spart_mart_realloc_doubles(result->context, result->correlation, (size_t)(grown * c));
         if (r == NULL) {
             return 0;
         }
@@ -374,8 +379,8 @@ static void clamp_at_zero(double *values, int64_t n, int threads)
 }
 
 /* chi2 and r of every channel (channels in parallel, pixels in order). */
-static void merits(const spart_mart_operators *operators, const double *observed,
-                   mart_work *work, int threads)
+static void merits(const spart_mart_operators *operators, const double *observed, mart_work *work,
+                   int threads)
 {
     int64_t n = operators->image_size;
 #pragma omp parallel for num_threads(threads) schedule(static, 1) if (n > 4096)
@@ -404,11 +409,12 @@ static void update_scene(const spart_mart_operators *operators, mart_work *work,
 static spart_status call_forward(spart_context *context, const spart_mart_operators *operators,
                                  mart_work *work, int64_t iteration)
 {
-    spart_status status = operators->forward(operators->user, context, work->scene,
-                                             work->predicted, work->widths);
+    spart_status status =
+        operators->forward(operators->user, context, work->scene, work->predicted, work->widths);
     if (status != SPART_OK) {
-        return spart_mart_fail_keep(context, status, "mart: the forward operator failed at "
-                                                     "iteration %lld",
+        return spart_mart_fail_keep(context, status,
+                                    "mart: the forward operator failed at "
+                                    "iteration %lld",
                                     (long long)iteration);
     }
     return SPART_OK;
@@ -419,8 +425,8 @@ static spart_status call_backward(spart_context *context, const spart_mart_opera
 {
     spart_status status = operators->backward(operators->user, context, images, scenes);
     if (status != SPART_OK) {
-        return spart_mart_fail_keep(context, status,
-                                    "mart: the backward operator failed on the %s", what);
+        return spart_mart_fail_keep(context, status, "mart: the backward operator failed on the %s",
+                                    what);
     }
     return SPART_OK;
 }
@@ -445,8 +451,7 @@ static int rule_stops(const spart_mart_options *options, double merit_previous, 
             return 1;
         }
         return 0;
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -480,11 +485,11 @@ spart_status spart_mart_solve(spart_context *context, const spart_mart_operators
             free_work(context, &work);
         }
         spart_mart_result_free(made);
-        return spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
-                               "mart: could not allocate the working arrays (%lld channels, "
-                               "%lld values per scene, %lld per image)",
-                               (long long)channels, (long long)scene_size,
-                               (long long)operators->image_size);
+        return spart_context_set_error(
+            context, SPART_ERROR_OUT_OF_MEMORY,
+            "mart: could not allocate the working arrays (%lld channels, "
+            "%lld values per scene, %lld per image)",
+            (long long)channels, (long long)scene_size, (long long)operators->image_size);
     }
     made->gamma = gamma;
 
@@ -522,8 +527,8 @@ spart_status spart_mart_solve(spart_context *context, const spart_mart_operators
             break;
         }
         if (options->callback != NULL) {
-            spart_mart_progress progress = {i, channels, work.chi2, work.correlation, merit,
-                                            omp_get_wtime() - start};
+            spart_mart_progress progress = {
+                i, channels, work.chi2, work.correlation, merit, omp_get_wtime() - start};
             if (options->callback(options->callback_user, &progress) != 0) {
                 snprintf(made->message, sizeof made->message,
                          "Stopped by the callback at iteration %lld.", (long long)i);

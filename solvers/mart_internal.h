@@ -16,8 +16,8 @@ double *spart_mart_realloc_doubles(const spart_context *context, double *pointer
 
 /* Fail with `status`, keeping the sentence already in the context (what
  * a callback said) after ours: "<ours>: <theirs>". */
-spart_status spart_mart_fail_keep(spart_context *context, spart_status status,
-                                  const char *format, ...)
+spart_status spart_mart_fail_keep(spart_context *context, spart_status status, const char *format,
+                                  ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -33,8 +33,7 @@ spart_mart_float_text spart_mart_python_float(double value);
 /* The steps, one channel or one voxel at a time (see spart/mart.h). */
 double spart_mart_mean_chi_squared(const double *observed, const double *predicted,
                                    const double *widths, int64_t n);
-double spart_mart_correlation_residual(const double *observed, const double *predicted,
-                                       int64_t n);
+double spart_mart_correlation_residual(const double *observed, const double *predicted, int64_t n);
 double spart_mart_correction(const double *observed_back, const double *predicted_back,
                              int64_t stride, int64_t num_channel, double gamma,
                              double inverse_channels);

@@ -9,8 +9,8 @@
 
 /* Predicted images d = max(A x, 0) (counts cannot be negative; ctis clamps
  * too) and widths sqrt(gain d + read_noise^2). */
-static spart_status forward_from_regridder(void *user, spart_context *context,
-                                           const double *scene, double *images, double *widths)
+static spart_status forward_from_regridder(void *user, spart_context *context, const double *scene,
+                                           double *images, double *widths)
 {
     const spart_mart_regridder_pair *pair = user;
     spart_array x = {scene, spart_regridder_shape_input(pair->forward)};
@@ -20,8 +20,8 @@ static spart_status forward_from_regridder(void *user, spart_context *context,
         return status;
     }
     double read_variance = pair->read_noise * pair->read_noise;
-    int threads = spart_context_threads(context);
-#pragma omp parallel for num_threads(threads) schedule(static) if (size > 65536)
+#pragma omp parallel for num_threads(spart_context_threads(context))                               \
+    schedule(static) if (size > 65536)
     for (int64_t p = 0; p < size; p++) {
         double d = images[p] > 0.0 ? images[p] : 0.0;
         images[p] = d;

@@ -27,8 +27,8 @@ double *spart_mart_realloc_doubles(const spart_context *context, double *pointer
     return spart_context_realloc(context, pointer, (count > 0 ? count : 1) * sizeof(double));
 }
 
-spart_status spart_mart_fail_keep(spart_context *context, spart_status status,
-                                  const char *format, ...)
+spart_status spart_mart_fail_keep(spart_context *context, spart_status status, const char *format,
+                                  ...)
 {
     char theirs[512];
     snprintf(theirs, sizeof theirs, "%s", spart_context_error(context));
@@ -58,7 +58,7 @@ spart_mart_float_text spart_mart_python_float(double value)
         }
     }
     const char *e = strchr(scientific, 'e');
-    int exponent = e != NULL ? atoi(e + 1) : 0;
+    int exponent = e != NULL ? (int)strtol(e + 1, NULL, 10) : 0;
     if (value != value || value == 0.0 || exponent < -4 || exponent >= 16) {
         if (value == 0.0) {
             snprintf(out.text, sizeof out.text, "%s", signbit(value) ? "-0.0" : "0.0");

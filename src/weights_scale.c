@@ -102,7 +102,8 @@ spart_status spart_weights_scale(spart_context *context, spart_weights *weights,
     size_t cells_out = (size_t)weights->size_output;
     int threads = spart_threads(context);
     size_t per_thread = cells_in + cells_out;
-    double *scratch = spart_alloc(&weights->allocator, (size_t)threads * per_thread, sizeof(double));
+    double *scratch =
+        spart_alloc(&weights->allocator, (size_t)threads * per_thread, sizeof(double));
     if (scratch == NULL) {
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
                           "weights_scale: could not allocate %zu values of scratch space",

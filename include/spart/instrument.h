@@ -66,28 +66,28 @@ extern "C" {
 /* The description of an ideal instrument. Arrays are read during
  * spart_instrument_create only. Start from spart_instrument_params_init. */
 typedef struct spart_instrument_params {
-    int64_t num_channel;          /* >= 1 */
-    const double *angle;          /* num_channel dispersion angles, degree */
-    double dispersion;            /* A/pixel, nonzero */
-    double plate_scale;           /* arcsec/pixel, > 0 */
-    double wavelength_ref;        /* A: lands on position_ref */
-    double position_ref[2];       /* pixel: where the scene centre lands at wavelength_ref */
-    double area_effective;        /* cm^2, > 0 */
-    double exposure_time;         /* s, > 0 */
-    double quantum_yield;         /* electron/photon, > 0; default 1 */
-    double read_noise;            /* electron, >= 0; default 0 */
-    int64_t num_wavelength;       /* bins (>= 1); wavelength has num_wavelength + 1 vertices */
-    const double *wavelength;     /* increasing bin edges, A */
-    int64_t num_scene_x;          /* cells (>= 1); scene_x has num_scene_x + 1 vertices */
-    const double *scene_x;        /* arcsec */
+    int64_t num_channel;      /* >= 1 */
+    const double *angle;      /* num_channel dispersion angles, degree */
+    double dispersion;        /* A/pixel, nonzero */
+    double plate_scale;       /* arcsec/pixel, > 0 */
+    double wavelength_ref;    /* A: lands on position_ref */
+    double position_ref[2];   /* pixel: where the scene centre lands at wavelength_ref */
+    double area_effective;    /* cm^2, > 0 */
+    double exposure_time;     /* s, > 0 */
+    double quantum_yield;     /* electron/photon, > 0; default 1 */
+    double read_noise;        /* electron, >= 0; default 0 */
+    int64_t num_wavelength;   /* bins (>= 1); wavelength has num_wavelength + 1 vertices */
+    const double *wavelength; /* increasing bin edges, A */
+    int64_t num_scene_x;      /* cells (>= 1); scene_x has num_scene_x + 1 vertices */
+    const double *scene_x;    /* arcsec */
     int64_t num_scene_y;
-    const double *scene_y;        /* arcsec */
-    int64_t num_sensor_x;         /* pixels (>= 1); sensor_x has num_sensor_x + 1 vertices */
-    const double *sensor_x;       /* pixel */
+    const double *scene_y;  /* arcsec */
+    int64_t num_sensor_x;   /* pixels (>= 1); sensor_x has num_sensor_x + 1 vertices */
+    const double *sensor_x; /* pixel */
     int64_t num_sensor_y;
-    const double *sensor_y;       /* pixel */
-    int solid_angle_steradian;    /* 0 (default): radiance per arcsec^2; 1: per steradian */
-    spart_value_type value_type;  /* of both operators; default SPART_FLOAT64 */
+    const double *sensor_y;      /* pixel */
+    int solid_angle_steradian;   /* 0 (default): radiance per arcsec^2; 1: per steradian */
+    spart_value_type value_type; /* of both operators; default SPART_FLOAT64 */
 } spart_instrument_params;
 
 /* Fill `params` with the defaults (quantum_yield 1, the rest 0 / NULL). */
@@ -130,9 +130,9 @@ SPART_NODISCARD SPART_API spart_status spart_instrument_image(spart_context *con
 
 /* Backproject images (num_channel x image_size electrons) into one scene
  * per channel (num_channel x scene_size), as ctis's backproject. */
-SPART_NODISCARD SPART_API spart_status spart_instrument_backproject(
-    spart_context *context, const spart_instrument *instrument, const double *images,
-    double *scenes);
+SPART_NODISCARD SPART_API spart_status
+spart_instrument_backproject(spart_context *context, const spart_instrument *instrument,
+                             const double *images, double *scenes);
 
 /* Synthetic observations of a scene: Poisson photon counts of the expected
  * image (drawn per pixel, the wavelengths summed: the same distribution as
@@ -148,9 +148,9 @@ SPART_NODISCARD SPART_API spart_status spart_instrument_observe(spart_context *c
 /* MART operators of this instrument (the forward and backward Regridders,
  * gain = quantum yield, its read noise); `pair` is storage that must
  * outlive `operators`. */
-SPART_NODISCARD SPART_API spart_status spart_instrument_mart_operators(
-    spart_context *context, const spart_instrument *instrument, spart_mart_regridder_pair *pair,
-    spart_mart_operators *operators);
+SPART_NODISCARD SPART_API spart_status
+spart_instrument_mart_operators(spart_context *context, const spart_instrument *instrument,
+                                spart_mart_regridder_pair *pair, spart_mart_operators *operators);
 
 #ifdef __cplusplus
 }

@@ -75,8 +75,8 @@ typedef struct spart_mart_operators {
     int64_t image_size;  /* values per channel image (>= 1) */
     /* Predicted images (num_channel x image_size) of `scene`, and the noise
      * width of each predicted pixel (same layout). */
-    spart_status (*forward)(void *user, spart_context *context, const double *scene,
-                            double *images, double *widths);
+    spart_status (*forward)(void *user, spart_context *context, const double *scene, double *images,
+                            double *widths);
     /* Backprojection of `images` (num_channel x image_size) into one scene
      * per channel (num_channel x scene_size), not clamped. */
     spart_status (*backward)(void *user, spart_context *context, const double *images,
@@ -133,14 +133,14 @@ typedef struct spart_mart_progress {
 typedef int (*spart_mart_callback)(void *user, const spart_mart_progress *progress);
 
 typedef struct spart_mart_options {
-    double gamma;           /* the exponent; 0 (default): 2 / num_channel, as ctis */
+    double gamma;                   /* the exponent; 0 (default): 2 / num_channel, as ctis */
     spart_mart_stop_rule stop_rule; /* default SPART_MART_STOP_THRESHOLD */
-    double threshold;       /* default 1e-3, as ctis */
-    double target;          /* STOP_TARGET only; default 1 */
-    int64_t max_iterations; /* default 100, as ctis; >= 1 */
-    int keep_intermediate;  /* nonzero: keep the state at the start of each iteration */
-    const double *guess;    /* scene_size values, or NULL (default): the flat guess */
-    spart_mart_callback callback; /* NULL (default): none */
+    double threshold;               /* default 1e-3, as ctis */
+    double target;                  /* STOP_TARGET only; default 1 */
+    int64_t max_iterations;         /* default 100, as ctis; >= 1 */
+    int keep_intermediate;          /* nonzero: keep the state at the start of each iteration */
+    const double *guess;            /* scene_size values, or NULL (default): the flat guess */
+    spart_mart_callback callback;   /* NULL (default): none */
     void *callback_user;
 } spart_mart_options;
 

@@ -1,0 +1,317 @@
+/*
+ * tests/unit/test_instrument.c: the ideal CTIS instrument: its operators
+ * conserve photons, its seeded observations repeat, and bad descriptions
+ * are refused with a sentence naming the field.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "spart/instrument.h"
+
+/* A small instrument: 2 channels (0 and 90 degrees), 3 bins around 171 A,
+ * a 6x6 scene over +-3" at 1"/pixel, a 16x16 sensor, all in memory owned
+ * by the test. */
+typedef struct small_instrument {
+    double angle[2];
+    double wavelength[4];
+    double scene_x[7], scene_y[7];
+    double sensor_x[17], sensor_y[17];
+    spart_instrument_params params;
+} small_instrument;
+
+static void small_params(small_instrument *s)
+{
+    s->angle[0] = 0.0;
+    s->angle[1] = 90.0;
+    for (int l = 0; l < 4; l++) {
+        s->wavelength[l] = 170.97 + 0.02 * l;
+    }
+    for (int i = 0; i < 7; i++) {
+        s->scene_x[i] = -3.0 + i;
+        s->scene_y[i] = -3.0 + i;
+    }
+    for (int i = 0; i < 17; i++) {
+        s->sensor_x[i] = i;
+        s->sensor_y[i] = i;
+    }
+    spart_instrument_params *p = &s->params;
+    spart_instrument_params_init(p);
+    p->num_channel = 2;
+    p->angle = s->angle;
+    p->dispersion = 0.01;
+    p->plate_scale = 1.0;
+    p->wavelength_ref = 171.0;
+    p->position_ref[0] = 8.0;
+    p->position_ref[1] = 8.0;
+    p->area_effective = 2.0;
+    p->exposure_time = 10.0;
+    p->quantum_yield = 1.5;
+    p->num_wavelength = 3;
+    p->wavelength = s->wavelength;
+    p->num_scene_x = 6;
+    p->scene_x = s->scene_x;
+    p->num_scene_y = 6;
+    p->scene_y = s->scene_y;
+    p->num_sensor_x = 16;
+    p->sensor_x = s->sensor_x;
+    p->num_sensor_y = 16;
+    p->sensor_y = s->sensor_y;
+}
+
+static spart_context *context_or_fail(void)
+{
+    spart_context *context = NULL;
+    assert_int_equal(spart_context_create(&context), SPART_OK);
+    return context;
+}
+
+static void sizes_follow_the_grids(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    small_instrument s;
+    small_params(&s);
+    spart_instrument *instrument = NULL;
+    assert_int_equal(spart_instrument_create(context, &s.params, &instrument), SPART_OK);
+    assert_int_equal(spart_instrument_num_channel(instrument), 2);
+    assert_int_equal(spart_instrument_scene_size(instrument), 3 * 6 * 6);
+    assert_int_equal(spart_instrument_image_size(instrument), 16 * 16);
+    assert_int_equal(spart_regridder_num_rows(spart_instrument_forward(instrument)), 2 * 256);
+    assert_int_equal(spart_regridder_num_columns(spart_instrument_forward(instrument)), 108);
+    assert_int_equal(spart_regridder_num_rows(spart_instrument_backward(instrument)), 2 * 108);
+    spart_instrument_free(instrument);
+    spart_context_free(context);
+}
+
+static void photons_per_radiance_is_area_time_volume_over_photon_energy(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    small_instrument s;
+    small_params(&s);
+    spart_instrument *instrument = NULL;
+    assert_int_equal(spart_instrument_create(context, &s.params, &instrument), SPART_OK);
+    const double *photons = spart_instrument_photons_per_radiance(instrument);
+    double centre = 170.98;
+    double energy = 6.62607015e-27 * 2.99792458e18 / centre;
+    double expected = 2.0 * 10.0 * (0.02 * 1.0) / energy;
+    assert_true(fabs(photons[0] - expected) / expected < 1e-12);
+    spart_instrument_free(instrument);
+    spart_context_free(context);
+}
+
+static void a_scene_inside_the_sensor_keeps_every_photon(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    small_instrument s;
+    small_params(&s);
+    spart_instrument *instrument = NULL;
+    assert_int_equal(spart_instrument_create(context, &s.params, &instrument), SPART_OK);
+    int64_t n = spart_instrument_scene_size(instrument);
+    double *scene = calloc((size_t)n, sizeof(double));
+    double *images = calloc(2 * 256, sizeof(double));
+    double *widths = calloc(2 * 256, sizeof(double));
+    const double *photons = spart_instrument_photons_per_radiance(instrument);
+    double expected = 0.0;
+    for (int64_t v = 0; v < n; v++) {
+        scene[v] = 1.0 + (double)(v % 7);
+        expected += photons[v] * scene[v] * 1.5;
+    }
+    assert_int_equal(spart_instrument_image(context, instrument, scene, images, widths), SPART_OK);
+    for (int c = 0; c < 2; c++) {
+        double total = 0.0;
+        for (int p = 0; p < 256; p++) {
+            total += images[c * 256 + p];
+            /* Poisson in photons times the quantum yield, no read noise */
+            assert_true(fabs(widths[c * 256 + p] - sqrt(1.5 * images[c * 256 + p])) <= 1e-12);
+        }
+        assert_true(fabs(total - expected) / expected < 1e-13);
+    }
+    free(scene);
+    free(images);
+    free(widths);
+    spart_instrument_free(instrument);
+    spart_context_free(context);
+}
+
+static void one_voxel_backprojects_onto_its_own_footprint(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    small_instrument s;
+    small_params(&s);
+    spart_instrument *instrument = NULL;
+    assert_int_equal(spart_instrument_create(context, &s.params, &instrument), SPART_OK);
+    int64_t n = spart_instrument_scene_size(instrument);
+    double *scene = calloc((size_t)n, sizeof(double));
+    double *images = calloc(2 * 256, sizeof(double));
+    double *back = calloc((size_t)(2 * n), sizeof(double));
+    int64_t voxel = (1 * 6 + 2) * 6 + 3;
+    scene[voxel] = 5.0;
+    assert_int_equal(spart_instrument_image(context, instrument, scene, images, NULL), SPART_OK);
+    assert_int_equal(spart_instrument_backproject(context, instrument, images, back), SPART_OK);
+    /* The footprint is one pixel (the cells are pixel-sized and aligned
+     * in x up to the dispersion shift): the voxel's own backprojection is
+     * positive, and voxels whose footprint misses it get 0. */
+    assert_true(back[voxel] > 0.0);
+    assert_true(back[n + voxel] > 0.0);
+    assert_true(back[0] == 0.0);
+    free(scene);
+    free(images);
+    free(back);
+    spart_instrument_free(instrument);
+    spart_context_free(context);
+}
+
+static void observations_repeat_for_a_seed(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    small_instrument s;
+    small_params(&s);
+    s.params.read_noise = 2.0;
+    spart_instrument *instrument = NULL;
+    assert_int_equal(spart_instrument_create(context, &s.params, &instrument), SPART_OK);
+    int64_t n = spart_instrument_scene_size(instrument);
+    double *scene = calloc((size_t)n, sizeof(double));
+    for (int64_t v = 0; v < n; v++) {
+        scene[v] = 1e-8;
+    }
+    double a[512], b[512], c[512], widths[512];
+    assert_int_equal(spart_instrument_observe(context, instrument, scene, 42, a, widths), SPART_OK);
+    assert_int_equal(spart_instrument_observe(context, instrument, scene, 42, b, NULL), SPART_OK);
+    assert_int_equal(spart_instrument_observe(context, instrument, scene, 43, c, NULL), SPART_OK);
+    assert_memory_equal(a, b, sizeof a);
+    assert_memory_not_equal(a, c, sizeof a);
+    /* read noise enters every width */
+    for (int p = 0; p < 512; p++) {
+        assert_true(widths[p] >= 2.0);
+    }
+    free(scene);
+    spart_instrument_free(instrument);
+    spart_context_free(context);
+}
+
+static void mart_recovers_a_noise_free_scene_closely(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    small_instrument s;
+    small_params(&s);
+    spart_instrument *instrument = NULL;
+    assert_int_equal(spart_instrument_create(context, &s.params, &instrument), SPART_OK);
+    int64_t n = spart_instrument_scene_size(instrument);
+    double *scene = calloc((size_t)n, sizeof(double));
+    double images[512];
+    for (int64_t v = 0; v < n; v++) {
+        scene[v] = 1e-6 * (1.0 + (double)(v % 5));
+    }
+    assert_int_equal(spart_instrument_image(context, instrument, scene, images, NULL), SPART_OK);
+    spart_mart_regridder_pair pair;
+    spart_mart_operators operators;
+    assert_int_equal(spart_instrument_mart_operators(context, instrument, &pair, &operators),
+                     SPART_OK);
+    spart_mart_options options;
+    spart_mart_options_init(&options);
+    options.threshold = 1e-9;
+    options.max_iterations = 200;
+    spart_mart_result *result = NULL;
+    assert_int_equal(spart_mart_solve(context, &operators, images, &options, &result), SPART_OK);
+    int64_t iterations = spart_mart_result_num_iterations(result);
+    const double *chi2 = spart_mart_result_mean_chi_squared(result);
+    /* the merit falls far below its start */
+    assert_true(chi2[2 * (iterations - 1)] < 1e-3 * chi2[0]);
+    spart_mart_result_free(result);
+    free(scene);
+    spart_instrument_free(instrument);
+    spart_context_free(context);
+}
+
+static void expect_refused(spart_instrument_params *params, spart_status status, const char *word)
+{
+    spart_context *context = context_or_fail();
+    spart_instrument *instrument = NULL;
+    assert_int_equal(spart_instrument_create(context, params, &instrument), status);
+    assert_null(instrument);
+    assert_non_null(strstr(spart_context_error(context), word));
+    spart_context_free(context);
+}
+
+static void bad_descriptions_are_refused_naming_the_field(void **state)
+{
+    (void)state;
+    small_instrument s;
+    small_params(&s);
+    s.params.num_channel = 0;
+    expect_refused(&s.params, SPART_ERROR_INVALID_ARGUMENT, "num_channel");
+    small_params(&s);
+    s.params.exposure_time = -1.0;
+    expect_refused(&s.params, SPART_ERROR_INVALID_ARGUMENT, "exposure_time");
+    small_params(&s);
+    s.params.dispersion = 0.0;
+    expect_refused(&s.params, SPART_ERROR_INVALID_ARGUMENT, "dispersion");
+    small_params(&s);
+    s.params.read_noise = -0.5;
+    expect_refused(&s.params, SPART_ERROR_INVALID_ARGUMENT, "read_noise");
+    small_params(&s);
+    s.wavelength[2] = s.wavelength[1];
+    expect_refused(&s.params, SPART_ERROR_INVALID_ARGUMENT, "wavelength");
+    small_params(&s);
+    s.scene_x[3] = NAN;
+    expect_refused(&s.params, SPART_ERROR_NOT_FINITE, "scene_x[3]");
+    small_params(&s);
+    s.params.angle = NULL;
+    expect_refused(&s.params, SPART_ERROR_NULL_POINTER, "angle");
+    small_params(&s);
+    s.params.value_type = (spart_value_type)5;
+    expect_refused(&s.params, SPART_ERROR_UNKNOWN_ENUM, "value_type");
+}
+
+static void regridders_that_do_not_chain_are_refused(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    small_instrument s;
+    small_params(&s);
+    spart_instrument *a = NULL;
+    assert_int_equal(spart_instrument_create(context, &s.params, &a), SPART_OK);
+    s.params.num_sensor_x = 12; /* other images */
+    spart_instrument *b = NULL;
+    assert_int_equal(spart_instrument_create(context, &s.params, &b), SPART_OK);
+    spart_mart_regridder_pair pair = {spart_instrument_forward(a), spart_instrument_backward(b), 2,
+                                      1.0, 0.0};
+    spart_mart_operators operators;
+    assert_int_equal(spart_mart_operators_from_regridders(context, &pair, &operators),
+                     SPART_ERROR_SHAPE_MISMATCH);
+    assert_non_null(strstr(spart_context_error(context), "do not chain"));
+    pair.backward = spart_instrument_backward(a);
+    pair.gain = 0.0;
+    assert_int_equal(spart_mart_operators_from_regridders(context, &pair, &operators),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    spart_instrument_free(a);
+    spart_instrument_free(b);
+    spart_context_free(context);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sizes_follow_the_grids),
+        cmocka_unit_test(photons_per_radiance_is_area_time_volume_over_photon_energy),
+        cmocka_unit_test(a_scene_inside_the_sensor_keeps_every_photon),
+        cmocka_unit_test(one_voxel_backprojects_onto_its_own_footprint),
+        cmocka_unit_test(observations_repeat_for_a_seed),
+        cmocka_unit_test(mart_recovers_a_noise_free_scene_closely),
+        cmocka_unit_test(bad_descriptions_are_refused_naming_the_field),
+        cmocka_unit_test(regridders_that_do_not_chain_are_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
