@@ -1,6 +1,6 @@
 /*
  * solvers/mart_math.h: the power function of the MART update, written
- * once from +, -, *, / and sqrt (and the exact frexp/ldexp), so that the
+ * once from +, -, *, / and sqrt (and exact reads and writes of the exponent bits), so that the
  * host and the device compute the same bits: neither glibc's pow nor
  * CUDA's is correctly rounded, and they differ.
  *
@@ -8,9 +8,13 @@
  * the last place, enough for MART, whose exponents are small (gamma and
  * 1 / channels) and whose ratios stay near 1 as it converges. Exponents
  * 1, 2 and 0.5 are exact (x, x * x, sqrt x) as NumPy's fast paths make
- * them, so that ctis's gamma = 1 and gamma = 0.5 runs repeat bit for bit.
+ * them, so that ctis's gamma = 1 and gamma = 0.5 runs repeat bit for bit;
+ * exponent 0.25 (the root of four channels) is sqrt(sqrt(x)), within an
+ * ulp of the true value.
  *
- * The functions are static inline and use no library state; a CUDA file
+ * The functions are static inline and use no library state (the
+ * exponent is read from and written into the bits of a double, with
+ * memcpy, which CUDA device code allows too); a CUDA file
  * includes this header with SPART_MATH_FUNCTION defined as
  * `static __host__ __device__ inline`.
  */
@@ -18,6 +22,8 @@
 #define SPART_MART_MATH_H
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #ifndef SPART_MATH_FUNCTION
 #define SPART_MATH_FUNCTION static inline
@@ -32,11 +38,21 @@
  * as the odd series to s^23 (the next term is below 1e-19 of the sum). */
 SPART_MATH_FUNCTION double spart_mart_log(double x)
 {
-    int e;
-    double m = frexp(x, &e);
-    if (m < 0.70710678118654752440) {
-        m = m * 2.0;
-        e = e - 1;
+    int e = 0;
+    if (x < 2.2250738585072014e-308) { /* subnormal: scale into the normal range */
+        x = x * 18014398509481984.0;   /* 2^54 */
+        e = -54;
+    }
+    /* m in [1, 2) from the bits of x; e its binary exponent. */
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    e += (int)((bits >> 52) & 0x7ff) - 1023;
+    bits = (bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+    double m;
+    memcpy(&m, &bits, sizeof m);
+    if (m > 1.41421356237309504880) {
+        m = m * 0.5;
+        e = e + 1;
     }
     double s = (m - 1.0) / (m + 1.0);
     double s2 = s * s;
@@ -54,6 +70,15 @@ SPART_MATH_FUNCTION double spart_mart_log(double x)
     double log_m = 2.0 * s + (2.0 * s) * (s2 * series);
     double k = (double)e;
     return k * SPART_LN2_HIGH + (log_m + k * SPART_LN2_LOW);
+}
+
+/* 2^k for -1022 <= k <= 1023, from its bits. */
+SPART_MATH_FUNCTION double spart_mart_power_of_two(int k)
+{
+    uint64_t bits = (uint64_t)(k + 1023) << 52;
+    double value;
+    memcpy(&value, &bits, sizeof value);
+    return value;
 }
 
 /* Exponential of a finite t: t = k ln 2 + r with |r| <= ln 2 / 2, exp r
@@ -83,13 +108,15 @@ SPART_MATH_FUNCTION double spart_mart_exp(double t)
     p = p * r + 0.5;
     p = p * r + 1.0;
     p = p * r + 1.0;
-    /* Two steps of ldexp keep 2^k representable for k down to -1075. */
+    /* p 2^k in two exact-or-once-rounded steps, each power of two normal
+     * (k is in [-1075, 1024]), as ldexp(ldexp(p, h), k - h) rounds. */
     int half = (int)k / 2;
-    return ldexp(ldexp(p, half), (int)k - half);
+    return (p * spart_mart_power_of_two(half)) * spart_mart_power_of_two((int)k - half);
 }
 
 /* x^y for x >= 0 (or NaN) and finite y > 0: 0 for x = 0, x for y = 1,
- * x * x for y = 2, sqrt x for y = 0.5, +inf for x = +inf, NaN for NaN. */
+ * x * x for y = 2, sqrt x for y = 0.5, sqrt(sqrt x) for y = 0.25, +inf for x = +inf, NaN for NaN.
+ */
 SPART_MATH_FUNCTION double spart_mart_pow(double x, double y)
 {
     if (y == 1.0) {
@@ -100,6 +127,9 @@ SPART_MATH_FUNCTION double spart_mart_pow(double x, double y)
     }
     if (y == 0.5) {
         return sqrt(x);
+    }
+    if (y == 0.25) { /* the root of 4 channels: two correctly rounded roots */
+        return sqrt(sqrt(x));
     }
     if (x == 0.0 || x == 1.0 || x != x || x == HUGE_VAL) {
         return x;
