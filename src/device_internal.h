@@ -1,18 +1,24 @@
 /*
  * src/device_internal.h: the CUDA kernels' entry points, as the C glue
  * (src/regridder_device.c) calls them. They are defined in
- * kernels/csr_product.cu, compiled by nvcc, exported with C linkage, and
+ * kernels/csr_product.cu (products), kernels/csr_assemble.cu (assembly,
+ * the exact transpose, the long-row table) and kernels/csr_transpose.cu
+ * (the conservative transpose's values), compiled by nvcc, exported with C
+ * linkage, and
  * exist only in builds with SPART_HAVE_CUDA. Plain C types only, so that
  * the header reads the same in C and in CUDA C++.
  *
  * Every entry point only enqueues work on `stream` (a cudaStream_t; NULL is
- * the default stream): it never synchronises and never allocates, so a
- * product can be captured in a CUDA Graph. Each returns the cudaError_t of
- * its launches (0: cudaSuccess).
+ * the default stream): it never synchronises and never allocates (scratch
+ * comes from the caller, sized by the *_workspace and *_plan functions), so
+ * a product can be captured in a CUDA Graph. Each returns the cudaError_t
+ * of its launches (0: cudaSuccess).
  *
- * Determinism: the kernels add in the order of host/csr_product.c (see
+ * Determinism: the products add in the order of host/csr_product.c (see
  * spart/regridder.h): the same bits as the host, run after run, for any
- * launch configuration. No atomics.
+ * launch configuration. Assembly and the transposes place entries by a
+ * stable sort (never by atomic cursors), so they build the host's arrays
+ * bit for bit. No atomics.
  */
 #ifndef SPART_DEVICE_INTERNAL_H
 #define SPART_DEVICE_INTERNAL_H
@@ -74,6 +80,135 @@ int spart_cuda_pack(const spart_device_axis_map *map, int64_t num_leading, const
                     double *packed, void *stream);
 int spart_cuda_unpack(const spart_device_axis_map *map, int64_t num_leading, const double *packed,
                       double *values, void *stream);
+
+/* ---- assembly and the exact transpose (kernels/csr_assemble.cu) ------------------ */
+
+/* The weights' entries in device memory, laid out as spart_assembly_source
+ * (src/regridder_internal.h) describes them: entry k of element e lands in
+ * row row_offset[e] + row_lookup[indices_output[k]] (or indices_output[k]
+ * * row_lookup_stride when row_lookup is NULL) and in the column found the
+ * same way from indices_input[k]. */
+typedef struct spart_device_assembly_source {
+    int64_t num_elements;
+    int64_t num_entries;    /* offsets[num_elements] */
+    const int64_t *offsets; /* num_elements + 1 */
+    const int64_t *indices_input;
+    const int64_t *indices_output;
+    const double *values;
+    const int64_t *row_offset;    /* num_elements */
+    const int64_t *column_offset; /* num_elements */
+    const int64_t *row_lookup;
+    const int64_t *column_lookup;
+    int64_t row_lookup_stride;
+    int64_t column_lookup_stride;
+    int drop_zeros; /* nonzero: entries whose value is exactly 0 are left out */
+} spart_device_assembly_source;
+
+/* The arrays a build writes, in device memory: row_ptr, and exactly one of
+ * columns32 / columns64 and one of values64 / values32. */
+typedef struct spart_device_csr_arrays {
+    int64_t *row_ptr;
+    int32_t *columns32;
+    int64_t *columns64;
+    double *values64;
+    float *values32;
+} spart_device_csr_arrays;
+
+/* A stable sort of the positions 0 .. num_items - 1 by keys in [0,
+ * key_limit] (CUB's radix sort on bits [0, end_bit) of the keys): equal
+ * keys keep their positions in ascending order, so the sorted positions
+ * are the order of a stable counting sort, whatever the launch. Keys and
+ * positions are 32-bit where they fit, 64-bit otherwise. The workspace
+ * holds both in double buffers and CUB's scratch. */
+typedef struct spart_device_sort {
+    int64_t num_items;
+    int64_t key_limit;
+    int end_bit;
+    int wide_keys;          /* 64-bit keys (else 32-bit) */
+    int wide_positions;     /* 64-bit positions (else 32-bit) */
+    size_t key_bytes;       /* each of the two key buffers, rounded up to 256 */
+    size_t position_bytes;  /* each of the two position buffers, likewise */
+    size_t cub_bytes;       /* CUB's scratch */
+    size_t workspace_bytes; /* all of it: allocate this much and set workspace */
+    void *workspace;
+    const void *sorted_keys;      /* after a sort: where the sorted keys are */
+    const void *sorted_positions; /* and the positions in their order */
+} spart_device_sort;
+
+/* Plan a sort (widths, bits, workspace bytes). `wide` nonzero asks for
+ * 64-bit keys and positions whatever the sizes (the path of very large
+ * operators, so that it can be tested on small ones). */
+int spart_cuda_sort_plan(int64_t num_items, int64_t key_limit, int wide, spart_device_sort *sort);
+
+/* Assembly, first half: each entry's row (num_rows for an entry dropped as
+ * zero) sorted stably with the entry's position; row_ptr (num_rows + 1)
+ * from the sorted rows. The sort was planned for source->num_entries items
+ * and key_limit num_rows. */
+int spart_cuda_assemble_sort(const spart_device_assembly_source *source, int64_t num_rows,
+                             spart_device_sort *sort, int64_t *row_ptr, void *stream);
+
+/* Assembly, second half: slot s of the matrix gets the column and the
+ * value (converted to float for values32) of the entry sorted to s. */
+int spart_cuda_assemble_place(const spart_device_assembly_source *source,
+                              const spart_device_sort *sort, int64_t num_entries,
+                              const spart_device_csr_arrays *csr, void *stream);
+
+/* The exact transpose, first half: each entry's column sorted stably with
+ * its position (the sort planned for num_entries items, key_limit
+ * num_columns); the transpose's row_ptr (num_columns + 1). */
+int spart_cuda_transpose_sort(const spart_device_csr *matrix, spart_device_sort *sort,
+                              int64_t *row_ptr, void *stream);
+
+/* The exact transpose, second half: slot s gets the row and the value of
+ * the entry sorted to s (transposed->row_ptr is not touched). */
+int spart_cuda_transpose_place(const spart_device_csr *matrix, const spart_device_sort *sort,
+                               const spart_device_csr_arrays *transposed, void *stream);
+
+/* The long-row table of a matrix in device memory (the layout of
+ * spart_regridder_device's long_table), in two steps around a copy of two
+ * numbers to the host: spart_cuda_long_rows_count leaves the number of
+ * long rows and of their chunks in the first two int64 of the workspace
+ * (of spart_cuda_long_rows_workspace bytes); spart_cuda_long_rows_fill
+ * then writes the table (2 * rows + 1 + 2 * chunks int64). */
+int spart_cuda_long_rows_workspace(int64_t num_rows, size_t *bytes);
+int spart_cuda_long_rows_count(const int64_t *row_ptr, int64_t num_rows, int64_t chunk_length,
+                               void *workspace, size_t workspace_bytes, void *stream);
+int spart_cuda_long_rows_fill(const int64_t *row_ptr, int64_t num_rows, int64_t chunk_length,
+                              const void *workspace, int64_t num_long_rows, int64_t num_long_chunks,
+                              int64_t *table, void *stream);
+
+/* ---- the conservative transpose's values (kernels/csr_transpose.cu) -------------- */
+
+/* How a matrix index of one side of the forward operator splits into its
+ * resampled cell (C order over the resampled axes) and the part of the
+ * grid element index that this side holds: index / stride % extent per
+ * axis, as the host's decode in src/regridder_conservative.c. */
+typedef struct spart_device_side_decoder {
+    int num_resampled;
+    int64_t resampled_extent[SPART_DEVICE_MAX_NDIM];
+    int64_t resampled_stride[SPART_DEVICE_MAX_NDIM];
+    int num_orthogonal; /* orthogonal axes whose element index this side holds */
+    int64_t orthogonal_extent[SPART_DEVICE_MAX_NDIM];
+    int64_t orthogonal_stride[SPART_DEVICE_MAX_NDIM];
+    int64_t grid_stride[SPART_DEVICE_MAX_NDIM]; /* the axis's stride in the grid index */
+} spart_device_side_decoder;
+
+typedef struct spart_device_entry_decoder {
+    spart_device_side_decoder input;  /* the forward's columns: the transpose's rows */
+    spart_device_side_decoder output; /* the forward's rows: the transpose's columns */
+    int64_t cells_input;              /* resampled cells of one grid element's input */
+    int64_t cells_output;
+} spart_device_entry_decoder;
+
+/* The conservative transpose's values on the exact transpose's entries:
+ * entry k, from forward column i (its row) and forward row o (its column),
+ * becomes (v * factor_input[g * cells_input + cell(i)]) /
+ * volume_output[g * cells_output + cell(o)], g the grid element of the
+ * entry, as scale_entries on the host. Writes values64 or values32. */
+int spart_cuda_conservative_values(const spart_device_csr *exact,
+                                   const spart_device_entry_decoder *decoder,
+                                   const double *factor_input, const double *volume_output,
+                                   double *values64, float *values32, void *stream);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "shape.h"
+#include "regridder_device.h"
 #include "regridder_internal.h"
 #include "weights_internal.h"
 
@@ -345,10 +346,13 @@ static spart_status assemble(spart_context *context, const spart_weights *weight
         source.row_lookup_stride = row_stride;
         source.column_lookup_stride = column_stride;
         source.drop_zeros = drop_zeros;
-        status = spart_host_csr_assemble(allocator, &source, regridder->csr.num_rows,
-                                         regridder->csr.num_columns, value_type,
-                                         spart_threads(context), &regridder->csr);
-        if (status != SPART_OK) {
+        status = regridder->device.on_device
+                     ? spart_device_csr_assemble(context, &source, weights->size_input,
+                                                 weights->size_output, value_type, 0, regridder)
+                     : spart_host_csr_assemble(allocator, &source, regridder->csr.num_rows,
+                                               regridder->csr.num_columns, value_type,
+                                               spart_threads(context), &regridder->csr);
+        if (status != SPART_OK && !regridder->device.on_device) {
             spart_fail(context, status,
                        "regridder: could not allocate the CSR arrays for %lld entries",
                        (long long)weights->offsets[weights->num_elements]);
@@ -364,6 +368,13 @@ static spart_status assemble(spart_context *context, const spart_weights *weight
 spart_status spart_regridder_create(spart_context *context, const spart_weights *weights,
                                     const spart_regridder_options *options,
                                     spart_regridder **regridder)
+{
+    return spart_regridder_create_on(context, weights, options, -1, regridder);
+}
+
+spart_status spart_regridder_create_on(spart_context *context, const spart_weights *weights,
+                                       const spart_regridder_options *options, int cuda_device,
+                                       spart_regridder **regridder)
 {
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
@@ -394,6 +405,8 @@ spart_status spart_regridder_create(spart_context *context, const spart_weights 
     if (made == NULL) {
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "regridder: out of memory");
     }
+    made->device.on_device = cuda_device >= 0;
+    made->device.cuda_device = cuda_device >= 0 ? cuda_device : 0;
     status = make_axis_map(context, &layout, &layout.shape_input, layout.orthogonal_input,
                            &made->input, &made->csr.num_columns);
     if (status == SPART_OK) {

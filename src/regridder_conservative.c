@@ -9,10 +9,13 @@
  * weights. The element of an entry is read back from its row and column:
  * along an orthogonal axis where the input and the output both have one
  * value (the operator sums the elements there) it cannot be, and the grids
- * must then not vary along that axis.
+ * must then not vary along that axis. A device regridder's values are
+ * scaled on the device (src/regridder_device.c), the grid factors (one
+ * per cell, not per entry) computed here.
  */
 #include <string.h>
 
+#include "regridder_device.h"
 #include "regridder_internal.h"
 #include "shape.h"
 #include "weights_build.h"
@@ -213,9 +216,6 @@ spart_status spart_regridder_transpose_conservative(spart_context *context,
                           "not be NULL");
     }
     *transposed = NULL;
-    if (regridder->device.on_device) {
-        return spart_require_host(context, regridder, "the conservative transpose");
-    }
     if (!regridder->has_roles) {
         return spart_fail(context, SPART_ERROR_NOT_IMPLEMENTED,
                           "this regridder was not made from weights (it was loaded or is a "
@@ -241,7 +241,11 @@ spart_status spart_regridder_transpose_conservative(spart_context *context,
                               coordinates_output, o, &factor_input, &volume_output);
     }
     spart_regridder *made = NULL;
-    if (status == SPART_OK) {
+    if (status == SPART_OK && regridder->device.on_device) {
+        status = spart_device_transpose_conservative(
+            context, regridder, exact, d.source, d.grid_stride, layout.num_elements, d.cells_input,
+            d.cells_output, factor_input, volume_output, &made);
+    } else if (status == SPART_OK) {
         made = spart_alloc_zero(&regridder->allocator, 1, sizeof *made);
         size_t n = (size_t)exact->csr.num_entries;
         if (made != NULL) {
@@ -267,8 +271,10 @@ spart_status spart_regridder_transpose_conservative(spart_context *context,
         }
     }
     if (status == SPART_OK) {
-        scale_entries(&d, &exact->csr, factor_input, volume_output, spart_threads(context),
-                      &made->csr);
+        if (!regridder->device.on_device) {
+            scale_entries(&d, &exact->csr, factor_input, volume_output, spart_threads(context),
+                          &made->csr);
+        }
         if (regridder->conservative != NULL) {
             spart_regridder *old = regridder->conservative;
             old->owner = NULL;

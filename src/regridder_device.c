@@ -1,7 +1,9 @@
 /*
- * src/regridder_device.c: the C side of device products. The context's
+ * src/regridder_device.c: the C side of device regridders. The context's
  * CUDA device and stream; copying a regridder to and from device memory
- * (with the table of long rows the device product needs); checking that
+ * (with the table of long rows the device product needs); assembling one
+ * on the device from weights, and its exact and conservative transposes
+ * (kernels/csr_assemble.cu, kernels/csr_transpose.cu); checking that
  * pointers are device memory; and a product's launches: pack x into
  * interleaved vectors, multiply, unpack y (kernels/csr_product.cu).
  *
@@ -16,6 +18,7 @@
 #include "device_internal.h"
 #endif
 
+#include "regridder_device.h"
 #include "regridder_internal.h"
 #include "spart/device.h"
 
@@ -34,6 +37,21 @@ spart_status spart_require_host(spart_context *context, const spart_regridder *r
 int spart_regridder_cuda_device(const spart_regridder *regridder)
 {
     return regridder != NULL && regridder->device.on_device ? regridder->device.cuda_device : -1;
+}
+
+static spart_status check_create_arguments(spart_context *context, const spart_weights *weights,
+                                           spart_regridder **regridder)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    if (weights == NULL || regridder == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "weights and regridder must not be NULL");
+    }
+    *regridder = NULL;
+    return SPART_OK;
 }
 
 #ifndef SPART_HAVE_CUDA
@@ -114,6 +132,46 @@ spart_status spart_device_apply(spart_context *context, const spart_regridder *r
                                 const spart_array *x, double *y, int64_t size_y)
 {
     (void)regridder, (void)x, (void)y, (void)size_y;
+    return no_cuda(context);
+}
+
+spart_status spart_regridder_create_device(spart_context *context, const spart_weights *weights,
+                                           const spart_regridder_options *options,
+                                           spart_regridder **regridder)
+{
+    (void)options;
+    spart_status status = check_create_arguments(context, weights, regridder);
+    return status == SPART_OK ? no_cuda(context) : status;
+}
+
+spart_status spart_device_csr_assemble(spart_context *context, const spart_assembly_source *source,
+                                       int64_t cells_input, int64_t cells_output,
+                                       spart_value_type value_type, int wide_sort,
+                                       spart_regridder *regridder)
+{
+    (void)source, (void)cells_input, (void)cells_output, (void)value_type, (void)wide_sort;
+    (void)regridder;
+    return no_cuda(context);
+}
+
+spart_status spart_device_csr_transpose(spart_context *context, const spart_regridder *regridder,
+                                        int wide_sort, spart_regridder *transposed)
+{
+    (void)regridder, (void)wide_sort, (void)transposed;
+    return no_cuda(context);
+}
+
+spart_status spart_device_transpose_conservative(spart_context *context, spart_regridder *forward,
+                                                 const spart_regridder *exact, const int *source,
+                                                 const int64_t *grid_stride, int64_t num_grids,
+                                                 int64_t cells_input, int64_t cells_output,
+                                                 const double *factor_input,
+                                                 const double *volume_output,
+                                                 spart_regridder **conservative)
+{
+    (void)forward, (void)exact, (void)source, (void)grid_stride, (void)num_grids;
+    (void)cells_input, (void)cells_output, (void)factor_input, (void)volume_output;
+    *conservative = NULL;
     return no_cuda(context);
 }
 
@@ -494,15 +552,448 @@ void spart_device_release(spart_regridder *regridder)
         (void)cudaSetDevice(regridder->device.cuda_device);
     }
     spart_csr *csr = &regridder->csr;
-    (void)cudaFree(csr->row_ptr);
-    (void)cudaFree(csr->columns32);
-    (void)cudaFree(csr->columns64);
+    /* A conservative transpose owns its values only: the pattern and the
+     * long-row table are its exact transpose's. */
+    if (regridder->owns_arrays) {
+        (void)cudaFree(csr->row_ptr);
+        (void)cudaFree(csr->columns32);
+        (void)cudaFree(csr->columns64);
+        (void)cudaFree(regridder->device.long_table);
+    }
     (void)cudaFree(csr->values64);
     (void)cudaFree(csr->values32);
-    (void)cudaFree(regridder->device.long_table);
     memset(csr, 0, sizeof *csr);
     memset(&regridder->device, 0, sizeof regridder->device);
     leave_device(previous);
+}
+
+/* ---- building on the device: assembly and the transposes ----------------------------- */
+
+static spart_device_csr describe_matrix(const spart_regridder *regridder);
+
+/* The stream of device work on `device`: the context's when the context
+ * uses that device, else the default stream. */
+static cudaStream_t stream_for(const spart_context *context, int device)
+{
+    return device == context->cuda_device ? (cudaStream_t)context->cuda_stream : 0;
+}
+
+/* A stream-ordered device copy of count * size bytes of host memory
+ * (*copy NULL when `host` is NULL). */
+static cudaError_t upload(const void *host, size_t count, size_t size, cudaStream_t stream,
+                          void **copy)
+{
+    *copy = NULL;
+    if (host == NULL) {
+        return cudaSuccess;
+    }
+    size_t bytes = count * size;
+    cudaError_t error = cudaMallocAsync(copy, bytes > 0 ? bytes : 1, stream);
+    if (error != cudaSuccess) {
+        *copy = NULL;
+    } else if (bytes > 0) {
+        error = cudaMemcpyAsync(*copy, host, bytes, cudaMemcpyHostToDevice, stream);
+    }
+    return error;
+}
+
+/* Free stream-ordered scratch (NULL: nothing) and forget it. */
+static void discard(void **scratch, cudaStream_t stream)
+{
+    if (*scratch != NULL) {
+        (void)cudaFreeAsync(*scratch, stream);
+        *scratch = NULL;
+    }
+}
+
+/* cudaMalloc of count * size bytes (at least one) for a regridder's array. */
+static cudaError_t allocate_array(size_t count, size_t size, void **array)
+{
+    size_t bytes = count * size;
+    cudaError_t error = cudaMalloc(array, bytes > 0 ? bytes : 1);
+    if (error != cudaSuccess) {
+        *array = NULL;
+    }
+    return error;
+}
+
+/* Columns (int32 below 2^31 columns) and values of a CSR matrix in device
+ * memory, with num_entries and num_columns set. */
+static cudaError_t allocate_entries(spart_csr *csr, spart_value_type value_type)
+{
+    size_t n = (size_t)csr->num_entries;
+    cudaError_t error = csr->num_columns < ((int64_t)1 << 31)
+                            ? allocate_array(n, sizeof(int32_t), (void **)&csr->columns32)
+                            : allocate_array(n, sizeof(int64_t), (void **)&csr->columns64);
+    if (error == cudaSuccess) {
+        error = value_type == SPART_FLOAT32
+                    ? allocate_array(n, sizeof(float), (void **)&csr->values32)
+                    : allocate_array(n, sizeof(double), (void **)&csr->values64);
+    }
+    return error;
+}
+
+static spart_device_csr_arrays arrays_of(const spart_csr *csr)
+{
+    spart_device_csr_arrays arrays;
+    arrays.row_ptr = csr->row_ptr;
+    arrays.columns32 = csr->columns32;
+    arrays.columns64 = csr->columns64;
+    arrays.values64 = csr->values64;
+    arrays.values32 = csr->values32;
+    return arrays;
+}
+
+/* The plan of a device matrix and its long-row table, made on the device;
+ * two numbers (the long rows and their chunks) come back to the host, to
+ * size the table. */
+static cudaError_t plan_on_device(spart_regridder *regridder, cudaStream_t stream)
+{
+    regridder->plan = spart_plan_product(&regridder->csr);
+    spart_regridder_device *device = &regridder->device;
+    int64_t rows = regridder->csr.num_rows, chunk_length = regridder->plan.chunk_length;
+    size_t bytes = 0;
+    void *workspace = NULL;
+    int64_t totals[2] = {0, 0};
+    cudaError_t error = (cudaError_t)spart_cuda_long_rows_workspace(rows, &bytes);
+    if (error == cudaSuccess) {
+        error = cudaMallocAsync(&workspace, bytes, stream);
+    }
+    if (error == cudaSuccess) {
+        error = (cudaError_t)spart_cuda_long_rows_count(regridder->csr.row_ptr, rows, chunk_length,
+                                                        workspace, bytes, stream);
+    }
+    if (error == cudaSuccess) {
+        error = cudaMemcpyAsync(totals, workspace, sizeof totals, cudaMemcpyDeviceToHost, stream);
+    }
+    if (error == cudaSuccess) {
+        error = cudaStreamSynchronize(stream);
+    }
+    if (error == cudaSuccess && totals[0] > 0) {
+        size_t table = (size_t)(2 * totals[0] + 1 + 2 * totals[1]);
+        error = allocate_array(table, sizeof(int64_t), (void **)&device->long_table);
+        if (error == cudaSuccess) {
+            device->num_long_rows = totals[0];
+            device->num_long_chunks = totals[1];
+            device->long_rows = device->long_table;
+            device->long_first_chunk = device->long_rows + totals[0];
+            device->chunk_begin = device->long_first_chunk + totals[0] + 1;
+            device->chunk_end = device->chunk_begin + totals[1];
+            error = (cudaError_t)spart_cuda_long_rows_fill(regridder->csr.row_ptr, rows,
+                                                           chunk_length, workspace, totals[0],
+                                                           totals[1], device->long_table, stream);
+        }
+    }
+    discard(&workspace, stream);
+    return error;
+}
+
+/* The host's assembly source as the kernels read it, its arrays uploaded
+ * into scratch[] (offsets, indices_output, values, row_offset, row_lookup,
+ * indices_input, column_offset, column_lookup). */
+enum {
+    SCRATCH_OFFSETS,
+    SCRATCH_INDICES_OUTPUT,
+    SCRATCH_VALUES,
+    SCRATCH_ROW_OFFSET,
+    SCRATCH_ROW_LOOKUP,
+    SCRATCH_INDICES_INPUT,
+    SCRATCH_COLUMN_OFFSET,
+    SCRATCH_COLUMN_LOOKUP,
+    SCRATCH_COUNT
+};
+
+static cudaError_t upload_source(const spart_assembly_source *source, int64_t cells_input,
+                                 int64_t cells_output, cudaStream_t stream, void **scratch,
+                                 spart_device_assembly_source *on_device)
+{
+    size_t elements = (size_t)source->num_elements;
+    size_t entries = (size_t)source->offsets[source->num_elements];
+    const void *from[SCRATCH_COUNT] = {
+        source->offsets,    source->indices_output, source->values,        source->row_offset,
+        source->row_lookup, source->indices_input,  source->column_offset, source->column_lookup};
+    const size_t counts[SCRATCH_COUNT] = {
+        elements + 1,         entries, entries,  elements,
+        (size_t)cells_output, entries, elements, (size_t)cells_input};
+    cudaError_t error = cudaSuccess;
+    for (int a = 0; a < SCRATCH_COUNT && error == cudaSuccess; a++) {
+        error = upload(from[a], counts[a], 8, stream, &scratch[a]); /* int64 or double */
+    }
+    memset(on_device, 0, sizeof *on_device);
+    on_device->num_elements = source->num_elements;
+    on_device->num_entries = (int64_t)entries;
+    on_device->offsets = scratch[SCRATCH_OFFSETS];
+    on_device->indices_output = scratch[SCRATCH_INDICES_OUTPUT];
+    on_device->values = scratch[SCRATCH_VALUES];
+    on_device->row_offset = scratch[SCRATCH_ROW_OFFSET];
+    on_device->row_lookup = scratch[SCRATCH_ROW_LOOKUP];
+    on_device->indices_input = scratch[SCRATCH_INDICES_INPUT];
+    on_device->column_offset = scratch[SCRATCH_COLUMN_OFFSET];
+    on_device->column_lookup = scratch[SCRATCH_COLUMN_LOOKUP];
+    on_device->row_lookup_stride = source->row_lookup_stride;
+    on_device->column_lookup_stride = source->column_lookup_stride;
+    on_device->drop_zeros = source->drop_zeros;
+    return error;
+}
+
+/* The assembly's launches and copies on `stream` (see spart_device_csr_assemble). */
+static cudaError_t assemble_on_stream(const spart_assembly_source *source, int64_t cells_input,
+                                      int64_t cells_output, spart_value_type value_type,
+                                      int wide_sort, spart_regridder *regridder,
+                                      cudaStream_t stream)
+{
+    spart_csr *csr = &regridder->csr;
+    void *scratch[SCRATCH_COUNT] = {NULL};
+    spart_device_assembly_source on_device;
+    spart_device_sort sort;
+    memset(&sort, 0, sizeof sort);
+    cudaError_t error =
+        upload_source(source, cells_input, cells_output, stream, scratch, &on_device);
+    if (error == cudaSuccess) {
+        error = (cudaError_t)spart_cuda_sort_plan(on_device.num_entries, csr->num_rows, wide_sort,
+                                                  &sort);
+    }
+    if (error == cudaSuccess) {
+        error = cudaMallocAsync(&sort.workspace, sort.workspace_bytes, stream);
+    }
+    if (error == cudaSuccess) {
+        error = allocate_array((size_t)csr->num_rows + 1, sizeof(int64_t), (void **)&csr->row_ptr);
+    }
+    if (error == cudaSuccess) {
+        error = (cudaError_t)spart_cuda_assemble_sort(&on_device, csr->num_rows, &sort,
+                                                      csr->row_ptr, stream);
+    }
+    /* What only the rows needed goes before the placement's arrays come. */
+    discard(&scratch[SCRATCH_INDICES_OUTPUT], stream);
+    discard(&scratch[SCRATCH_ROW_OFFSET], stream);
+    discard(&scratch[SCRATCH_ROW_LOOKUP], stream);
+    csr->num_entries = on_device.num_entries;
+    if (error == cudaSuccess && source->drop_zeros) {
+        error = cudaMemcpyAsync(&csr->num_entries, csr->row_ptr + csr->num_rows, sizeof(int64_t),
+                                cudaMemcpyDeviceToHost, stream);
+        if (error == cudaSuccess) {
+            error = cudaStreamSynchronize(stream);
+        }
+    }
+    if (error == cudaSuccess) {
+        error = allocate_entries(csr, value_type);
+    }
+    if (error == cudaSuccess) {
+        spart_device_csr_arrays arrays = arrays_of(csr);
+        error = (cudaError_t)spart_cuda_assemble_place(&on_device, &sort, csr->num_entries, &arrays,
+                                                       stream);
+    }
+    discard(&sort.workspace, stream);
+    for (int a = 0; a < SCRATCH_COUNT; a++) {
+        discard(&scratch[a], stream);
+    }
+    if (error == cudaSuccess) {
+        error = plan_on_device(regridder, stream);
+    }
+    cudaError_t finished = cudaStreamSynchronize(stream);
+    return error != cudaSuccess ? error : finished;
+}
+
+spart_status spart_device_csr_assemble(spart_context *context, const spart_assembly_source *source,
+                                       int64_t cells_input, int64_t cells_output,
+                                       spart_value_type value_type, int wide_sort,
+                                       spart_regridder *regridder)
+{
+    int device = regridder->device.cuda_device, previous = -1;
+    spart_status status = enter_device(context, device, &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+    cudaError_t error = assemble_on_stream(source, cells_input, cells_output, value_type, wide_sort,
+                                           regridder, stream_for(context, device));
+    leave_device(previous);
+    if (error != cudaSuccess) {
+        return cuda_failure(context, error, "assembling a regridder on the device");
+    }
+    return SPART_OK;
+}
+
+/* The exact transpose's launches on `stream` (see spart_device_csr_transpose). */
+static cudaError_t transpose_on_stream(const spart_regridder *regridder, int wide_sort,
+                                       spart_regridder *transposed, cudaStream_t stream)
+{
+    const spart_csr *csr = &regridder->csr;
+    spart_csr *made = &transposed->csr;
+    made->num_rows = csr->num_columns;
+    made->num_columns = csr->num_rows;
+    made->num_entries = csr->num_entries;
+    spart_device_csr matrix = describe_matrix(regridder);
+    spart_device_sort sort;
+    memset(&sort, 0, sizeof sort);
+    cudaError_t error =
+        (cudaError_t)spart_cuda_sort_plan(csr->num_entries, csr->num_columns, wide_sort, &sort);
+    if (error == cudaSuccess) {
+        error = cudaMallocAsync(&sort.workspace, sort.workspace_bytes, stream);
+    }
+    if (error == cudaSuccess) {
+        error =
+            allocate_array((size_t)made->num_rows + 1, sizeof(int64_t), (void **)&made->row_ptr);
+    }
+    if (error == cudaSuccess) {
+        error = allocate_entries(made, csr->values32 != NULL ? SPART_FLOAT32 : SPART_FLOAT64);
+    }
+    if (error == cudaSuccess) {
+        error = (cudaError_t)spart_cuda_transpose_sort(&matrix, &sort, made->row_ptr, stream);
+    }
+    if (error == cudaSuccess) {
+        spart_device_csr_arrays arrays = arrays_of(made);
+        error = (cudaError_t)spart_cuda_transpose_place(&matrix, &sort, &arrays, stream);
+    }
+    discard(&sort.workspace, stream);
+    if (error == cudaSuccess) {
+        error = plan_on_device(transposed, stream);
+    }
+    cudaError_t finished = cudaStreamSynchronize(stream);
+    return error != cudaSuccess ? error : finished;
+}
+
+spart_status spart_device_csr_transpose(spart_context *context, const spart_regridder *regridder,
+                                        int wide_sort, spart_regridder *transposed)
+{
+    int device = regridder->device.cuda_device, previous = -1;
+    spart_status status = enter_device(context, device, &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+    transposed->device.on_device = 1;
+    transposed->device.cuda_device = device;
+    cudaError_t error =
+        transpose_on_stream(regridder, wide_sort, transposed, stream_for(context, device));
+    if (error != cudaSuccess) {
+        spart_device_release(transposed);
+    }
+    leave_device(previous);
+    if (error != cudaSuccess) {
+        return cuda_failure(context, error, "the exact transpose on the device");
+    }
+    return SPART_OK;
+}
+
+/* One side of the decoder: the resampled axes, and the orthogonal axes
+ * whose grid index this side holds (source[k] == side, grid_stride[k] >
+ * 0; the others add nothing to the grid index). */
+static spart_device_side_decoder side_decoder(const spart_axis_map *map, const int *resampled,
+                                              int num_resampled, const int *orthogonal_axes,
+                                              int num_orthogonal, const int *source, int side,
+                                              const int64_t *grid_stride)
+{
+    spart_device_side_decoder result;
+    memset(&result, 0, sizeof result);
+    result.num_resampled = num_resampled;
+    for (int a = 0; a < num_resampled; a++) {
+        result.resampled_extent[a] = map->shape.dims[resampled[a]];
+        result.resampled_stride[a] = map->matrix_stride[resampled[a]];
+    }
+    for (int k = 0; k < num_orthogonal; k++) {
+        if (source[k] == side && grid_stride[k] != 0) {
+            int axis = orthogonal_axes[k], n = result.num_orthogonal++;
+            result.orthogonal_extent[n] = map->shape.dims[axis];
+            result.orthogonal_stride[n] = map->matrix_stride[axis];
+            result.grid_stride[n] = grid_stride[k];
+        }
+    }
+    return result;
+}
+
+/* The conservative values' launches on `stream`: made's values from
+ * exact's. */
+static cudaError_t conservative_on_stream(const spart_regridder *exact,
+                                          const spart_device_entry_decoder *decoder,
+                                          int64_t num_grids, const double *factor_input,
+                                          const double *volume_output, spart_regridder *made,
+                                          cudaStream_t stream)
+{
+    void *factor = NULL, *volume = NULL;
+    size_t n = (size_t)made->csr.num_entries;
+    cudaError_t error = exact->csr.values32 != NULL
+                            ? allocate_array(n, sizeof(float), (void **)&made->csr.values32)
+                            : allocate_array(n, sizeof(double), (void **)&made->csr.values64);
+    if (error == cudaSuccess) {
+        error = upload(factor_input, (size_t)(num_grids * decoder->cells_input), sizeof(double),
+                       stream, &factor);
+    }
+    if (error == cudaSuccess) {
+        error = upload(volume_output, (size_t)(num_grids * decoder->cells_output), sizeof(double),
+                       stream, &volume);
+    }
+    if (error == cudaSuccess) {
+        spart_device_csr matrix = describe_matrix(exact);
+        error = (cudaError_t)spart_cuda_conservative_values(
+            &matrix, decoder, factor, volume, made->csr.values64, made->csr.values32, stream);
+    }
+    discard(&factor, stream);
+    discard(&volume, stream);
+    cudaError_t finished = cudaStreamSynchronize(stream);
+    return error != cudaSuccess ? error : finished;
+}
+
+spart_status spart_device_transpose_conservative(spart_context *context, spart_regridder *forward,
+                                                 const spart_regridder *exact, const int *source,
+                                                 const int64_t *grid_stride, int64_t num_grids,
+                                                 int64_t cells_input, int64_t cells_output,
+                                                 const double *factor_input,
+                                                 const double *volume_output,
+                                                 spart_regridder **conservative)
+{
+    *conservative = NULL;
+    const spart_regridder_roles *roles = &forward->roles;
+    spart_device_entry_decoder decoder;
+    decoder.input =
+        side_decoder(&forward->input, roles->axes_input, roles->num_resampled_input,
+                     roles->orthogonal_input, roles->num_orthogonal, source, 1, grid_stride);
+    decoder.output =
+        side_decoder(&forward->output, roles->axes_output, roles->num_resampled_output,
+                     roles->orthogonal_output, roles->num_orthogonal, source, 2, grid_stride);
+    decoder.cells_input = cells_input;
+    decoder.cells_output = cells_output;
+    spart_regridder *made = spart_alloc(&forward->allocator, 1, sizeof *made);
+    if (made == NULL) {
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                          "conservative transpose: out of memory");
+    }
+    *made = *exact; /* the pattern and the long-row table, shared */
+    made->owns_arrays = 0;
+    made->transposed = NULL;
+    made->conservative = NULL;
+    made->has_roles = 0;
+    made->owner = forward;
+    made->csr.values64 = NULL;
+    made->csr.values32 = NULL;
+    int device = forward->device.cuda_device, previous = -1;
+    spart_status status = enter_device(context, device, &previous);
+    if (status != SPART_OK) {
+        spart_free(&forward->allocator, made);
+        return status;
+    }
+    cudaError_t error = conservative_on_stream(exact, &decoder, num_grids, factor_input,
+                                               volume_output, made, stream_for(context, device));
+    if (error != cudaSuccess) {
+        spart_device_release(made); /* its values only: it owns no pattern */
+        spart_free(&forward->allocator, made);
+        leave_device(previous);
+        return cuda_failure(context, error, "the conservative transpose on the device");
+    }
+    leave_device(previous);
+    *conservative = made;
+    return SPART_OK;
+}
+
+spart_status spart_regridder_create_device(spart_context *context, const spart_weights *weights,
+                                           const spart_regridder_options *options,
+                                           spart_regridder **regridder)
+{
+    spart_status status = check_create_arguments(context, weights, regridder);
+    if (status == SPART_OK) {
+        status = check_device_exists(context, context->cuda_device);
+    }
+    return status == SPART_OK ? spart_regridder_create_on(context, weights, options,
+                                                          context->cuda_device, regridder)
+                              : status;
 }
 
 /* ---- products ---------------------------------------------------------------------- */

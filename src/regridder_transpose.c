@@ -3,8 +3,10 @@
  * once by a stable counting sort of its entries on their columns and kept
  * by it. The transpose swaps the roles of the two sides (a shared input
  * becomes a sum and a sum a shared input) and its transpose is the
- * original object.
+ * original object. A device regridder's transpose is built on its device
+ * (src/regridder_device.c), the same arrays.
  */
+#include "regridder_device.h"
 #include "regridder_internal.h"
 
 spart_status spart_regridder_transpose(spart_context *context, spart_regridder *regridder,
@@ -19,9 +21,6 @@ spart_status spart_regridder_transpose(spart_context *context, spart_regridder *
                           "regridder and transposed must not be NULL");
     }
     *transposed = NULL;
-    if (regridder->device.on_device) {
-        return spart_require_host(context, regridder, "the exact transpose");
-    }
     if (regridder->transposed != NULL) {
         *transposed = regridder->transposed;
         return SPART_OK;
@@ -34,13 +33,17 @@ spart_status spart_regridder_transpose(spart_context *context, spart_regridder *
     made->owns_arrays = 1;
     made->input = regridder->output;
     made->output = regridder->input;
-    spart_status status = spart_host_csr_transpose(&regridder->allocator, &regridder->csr,
-                                                   spart_threads(context), &made->csr);
+    spart_status status = regridder->device.on_device
+                              ? spart_device_csr_transpose(context, regridder, 0, made)
+                              : spart_host_csr_transpose(&regridder->allocator, &regridder->csr,
+                                                         spart_threads(context), &made->csr);
     if (status != SPART_OK) {
         spart_free(&regridder->allocator, made);
-        return spart_fail(context, status,
-                          "transpose: could not allocate the CSR arrays for %lld entries",
-                          (long long)regridder->csr.num_entries);
+        return regridder->device.on_device
+                   ? status
+                   : spart_fail(context, status,
+                                "transpose: could not allocate the CSR arrays for %lld entries",
+                                (long long)regridder->csr.num_entries);
     }
     made->plan = spart_plan_product(&made->csr);
     made->owner = regridder;

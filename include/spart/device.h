@@ -1,9 +1,10 @@
 /*
- * spart/device.h: products on an NVIDIA GPU. A context names the CUDA
- * device and stream of its device work; spart_regridder_to_device copies a
- * regridder's matrix into that device's memory, and spart_regridder_apply
- * and spart_regridder_apply_workspace then run on the device, with x, y
- * and the workspace in device memory.
+ * spart/device.h: regridders on an NVIDIA GPU. A context names the CUDA
+ * device and stream of its device work; spart_regridder_create_device
+ * assembles a regridder in that device's memory from weights, and
+ * spart_regridder_to_device copies one there; spart_regridder_apply and
+ * spart_regridder_apply_workspace then run on the device, with x, y and
+ * the workspace in device memory.
  *
  * Availability: CUDA is optional at build time and detected at run time. In
  * a build without CUDA, or on a machine where no device is visible, these
@@ -17,11 +18,16 @@
  * device (cudaMalloc, cudaMallocAsync or managed memory): host memory is
  * refused with SPART_ERROR_INVALID_ARGUMENT, never read.
  *
- * What runs on the device in this version: the product y = A x, with
- * leading axes and batch axes of x packed into interleaved vectors and y
- * unpacked, on the device. Transposes, saving and the conservative
- * transpose need the regridder on the host (spart_regridder_to_host); on a
- * device regridder they return SPART_ERROR_NOT_IMPLEMENTED.
+ * What runs on the device in this version: assembly from weights (the
+ * weights' entries are copied to the device once, sorted there); the
+ * product y = A x, with leading axes and batch axes of x packed into
+ * interleaved vectors and y unpacked, on the device; the exact transpose
+ * (spart_regridder_transpose) and the conservative transpose
+ * (spart_regridder_transpose_conservative: its grid factors, one per cell,
+ * are computed on the host and copied; each entry is scaled on the
+ * device), both device regridders on the same device. Saving needs the
+ * regridder on the host (spart_regridder_to_host); on a device regridder
+ * it returns SPART_ERROR_NOT_IMPLEMENTED.
  *
  * Asynchrony: a device product only enqueues work on the context's stream
  * and returns; read y after synchronising that stream. It never
@@ -30,14 +36,19 @@
  * allocates its workspace with cudaMallocAsync on the stream when it needs
  * one (several vectors, or rows longer than SPART_CHUNK_LENGTH).
  * spart_regridder_to_device and spart_regridder_to_host synchronise the
- * stream before they return.
+ * stream before they return, as do assembly and the transposes, which
+ * work on the regridder's device: on the context's stream when the
+ * context uses that device, else on the default stream.
  *
  * Thread safety: as for host regridders. The calling thread's current CUDA
  * device is switched to the regridder's for the duration of a call and
  * restored before it returns.
  *
- * Determinism: the device product adds in exactly the order of the host
- * product (spart/regridder.h: lanes, tree, chunks; float32 values summed
+ * Determinism: device assembly and the device transposes build the same
+ * CSR arrays as the host's, bit for bit, run after run: entries are placed
+ * by a stable radix sort keyed by row (or column) carrying each entry's
+ * position, never by atomic cursors. The device product adds in exactly
+ * the order of the host product (spart/regridder.h: lanes, tree, chunks; float32 values summed
  * in float64; explicit fma, no other contraction), so a device product
  * equals the host product bit for bit, run after run, for a column alone
  * or in any batch. The one exception is NaN: a NaN result is NaN on both,
@@ -67,6 +78,20 @@ SPART_NODISCARD SPART_API spart_status spart_context_set_cuda_device(spart_conte
  * SPART_ERROR_NO_DEVICE (built without CUDA). */
 SPART_NODISCARD SPART_API spart_status spart_context_set_cuda_stream(spart_context *context,
                                                                      void *stream);
+
+/* Assemble a regridder from weights (in host memory), as
+ * spart_regridder_create does (options NULL: the defaults), with its
+ * matrix in the memory of the context's CUDA device: the weights' entries
+ * are copied to the device once and assembled there by a stable sort, into
+ * the same CSR arrays, bit for bit, as spart_regridder_create builds on
+ * the host, and the same plan. Free it with spart_regridder_free. Errors:
+ * those of spart_regridder_create, SPART_ERROR_NO_DEVICE (built without
+ * CUDA, or no such device), SPART_ERROR_OUT_OF_MEMORY (device or host
+ * memory), SPART_ERROR_INTERNAL (another CUDA error, named in the
+ * sentence). */
+SPART_NODISCARD SPART_API spart_status
+spart_regridder_create_device(spart_context *context, const spart_weights *weights,
+                              const spart_regridder_options *options, spart_regridder **regridder);
 
 /* A new regridder whose matrix lives in the memory of the context's CUDA
  * device: the same CSR arrays, plan and shapes as `regridder` (which may
