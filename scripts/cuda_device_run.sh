@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # scripts/cuda_device_run.sh: on a machine with an NVIDIA GPU, build spart
 # with CUDA (sm_90), run the `cuda` tests with SPART_REQUIRE_GPU=1, the
-# product benchmark, and compute-sanitizer memcheck and racecheck on the
-# cuda test. Logs go to $OUT (or ./cuda-logs).
+# benchmarks, and compute-sanitizer memcheck and racecheck on every cuda
+# test. Logs go to $OUT (or ./cuda-logs).
 #
 # Where GSL, CFITSIO and cmocka are not installed, put their .deb files in
 # .deps/ (see docs/benchmarks.md, "GPU product, first measurements"): they
 # are unpacked under /opt/deps and found from there.
+#
+# SPART_CUDA_BENCH selects the benchmarks: "assembly" (the default),
+# "product", "both" or "none".
 set -uo pipefail
 root=$(pwd)
 out=${OUT:-$root/cuda-logs}
 build=${SPART_CUDA_BUILD:-/tmp/spart-cuda-build}
+benches=${SPART_CUDA_BENCH:-assembly}
 mkdir -p "$out"
 configure_extra=()
 if compgen -G ".deps/*.deb" > /dev/null; then
@@ -27,38 +31,61 @@ if compgen -G ".deps/*.deb" > /dev/null; then
 fi
 
 {
+    date -u
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
     nvcc --version | tail -2
     gcc --version | head -1
     cmake --version | head -1
+    nproc
     command -v compute-sanitizer
 } > "$out/environment.txt" 2>&1
 cat "$out/environment.txt"
 
+cuda_tests=(test_cuda_product test_cuda_assembly test_cuda_transpose)
 echo "== configure and build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DSPART_ENABLE_CUDA=ON -DSPART_ENABLE_FORTRAN=OFF -DSPART_BUILD_BENCHMARKS=ON \
-    "${configure_extra[@]}" > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
-cmake --build "$build" -j"$(nproc)" --target test_cuda_product test_device_api bench_cuda_product \
-    >> "$out/build.log" 2>&1 || { grep -B2 -A6 -E "error" "$out/build.log" | head -60; exit 1; }
+    -DSPART_ENABLE_CUDA=ON -DSPART_ENABLE_FORTRAN=OFF -DSPART_BUILD_CLI=OFF \
+    -DSPART_BUILD_BENCHMARKS=ON "${configure_extra[@]}" > "$out/build.log" 2>&1 ||
+    { tail -40 "$out/build.log"; exit 1; }
+targets=("${cuda_tests[@]}" test_device_api bench_cuda_assembly)
+if [ "$benches" = product ] || [ "$benches" = both ]; then targets+=(bench_cuda_product); fi
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >> "$out/build.log" 2>&1 ||
+    { grep -B2 -A6 -E "error" "$out/build.log" | head -60; exit 1; }
 echo "built"
 
 cd "$build" || exit 1
 echo "== ctest -L cuda (SPART_REQUIRE_GPU=1)"
-SPART_REQUIRE_GPU=1 ctest -L cuda -R "test_cuda_product|test_device_api" --output-on-failure \
-    2>&1 | tee "$out/ctest.log" | grep -E "OK|PASSED|FAILED|SKIPPED|Passed|Failed|tests passed|Total"
-ctest -R test_device_api --output-on-failure 2>&1 | tail -3
+SPART_REQUIRE_GPU=1 ctest -L cuda --output-on-failure > "$out/ctest.log" 2>&1
+grep -E "Test +#|tests passed|Total Test|FAILED|\[  FAILED|Failure|error" "$out/ctest.log" | head -40
+ctest -R test_device_api --output-on-failure 2>&1 | tail -2
 
-echo "== benchmark"
-timeout 200 tests/bench_cuda_product 2>&1 | tee "$out/bench.log"
+echo "== benchmarks ($benches)"
+: > "$out/bench.log"
+if [ "$benches" = assembly ] || [ "$benches" = both ]; then
+    timeout 300 tests/bench_cuda_assembly --json "$out/bench_cuda_assembly.json" 2>&1 |
+        tee -a "$out/bench.log"
+fi
+if [ "$benches" = product ] || [ "$benches" = both ]; then
+    timeout 200 tests/bench_cuda_product 2>&1 | tee -a "$out/bench.log"
+fi
 
+echo "== compute-sanitizer memcheck and racecheck over the cuda tests (16 GiB test left out)"
 export SPART_CUDA_TEST_SKIP=more_than_two_to_the_31_columns
+: > "$out/sanitizers.log"
 for tool in memcheck racecheck; do
-    echo "== compute-sanitizer --tool $tool (16 GiB test left out)"
-    extra=()
-    if [ $tool = memcheck ]; then extra=(--leak-check full); fi
-    timeout 170 compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 99 \
-        tests/test_cuda_product > "$out/$tool.log" 2>&1
-    echo "$tool exit code $?"
-    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|PASSED|FAILED" "$out/$tool.log"
+    for t in "${cuda_tests[@]}"; do
+        extra=()
+        if [ $tool = memcheck ]; then extra=(--leak-check full); fi
+        (timeout "${SPART_SANITIZER_TIMEOUT:-240}" compute-sanitizer --tool $tool "${extra[@]}" \
+            --error-exitcode 99 "tests/$t" > "/tmp/$tool-$t.log" 2>&1
+         echo "$tool $t exit code $?" >> "/tmp/$tool-$t.log") &
+    done
+done
+wait
+for tool in memcheck racecheck; do
+    for t in "${cuda_tests[@]}"; do
+        cat "/tmp/$tool-$t.log" >> "$out/sanitizers.log"
+        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|PASSED|FAILED|exit code" \
+            "/tmp/$tool-$t.log" | sed "s/^/$tool $t: /"
+    done
 done

@@ -250,7 +250,7 @@ static int same_arrays(const spart_csr *host, const spart_csr *device)
 typedef struct result {
     const char *name;
     int64_t entries, rows, columns;
-    double host_assembly, device_assembly, upload, upload_pinned;
+    double host_assembly, device_assembly, upload, upload_pinned, upload_staged;
     double host_transpose, device_transpose;
     double host_conservative, device_conservative;
     int same_assembly, same_transpose, same_conservative;
@@ -283,6 +283,59 @@ static void time_upload(const operator_weights *op, int repeat, double *pageable
     *pinned = best(times_pinned, repeat);
     CHECK_CUDA(cudaFree(device));
     CHECK_CUDA(cudaFreeHost(staging));
+}
+
+/* An experiment for the library's copy of the weights: the same three
+ * arrays staged through two pinned buffers of `stage` bytes, filled by all
+ * OpenMP threads while the other buffer's copy to the device runs. */
+static double time_staged_upload(const operator_weights *op, size_t stage, int repeat)
+{
+    size_t bytes = (size_t)op->num_entries * sizeof(int64_t);
+    void *device = NULL, *buffers[2] = {NULL, NULL};
+    cudaEvent_t done[2];
+    CHECK_CUDA(cudaMalloc(&device, bytes));
+    double start = now();
+    for (int b = 0; b < 2; b++) {
+        CHECK_CUDA(cudaMallocHost(&buffers[b], stage));
+        CHECK_CUDA(cudaEventCreateWithFlags(&done[b], cudaEventDisableTiming));
+    }
+    double allocation = now() - start;
+    const char *arrays[3] = {(const char *)op->indices_input, (const char *)op->indices_output,
+                             (const char *)op->values};
+    double times[MAX_REPEAT];
+    for (int run = 0; run < repeat; run++) {
+        start = now();
+        int which = 0;
+        for (int a = 0; a < 3; a++) {
+            for (size_t offset = 0; offset < bytes; offset += stage, which ^= 1) {
+                size_t length = bytes - offset < stage ? bytes - offset : stage;
+                CHECK_CUDA(cudaEventSynchronize(done[which]));
+                char *to = buffers[which];
+                const char *from = arrays[a] + offset;
+                int64_t pieces = 64;
+#pragma omp parallel for schedule(static)
+                for (int64_t piece = 0; piece < pieces; piece++) {
+                    size_t begin = length * (size_t)piece / (size_t)pieces;
+                    size_t end = length * (size_t)(piece + 1) / (size_t)pieces;
+                    memcpy(to + begin, from + begin, end - begin);
+                }
+                CHECK_CUDA(cudaMemcpyAsync((char *)device + offset, to, length,
+                                           cudaMemcpyHostToDevice, 0));
+                CHECK_CUDA(cudaEventRecord(done[which], 0));
+            }
+        }
+        CHECK_CUDA(cudaDeviceSynchronize());
+        times[run] = now() - start;
+    }
+    for (int b = 0; b < 2; b++) {
+        CHECK_CUDA(cudaFreeHost(buffers[b]));
+        CHECK_CUDA(cudaEventDestroy(done[b]));
+    }
+    CHECK_CUDA(cudaFree(device));
+    printf("  staged copy of the weights through 2 x %zu MiB pinned buffers: %.4f s (their "
+           "allocation %.4f s)\n",
+           stage >> 20, best(times, repeat), allocation);
+    return best(times, repeat);
 }
 
 static void time_assembly(spart_context *context, const spart_weights *weights,
@@ -412,6 +465,8 @@ static void run_case(spart_context *context, const operator_spec *s, int repeat,
     r->name = s->name;
     r->entries = op.num_entries;
     time_upload(&op, repeat, &r->upload, &r->upload_pinned);
+    r->upload_staged = time_staged_upload(&op, (size_t)32 << 20, repeat);
+    (void)time_staged_upload(&op, (size_t)8 << 20, repeat);
     spart_regridder *host = NULL, *device = NULL;
     time_assembly(context, weights, &options, repeat, r, &host, &device);
     r->rows = host->csr.num_rows;
@@ -526,16 +581,16 @@ static void time_product_calls(spart_context *context, call_times *t)
 static void print_results(const result *results, int count, const call_times *t)
 {
     printf("\n| case | weights | rows | host assembly s | device assembly s | x faster | copy of "
-           "the weights s (pageable / pinned) | host transpose s | device transpose s | x "
-           "faster | host conservative s | device conservative s | x faster | same arrays |\n");
+           "the weights s (pageable / pinned / staged) | host transpose s | device transpose s | "
+           "x faster | host conservative s | device conservative s | x faster | same arrays |\n");
     printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for (int k = 0; k < count; k++) {
         const result *r = &results[k];
-        printf("| %s | %.1f M | %lld | %.4f | %.4f | %.1fx | %.4f / %.4f | %.4f | %.4f | %.1fx | "
-               "%.4f | %.4f | %.1fx | %s |\n",
+        printf("| %s | %.1f M | %lld | %.4f | %.4f | %.1fx | %.4f / %.4f / %.4f | %.4f | %.4f | "
+               "%.1fx | %.4f | %.4f | %.1fx | %s |\n",
                r->name, (double)r->entries * 1e-6, (long long)r->rows, r->host_assembly,
                r->device_assembly, r->host_assembly / r->device_assembly, r->upload,
-               r->upload_pinned, r->host_transpose, r->device_transpose,
+               r->upload_pinned, r->upload_staged, r->host_transpose, r->device_transpose,
                r->host_transpose / r->device_transpose, r->host_conservative,
                r->device_conservative, r->host_conservative / r->device_conservative,
                r->same_assembly && r->same_transpose && r->same_conservative ? "yes" : "NO");
@@ -569,13 +624,13 @@ static void write_json(const char *path, const result *results, int count, const
         fprintf(file,
                 "%s{\"name\": \"%s\", \"weights\": %lld, \"rows\": %lld, \"columns\": %lld, "
                 "\"host_assembly_s\": %.6g, \"device_assembly_s\": %.6g, \"upload_s\": %.6g, "
-                "\"upload_pinned_s\": %.6g, \"host_transpose_s\": %.6g, \"device_transpose_s\": "
-                "%.6g, \"host_conservative_s\": %.6g, \"device_conservative_s\": %.6g, "
-                "\"same_arrays\": %s}",
+                "\"upload_pinned_s\": %.6g, \"upload_staged_s\": %.6g, \"host_transpose_s\": "
+                "%.6g, \"device_transpose_s\": %.6g, \"host_conservative_s\": %.6g, "
+                "\"device_conservative_s\": %.6g, \"same_arrays\": %s}",
                 k > 0 ? ", " : "", r->name, (long long)r->entries, (long long)r->rows,
                 (long long)r->columns, r->host_assembly, r->device_assembly, r->upload,
-                r->upload_pinned, r->host_transpose, r->device_transpose, r->host_conservative,
-                r->device_conservative,
+                r->upload_pinned, r->upload_staged, r->host_transpose, r->device_transpose,
+                r->host_conservative, r->device_conservative,
                 r->same_assembly && r->same_transpose && r->same_conservative ? "true" : "false");
     }
     fprintf(file,
