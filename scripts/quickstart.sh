@@ -73,7 +73,9 @@ fi
 
 # ---- run ---------------------------------------------------------------------------
 if [[ $mode == main ]]; then
-    "$build/spart-example-regrid"
+    # The main job: the default example inversion (examples/ideal-ctis.yaml),
+    # its results and pictures in build/spart-output/.
+    "$build/src/cli/spart" invert --output "$build/spart-output" --overwrite
     exit 0
 fi
 

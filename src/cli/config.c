@@ -95,9 +95,16 @@ static int read_one_of(config_reader *reader, const yaml_node *mapping, const ch
     const yaml_node *b = yaml_mapping_get(mapping, second, NULL);
     char key[256];
     if (a != NULL && b != NULL) {
+        /* Point at whichever of the two comes later in the file. */
+        yaml_node *first_key = NULL;
         yaml_node *second_key = NULL;
+        yaml_mapping_get(mapping, first, &first_key);
         yaml_mapping_get(mapping, second, &second_key);
-        reader_complain(reader, second_key, reader_join(key, sizeof key, name, second),
+        int first_is_later =
+            first_key->line > second_key->line ||
+            (first_key->line == second_key->line && first_key->column > second_key->column);
+        yaml_node *later = first_is_later ? first_key : second_key;
+        reader_complain(reader, later, reader_join(key, sizeof key, name, later->text),
                         "give either '%s' or '%s', not both", first, second);
         return -1;
     }

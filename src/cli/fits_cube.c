@@ -6,10 +6,12 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <fitsio.h>
 
+#include "output_files.h"
 #include "spart.h"
 
 /* The version of the cube layout, in SPARTVER. */
@@ -85,41 +87,54 @@ static void write_header(fitsfile *file, const cube *data, int *status)
     fits_write_comment(file, "CTYPE comments. CRVAL is the centre of the first pixel.", status);
 }
 
-int fits_cube_write(const char *path, const char *display_path, const cube *data, char *error,
-                    size_t error_size)
+/* The FITS file in memory: CFITSIO writes into a buffer, whose bytes
+ * output_write_bytes then puts on disk with every write checked. */
+static int cube_in_memory(const cube *data, void **buffer, size_t *size, LONGLONG *length,
+                          char *sentence, size_t sentence_size)
 {
     int status = 0;
     fitsfile *file = NULL;
     long naxes[3] = {(long)data->axis[2].length, (long)data->axis[1].length,
                      (long)data->axis[0].length};
     LONGLONG count = (LONGLONG)naxes[0] * naxes[1] * naxes[2];
-    fits_create_diskfile(&file, path, &status);
+    fits_create_memfile(&file, buffer, size, 2880 * 16, realloc, &status);
     if (status == 0) {
         fits_create_img(file, DOUBLE_IMG, 3, naxes, &status);
         write_header(file, data, &status);
         fits_write_img(file, TDOUBLE, 1, count, (void *)data->values, &status);
+        LONGLONG header_start = 0;
+        LONGLONG data_start = 0;
+        fits_get_hduaddrll(file, &header_start, &data_start, length, &status);
+    }
+    if (file != NULL) {
+        fits_close_file(file, &status);
     }
     if (status != 0) {
-        char sentence[512];
-        fits_sentence(status, sentence, sizeof sentence);
-        snprintf(error, error_size, "cannot write %s: %s", display_path, sentence);
-        if (file != NULL) {
-            int ignored = 0;
-            fits_delete_file(file, &ignored); /* closes and removes it */
-            fits_clear_errmsg();
-        }
-        return -1;
-    }
-    /* Closing flushes CFITSIO's buffers: a full disk shows up here. */
-    fits_close_file(file, &status);
-    if (status != 0) {
-        char sentence[512];
-        fits_sentence(status, sentence, sizeof sentence);
-        snprintf(error, error_size, "cannot write %s: %s", display_path, sentence);
-        remove(path);
+        fits_sentence(status, sentence, sentence_size);
         return -1;
     }
     return 0;
+}
+
+int fits_cube_write(const char *path, const char *display_path, const cube *data, char *error,
+                    size_t error_size)
+{
+    void *buffer = NULL;
+    size_t size = 0;
+    LONGLONG length = 0;
+    char sentence[512];
+    int result = cube_in_memory(data, &buffer, &size, &length, sentence, sizeof sentence);
+    if (result != 0) {
+        snprintf(error, error_size, "cannot write %s: %s", display_path, sentence);
+    } else if (length <= 0 || (size_t)length > size) {
+        snprintf(error, error_size, "cannot write %s: CFITSIO made %lld bytes in a buffer of %zu",
+                 display_path, (long long)length, size);
+        result = -1;
+    } else {
+        result = output_write_bytes(path, display_path, buffer, (size_t)length, error, error_size);
+    }
+    free(buffer);
+    return result;
 }
 
 static void format_dims(char *buffer, size_t size, int ndim, const int64_t *dims)

@@ -158,6 +158,40 @@ void output_file_abandon(output_file *file)
     }
 }
 
+int output_write_bytes(const char *path, const char *display_path, const void *bytes, size_t count,
+                       char *error, size_t error_size)
+{
+    int descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (descriptor < 0) {
+        snprintf(error, error_size, "cannot write %s: %s", display_path, strerror(errno));
+        return -1;
+    }
+    const char *next = bytes;
+    size_t left = count;
+    while (left > 0) {
+        ssize_t written = write(descriptor, next, left);
+        if (written < 0 && errno == EINTR) {
+            continue;
+        }
+        if (written <= 0) {
+            snprintf(error, error_size, "cannot write %s: %s after %zu of %zu bytes", display_path,
+                     written < 0 ? strerror(errno) : "no progress", count - left, count);
+            close(descriptor);
+            remove(path);
+            return -1;
+        }
+        next += written;
+        left -= (size_t)written;
+    }
+    if (close(descriptor) != 0) {
+        snprintf(error, error_size, "cannot write %s: closing it: %s", display_path,
+                 strerror(errno));
+        remove(path);
+        return -1;
+    }
+    return 0;
+}
+
 int output_write(const char *folder, const char *name, int overwrite, output_writer writer,
                  const void *data, char *error, size_t error_size)
 {

@@ -42,6 +42,14 @@ int output_file_commit(output_file *file, int overwrite, char *error, size_t err
 /* Writing failed: remove the temporary file, if any. */
 void output_file_abandon(output_file *file);
 
+/* Write `count` bytes into the new file `path` with checked write() calls
+ * (a short write, a full disk or a failed close is an error, never a
+ * short file); `display_path` names it in the sentence. Writers make their
+ * files in memory and hand them over here, so that no library's buffered
+ * I/O can lose a failure. Returns 0, or -1 with a sentence. */
+int output_write_bytes(const char *path, const char *display_path, const void *bytes, size_t count,
+                       char *error, size_t error_size);
+
 /* Writes `data` into the new file `temporary_path`; `final_path` is for
  * sentences. Returns 0, or -1 with a sentence. */
 typedef int (*output_writer)(const char *temporary_path, const char *final_path, const void *data,

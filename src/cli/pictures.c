@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cairo.h>
 
@@ -36,6 +37,33 @@ typedef struct picture_job {
     int height;
 } picture_job;
 
+/* The PNG bytes as cairo hands them over, gathered in memory. */
+typedef struct png_bytes {
+    unsigned char *data;
+    size_t size;
+    size_t capacity;
+} png_bytes;
+
+static cairo_status_t gather_png(void *closure, const unsigned char *data, unsigned int length)
+{
+    png_bytes *bytes = closure;
+    if (bytes->size + length > bytes->capacity) {
+        size_t capacity = bytes->capacity > 0 ? bytes->capacity : 65536;
+        while (capacity < bytes->size + length) {
+            capacity *= 2;
+        }
+        unsigned char *grown = realloc(bytes->data, capacity);
+        if (grown == NULL) {
+            return CAIRO_STATUS_NO_MEMORY;
+        }
+        bytes->data = grown;
+        bytes->capacity = capacity;
+    }
+    memcpy(bytes->data + bytes->size, data, length);
+    bytes->size += length;
+    return CAIRO_STATUS_SUCCESS;
+}
+
 static int write_picture(const char *temporary, const char *final_path, const void *data,
                          char *error, size_t error_size)
 {
@@ -46,17 +74,22 @@ static int write_picture(const char *temporary, const char *final_path, const vo
     int painted = job->paint(cr, job->outputs, job->width, job->height);
     cairo_status_t status = cairo_status(cr);
     cairo_destroy(cr);
+    png_bytes bytes = {NULL, 0, 0};
     if (painted == 0 && status == CAIRO_STATUS_SUCCESS) {
-        status = cairo_surface_write_to_png(surface, temporary);
+        status = cairo_surface_write_to_png_stream(surface, gather_png, &bytes);
     }
     cairo_surface_destroy(surface);
+    int result = 0;
     if (painted != 0 || status != CAIRO_STATUS_SUCCESS) {
         snprintf(error, error_size, "cannot write %s: %s", final_path,
                  painted != 0 ? "out of memory while drawing" : cairo_status_to_string(status));
-        remove(temporary);
-        return -1;
+        result = -1;
+    } else {
+        result =
+            output_write_bytes(temporary, final_path, bytes.data, bytes.size, error, error_size);
     }
-    return 0;
+    free(bytes.data);
+    return result;
 }
 
 /* ---- scene.png ----------------------------------------------------------------------------- */
@@ -301,7 +334,9 @@ static void draw_axes(cairo_t *cr, const plot_frame *frame)
     cairo_rectangle(cr, frame->left, frame->top, frame->width, frame->height);
     cairo_stroke(cr);
     char label[32];
-    for (double decade = frame->low_decade; decade <= frame->high_decade; decade += 1.0) {
+    int decades = (int)(frame->high_decade - frame->low_decade);
+    for (int k = 0; k <= decades; k++) {
+        double decade = frame->low_decade + (double)k;
         double y = plot_y(frame, pow(10.0, decade));
         cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
         cairo_move_to(cr, frame->left, y);
@@ -310,10 +345,11 @@ static void draw_axes(cairo_t *cr, const plot_frame *frame)
         snprintf(label, sizeof label, "1e%+.0f", decade);
         picture_text(cr, label, frame->left - 6.0, y + 4.0, 11.0, 1.0);
     }
-    double step = ceil(frame->iterations / 10.0);
-    for (double i = 0.0; i <= frame->iterations; i += step) {
-        snprintf(label, sizeof label, "%.0f", i);
-        picture_text(cr, label, plot_x(frame, i), frame->top + frame->height + 16.0, 11.0, 0.5);
+    int64_t step = (int64_t)ceil(frame->iterations / 10.0);
+    for (int64_t i = 0; (double)i <= frame->iterations; i += step) {
+        snprintf(label, sizeof label, "%lld", (long long)i);
+        picture_text(cr, label, plot_x(frame, (double)i), frame->top + frame->height + 16.0, 11.0,
+                     0.5);
     }
     picture_text(cr, "iteration", frame->left + frame->width / 2.0,
                  frame->top + frame->height + 36.0, 12.0, 0.5);

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -95,14 +96,10 @@ static void images_job(const results *outputs, const double *values, const char 
     cube *data = &job->data;
     data->axis[0] = (cube_axis){
         made->num_channel, "CHANNEL", "", 0.0, 1.0, "channel (dispersion angles in ANGLEk)"};
-    data->axis[1] = (cube_axis){made->num_sensor_x,
-                                "SENSOR_X",
-                                "pixel",
-                                0.5,
-                                1.0,
-                                "sensor x, the dispersion direction (pixel centres)"};
+    data->axis[1] = (cube_axis){
+        made->num_sensor_x, "SENSOR_X", "pixel", 0.5, 1.0, "sensor x (dispersion), pixel centres"};
     data->axis[2] =
-        (cube_axis){made->num_sensor_y, "SENSOR_Y", "pixel", 0.5, 1.0, "sensor y (pixel centres)"};
+        (cube_axis){made->num_sensor_y, "SENSOR_Y", "pixel", 0.5, 1.0, "sensor y, pixel centres"};
     data->values = values;
     data->kind = "images";
     data->content = content;
@@ -121,20 +118,14 @@ static void images_job(const results *outputs, const double *values, const char 
 
 /* ---- history ---------------------------------------------------------------------------- */
 
-static int write_history(const char *temporary, const char *final_path, const void *data,
-                         char *error, size_t error_size)
+/* The history as CSV text into `file`. */
+static void print_history(FILE *file, const results *outputs)
 {
-    const results *outputs = data;
     const spart_mart_result *result = outputs->result;
     int64_t iterations = spart_mart_result_num_iterations(result);
     int64_t channels = spart_mart_result_num_channel(result);
     const double *chi2 = spart_mart_result_mean_chi_squared(result);
     const double *r = spart_mart_result_correlation(result);
-    FILE *file = fopen(temporary, "w");
-    if (file == NULL) {
-        snprintf(error, error_size, "cannot write %s: %s", final_path, "cannot create it");
-        return -1;
-    }
     fprintf(file, "iteration,merit");
     for (int64_t c = 0; c < channels; c++) {
         fprintf(file, ",chi2_%lld", (long long)c);
@@ -153,13 +144,29 @@ static int write_history(const char *temporary, const char *final_path, const vo
         }
         fprintf(file, ",%.6f\n", outputs->elapsed != NULL ? outputs->elapsed[i] : NAN);
     }
-    /* A full disk shows up in the stream's error flag or in fclose. */
-    int failed = ferror(file);
-    if (fclose(file) != 0 || failed) {
-        snprintf(error, error_size, "cannot write %s: the write failed (disk full?)", final_path);
+}
+
+/* The text is made in memory and written with checked writes. */
+static int write_history(const char *temporary, const char *final_path, const void *data,
+                         char *error, size_t error_size)
+{
+    char *text = NULL;
+    size_t length = 0;
+    FILE *memory = open_memstream(&text, &length);
+    if (memory == NULL) {
+        snprintf(error, error_size, "cannot write %s: out of memory", final_path);
         return -1;
     }
-    return 0;
+    print_history(memory, data);
+    int failed = ferror(memory);
+    if (fclose(memory) != 0 || failed) {
+        snprintf(error, error_size, "cannot write %s: out of memory", final_path);
+        free(text);
+        return -1;
+    }
+    int result = output_write_bytes(temporary, final_path, text, length, error, error_size);
+    free(text);
+    return result;
 }
 
 /* ---- all of them ------------------------------------------------------------------------ */
@@ -219,6 +226,19 @@ int results_write_operators(const spart_instrument *instrument, const char *fold
         }
         if (spart_regridder_save(context, operators[k], path, overwrite) != SPART_OK) {
             snprintf(error, error_size, "%s", spart_context_error(context));
+            return -1;
+        }
+        /* Read it back: CFITSIO can miss a write that fails when its last
+         * buffer is flushed (a full disk), and a short file must not stay. */
+        spart_regridder *loaded = NULL;
+        spart_status status = spart_regridder_load(context, path, &loaded);
+        int same = status == SPART_OK && spart_regridder_num_entries(loaded) ==
+                                             spart_regridder_num_entries(operators[k]);
+        spart_regridder_free(loaded);
+        if (!same) {
+            snprintf(error, error_size, "%s was not saved whole (%s); removed", path,
+                     status != SPART_OK ? spart_context_error(context) : "entries differ");
+            remove(path);
             return -1;
         }
     }

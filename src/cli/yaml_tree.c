@@ -85,7 +85,7 @@ static yaml_node *new_node(yaml_kind kind, const struct fy_event *event)
  * files are small). */
 static int append(yaml_node ***array, size_t count, yaml_node *node)
 {
-    yaml_node **grown = realloc(*array, (count + 1) * sizeof *grown);
+    yaml_node **grown = realloc(*array, (count + 1) * sizeof(yaml_node *));
     if (grown == NULL) {
         return -1;
     }
