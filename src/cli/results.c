@@ -232,8 +232,8 @@ int results_write_operators(const spart_instrument *instrument, const char *fold
          * buffer is flushed (a full disk), and a short file must not stay. */
         spart_regridder *loaded = NULL;
         spart_status status = spart_regridder_load(context, path, &loaded);
-        int same = status == SPART_OK && spart_regridder_num_entries(loaded) ==
-                                             spart_regridder_num_entries(operators[k]);
+        int same = status == SPART_OK &&
+                   spart_regridder_num_entries(loaded) == spart_regridder_num_entries(operators[k]);
         spart_regridder_free(loaded);
         if (!same) {
             snprintf(error, error_size, "%s was not saved whole (%s); removed", path,
