@@ -41,7 +41,7 @@ size_t results_file_names(const config *cfg, const char **names)
 typedef struct cube_job {
     cube data;
     const char *keys[CONFIG_MAX_CHANNELS + 1];
-    char key_text[CONFIG_MAX_CHANNELS][16];
+    char key_text[CONFIG_MAX_CHANNELS][32];
     double values[CONFIG_MAX_CHANNELS + 1];
     const char *comments[CONFIG_MAX_CHANNELS + 1];
 } cube_job;
