@@ -55,10 +55,15 @@ static void write_axis_keys(fitsfile *file, int fits_axis, const cube_axis *axis
         snprintf(key, sizeof key, "CUNIT%d", fits_axis);
         write_string_key(file, key, axis->cunit, "unit of the coordinate", status);
     }
+    /* The reference pixel is the middle of the axis, so that a projection
+     * (TAN for the scene's sky axes) is centred on the field. */
+    double middle = (double)(axis->length - 1) / 2.0;
     snprintf(key, sizeof key, "CRPIX%d", fits_axis);
-    write_double_key(file, key, 1.0, "reference pixel: the first (FITS counts from 1)", status);
+    write_double_key(file, key, middle + 1.0, "reference pixel: the middle (FITS counts from 1)",
+                     status);
     snprintf(key, sizeof key, "CRVAL%d", fits_axis);
-    write_double_key(file, key, axis->crval, "coordinate of the reference pixel's centre", status);
+    write_double_key(file, key, axis->crval + axis->cdelt * middle,
+                     "coordinate at the reference pixel", status);
     snprintf(key, sizeof key, "CDELT%d", fits_axis);
     write_double_key(file, key, axis->cdelt, "coordinate step per pixel", status);
 }
@@ -84,7 +89,7 @@ static void write_header(fitsfile *file, const cube *data, int *status)
                        "Written by the spart command. The array is in spart's C order:", status);
     fits_write_comment(file, "NumPy (astropy) sees data[axis3, axis2, axis1], as named in the",
                        status);
-    fits_write_comment(file, "CTYPE comments. CRVAL is the centre of the first pixel.", status);
+    fits_write_comment(file, "CTYPE comments. Coordinates are those of pixel centres.", status);
 }
 
 /* The FITS file in memory: CFITSIO writes into a buffer, whose bytes

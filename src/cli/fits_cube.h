@@ -17,7 +17,8 @@
 #include <stdint.h>
 
 /* One axis of a cube, in C order (axis 0 is the slowest). Pixel k (from 0)
- * has the coordinate crval + cdelt * k: its centre. */
+ * has the coordinate crval + cdelt * k: its centre. (The file's CRPIX and
+ * CRVAL name the middle pixel instead, with the same coordinates.) */
 typedef struct cube_axis {
     int64_t length;
     const char *ctype; /* WCS type, 8 characters at most ("WAVE", "HPLN-TAN") */

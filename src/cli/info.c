@@ -160,9 +160,12 @@ static void describe_cube_axis(info_file *info, int fits_axis, long long length,
     snprintf(key, sizeof key, "CUNIT%d", fits_axis);
     optional_string_key(info, key, cunit);
     snprintf(key, sizeof key, "CRVAL%d", fits_axis);
-    double first = double_key(info, key);
+    double reference = double_key(info, key);
+    snprintf(key, sizeof key, "CRPIX%d", fits_axis);
+    double reference_pixel = double_key(info, key);
     snprintf(key, sizeof key, "CDELT%d", fits_axis);
     double step = double_key(info, key);
+    double first = reference + step * (1.0 - reference_pixel); /* at FITS pixel 1 */
     if (info->status != 0) {
         return;
     }

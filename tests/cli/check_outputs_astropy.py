@@ -69,8 +69,15 @@ def check_scene_wcs(header):
     lat, lon, wavelength = wcs.pixel_to_world_values(0, 0, 0)
     first_bin = REST_ANGSTROM * (1 + np.array([-500.0, -450.0]) / C_KM_S)
     np.testing.assert_allclose(wavelength, first_bin.mean() * 1e-10, rtol=1e-9)
-    # The first scene cell is centred at -10 + 0.3125 / 2 arcsec, in degrees.
-    np.testing.assert_allclose([lon, lat], (-10 + 0.15625) / 3600.0, rtol=1e-6)
+    # The first scene cell is centred at -10 + 0.3125 / 2 arcsec, in degrees
+    # (WCS gives longitudes from 0 to 360: helioprojective ones are about 0;
+    # the TAN projection departs from a linear axis by 2e-9 at 10 arcsec).
+    lon = (lon + 180.0) % 360.0 - 180.0
+    np.testing.assert_allclose([lon, lat], (-10 + 0.15625) / 3600.0, rtol=1e-8)
+    lat, lon, wavelength = wcs.pixel_to_world_values(63, 63, 19)
+    np.testing.assert_allclose([lon, lat], (10 - 0.15625) / 3600.0, rtol=1e-8)
+    last_bin = REST_ANGSTROM * (1 + np.array([450.0, 500.0]) / C_KM_S)
+    np.testing.assert_allclose(wavelength, last_bin.mean() * 1e-10, rtol=1e-9)
     assert wcs.world_axis_physical_types[2] == "em.wl"
 
 

@@ -1,0 +1,156 @@
+/*
+ * host/mart_steps.c: the steps of the MART iteration on the host, twin of
+ * kernels/mart_steps.cu (same operations, same order; see
+ * src/mart_steps.h for the order of the sums).
+ */
+#include <math.h>
+
+#include "mart_math.h"
+#include "mart_steps.h"
+
+void spart_mart_host_clamp(double *values, int64_t n, int threads)
+{
+#pragma omp parallel for num_threads(threads) schedule(static) if (n > 65536)
+    for (int64_t i = 0; i < n; i++) {
+        values[i] = spart_mart_clamped(values[i]);
+    }
+}
+
+void spart_mart_host_noise_widths(double *images, double *widths, int64_t n, double gain,
+                                  double read_variance, int threads)
+{
+#pragma omp parallel for num_threads(threads) schedule(static) if (n > 65536)
+    for (int64_t i = 0; i < n; i++) {
+        double d = spart_mart_clamped(images[i]);
+        images[i] = d;
+        widths[i] = spart_mart_width(d, gain, read_variance);
+    }
+}
+
+/* lane l += lane l + h, h = 16, ..., 1, for `count` quantities side by side
+ * (lanes[q][l]); the chunk's sums land in lanes[q][0]. */
+static void combine_lanes(double lanes[][SPART_MART_LANES], int count)
+{
+    for (int h = SPART_MART_LANES / 2; h >= 1; h /= 2) {
+        for (int q = 0; q < count; q++) {
+            for (int l = 0; l < h; l++) {
+                lanes[q][l] = lanes[q][l] + lanes[q][l + h];
+            }
+        }
+    }
+}
+
+/* Pass 1 of one channel: sum of z^2 over pixels of nonzero width, their
+ * count, sum of predicted and of residuals. */
+static void merits_pass1(const double *observed, const double *predicted, const double *widths,
+                         int64_t n, double *sums)
+{
+    for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
+        sums[q] = 0.0;
+    }
+    for (int64_t start = 0; start < n; start += SPART_MART_CHUNK) {
+        int64_t end = start + SPART_MART_CHUNK < n ? start + SPART_MART_CHUNK : n;
+        double lanes[SPART_MART_PASS_SUMS][SPART_MART_LANES] = {{0.0}};
+        for (int64_t p = start; p < end; p++) {
+            int l = (int)((p - start) % SPART_MART_LANES);
+            double residual = observed[p] - predicted[p];
+            if (widths[p] != 0.0) {
+                double z = residual / widths[p];
+                lanes[0][l] = lanes[0][l] + z * z;
+                lanes[1][l] = lanes[1][l] + 1.0;
+            }
+            lanes[2][l] = lanes[2][l] + predicted[p];
+            lanes[3][l] = lanes[3][l] + residual;
+        }
+        combine_lanes(lanes, SPART_MART_PASS_SUMS);
+        for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
+            sums[q] = sums[q] + lanes[q][0];
+        }
+    }
+}
+
+/* Pass 2 of one channel: the centred cross product and squares. */
+static void merits_pass2(const double *observed, const double *predicted, int64_t n,
+                         double mean_predicted, double mean_residual, double *sums)
+{
+    for (int q = 0; q < 3; q++) {
+        sums[q] = 0.0;
+    }
+    for (int64_t start = 0; start < n; start += SPART_MART_CHUNK) {
+        int64_t end = start + SPART_MART_CHUNK < n ? start + SPART_MART_CHUNK : n;
+        double lanes[3][SPART_MART_LANES] = {{0.0}};
+        for (int64_t p = start; p < end; p++) {
+            int l = (int)((p - start) % SPART_MART_LANES);
+            double de = predicted[p] - mean_predicted;
+            double dr = (observed[p] - predicted[p]) - mean_residual;
+            lanes[0][l] = lanes[0][l] + de * dr;
+            lanes[1][l] = lanes[1][l] + de * de;
+            lanes[2][l] = lanes[2][l] + dr * dr;
+        }
+        combine_lanes(lanes, 3);
+        for (int q = 0; q < 3; q++) {
+            sums[q] = sums[q] + lanes[q][0];
+        }
+    }
+}
+
+void spart_mart_host_merits(const double *observed, const double *predicted, const double *widths,
+                            int64_t num_channel, int64_t image_size, double *chi2,
+                            double *correlation, int threads)
+{
+    double n = (double)image_size;
+#pragma omp parallel for num_threads(threads) schedule(static, 1) if (image_size > 4096)
+    for (int64_t c = 0; c < num_channel; c++) {
+        int64_t offset = c * image_size;
+        double first[SPART_MART_PASS_SUMS];
+        merits_pass1(observed + offset, predicted + offset, widths + offset, image_size, first);
+        chi2[c] = first[1] > 0.0 ? first[0] / first[1] : NAN;
+        double mean_predicted = first[2] / n;
+        double mean_residual = first[3] / n;
+        double second[3];
+        merits_pass2(observed + offset, predicted + offset, image_size, mean_predicted,
+                     mean_residual, second);
+        double covariance = second[0] / n;
+        double deviation_predicted = sqrt(second[1] / n);
+        double deviation_residual = sqrt(second[2] / n);
+        correlation[c] = covariance / (deviation_predicted * deviation_residual);
+    }
+}
+
+void spart_mart_host_flat_guess(const double *backprojected, int64_t num_channel,
+                                int64_t scene_size, double *scene)
+{
+    double channels = (double)num_channel;
+    double total = 0.0;
+    for (int64_t start = 0; start < scene_size; start += SPART_MART_CHUNK) {
+        int64_t end = start + SPART_MART_CHUNK < scene_size ? start + SPART_MART_CHUNK : scene_size;
+        double lanes[1][SPART_MART_LANES] = {{0.0}};
+        for (int64_t v = start; v < end; v++) {
+            double sum = 0.0;
+            for (int64_t c = 0; c < num_channel; c++) {
+                sum = sum + backprojected[c * scene_size + v];
+            }
+            int l = (int)((v - start) % SPART_MART_LANES);
+            lanes[0][l] = lanes[0][l] + sum / channels;
+        }
+        combine_lanes(lanes, 1);
+        total = total + lanes[0][0];
+    }
+    double mean = total / (double)scene_size;
+    for (int64_t v = 0; v < scene_size; v++) {
+        scene[v] = mean;
+    }
+}
+
+void spart_mart_host_update(double *scene, const double *observed_back,
+                            const double *predicted_back, int64_t num_channel, int64_t scene_size,
+                            double gamma, int threads)
+{
+    double inverse_channels = 1.0 / (double)num_channel;
+#pragma omp parallel for num_threads(threads) schedule(static) if (scene_size > 16384)
+    for (int64_t v = 0; v < scene_size; v++) {
+        double f = spart_mart_correction(observed_back + v, predicted_back + v, scene_size,
+                                         num_channel, gamma, inverse_channels);
+        scene[v] = scene[v] * f;
+    }
+}

@@ -1,0 +1,175 @@
+/*
+ * src/device_memory.c: memory of the context's CUDA device
+ * (spart/device_memory.h) and the selection of that device for a call.
+ */
+#include <stdint.h>
+
+#if defined(SPART_HAVE_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
+#include "device_select.h"
+#include "spart/device_memory.h"
+
+#if defined(SPART_HAVE_CUDA)
+
+spart_status spart_device_failure(spart_context *context, int error, const char *what)
+{
+    cudaError_t cuda = (cudaError_t)error;
+    spart_status status =
+        cuda == cudaErrorMemoryAllocation ? SPART_ERROR_OUT_OF_MEMORY : SPART_ERROR_INTERNAL;
+    return spart_fail(context, status, "%s: CUDA error %s (%s)", what, cudaGetErrorName(cuda),
+                      cudaGetErrorString(cuda));
+}
+
+spart_status spart_device_enter(spart_context *context, const char *what, int *previous)
+{
+    *previous = -1;
+    int count = 0;
+    cudaError_t error = cudaGetDeviceCount(&count);
+    if (error != cudaSuccess || count == 0) {
+        (void)cudaGetLastError(); /* not sticky: leave no error behind */
+        return spart_fail(context, SPART_ERROR_NO_DEVICE, "%s: no CUDA device is visible%s%s", what,
+                          error != cudaSuccess ? " (" : "",
+                          error != cudaSuccess ? cudaGetErrorString(error) : "");
+    }
+    if (context->cuda_device >= count) {
+        return spart_fail(context, SPART_ERROR_NO_DEVICE,
+                          "%s: CUDA device %d does not exist (%d visible)", what,
+                          context->cuda_device, count);
+    }
+    int current = -1;
+    error = cudaGetDevice(&current);
+    if (error == cudaSuccess && current != context->cuda_device) {
+        error = cudaSetDevice(context->cuda_device);
+    }
+    if (error != cudaSuccess) {
+        return spart_device_failure(context, (int)error, what);
+    }
+    *previous = current;
+    return SPART_OK;
+}
+
+void spart_device_leave(int previous)
+{
+    int current = -1;
+    if (previous >= 0 && cudaGetDevice(&current) == cudaSuccess && current != previous) {
+        (void)cudaSetDevice(previous);
+    }
+}
+
+#else
+
+spart_status spart_device_failure(spart_context *context, int error, const char *what)
+{
+    return spart_fail(context, SPART_ERROR_INTERNAL, "%s: CUDA error %d", what, error);
+}
+
+spart_status spart_device_enter(spart_context *context, const char *what, int *previous)
+{
+    *previous = -1;
+    return spart_fail(context, SPART_ERROR_NO_DEVICE,
+                      "%s: spart was built without CUDA (configure with SPART_ENABLE_CUDA=ON "
+                      "where nvcc is installed)",
+                      what);
+}
+
+void spart_device_leave(int previous)
+{
+    (void)previous;
+}
+
+#endif
+
+spart_status spart_device_malloc(spart_context *context, size_t bytes, void **pointer)
+{
+    if (context == NULL || pointer == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "device_malloc: context and pointer must not be NULL");
+    }
+    spart_clear_error(context);
+    *pointer = NULL;
+    int previous;
+    spart_status status = spart_device_enter(context, "device_malloc", &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+#if defined(SPART_HAVE_CUDA)
+    cudaError_t error = cudaMalloc(pointer, bytes > 0 ? bytes : 1);
+    if (error != cudaSuccess) {
+        *pointer = NULL;
+        (void)cudaGetLastError();
+        status = spart_device_failure(context, (int)error, "device_malloc");
+    }
+#endif
+    spart_device_leave(previous);
+    return status;
+}
+
+void spart_device_free(spart_context *context, void *pointer)
+{
+#if defined(SPART_HAVE_CUDA)
+    if (context == NULL || pointer == NULL) {
+        return;
+    }
+    int previous;
+    if (spart_device_enter(context, "device_free", &previous) == SPART_OK) {
+        (void)cudaFree(pointer);
+        spart_device_leave(previous);
+    }
+#else
+    (void)context;
+    (void)pointer;
+#endif
+}
+
+/* kind: 0 host -> device, 1 device -> host, 2 device -> device. */
+static spart_status copy(spart_context *context, void *to, const void *from, size_t bytes, int kind,
+                         const char *what)
+{
+    if (context == NULL || to == NULL || from == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "%s: arguments must not be NULL",
+                          what);
+    }
+    spart_clear_error(context);
+    int previous;
+    spart_status status = spart_device_enter(context, what, &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+#if defined(SPART_HAVE_CUDA)
+    enum cudaMemcpyKind kinds[3] = {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+                                    cudaMemcpyDeviceToDevice};
+    cudaStream_t stream = (cudaStream_t)context->cuda_stream;
+    cudaError_t error = cudaMemcpyAsync(to, from, bytes, kinds[kind], stream);
+    if (error == cudaSuccess) {
+        error = cudaStreamSynchronize(stream);
+    }
+    if (error != cudaSuccess) {
+        status = spart_device_failure(context, (int)error, what);
+    }
+#else
+    (void)bytes;
+    (void)kind;
+#endif
+    spart_device_leave(previous);
+    return status;
+}
+
+spart_status spart_device_copy_to_device(spart_context *context, void *device, const void *host,
+                                         size_t bytes)
+{
+    return copy(context, device, host, bytes, 0, "device_copy_to_device");
+}
+
+spart_status spart_device_copy_to_host(spart_context *context, void *host, const void *device,
+                                       size_t bytes)
+{
+    return copy(context, host, device, bytes, 1, "device_copy_to_host");
+}
+
+spart_status spart_device_copy_on_device(spart_context *context, void *to, const void *from,
+                                         size_t bytes)
+{
+    return copy(context, to, from, bytes, 2, "device_copy_on_device");
+}

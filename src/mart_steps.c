@@ -1,0 +1,251 @@
+/*
+ * src/mart_steps.c: the MART building blocks of spart/mart.h: argument
+ * checks, then the host loops (host/mart_steps.c) or the device kernels
+ * (kernels/mart_steps.cu).
+ */
+#include "device_select.h"
+#include "internal.h"
+#include "mart_steps.h"
+#include "spart/mart.h"
+
+size_t spart_mart_workspace_size(int64_t num_channel, int64_t image_size, int64_t scene_size)
+{
+    if (num_channel < 1 || image_size < 1 || scene_size < 1) {
+        return 0;
+    }
+    size_t merits = (size_t)(4 * num_channel + num_channel * spart_mart_num_chunks(image_size) *
+                                                   SPART_MART_PASS_SUMS);
+    size_t flat = (size_t)(1 + spart_mart_num_chunks(scene_size));
+    return (merits > flat ? merits : flat) * sizeof(double);
+}
+
+/* Enter the device for a device step; nothing for a host one. */
+static spart_status begin(spart_context *context, int on_device, const char *what, int *previous)
+{
+    *previous = -1;
+    return on_device ? spart_device_enter(context, what, previous) : SPART_OK;
+}
+
+/* The end of a device step: leave the device, turn a CUDA error into a
+ * status. */
+static spart_status finish(spart_context *context, int on_device, int error, const char *what,
+                           int previous)
+{
+    spart_status status = SPART_OK;
+    if (on_device && error != 0) {
+        status = spart_fail(context, SPART_ERROR_INTERNAL, "%s: CUDA error (%s)", what,
+                            spart_mart_device_error_string(error));
+    }
+    if (on_device) {
+        spart_device_leave(previous);
+    }
+    return status;
+}
+
+static spart_status check_sizes(spart_context *context, const char *what, int64_t a, int64_t b)
+{
+    if (a < 1 || b < 1) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "%s: sizes %lld and %lld must be at least 1", what, (long long)a,
+                          (long long)b);
+    }
+    return SPART_OK;
+}
+
+static spart_status check_workspace(spart_context *context, const char *what, void *workspace,
+                                    size_t bytes, size_t needed)
+{
+    if (workspace == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "%s: workspace is NULL", what);
+    }
+    if (bytes < needed) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "%s: workspace of %zu bytes, %zu needed "
+                          "(spart_mart_workspace_size)",
+                          what, bytes, needed);
+    }
+    return SPART_OK;
+}
+
+#if !defined(SPART_HAVE_CUDA)
+/* Without CUDA the device steps are never reached (begin fails with
+ * SPART_ERROR_NO_DEVICE); these keep the calls linkable. */
+int spart_mart_device_clamp(double *values, int64_t n, void *stream)
+{
+    (void)values, (void)n, (void)stream;
+    return -1;
+}
+int spart_mart_device_noise_widths(double *images, double *widths, int64_t n, double gain,
+                                   double read_variance, void *stream)
+{
+    (void)images, (void)widths, (void)n, (void)gain, (void)read_variance, (void)stream;
+    return -1;
+}
+int spart_mart_device_merits(const double *observed, const double *predicted, const double *widths,
+                             int64_t num_channel, int64_t image_size, double *chi2,
+                             double *correlation, void *workspace, void *stream)
+{
+    (void)observed, (void)predicted, (void)widths, (void)num_channel, (void)image_size;
+    (void)chi2, (void)correlation, (void)workspace, (void)stream;
+    return -1;
+}
+int spart_mart_device_flat_guess(const double *backprojected, int64_t num_channel,
+                                 int64_t scene_size, double *scene, void *workspace, void *stream)
+{
+    (void)backprojected, (void)num_channel, (void)scene_size, (void)scene, (void)workspace;
+    (void)stream;
+    return -1;
+}
+int spart_mart_device_update(double *scene, const double *observed_back,
+                             const double *predicted_back, int64_t num_channel, int64_t scene_size,
+                             double gamma, void *stream)
+{
+    (void)scene, (void)observed_back, (void)predicted_back, (void)num_channel;
+    (void)scene_size, (void)gamma, (void)stream;
+    return -1;
+}
+const char *spart_mart_device_error_string(int error)
+{
+    (void)error;
+    return "spart was built without CUDA";
+}
+#endif
+
+spart_status spart_mart_clamp(spart_context *context, double *values, int64_t n, int on_device)
+{
+    if (context == NULL || values == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "mart_clamp: NULL argument");
+    }
+    spart_status status = check_sizes(context, "mart_clamp", n, 1);
+    int previous;
+    if (status == SPART_OK) {
+        status = begin(context, on_device, "mart_clamp", &previous);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    int error = 0;
+    if (on_device) {
+        error = spart_mart_device_clamp(values, n, context->cuda_stream);
+    } else {
+        spart_mart_host_clamp(values, n, spart_threads(context));
+    }
+    return finish(context, on_device, error, "mart_clamp", previous);
+}
+
+spart_status spart_mart_noise_widths(spart_context *context, double *images, double *widths,
+                                     int64_t n, double gain, double read_noise, int on_device)
+{
+    if (context == NULL || images == NULL || widths == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "mart_noise_widths: NULL argument");
+    }
+    spart_status status = check_sizes(context, "mart_noise_widths", n, 1);
+    int previous;
+    if (status == SPART_OK) {
+        status = begin(context, on_device, "mart_noise_widths", &previous);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    double read_variance = read_noise * read_noise;
+    int error = 0;
+    if (on_device) {
+        error = spart_mart_device_noise_widths(images, widths, n, gain, read_variance,
+                                               context->cuda_stream);
+    } else {
+        spart_mart_host_noise_widths(images, widths, n, gain, read_variance,
+                                     spart_threads(context));
+    }
+    return finish(context, on_device, error, "mart_noise_widths", previous);
+}
+
+spart_status spart_mart_merits(spart_context *context, const double *observed,
+                               const double *predicted, const double *widths, int64_t num_channel,
+                               int64_t image_size, double *chi2, double *correlation,
+                               void *workspace, size_t workspace_bytes, int on_device)
+{
+    if (context == NULL || observed == NULL || predicted == NULL || widths == NULL ||
+        chi2 == NULL || correlation == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "mart_merits: NULL argument");
+    }
+    spart_status status = check_sizes(context, "mart_merits", num_channel, image_size);
+    if (status == SPART_OK && on_device) {
+        status = check_workspace(context, "mart_merits", workspace, workspace_bytes,
+                                 spart_mart_workspace_size(num_channel, image_size, 1));
+    }
+    int previous;
+    if (status == SPART_OK) {
+        status = begin(context, on_device, "mart_merits", &previous);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    int error = 0;
+    if (on_device) {
+        error = spart_mart_device_merits(observed, predicted, widths, num_channel, image_size, chi2,
+                                         correlation, workspace, context->cuda_stream);
+    } else {
+        spart_mart_host_merits(observed, predicted, widths, num_channel, image_size, chi2,
+                               correlation, spart_threads(context));
+    }
+    return finish(context, on_device, error, "mart_merits", previous);
+}
+
+spart_status spart_mart_flat_guess(spart_context *context, const double *backprojected,
+                                   int64_t num_channel, int64_t scene_size, double *scene,
+                                   void *workspace, size_t workspace_bytes, int on_device)
+{
+    if (context == NULL || backprojected == NULL || scene == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "mart_flat_guess: NULL argument");
+    }
+    spart_status status = check_sizes(context, "mart_flat_guess", num_channel, scene_size);
+    if (status == SPART_OK && on_device) {
+        status = check_workspace(context, "mart_flat_guess", workspace, workspace_bytes,
+                                 spart_mart_workspace_size(num_channel, 1, scene_size));
+    }
+    int previous;
+    if (status == SPART_OK) {
+        status = begin(context, on_device, "mart_flat_guess", &previous);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    int error = 0;
+    if (on_device) {
+        error = spart_mart_device_flat_guess(backprojected, num_channel, scene_size, scene,
+                                             workspace, context->cuda_stream);
+    } else {
+        spart_mart_host_flat_guess(backprojected, num_channel, scene_size, scene);
+    }
+    return finish(context, on_device, error, "mart_flat_guess", previous);
+}
+
+spart_status spart_mart_update(spart_context *context, double *scene, const double *observed_back,
+                               const double *predicted_back, int64_t num_channel,
+                               int64_t scene_size, double gamma, int on_device)
+{
+    if (context == NULL || scene == NULL || observed_back == NULL || predicted_back == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "mart_update: NULL argument");
+    }
+    spart_status status = check_sizes(context, "mart_update", num_channel, scene_size);
+    if (status == SPART_OK && !(gamma > 0.0)) {
+        status = spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                            "mart_update: gamma = %g must be positive", gamma);
+    }
+    int previous;
+    if (status == SPART_OK) {
+        status = begin(context, on_device, "mart_update", &previous);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    int error = 0;
+    if (on_device) {
+        error = spart_mart_device_update(scene, observed_back, predicted_back, num_channel,
+                                         scene_size, gamma, context->cuda_stream);
+    } else {
+        spart_mart_host_update(scene, observed_back, predicted_back, num_channel, scene_size, gamma,
+                               spart_threads(context));
+    }
+    return finish(context, on_device, error, "mart_update", previous);
+}

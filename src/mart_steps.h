@@ -1,0 +1,69 @@
+/*
+ * src/mart_steps.h: the steps of the MART iteration (spart/mart.h,
+ * "building blocks") on the host (host/mart_steps.c) and on a CUDA device
+ * (kernels/mart_steps.cu), with the same operations in the same order.
+ *
+ * Fixed-order sums: chunks of SPART_MART_CHUNK values added in chunk order
+ * from 0.0; within a chunk lane l of SPART_MART_LANES adds values l,
+ * l + 32, ... in order from 0.0, and the lanes combine as lane l += lane
+ * l + h for h = 16, 8, 4, 2, 1 (lane 0 holds the chunk's sum).
+ */
+#ifndef SPART_MART_STEPS_H
+#define SPART_MART_STEPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SPART_MART_CHUNK 4096
+#define SPART_MART_LANES 32
+
+/* Quantities summed per channel: pass 1 (z^2 over unmasked pixels, their
+ * count, predicted, residual), pass 2 (the centred cross and squares). */
+#define SPART_MART_PASS_SUMS 4
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Chunks of n values. */
+static inline int64_t spart_mart_num_chunks(int64_t n)
+{
+    return (n + SPART_MART_CHUNK - 1) / SPART_MART_CHUNK;
+}
+
+/* ---- host ---- */
+void spart_mart_host_clamp(double *values, int64_t n, int threads);
+void spart_mart_host_noise_widths(double *images, double *widths, int64_t n, double gain,
+                                  double read_variance, int threads);
+void spart_mart_host_merits(const double *observed, const double *predicted, const double *widths,
+                            int64_t num_channel, int64_t image_size, double *chi2,
+                            double *correlation, int threads);
+void spart_mart_host_flat_guess(const double *backprojected, int64_t num_channel,
+                                int64_t scene_size, double *scene);
+void spart_mart_host_update(double *scene, const double *observed_back,
+                            const double *predicted_back, int64_t num_channel, int64_t scene_size,
+                            double gamma, int threads);
+
+/* ---- device: each enqueues on `stream` (a cudaStream_t) and returns a
+ * cudaError_t as int (0: success). `workspace` is device memory of
+ * spart_mart_workspace_size bytes. spart_mart_device_merits copies the
+ * results to the host arrays and waits for the stream. ---- */
+int spart_mart_device_clamp(double *values, int64_t n, void *stream);
+int spart_mart_device_noise_widths(double *images, double *widths, int64_t n, double gain,
+                                   double read_variance, void *stream);
+int spart_mart_device_merits(const double *observed, const double *predicted, const double *widths,
+                             int64_t num_channel, int64_t image_size, double *chi2,
+                             double *correlation, void *workspace, void *stream);
+int spart_mart_device_flat_guess(const double *backprojected, int64_t num_channel,
+                                 int64_t scene_size, double *scene, void *workspace, void *stream);
+int spart_mart_device_update(double *scene, const double *observed_back,
+                             const double *predicted_back, int64_t num_channel, int64_t scene_size,
+                             double gamma, void *stream);
+/* The sentence of a cudaError_t. */
+const char *spart_mart_device_error_string(int error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPART_MART_STEPS_H */
