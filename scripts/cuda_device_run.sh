@@ -9,7 +9,9 @@
 # are unpacked under /opt/deps and found from there.
 #
 # SPART_CUDA_BENCH selects the benchmarks: "assembly" (the default),
-# "product", "both" or "none".
+# "product", "both" or "none"; SPART_BENCH_ARGS adds arguments to
+# bench_cuda_assembly; SPART_SANITIZER_TIMEOUT bounds each sanitizer run
+# (seconds, default 240).
 set -uo pipefail
 root=$(pwd)
 out=${OUT:-$root/cuda-logs}
@@ -62,7 +64,9 @@ ctest -R test_device_api --output-on-failure 2>&1 | tail -2
 echo "== benchmarks ($benches)"
 : > "$out/bench.log"
 if [ "$benches" = assembly ] || [ "$benches" = both ]; then
-    timeout 300 tests/bench_cuda_assembly --json "$out/bench_cuda_assembly.json" 2>&1 |
+    # shellcheck disable=SC2086
+    timeout 300 tests/bench_cuda_assembly ${SPART_BENCH_ARGS:-} \
+        --json "$out/bench_cuda_assembly.json" 2>&1 |
         tee -a "$out/bench.log"
 fi
 if [ "$benches" = product ] || [ "$benches" = both ]; then

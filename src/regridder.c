@@ -348,7 +348,7 @@ static spart_status assemble(spart_context *context, const spart_weights *weight
         source.drop_zeros = drop_zeros;
         status = regridder->device.on_device
                      ? spart_device_csr_assemble(context, &source, weights->size_input,
-                                                 weights->size_output, value_type, 0, regridder)
+                                                 weights->size_output, value_type, NULL, regridder)
                      : spart_host_csr_assemble(allocator, &source, regridder->csr.num_rows,
                                                regridder->csr.num_columns, value_type,
                                                spart_threads(context), &regridder->csr);

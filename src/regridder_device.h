@@ -25,18 +25,30 @@ spart_status spart_regridder_create_on(spart_context *context, const spart_weigh
                                        const spart_regridder_options *options, int cuda_device,
                                        spart_regridder **regridder);
 
+/* How a device assembly may be steered, so that tests reach the paths of
+ * very large operators on small ones: wide_sort nonzero sorts with 64-bit
+ * keys and positions whatever the sizes; stage_bytes > 0 copies every
+ * entry array through pinned buffers of that many bytes. The defaults
+ * (NULL, or zeros): 32-bit keys and positions where they fit, and the
+ * entries staged through 32 MiB buffers when they take 256 MiB or more
+ * (below that, pinning the buffers costs more than it saves). */
+typedef struct spart_device_assembly_options {
+    int wide_sort;
+    size_t stage_bytes;
+} spart_device_assembly_options;
+
 /* Assemble regridder->csr (num_rows and num_columns set, arrays unset) on
  * the regridder's device from the entries `source` describes in host
  * memory, whose lookup tables (where not NULL) have cells_input and
  * cells_output entries: the entries are copied to the device once and
  * sorted there, for the same arrays as spart_host_csr_assemble. Also
- * builds the long-row table of the product's plan. wide_sort nonzero sorts
- * with 64-bit keys and positions whatever the sizes (the path of very
- * large operators, for tests). On failure the arrays made so far stay in
- * the regridder for spart_regridder_free. */
+ * builds the long-row table of the product's plan. `options` may be NULL.
+ * On failure the arrays made so far stay in the regridder for
+ * spart_regridder_free. */
 spart_status spart_device_csr_assemble(spart_context *context, const spart_assembly_source *source,
                                        int64_t cells_input, int64_t cells_output,
-                                       spart_value_type value_type, int wide_sort,
+                                       spart_value_type value_type,
+                                       const spart_device_assembly_options *options,
                                        spart_regridder *regridder);
 
 /* The exact transpose of a device regridder's matrix into `transposed`

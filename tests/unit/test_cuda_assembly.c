@@ -4,9 +4,10 @@
  * host (row pointers, columns and values compared bit for bit, and the
  * plan and long-row table), for every role of the orthogonal axes, float64
  * and float32 values, int32 and int64 columns, lookup tables and affine
- * strides, dropped zeros; run after run; with 64-bit sort keys forced; and
- * for degenerate shapes: no entries, no rows, empty rows, one row of three
- * million entries. Its products equal the host regridder's.
+ * strides, dropped zeros; run after run; with 64-bit sort keys forced;
+ * with the weights copied through pinned buffers; and for degenerate
+ * shapes: no entries, no rows, empty rows, one row of three million
+ * entries. Its products equal the host regridder's.
  *
  * Exit code 77 (skipped) when no CUDA device is visible, unless
  * SPART_REQUIRE_GPU=1, which makes that a failure. Without a device the
@@ -346,11 +347,19 @@ static void free_source(source_arrays *a)
     free(a->column_offset);
 }
 
-/* spart_host_csr_assemble and spart_device_csr_assemble (with the given
- * sort width) on the same source build the same arrays. */
+/* Ways to steer the device assembly: the defaults, 64-bit sorts, and
+ * copies staged through small pinned buffers (many per array, one of an
+ * odd size so that chunks split values). */
+static const spart_device_assembly_options PLAIN = {0, 0};
+static const spart_device_assembly_options WIDE = {1, 0};
+static const spart_device_assembly_options STAGED = {0, 65536};
+static const spart_device_assembly_options STAGED_ODD = {1, 1001};
+
+/* spart_host_csr_assemble and spart_device_csr_assemble (steered by
+ * `options`) on the same source build the same arrays. */
 static void assert_source_assembles_alike(fixture *f, const source_arrays *a, int64_t num_rows,
                                           int64_t num_columns, spart_value_type value_type,
-                                          int wide_sort, const char *what)
+                                          spart_device_assembly_options options, const char *what)
 {
     spart_regridder *host = device_shell(f->context, num_rows, num_columns);
     host->device.on_device = 0;
@@ -360,7 +369,7 @@ static void assert_source_assembles_alike(fixture *f, const source_arrays *a, in
     host->plan = spart_plan_product(&host->csr);
     spart_regridder *device = device_shell(f->context, num_rows, num_columns);
     if (spart_device_csr_assemble(f->context, &a->source, num_columns, num_rows, value_type,
-                                  wide_sort, device) != SPART_OK) {
+                                  &options, device) != SPART_OK) {
         fail_msg("%s: spart_device_csr_assemble: %s", what, spart_context_error(f->context));
     }
     (void)assert_same_csr(f->context, host, device, what);
@@ -378,9 +387,22 @@ static void sixty_four_bit_sort_keys_equal_the_host(void **state)
     make_source(&a, 5, 20000, 7000, 9000, -1, 0.0, 1, 6);
     for (int type = 0; type <= 1; type++) {
         spart_value_type value_type = type ? SPART_FLOAT32 : SPART_FLOAT64;
-        assert_source_assembles_alike(f, &a, 7000, 9000, value_type, 1, "64-bit sort");
-        assert_source_assembles_alike(f, &a, 7000, 9000, value_type, 0, "32-bit sort");
+        assert_source_assembles_alike(f, &a, 7000, 9000, value_type, WIDE, "64-bit sort");
+        assert_source_assembles_alike(f, &a, 7000, 9000, value_type, PLAIN, "32-bit sort");
     }
+    free_source(&a);
+}
+
+/* The weights' arrays copied through pinned buffers (the path of copies
+ * of 256 MiB or more) give the same arrays. */
+static void a_staged_copy_of_the_weights_equals_the_host(void **state)
+{
+    fixture *f = *state;
+    source_arrays a;
+    make_source(&a, 5, 20000, 7000, 9000, -1, 0.0, 1, 11);
+    assert_source_assembles_alike(f, &a, 7000, 9000, SPART_FLOAT32, STAGED, "staged copy");
+    assert_source_assembles_alike(f, &a, 7000, 9000, SPART_FLOAT64, STAGED_ODD,
+                                  "staged copy, odd buffers");
     free_source(&a);
 }
 
@@ -389,13 +411,13 @@ static void an_operator_without_entries_or_rows_equals_the_host(void **state)
     fixture *f = *state;
     source_arrays a;
     make_source(&a, 3, 0, 50, 40, -1, 0.0, 0, 7); /* elements without entries */
-    assert_source_assembles_alike(f, &a, 50, 40, SPART_FLOAT64, 0, "no entries");
+    assert_source_assembles_alike(f, &a, 50, 40, SPART_FLOAT64, PLAIN, "no entries");
     free_source(&a);
     make_source(&a, 0, 0, 0, 40, -1, 0.0, 0, 8); /* no elements, no rows */
-    assert_source_assembles_alike(f, &a, 0, 40, SPART_FLOAT32, 0, "no rows");
+    assert_source_assembles_alike(f, &a, 0, 40, SPART_FLOAT32, STAGED, "no rows");
     free_source(&a);
     make_source(&a, 1, 0, 9, 0, -1, 0.0, 0, 9); /* no columns */
-    assert_source_assembles_alike(f, &a, 9, 0, SPART_FLOAT64, 0, "no columns");
+    assert_source_assembles_alike(f, &a, 9, 0, SPART_FLOAT64, PLAIN, "no columns");
     free_source(&a);
 }
 
@@ -406,10 +428,10 @@ static void one_enormous_row_among_empty_rows_equals_the_host(void **state)
     fixture *f = *state;
     source_arrays a;
     make_source(&a, 3, 1000000, 100000, 50000, 77777, 0.999, 1, 10);
-    for (int wide = 0; wide <= 1; wide++) {
-        assert_source_assembles_alike(f, &a, 100000, 50000, wide ? SPART_FLOAT32 : SPART_FLOAT64,
-                                      wide, "one enormous row");
-    }
+    assert_source_assembles_alike(f, &a, 100000, 50000, SPART_FLOAT64, PLAIN, "one enormous row");
+    const spart_device_assembly_options wide_staged = {1, (size_t)1 << 20};
+    assert_source_assembles_alike(f, &a, 100000, 50000, SPART_FLOAT32, wide_staged,
+                                  "one enormous row, 64-bit sort, staged copy");
     free_source(&a);
 }
 
@@ -478,6 +500,7 @@ int main(void)
         cmocka_unit_test(zeros_are_dropped_as_on_the_host),
         cmocka_unit_test(repeated_assemblies_give_the_same_arrays),
         cmocka_unit_test(sixty_four_bit_sort_keys_equal_the_host),
+        cmocka_unit_test(a_staged_copy_of_the_weights_equals_the_host),
         cmocka_unit_test(an_operator_without_entries_or_rows_equals_the_host),
         cmocka_unit_test(one_enormous_row_among_empty_rows_equals_the_host),
     };
