@@ -9,6 +9,7 @@
 #include "spart/weights.h"
 #include "spart/regridder.h"
 #include "spart/device.h"
+#include "spart/device_memory.h"
 #include "spart/mart.h"
 #include "spart/instrument.h"
 #include "spart/scene.h"

@@ -30,12 +30,4 @@ typedef struct spart_mart_float_text {
 } spart_mart_float_text;
 spart_mart_float_text spart_mart_python_float(double value);
 
-/* The steps, one channel or one voxel at a time (see spart/mart.h). */
-double spart_mart_mean_chi_squared(const double *observed, const double *predicted,
-                                   const double *widths, int64_t n);
-double spart_mart_correlation_residual(const double *observed, const double *predicted, int64_t n);
-double spart_mart_correction(const double *observed_back, const double *predicted_back,
-                             int64_t stride, int64_t num_channel, double gamma,
-                             double inverse_channels);
-
 #endif /* SPART_MART_INTERNAL_H */

@@ -5,10 +5,11 @@
  */
 #include <math.h>
 
+#include "spart/device.h"
 #include "spart/mart.h"
 
 /* Predicted images d = max(A x, 0) (counts cannot be negative; ctis clamps
- * too) and widths sqrt(gain d + read_noise^2). */
+ * too) and widths sqrt(gain d + read_noise^2), where the regridders are. */
 static spart_status forward_from_regridder(void *user, spart_context *context, const double *scene,
                                            double *images, double *widths)
 {
@@ -16,20 +17,14 @@ static spart_status forward_from_regridder(void *user, spart_context *context, c
     spart_array x = {scene, spart_regridder_shape_input(pair->forward)};
     int64_t size = spart_regridder_num_rows(pair->forward);
     spart_status status = spart_regridder_apply(context, pair->forward, &x, images, size);
-    if (status != SPART_OK) {
-        return status;
+    int on_device = spart_regridder_cuda_device(pair->forward) >= 0;
+    if (status == SPART_OK && widths != NULL) {
+        status = spart_mart_noise_widths(context, images, widths, size, pair->gain,
+                                         pair->read_noise, on_device);
+    } else if (status == SPART_OK) {
+        status = spart_mart_clamp(context, images, size, on_device);
     }
-    double read_variance = pair->read_noise * pair->read_noise;
-#pragma omp parallel for num_threads(spart_context_threads(context))                               \
-    schedule(static) if (size > 65536)
-    for (int64_t p = 0; p < size; p++) {
-        double d = images[p] > 0.0 ? images[p] : 0.0;
-        images[p] = d;
-        if (widths != NULL) {
-            widths[p] = sqrt(pair->gain * d + read_variance);
-        }
-    }
-    return SPART_OK;
+    return status;
 }
 
 static spart_status backward_from_regridder(void *user, spart_context *context,
@@ -77,6 +72,17 @@ spart_status spart_mart_operators_from_regridders(spart_context *context,
             (long long)spart_regridder_num_columns(pair->backward), (long long)channels,
             (long long)(channels * scene_size), (long long)images);
     }
+    int device_forward = spart_regridder_cuda_device(pair->forward);
+    int device_backward = spart_regridder_cuda_device(pair->backward);
+    if (device_forward != device_backward) {
+        return spart_context_set_error(
+            context, SPART_ERROR_INVALID_ARGUMENT,
+            "mart operators: the forward regridder is on %s%d and the "
+            "backward one on %s%d: move both to the same place",
+            device_forward >= 0 ? "CUDA device " : "the host ", device_forward,
+            device_backward >= 0 ? "CUDA device " : "the host ", device_backward);
+    }
+    operators->on_device = device_forward >= 0;
     operators->num_channel = channels;
     operators->scene_size = scene_size;
     operators->image_size = images / channels;

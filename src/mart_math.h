@@ -1,5 +1,5 @@
 /*
- * solvers/mart_math.h: the power function of the MART update, written
+ * src/mart_math.h: the power function of the MART update, written
  * once from +, -, *, / and sqrt (and exact reads and writes of the exponent bits), so that the
  * host and the device compute the same bits: neither glibc's pow nor
  * CUDA's is correctly rounded, and they differ.
@@ -131,10 +131,44 @@ SPART_MATH_FUNCTION double spart_mart_pow(double x, double y)
     if (y == 0.25) { /* the root of 4 channels: two correctly rounded roots */
         return sqrt(sqrt(x));
     }
-    if (x == 0.0 || x == 1.0 || x != x || x == HUGE_VAL) {
+    if (x == 0.0 || x == 1.0 || x != x || x == HUGE_VAL) { /* NaN != NaN */
         return x;
     }
     return spart_mart_exp(y * spart_mart_log(x));
+}
+
+/* The MART correction of one voxel from its backprojections of the
+ * observed images (clamped) and of the predicted images (clamped here) in
+ * each channel, `stride` apart: (prod over c of ratio_c^gamma)^(1 /
+ * channels), each ratio with NaN and +-inf replaced by 1, as ctis. */
+SPART_MATH_FUNCTION double spart_mart_correction(const double *observed_back,
+                                                 const double *predicted_back, int64_t stride,
+                                                 int64_t num_channel, double gamma,
+                                                 double inverse_channels)
+{
+    double product = 1.0;
+    for (int64_t c = 0; c < num_channel; c++) {
+        double predicted = predicted_back[c * stride];
+        predicted = predicted < 0.0 ? 0.0 : predicted;
+        double ratio = observed_back[c * stride] / predicted;
+        if (ratio != ratio || ratio == HUGE_VAL || ratio == -HUGE_VAL) {
+            ratio = 1.0;
+        }
+        product = product * spart_mart_pow(ratio, gamma);
+    }
+    return spart_mart_pow(product, inverse_channels);
+}
+
+/* A predicted count, clamped at 0, and its noise width sqrt(gain d +
+ * read_variance). */
+SPART_MATH_FUNCTION double spart_mart_clamped(double value)
+{
+    return value < 0.0 ? 0.0 : value;
+}
+
+SPART_MATH_FUNCTION double spart_mart_width(double count, double gain, double read_variance)
+{
+    return sqrt(gain * count + read_variance);
 }
 
 #endif /* SPART_MART_MATH_H */

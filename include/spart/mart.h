@@ -82,6 +82,11 @@ typedef struct spart_mart_operators {
     spart_status (*backward)(void *user, spart_context *context, const double *images,
                              double *scenes);
     void *user;
+    /* Nonzero: the callbacks take and give memory of the context's CUDA
+     * device and work on its stream; the driver then keeps every working
+     * array there, `observed` and the guess must be device memory too, and
+     * the host sees the merits only (the result is in host memory). */
+    int on_device;
 } spart_mart_operators;
 
 /* Operators from two Regridders (for example of spart_instrument, or
@@ -185,6 +190,58 @@ SPART_API const double *spart_mart_result_solutions(const spart_mart_result *res
 /* Histories, num_iterations x num_channel, C order. */
 SPART_API const double *spart_mart_result_mean_chi_squared(const spart_mart_result *result);
 SPART_API const double *spart_mart_result_correlation(const spart_mart_result *result);
+
+/* ---- building blocks -------------------------------------------------------------------
+ * The steps of the iteration, for users who write their own loop, and used
+ * by spart_mart_solve. Each runs on the host (OpenMP) or, with on_device
+ * nonzero, on the context's CUDA device and stream (arrays in device
+ * memory), with the same operations in the same order, so that both give
+ * the same bits. Sums run in one fixed order: chunks of
+ * SPART_CHUNK_LENGTH values added in chunk order, each chunk summed by 32
+ * lanes (lane l takes values l, l + 32, ...) combined in the binary tree of
+ * the products (lane l += lane l + h, h = 16, ..., 1). Errors:
+ * SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (sizes below 1, too
+ * little workspace), SPART_ERROR_NO_DEVICE (on_device without CUDA),
+ * SPART_ERROR_INTERNAL (a CUDA error, named). */
+
+/* Bytes of workspace spart_mart_merits and spart_mart_flat_guess need. */
+SPART_API size_t spart_mart_workspace_size(int64_t num_channel, int64_t image_size,
+                                           int64_t scene_size);
+
+/* values = max(values, 0), in place. */
+SPART_NODISCARD SPART_API spart_status spart_mart_clamp(spart_context *context, double *values,
+                                                        int64_t n, int on_device);
+
+/* Predicted counts clamped at 0 in place, and their noise widths
+ * sqrt(gain d + read_noise^2) into `widths`. */
+SPART_NODISCARD SPART_API spart_status spart_mart_noise_widths(spart_context *context,
+                                                               double *images, double *widths,
+                                                               int64_t n, double gain,
+                                                               double read_noise, int on_device);
+
+/* Per channel (num_channel images of image_size values): the mean
+ * chi-squared and the correlation of residuals (see the top of this
+ * file), written to chi2 and correlation, which are HOST arrays of
+ * num_channel values (on the device the call waits for its stream). */
+SPART_NODISCARD SPART_API spart_status
+spart_mart_merits(spart_context *context, const double *observed, const double *predicted,
+                  const double *widths, int64_t num_channel, int64_t image_size, double *chi2,
+                  double *correlation, void *workspace, size_t workspace_bytes, int on_device);
+
+/* The flat guess: every voxel of `scene` the mean over channels, then over
+ * the scene, of `backprojected` (num_channel x scene_size). */
+SPART_NODISCARD SPART_API spart_status spart_mart_flat_guess(
+    spart_context *context, const double *backprojected, int64_t num_channel, int64_t scene_size,
+    double *scene, void *workspace, size_t workspace_bytes, int on_device);
+
+/* scene *= the MART correction of each voxel from the clamped
+ * backprojection of the observations and the backprojection of the
+ * prediction (clamped here), num_channel x scene_size each. */
+SPART_NODISCARD SPART_API spart_status spart_mart_update(spart_context *context, double *scene,
+                                                         const double *observed_back,
+                                                         const double *predicted_back,
+                                                         int64_t num_channel, int64_t scene_size,
+                                                         double gamma, int on_device);
 
 #ifdef __cplusplus
 }
