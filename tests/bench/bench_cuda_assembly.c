@@ -11,8 +11,10 @@
  * fractions), float32 values, int32 columns. For each operator:
  *   - assembly: spart_regridder_create on the host (all OpenMP threads)
  *     against spart_regridder_create_device (weights in host memory: their
- *     copy to the device is included), and the copy alone (the same bytes
- *     from pageable host memory, cudaMemcpy);
+ *     copy to the device is included), the device kernels alone (weights
+ *     already on the device), and the copy alone (the same bytes from
+ *     pageable host memory, from pinned memory, and staged through pinned
+ *     buffers by all threads);
  *   - the exact transpose: spart_host_csr_transpose against
  *     spart_device_csr_transpose (the work of spart_regridder_transpose,
  *     into fresh matrices so that each run builds it);
@@ -250,10 +252,10 @@ static int same_arrays(const spart_csr *host, const spart_csr *device)
 typedef struct result {
     const char *name;
     int64_t entries, rows, columns;
-    double host_assembly, device_assembly, upload, upload_pinned, upload_staged;
+    double host_assembly, device_assembly, device_kernels, upload, upload_pinned, upload_staged;
     double host_transpose, device_transpose;
     double host_conservative, device_conservative;
-    int same_assembly, same_transpose, same_conservative;
+    int same_assembly, same_kernels, same_transpose, same_conservative;
 } result;
 
 /* The time of copying the weights' arrays (indices and values, 24 bytes an
@@ -335,6 +337,90 @@ static double time_staged_upload(const operator_weights *op, size_t stage, int r
     printf("  staged copy of the weights through 2 x %zu MiB pinned buffers: %.4f s (their "
            "allocation %.4f s)\n",
            stage >> 20, best(times, repeat), allocation);
+    return best(times, repeat);
+}
+
+/* The assembly's device work alone, the weights already in device memory
+ * (as they would be for weights made on the device): the sort of the rows
+ * and the placement (spart_cuda_assemble_sort, spart_cuda_assemble_place),
+ * timed by CUDA events, scratch allocated beforehand. The row and column
+ * of element (c, w)'s entries: c * M^2 + image cell, w * N^2 + scene cell.
+ * *same: the arrays equal the host regridder's. */
+static double time_device_kernels(const operator_weights *op, const spart_regridder *host,
+                                  int repeat, int *same)
+{
+    int64_t e_count = op->num_elements, n = op->num_entries;
+    int64_t *row_offset = malloc((size_t)e_count * sizeof(int64_t));
+    int64_t *column_offset = malloc((size_t)e_count * sizeof(int64_t));
+    for (int64_t e = 0; e < e_count; e++) {
+        row_offset[e] = (e / op->wavelengths) * op->image * op->image;
+        column_offset[e] = (e % op->wavelengths) * op->scene * op->scene;
+    }
+    const void *host_arrays[5] = {op->offsets, op->indices_input, op->indices_output, op->values,
+                                  row_offset};
+    size_t counts[5] = {(size_t)e_count + 1, (size_t)n, (size_t)n, (size_t)n, (size_t)e_count};
+    void *device_arrays[6];
+    for (int a = 0; a < 5; a++) {
+        CHECK_CUDA(cudaMalloc(&device_arrays[a], counts[a] * 8));
+        CHECK_CUDA(
+            cudaMemcpy(device_arrays[a], host_arrays[a], counts[a] * 8, cudaMemcpyHostToDevice));
+    }
+    CHECK_CUDA(cudaMalloc(&device_arrays[5], (size_t)e_count * 8));
+    CHECK_CUDA(
+        cudaMemcpy(device_arrays[5], column_offset, (size_t)e_count * 8, cudaMemcpyHostToDevice));
+    spart_device_assembly_source source;
+    memset(&source, 0, sizeof source);
+    source.num_elements = e_count;
+    source.num_entries = n;
+    source.offsets = device_arrays[0];
+    source.indices_input = device_arrays[1];
+    source.indices_output = device_arrays[2];
+    source.values = device_arrays[3];
+    source.row_offset = device_arrays[4];
+    source.column_offset = device_arrays[5];
+    source.row_lookup_stride = 1;
+    source.column_lookup_stride = 1;
+    int64_t rows = host->csr.num_rows;
+    spart_device_sort sort;
+    CHECK_CUDA((cudaError_t)spart_cuda_sort_plan(n, rows, 0, &sort));
+    CHECK_CUDA(cudaMalloc(&sort.workspace, sort.workspace_bytes));
+    spart_csr made;
+    memset(&made, 0, sizeof made);
+    made.num_rows = rows;
+    made.num_columns = host->csr.num_columns;
+    made.num_entries = n;
+    CHECK_CUDA(cudaMalloc((void **)&made.row_ptr, (size_t)(rows + 1) * 8));
+    CHECK_CUDA(cudaMalloc((void **)&made.columns32, (size_t)n * 4));
+    CHECK_CUDA(cudaMalloc((void **)&made.values32, (size_t)n * 4));
+    spart_device_csr_arrays arrays = {made.row_ptr, made.columns32, NULL, NULL, made.values32};
+    cudaEvent_t start, stop;
+    CHECK_CUDA(cudaEventCreate(&start));
+    CHECK_CUDA(cudaEventCreate(&stop));
+    double times[MAX_REPEAT];
+    for (int run = -1; run < repeat; run++) {
+        CHECK_CUDA(cudaEventRecord(start, 0));
+        CHECK_CUDA((cudaError_t)spart_cuda_assemble_sort(&source, rows, &sort, made.row_ptr, NULL));
+        CHECK_CUDA((cudaError_t)spart_cuda_assemble_place(&source, &sort, n, &arrays, NULL));
+        CHECK_CUDA(cudaEventRecord(stop, 0));
+        CHECK_CUDA(cudaEventSynchronize(stop));
+        float ms = 0.0f;
+        CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+        if (run >= 0) {
+            times[run] = 1e-3 * (double)ms;
+        }
+    }
+    *same = same_arrays(&host->csr, &made);
+    CHECK_CUDA(cudaEventDestroy(start));
+    CHECK_CUDA(cudaEventDestroy(stop));
+    for (int a = 0; a < 6; a++) {
+        CHECK_CUDA(cudaFree(device_arrays[a]));
+    }
+    CHECK_CUDA(cudaFree(sort.workspace));
+    CHECK_CUDA(cudaFree(made.row_ptr));
+    CHECK_CUDA(cudaFree(made.columns32));
+    CHECK_CUDA(cudaFree(made.values32));
+    free(row_offset);
+    free(column_offset);
     return best(times, repeat);
 }
 
@@ -471,6 +557,7 @@ static void run_case(spart_context *context, const operator_spec *s, int repeat,
     time_assembly(context, weights, &options, repeat, r, &host, &device);
     r->rows = host->csr.num_rows;
     r->columns = host->csr.num_columns;
+    r->device_kernels = time_device_kernels(&op, host, repeat, &r->same_kernels);
     time_transpose(context, host, device, repeat, r);
     time_conservative(context, &op, host, device, repeat, r);
     spart_regridder_free(device);
@@ -580,20 +667,23 @@ static void time_product_calls(spart_context *context, call_times *t)
 
 static void print_results(const result *results, int count, const call_times *t)
 {
-    printf("\n| case | weights | rows | host assembly s | device assembly s | x faster | copy of "
-           "the weights s (pageable / pinned / staged) | host transpose s | device transpose s | "
-           "x faster | host conservative s | device conservative s | x faster | same arrays |\n");
-    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    printf("\n| case | weights | rows | host assembly s | device assembly s | x faster | device "
+           "kernels alone s | copy of the weights s (pageable / pinned / staged) | host "
+           "transpose s | device transpose s | x faster | host conservative s | device "
+           "conservative s | x faster | same arrays |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for (int k = 0; k < count; k++) {
         const result *r = &results[k];
-        printf("| %s | %.1f M | %lld | %.4f | %.4f | %.1fx | %.4f / %.4f / %.4f | %.4f | %.4f | "
-               "%.1fx | %.4f | %.4f | %.1fx | %s |\n",
+        printf("| %s | %.1f M | %lld | %.4f | %.4f | %.1fx | %.4f | %.4f / %.4f / %.4f | %.4f | "
+               "%.4f | %.1fx | %.4f | %.4f | %.1fx | %s |\n",
                r->name, (double)r->entries * 1e-6, (long long)r->rows, r->host_assembly,
-               r->device_assembly, r->host_assembly / r->device_assembly, r->upload,
-               r->upload_pinned, r->upload_staged, r->host_transpose, r->device_transpose,
-               r->host_transpose / r->device_transpose, r->host_conservative,
+               r->device_assembly, r->host_assembly / r->device_assembly, r->device_kernels,
+               r->upload, r->upload_pinned, r->upload_staged, r->host_transpose,
+               r->device_transpose, r->host_transpose / r->device_transpose, r->host_conservative,
                r->device_conservative, r->host_conservative / r->device_conservative,
-               r->same_assembly && r->same_transpose && r->same_conservative ? "yes" : "NO");
+               r->same_assembly && r->same_kernels && r->same_transpose && r->same_conservative
+                   ? "yes"
+                   : "NO");
     }
     printf("\nHost time per call (8192-weight operator, batches of %d calls, CPU / wall "
            "microseconds):\n",
@@ -623,15 +713,18 @@ static void write_json(const char *path, const result *results, int count, const
         const result *r = &results[k];
         fprintf(file,
                 "%s{\"name\": \"%s\", \"weights\": %lld, \"rows\": %lld, \"columns\": %lld, "
-                "\"host_assembly_s\": %.6g, \"device_assembly_s\": %.6g, \"upload_s\": %.6g, "
+                "\"host_assembly_s\": %.6g, \"device_assembly_s\": %.6g, "
+                "\"device_kernels_s\": %.6g, \"upload_s\": %.6g, "
                 "\"upload_pinned_s\": %.6g, \"upload_staged_s\": %.6g, \"host_transpose_s\": "
                 "%.6g, \"device_transpose_s\": %.6g, \"host_conservative_s\": %.6g, "
                 "\"device_conservative_s\": %.6g, \"same_arrays\": %s}",
                 k > 0 ? ", " : "", r->name, (long long)r->entries, (long long)r->rows,
-                (long long)r->columns, r->host_assembly, r->device_assembly, r->upload,
-                r->upload_pinned, r->upload_staged, r->host_transpose, r->device_transpose,
-                r->host_conservative, r->device_conservative,
-                r->same_assembly && r->same_transpose && r->same_conservative ? "true" : "false");
+                (long long)r->columns, r->host_assembly, r->device_assembly, r->device_kernels,
+                r->upload, r->upload_pinned, r->upload_staged, r->host_transpose,
+                r->device_transpose, r->host_conservative, r->device_conservative,
+                r->same_assembly && r->same_kernels && r->same_transpose && r->same_conservative
+                    ? "true"
+                    : "false");
     }
     fprintf(file,
             "], \"call_us\": {\"apply_1_cpu\": %.4g, \"apply_1_wall\": %.4g, \"apply_8_cpu\": "
@@ -675,11 +768,12 @@ int main(int argc, char **argv)
         }
         run_case(context, &SPECS[k], repeat, &results[count]);
         const result *r = &results[count++];
-        printf("case %s: %.1f M weights, %lld rows: assembly host %.4f s, device %.4f s; "
-               "transpose host %.4f s, device %.4f s; conservative host %.4f s, device %.4f s\n",
+        printf("case %s: %.1f M weights, %lld rows: assembly host %.4f s, device %.4f s "
+               "(kernels alone %.4f s); transpose host %.4f s, device %.4f s; conservative host "
+               "%.4f s, device %.4f s\n",
                r->name, (double)r->entries * 1e-6, (long long)r->rows, r->host_assembly,
-               r->device_assembly, r->host_transpose, r->device_transpose, r->host_conservative,
-               r->device_conservative);
+               r->device_assembly, r->device_kernels, r->host_transpose, r->device_transpose,
+               r->host_conservative, r->device_conservative);
         fflush(stdout);
     }
     call_times t;
