@@ -184,29 +184,35 @@ static spart_status check_params(spart_context *context, const spart_instrument_
  * each bin the mean of the mapping at its two wavelength edges. */
 static void map_scene_vertices(const spart_instrument_params *p, double *mapped_x, double *mapped_y)
 {
+    /* ctis's order of operations (named_arrays' rotation and dispersion
+     * matrices): rotate, then x' * (1 / plate_scale) + (w - w_ref) * (1 /
+     * dispersion), then the reference position; the bin is 0.5 a + 0.5 b
+     * of its two edges. This gives ctis's coordinates bit for bit. */
     int64_t nx = p->num_scene_x + 1;
     int64_t ny = p->num_scene_y + 1;
     int64_t plane = nx * ny;
+    double inverse_plate_scale = 1.0 / p->plate_scale;
+    double inverse_dispersion = 1.0 / p->dispersion;
     for (int64_t c = 0; c < p->num_channel; c++) {
         double radians = p->angle[c] * (pi / 180.0);
         double cos_a = cos(radians);
         double sin_a = sin(radians);
         for (int64_t l = 0; l < p->num_wavelength; l++) {
-            double shift_low = (p->wavelength[l] - p->wavelength_ref) / p->dispersion;
-            double shift_high = (p->wavelength[l + 1] - p->wavelength_ref) / p->dispersion;
+            double shift_low = (p->wavelength[l] - p->wavelength_ref) * inverse_dispersion;
+            double shift_high = (p->wavelength[l + 1] - p->wavelength_ref) * inverse_dispersion;
             double *out_x = mapped_x + (c * p->num_wavelength + l) * plane;
             double *out_y = mapped_y + (c * p->num_wavelength + l) * plane;
             for (int64_t i = 0; i < nx; i++) {
                 for (int64_t j = 0; j < ny; j++) {
                     double x = p->scene_x[i];
                     double y = p->scene_y[j];
-                    double rotated_x = cos_a * x - sin_a * y;
+                    double rotated_x = cos_a * x + (-sin_a) * y;
                     double rotated_y = sin_a * x + cos_a * y;
-                    double sensor_x = rotated_x / p->plate_scale;
-                    double low = (shift_low + sensor_x) + p->position_ref[0];
-                    double high = (shift_high + sensor_x) + p->position_ref[0];
-                    out_x[i * ny + j] = (low + high) / 2.0;
-                    out_y[i * ny + j] = rotated_y / p->plate_scale + p->position_ref[1];
+                    double sensor_x = rotated_x * inverse_plate_scale;
+                    double low = (sensor_x + shift_low) + p->position_ref[0];
+                    double high = (sensor_x + shift_high) + p->position_ref[0];
+                    out_x[i * ny + j] = 0.5 * low + 0.5 * high;
+                    out_y[i * ny + j] = rotated_y * inverse_plate_scale + p->position_ref[1];
                 }
             }
         }

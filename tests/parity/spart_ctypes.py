@@ -827,6 +827,7 @@ class spart_mart_operators(ctypes.Structure):
         ("forward", ctypes.c_void_p),
         ("backward", ctypes.c_void_p),
         ("user", ctypes.c_void_p),
+        ("on_device", ctypes.c_int),
     ]
 
 

@@ -1,0 +1,408 @@
+/*
+ * tests/unit/test_cuda_mart.c: MART on a CUDA device gives the host's bits:
+ * each building block on fresh inputs (sizes that are not multiples of a
+ * chunk, poisoned outputs), and whole runs on an instrument whose operators
+ * were moved to the device (merit histories and solutions compared with
+ * memcmp, and across repeated runs).
+ *
+ * Exit code 77 (skipped) when no CUDA device is visible, unless
+ * SPART_REQUIRE_GPU=1, which makes that a failure.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "spart.h"
+
+static uint64_t next_state(uint64_t *state)
+{
+    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *state >> 11;
+}
+
+static double uniform(uint64_t *state)
+{
+    return (double)next_state(state) / 9007199254740992.0;
+}
+
+/* n values in [low, high), with some exact zeros and negatives when low < 0. */
+static double *random_values(int64_t n, double low, double high, uint64_t seed)
+{
+    double *values = malloc((size_t)n * sizeof(double));
+    assert_non_null(values);
+    uint64_t state = seed;
+    for (int64_t i = 0; i < n; i++) {
+        values[i] = next_state(&state) % 17 == 0 ? 0.0 : low + (high - low) * uniform(&state);
+    }
+    return values;
+}
+
+static double *to_device(spart_context *context, const double *host, int64_t n)
+{
+    void *device = NULL;
+    assert_int_equal(spart_device_malloc(context, (size_t)n * sizeof(double), &device), SPART_OK);
+    if (host != NULL) {
+        assert_int_equal(
+            spart_device_copy_to_device(context, device, host, (size_t)n * sizeof(double)),
+            SPART_OK);
+    }
+    return device;
+}
+
+static void from_device(spart_context *context, double *host, const double *device, int64_t n)
+{
+    assert_int_equal(spart_device_copy_to_host(context, host, device, (size_t)n * sizeof(double)),
+                     SPART_OK);
+}
+
+static spart_context *context_or_fail(void)
+{
+    spart_context *context = NULL;
+    assert_int_equal(spart_context_create(&context), SPART_OK);
+    return context;
+}
+
+/* ---- building blocks ------------------------------------------------------------------------ */
+
+static void merits_equal_the_host(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    const int64_t channels = 3, pixels = 10007; /* 3 chunks, the last short */
+    int64_t n = channels * pixels;
+    double *observed = random_values(n, 0.0, 50.0, 1);
+    double *predicted = random_values(n, 0.0, 50.0, 2);
+    double *widths = random_values(n, 0.0, 7.0, 3); /* some exact zeros: masked */
+    double chi2_host[3], r_host[3], chi2_device[3], r_device[3];
+    assert_int_equal(spart_mart_merits(context, observed, predicted, widths, channels, pixels,
+                                       chi2_host, r_host, NULL, 0, 0),
+                     SPART_OK);
+    size_t bytes = spart_mart_workspace_size(channels, pixels, 1);
+    void *workspace = NULL;
+    assert_int_equal(spart_device_malloc(context, bytes, &workspace), SPART_OK);
+    double *d_observed = to_device(context, observed, n);
+    double *d_predicted = to_device(context, predicted, n);
+    double *d_widths = to_device(context, widths, n);
+    assert_int_equal(spart_mart_merits(context, d_observed, d_predicted, d_widths, channels,
+                                       pixels, chi2_device, r_device, workspace, bytes, 1),
+                     SPART_OK);
+    assert_memory_equal(chi2_host, chi2_device, sizeof chi2_host);
+    assert_memory_equal(r_host, r_device, sizeof r_host);
+    spart_device_free(context, d_observed);
+    spart_device_free(context, d_predicted);
+    spart_device_free(context, d_widths);
+    spart_device_free(context, workspace);
+    free(observed);
+    free(predicted);
+    free(widths);
+    spart_context_free(context);
+}
+
+static void elementwise_steps_and_flat_guess_equal_the_host(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    const int64_t channels = 4, voxels = 9001;
+    int64_t n = channels * voxels;
+    double *observed_back = random_values(n, 0.0, 3.0, 4);
+    double *predicted_back = random_values(n, -0.5, 3.0, 5); /* negatives: clamped */
+    double *scene = random_values(voxels, 0.0, 2.0, 6);
+    double *images = random_values(n, -1.0, 40.0, 7);
+    double *widths = malloc((size_t)n * sizeof(double));
+    double *guess = malloc((size_t)voxels * sizeof(double));
+    double *back_result = malloc((size_t)voxels * sizeof(double));
+    double *images_result = malloc((size_t)n * sizeof(double));
+    double *widths_result = malloc((size_t)n * sizeof(double));
+    double *guess_result = malloc((size_t)voxels * sizeof(double));
+
+    double *d_observed_back = to_device(context, observed_back, n);
+    double *d_predicted_back = to_device(context, predicted_back, n);
+    double *d_scene = to_device(context, scene, voxels);
+    double *d_images = to_device(context, images, n);
+    double *d_widths = to_device(context, NULL, n);
+    double *d_guess = to_device(context, NULL, voxels);
+    size_t bytes = spart_mart_workspace_size(channels, 1, voxels);
+    void *workspace = NULL;
+    assert_int_equal(spart_device_malloc(context, bytes, &workspace), SPART_OK);
+
+    /* update, gamma 0.3 (the general pow) and 0.5 (sqrt) */
+    for (int k = 0; k < 2; k++) {
+        double gamma = k == 0 ? 0.3 : 0.5;
+        assert_int_equal(spart_mart_update(context, scene, observed_back, predicted_back,
+                                           channels, voxels, gamma, 0),
+                         SPART_OK);
+        assert_int_equal(spart_mart_update(context, d_scene, d_observed_back, d_predicted_back,
+                                           channels, voxels, gamma, 1),
+                         SPART_OK);
+        from_device(context, back_result, d_scene, voxels);
+        assert_memory_equal(scene, back_result, (size_t)voxels * sizeof(double));
+    }
+    /* widths (clamping the images) */
+    assert_int_equal(spart_mart_noise_widths(context, images, widths, n, 1.7, 3.0, 0), SPART_OK);
+    assert_int_equal(spart_mart_noise_widths(context, d_images, d_widths, n, 1.7, 3.0, 1),
+                     SPART_OK);
+    from_device(context, images_result, d_images, n);
+    from_device(context, widths_result, d_widths, n);
+    assert_memory_equal(images, images_result, (size_t)n * sizeof(double));
+    assert_memory_equal(widths, widths_result, (size_t)n * sizeof(double));
+    /* flat guess */
+    assert_int_equal(spart_mart_flat_guess(context, predicted_back, channels, voxels, guess, NULL,
+                                           0, 0),
+                     SPART_OK);
+    assert_int_equal(spart_mart_flat_guess(context, d_predicted_back, channels, voxels, d_guess,
+                                           workspace, bytes, 1),
+                     SPART_OK);
+    from_device(context, guess_result, d_guess, voxels);
+    assert_memory_equal(guess, guess_result, (size_t)voxels * sizeof(double));
+
+    double *device_arrays[] = {d_observed_back, d_predicted_back, d_scene, d_images, d_widths,
+                               d_guess};
+    for (size_t k = 0; k < sizeof device_arrays / sizeof device_arrays[0]; k++) {
+        spart_device_free(context, device_arrays[k]);
+    }
+    spart_device_free(context, workspace);
+    free(observed_back);
+    free(predicted_back);
+    free(scene);
+    free(images);
+    free(widths);
+    free(guess);
+    free(back_result);
+    free(images_result);
+    free(widths_result);
+    free(guess_result);
+    spart_context_free(context);
+}
+
+static void a_device_step_refuses_too_little_workspace(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    double *d = to_device(context, NULL, 8);
+    double chi2, r;
+    assert_int_equal(spart_mart_merits(context, d, d, d, 1, 8, &chi2, &r, d, 8, 1),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(spart_context_error(context), "workspace"));
+    spart_device_free(context, d);
+    spart_context_free(context);
+}
+
+/* ---- whole runs ---------------------------------------------------------------------------- */
+
+/* The ctis tutorial's geometry at a smaller size: 4 channels, 20 bins,
+ * a 32x32 scene over +-10", a 64x48 sensor, Gaussian blobs plus 1%. */
+typedef struct problem {
+    double angle[4], velocity[21], wavelength[21], scene_x[33], scene_y[33];
+    double sensor_x[65], sensor_y[49];
+    spart_instrument_params params;
+    double *scene;
+    int64_t scene_size;
+} problem;
+
+static void make_problem(spart_context *context, problem *p)
+{
+    for (int c = 0; c < 4; c++) {
+        p->angle[c] = 5.64 + 90.0 * c;
+    }
+    for (int l = 0; l < 21; l++) {
+        p->velocity[l] = -500.0 + 50.0 * l;
+    }
+    for (int i = 0; i < 33; i++) {
+        p->scene_x[i] = -10.0 + 20.0 * i / 32.0;
+        p->scene_y[i] = p->scene_x[i];
+    }
+    for (int i = 0; i < 65; i++) {
+        p->sensor_x[i] = i;
+    }
+    for (int i = 0; i < 49; i++) {
+        p->sensor_y[i] = i;
+    }
+    p->scene_size = 20 * 32 * 32;
+    p->scene = malloc((size_t)p->scene_size * sizeof(double));
+    assert_int_equal(spart_scene_gaussians(context, 171.0, 20, p->velocity, 32, p->scene_x, 32,
+                                           p->scene_y, NULL, p->wavelength, p->scene),
+                     SPART_OK);
+    double peak = 0.0;
+    for (int64_t v = 0; v < p->scene_size; v++) {
+        peak = p->scene[v] > peak ? p->scene[v] : peak;
+    }
+    for (int64_t v = 0; v < p->scene_size; v++) {
+        p->scene[v] += peak / 100.0;
+    }
+    spart_instrument_params *q = &p->params;
+    spart_instrument_params_init(q);
+    q->num_channel = 4;
+    q->angle = p->angle;
+    q->dispersion = 171.0 * 10.0 / 299792.458;
+    q->plate_scale = 0.8;
+    q->wavelength_ref = 171.0;
+    q->position_ref[0] = 32.0;
+    q->position_ref[1] = 24.0;
+    q->area_effective = 1.0;
+    q->exposure_time = 20.0;
+    q->read_noise = 1.5;
+    q->num_wavelength = 20;
+    q->wavelength = p->wavelength;
+    q->num_scene_x = 32;
+    q->scene_x = p->scene_x;
+    q->num_scene_y = 32;
+    q->scene_y = p->scene_y;
+    q->num_sensor_x = 64;
+    q->sensor_x = p->sensor_x;
+    q->num_sensor_y = 48;
+    q->sensor_y = p->sensor_y;
+    q->solid_angle_steradian = 1;
+}
+
+typedef struct run {
+    int64_t iterations, solutions;
+    int success;
+    char message[160];
+    double *chi2, *correlation, *solution;
+} run;
+
+static void keep_run(const spart_mart_result *result, int64_t scene_size, run *out)
+{
+    out->iterations = spart_mart_result_num_iterations(result);
+    out->solutions = spart_mart_result_num_solutions(result);
+    out->success = spart_mart_result_success(result);
+    snprintf(out->message, sizeof out->message, "%s", spart_mart_result_message(result));
+    size_t merits = (size_t)(out->iterations * 4) * sizeof(double);
+    out->chi2 = malloc(merits);
+    out->correlation = malloc(merits);
+    out->solution = malloc((size_t)(out->solutions * scene_size) * sizeof(double));
+    memcpy(out->chi2, spart_mart_result_mean_chi_squared(result), merits);
+    memcpy(out->correlation, spart_mart_result_correlation(result), merits);
+    for (int64_t k = 0; k < out->solutions; k++) {
+        memcpy(out->solution + k * scene_size, spart_mart_result_solutions(result, k),
+               (size_t)scene_size * sizeof(double));
+    }
+}
+
+static void free_run(run *r)
+{
+    free(r->chi2);
+    free(r->correlation);
+    free(r->solution);
+}
+
+static void assert_runs_equal(const run *a, const run *b, int64_t scene_size)
+{
+    assert_int_equal(a->iterations, b->iterations);
+    assert_int_equal(a->success, b->success);
+    assert_int_equal(a->solutions, b->solutions);
+    assert_string_equal(a->message, b->message);
+    assert_memory_equal(a->chi2, b->chi2, (size_t)(a->iterations * 4) * sizeof(double));
+    assert_memory_equal(a->correlation, b->correlation,
+                        (size_t)(a->iterations * 4) * sizeof(double));
+    assert_memory_equal(a->solution, b->solution,
+                        (size_t)(a->solutions * scene_size) * sizeof(double));
+}
+
+/* Run MART with the instrument's operators on the host, or moved to the
+ * device (observations copied there). */
+static void solve(spart_context *context, const spart_instrument *instrument,
+                  const double *observed, const spart_mart_options *options, int on_device,
+                  int64_t scene_size, run *out)
+{
+    spart_mart_regridder_pair pair;
+    spart_mart_operators operators;
+    assert_int_equal(spart_instrument_mart_operators(context, instrument, &pair, &operators),
+                     SPART_OK);
+    spart_regridder *forward = NULL, *backward = NULL;
+    const double *images = observed;
+    double *d_images = NULL;
+    if (on_device) {
+        assert_int_equal(spart_regridder_to_device(context, pair.forward, &forward), SPART_OK);
+        assert_int_equal(spart_regridder_to_device(context, pair.backward, &backward), SPART_OK);
+        pair.forward = forward;
+        pair.backward = backward;
+        assert_int_equal(spart_mart_operators_from_regridders(context, &pair, &operators),
+                         SPART_OK);
+        assert_int_equal(operators.on_device, 1);
+        d_images = to_device(context, observed, 4 * operators.image_size);
+        images = d_images;
+    }
+    spart_mart_result *result = NULL;
+    spart_status status = spart_mart_solve(context, &operators, images, options, &result);
+    if (status != SPART_OK) {
+        fail_msg("%s", spart_context_error(context));
+    }
+    keep_run(result, scene_size, out);
+    spart_mart_result_free(result);
+    spart_device_free(context, d_images);
+    spart_regridder_free(forward);
+    spart_regridder_free(backward);
+}
+
+static void instrument_runs_equal_the_host_bit_for_bit(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    problem p;
+    make_problem(context, &p);
+    spart_instrument *instrument = NULL;
+    assert_int_equal(spart_instrument_create(context, &p.params, &instrument), SPART_OK);
+    int64_t pixels = 4 * spart_instrument_image_size(instrument);
+    double *observed = malloc((size_t)pixels * sizeof(double));
+    assert_int_equal(spart_instrument_observe(context, instrument, p.scene, 7, observed, NULL),
+                     SPART_OK);
+
+    spart_mart_options options;
+    spart_mart_options_init(&options);
+    /* ctis's rule, then a fixed count with intermediate states and gamma 0.3 */
+    for (int variant = 0; variant < 2; variant++) {
+        if (variant == 1) {
+            options.stop_rule = SPART_MART_STOP_COUNT;
+            options.max_iterations = 12;
+            options.keep_intermediate = 1;
+            options.gamma = 0.3;
+        }
+        run host, device, again;
+        solve(context, instrument, observed, &options, 0, p.scene_size, &host);
+        solve(context, instrument, observed, &options, 1, p.scene_size, &device);
+        solve(context, instrument, observed, &options, 1, p.scene_size, &again);
+        assert_true(host.iterations > 3);
+        assert_runs_equal(&host, &device, p.scene_size);
+        assert_runs_equal(&device, &again, p.scene_size);
+        free_run(&host);
+        free_run(&device);
+        free_run(&again);
+    }
+    free(observed);
+    free(p.scene);
+    spart_instrument_free(instrument);
+    spart_context_free(context);
+}
+
+int main(void)
+{
+    spart_context *context = NULL;
+    if (spart_context_create(&context) != SPART_OK) {
+        return 1;
+    }
+    spart_status status = spart_context_set_cuda_device(context, 0);
+    if (status != SPART_OK) {
+        const char *require = getenv("SPART_REQUIRE_GPU");
+        int required = require != NULL && strcmp(require, "1") == 0;
+        printf("%s: %s\n", required ? "FAILED, SPART_REQUIRE_GPU=1" : "skipped",
+               spart_context_error(context));
+        spart_context_free(context);
+        return required ? 1 : 77;
+    }
+    spart_context_free(context);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(merits_equal_the_host),
+        cmocka_unit_test(elementwise_steps_and_flat_guess_equal_the_host),
+        cmocka_unit_test(a_device_step_refuses_too_little_workspace),
+        cmocka_unit_test(instrument_runs_equal_the_host_bit_for_bit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
