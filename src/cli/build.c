@@ -34,8 +34,9 @@ static int build_and_save(const cli_options *options, const config *cfg, spart_c
     }
     if (code == EXIT_DONE) {
         progress_step_begin(&report, "saving the operators");
-        if (results_write_operators(made.instrument, cfg->outputs.folder, options->overwrite,
-                                    context, error, sizeof error) != 0) {
+        if (results_write_operators(problem_forward(&made), problem_backward(&made),
+                                    cfg->outputs.folder, options->overwrite, context, error,
+                                    sizeof error) != 0) {
             if (report.enabled) {
                 printf(" failed\n");
             }
@@ -46,8 +47,8 @@ static int build_and_save(const cli_options *options, const config *cfg, spart_c
         }
     }
     if (code == EXIT_DONE && !options->quiet) {
-        const spart_regridder *forward = spart_instrument_forward(made.instrument);
-        const spart_regridder *backward = spart_instrument_backward(made.instrument);
+        const spart_regridder *forward = problem_forward(&made);
+        const spart_regridder *backward = problem_backward(&made);
         printf("spart build %s\n", cfg->path);
         printf("  forward operator: %lld x %lld, %lld entries -> %s/forward.fits\n",
                (long long)spart_regridder_num_rows(forward),

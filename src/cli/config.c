@@ -19,13 +19,25 @@
 
 static const char *const top_keys[] = {"instrument", "scene",   "observations",
                                        "solver",     "outputs", NULL};
-static const char *const instrument_keys[] = {
-    "angles",         "wavelength_rest", "velocity",
-    "wavelength",     "dispersion",      "dispersion_velocity",
-    "plate_scale",    "scene_x",         "scene_y",
-    "sensor",         "position_ref",    "wavelength_ref",
-    "area_effective", "exposure_time",   "quantum_yield",
-    "read_noise",     "radiance_per",    NULL};
+static const char *const instrument_keys[] = {"angles",
+                                              "wavelength_rest",
+                                              "velocity",
+                                              "wavelength",
+                                              "dispersion",
+                                              "dispersion_velocity",
+                                              "plate_scale",
+                                              "scene_x",
+                                              "scene_y",
+                                              "sensor",
+                                              "position_ref",
+                                              "wavelength_ref",
+                                              "area_effective",
+                                              "exposure_time",
+                                              "quantum_yield",
+                                              "read_noise",
+                                              "radiance_per",
+                                              "operators",
+                                              NULL};
 static const char *const scene_keys[] = {"gaussians", "file", NULL};
 static const char *const gaussians_keys[] = {"width_velocity", "width_x", "width_y", "background",
                                              NULL};
@@ -254,7 +266,18 @@ static void read_references(config_reader *reader, const yaml_node *node,
                            &instrument->wavelength_ref);
 }
 
-static void read_instrument(config_reader *reader, const yaml_node *root,
+/* The folder of operators saved by `spart build`, if given. */
+static void read_operators(config_reader *reader, const yaml_node *node, const char *config_path,
+                           config_instrument *instrument)
+{
+    const yaml_node *folder = reader_find(reader, node, "instrument", "operators", 0, "");
+    if (folder != NULL) {
+        read_input_file(reader, folder, "instrument.operators", config_path, instrument->operators,
+                        sizeof instrument->operators, &instrument->operators_position);
+    }
+}
+
+static void read_instrument(config_reader *reader, const yaml_node *root, const char *config_path,
                             config_instrument *instrument)
 {
     const yaml_node *node =
@@ -270,6 +293,7 @@ static void read_instrument(config_reader *reader, const yaml_node *root,
     read_sensor(reader, node, instrument);
     read_detector(reader, node, instrument);
     read_references(reader, node, instrument);
+    read_operators(reader, node, config_path, instrument);
     if (!reader->failed && !instrument->has_velocity && !(instrument->wavelength.min > 0.0)) {
         yaml_node *axis = yaml_mapping_get(node, "wavelength", NULL);
         reader_complain(reader, yaml_mapping_get(axis, "min", NULL), "instrument.wavelength.min",
@@ -422,6 +446,22 @@ static void read_outputs(config_reader *reader, const yaml_node *root, config_ou
     reader_optional_boolean(reader, node, "outputs", "pictures", &outputs->pictures);
 }
 
+/* Loaded operators are matrices only: synthesising observations needs the
+ * instrument model, which is then not built. */
+static void check_operators_and_observations(config_reader *reader, const yaml_node *root,
+                                             const config *cfg)
+{
+    if (reader->failed || cfg->instrument.operators[0] == '\0' ||
+        cfg->observations.kind != OBSERVATIONS_SYNTHESIZE) {
+        return;
+    }
+    yaml_node *key = NULL;
+    yaml_mapping_get(yaml_mapping_get(root, "instrument", NULL), "operators", &key);
+    reader_complain(reader, key, "instrument.operators",
+                    "with operators loaded from a folder the instrument model is not built, so "
+                    "observations cannot be synthesised: give observations.file");
+}
+
 int config_read(const char *path, config *cfg, char *error, size_t error_size)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -436,13 +476,14 @@ int config_read(const char *path, config *cfg, char *error, size_t error_size)
     }
     config_reader reader = {path, error, error_size, 0};
     if (reader_expect_mapping(&reader, root, "", top_keys) == 0) {
-        read_instrument(&reader, root, &cfg->instrument);
+        read_instrument(&reader, root, path, &cfg->instrument);
         read_observations(&reader, root, path, &cfg->observations);
         read_scene(&reader, root, path, cfg->observations.kind == OBSERVATIONS_SYNTHESIZE,
                    &cfg->scene);
         read_solver(&reader, root, &cfg->solver);
         read_outputs(&reader, root, &cfg->outputs);
     }
+    check_operators_and_observations(&reader, root, cfg);
     yaml_tree_free(root);
     return reader.failed ? -1 : 0;
 }

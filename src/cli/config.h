@@ -68,6 +68,10 @@ typedef struct config_instrument {
     double quantum_yield;      /* electron/photon */
     double read_noise;         /* electron */
     int solid_angle_steradian; /* radiance per steradian (1, default) or per arcsec^2 (0) */
+    /* Operators saved by `spart build`, to load instead of building them:
+     * the folder (resolved against the config's folder), or "". */
+    char operators[CONFIG_PATH_LENGTH];
+    config_position operators_position;
 } config_instrument;
 
 typedef struct config_scene {

@@ -15,7 +15,7 @@
 #endif
 
 struct device_operators {
-    spart_mart_regridder_pair pair; /* host: the instrument's operators */
+    spart_mart_regridder_pair pair; /* the host regridders, gain and read noise */
     int on_device;
 #if SPART_CLI_HAVE_CUDA
     spart_regridder *forward; /* copies in device memory */
@@ -100,14 +100,12 @@ static void free_device_part(device_operators *made)
     }
 }
 
-static int make_on_device(spart_context *context, const spart_instrument *instrument,
-                          spart_mart_operators *operators, device_operators *made,
-                          const char **where, char *error, size_t error_size)
+static int make_on_device(spart_context *context, spart_mart_operators *operators,
+                          device_operators *made, const char **where, char *error,
+                          size_t error_size)
 {
-    if (spart_regridder_to_device(context, spart_instrument_forward(instrument), &made->forward) !=
-            SPART_OK ||
-        spart_regridder_to_device(context, spart_instrument_backward(instrument),
-                                  &made->backward) != SPART_OK) {
+    if (spart_regridder_to_device(context, made->pair.forward, &made->forward) != SPART_OK ||
+        spart_regridder_to_device(context, made->pair.backward, &made->backward) != SPART_OK) {
         snprintf(error, error_size, "%s", spart_context_error(context));
         return -1;
     }
@@ -137,12 +135,11 @@ static void free_device_part(device_operators *made)
     (void)made;
 }
 
-static int make_on_device(spart_context *context, const spart_instrument *instrument,
-                          spart_mart_operators *operators, device_operators *made,
-                          const char **where, char *error, size_t error_size)
+static int make_on_device(spart_context *context, spart_mart_operators *operators,
+                          device_operators *made, const char **where, char *error,
+                          size_t error_size)
 {
     (void)context;
-    (void)instrument;
     (void)operators;
     (void)made;
     (void)where;
@@ -154,7 +151,7 @@ static int make_on_device(spart_context *context, const spart_instrument *instru
 
 #endif
 
-int device_operators_make(spart_context *context, const spart_instrument *instrument,
+int device_operators_make(spart_context *context, const spart_mart_regridder_pair *host,
                           cli_device requested, spart_mart_operators *operators,
                           device_operators **made, const char **where, char *error,
                           size_t error_size)
@@ -165,8 +162,8 @@ int device_operators_make(spart_context *context, const spart_instrument *instru
         return -1;
     }
     /* The host operators first: the device ones copy their gain and noise. */
-    if (spart_instrument_mart_operators(context, instrument, &(*made)->pair, operators) !=
-        SPART_OK) {
+    (*made)->pair = *host;
+    if (spart_mart_operators_from_regridders(context, &(*made)->pair, operators) != SPART_OK) {
         snprintf(error, error_size, "%s", spart_context_error(context));
         device_operators_free(*made);
         *made = NULL;
@@ -177,7 +174,7 @@ int device_operators_make(spart_context *context, const spart_instrument *instru
         return 0;
     }
     spart_mart_operators on_device = *operators;
-    if (make_on_device(context, instrument, &on_device, *made, where, error, error_size) == 0) {
+    if (make_on_device(context, &on_device, *made, where, error, error_size) == 0) {
         *operators = on_device;
         return 0;
     }

@@ -21,11 +21,12 @@
 
 typedef struct device_operators device_operators;
 
-/* Prepare MART operators of `instrument` on `requested` (host, cuda or
+/* Prepare MART operators of the regridder pair `host` (host regridders,
+ * as an instrument gives them or as loaded) on `requested` (host, cuda or
  * auto) into *operators; *made holds what they need (free it with
  * device_operators_free after the solve) and *where names the place
  * ("host", "cuda device 0"). Returns 0, or -1 with a sentence. */
-int device_operators_make(spart_context *context, const spart_instrument *instrument,
+int device_operators_make(spart_context *context, const spart_mart_regridder_pair *host,
                           cli_device requested, spart_mart_operators *operators,
                           device_operators **made, const char **where, char *error,
                           size_t error_size);

@@ -59,6 +59,22 @@ static int prepare_outputs(const cli_options *options, inversion *run)
     return EXIT_DONE;
 }
 
+/* The grids and the operators, built or loaded. */
+static int make_problem(const cli_options *options, inversion *run)
+{
+    int result =
+        problem_make_grids(run->context, &run->cfg, &run->made, run->error, sizeof run->error);
+    if (result == 0) {
+        result = problem_make_operators(run->context, &run->cfg, &run->made, &run->report,
+                                        run->error, sizeof run->error);
+    }
+    if (result != 0) {
+        cli_error(options, "%s", run->error);
+        return result > 0 ? EXIT_BAD_CONFIG : EXIT_FAILED;
+    }
+    return EXIT_DONE;
+}
+
 /* The truth (when there is one) and the observations. */
 static int make_data(const cli_options *options, inversion *run)
 {
@@ -88,8 +104,11 @@ static int make_data(const cli_options *options, inversion *run)
 
 static int solve(const cli_options *options, inversion *run)
 {
-    if (device_operators_make(run->context, run->made.instrument, options->device, &run->operators,
-                              &run->device, &run->where, run->error, sizeof run->error) != 0) {
+    spart_mart_regridder_pair pair = {problem_forward(&run->made), problem_backward(&run->made),
+                                      run->made.num_channel, run->cfg.instrument.quantum_yield,
+                                      run->cfg.instrument.read_noise};
+    if (device_operators_make(run->context, &pair, options->device, &run->operators, &run->device,
+                              &run->where, run->error, sizeof run->error) != 0) {
         cli_error(options, "%s", run->error);
         return EXIT_FAILED;
     }
@@ -118,12 +137,13 @@ static int solve(const cli_options *options, inversion *run)
     return EXIT_DONE;
 }
 
-/* The images the solution predicts, for predicted.fits and the pictures. */
+/* The images the solution predicts, for predicted.fits and the pictures:
+ * the forward operator of the solve, wherever it runs. */
 static int predict(const cli_options *options, inversion *run)
 {
     int64_t count = run->made.num_channel * run->made.image_size;
     run->predicted = malloc((size_t)count * sizeof *run->predicted);
-    if (run->predicted == NULL || spart_instrument_image(run->context, run->made.instrument,
+    if (run->predicted == NULL || run->operators.forward(run->operators.user, run->context,
                                                          spart_mart_result_solution(run->result),
                                                          run->predicted, NULL) != SPART_OK) {
         cli_error(options, "predicting the images of the solution: %s",
@@ -196,8 +216,8 @@ static void print_summary(const cli_options *options, const inversion *run, doub
            (long long)made->num_channel, (long long)made->num_wavelength,
            (long long)made->num_scene_x, (long long)made->num_scene_y,
            (long long)made->num_sensor_x, (long long)made->num_sensor_y,
-           (long long)spart_regridder_num_entries(spart_instrument_forward(made->instrument)),
-           (long long)spart_regridder_num_entries(spart_instrument_backward(made->instrument)));
+           (long long)spart_regridder_num_entries(problem_forward(made)),
+           (long long)spart_regridder_num_entries(problem_backward(made)));
     printf("  MART on the %s: %lld iterations, merit %.4g -> %.4g, gamma %g: %s\n", run->where,
            (long long)iterations, first, last, spart_mart_result_gamma(result),
            spart_mart_result_message(result));
@@ -235,13 +255,8 @@ int cli_invert(const cli_options *options)
     if (code == EXIT_DONE) {
         code = prepare_outputs(&effective, run);
     }
-    if (code == EXIT_DONE &&
-        (problem_make_grids(run->context, &run->cfg, &run->made, run->error, sizeof run->error) !=
-             0 ||
-         problem_build_instrument(run->context, &run->cfg, &run->made, &run->report, run->error,
-                                  sizeof run->error) != 0)) {
-        cli_error(&effective, "%s", run->error);
-        code = EXIT_FAILED;
+    if (code == EXIT_DONE) {
+        code = make_problem(&effective, run);
     }
     if (code == EXIT_DONE) {
         code = make_data(&effective, run);

@@ -130,8 +130,122 @@ int problem_build_instrument(spart_context *context, const config *cfg, problem 
     return 0;
 }
 
+/* "1x20x64x64" */
+static void shape_text(const spart_shape *shape, char *text, size_t size)
+{
+    int used = 0;
+    text[0] = '\0';
+    for (int k = 0; k < shape->ndim && used >= 0 && (size_t)used < size; k++) {
+        used += snprintf(text + used, size - (size_t)used, "%s%lld", k > 0 ? "x" : "",
+                         (long long)shape->dims[k]);
+    }
+}
+
+static int same_shape(const spart_shape *a, const spart_shape *b)
+{
+    if (a->ndim != b->ndim) {
+        return 0;
+    }
+    for (int k = 0; k < a->ndim; k++) {
+        if (a->dims[k] != b->dims[k]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* A loaded operator must map the shapes the config's grids give, as the
+ * instrument lays them out (spart/instrument.h). */
+static int check_loaded(const config *cfg, const spart_regridder *regridder, const char *path,
+                        const spart_shape *input, const spart_shape *output, char *error,
+                        size_t error_size)
+{
+    spart_shape found_input = spart_regridder_shape_input(regridder);
+    spart_shape found_output = spart_regridder_shape_output(regridder);
+    if (same_shape(&found_input, input) && same_shape(&found_output, output)) {
+        return 0;
+    }
+    char texts[4][128];
+    shape_text(&found_input, texts[0], sizeof texts[0]);
+    shape_text(&found_output, texts[1], sizeof texts[1]);
+    shape_text(input, texts[2], sizeof texts[2]);
+    shape_text(output, texts[3], sizeof texts[3]);
+    config_error_at(cfg, cfg->instrument.operators_position, "instrument.operators", error,
+                    error_size,
+                    "%s maps %s values to %s, but the config's grids need %s to %s (were the "
+                    "operators built from another config?)",
+                    path, texts[0], texts[1], texts[2], texts[3]);
+    return 1;
+}
+
+static int load_one(spart_context *context, const config *cfg, const char *name,
+                    spart_regridder **regridder, char *error, size_t error_size)
+{
+    char path[CONFIG_PATH_LENGTH + 32];
+    snprintf(path, sizeof path, "%s/%s", cfg->instrument.operators, name);
+    if (spart_regridder_load(context, path, regridder) != SPART_OK) {
+        config_error_at(cfg, cfg->instrument.operators_position, "instrument.operators", error,
+                        error_size, "%s", spart_context_error(context));
+        return 1;
+    }
+    return 0;
+}
+
+static int load_operators(spart_context *context, const config *cfg, problem *made,
+                          progress *report, char *error, size_t error_size)
+{
+    char what[CONFIG_PATH_LENGTH + 64];
+    snprintf(what, sizeof what, "loading the operators from %s", cfg->instrument.operators);
+    progress_step_begin(report, what);
+    spart_shape scene = {4, {1, made->num_wavelength, made->num_scene_x, made->num_scene_y}};
+    spart_shape images = {4, {made->num_channel, 1, made->num_sensor_x, made->num_sensor_y}};
+    spart_shape scenes = {
+        4, {made->num_channel, made->num_wavelength, made->num_scene_x, made->num_scene_y}};
+    int result = load_one(context, cfg, "forward.fits", &made->loaded_forward, error, error_size);
+    if (result == 0) {
+        result = check_loaded(cfg, made->loaded_forward, "forward.fits", &scene, &images, error,
+                              error_size);
+    }
+    if (result == 0) {
+        result = load_one(context, cfg, "backward.fits", &made->loaded_backward, error, error_size);
+    }
+    if (result == 0) {
+        result = check_loaded(cfg, made->loaded_backward, "backward.fits", &images, &scenes, error,
+                              error_size);
+    }
+    if (result == 0) {
+        progress_step_end(report);
+    } else if (report->enabled) {
+        fprintf(report->stream, " failed\n");
+    }
+    return result;
+}
+
+int problem_make_operators(spart_context *context, const config *cfg, problem *made,
+                           progress *report, char *error, size_t error_size)
+{
+    if (cfg->instrument.operators[0] != '\0') {
+        return load_operators(context, cfg, made, report, error, error_size);
+    }
+    return problem_build_instrument(context, cfg, made, report, error, error_size);
+}
+
+const spart_regridder *problem_forward(const problem *made)
+{
+    return made->instrument != NULL ? spart_instrument_forward(made->instrument)
+                                    : made->loaded_forward;
+}
+
+const spart_regridder *problem_backward(const problem *made)
+{
+    return made->instrument != NULL ? spart_instrument_backward(made->instrument)
+                                    : made->loaded_backward;
+}
+
 void problem_free(problem *made)
 {
+    spart_regridder_free(made->loaded_forward);
+    spart_regridder_free(made->loaded_backward);
     spart_instrument_free(made->instrument);
     free(made->wavelength);
     free(made->velocity);

@@ -28,7 +28,9 @@ typedef struct problem {
     double *scene_y;
     double *sensor_x; /* num_sensor_x + 1 vertices, pixel */
     double *sensor_y;
-    spart_instrument *instrument; /* after problem_build_instrument */
+    spart_instrument *instrument;    /* when built (problem_make_operators) */
+    spart_regridder *loaded_forward; /* when loaded from instrument.operators */
+    spart_regridder *loaded_backward;
 } problem;
 
 /* The grids of `cfg` (no operators yet). Returns 0, or -1 with a sentence. */
@@ -39,6 +41,18 @@ int problem_make_grids(spart_context *context, const config *cfg, problem *made,
  * problem: a start and an end line on the terminal with the time taken). */
 int problem_build_instrument(spart_context *context, const config *cfg, problem *made,
                              progress *report, char *error, size_t error_size);
+
+/* The operators: loaded from cfg->instrument.operators (forward.fits and
+ * backward.fits, as `spart build` saves them) when the config names a
+ * folder, else built. Returns 0, -1 with a sentence, or 1 when the loaded
+ * operators do not fit the config's grids (the sentence points at the key). */
+int problem_make_operators(spart_context *context, const config *cfg, problem *made,
+                           progress *report, char *error, size_t error_size);
+
+/* The forward operator (scene to images) and the backprojection (images to
+ * one scene per channel), built or loaded. */
+const spart_regridder *problem_forward(const problem *made);
+const spart_regridder *problem_backward(const problem *made);
 
 /* Free the grids and the instrument (accepts a zeroed problem). */
 void problem_free(problem *made);

@@ -212,12 +212,12 @@ int results_write(const results *outputs, const char *folder, int overwrite, int
                         error_size);
 }
 
-int results_write_operators(const spart_instrument *instrument, const char *folder, int overwrite,
-                            spart_context *context, char *error, size_t error_size)
+int results_write_operators(const spart_regridder *forward, const spart_regridder *backward,
+                            const char *folder, int overwrite, spart_context *context, char *error,
+                            size_t error_size)
 {
     const char *names[2] = {"forward.fits", "backward.fits"};
-    const spart_regridder *operators[2] = {spart_instrument_forward(instrument),
-                                           spart_instrument_backward(instrument)};
+    const spart_regridder *operators[2] = {forward, backward};
     for (int k = 0; k < 2; k++) {
         char path[OUTPUT_PATH_LENGTH];
         if (output_path(path, sizeof path, folder, names[k]) != 0) {

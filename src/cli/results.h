@@ -45,8 +45,10 @@ size_t results_file_names(const config *cfg, const char **names);
 int results_write(const results *outputs, const char *folder, int overwrite, int *interrupted,
                   char *error, size_t error_size);
 
-/* The operators as spart regridder files (forward.fits, backward.fits). */
-int results_write_operators(const spart_instrument *instrument, const char *folder, int overwrite,
-                            spart_context *context, char *error, size_t error_size);
+/* The operators as spart regridder files (forward.fits, backward.fits),
+ * each read back to be sure it is whole. */
+int results_write_operators(const spart_regridder *forward, const spart_regridder *backward,
+                            const char *folder, int overwrite, spart_context *context, char *error,
+                            size_t error_size);
 
 #endif /* SPART_CLI_RESULTS_H */

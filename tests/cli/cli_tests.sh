@@ -115,6 +115,25 @@ build_and_info)
     holds stderr.txt "no such file"
     ;;
 
+reuse_operators)
+    # Operators saved by `spart build` and loaded by `spart invert` (with
+    # observations from a file) give the same solution, bit for bit.
+    run 0 build "$small" --output operators --quiet
+    run 0 invert "$small" --output first --quiet
+    sed -e 's|^  exposure_time: 20.0$|  exposure_time: 20.0\n  operators: operators|' \
+        -e 's|^  synthesize: {seed: 7, noise: false}$|  file: first/observed.fits|' \
+        "$small" >reuse.yaml
+    run 0 invert reuse.yaml --output second --quiet
+    cmp -s first/solution.fits second/solution.fits || fail "the loaded operators' solution differs"
+    cmp -s first/predicted.fits second/predicted.fits || fail "the predicted images differ"
+    [[ ! -e second/observed.fits ]] || fail "observations read from a file were copied"
+    # Operators of other grids are refused, pointing at the key.
+    sed 's|sensor: {pixels_x: 32, pixels_y: 16}|sensor: {pixels_x: 30, pixels_y: 16}|' \
+        reuse.yaml >other-grid.yaml
+    run 3 invert other-grid.yaml --output third
+    holds stderr.txt "other-grid.yaml:15:14: instrument.operators: forward.fits maps 1x4x8x8 values to 2x1x32x16, but the config's grids need 1x4x8x8 to 2x1x30x16"
+    ;;
+
 no_overwrite)
     run 0 invert "$small" --output out --quiet
     before=$(cksum out/solution.fits)

@@ -362,6 +362,23 @@ static void test_too_many_channels_are_refused(void **state)
 /* ---- the YAML itself
  * ----------------------------------------------------------------------------- */
 
+static void test_loaded_operators_cannot_synthesise_observations(void **state)
+{
+    fixture *f = *state;
+    assert_int_not_equal(read_good_plus(f, "  operators: saved\n"), 0);
+    assert_complaint(f, 12, 3, "instrument.operators", "give observations.file");
+}
+
+static void test_loaded_operators_are_found_beside_the_config(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(read_good_plus(f, "  operators: saved\nobservations:\n  file: seen.fits\n"),
+                     0);
+    char expected[256];
+    snprintf(expected, sizeof expected, "%s/saved", f->folder);
+    assert_string_equal(f->cfg.instrument.operators, expected);
+}
+
 static void test_a_syntax_error_gives_the_parsers_position(void **state)
 {
     fixture *f = *state;
@@ -418,6 +435,8 @@ int main(void)
         CONFIG_TEST(test_an_axis_whose_max_is_below_its_min_is_out_of_range),
         CONFIG_TEST(test_an_infinite_number_is_out_of_range),
         CONFIG_TEST(test_too_many_channels_are_refused),
+        CONFIG_TEST(test_loaded_operators_cannot_synthesise_observations),
+        CONFIG_TEST(test_loaded_operators_are_found_beside_the_config),
         CONFIG_TEST(test_a_syntax_error_gives_the_parsers_position),
         CONFIG_TEST(test_a_repeated_key_is_refused),
         CONFIG_TEST(test_a_missing_file_is_named),
