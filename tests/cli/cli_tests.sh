@@ -134,6 +134,15 @@ reuse_operators)
     holds stderr.txt "other-grid.yaml:15:14: instrument.operators: forward.fits maps 1x4x8x8 values to 2x1x32x16, but the config's grids need 1x4x8x8 to 2x1x30x16"
     ;;
 
+not_converged)
+    # Reaching max_iterations under the threshold rule: exit 5, outputs written.
+    sed 's/^  gamma: 1.0$/  gamma: 1.0\n  max_iterations: 2/' "$small" >two.yaml
+    run 5 invert two.yaml --output two
+    holds stderr.txt "MART did not meet its stopping rule: Max number of iterations (2) exceeded. (outputs written)"
+    [[ -s two/solution.fits && -s two/history.csv ]] || fail "the outputs were not written"
+    [[ $(wc -l <two/history.csv) -eq 3 ]] || fail "history.csv should hold a header and 2 rows"
+    ;;
+
 no_overwrite)
     run 0 invert "$small" --output out --quiet
     before=$(cksum out/solution.fits)
