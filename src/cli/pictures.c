@@ -212,8 +212,8 @@ static int paint_scene(cairo_t *cr, const results *outputs, double width, double
     }
     char caption[256];
     snprintf(caption, sizeof caption,
-             "x from %g to %g arcsec (right), y from %g to %g arcsec (up). Velocity: first moment "
-             "of each spectrum, grey under %g%% of the peak intensity",
+             "x %g to %g arcsec (right), y %g to %g arcsec (up); velocity: 1st moment of the "
+             "spectrum, grey under %g%% of peak intensity",
              made->scene_x[0], made->scene_x[made->num_scene_x], made->scene_y[0],
              made->scene_y[made->num_scene_y], 100.0 * VELOCITY_MASK_FRACTION);
     picture_text(cr, caption, 14.0, height - SCENE_CAPTION + 18.0, 11.0, 0.0);
