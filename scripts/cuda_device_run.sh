@@ -9,7 +9,7 @@
 # are unpacked under /opt/deps and found from there.
 #
 # SPART_CUDA_BENCH selects the benchmarks: "assembly" (the default),
-# "product", "both" or "none"; SPART_BENCH_ARGS adds arguments to
+# "product", "both", "mart" (MART on host and device) or "none"; SPART_BENCH_ARGS adds arguments to
 # bench_cuda_assembly; SPART_SANITIZER_TIMEOUT bounds each sanitizer run
 # (seconds, default 240).
 set -uo pipefail
@@ -43,7 +43,7 @@ fi
 } > "$out/environment.txt" 2>&1
 cat "$out/environment.txt"
 
-cuda_tests=(test_cuda_product test_cuda_assembly test_cuda_transpose)
+cuda_tests=(test_cuda_product test_cuda_assembly test_cuda_transpose test_cuda_mart)
 echo "== configure and build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DSPART_ENABLE_CUDA=ON -DSPART_ENABLE_FORTRAN=OFF -DSPART_BUILD_CLI=OFF \
@@ -51,6 +51,7 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCH
     { tail -40 "$out/build.log"; exit 1; }
 targets=("${cuda_tests[@]}" test_device_api bench_cuda_assembly)
 if [ "$benches" = product ] || [ "$benches" = both ]; then targets+=(bench_cuda_product); fi
+if [ "$benches" = mart ]; then targets+=(bench_mart_device); fi
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >> "$out/build.log" 2>&1 ||
     { grep -B2 -A6 -E "error" "$out/build.log" | head -60; exit 1; }
 echo "built"
@@ -71,6 +72,10 @@ if [ "$benches" = assembly ] || [ "$benches" = both ]; then
 fi
 if [ "$benches" = product ] || [ "$benches" = both ]; then
     timeout 200 tests/bench_cuda_product 2>&1 | tee -a "$out/bench.log"
+fi
+if [ "$benches" = mart ]; then
+    timeout 300 tests/bench_mart_device --json "$out/bench_mart_device.json" 2>&1 |
+        tee -a "$out/bench.log"
 fi
 
 echo "== compute-sanitizer memcheck and racecheck over the cuda tests (16 GiB test left out)"

@@ -1,0 +1,277 @@
+/*
+ * tests/bench/bench_mart_device.c: milliseconds per MART iteration of the
+ * ideal instrument on the host (all threads) and on the CUDA device, on the
+ * ctis tutorial problem (4 channels, 20 bins, 64x64 scene, 128x64 sensor)
+ * and the same instrument with a 256x256 scene, side by side in one run,
+ * with the device iteration against its floor: the bytes its two products
+ * must move (CSR arrays, x and y) and its elementwise steps must read and
+ * write, over the device copy bandwidth measured in the same run.
+ *
+ * Prints a table; --json FILE writes the figures. Label `bench` (built
+ * with -DSPART_BUILD_BENCHMARKS=ON). Without a device, the device columns
+ * say so and the program exits 77.
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spart.h"
+
+typedef struct problem_figures {
+    int scene;
+    int64_t entries_forward, entries_backward;
+    double build_ms, host_ms, device_ms, floor_ms;
+    int64_t iterations;
+    int same_bits;
+} problem_figures;
+
+static int check(spart_context *context, spart_status status, const char *what)
+{
+    if (status != SPART_OK) {
+        fprintf(stderr, "bench_mart_device: %s: %s\n", what, spart_context_error(context));
+        return 0;
+    }
+    return 1;
+}
+
+/* Device copy bandwidth (bytes read + written per second) of a 1 GiB copy. */
+static double device_bandwidth(spart_context *context)
+{
+    size_t bytes = (size_t)1 << 30;
+    void *a = NULL, *b = NULL;
+    if (spart_device_malloc(context, bytes, &a) != SPART_OK ||
+        spart_device_malloc(context, bytes, &b) != SPART_OK) {
+        spart_device_free(context, a);
+        return 0.0;
+    }
+    double best = 1e30;
+    for (int k = 0; k < 5; k++) {
+        double t = omp_get_wtime();
+        if (spart_device_copy_on_device(context, b, a, bytes) != SPART_OK) {
+            break;
+        }
+        t = omp_get_wtime() - t;
+        best = t < best ? t : best;
+    }
+    spart_device_free(context, a);
+    spart_device_free(context, b);
+    return 2.0 * (double)bytes / best;
+}
+
+/* Bytes one product moves: values, columns, row pointers, x, y. */
+static double product_bytes(const spart_regridder *r)
+{
+    double value = spart_regridder_value_type(r) == SPART_FLOAT32 ? 4.0 : 8.0;
+    const int32_t *columns32 = NULL;
+    const int64_t *columns64 = NULL;
+    if (spart_regridder_csr(r, NULL, &columns32, &columns64, NULL) != SPART_OK) {
+        return 0.0;
+    }
+    double column = columns32 != NULL ? 4.0 : 8.0;
+    double entries = (double)spart_regridder_num_entries(r);
+    double rows = (double)spart_regridder_num_rows(r);
+    double columns = (double)spart_regridder_num_columns(r);
+    return entries * (value + column) + rows * 8.0 + columns * 8.0 + rows * 8.0;
+}
+
+static void make_params(int n, double *angle, double *velocity, double *wavelength, double *x,
+                        double *y, double *sensor_x, double *sensor_y, spart_instrument_params *p)
+{
+    for (int c = 0; c < 4; c++) {
+        angle[c] = 5.64 + 90.0 * c;
+    }
+    for (int l = 0; l <= 20; l++) {
+        velocity[l] = -500.0 + 50.0 * l;
+    }
+    for (int i = 0; i <= n; i++) {
+        x[i] = -10.0 + 20.0 * i / n;
+        y[i] = x[i];
+    }
+    for (int i = 0; i <= 128; i++) {
+        sensor_x[i] = i;
+    }
+    for (int i = 0; i <= 64; i++) {
+        sensor_y[i] = i;
+    }
+    spart_instrument_params_init(p);
+    p->num_channel = 4;
+    p->angle = angle;
+    p->dispersion = 171.0 * 10.0 / 299792.458;
+    p->plate_scale = 0.4;
+    p->wavelength_ref = 171.0;
+    p->position_ref[0] = 64.0;
+    p->position_ref[1] = 32.0;
+    p->area_effective = 1.0;
+    p->exposure_time = 20.0;
+    p->num_wavelength = 20;
+    p->wavelength = wavelength;
+    p->num_scene_x = n;
+    p->scene_x = x;
+    p->num_scene_y = n;
+    p->scene_y = y;
+    p->num_sensor_x = 128;
+    p->sensor_x = sensor_x;
+    p->num_sensor_y = 64;
+    p->sensor_y = sensor_y;
+    p->solid_angle_steradian = 1;
+}
+
+/* ms per iteration of a fixed-count run; the run's chi2 history into chi2. */
+static double time_mart(spart_context *context, const spart_mart_operators *operators,
+                        const double *observed, int64_t iterations, double *chi2)
+{
+    spart_mart_options options;
+    spart_mart_options_init(&options);
+    options.stop_rule = SPART_MART_STOP_COUNT;
+    options.max_iterations = iterations;
+    spart_mart_result *result = NULL;
+    double t = omp_get_wtime();
+    if (!check(context, spart_mart_solve(context, operators, observed, &options, &result),
+               "mart")) {
+        return -1.0;
+    }
+    t = omp_get_wtime() - t;
+    memcpy(chi2, spart_mart_result_mean_chi_squared(result),
+           (size_t)(iterations * 4) * sizeof(double));
+    spart_mart_result_free(result);
+    return t / (double)iterations * 1e3;
+}
+
+static int run_problem(spart_context *context, int n, double bandwidth, problem_figures *f)
+{
+    double angle[4], velocity[21], wavelength[21], sensor_x[129], sensor_y[65];
+    double *x = malloc((size_t)(n + 1) * sizeof(double));
+    double *y = malloc((size_t)(n + 1) * sizeof(double));
+    spart_instrument_params params;
+    make_params(n, angle, velocity, wavelength, x, y, sensor_x, sensor_y, &params);
+    int64_t scene_size = 20 * (int64_t)n * n;
+    double *scene = malloc((size_t)scene_size * sizeof(double));
+    double *observed = malloc(4 * 128 * 64 * sizeof(double));
+    f->scene = n;
+    f->iterations = 30;
+    double *chi2_host = malloc((size_t)(f->iterations * 4) * sizeof(double));
+    double *chi2_device = malloc((size_t)(f->iterations * 4) * sizeof(double));
+    int ok = check(
+        context,
+        spart_scene_gaussians(context, 171.0, 20, velocity, n, x, n, y, NULL, wavelength, scene),
+        "scene");
+    spart_instrument *instrument = NULL;
+    double t = omp_get_wtime();
+    ok = ok && check(context, spart_instrument_create(context, &params, &instrument), "instrument");
+    f->build_ms = (omp_get_wtime() - t) * 1e3;
+    ok = ok &&
+         check(context, spart_instrument_observe(context, instrument, scene, 1, observed, NULL),
+               "observe");
+    spart_mart_regridder_pair pair;
+    spart_mart_operators operators;
+    ok = ok &&
+         check(context, spart_instrument_mart_operators(context, instrument, &pair, &operators),
+               "operators");
+    if (ok) {
+        f->entries_forward = spart_regridder_num_entries(pair.forward);
+        f->entries_backward = spart_regridder_num_entries(pair.backward);
+        f->host_ms = time_mart(context, &operators, observed, f->iterations, chi2_host);
+    }
+    f->device_ms = -1.0;
+    spart_regridder *forward = NULL, *backward = NULL;
+    void *d_observed = NULL;
+    if (ok && bandwidth > 0.0) {
+        size_t bytes = 4 * 128 * 64 * sizeof(double);
+        ok = check(context, spart_regridder_to_device(context, pair.forward, &forward), "device") &&
+             check(context, spart_regridder_to_device(context, pair.backward, &backward),
+                   "device") &&
+             check(context, spart_device_malloc(context, bytes, &d_observed), "device") &&
+             check(context, spart_device_copy_to_device(context, d_observed, observed, bytes),
+                   "device");
+        pair.forward = forward;
+        pair.backward = backward;
+        ok = ok && check(context, spart_mart_operators_from_regridders(context, &pair, &operators),
+                         "operators");
+        if (ok) {
+            time_mart(context, &operators, d_observed, 2, chi2_device); /* warm up */
+            f->device_ms = time_mart(context, &operators, d_observed, f->iterations, chi2_device);
+            f->same_bits =
+                memcmp(chi2_host, chi2_device, (size_t)(f->iterations * 4) * sizeof(double)) == 0;
+            /* floor: both products, and the elementwise passes over the
+             * per-channel scenes (observed and predicted backprojections
+             * read, the scene read and written) and the images (predicted
+             * and widths written, then read with the observed ones). */
+            double images = 4.0 * 128 * 64 * 8.0;
+            double scenes = 4.0 * (double)scene_size * 8.0;
+            double bytes_moved = product_bytes(forward) + product_bytes(backward) + 2.0 * scenes +
+                                 2.0 * (double)scene_size * 8.0 + 5.0 * images;
+            f->floor_ms = bytes_moved / bandwidth * 1e3;
+        }
+    }
+    spart_device_free(context, d_observed);
+    spart_regridder_free(forward);
+    spart_regridder_free(backward);
+    spart_instrument_free(instrument);
+    free(x);
+    free(y);
+    free(scene);
+    free(observed);
+    free(chi2_host);
+    free(chi2_device);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    const char *json = NULL;
+    for (int k = 1; k + 1 < argc; k++) {
+        if (strcmp(argv[k], "--json") == 0) {
+            json = argv[k + 1];
+        }
+    }
+    spart_context *context = NULL;
+    if (spart_context_create(&context) != SPART_OK) {
+        return 1;
+    }
+    int have_device = spart_context_set_cuda_device(context, 0) == SPART_OK;
+    double bandwidth = have_device ? device_bandwidth(context) : 0.0;
+    int sizes[2] = {64, 256};
+    problem_figures figures[2];
+    memset(figures, 0, sizeof figures);
+    printf("MART per iteration, ideal instrument (4 channels, 20 bins, 128x64 sensor); host %d "
+           "threads; device copy bandwidth %.0f GB/s\n",
+           spart_context_threads(context), bandwidth / 1e9);
+    printf("%-7s %12s %12s %10s %10s %10s %10s %9s %9s %6s\n", "scene", "entries fwd",
+           "entries back", "build ms", "host ms", "device ms", "floor ms", "host/dev", "floor/dev",
+           "bits");
+    for (int k = 0; k < 2; k++) {
+        if (!run_problem(context, sizes[k], bandwidth, &figures[k])) {
+            spart_context_free(context);
+            return 1;
+        }
+        problem_figures *f = &figures[k];
+        printf("%3dx%-3d %12lld %12lld %10.1f %10.3f %10.3f %10.3f %9.1f %8.0f%% %6s\n", f->scene,
+               f->scene, (long long)f->entries_forward, (long long)f->entries_backward, f->build_ms,
+               f->host_ms, f->device_ms, f->floor_ms,
+               f->device_ms > 0 ? f->host_ms / f->device_ms : 0.0,
+               f->device_ms > 0 ? 100.0 * f->floor_ms / f->device_ms : 0.0,
+               f->device_ms > 0 ? (f->same_bits ? "same" : "DIFFER") : "-");
+    }
+    if (json != NULL) {
+        FILE *file = fopen(json, "w");
+        if (file != NULL) {
+            fprintf(file, "{\"bandwidth_bytes_per_s\": %.6e, \"threads\": %d, \"problems\": [",
+                    bandwidth, spart_context_threads(context));
+            for (int k = 0; k < 2; k++) {
+                problem_figures *f = &figures[k];
+                fprintf(file,
+                        "%s{\"scene\": %d, \"entries_forward\": %lld, \"entries_backward\": %lld, "
+                        "\"build_ms\": %.3f, \"host_ms\": %.4f, \"device_ms\": %.4f, "
+                        "\"floor_ms\": %.4f, \"same_bits\": %d}",
+                        k ? ", " : "", f->scene, (long long)f->entries_forward,
+                        (long long)f->entries_backward, f->build_ms, f->host_ms, f->device_ms,
+                        f->floor_ms, f->same_bits);
+            }
+            fprintf(file, "]}\n");
+            fclose(file);
+        }
+    }
+    spart_context_free(context);
+    return have_device ? 0 : 77;
+}
