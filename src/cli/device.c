@@ -1,155 +1,60 @@
 /*
- * src/cli/device.c: MART operators on the host, or with their products on
- * a CUDA device (see device.h). The CUDA half is built only when the
- * library has CUDA (SPART_CLI_HAVE_CUDA).
+ * src/cli/device.c: MART operators on the host, or on a CUDA device (see
+ * device.h). On the device the regridders are copied there once and the
+ * library's MART driver keeps the whole loop there (spart/mart.h): only the
+ * observations go over once, and the merits and the solution come back.
  */
 #include "device.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#if SPART_CLI_HAVE_CUDA
-#include <cuda_runtime.h>
-#endif
-
 struct device_operators {
-    spart_mart_regridder_pair pair; /* the host regridders, gain and read noise */
+    spart_mart_regridder_pair pair; /* the regridders in use, gain and read noise */
     int on_device;
-#if SPART_CLI_HAVE_CUDA
-    spart_regridder *forward; /* copies in device memory */
+    spart_context *context;   /* of the device memory below */
+    spart_regridder *forward; /* device copies (NULL on the host) */
     spart_regridder *backward;
-    double *scene;  /* device buffers: num_channel x scene_size at most */
-    double *images; /* num_channel x image_size */
-    double gain;
-    double read_noise;
+    void *observed; /* the observations in device memory */
     char where[32];
-#endif
 };
-
-#if SPART_CLI_HAVE_CUDA
-
-static spart_status cuda_failure(spart_context *context, cudaError_t error, const char *doing)
-{
-    return spart_context_set_error(context, SPART_ERROR_INTERNAL, "device operators: %s: %s", doing,
-                                   cudaGetErrorString(error));
-}
-
-/* y = A x on the device: x copied there, the product, y copied back. */
-static spart_status device_product(spart_context *context, const spart_regridder *regridder,
-                                   const double *host_x, double *device_x, double *device_y,
-                                   double *host_y)
-{
-    int64_t columns = spart_regridder_num_columns(regridder);
-    int64_t rows = spart_regridder_num_rows(regridder);
-    cudaError_t error =
-        cudaMemcpy(device_x, host_x, (size_t)columns * sizeof(double), cudaMemcpyHostToDevice);
-    if (error != cudaSuccess) {
-        return cuda_failure(context, error, "copying to the device");
-    }
-    spart_array x = {device_x, spart_regridder_shape_input(regridder)};
-    spart_status status = spart_regridder_apply(context, regridder, &x, device_y, rows);
-    if (status != SPART_OK) {
-        return status;
-    }
-    error = cudaMemcpy(host_y, device_y, (size_t)rows * sizeof(double), cudaMemcpyDeviceToHost);
-    return error != cudaSuccess ? cuda_failure(context, error, "copying from the device")
-                                : SPART_OK;
-}
-
-/* As the library's operators from a regridder pair: images clamped at 0,
- * widths sqrt(gain d + read_noise^2). */
-static spart_status device_forward(void *user, spart_context *context, const double *scene,
-                                   double *images, double *widths)
-{
-    device_operators *made = user;
-    spart_status status =
-        device_product(context, made->forward, scene, made->scene, made->images, images);
-    if (status != SPART_OK) {
-        return status;
-    }
-    int64_t size = spart_regridder_num_rows(made->forward);
-    double read_variance = made->read_noise * made->read_noise;
-    for (int64_t p = 0; p < size; p++) {
-        double d = images[p] > 0.0 ? images[p] : 0.0;
-        images[p] = d;
-        if (widths != NULL) {
-            widths[p] = sqrt(made->gain * d + read_variance);
-        }
-    }
-    return SPART_OK;
-}
-
-static spart_status device_backward(void *user, spart_context *context, const double *images,
-                                    double *scenes)
-{
-    device_operators *made = user;
-    return device_product(context, made->backward, images, made->images, made->scene, scenes);
-}
 
 static void free_device_part(device_operators *made)
 {
     spart_regridder_free(made->forward);
     spart_regridder_free(made->backward);
-    if (made->scene != NULL) {
-        cudaFree(made->scene);
-    }
-    if (made->images != NULL) {
-        cudaFree(made->images);
-    }
+    spart_device_free(made->context, made->observed);
+    made->forward = NULL;
+    made->backward = NULL;
+    made->observed = NULL;
 }
 
+/* Device copies of the regridders and operators on them. */
 static int make_on_device(spart_context *context, spart_mart_operators *operators,
                           device_operators *made, const char **where, char *error,
                           size_t error_size)
 {
-    if (spart_regridder_to_device(context, made->pair.forward, &made->forward) != SPART_OK ||
-        spart_regridder_to_device(context, made->pair.backward, &made->backward) != SPART_OK) {
+    spart_mart_regridder_pair pair = made->pair;
+    made->context = context;
+    if (spart_regridder_to_device(context, pair.forward, &made->forward) != SPART_OK ||
+        spart_regridder_to_device(context, pair.backward, &made->backward) != SPART_OK) {
         snprintf(error, error_size, "%s", spart_context_error(context));
         return -1;
     }
-    int64_t scene_values = spart_regridder_num_rows(made->backward);
-    int64_t image_values = spart_regridder_num_rows(made->forward);
-    if (cudaMalloc((void **)&made->scene, (size_t)scene_values * sizeof(double)) != cudaSuccess ||
-        cudaMalloc((void **)&made->images, (size_t)image_values * sizeof(double)) != cudaSuccess) {
-        snprintf(error, error_size, "not enough device memory for the scene and the images");
+    pair.forward = made->forward;
+    pair.backward = made->backward;
+    made->pair = pair;
+    if (spart_mart_operators_from_regridders(context, &made->pair, operators) != SPART_OK) {
+        snprintf(error, error_size, "%s", spart_context_error(context));
         return -1;
     }
-    made->gain = made->pair.gain;
-    made->read_noise = made->pair.read_noise;
-    operators->forward = device_forward;
-    operators->backward = device_backward;
-    operators->user = made;
     made->on_device = 1;
     snprintf(made->where, sizeof made->where, "cuda device %d",
              spart_regridder_cuda_device(made->forward));
     *where = made->where;
     return 0;
 }
-
-#else
-
-static void free_device_part(device_operators *made)
-{
-    (void)made;
-}
-
-static int make_on_device(spart_context *context, spart_mart_operators *operators,
-                          device_operators *made, const char **where, char *error,
-                          size_t error_size)
-{
-    (void)context;
-    (void)operators;
-    (void)made;
-    (void)where;
-    snprintf(error, error_size,
-             "this spart was built without CUDA, so --device cuda cannot be used (rebuild with "
-             "the CUDA Toolkit installed, or use --device host)");
-    return -1;
-}
-
-#endif
 
 int device_operators_make(spart_context *context, const spart_mart_regridder_pair *host,
                           cli_device requested, spart_mart_operators *operators,
@@ -161,7 +66,6 @@ int device_operators_make(spart_context *context, const spart_mart_regridder_pai
         snprintf(error, error_size, "out of memory");
         return -1;
     }
-    /* The host operators first: the device ones copy their gain and noise. */
     (*made)->pair = *host;
     if (spart_mart_operators_from_regridders(context, &(*made)->pair, operators) != SPART_OK) {
         snprintf(error, error_size, "%s", spart_context_error(context));
@@ -179,6 +83,7 @@ int device_operators_make(spart_context *context, const spart_mart_regridder_pai
         return 0;
     }
     free_device_part(*made);
+    (*made)->pair = *host;
     (*made)->on_device = 0;
     if (requested == CLI_DEVICE_AUTO) {
         *where = "host (no usable CUDA device)";
@@ -190,6 +95,25 @@ int device_operators_make(spart_context *context, const spart_mart_regridder_pai
     device_operators_free(*made);
     *made = NULL;
     return -1;
+}
+
+const double *device_operators_observed(device_operators *made, const double *observed,
+                                        int64_t count, char *error, size_t error_size)
+{
+    if (!made->on_device) {
+        return observed;
+    }
+    size_t bytes = (size_t)count * sizeof(double);
+    if (made->observed == NULL &&
+        spart_device_malloc(made->context, bytes, &made->observed) != SPART_OK) {
+        snprintf(error, error_size, "%s", spart_context_error(made->context));
+        return NULL;
+    }
+    if (spart_device_copy_to_device(made->context, made->observed, observed, bytes) != SPART_OK) {
+        snprintf(error, error_size, "%s", spart_context_error(made->context));
+        return NULL;
+    }
+    return made->observed;
 }
 
 void device_operators_free(device_operators *made)

@@ -31,6 +31,12 @@ int device_operators_make(spart_context *context, const spart_mart_regridder_pai
                           device_operators **made, const char **where, char *error,
                           size_t error_size);
 
+/* The observations where the operators work: `observed` itself on the
+ * host, a device copy (owned by `made`) on a device; NULL with a sentence
+ * in `error` when the copy fails. */
+const double *device_operators_observed(device_operators *made, const double *observed,
+                                        int64_t count, char *error, size_t error_size);
+
 void device_operators_free(device_operators *made);
 
 #endif /* SPART_CLI_DEVICE_H */

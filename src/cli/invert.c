@@ -124,7 +124,14 @@ static int solve(const cli_options *options, inversion *run)
     if (run->report.enabled) {
         printf("running MART on the %s\n", run->where);
     }
-    if (spart_mart_solve(run->context, &run->operators, run->observed, &mart, &run->result) !=
+    const double *observed = device_operators_observed(
+        run->device, run->observed, run->operators.num_channel * run->operators.image_size,
+        run->error, sizeof run->error);
+    if (observed == NULL) {
+        cli_error(options, "%s", run->error);
+        return EXIT_FAILED;
+    }
+    if (spart_mart_solve(run->context, &run->operators, observed, &mart, &run->result) !=
         SPART_OK) {
         cli_error(options, "MART: %s", spart_context_error(run->context));
         return EXIT_FAILED;
