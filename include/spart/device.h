@@ -84,7 +84,11 @@ SPART_NODISCARD SPART_API spart_status spart_context_set_cuda_stream(spart_conte
  * matrix in the memory of the context's CUDA device: the weights' entries
  * are copied to the device once and assembled there by a stable sort, into
  * the same CSR arrays, bit for bit, as spart_regridder_create builds on
- * the host, and the same plan. Free it with spart_regridder_free. Errors:
+ * the host, and the same plan. Large weights (256 MiB of entries or more)
+ * are copied through two pinned 32 MiB buffers that the context's threads
+ * fill, at the pinned copy rate. Besides the matrix it takes, for the
+ * duration of the call, about 40 bytes of device memory per entry (the
+ * entries and the sort). Free it with spart_regridder_free. Errors:
  * those of spart_regridder_create, SPART_ERROR_NO_DEVICE (built without
  * CUDA, or no such device), SPART_ERROR_OUT_OF_MEMORY (device or host
  * memory), SPART_ERROR_INTERNAL (another CUDA error, named in the
