@@ -210,6 +210,17 @@ static spart_status move_into_place(const spart_fits_io *io, const char *tempora
 
 /* Write, close, flush and move the temporary file into place; on failure
  * remove it. */
+/* The byte where the last HDU of `file` ends (its padded data included). */
+static long long file_end(fitsfile *file, int *fits_status)
+{
+    int count = 0;
+    LONGLONG header_start = 0, data_start = 0, data_end = 0;
+    fits_get_num_hdus(file, &count, fits_status);
+    fits_movabs_hdu(file, count, NULL, fits_status);
+    fits_get_hduaddrll(file, &header_start, &data_start, &data_end, fits_status);
+    return (long long)data_end;
+}
+
 static spart_status write_and_place(spart_fits_io *io, const char *temporary, int overwrite,
                                     spart_fits_writer write, const void *object)
 {
@@ -227,10 +238,20 @@ static spart_status write_and_place(spart_fits_io *io, const char *temporary, in
         io->file = NULL;
         return status;
     }
+    /* The size the file must have: the end of its last HDU. CFITSIO can
+     * miss a failed write in its last flush (a full disk, a file size
+     * limit), so the size on disk is checked against it after closing. */
+    long long expected = file_end(io->file, &fits_status);
     fits_close_file(io->file, &fits_status);
     io->file = NULL;
+    struct stat written = {0};
     if (fits_status != 0) {
         status = spart_fits_fail_writing(io, "closing the file", fits_status);
+    } else if (stat(temporary, &written) != 0 || (long long)written.st_size != expected) {
+        status = spart_fail(io->context, SPART_ERROR_IO,
+                            "could not save %s to %s: %s holds %lld bytes of %lld (disk full or "
+                            "a file size limit?)",
+                            io->noun, io->path, temporary, (long long)written.st_size, expected);
     } else if (flush_to_disk(temporary) != 0) {
         status = spart_fail(io->context, SPART_ERROR_IO, "could not save %s to %s: flushing %s: %s",
                             io->noun, io->path, temporary, strerror(errno));

@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -390,6 +393,34 @@ static void path_is_taken_literally(void **state)
 
 /* ---- replacing files, and temporaries ------------------------------------------------- */
 
+/* A write that the system cuts short (here a file size limit of 8 KiB, in a
+ * child process so that the limit stays there) fails with SPART_ERROR_IO
+ * and leaves no file behind, even where CFITSIO's last flush misses it. */
+static void save_cut_short_fails_and_leaves_nothing(void **state)
+{
+    fixture *f = *state;
+    spart_weights *weights = sample_weights(f->context);
+    fflush(NULL);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit limit = {8192, 8192};
+        setrlimit(RLIMIT_FSIZE, &limit);
+        /* sample_weights' file takes more than 8 KiB: the write is cut. */
+        spart_status status = spart_weights_save(f->context, weights, f->path, 0);
+        _exit(status == SPART_ERROR_IO ? 0 : 1);
+    }
+    int child_status = 0;
+    assert_int_equal(waitpid(child, &child_status, 0), child);
+    assert_true(WIFEXITED(child_status));
+    assert_int_equal(WEXITSTATUS(child_status), 0);
+    char names[1024];
+    list_folder(f->folder, names, sizeof names);
+    assert_string_equal(names, "");
+    spart_weights_free(weights);
+}
+
 static void save_refuses_to_replace_a_file(void **state)
 {
     fixture *f = *state;
@@ -730,6 +761,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(round_trip_of_weights_without_elements, set_up, tear_down),
         cmocka_unit_test_setup_teardown(round_trip_spans_many_chunks, set_up, tear_down),
         cmocka_unit_test_setup_teardown(path_is_taken_literally, set_up, tear_down),
+        cmocka_unit_test_setup_teardown(save_cut_short_fails_and_leaves_nothing, set_up, tear_down),
         cmocka_unit_test_setup_teardown(save_refuses_to_replace_a_file, set_up, tear_down),
         cmocka_unit_test_setup_teardown(save_with_overwrite_replaces_a_file, set_up, tear_down),
         cmocka_unit_test_setup_teardown(save_leaves_only_the_file, set_up, tear_down),
