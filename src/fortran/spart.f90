@@ -1195,7 +1195,7 @@ module spart
     public :: spart_context_set_cuda_device, spart_context_set_cuda_stream
     public :: spart_regridder_create_device, spart_regridder_to_device, spart_regridder_to_host
     public :: spart_regridder_cuda_device
-    public :: spart_mart_operators_from_regridders, spart_mart_solve
+    public :: spart_mart_operators_from_regridders, spart_mart_solve, spart_mart_solve_pointer
     public :: spart_mart_result_free, spart_mart_result_num_iterations, spart_mart_result_success
     public :: spart_mart_result_message, spart_mart_result_gamma, spart_mart_result_num_channel
     public :: spart_mart_result_scene_size, spart_mart_result_solution
@@ -2267,8 +2267,33 @@ contains
         status = c_spart_mart_operators_from_regridders(context%handle, c_loc(pair), operators)
     end function spart_mart_operators_from_regridders
 
-    ! MART on located observed images: every rank-specific spart_mart_solve
-    ! comes here. Optional arguments as the fields of spart_mart_options.
+    ! C MART options from the optional arguments (the guess apart),
+    ! starting from the library's defaults.
+    subroutine mart_options(options, gamma, stop_rule, threshold, target, max_iterations, &
+                            keep_intermediate, callback, callback_user)
+        type(mart_options_c), intent(out) :: options
+        real(c_double), intent(in), optional :: gamma, threshold, target
+        integer(c_int), intent(in), optional :: stop_rule
+        integer(c_int64_t), intent(in), optional :: max_iterations
+        logical, intent(in), optional :: keep_intermediate
+        procedure(spart_mart_callback_function), optional :: callback
+        type(c_ptr), intent(in), optional :: callback_user
+        call c_spart_mart_options_init(options)
+        if (present(gamma)) options%gamma = gamma
+        if (present(stop_rule)) options%stop_rule = stop_rule
+        if (present(threshold)) options%threshold = threshold
+        if (present(target)) options%target = target
+        if (present(max_iterations)) options%max_iterations = max_iterations
+        if (present(keep_intermediate)) then
+            options%keep_intermediate = merge(1_c_int, 0_c_int, keep_intermediate)
+        end if
+        if (present(callback)) options%callback = c_funloc(callback)
+        if (present(callback_user)) options%callback_user = callback_user
+    end subroutine mart_options
+
+    ! MART on located observed images in host memory: every rank-specific
+    ! spart_mart_solve comes here. Optional arguments as the fields of
+    ! spart_mart_options.
     function mart_solve_located(context, operators, observed, size_observed, result, gamma, &
                                 stop_rule, threshold, target, max_iterations, &
                                 keep_intermediate, guess, callback, callback_user) &
@@ -2287,7 +2312,12 @@ contains
         type(c_ptr), intent(in), optional :: callback_user
         integer(c_int) :: status
         type(mart_options_c) :: options
-        call c_spart_mart_options_init(options)
+        if (operators%on_device /= 0) then
+            status = fail(context, SPART_ERROR_INVALID_ARGUMENT, 'mart: the operators work on '// &
+                          'device memory, so observed and guess must be device memory too: '// &
+                          'pass their addresses to spart_mart_solve_pointer')
+            return
+        end if
         ! The C driver reads num_channel x image_size observed values and
         ! scene_size guess values through bare pointers: check the sizes it
         ! cannot see.
@@ -2299,6 +2329,8 @@ contains
                           text_of(operators%num_channel*operators%image_size))
             return
         end if
+        call mart_options(options, gamma, stop_rule, threshold, target, max_iterations, &
+                          keep_intermediate, callback, callback_user)
         if (present(guess)) then
             if (size(guess, kind=c_int64_t) /= operators%scene_size) then
                 status = fail(context, SPART_ERROR_SHAPE_MISMATCH, 'mart: guess holds '// &
@@ -2309,18 +2341,35 @@ contains
             end if
             if (size(guess) > 0) options%guess = c_loc(guess)
         end if
-        if (present(gamma)) options%gamma = gamma
-        if (present(stop_rule)) options%stop_rule = stop_rule
-        if (present(threshold)) options%threshold = threshold
-        if (present(target)) options%target = target
-        if (present(max_iterations)) options%max_iterations = max_iterations
-        if (present(keep_intermediate)) then
-            options%keep_intermediate = merge(1_c_int, 0_c_int, keep_intermediate)
-        end if
-        if (present(callback)) options%callback = c_funloc(callback)
-        if (present(callback_user)) options%callback_user = callback_user
         status = c_spart_mart_solve(context%handle, operators, observed, options, result%handle)
     end function mart_solve_located
+
+    ! MART with observed (num_channel x image_size values) and guess
+    ! (optional, scene_size values) by address: host memory (c_loc of TARGET
+    ! arrays) for host operators, device memory for device operators (those
+    ! of device regridders). Their sizes are yours to get right. The other
+    ! optional arguments as for spart_mart_solve.
+    function spart_mart_solve_pointer(context, operators, observed, result, gamma, stop_rule, &
+                                      threshold, target, max_iterations, keep_intermediate, &
+                                      guess, callback, callback_user) result(status)
+        type(spart_context), intent(in) :: context
+        type(spart_mart_operators), intent(in) :: operators
+        type(c_ptr), intent(in) :: observed
+        type(spart_mart_result), intent(out) :: result
+        real(c_double), intent(in), optional :: gamma, threshold, target
+        integer(c_int), intent(in), optional :: stop_rule
+        integer(c_int64_t), intent(in), optional :: max_iterations
+        logical, intent(in), optional :: keep_intermediate
+        type(c_ptr), intent(in), optional :: guess
+        procedure(spart_mart_callback_function), optional :: callback
+        type(c_ptr), intent(in), optional :: callback_user
+        integer(c_int) :: status
+        type(mart_options_c) :: options
+        call mart_options(options, gamma, stop_rule, threshold, target, max_iterations, &
+                          keep_intermediate, callback, callback_user)
+        if (present(guess)) options%guess = guess
+        status = c_spart_mart_solve(context%handle, operators, observed, options, result%handle)
+    end function spart_mart_solve_pointer
 
     ! Free a MART result. Accepts a null handle.
     subroutine spart_mart_result_free(result)

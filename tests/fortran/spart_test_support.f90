@@ -8,6 +8,7 @@ module spart_test_support
     private
 
     public :: expect, expect_status, expect_same_bits, finish, c_sentence, value_at
+    public :: build_weights, make_pair, observe_pair
     public :: reference_case, reference_error, reference_mart, reference_instrument, failures
 
     ! Cases of reference_case (the same numbers as in c_reference.c).
@@ -136,6 +137,133 @@ contains
             sentence = sentence//buffer(k)
         end do
     end function c_sentence
+
+    ! The grids of a case in Fortran order (c_reference.c makes the same in
+    ! C order), and its weights built with the options of the case.
+    function build_weights(context, which, weights, grid_input, grid_output) result(status)
+        type(spart_context), intent(in) :: context
+        integer(c_int), intent(in) :: which
+        type(spart_weights), intent(out) :: weights
+        type(spart_array), allocatable, intent(out) :: grid_input(:), grid_output(:)
+        integer(c_int) :: status
+        real(c_double), allocatable :: x_in(:, :), y_in(:, :), x_out(:, :), y_out(:, :)
+        real(c_double) :: line_in(9, 3), line_out(6), factor(8)
+        integer :: i, j
+        select case (which)
+        case (CASE_MULTILINEAR_2D)
+            allocate (x_in(7, 5), y_in(7, 5), x_out(6, 4), y_out(6, 4))
+            do j = 0, 4
+                do i = 0, 6
+                    x_in(i + 1, j + 1) = i + 0.125_c_double*j
+                    y_in(i + 1, j + 1) = j - 0.0625_c_double*i
+                end do
+            end do
+            do j = 0, 3
+                do i = 0, 5
+                    x_out(i + 1, j + 1) = 0.5_c_double + 0.75_c_double*i
+                    y_out(i + 1, j + 1) = 0.25_c_double + 0.5_c_double*j
+                end do
+            end do
+            grid_input = [spart_array_of(x_in), spart_array_of(y_in)]
+            grid_output = [spart_array_of(x_out), spart_array_of(y_out)]
+            status = spart_weights_build(context, grid_input, grid_output, weights)
+        case (CASE_CONSERVATIVE_1D, CASE_SHARED_INPUT_FLOAT32)
+            do j = 0, 2
+                do i = 0, 8
+                    line_in(i + 1, j + 1) = i + 0.25_c_double*j + i*i/32.0_c_double
+                end do
+            end do
+            do i = 0, 5
+                line_out(i + 1) = -0.5_c_double + 1.5_c_double*i
+            end do
+            do i = 0, 7
+                factor(i + 1) = 1.0_c_double + 0.5_c_double*i
+            end do
+            grid_input = [spart_array_of(line_in)]
+            grid_output = [spart_array_of(line_out)]
+            status = spart_weights_build(context, grid_input, grid_output, weights, &
+                                         method=SPART_METHOD_CONSERVATIVE, axis_input=[-1], &
+                                         axis_output=[-1], weights_input=spart_array_of(factor))
+        case default
+            allocate (x_in(8, 6), y_in(8, 6), x_out(7, 5), y_out(7, 5))
+            do j = 0, 5
+                do i = 0, 7
+                    x_in(i + 1, j + 1) = i + 0.125_c_double*j
+                    y_in(i + 1, j + 1) = j + 0.0625_c_double*i
+                end do
+            end do
+            do j = 0, 4
+                do i = 0, 6
+                    x_out(i + 1, j + 1) = -0.5_c_double + 1.25_c_double*i
+                    y_out(i + 1, j + 1) = -0.25_c_double + 1.5_c_double*j
+                end do
+            end do
+            grid_input = [spart_array_of(x_in), spart_array_of(y_in)]
+            grid_output = [spart_array_of(x_out), spart_array_of(y_out)]
+            if (which == CASE_CONSERVATIVE_2D) then
+                status = spart_weights_build(context, grid_input, grid_output, weights, &
+                                             method=SPART_METHOD_CONSERVATIVE, &
+                                             algorithm=SPART_ALGORITHM_CLIP)
+            else
+                status = spart_weights_build(context, grid_input, grid_output, weights, &
+                                             method=SPART_METHOD_CONSERVATIVE, &
+                                             algorithm=SPART_ALGORITHM_SWEEP, &
+                                             perturb=SPART_PERTURB_YES, seed=7_c_int64_t)
+            end if
+        end select
+    end function build_weights
+
+    ! The regridder pair of c_reference.c's make_pair_problem, in Fortran
+    ! order: the scene (12, 1), images (8, 3), backprojections (12, 3).
+    subroutine make_pair(context, weights, transposed, forward, backward)
+        type(spart_context), intent(in) :: context
+        type(spart_weights), intent(out) :: weights, transposed
+        type(spart_regridder), intent(out) :: forward, backward
+        type(spart_array) :: grid_input(1), grid_output(1)
+        real(c_double) :: x_input(13), x_output(9, 3)
+        integer :: k, c
+        integer(c_int) :: status
+        do k = 0, 12
+            x_input(k + 1) = k + k*k/64.0_c_double
+        end do
+        do c = 0, 2
+            do k = 0, 8
+                x_output(k + 1, c + 1) = -0.25_c_double + 0.5_c_double*c + 1.5_c_double*k
+            end do
+        end do
+        grid_input(1) = spart_array_of(x_input)
+        grid_output(1) = spart_array_of(x_output)
+        status = spart_weights_build(context, grid_input, grid_output, weights, &
+                                     method=SPART_METHOD_CONSERVATIVE, axis_input=[-1], &
+                                     axis_output=[-1])
+        call expect_status(context, status, SPART_OK, 'pair: weights')
+        status = spart_weights_transpose_conservative(context, weights, grid_input, grid_output, &
+                                                      transposed, axis_input=[-1], &
+                                                      axis_output=[-1])
+        call expect_status(context, status, SPART_OK, 'pair: conservative transpose')
+        status = spart_regridder_create(context, weights, forward, &
+                                        shape_input=[12_c_int64_t, 1_c_int64_t], &
+                                        shape_output=[8_c_int64_t, 3_c_int64_t])
+        call expect_status(context, status, SPART_OK, 'pair: forward regridder')
+        status = spart_regridder_create(context, transposed, backward, &
+                                        shape_input=[8_c_int64_t, 3_c_int64_t], &
+                                        shape_output=[12_c_int64_t, 3_c_int64_t])
+        call expect_status(context, status, SPART_OK, 'pair: backward regridder')
+    end subroutine make_pair
+
+    ! The observed images of the pair problem: the forward of 1 + x/8.
+    subroutine observe_pair(context, forward, observed)
+        type(spart_context), intent(in) :: context
+        type(spart_regridder), intent(in) :: forward
+        real(c_double), intent(out) :: observed(8, 3)
+        real(c_double) :: scene(12, 1)
+        integer :: k
+        do k = 0, 11
+            scene(k + 1, 1) = 1.0_c_double + value_at(k, 0, 0)/8.0_c_double
+        end do
+        call expect_status(context, spart_regridder_apply(context, forward, scene, observed), &
+                           SPART_OK, 'pair: observed images')
+    end subroutine observe_pair
 
     ! End the test: exit status 1 when a check failed.
     subroutine finish()

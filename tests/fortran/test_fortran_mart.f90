@@ -98,58 +98,6 @@ program test_fortran_mart
 
 contains
 
-    ! The regridder pair of c_reference.c's make_pair_problem, in Fortran
-    ! order: the scene (12, 1), images (8, 3), backprojections (12, 3).
-    subroutine make_pair(context, weights, transposed, forward, backward)
-        type(spart_context), intent(in) :: context
-        type(spart_weights), intent(out) :: weights, transposed
-        type(spart_regridder), intent(out) :: forward, backward
-        type(spart_array) :: grid_input(1), grid_output(1)
-        real(c_double) :: x_input(13), x_output(9, 3)
-        integer :: k, c
-        integer(c_int) :: status
-        do k = 0, 12
-            x_input(k + 1) = k + k*k/64.0_c_double
-        end do
-        do c = 0, 2
-            do k = 0, 8
-                x_output(k + 1, c + 1) = -0.25_c_double + 0.5_c_double*c + 1.5_c_double*k
-            end do
-        end do
-        grid_input(1) = spart_array_of(x_input)
-        grid_output(1) = spart_array_of(x_output)
-        status = spart_weights_build(context, grid_input, grid_output, weights, &
-                                     method=SPART_METHOD_CONSERVATIVE, axis_input=[-1], &
-                                     axis_output=[-1])
-        call expect_status(context, status, SPART_OK, 'pair: weights')
-        status = spart_weights_transpose_conservative(context, weights, grid_input, grid_output, &
-                                                      transposed, axis_input=[-1], &
-                                                      axis_output=[-1])
-        call expect_status(context, status, SPART_OK, 'pair: conservative transpose')
-        status = spart_regridder_create(context, weights, forward, &
-                                        shape_input=[12_c_int64_t, 1_c_int64_t], &
-                                        shape_output=[8_c_int64_t, 3_c_int64_t])
-        call expect_status(context, status, SPART_OK, 'pair: forward regridder')
-        status = spart_regridder_create(context, transposed, backward, &
-                                        shape_input=[8_c_int64_t, 3_c_int64_t], &
-                                        shape_output=[12_c_int64_t, 3_c_int64_t])
-        call expect_status(context, status, SPART_OK, 'pair: backward regridder')
-    end subroutine make_pair
-
-    ! The observed images of the pair problem: the forward of 1 + x/8.
-    subroutine observe_pair(context, forward, observed)
-        type(spart_context), intent(in) :: context
-        type(spart_regridder), intent(in) :: forward
-        real(c_double), intent(out) :: observed(8, 3)
-        real(c_double) :: scene(12, 1)
-        integer :: k
-        do k = 0, 11
-            scene(k + 1, 1) = 1.0_c_double + value_at(k, 0, 0)/8.0_c_double
-        end do
-        call expect_status(context, spart_regridder_apply(context, forward, scene, observed), &
-                           SPART_OK, 'pair: observed images')
-    end subroutine observe_pair
-
     ! A result in one array, as c_reference.c's pack_result.
     function packed_result(result) result(packed)
         type(spart_mart_result), intent(in) :: result

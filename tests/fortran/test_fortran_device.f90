@@ -1,0 +1,195 @@
+! tests/fortran/test_fortran_device.f90: the GPU from Fortran. Regridders
+! moved to the device or assembled there give, on device memory passed by
+! address, the bits of the host product; MART over device regridders gives
+! the host run's bits. Without a visible device every device call says
+! SPART_ERROR_NO_DEVICE with a sentence, and the test exits 77 (skipped),
+! or fails when SPART_REQUIRE_GPU=1.
+program test_fortran_device
+    use, intrinsic :: iso_c_binding, only: c_associated, c_double, c_float, c_int, c_int32_t, &
+                                           c_int64_t, c_loc, c_ptr, c_size_t
+    use spart
+    use spart_test_support
+    implicit none
+
+    type(spart_context) :: context
+    type(spart_weights) :: weights
+    type(spart_regridder) :: host, device
+    type(spart_array), allocatable :: grid_input(:), grid_output(:)
+    integer(c_int) :: status
+
+    call expect_status(context, spart_context_create(context), SPART_OK, 'context')
+    status = build_weights(context, CASE_CONSERVATIVE_2D, weights, grid_input, grid_output)
+    call expect_status(context, status, SPART_OK, 'weights')
+    status = spart_regridder_create(context, weights, host)
+    call expect_status(context, status, SPART_OK, 'host regridder')
+    status = spart_regridder_to_device(context, host, device)
+    if (status == SPART_ERROR_NO_DEVICE) then
+        call no_device_everywhere()
+    else
+        call expect_status(context, status, SPART_OK, 'to_device')
+        call device_products_have_the_host_bits()
+        call device_mart_has_the_host_bits()
+    end if
+    call spart_regridder_free(device)
+    call spart_regridder_free(host)
+    call spart_weights_free(weights)
+    call spart_context_free(context)
+    call finish()
+
+contains
+
+    subroutine no_device_everywhere()
+        type(spart_regridder) :: assembled
+        type(c_ptr) :: memory
+        character(len=32) :: required
+        integer :: length
+        call expect(len(spart_context_error(context)) > 0, 'no device: to_device says why: '// &
+                    spart_context_error(context))
+        status = spart_regridder_create_device(context, weights, assembled)
+        call expect(status == SPART_ERROR_NO_DEVICE, 'no device: create_device says so')
+        status = spart_device_malloc(context, 64_c_size_t, memory)
+        call expect(status == SPART_ERROR_NO_DEVICE .and. .not. c_associated(memory), &
+                    'no device: device_malloc says so')
+        call spart_device_free(context, memory)
+        call finish()
+        required = ''
+        call get_environment_variable('SPART_REQUIRE_GPU', required, length)
+        if (trim(required) == '1') then
+            write (*, '(a)') 'FAILED  SPART_REQUIRE_GPU=1 but no CUDA device is usable'
+            error stop 1
+        end if
+        write (*, '(a)') 'skipped: no CUDA device'
+        stop 77
+    end subroutine no_device_everywhere
+
+    ! x (7, 5) and a batch (7, 5, 3) through device memory.
+    subroutine device_products_have_the_host_bits()
+        type(spart_regridder) :: assembled, back_on_host
+        real(c_double), target :: x(7, 5, 3), y(6, 4, 3), y_host(6, 4, 3)
+        integer(c_int64_t), pointer :: row_ptr(:), columns64(:)
+        integer(c_int32_t), pointer :: columns32(:)
+        real(c_double), pointer :: values(:)
+        real(c_float), pointer :: values32(:)
+        type(c_ptr) :: x_device, y_device
+        integer :: i, j, b
+        do b = 1, 3
+            do j = 0, 4
+                do i = 0, 6
+                    x(i + 1, j + 1, b) = b*value_at(i, j, 0)
+                end do
+            end do
+        end do
+        status = spart_regridder_apply(context, host, x, y_host)
+        call expect_status(context, status, SPART_OK, 'host product of a batch')
+        call expect(spart_regridder_cuda_device(device) >= 0, 'the copy is on a device')
+
+        status = spart_device_malloc(context, 8*size(x, kind=c_size_t), x_device)
+        call expect_status(context, status, SPART_OK, 'device memory for x')
+        status = spart_device_malloc(context, 8*size(y, kind=c_size_t), y_device)
+        call expect_status(context, status, SPART_OK, 'device memory for y')
+        status = spart_device_copy_to_device(context, x_device, c_loc(x), 8*size(x, kind=c_size_t))
+        call expect_status(context, status, SPART_OK, 'x to the device')
+
+        y = 0
+        status = spart_regridder_apply_pointer(context, device, x_device, [7_c_int64_t, &
+                                                                            5_c_int64_t], &
+                                               y_device, 24_c_int64_t)
+        call expect_status(context, status, SPART_OK, 'device product of a vector')
+        status = spart_device_copy_to_host(context, c_loc(y), y_device, 8*24_c_size_t)
+        call expect_same_bits(y(:, :, 1), y_host(:, :, 1), 24, 'a vector: the host bits')
+
+        y = 0
+        status = spart_regridder_apply_pointer(context, device, x_device, [7_c_int64_t, &
+                                                                            5_c_int64_t, &
+                                                                            3_c_int64_t], &
+                                               y_device, 72_c_int64_t)
+        call expect_status(context, status, SPART_OK, 'device product of a batch')
+        status = spart_device_copy_to_host(context, c_loc(y), y_device, 8*72_c_size_t)
+        call expect_same_bits(y, y_host, 72, 'a batch: the host bits')
+
+        status = spart_regridder_create_device(context, weights, assembled)
+        call expect_status(context, status, SPART_OK, 'assembled on the device')
+        y = 0
+        status = spart_regridder_apply_pointer(context, assembled, x_device, [7_c_int64_t, &
+                                                                               5_c_int64_t, &
+                                                                               3_c_int64_t], &
+                                               y_device, 72_c_int64_t)
+        status = spart_device_copy_to_host(context, c_loc(y), y_device, 8*72_c_size_t)
+        call expect_same_bits(y, y_host, 72, 'assembled on the device: the host bits')
+
+        status = spart_regridder_apply(context, device, x, y)
+        call expect(status == SPART_ERROR_INVALID_ARGUMENT, &
+                    'host arrays refused by a device regridder: '//spart_context_error(context))
+        status = spart_regridder_csr(device, row_ptr, columns32, columns64, values, values32)
+        call expect(status == SPART_ERROR_NOT_IMPLEMENTED .and. .not. associated(row_ptr), &
+                    'no Fortran pointers into device memory')
+
+        status = spart_regridder_to_host(context, assembled, back_on_host)
+        call expect_status(context, status, SPART_OK, 'back to the host')
+        y = 0
+        status = spart_regridder_apply(context, back_on_host, x, y)
+        call expect_same_bits(y, y_host, 72, 'back on the host: the same bits')
+
+        call spart_regridder_free(back_on_host)
+        call spart_regridder_free(assembled)
+        call spart_device_free(context, y_device)
+        call spart_device_free(context, x_device)
+        call expect(.not. c_associated(x_device), 'device_free nulls the pointer')
+    end subroutine device_products_have_the_host_bits
+
+    ! MART over device regridders (observed in device memory) gives the
+    ! states and merits of the host run.
+    subroutine device_mart_has_the_host_bits()
+        type(spart_weights) :: pair_weights, transposed
+        type(spart_regridder) :: forward, backward, forward_device, backward_device
+        type(spart_mart_regridder_pair), target :: pair, pair_device
+        type(spart_mart_operators) :: operators, operators_device
+        type(spart_mart_result) :: result, result_device
+        real(c_double), target :: observed(8, 3)
+        real(c_double), pointer :: solution(:), solution_device(:), chi2(:, :), chi2_device(:, :)
+        type(c_ptr) :: observed_device
+        call make_pair(context, pair_weights, transposed, forward, backward)
+        call observe_pair(context, forward, observed)
+        pair = spart_mart_regridder_pair(forward%handle, backward%handle, 3_c_int64_t, &
+                                         1.5_c_double, 0.5_c_double)
+        status = spart_mart_operators_from_regridders(context, pair, operators)
+        status = spart_mart_solve(context, operators, observed, result, &
+                                  stop_rule=SPART_MART_STOP_COUNT, max_iterations=8_c_int64_t)
+        call expect_status(context, status, SPART_OK, 'MART on the host')
+
+        status = spart_regridder_to_device(context, forward, forward_device)
+        status = spart_regridder_to_device(context, backward, backward_device)
+        pair_device = spart_mart_regridder_pair(forward_device%handle, backward_device%handle, &
+                                                3_c_int64_t, 1.5_c_double, 0.5_c_double)
+        status = spart_mart_operators_from_regridders(context, pair_device, operators_device)
+        call expect_status(context, status, SPART_OK, 'MART operators on the device')
+        call expect(operators_device%on_device /= 0, 'the operators say they are on the device')
+        status = spart_mart_solve(context, operators_device, observed, result_device)
+        call expect(status == SPART_ERROR_INVALID_ARGUMENT, &
+                    'host observed refused for device operators: '//spart_context_error(context))
+        status = spart_device_malloc(context, 8*24_c_size_t, observed_device)
+        status = spart_device_copy_to_device(context, observed_device, c_loc(observed), &
+                                             8*24_c_size_t)
+        status = spart_mart_solve_pointer(context, operators_device, observed_device, &
+                                          result_device, stop_rule=SPART_MART_STOP_COUNT, &
+                                          max_iterations=8_c_int64_t)
+        call expect_status(context, status, SPART_OK, 'MART on the device')
+        solution => spart_mart_result_solution(result)
+        solution_device => spart_mart_result_solution(result_device)
+        chi2 => spart_mart_result_mean_chi_squared(result)
+        chi2_device => spart_mart_result_mean_chi_squared(result_device)
+        if (associated(solution_device) .and. associated(chi2_device)) then
+            call expect_same_bits(solution_device, solution, 12, 'MART: the host solution')
+            call expect_same_bits(chi2_device, chi2, 24, 'MART: the host merits')
+        end if
+        call spart_device_free(context, observed_device)
+        call spart_mart_result_free(result_device)
+        call spart_mart_result_free(result)
+        call spart_regridder_free(backward_device)
+        call spart_regridder_free(forward_device)
+        call spart_regridder_free(backward)
+        call spart_regridder_free(forward)
+        call spart_weights_free(transposed)
+        call spart_weights_free(pair_weights)
+    end subroutine device_mart_has_the_host_bits
+end program test_fortran_device
