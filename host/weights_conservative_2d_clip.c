@@ -1,38 +1,57 @@
 /*
  * host/weights_conservative_2d_clip.c: first-order conservative weights from
- * a 2-D logically rectangular grid onto a uniform axis-aligned lattice, by
- * clipping each input cell against the lattice cells it can touch
- * (regridding 3.6.0, _weights_conservative_2d/_clipping/_host.py and
- * _shared.py).
+ * a 2-D logically rectangular grid onto a uniform axis-aligned lattice.
  *
- * The input vertices are first expressed in lattice-cell units, so that
- * output cell (i, j) is the unit square [i, i+1] x [j, j+1]. Each input
- * cell is then clipped (Sutherland-Hodgman) against every unit square of
- * its bounding box, and each non-zero overlap area over the cell's area
- * (both signed, so orientation cancels) is one entry. The reference is
- * compiled without fastmath, and this file performs its operations in its
- * order, so the weights are the reference's bit for bit.
+ * The input vertices are first expressed in lattice-cell units, as
+ * regridding 3.6.0 maps them (_weights_conservative_2d/_clipping), so that
+ * output cell (i, j) is the unit square [i, i+1] x [j, j+1]. Where the
+ * package clips each input cell against the four half-planes of every
+ * lattice cell of its bounding box, this file finds all the overlaps of a
+ * cell in one walk along its four edges, by Green's theorem: the signed
+ * area of a polygon P inside the unit square of column c and row r is
+ *
+ *     - sum over the edges of P of the integral of clamp(y - r, 0, 1) dx
+ *       along the part of the edge with c <= x <= c + 1.
+ *
+ * Each edge is cut where it crosses a lattice line, into pieces that each
+ * lie in one lattice cell; a piece from (xa, ya) to (xb, yb) in column c,
+ * row r adds the trapezoid (xa - xb) ((ya - r) + (yb - r)) / 2 to its own
+ * cell and its full height, xa - xb, to every cell below it in its column;
+ * one running sum per column, from the top of the cell's block down, adds
+ * those up. Vertical edges add nothing. Pieces left or right of the
+ * lattice are dropped, pieces below it add nothing, pieces above it add
+ * their height to the whole column: the parts of a cell outside the lattice
+ * give no weight, as in the package. Each non-zero overlap over the cell's
+ * signed area (so orientation cancels), times weights_input, is one entry.
+ * The work per input cell is the number of lattice lines its edges cross
+ * plus the number of lattice cells of its bounding box, with no
+ * allocation: one scratch block per thread, grown when a cell needs more.
+ *
+ * The sums are the exact overlaps up to rounding, as the package's clipped
+ * polygons are, but in a different order, so the weights differ from the
+ * package's in the last bits (1e-15 relative in the tests; the parity
+ * tests allow 1e-12). Exact, bit for bit: a cell inside one lattice cell
+ * gives weights_input (fraction 1) without any sum, and cells whose
+ * corners and crossings are exactly representable (dyadic lattices, their
+ * refinements and coarsenings) give exact fractions.
  *
  * Entries come out sorted by (input, output) with one entry per pair:
- * cells in C order, candidates in C order. With `parallel`, contiguous
- * blocks of rows of input cells (one index along axis 0) are clipped by
- * OpenMP threads, each block into its own list, and the lists are joined in
- * block order, so the result is the same for any thread count.
+ * input cells in C order, the lattice cells of each in C order. With
+ * `parallel`, contiguous blocks of rows of input cells (one index along
+ * axis 0) are weighed by OpenMP threads, each block into its own list, and
+ * the lists are joined in block order; every cell is computed by the same
+ * operations whatever the thread, so the result is the same, bit for bit,
+ * for any thread count.
  */
+#include <float.h>
 #include <math.h>
+#include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
 #include "internal.h"
 #include "weights_kernels.h"
-
-/* Vertex slots of a polygon being clipped. Clipping an n-gon against a
- * half-plane gives at most n + c/2 vertices, c <= n being the (even) number
- * of edges that cross the boundary, so a quadrilateral, of any shape, has
- * at most 6, 9, 13 and 19 vertices after the four clips. (The reference
- * reserves 16, enough for the simple cells it supports.) */
-#define CLIP_SLOTS 20
 
 /* The lattice's relative tolerance on its steps, as the reference's. */
 #define LATTICE_RTOL 1e-10
@@ -101,13 +120,6 @@ int spart_host_grid_is_lattice(const double *x, const double *y, int64_t num_x, 
     return steps_are_uniform(x, num_x, num_y) && steps_are_uniform(y, num_y, 1);
 }
 
-/* A polygon of at most CLIP_SLOTS vertices: vertex k is
- * (coordinate[0][k], coordinate[1][k]). */
-typedef struct polygon {
-    int num;
-    double coordinate[2][CLIP_SLOTS];
-} polygon;
-
 /* The input grid in lattice-cell units, and the lattice's cell counts. */
 typedef struct clip_problem {
     const double *x; /* x[i * num_y + j], (x - x0) / step_x */
@@ -118,98 +130,288 @@ typedef struct clip_problem {
     const double *weights_input;
 } clip_problem;
 
-/* Twice the signed area of the triangle (origin, vertex 1, vertex 2): the
- * reference's cross_2d, the term of the shoelace sum. */
-static double cross_2d(double x1, double y1, double x2, double y2)
+/* The lattice cells of an input cell's bounding box that lie in the
+ * lattice: columns lower_x .. lower_x + width - 1, rows lower_y ..
+ * lower_y + height - 1. In block coordinates (the cell shifted by
+ * (-lower_x, -lower_y)) column c spans c <= x <= c + 1, row r spans
+ * r <= y <= r + 1; column -1 stands for everything left of the block,
+ * column `width` for everything right of it, and likewise rows. */
+typedef struct cell_block {
+    int64_t lower_x, lower_y;
+    int64_t width, height;
+} cell_block;
+
+/* The sums of the edge pieces that lie in one lattice cell of the block:
+ * each piece from (xa, ya) to (xb, yb) adds its moment
+ * (xa - xb) ((ya - reference) + (yb - reference)) / 2 and its height
+ * xa - xb, `reference` being the first such piece's ya (NaN before any).
+ * Measuring from a point of the polygon rather than from the row's bottom
+ * keeps the terms as small as the polygon's part in the cell, so that
+ * cells much smaller than the lattice's lose no accuracy. */
+typedef struct cell_sums {
+    double moment;
+    double height;
+    double reference;
+} cell_sums;
+
+/* The sums of one column of the block. */
+typedef struct column_sums {
+    double above;       /* the heights of the pieces above the block */
+    int64_t lowest_row; /* the lowest row holding a piece: -1 below the block, `height` none */
+} column_sums;
+
+/* A thread's scratch for one input cell: the sums of its edge pieces over
+ * its block, cell (c, r) at index c * height + r. Grown, never shrunk, so
+ * that a run of cells allocates only a few times. */
+typedef struct block_sums {
+    const spart_allocator *allocator;
+    int64_t width, height;
+    cell_sums *cells;
+    column_sums *columns;
+    size_t capacity_cells, capacity_columns;
+} block_sums;
+
+static void block_sums_init(block_sums *sums, const spart_allocator *allocator)
 {
-    return x1 * y2 - x2 * y1;
+    memset(sums, 0, sizeof *sums);
+    sums->allocator = allocator;
 }
 
-/* The signed area of a polygon, the shoelace sum halved once at the end. */
-static double area_signed(const polygon *p)
+static void block_sums_release(block_sums *sums)
 {
-    const double *x = p->coordinate[0];
-    const double *y = p->coordinate[1];
-    double sum = 0.0;
-    for (int k = 0; k < p->num; k++) {
-        int next = k + 1 == p->num ? 0 : k + 1;
-        sum += cross_2d(x[k], y[k], x[next], y[next]);
+    spart_free(sums->allocator, sums->cells);
+    spart_free(sums->allocator, sums->columns);
+    block_sums_init(sums, sums->allocator);
+}
+
+/* Grow a scratch array to at least `count` elements of `size` bytes (to
+ * twice what it had, when that is more). 0 on success, -1 when out of
+ * memory (the array is unchanged then). */
+static int grow_array(const spart_allocator *allocator, void **array, size_t *capacity,
+                      size_t count, size_t size)
+{
+    if (count <= *capacity) {
+        return 0;
     }
-    return sum / 2;
+    size_t grown = 2 * *capacity > count ? 2 * *capacity : count;
+    void *larger = spart_realloc(allocator, *array, grown, size);
+    if (larger == NULL) {
+        return -1;
+    }
+    *array = larger;
+    *capacity = grown;
+    return 0;
 }
 
-/* Clip `in` against the half-plane sign * (coordinate `axis` - bound) >= 0
- * into `out`, Sutherland-Hodgman style: a vertex on the kept side is kept,
- * and an edge that crosses the boundary adds its crossing point. The
- * winding order is kept, so the signed area keeps its orientation. */
-static void clip_halfplane(const polygon *in, int axis, double sign, double bound, polygon *out)
+/* Make the scratch hold a block of width x height cells, with no piece
+ * in it yet. 0 on success, -1 when out of memory. */
+static int block_sums_start(block_sums *sums, int64_t width, int64_t height)
 {
-    const double *x = in->coordinate[0];
-    const double *y = in->coordinate[1];
-    const double *c = in->coordinate[axis];
-    int num = 0;
-    for (int k = 0; k < in->num; k++) {
-        int next = k + 1 == in->num ? 0 : k + 1;
-        double distance_1 = sign * (c[k] - bound);
-        double distance_2 = sign * (c[next] - bound);
-        int inside_1 = distance_1 >= 0;
-        int inside_2 = distance_2 >= 0;
-        if (inside_1) {
-            out->coordinate[0][num] = x[k];
-            out->coordinate[1][num] = y[k];
-            num++;
+    const size_t num_cells = (size_t)width * (size_t)height;
+    const size_t num_columns = (size_t)width;
+    if (grow_array(sums->allocator, (void **)&sums->cells, &sums->capacity_cells, num_cells,
+                   sizeof(cell_sums)) != 0 ||
+        grow_array(sums->allocator, (void **)&sums->columns, &sums->capacity_columns, num_columns,
+                   sizeof(column_sums)) != 0) {
+        return -1;
+    }
+    sums->width = width;
+    sums->height = height;
+    for (size_t k = 0; k < num_cells; k++) {
+        sums->cells[k] = (cell_sums){0.0, 0.0, NAN};
+    }
+    for (size_t c = 0; c < num_columns; c++) {
+        sums->columns[c] = (column_sums){0.0, height};
+    }
+    return 0;
+}
+
+/* Add the piece of an edge from (xa, ya) to (xb, yb) that lies in column
+ * `column`, row `row` of the block (either may be -1 or the block's size:
+ * outside). Its share of the signed area is minus its integral of y dx,
+ * hence the factor xa - xb. */
+static inline void add_piece(block_sums *sums, int64_t column, int64_t row, double xa, double ya,
+                             double xb, double yb)
+{
+    const double minus_dx = xa - xb;
+    if (column < 0 || column >= sums->width || minus_dx == 0) {
+        return; /* left or right of the lattice, or vertical: no area */
+    }
+    column_sums *sums_column = &sums->columns[column];
+    if (row >= sums->height) {
+        sums_column->above += minus_dx;
+        return;
+    }
+    if (row < 0) {
+        sums_column->lowest_row = -1; /* below the lattice: the rows above are inside */
+        return;
+    }
+    cell_sums *cell = &sums->cells[column * sums->height + row];
+    if (isnan(cell->reference)) {
+        cell->reference = ya;
+    }
+    cell->moment += minus_dx * (((ya - cell->reference) + (yb - cell->reference)) * 0.5);
+    cell->height += minus_dx;
+    if (row < sums_column->lowest_row) {
+        sums_column->lowest_row = row;
+    }
+}
+
+/* floor(value) clamped to [-1, limit], for a finite value: the unit
+ * interval [k, k+1] that a walk leaving `value` upwards starts in. */
+static int64_t interval_above(double value, int64_t limit)
+{
+    if (!(value >= 0)) {
+        return -1;
+    }
+    if (value >= (double)limit) {
+        return limit;
+    }
+    return (int64_t)value; /* truncation is floor for value >= 0 */
+}
+
+/* ceil(value) - 1 clamped to [-1, limit], for a finite value: the unit
+ * interval that a walk leaving `value` downwards starts in. */
+static int64_t interval_below(double value, int64_t limit)
+{
+    if (!(value > 0)) {
+        return -1;
+    }
+    if (value > (double)limit) {
+        return limit;
+    }
+    int64_t truncated = (int64_t)value;
+    return (double)truncated == value ? truncated - 1 : truncated;
+}
+
+/* How an edge runs along one axis, from coordinate `start` to `end`: the
+ * unit intervals of its first and last pieces (-1 below the block, `limit`
+ * above it), its direction (+1, -1, or 0 when it stays on one
+ * coordinate), and the parameter per unit of the coordinate. The lines it
+ * crosses, in order, lie between `first` and `last`. */
+typedef struct edge_axis {
+    int64_t first, last;
+    int64_t step;
+    double per_unit;
+} edge_axis;
+
+static edge_axis edge_axis_of(double start, double end, int64_t limit)
+{
+    edge_axis axis = {0, 0, 0, 0.0};
+    if (end > start) {
+        axis.first = interval_above(start, limit);
+        axis.last = interval_below(end, limit);
+        axis.step = 1;
+    } else if (end < start) {
+        axis.first = interval_below(start, limit);
+        axis.last = interval_above(end, limit);
+        axis.step = -1;
+    } else {
+        axis.first = interval_above(start, limit);
+        axis.last = axis.first;
+    }
+    return axis;
+}
+
+/* Add one edge of a cell, from (x0, y0) to (x1, y1) in block coordinates:
+ * walk along it, crossing the column and row lines in the order the edge
+ * meets them (both at once through a lattice vertex), and add the piece
+ * between each crossing and the next. A crossing's own coordinate is the
+ * line, exactly; the other is interpolated along the edge. */
+static void add_edge(block_sums *sums, double x0, double y0, double x1, double y1)
+{
+    if (x0 == x1) {
+        return; /* vertical: no area */
+    }
+    edge_axis columns = edge_axis_of(x0, x1, sums->width);
+    edge_axis rows = edge_axis_of(y0, y1, sums->height);
+    if (columns.first == columns.last && rows.first == rows.last) {
+        add_piece(sums, columns.first, rows.first, x0, y0, x1, y1); /* one piece */
+        return;
+    }
+    const double dx = x1 - x0, dy = y1 - y0;
+    const double per_x = 1.0 / dx;
+    const double per_y = rows.step != 0 ? 1.0 / dy : 0.0;
+    int64_t column = columns.first, row = rows.first;
+    /* the next lines to cross: between interval k and k + 1 lies line k + 1 */
+    double line_x = (double)(columns.step > 0 ? column + 1 : column);
+    double line_y = (double)(rows.step > 0 ? row + 1 : row);
+    double xa = x0, ya = y0;
+    while (column != columns.last || row != rows.last) {
+        double t_x = column != columns.last ? (line_x - x0) * per_x : INFINITY;
+        double t_y = row != rows.last ? (line_y - y0) * per_y : INFINITY;
+        double xb = t_x <= t_y ? line_x : x0 + t_y * dx;
+        double yb = t_y <= t_x ? line_y : y0 + t_x * dy;
+        add_piece(sums, column, row, xa, ya, xb, yb);
+        if (t_x <= t_y) {
+            column += columns.step;
+            line_x += (double)columns.step;
         }
-        if (inside_1 != inside_2) {
-            double denominator = distance_1 - distance_2;
-            if (denominator != 0) {
-                double t = distance_1 / denominator;
-                out->coordinate[0][num] = x[k] + t * (x[next] - x[k]);
-                out->coordinate[1][num] = y[k] + t * (y[next] - y[k]);
-                num++;
+        if (t_y <= t_x) {
+            row += rows.step;
+            line_y += (double)rows.step;
+        }
+        xa = xb;
+        ya = yb;
+    }
+    add_piece(sums, column, row, xa, ya, x1, y1);
+}
+
+/* The overlap of the cell with lattice cell (column, row) of its block,
+ * `owed` being the heights of the pieces above it in its column. A row
+ * without a piece is covered (or not) only by what is above it. Otherwise
+ * the overlap is the integral of clamp(y - row, 0, 1) over the row's
+ * pieces: their moments from the reference, the rectangle from the row's
+ * bottom to the reference, and the rows above. In the column's lowest row
+ * (nothing below it) the pieces' heights are minus those above, exactly
+ * but for rounding, so the rectangle is written with `owed`: the
+ * overlap is then a sum of terms as small as the polygon's part in the
+ * row. */
+static double overlap_of(const cell_sums *cell, int64_t row, int lowest, double owed)
+{
+    if (isnan(cell->reference)) {
+        return owed;
+    }
+    const double bottom = (double)row;
+    if (lowest) {
+        return cell->moment + ((bottom + 1) - cell->reference) * owed;
+    }
+    return cell->moment + (cell->reference - bottom) * cell->height + owed;
+}
+
+/* Turn the sums into overlaps (each column from the top of the block
+ * down, owing every row the heights of the pieces above it) and append
+ * each non-zero one times weight_per_area (weights_input over the cell's
+ * area), in C order of the lattice cells. 0 on success, -1 when out of
+ * memory. */
+static int append_overlaps(block_sums *sums, const cell_block *block, int64_t num_cells_y,
+                           int64_t index_input, double weight_per_area, spart_triples *list)
+{
+    const int64_t height = block->height;
+    for (int64_t c = 0; c < block->width; c++) {
+        cell_sums *cells = sums->cells + c * height;
+        const int64_t lowest_row = sums->columns[c].lowest_row;
+        /* below the lowest piece nothing of the cell is left: exactly 0 */
+        const int64_t lowest = lowest_row < 0 ? 0 : lowest_row;
+        double owed = sums->columns[c].above;
+        for (int64_t r = height - 1; r >= lowest; r--) {
+            double height_here = cells[r].height;
+            cells[r].moment = overlap_of(&cells[r], r, r == lowest_row, owed);
+            owed += height_here;
+        }
+        const int64_t first_output = (block->lower_x + c) * num_cells_y + block->lower_y;
+        for (int64_t r = lowest; r < height; r++) {
+            double overlap = cells[r].moment;
+            if (overlap == 0) {
+                continue;
+            }
+            double value = overlap * weight_per_area;
+            if (spart_triples_append(list, index_input, first_output + r, value) != 0) {
+                return -1;
             }
         }
     }
-    out->num = num;
-}
-
-/* The smallest and largest coordinate `axis` of a polygon's vertices. */
-static void coordinate_range(const polygon *p, int axis, double *lowest, double *highest)
-{
-    const double *c = p->coordinate[axis];
-    double lo = c[0], hi = c[0];
-    for (int k = 1; k < p->num; k++) {
-        lo = c[k] < lo ? c[k] : lo;
-        hi = c[k] > hi ? c[k] : hi;
-    }
-    *lowest = lo;
-    *highest = hi;
-}
-
-/* Clip `in` to the band bound <= coordinate `axis` <= bound + 1: first
- * the half-plane above `bound`, then the one below `bound + 1`, as the
- * reference does. A half-plane that already holds every vertex is not
- * clipped against: Sutherland-Hodgman would copy the polygon unchanged,
- * so skipping it saves time and changes no bit. `lowest` and `highest`
- * are the range of `in` along `axis`. Returns the clipped polygon: `in`
- * itself, `first` or `second`. */
-static const polygon *clip_to_band(const polygon *in, int axis, double bound, double lowest,
-                                   double highest, polygon *first, polygon *second)
-{
-    const polygon *p = in;
-    if (lowest < bound) {
-        clip_halfplane(p, axis, 1.0, bound, first);
-        p = first;
-        if (p->num == 0) {
-            return p;
-        }
-        double ignored;
-        coordinate_range(p, axis, &ignored, &highest);
-    }
-    if (highest > bound + 1) {
-        clip_halfplane(p, axis, -1.0, bound + 1, second);
-        p = second;
-    }
-    return p;
+    return 0;
 }
 
 /* floor(value) clamped to [0, limit], with NaN read as 0. */
@@ -221,7 +423,7 @@ static int64_t floor_clamped(double value, int64_t limit)
     if (value >= (double)limit) {
         return limit;
     }
-    return (int64_t)floor(value);
+    return (int64_t)value;
 }
 
 /* ceil(value) clamped to [0, limit], with NaN read as limit. */
@@ -233,7 +435,8 @@ static int64_t ceil_clamped(double value, int64_t limit)
     if (value <= 0) {
         return 0;
     }
-    return (int64_t)ceil(value);
+    int64_t truncated = (int64_t)value;
+    return (double)truncated == value ? truncated : truncated + 1;
 }
 
 static double min4(double a, double b, double c, double d)
@@ -252,109 +455,285 @@ static double max4(double a, double b, double c, double d)
     return d > m ? d : m;
 }
 
-/* Clip input cell (i, j) against the lattice cells of its bounding box and
- * append its entries. 0 on success, -1 when out of memory. */
-static int clip_cell(const clip_problem *problem, int64_t i, int64_t j, spart_triples *row)
+/* The signed area of the quadrilateral (x[k], y[k]), k = 0..3, in winding
+ * order: half the cross product of its diagonals, which is the shoelace
+ * sum regrouped, with differences of nearby coordinates instead of
+ * products of large ones. */
+static double quadrilateral_area(const double *x, const double *y)
 {
-    /* corners in winding order: (i,j), (i+1,j), (i+1,j+1), (i,j+1) */
-    const int64_t corner[4] = {i * problem->num_y + j, (i + 1) * problem->num_y + j,
-                               (i + 1) * problem->num_y + j + 1, i * problem->num_y + j + 1};
-    double cx[4], cy[4];
+    return ((x[2] - x[0]) * (y[3] - y[1]) - (x[3] - x[1]) * (y[2] - y[0])) * 0.5;
+}
+
+/* The smaller and the larger of two numbers, in the form compilers turn
+ * into single instructions (minsd, maxsd). */
+static double min_of(double a, double b)
+{
+    return a < b ? a : b;
+}
+
+static double max_of(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+/* The sums of one column of a block of at most 2 x 2 lattice cells: twice
+ * the moments of the pieces in row 0 (from the cell's lowest point) and
+ * in row 1 (from y = 1), the heights of those in row 1, and the widths of
+ * those in row 0 (whether the cell reaches row 0 of the column at all). */
+typedef struct column_2x2 {
+    double moment_0, moment_1;
+    double height_1;
+    double width_0;
+} column_2x2;
+
+/* max(d, 0), exactly (d + |d| is 2d or 0), in arithmetic rather than a
+ * comparison: compilers turn comparisons with constants into branches,
+ * which the shapes of the cells would make unpredictable. */
+static double positive_part(double d)
+{
+    return (d + fabs(d)) * 0.5;
+}
+
+/* min(v, 1) and max(v, 1), exactly for v in [-1, 2] (v - 1 is exact
+ * there whenever it is positive), without comparisons. */
+static double below_line(double v)
+{
+    return v - positive_part(v - 1.0);
+}
+
+static double above_line(double v)
+{
+    return 1.0 + positive_part(v - 1.0);
+}
+
+/* Add the part of the edge from (x0, y0), of slope `slope` (dy / dx),
+ * that lies in one column: xa and xb are its ends (the edge's ends clamped
+ * to the column; equal when the edge does not reach it). The part is
+ * shared between the rows by the fraction of its height below y = 1
+ * (DBL_MIN keeps a level part from dividing 0 by 0: on the line it
+ * belongs to row 1, as in the walk). Its piece in row 0 runs from `low` to
+ * min(high, 1), the one in row 1 from max(low, 1) to `high`. */
+static inline void add_column_part(column_2x2 *column, double xa, double xb, double x0, double y0,
+                                   double slope, double lowest)
+{
+    const double ya = y0 + (xa - x0) * slope;
+    const double yb = y0 + (xb - x0) * slope;
+    const double low = min_of(ya, yb), high = max_of(ya, yb);
+    const double height_below = positive_part(1.0 - low);  /* 1 - min(low, 1) */
+    const double height_above = positive_part(high - 1.0); /* max(high, 1) - 1 */
+    const double below = height_below / max_of((high - low) + DBL_MIN, height_below);
+    const double minus_dx = xa - xb;
+    const double minus_dx_0 = minus_dx * below;
+    const double minus_dx_1 = minus_dx - minus_dx_0;
+    column->moment_0 += minus_dx_0 * ((low - lowest) + ((high - height_above) - lowest));
+    column->moment_1 += minus_dx_1 * (((low - 1.0) + height_below) + height_above);
+    column->height_1 += minus_dx_1;
+    column->width_0 += fabs(minus_dx_0);
+}
+
+/* The overlaps of a cell that lies inside a block of at most 2 x 2
+ * lattice cells (block coordinates in [0, 2] x [0, 2]), overlap[c][r] for
+ * column c and row r: the sums of the walk, with the one inner line of
+ * each axis (x = 1, y = 1) handled by clamps instead of crossings, so that
+ * hardly any branch depends on the cell's shape. Moments are taken from
+ * the cell's lowest point (`lowest`, in [0, 1)) in row 0 and from y = 1 in
+ * row 1; row 0 holds nothing below it, so its overlap is written with the
+ * heights of row 1, as in overlap_of. */
+static void overlaps_within_2x2(const double *x, const double *y, double lowest,
+                                double overlap[2][2])
+{
+    /* the corners clamped to the left column and to the right one: the
+     * cell lies in 0 <= x <= 2, so each clamp is one bound */
+    double x_left[4], x_right[4];
     for (int k = 0; k < 4; k++) {
-        cx[k] = problem->x[corner[k]];
-        cy[k] = problem->y[corner[k]];
+        x_left[k] = below_line(x[k]);
+        x_right[k] = above_line(x[k]);
     }
-
-    /* the block of lattice cells the bounding box touches, on the grid */
-    int64_t lower_x = floor_clamped(min4(cx[0], cx[1], cx[2], cx[3]), problem->num_cells_x);
-    int64_t upper_x = ceil_clamped(max4(cx[0], cx[1], cx[2], cx[3]), problem->num_cells_x);
-    int64_t lower_y = floor_clamped(min4(cy[0], cy[1], cy[2], cy[3]), problem->num_cells_y);
-    int64_t upper_y = ceil_clamped(max4(cy[0], cy[1], cy[2], cy[3]), problem->num_cells_y);
-    if (lower_x >= upper_x || lower_y >= upper_y) {
-        return 0;
-    }
-
-    /* Shift the cell onto its block, as the reference does: the shoelace
-     * then sums products of small numbers, which also fixes its bits. */
-    polygon cell;
-    cell.num = 4;
+    column_2x2 left = {0.0, 0.0, 0.0, 0.0}, right = {0.0, 0.0, 0.0, 0.0};
     for (int k = 0; k < 4; k++) {
-        cell.coordinate[0][k] = cx[k] - (double)lower_x;
-        cell.coordinate[1][k] = cy[k] - (double)lower_y;
+        const int next = (k + 1) % 4;
+        const double dx = x[next] - x[k];
+        if (dx == 0) {
+            continue; /* vertical: no area */
+        }
+        const double slope = (y[next] - y[k]) / dx;
+        add_column_part(&left, x_left[k], x_left[next], x[k], y[k], slope, lowest);
+        add_column_part(&right, x_right[k], x_right[next], x[k], y[k], slope, lowest);
     }
-    double area_cell = area_signed(&cell);
-    if (area_cell == 0) {
-        return 0;
+    const column_2x2 *column[2] = {&left, &right};
+    for (int c = 0; c < 2; c++) {
+        overlap[c][0] = column[c]->width_0 > 0
+                            ? column[c]->moment_0 * 0.5 + (1.0 - lowest) * column[c]->height_1
+                            : 0.0;
+        overlap[c][1] = column[c]->moment_1 * 0.5;
     }
-    const int64_t index_input = i * (problem->num_y - 1) + j;
-    double weight_input =
-        problem->weights_input != NULL ? problem->weights_input[index_input] : 1.0;
-    double weight_cell = weight_input / area_cell;
+}
 
-    double lowest_x, highest_x;
-    coordinate_range(&cell, 0, &lowest_x, &highest_x);
-    polygon buffer[4];
-    for (int64_t cell_x = lower_x; cell_x < upper_x; cell_x++) {
-        /* The reference clips against x >= bound_x, x <= bound_x + 1,
-         * y >= bound_y and y <= bound_y + 1 for every candidate. The two x
-         * clips do not depend on cell_y: done once per column, they give
-         * the same polygon, the slab. */
-        double bound_x = (double)(cell_x - lower_x);
-        const polygon *slab =
-            clip_to_band(&cell, 0, bound_x, lowest_x, highest_x, &buffer[0], &buffer[1]);
-        if (slab->num == 0) {
-            continue; /* every y clip of an empty polygon stays empty */
-        }
-        double lowest_y, highest_y;
-        coordinate_range(slab, 1, &lowest_y, &highest_y);
-        for (int64_t cell_y = lower_y; cell_y < upper_y; cell_y++) {
-            double bound_y = (double)(cell_y - lower_y);
-            /* the reference skips the candidate when fewer than 3 vertices
-             * are left after either y clip */
-            const polygon *p = slab;
-            if (lowest_y < bound_y) {
-                clip_halfplane(p, 1, 1.0, bound_y, &buffer[2]);
-                p = &buffer[2];
-            }
-            if (p->num < 3) {
-                continue;
-            }
-            double ignored, highest = highest_y;
-            if (p != slab) {
-                coordinate_range(p, 1, &ignored, &highest);
-            }
-            if (highest > bound_y + 1) {
-                clip_halfplane(p, 1, -1.0, bound_y + 1, &buffer[3]);
-                p = &buffer[3];
-            }
-            if (p->num < 3) {
-                continue;
-            }
-            double area = area_signed(p);
-            if (area == 0) {
-                continue;
-            }
-            int64_t index_output = cell_x * problem->num_cells_y + cell_y;
-            if (spart_triples_append(row, index_input, index_output, area * weight_cell) != 0) {
-                return -1;
-            }
+/* Append the overlaps of a cell inside a block of at most 2 x 2 lattice
+ * cells that are not 0 (those outside the block, when it has one column
+ * or row, are 0), times weight_per_area. Every candidate is written and
+ * only the non-zero ones are kept (the count moves on by 0 or 1), because
+ * which of them are 0 follows no pattern a branch predictor could learn.
+ * 0 on success, -1 when out of memory. */
+static int append_overlaps_2x2(double overlap[2][2], const cell_block *block, int64_t num_cells_y,
+                               int64_t index_input, double weight_per_area, spart_triples *list)
+{
+    while (list->count + 4 > list->capacity) {
+        if (spart_triples_grow(list) != 0) {
+            return -1;
         }
     }
+    int64_t count = list->count;
+    for (int64_t c = 0; c < 2; c++) {
+        const int64_t first_output = (block->lower_x + c) * num_cells_y + block->lower_y;
+        for (int64_t r = 0; r < 2; r++) {
+            list->indices_input[count] = index_input;
+            list->indices_output[count] = first_output + r;
+            list->values[count] = overlap[c][r] * weight_per_area;
+            count += overlap[c][r] != 0;
+        }
+    }
+    list->count = count;
     return 0;
 }
 
-/* Clip rows first..last-1 of input cells (row i: cells (i, 0), (i, 1),
- * ...) into `list`, in order. 0 on success, -1 when out of memory. */
-static int clip_rows(const clip_problem *problem, int64_t first, int64_t last, spart_triples *list)
+/* The corners of input cell (i, j) in winding order: (i, j), (i+1, j),
+ * (i+1, j+1), (i, j+1). */
+static void cell_corners(const clip_problem *problem, int64_t i, int64_t j, double *cx, double *cy)
 {
+    const double *x_0 = problem->x + i * problem->num_y + j, *x_1 = x_0 + problem->num_y;
+    const double *y_0 = problem->y + i * problem->num_y + j, *y_1 = y_0 + problem->num_y;
+    cx[0] = x_0[0];
+    cx[1] = x_1[0];
+    cx[2] = x_1[1];
+    cx[3] = x_0[1];
+    cy[0] = y_0[0];
+    cy[1] = y_1[0];
+    cy[2] = y_1[1];
+    cy[3] = y_0[1];
+}
+
+/* The block of lattice cells that the bounding box [min_x, max_x] x
+ * [min_y, max_y] covers inside the lattice (width or height 0 or less:
+ * none). */
+static cell_block block_of(const clip_problem *problem, double min_x, double max_x, double min_y,
+                           double max_y)
+{
+    cell_block block;
+    block.lower_x = floor_clamped(min_x, problem->num_cells_x);
+    block.lower_y = floor_clamped(min_y, problem->num_cells_y);
+    block.width = ceil_clamped(max_x, problem->num_cells_x) - block.lower_x;
+    block.height = ceil_clamped(max_y, problem->num_cells_y) - block.lower_y;
+    return block;
+}
+
+/* Weigh input cell (i, j) against the lattice cells of its bounding box
+ * and append its entries. 0 on success, -1 when out of memory. */
+static int weigh_cell(const clip_problem *problem, block_sums *sums, int64_t i, int64_t j,
+                      spart_triples *list)
+{
+    double cx[4], cy[4];
+    cell_corners(problem, i, j, cx, cy);
+    const double min_x = min4(cx[0], cx[1], cx[2], cx[3]);
+    const double max_x = max4(cx[0], cx[1], cx[2], cx[3]);
+    const double min_y = min4(cy[0], cy[1], cy[2], cy[3]);
+    const double max_y = max4(cy[0], cy[1], cy[2], cy[3]);
+    const cell_block block = block_of(problem, min_x, max_x, min_y, max_y);
+    if (block.width <= 0 || block.height <= 0) {
+        return 0;
+    }
+
+    /* the cell in block coordinates: small numbers, whose differences and
+     * crossings with the lattice lines round little */
+    double x[4], y[4];
+    for (int k = 0; k < 4; k++) {
+        x[k] = cx[k] - (double)block.lower_x;
+        y[k] = cy[k] - (double)block.lower_y;
+    }
+    const double area_cell = quadrilateral_area(x, y);
+    if (area_cell == 0) {
+        return 0; /* no area to share out */
+    }
+    const int64_t index_input = i * (problem->num_y - 1) + j;
+    const double weight_input =
+        problem->weights_input != NULL ? problem->weights_input[index_input] : 1.0;
+
+    /* inside one lattice cell: all of it, exactly */
+    if (block.width == 1 && block.height == 1 && min_x >= (double)block.lower_x &&
+        max_x <= (double)(block.lower_x + 1) && min_y >= (double)block.lower_y &&
+        max_y <= (double)(block.lower_y + 1)) {
+        int64_t index_output = block.lower_x * problem->num_cells_y + block.lower_y;
+        return spart_triples_append(list, index_input, index_output, weight_input);
+    }
+
+    /* the fraction of the cell in a lattice cell, times weights_input */
+    const double weight_per_area = weight_input / area_cell;
+
+    /* inside a block of 2 x 2 lattice cells at most: without a walk */
+    if (block.width <= 2 && block.height <= 2 && min_x >= (double)block.lower_x &&
+        max_x <= (double)(block.lower_x + block.width) && min_y >= (double)block.lower_y &&
+        max_y <= (double)(block.lower_y + block.height)) {
+        double overlap[2][2];
+        overlaps_within_2x2(x, y, min_y - (double)block.lower_y, overlap);
+        return append_overlaps_2x2(overlap, &block, problem->num_cells_y, index_input,
+                                   weight_per_area, list);
+    }
+
+    if (block_sums_start(sums, block.width, block.height) != 0) {
+        return -1;
+    }
+    for (int k = 0; k < 4; k++) {
+        int next = (k + 1) % 4;
+        add_edge(sums, x[k], y[k], x[next], y[next]);
+    }
+    return append_overlaps(sums, &block, problem->num_cells_y, index_input, weight_per_area, list);
+}
+
+/* About how many entries rows first..last-1 of input cells give: a box of
+ * w x h lattice cells at a random place covers (w + 1)(h + 1) of them on
+ * average. */
+static double entries_expected(const clip_problem *problem, int64_t first, int64_t last)
+{
+    double expected = 0.0;
     for (int64_t i = first; i < last; i++) {
+        const double *x_0 = problem->x + i * problem->num_y, *x_1 = x_0 + problem->num_y;
+        const double *y_0 = problem->y + i * problem->num_y, *y_1 = y_0 + problem->num_y;
         for (int64_t j = 0; j + 1 < problem->num_y; j++) {
-            if (clip_cell(problem, i, j, list) != 0) {
-                return -1;
-            }
+            double width = max4(x_0[j], x_1[j], x_1[j + 1], x_0[j + 1]) -
+                           min4(x_0[j], x_1[j], x_1[j + 1], x_0[j + 1]);
+            double height = max4(y_0[j], y_1[j], y_1[j + 1], y_0[j + 1]) -
+                            min4(y_0[j], y_1[j], y_1[j + 1], y_0[j + 1]);
+            expected += (width + 1) * (height + 1);
         }
     }
-    return 0;
+    return expected;
+}
+
+/* Weigh rows first..last-1 of input cells (row i: cells (i, 0), (i, 1),
+ * ...) into `list`, in order, with a scratch block of their own. The list
+ * gets its room at once, so that it is seldom copied as it grows: as many
+ * entries as expected from the cells' bounding boxes, but not more than 4
+ * per input cell (a thin cell lying across the lattice can have a box far
+ * larger than what it covers; such lists grow as they fill instead). 0 on
+ * success, -1 when out of memory. */
+static int clip_rows(const clip_problem *problem, int64_t first, int64_t last, spart_triples *list)
+{
+    const double num_cells = (double)((last - first) * (problem->num_y - 1));
+    const double expected = entries_expected(problem, first, last);
+    const double room = expected < 4 * num_cells ? expected : 4 * num_cells;
+    if (spart_triples_reserve(list, list->count + (int64_t)room) != 0) {
+        return -1;
+    }
+    block_sums sums;
+    block_sums_init(&sums, list->allocator);
+    int failed = 0;
+    for (int64_t i = first; i < last && !failed; i++) {
+        for (int64_t j = 0; j + 1 < problem->num_y && !failed; j++) {
+            failed = weigh_cell(problem, &sums, i, j, list) != 0;
+        }
+    }
+    block_sums_release(&sums);
+    return failed ? -1 : 0;
 }
 
 /* How many blocks of rows to hand to threads: a few per thread, so that
