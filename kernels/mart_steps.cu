@@ -3,7 +3,7 @@
  * twin of host/mart_steps.c: the same per-element functions (the shared
  * src/mart_math.h, built with --fmad=false so that no multiply-add is
  * contracted) and the same order of the sums (src/mart_steps.h): one warp
- * per chunk of 4096 values, lane l adding values l, l + 32, ... from 0.0,
+ * per chunk of SPART_MART_CHUNK (1024) values, lane l adding values l, l + 32, ... from 0.0,
  * the lanes combined by __shfl_down_sync (lane l += lane l + h, h = 16..1,
  * exactly the host's pairs), then one thread per channel adding the chunk
  * sums in chunk order. No atomics; everything on the caller's stream.

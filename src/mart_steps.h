@@ -14,7 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SPART_MART_CHUNK 4096
+/* Values per chunk: small enough that a device has many chunks to share
+ * out even for one image of a few thousand pixels. */
+#define SPART_MART_CHUNK 1024
 #define SPART_MART_LANES 32
 
 /* Quantities summed per channel: pass 1 (z^2 over unmasked pixels, their

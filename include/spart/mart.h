@@ -197,7 +197,8 @@ SPART_API const double *spart_mart_result_correlation(const spart_mart_result *r
  * nonzero, on the context's CUDA device and stream (arrays in device
  * memory), with the same operations in the same order, so that both give
  * the same bits. Sums run in one fixed order: chunks of
- * SPART_CHUNK_LENGTH values added in chunk order, each chunk summed by 32
+ * 1024 values (small, so that a device has many to share out) added in
+ * chunk order, each chunk summed by 32
  * lanes (lane l takes values l, l + 32, ...) combined in the binary tree of
  * the products (lane l += lane l + h, h = 16, ..., 1). Errors:
  * SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (sizes below 1, too
