@@ -248,8 +248,8 @@ extern "C" int spart_mart_device_merits(const double *observed, const double *pr
                                                            num_channel, chunks, results, partial);
     merits_finish2_kernel<<<1, 256, 0, s>>>(partial, num_channel, image_size, chunks, results);
     cudaError_t error = cudaGetLastError();
-    if (error != cudaSuccess) {
-        return (int)error;
+    if (error != cudaSuccess || chi2 == NULL) {
+        return (int)error; /* without host arrays the results stay in the workspace */
     }
     error = cudaMemcpyAsync(chi2, results, (size_t)num_channel * sizeof(double),
                             cudaMemcpyDeviceToHost, s);

@@ -427,25 +427,97 @@ static spart_status start(spart_context *context, const spart_mart_operators *op
     return status;
 }
 
-/* One iteration up to its merit: predict, then chi2 and r per channel;
- * *merit is their mean over channels. */
-static spart_status measure(spart_context *context, const spart_mart_operators *operators,
-                            const double *observed, mart_work *work, int64_t iteration,
-                            double *merit)
+/* Predict the images of the current state and their merits per channel
+ * (to the host arrays; with `in_graph`, left in the workspace, no wait). */
+static spart_status predict_and_measure(spart_context *context,
+                                        const spart_mart_operators *operators,
+                                        const double *observed, mart_work *work, int64_t iteration,
+                                        int in_graph)
 {
-    int64_t channels = operators->num_channel;
     spart_status status = call_forward(context, operators, work, iteration);
     if (status == SPART_OK) {
-        status = spart_mart_merits(context, observed, work->predicted, work->widths, channels,
-                                   operators->image_size, work->chi2, work->correlation,
-                                   work->workspace, work->workspace_bytes, work->on_device);
+        status =
+            spart_mart_merits(context, observed, work->predicted, work->widths,
+                              operators->num_channel, operators->image_size,
+                              in_graph ? NULL : work->chi2, in_graph ? NULL : work->correlation,
+                              work->workspace, work->workspace_bytes, work->on_device);
     }
+    return status;
+}
+
+/* The update that ends an iteration: backproject the prediction, multiply
+ * the state by the correction. */
+static spart_status advance(spart_context *context, const spart_mart_operators *operators,
+                            mart_work *work, double gamma)
+{
+    spart_status status = call_backward(context, operators, work->predicted, work->predicted_back,
+                                        "predicted images");
+    if (status == SPART_OK) {
+        status = spart_mart_update(context, work->scene, work->observed_back, work->predicted_back,
+                                   operators->num_channel, operators->scene_size, gamma,
+                                   work->on_device);
+    }
+    return status;
+}
+
+/* What a recorded iteration needs. */
+typedef struct recorded_iteration {
+    const spart_mart_operators *operators;
+    const double *observed;
+    mart_work *work;
+    double gamma;
+} recorded_iteration;
+
+/* The device work between two merits: the update that ends one iteration
+ * and the prediction and merits of the next, recorded once as a graph. */
+static spart_status record_iteration(void *user, spart_context *context)
+{
+    recorded_iteration *r = user;
+    spart_status status = advance(context, r->operators, r->work, r->gamma);
+    if (status == SPART_OK) {
+        status = predict_and_measure(context, r->operators, r->observed, r->work, 1, 1);
+    }
+    return status;
+}
+
+/* Iteration i up to its merit, in work->chi2 and work->correlation: the
+ * prediction of the first state, or the update ending iteration i - 1 and
+ * the prediction of the new state (one graph launch and one copy of the
+ * merits when `graph` is there). */
+static spart_status next_merits(spart_context *context, const spart_mart_operators *operators,
+                                const double *observed, mart_work *work, double gamma,
+                                const spart_device_graph *graph, int64_t iteration)
+{
+    if (iteration == 0) {
+        return predict_and_measure(context, operators, observed, work, iteration, 0);
+    }
+    if (graph == NULL) {
+        spart_status status = advance(context, operators, work, gamma);
+        if (status == SPART_OK) {
+            status = predict_and_measure(context, operators, observed, work, iteration, 0);
+        }
+        return status;
+    }
+    spart_status status = spart_device_graph_launch(context, graph);
+    size_t bytes = (size_t)operators->num_channel * sizeof(double);
+    if (status == SPART_OK) {
+        status = spart_device_copy_to_host(context, work->chi2, work->workspace, bytes);
+    }
+    if (status == SPART_OK) {
+        status = spart_device_copy_to_host(context, work->correlation,
+                                           (const double *)work->workspace + operators->num_channel,
+                                           bytes);
+    }
+    return status;
+}
+
+static double mean_merit(const mart_work *work, int64_t channels)
+{
     double sum = 0.0;
-    for (int64_t c = 0; c < channels && status == SPART_OK; c++) {
+    for (int64_t c = 0; c < channels; c++) {
         sum += work->chi2[c];
     }
-    *merit = sum / (double)channels;
-    return status;
+    return sum / (double)channels;
 }
 
 /* The end of a run that did not stop on its rule or the callback. */
@@ -498,16 +570,21 @@ spart_status spart_mart_solve(spart_context *context, const spart_mart_operators
     }
     status = start(context, operators, observed, options, &work);
 
+    /* Device operators that only enqueue work: one graph per iteration. */
+    spart_device_graph *graph = NULL;
+    recorded_iteration recorded = {operators, observed, &work, gamma};
+    if (status == SPART_OK && work.on_device && operators->capturable &&
+        options->max_iterations > 1) {
+        status = spart_device_graph_record(context, record_iteration, &recorded, &graph);
+    }
+
     int64_t solution_capacity = 1;
     double merit_previous = INFINITY;
     int stopped = 0;
     for (int64_t i = 0; status == SPART_OK && i < options->max_iterations; i++) {
-        if (options->keep_intermediate) {
+        status = next_merits(context, operators, observed, &work, gamma, graph, i);
+        if (status == SPART_OK && options->keep_intermediate) {
             status = keep_solution(context, made, &work, &solution_capacity);
-        }
-        double merit = 0.0;
-        if (status == SPART_OK) {
-            status = measure(context, operators, observed, &work, i, &merit);
         }
         if (status == SPART_OK) {
             status = record_merit(context, made, &work);
@@ -515,6 +592,7 @@ spart_status spart_mart_solve(spart_context *context, const spart_mart_operators
         if (status != SPART_OK) {
             break;
         }
+        double merit = mean_merit(&work, channels);
         if (options->callback != NULL) {
             spart_mart_progress progress = {
                 i, channels, work.chi2, work.correlation, merit, omp_get_wtime() - start_time};
@@ -530,14 +608,13 @@ spart_status spart_mart_solve(spart_context *context, const spart_mart_operators
             stopped = 1;
             break;
         }
-        status = call_backward(context, operators, work.predicted, work.predicted_back,
-                               "predicted images");
-        if (status == SPART_OK) {
-            status = spart_mart_update(context, work.scene, work.observed_back, work.predicted_back,
-                                       channels, scene_size, gamma, work.on_device);
-        }
         merit_previous = merit;
     }
+    /* A run that used every iteration makes the last update too (ctis). */
+    if (status == SPART_OK && !stopped) {
+        status = advance(context, operators, &work, gamma);
+    }
+    spart_device_graph_free(graph);
     if (status == SPART_OK && !stopped) {
         out_of_iterations(options, made);
     }

@@ -83,6 +83,7 @@ spart_status spart_mart_operators_from_regridders(spart_context *context,
             device_backward >= 0 ? "CUDA device " : "the host ", device_backward);
     }
     operators->on_device = device_forward >= 0;
+    operators->capturable = operators->on_device; /* products only enqueue work */
     operators->num_channel = channels;
     operators->scene_size = scene_size;
     operators->image_size = images / channels;

@@ -101,6 +101,8 @@ spart_status spart_device_malloc(spart_context *context, size_t bytes, void **po
         (void)cudaGetLastError();
         status = spart_device_failure(context, (int)error, "device_malloc");
     }
+#else
+    (void)bytes;
 #endif
     spart_device_leave(previous);
     return status;
@@ -172,4 +174,118 @@ spart_status spart_device_copy_on_device(spart_context *context, void *to, const
                                          size_t bytes)
 {
     return copy(context, to, from, bytes, 2, "device_copy_on_device");
+}
+
+/* ---- graphs ---- */
+
+struct spart_device_graph {
+    spart_context *context; /* whose allocator holds this object */
+#if defined(SPART_HAVE_CUDA)
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+#endif
+};
+
+void spart_device_graph_free(spart_device_graph *graph)
+{
+    if (graph == NULL) {
+        return;
+    }
+#if defined(SPART_HAVE_CUDA)
+    if (graph->exec != NULL) {
+        (void)cudaGraphExecDestroy(graph->exec);
+    }
+    if (graph->graph != NULL) {
+        (void)cudaGraphDestroy(graph->graph);
+    }
+#endif
+    spart_free(&graph->context->allocator, graph);
+}
+
+spart_status spart_device_graph_record(spart_context *context,
+                                       spart_status (*record)(void *user, spart_context *context),
+                                       void *user, spart_device_graph **graph)
+{
+    if (context == NULL || record == NULL || graph == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "device_graph_record: context, record and graph must not be NULL");
+    }
+    spart_clear_error(context);
+    *graph = NULL;
+    int previous;
+    spart_status status = spart_device_enter(context, "device_graph_record", &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+#if defined(SPART_HAVE_CUDA)
+    spart_device_graph *made = spart_alloc_zero(&context->allocator, 1, sizeof *made);
+    if (made == NULL) {
+        spart_device_leave(previous);
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                          "device_graph_record: could not allocate the graph");
+    }
+    made->context = context;
+    /* The legacy default stream cannot be captured: record on a private
+     * stream standing in for the context's. */
+    cudaStream_t stream = NULL;
+    cudaError_t error = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    void *context_stream = context->cuda_stream;
+    if (error == cudaSuccess) {
+        error = cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed);
+    }
+    if (error != cudaSuccess) {
+        status = spart_device_failure(context, (int)error, "device_graph_record: starting");
+    } else {
+        context->cuda_stream = stream;
+        status = record(user, context);
+        context->cuda_stream = context_stream;
+        error = cudaStreamEndCapture(stream, &made->graph);
+        if (status == SPART_OK && error != cudaSuccess) {
+            status = spart_device_failure(context, (int)error, "device_graph_record: capturing");
+        }
+    }
+    if (status == SPART_OK) {
+        error = cudaGraphInstantiate(&made->exec, made->graph, 0);
+        if (error != cudaSuccess) {
+            status =
+                spart_device_failure(context, (int)error, "device_graph_record: instantiating");
+        }
+    }
+    if (stream != NULL) {
+        (void)cudaStreamDestroy(stream);
+    }
+    (void)cudaGetLastError();
+    spart_device_leave(previous);
+    if (status != SPART_OK) {
+        spart_device_graph_free(made);
+        return status;
+    }
+    *graph = made;
+    return SPART_OK;
+#else
+    (void)user;
+    spart_device_leave(previous);
+    return status;
+#endif
+}
+
+spart_status spart_device_graph_launch(spart_context *context, const spart_device_graph *graph)
+{
+    if (context == NULL || graph == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "device_graph_launch: context and graph must not be NULL");
+    }
+    int previous;
+    spart_status status = spart_device_enter(context, "device_graph_launch", &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+#if defined(SPART_HAVE_CUDA)
+    cudaError_t error = cudaGraphLaunch(graph->exec, (cudaStream_t)context->cuda_stream);
+    if (error != cudaSuccess) {
+        status = spart_device_failure(context, (int)error, "device_graph_launch");
+    }
+#endif
+    spart_device_leave(previous);
+    return status;
 }

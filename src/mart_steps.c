@@ -165,8 +165,11 @@ spart_status spart_mart_merits(spart_context *context, const double *observed,
                                void *workspace, size_t workspace_bytes, int on_device)
 {
     if (context == NULL || observed == NULL || predicted == NULL || widths == NULL ||
-        chi2 == NULL || correlation == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER, "mart_merits: NULL argument");
+        (!on_device && (chi2 == NULL || correlation == NULL)) ||
+        ((chi2 == NULL) != (correlation == NULL))) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "mart_merits: NULL argument (chi2 and correlation may be NULL "
+                          "together on the device only)");
     }
     spart_status status = check_sizes(context, "mart_merits", num_channel, image_size);
     if (status == SPART_OK && on_device) {

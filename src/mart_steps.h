@@ -49,7 +49,8 @@ void spart_mart_host_update(double *scene, const double *observed_back,
 /* ---- device: each enqueues on `stream` (a cudaStream_t) and returns a
  * cudaError_t as int (0: success). `workspace` is device memory of
  * spart_mart_workspace_size bytes. spart_mart_device_merits copies the
- * results to the host arrays and waits for the stream. ---- */
+ * results to the host arrays and waits for the stream, or with NULL host
+ * arrays leaves them in the workspace (chi2, then r) and does not wait. ---- */
 int spart_mart_device_clamp(double *values, int64_t n, void *stream);
 int spart_mart_device_noise_widths(double *images, double *widths, int64_t n, double gain,
                                    double read_variance, void *stream);

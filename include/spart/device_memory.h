@@ -42,6 +42,31 @@ SPART_NODISCARD SPART_API spart_status spart_device_copy_to_host(spart_context *
 SPART_NODISCARD SPART_API spart_status spart_device_copy_on_device(spart_context *context, void *to,
                                                                    const void *from, size_t bytes);
 
+/* A CUDA graph: device work recorded once and replayed with one launch,
+ * which saves the launch overhead of many small kernels (a MART iteration
+ * on a small problem is mostly that). */
+typedef struct spart_device_graph spart_device_graph;
+
+/* Record into a new graph the device work `record` enqueues on the
+ * context's stream (CUDA stream capture, on a private stream of the
+ * context's device that stands in for the context's stream meanwhile).
+ * `record` must only enqueue work: no synchronisation and no copies to
+ * pageable host memory. Nothing runs while recording. Errors:
+ * SPART_ERROR_NULL_POINTER, SPART_ERROR_NO_DEVICE, the status of `record`,
+ * SPART_ERROR_INTERNAL (capture refused, named). */
+SPART_NODISCARD SPART_API spart_status spart_device_graph_record(
+    spart_context *context, spart_status (*record)(void *user, spart_context *context), void *user,
+    spart_device_graph **graph);
+
+/* Enqueue the recorded work on the context's stream (it does not wait).
+ * Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_NO_DEVICE,
+ * SPART_ERROR_INTERNAL. */
+SPART_NODISCARD SPART_API spart_status spart_device_graph_launch(spart_context *context,
+                                                                 const spart_device_graph *graph);
+
+/* Free a graph. Accepts NULL. */
+SPART_API void spart_device_graph_free(spart_device_graph *graph);
+
 #ifdef __cplusplus
 }
 #endif

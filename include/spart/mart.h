@@ -87,6 +87,12 @@ typedef struct spart_mart_operators {
      * array there, `observed` and the guess must be device memory too, and
      * the host sees the merits only (the result is in host memory). */
     int on_device;
+    /* Nonzero (device operators only): the callbacks only enqueue work on
+     * the context's stream (no synchronisation, no copies to pageable host
+     * memory, the same work every call), so the driver may record an
+     * iteration once as a CUDA graph and replay it (spart/device_memory.h).
+     * The operators of spart_mart_operators_from_regridders are. */
+    int capturable;
 } spart_mart_operators;
 
 /* Operators from two Regridders (for example of spart_instrument, or
@@ -223,7 +229,10 @@ SPART_NODISCARD SPART_API spart_status spart_mart_noise_widths(spart_context *co
 /* Per channel (num_channel images of image_size values): the mean
  * chi-squared and the correlation of residuals (see the top of this
  * file), written to chi2 and correlation, which are HOST arrays of
- * num_channel values (on the device the call waits for its stream). */
+ * num_channel values (on the device the call waits for its stream). On the
+ * device both may be NULL: the results then stay in the workspace, chi2
+ * in its first num_channel doubles and the correlations in the next
+ * num_channel, and the call does not wait (it can be recorded in a graph). */
 SPART_NODISCARD SPART_API spart_status
 spart_mart_merits(spart_context *context, const double *observed, const double *predicted,
                   const double *widths, int64_t num_channel, int64_t image_size, double *chi2,

@@ -143,6 +143,9 @@ module spart
         ! Nonzero: the callbacks take and give memory of the context's CUDA
         ! device (spart/mart.h). 0 for Fortran callbacks on host arrays.
         integer(c_int) :: on_device
+        ! Nonzero: the callbacks only enqueue device work, so the driver may
+        ! record an iteration as a CUDA graph. 0 for Fortran callbacks.
+        integer(c_int) :: capturable
     end type spart_mart_operators
 
     ! The storage spart_mart_operators_from_regridders points the operators
@@ -2264,6 +2267,7 @@ contains
         type(spart_mart_operators), intent(out) :: operators
         integer(c_int) :: status
         operators%on_device = 0
+        operators%capturable = 0
         status = c_spart_mart_operators_from_regridders(context%handle, c_loc(pair), operators)
     end function spart_mart_operators_from_regridders
 
@@ -2806,6 +2810,7 @@ contains
         type(spart_mart_operators), intent(out) :: operators
         integer(c_int) :: status
         operators%on_device = 0
+        operators%capturable = 0
         status = c_spart_instrument_mart_operators(context%handle, instrument%handle, &
                                                    c_loc(pair), operators)
     end function spart_instrument_mart_operators

@@ -39,6 +39,12 @@ EXCLUDED = {
     "spart_regrid_from_weights": "regridding's one-call helper; use a Regridder",
     "spart_regrid_shape": "regridding's one-call helper; use a Regridder",
     "spart_regrid": "regridding's one-call helper; use a Regridder",
+    # CUDA graphs record device work enqueued by a C callback on the
+    # context's stream; the MART driver records its own iterations, and
+    # Fortran callbacks (host code) are never capturable.
+    "spart_device_graph_record": "records C callbacks' device work; the MART driver uses it",
+    "spart_device_graph_launch": "replays a graph recorded from C",
+    "spart_device_graph_free": "frees a graph recorded from C",
 }
 
 # C functions the module calls that are not spart's.

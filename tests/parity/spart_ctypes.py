@@ -828,6 +828,7 @@ class spart_mart_operators(ctypes.Structure):
         ("backward", ctypes.c_void_p),
         ("user", ctypes.c_void_p),
         ("on_device", ctypes.c_int),
+        ("capturable", ctypes.c_int),
     ]
 
 

@@ -90,8 +90,8 @@ static void merits_equal_the_host(void **state)
     double *d_observed = to_device(context, observed, n);
     double *d_predicted = to_device(context, predicted, n);
     double *d_widths = to_device(context, widths, n);
-    assert_int_equal(spart_mart_merits(context, d_observed, d_predicted, d_widths, channels,
-                                       pixels, chi2_device, r_device, workspace, bytes, 1),
+    assert_int_equal(spart_mart_merits(context, d_observed, d_predicted, d_widths, channels, pixels,
+                                       chi2_device, r_device, workspace, bytes, 1),
                      SPART_OK);
     assert_memory_equal(chi2_host, chi2_device, sizeof chi2_host);
     assert_memory_equal(r_host, r_device, sizeof r_host);
@@ -135,8 +135,8 @@ static void elementwise_steps_and_flat_guess_equal_the_host(void **state)
     /* update, gamma 0.3 (the general pow) and 0.5 (sqrt) */
     for (int k = 0; k < 2; k++) {
         double gamma = k == 0 ? 0.3 : 0.5;
-        assert_int_equal(spart_mart_update(context, scene, observed_back, predicted_back,
-                                           channels, voxels, gamma, 0),
+        assert_int_equal(spart_mart_update(context, scene, observed_back, predicted_back, channels,
+                                           voxels, gamma, 0),
                          SPART_OK);
         assert_int_equal(spart_mart_update(context, d_scene, d_observed_back, d_predicted_back,
                                            channels, voxels, gamma, 1),
@@ -153,17 +153,17 @@ static void elementwise_steps_and_flat_guess_equal_the_host(void **state)
     assert_memory_equal(images, images_result, (size_t)n * sizeof(double));
     assert_memory_equal(widths, widths_result, (size_t)n * sizeof(double));
     /* flat guess */
-    assert_int_equal(spart_mart_flat_guess(context, predicted_back, channels, voxels, guess, NULL,
-                                           0, 0),
-                     SPART_OK);
+    assert_int_equal(
+        spart_mart_flat_guess(context, predicted_back, channels, voxels, guess, NULL, 0, 0),
+        SPART_OK);
     assert_int_equal(spart_mart_flat_guess(context, d_predicted_back, channels, voxels, d_guess,
                                            workspace, bytes, 1),
                      SPART_OK);
     from_device(context, guess_result, d_guess, voxels);
     assert_memory_equal(guess, guess_result, (size_t)voxels * sizeof(double));
 
-    double *device_arrays[] = {d_observed_back, d_predicted_back, d_scene, d_images, d_widths,
-                               d_guess};
+    double *device_arrays[] = {d_observed_back, d_predicted_back, d_scene,
+                               d_images,        d_widths,         d_guess};
     for (size_t k = 0; k < sizeof device_arrays / sizeof device_arrays[0]; k++) {
         spart_device_free(context, device_arrays[k]);
     }

@@ -220,7 +220,7 @@ static spart_status toy_backward(void *user, spart_context *context, const doubl
 static spart_mart_operators toy_operators(toy *t)
 {
     spart_mart_operators operators = {t->channels,  t->voxels, t->pixels, toy_forward,
-                                      toy_backward, t,         0};
+                                      toy_backward, t,         0,         0};
     return operators;
 }
 
