@@ -240,7 +240,7 @@ static spart_status allocate_work(spart_context *context, const spart_mart_opera
     for (size_t k = 0; k < sizeof bytes / sizeof bytes[0] && status == SPART_OK; k++) {
         status = allocate_array(context, work->on_device, bytes[k], arrays[k]);
     }
-    work->chi2 = spart_mart_alloc_doubles(context, (size_t)c);
+    work->chi2 = spart_mart_alloc_doubles(context, 2 * (size_t)c); /* room for r (graphs) */
     work->correlation = spart_mart_alloc_doubles(context, (size_t)c);
     if (status == SPART_OK && (work->chi2 == NULL || work->correlation == NULL)) {
         status = SPART_ERROR_OUT_OF_MEMORY;
@@ -498,15 +498,16 @@ static spart_status next_merits(spart_context *context, const spart_mart_operato
         }
         return status;
     }
+    /* chi2 and r lie side by side at the start of the workspace, and
+     * work->chi2 has room for both: one copy, one wait. */
     spart_status status = spart_device_graph_launch(context, graph);
-    size_t bytes = (size_t)operators->num_channel * sizeof(double);
+    int64_t channels = operators->num_channel;
     if (status == SPART_OK) {
-        status = spart_device_copy_to_host(context, work->chi2, work->workspace, bytes);
+        status = spart_device_copy_to_host(context, work->chi2, work->workspace,
+                                           2 * (size_t)channels * sizeof(double));
     }
     if (status == SPART_OK) {
-        status = spart_device_copy_to_host(context, work->correlation,
-                                           (const double *)work->workspace + operators->num_channel,
-                                           bytes);
+        memcpy(work->correlation, work->chi2 + channels, (size_t)channels * sizeof(double));
     }
     return status;
 }
