@@ -31,6 +31,7 @@ struct spart_instrument {
     double *photons_per_radiance; /* scene_size */
     spart_regridder *forward;
     spart_regridder *backward;
+    spart_weights *weights; /* the geometric weights, when kept (else NULL) */
 };
 
 void spart_instrument_params_init(spart_instrument_params *params)
@@ -164,6 +165,11 @@ static spart_status check_params(spart_context *context, const spart_instrument_
     if (status == SPART_OK) {
         status = check_vertices(context, "sensor_y", p->sensor_y, p->num_sensor_y, 0);
     }
+    if (status == SPART_OK && p->keep_weights != 0 && p->keep_weights != 1) {
+        status = spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
+                                         "instrument: keep_weights = %d must be 0 or 1",
+                                         p->keep_weights);
+    }
     if (status == SPART_OK && p->solid_angle_steradian != 0 && p->solid_angle_steradian != 1) {
         status = spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
                                          "instrument: solid_angle_steradian = %d must be 0 or 1",
@@ -262,11 +268,33 @@ static spart_shape shape4(int64_t a, int64_t b, int64_t c, int64_t d)
     return shape;
 }
 
+/* A copy of `weights` (the public API has no copy: its arrays made anew). */
+static spart_status copy_weights(spart_context *context, const spart_weights *weights,
+                                 spart_weights **copy)
+{
+    const int64_t *offsets = NULL, *indices_input = NULL, *indices_output = NULL;
+    const double *values = NULL;
+    spart_status status =
+        spart_weights_arrays(weights, &offsets, &indices_input, &indices_output, &values);
+    if (status != SPART_OK) {
+        return status;
+    }
+    int num_axis_input = 0, num_axis_output = 0;
+    int axis_input[SPART_MAX_NDIM], axis_output[SPART_MAX_NDIM];
+    spart_weights_axes(weights, &num_axis_input, axis_input, &num_axis_output, axis_output);
+    spart_shape orthogonal = spart_weights_shape_orthogonal(weights);
+    spart_shape input = spart_weights_shape_input(weights);
+    spart_shape output = spart_weights_shape_output(weights);
+    return spart_weights_create_from_arrays(context, &orthogonal, &input, &output, num_axis_input,
+                                            axis_input, num_axis_output, axis_output, offsets,
+                                            indices_input, indices_output, values, copy);
+}
+
 /* The weights of every (channel, wavelength) plane and their conservative
  * transpose, with the unit factors folded in. */
 static spart_status build_weights(spart_context *context, const spart_instrument_params *p,
                                   const double *s, spart_weights **forward,
-                                  spart_weights **backward)
+                                  spart_weights **backward, spart_weights **geometric)
 {
     int64_t c = p->num_channel, l = p->num_wavelength;
     int64_t nx = p->num_scene_x, ny = p->num_scene_y;
@@ -307,6 +335,9 @@ static spart_status build_weights(spart_context *context, const spart_instrument
         if (status == SPART_OK) {
             status = spart_weights_transpose_conservative(context, *forward, 2, input, output,
                                                           &options, backward);
+        }
+        if (status == SPART_OK && p->keep_weights) {
+            status = copy_weights(context, *forward, geometric);
         }
     }
     /* Forward: photons per radiance times the quantum yield, per input
@@ -408,7 +439,7 @@ spart_status spart_instrument_create(spart_context *context, const spart_instrum
     spart_weights *forward_weights = NULL;
     spart_weights *backward_weights = NULL;
     status = build_weights(context, params, made->photons_per_radiance, &forward_weights,
-                           &backward_weights);
+                           &backward_weights, &made->weights);
     if (status == SPART_OK) {
         status = assemble(context, params, forward_weights, backward_weights, made);
     }
@@ -429,6 +460,7 @@ void spart_instrument_free(spart_instrument *instrument)
     }
     spart_regridder_free(instrument->forward);
     spart_regridder_free(instrument->backward);
+    spart_weights_free(instrument->weights);
     spart_context_free_memory(instrument->context, instrument->photons_per_radiance);
     spart_context_free_memory(instrument->context, instrument);
 }
@@ -458,6 +490,11 @@ const spart_regridder *spart_instrument_forward(const spart_instrument *instrume
 const spart_regridder *spart_instrument_backward(const spart_instrument *instrument)
 {
     return instrument != NULL ? instrument->backward : NULL;
+}
+
+const spart_weights *spart_instrument_weights(const spart_instrument *instrument)
+{
+    return instrument != NULL ? instrument->weights : NULL;
 }
 
 const double *spart_instrument_photons_per_radiance(const spart_instrument *instrument)

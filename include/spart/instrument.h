@@ -58,6 +58,7 @@
 #include "spart/common.h"
 #include "spart/mart.h"
 #include "spart/regridder.h"
+#include "spart/weights.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -88,6 +89,7 @@ typedef struct spart_instrument_params {
     const double *sensor_y;      /* pixel */
     int solid_angle_steradian;   /* 0 (default): radiance per arcsec^2; 1: per steradian */
     spart_value_type value_type; /* of both operators; default SPART_FLOAT64 */
+    int keep_weights; /* 1: keep the geometric weights (spart_instrument_weights); default 0 */
 } spart_instrument_params;
 
 /* Fill `params` with the defaults (quantum_yield 1, the rest 0 / NULL). */
@@ -115,6 +117,13 @@ SPART_API int64_t spart_instrument_image_size(const spart_instrument *instrument
 /* The operators (owned by the instrument). */
 SPART_API const spart_regridder *spart_instrument_forward(const spart_instrument *instrument);
 SPART_API const spart_regridder *spart_instrument_backward(const spart_instrument *instrument);
+
+/* The geometric weights the operators were made from, with
+ * keep_weights = 1 (else NULL; owned by the instrument): conservative 2-D
+ * weights from the mapped scene cells to the sensor pixels, orthogonal
+ * axes (channel, wavelength), as regridding.weights gives them, before the
+ * unit factors were folded in. spart_weights_save writes them. */
+SPART_API const spart_weights *spart_instrument_weights(const spart_instrument *instrument);
 
 /* The photons per unit radiance of each scene voxel, s = A t dlambda dOmega /
  * E (scene_size values, owned by the instrument). */

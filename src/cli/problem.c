@@ -110,10 +110,11 @@ static void fill_params(const config *cfg, const problem *made, spart_instrument
 }
 
 int problem_build_instrument(spart_context *context, const config *cfg, problem *made,
-                             progress *report, char *error, size_t error_size)
+                             int keep_weights, progress *report, char *error, size_t error_size)
 {
     spart_instrument_params params;
     fill_params(cfg, made, &params);
+    params.keep_weights = keep_weights;
     char what[160];
     snprintf(what, sizeof what,
              "building the instrument: weights and operators of %lld channels x %lld bins",
@@ -227,7 +228,7 @@ int problem_make_operators(spart_context *context, const config *cfg, problem *m
     if (cfg->instrument.operators[0] != '\0') {
         return load_operators(context, cfg, made, report, error, error_size);
     }
-    return problem_build_instrument(context, cfg, made, report, error, error_size);
+    return problem_build_instrument(context, cfg, made, 0, report, error, error_size);
 }
 
 const spart_regridder *problem_forward(const problem *made)

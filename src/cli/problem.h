@@ -28,7 +28,8 @@ typedef struct problem {
     double *scene_y;
     double *sensor_x; /* num_sensor_x + 1 vertices, pixel */
     double *sensor_y;
-    spart_instrument *instrument;    /* when built (problem_make_operators) */
+    spart_instrument *instrument;    /* when built (problem_make_operators); keep_weights:
+                                        its geometric weights too (spart build) */
     spart_regridder *loaded_forward; /* when loaded from instrument.operators */
     spart_regridder *loaded_backward;
 } problem;
@@ -40,7 +41,7 @@ int problem_make_grids(spart_context *context, const config *cfg, problem *made,
 /* Build the instrument's weights and operators (the long part of a large
  * problem: a start and an end line on the terminal with the time taken). */
 int problem_build_instrument(spart_context *context, const config *cfg, problem *made,
-                             progress *report, char *error, size_t error_size);
+                             int keep_weights, progress *report, char *error, size_t error_size);
 
 /* The operators: loaded from cfg->instrument.operators (forward.fits and
  * backward.fits, as `spart build` saves them) when the config names a

@@ -251,6 +251,7 @@ module spart
         type(c_ptr) :: sensor_y
         integer(c_int) :: solid_angle_steradian
         integer(c_int) :: value_type
+        integer(c_int) :: keep_weights
     end type instrument_params_c
 
     ! ---- interfaces of the callbacks you may write in Fortran ---------------------------------

@@ -98,6 +98,10 @@ build_and_info)
         holds stdout.txt "entries"
         holds stdout.txt "value type:  float64"
     done
+    [[ -s operators/weights.fits ]] || fail "operators/weights.fits was not written"
+    run 0 info operators/weights.fits
+    holds stdout.txt "spart weights file"
+    holds stdout.txt "orthogonal shape: 2x4 (8 elements)"
     run 0 info operators/forward.fits
     holds stdout.txt "input shape: 1x4x8x8"
     holds stdout.txt "output shape: 2x1x32x16"

@@ -805,6 +805,7 @@ class spart_instrument_params(ctypes.Structure):
         ("sensor_y", c_double_p),
         ("solid_angle_steradian", ctypes.c_int),
         ("value_type", ctypes.c_int),
+        ("keep_weights", ctypes.c_int),
     ]
 
 
