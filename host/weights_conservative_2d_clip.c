@@ -494,25 +494,15 @@ static double positive_part(double d)
     return (d + fabs(d)) * 0.5;
 }
 
-/* min(v, 1) and max(v, 1), exactly for v in [-1, 2] (v - 1 is exact
- * there whenever it is positive), without comparisons. */
-static double below_line(double v)
-{
-    return v - positive_part(v - 1.0);
-}
-
-static double above_line(double v)
-{
-    return 1.0 + positive_part(v - 1.0);
-}
-
 /* Add the part of the edge from (x0, y0), of slope `slope` (dy / dx),
  * that lies in one column: xa and xb are its ends (the edge's ends clamped
  * to the column; equal when the edge does not reach it). The part is
  * shared between the rows by the fraction of its height below y = 1
  * (DBL_MIN keeps a level part from dividing 0 by 0: on the line it
  * belongs to row 1, as in the walk). Its piece in row 0 runs from `low` to
- * min(high, 1), the one in row 1 from max(low, 1) to `high`. */
+ * min(high, 1) = high - height_above, the one in row 1 from max(low, 1) =
+ * (low - 1) + height_below + 1 to `high` (exactly: heights lie in [0, 2],
+ * where h - 1 is exact whenever it is positive). */
 static inline void add_column_part(column_2x2 *column, double xa, double xb, double x0, double y0,
                                    double slope, double lowest)
 {
@@ -546,8 +536,8 @@ static void overlaps_within_2x2(const double *x, const double *y, double lowest,
      * cell lies in 0 <= x <= 2, so each clamp is one bound */
     double x_left[4], x_right[4];
     for (int k = 0; k < 4; k++) {
-        x_left[k] = below_line(x[k]);
-        x_right[k] = above_line(x[k]);
+        x_left[k] = min_of(x[k], 1.0);
+        x_right[k] = max_of(x[k], 1.0);
     }
     column_2x2 left = {0.0, 0.0, 0.0, 0.0}, right = {0.0, 0.0, 0.0, 0.0};
     for (int k = 0; k < 4; k++) {
