@@ -494,20 +494,17 @@ static double positive_part(double d)
     return (d + fabs(d)) * 0.5;
 }
 
-/* Add the part of the edge from (x0, y0), of slope `slope` (dy / dx),
- * that lies in one column: xa and xb are its ends (the edge's ends clamped
- * to the column; equal when the edge does not reach it). The part is
+/* Add the part of an edge that lies in one column, from (xa, ya) to
+ * (xb, yb) (xa = xb when the edge does not reach the column). The part is
  * shared between the rows by the fraction of its height below y = 1
  * (DBL_MIN keeps a level part from dividing 0 by 0: on the line it
  * belongs to row 1, as in the walk). Its piece in row 0 runs from `low` to
  * min(high, 1) = high - height_above, the one in row 1 from max(low, 1) =
  * (low - 1) + height_below + 1 to `high` (exactly: heights lie in [0, 2],
  * where h - 1 is exact whenever it is positive). */
-static inline void add_column_part(column_2x2 *column, double xa, double xb, double x0, double y0,
-                                   double slope, double lowest)
+static inline void add_column_part(column_2x2 *column, double xa, double ya, double xb, double yb,
+                                   double lowest)
 {
-    const double ya = y0 + (xa - x0) * slope;
-    const double yb = y0 + (xb - x0) * slope;
     const double low = min_of(ya, yb), high = max_of(ya, yb);
     const double height_below = positive_part(1.0 - low);  /* 1 - min(low, 1) */
     const double height_above = positive_part(high - 1.0); /* max(high, 1) - 1 */
@@ -521,14 +518,22 @@ static inline void add_column_part(column_2x2 *column, double xa, double xb, dou
     column->width_0 += fabs(minus_dx_0);
 }
 
-/* The overlaps of a cell that lies inside a block of at most 2 x 2
- * lattice cells (block coordinates in [0, 2] x [0, 2]), overlap[c][r] for
- * column c and row r: the sums of the walk, with the one inner line of
- * each axis (x = 1, y = 1) handled by clamps instead of crossings, so that
- * hardly any branch depends on the cell's shape. Moments are taken from
- * the cell's lowest point (`lowest`, in [0, 1)) in row 0 and from y = 1 in
- * row 1; row 0 holds nothing below it, so its overlap is written with the
- * heights of row 1, as in overlap_of. */
+/* The overlaps of a column's parts: row 0 holds nothing below it, so its
+ * overlap is written with the heights of row 1, as in overlap_of. */
+static void column_overlaps(const column_2x2 *column, double lowest, double *overlap)
+{
+    overlap[0] =
+        column->width_0 > 0 ? column->moment_0 * 0.5 + (1.0 - lowest) * column->height_1 : 0.0;
+    overlap[1] = column->moment_1 * 0.5;
+}
+
+/* The overlaps of a cell that lies inside a block of 2 x 2 lattice cells
+ * (block coordinates in [0, 2] x [0, 2]), overlap[c][r] for column c and
+ * row r: the sums of the walk, with the one inner line of each axis
+ * (x = 1, y = 1) handled by clamps instead of crossings, so that hardly
+ * any branch depends on the cell's shape. Moments are taken from the
+ * cell's lowest point (`lowest`, in [0, 1)) in row 0 and from y = 1 in
+ * row 1. */
 static void overlaps_within_2x2(const double *x, const double *y, double lowest,
                                 double overlap[2][2])
 {
@@ -547,15 +552,58 @@ static void overlaps_within_2x2(const double *x, const double *y, double lowest,
             continue; /* vertical: no area */
         }
         const double slope = (y[next] - y[k]) / dx;
-        add_column_part(&left, x_left[k], x_left[next], x[k], y[k], slope, lowest);
-        add_column_part(&right, x_right[k], x_right[next], x[k], y[k], slope, lowest);
+        add_column_part(&left, x_left[k], y[k] + (x_left[k] - x[k]) * slope, x_left[next],
+                        y[k] + (x_left[next] - x[k]) * slope, lowest);
+        add_column_part(&right, x_right[k], y[k] + (x_right[k] - x[k]) * slope, x_right[next],
+                        y[k] + (x_right[next] - x[k]) * slope, lowest);
     }
-    const column_2x2 *column[2] = {&left, &right};
+    column_overlaps(&left, lowest, overlap[0]);
+    column_overlaps(&right, lowest, overlap[1]);
+}
+
+/* The same for a cell inside one column of two lattice cells (block
+ * coordinates in [0, 1] x [0, 2]): its edges are the column's parts. */
+static void overlaps_within_one_column(const double *x, const double *y, double lowest,
+                                       double overlap[2][2])
+{
+    column_2x2 column = {0.0, 0.0, 0.0, 0.0};
+    for (int k = 0; k < 4; k++) {
+        const int next = (k + 1) % 4;
+        add_column_part(&column, x[k], y[k], x[next], y[next], lowest);
+    }
+    column_overlaps(&column, lowest, overlap[0]);
+    overlap[1][0] = 0.0;
+    overlap[1][1] = 0.0;
+}
+
+/* The same for a cell inside one row of two lattice cells (block
+ * coordinates in [0, 2] x [0, 1]): no row line to cut at, so each
+ * column's overlap is the moment of its parts from the cell's lowest
+ * point. */
+static void overlaps_within_one_row(const double *x, const double *y, double lowest,
+                                    double overlap[2][2])
+{
+    double twice_moment[2] = {0.0, 0.0};
+    for (int k = 0; k < 4; k++) {
+        const int next = (k + 1) % 4;
+        const double dx = x[next] - x[k];
+        if (dx == 0) {
+            continue; /* vertical: no area */
+        }
+        const double slope = (y[next] - y[k]) / dx;
+        const double x_left[2] = {min_of(x[k], 1.0), min_of(x[next], 1.0)};
+        const double x_right[2] = {max_of(x[k], 1.0), max_of(x[next], 1.0)};
+        const double y_left[2] = {y[k] + (x_left[0] - x[k]) * slope,
+                                  y[k] + (x_left[1] - x[k]) * slope};
+        const double y_right[2] = {y[k] + (x_right[0] - x[k]) * slope,
+                                   y[k] + (x_right[1] - x[k]) * slope};
+        twice_moment[0] += (x_left[0] - x_left[1]) * ((y_left[0] - lowest) + (y_left[1] - lowest));
+        twice_moment[1] +=
+            (x_right[0] - x_right[1]) * ((y_right[0] - lowest) + (y_right[1] - lowest));
+    }
     for (int c = 0; c < 2; c++) {
-        overlap[c][0] = column[c]->width_0 > 0
-                            ? column[c]->moment_0 * 0.5 + (1.0 - lowest) * column[c]->height_1
-                            : 0.0;
-        overlap[c][1] = column[c]->moment_1 * 0.5;
+        overlap[c][0] = twice_moment[c] * 0.5;
+        overlap[c][1] = 0.0;
     }
 }
 
@@ -664,7 +712,14 @@ static int weigh_cell(const clip_problem *problem, block_sums *sums, int64_t i, 
         max_x <= (double)(block.lower_x + block.width) && min_y >= (double)block.lower_y &&
         max_y <= (double)(block.lower_y + block.height)) {
         double overlap[2][2];
-        overlaps_within_2x2(x, y, min_y - (double)block.lower_y, overlap);
+        const double lowest = min_y - (double)block.lower_y;
+        if (block.height == 1) {
+            overlaps_within_one_row(x, y, lowest, overlap);
+        } else if (block.width == 1) {
+            overlaps_within_one_column(x, y, lowest, overlap);
+        } else {
+            overlaps_within_2x2(x, y, lowest, overlap);
+        }
         return append_overlaps_2x2(overlap, &block, problem->num_cells_y, index_input,
                                    weight_per_area, list);
     }
