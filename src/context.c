@@ -111,6 +111,31 @@ spart_status spart_context_set_log(spart_context *context, spart_log_fn log, voi
     return SPART_OK;
 }
 
+spart_status spart_context_set_progress(spart_context *context, spart_progress_fn progress,
+                                        void *user)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    context->progress = progress;
+    context->progress_user = user;
+    return SPART_OK;
+}
+
+void spart_report_progress(const spart_context *context, const char *stage, int64_t done,
+                           int64_t total)
+{
+    if (context == NULL || context->progress == NULL || total <= 0) {
+        return;
+    }
+    /* Only where done crosses a hundredth of total (or at either end). */
+    int64_t step = total / 100 > 0 ? total / 100 : 1;
+    if (done == 0 || done >= total || done % step == 0) {
+        context->progress(context->progress_user, stage, done < total ? done : total, total);
+    }
+}
+
 void *spart_alloc(const spart_allocator *allocator, size_t count, size_t size)
 {
     if (size != 0 && count > SIZE_MAX / size) {

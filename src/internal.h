@@ -18,6 +18,8 @@ struct spart_context {
     int threads; /* 0: the OpenMP default */
     spart_log_fn log;
     void *log_user;
+    spart_progress_fn progress; /* NULL: no progress reports */
+    void *progress_user;
     char error[SPART_ERROR_LENGTH];
     int cuda_device;   /* the CUDA device of device work (default 0) */
     void *cuda_stream; /* its cudaStream_t; NULL: the default stream */
@@ -41,6 +43,12 @@ void *spart_alloc(const spart_allocator *allocator, size_t count, size_t size);
 void *spart_alloc_zero(const spart_allocator *allocator, size_t count, size_t size);
 void *spart_realloc(const spart_allocator *allocator, void *pointer, size_t count, size_t size);
 void spart_free(const spart_allocator *allocator, void *pointer);
+
+/* Report progress (spart_context_set_progress) if the context asked for
+ * it: every call at done = 0 and done = total, else only when `done`
+ * crosses another hundredth of `total`. Call from one thread at a time. */
+void spart_report_progress(const spart_context *context, const char *stage, int64_t done,
+                           int64_t total);
 
 /* The number of OpenMP threads a context's work uses. */
 int spart_threads(const spart_context *context);

@@ -346,6 +346,7 @@ static spart_status assemble(spart_context *context, const spart_weights *weight
         source.row_lookup_stride = row_stride;
         source.column_lookup_stride = column_stride;
         source.drop_zeros = drop_zeros;
+        spart_report_progress(context, "assembly", 0, 1);
         status = regridder->device.on_device
                      ? spart_device_csr_assemble(context, &source, weights->size_input,
                                                  weights->size_output, value_type, NULL, regridder)
@@ -356,6 +357,9 @@ static spart_status assemble(spart_context *context, const spart_weights *weight
             spart_fail(context, status,
                        "regridder: could not allocate the CSR arrays for %lld entries",
                        (long long)weights->offsets[weights->num_elements]);
+        }
+        if (status == SPART_OK) {
+            spart_report_progress(context, "assembly", 1, 1);
         }
     }
     spart_free(allocator, row_offset);

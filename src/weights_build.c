@@ -10,6 +10,7 @@
  * count.
  */
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 
 #include <gsl/gsl_randist.h>
@@ -618,11 +619,18 @@ static spart_status build_all(spart_context *context, const build_plan *plan,
     }
     build_plan element_plan = *plan;
     element_plan.threads = num_elements > 1 ? 1 : threads;
+    spart_report_progress(context, "weights", 0, num_elements);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (num_elements > 1)
     for (int64_t e = 0; e < num_elements; e++) {
         statuses[e] =
             build_element(&element_plan, &context->allocator, e, &elements[e], &outside[e]);
+        /* Elements are handed out in order: thread 0's e tells how far the
+         * build is, near enough for a progress bar. */
+        if (omp_get_thread_num() == 0) {
+            spart_report_progress(context, "weights", e, num_elements);
+        }
     }
+    spart_report_progress(context, "weights", num_elements, num_elements);
     spart_status status = SPART_OK;
     int64_t num_outside = 0;
     for (int64_t e = 0; e < num_elements; e++) {

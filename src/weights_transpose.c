@@ -11,6 +11,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "geometry_2d.h"
 #include "shape.h"
 #include "weights_build.h"
@@ -224,6 +226,9 @@ spart_status spart_weights_transpose_conservative(spart_context *context,
             if (scratch == NULL) {
                 continue;
             }
+            if (omp_get_thread_num() == 0) {
+                spart_report_progress(context, "conservative transpose", e, num_elements);
+            }
             double *factor_input = scratch + scratch_size;
             double *volume_output = factor_input + cells_in;
             double *weight_block = volume_output + cells_out;
@@ -249,6 +254,7 @@ spart_status spart_weights_transpose_conservative(spart_context *context,
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
                           "transpose: could not allocate scratch space");
     }
+    spart_report_progress(context, "conservative transpose", num_elements, num_elements);
     *transposed = made;
     return SPART_OK;
 }

@@ -151,6 +151,20 @@ SPART_API void *spart_context_malloc(const spart_context *context, size_t bytes)
 SPART_API void *spart_context_realloc(const spart_context *context, void *pointer, size_t bytes);
 SPART_API void spart_context_free_memory(const spart_context *context, void *pointer);
 
+/* A progress callback for long work: receives the context's progress user
+ * pointer, the stage ("weights", "conservative transpose", "assembly"),
+ * and how far it is (done of total units; done = total at the end). Called
+ * from one thread at a time (the calling thread, or thread 0 of a parallel
+ * region), at most about a hundred times per stage; it must return quickly
+ * and not call spart with the same context. */
+typedef void (*spart_progress_fn)(void *user, const char *stage, int64_t done, int64_t total);
+
+/* Report the progress of this context's long work to `progress` (NULL:
+ * none, the default). Errors: SPART_ERROR_NULL_POINTER. */
+SPART_NODISCARD SPART_API spart_status spart_context_set_progress(spart_context *context,
+                                                                  spart_progress_fn progress,
+                                                                  void *user);
+
 /* The shape of an array: `ndim` extents, C order (last axis fastest). A
  * zero-dimensional shape (ndim = 0) is a scalar. */
 typedef struct spart_shape {

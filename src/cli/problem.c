@@ -120,7 +120,13 @@ int problem_build_instrument(spart_context *context, const config *cfg, problem 
              "building the instrument: weights and operators of %lld channels x %lld bins",
              (long long)made->num_channel, (long long)made->num_wavelength);
     progress_step_begin(report, what);
-    if (spart_instrument_create(context, &params, &made->instrument) != SPART_OK) {
+    /* The library moves the step's bar as it builds (a terminal only). */
+    int hooked = spart_context_set_progress(context, progress_library, report) == SPART_OK;
+    spart_status status = spart_instrument_create(context, &params, &made->instrument);
+    if (hooked && spart_context_set_progress(context, NULL, NULL) != SPART_OK) {
+        status = SPART_ERROR_INTERNAL;
+    }
+    if (status != SPART_OK) {
         if (report->enabled) {
             fprintf(report->stream, " failed\n");
         }

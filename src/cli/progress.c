@@ -42,6 +42,8 @@ void progress_free(progress *report)
 void progress_step_begin(progress *report, const char *what)
 {
     report->step_start = progress_now();
+    snprintf(report->step, sizeof report->step, "%s", what);
+    report->drew_bar = 0;
     if (report->enabled) {
         fprintf(report->stream, "%s ...", what);
         fflush(report->stream);
@@ -51,9 +53,31 @@ void progress_step_begin(progress *report, const char *what)
 void progress_step_end(progress *report)
 {
     if (report->enabled) {
+        if (report->drew_bar) { /* back to the start of the line, and clear it */
+            fprintf(report->stream, "\r%s ...\033[K", report->step);
+        }
         fprintf(report->stream, " done in %.2f s\n", progress_now() - report->step_start);
         fflush(report->stream);
     }
+}
+
+void progress_library(void *user, const char *stage, int64_t done, int64_t total)
+{
+    progress *report = user;
+    if (!report->enabled || total <= 0) {
+        return;
+    }
+    enum { width = 20 };
+    char bar[width + 1];
+    int filled = (int)((done * width) / total);
+    for (int k = 0; k < width; k++) {
+        bar[k] = k < filled ? '#' : ' ';
+    }
+    bar[width] = '\0';
+    fprintf(report->stream, "\r%s ... %s [%s] %3d%%\033[K", report->step, stage, bar,
+            (int)((done * 100) / total));
+    fflush(report->stream);
+    report->drew_bar = 1;
 }
 
 /* Grow one of the per-iteration arrays to `capacity` values. */

@@ -49,6 +49,9 @@ EXCLUDED = {
     # type always owns its handle, so a borrowed one would be freed twice.
     # `spart build` saves them; from Fortran, save them with C or the CLI.
     "spart_instrument_weights": "borrowed weights; Fortran's spart_weights owns its handle",
+    # A C function pointer called from library threads, for progress bars
+    # on a terminal (the spart command's); not bound for Fortran yet.
+    "spart_context_set_progress": "a C callback from library threads; not bound yet",
 }
 
 # C functions the module calls that are not spart's.

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,6 +136,75 @@ static void failing_malloc_gives_out_of_memory(void **state)
     assert_non_null(strstr(spart_last_error(), "could not allocate"));
 }
 
+/* What a progress callback saw. */
+typedef struct progress_record {
+    int calls;
+    int64_t first_done, last_done, last_total;
+    int backwards; /* a report with done below the previous one */
+    char stage[64];
+} progress_record;
+
+static void record_progress(void *user, const char *stage, int64_t done, int64_t total)
+{
+    progress_record *r = user;
+    if (r->calls == 0) {
+        r->first_done = done;
+    } else if (done < r->last_done) {
+        r->backwards = 1;
+    }
+    r->calls++;
+    r->last_done = done;
+    r->last_total = total;
+    snprintf(r->stage, sizeof r->stage, "%s", stage);
+}
+
+static void progress_reports_a_weights_build_from_start_to_end(void **state)
+{
+    (void)state;
+    spart_context *context = NULL;
+    assert_int_equal(spart_context_create(&context), SPART_OK);
+    progress_record record = {0, 0, 0, 0, 0, ""};
+    assert_int_equal(spart_context_set_progress(context, record_progress, &record), SPART_OK);
+    /* 300 elements of 1-D multilinear weights (an orthogonal axis). */
+    enum { elements = 300, points = 11 };
+    static double x[elements * points], y[elements * 4];
+    for (int e = 0; e < elements; e++) {
+        for (int i = 0; i < points; i++) {
+            x[e * points + i] = i;
+        }
+        for (int j = 0; j < 4; j++) {
+            y[e * 4 + j] = 1.5 + 2.0 * j;
+        }
+    }
+    spart_array input = {x, {2, {elements, points}}};
+    spart_array output = {y, {2, {elements, 4}}};
+    spart_weights_options options;
+    spart_weights_options_init(&options);
+    options.num_axis_input = 1;
+    options.axis_input[0] = -1;
+    options.num_axis_output = 1;
+    options.axis_output[0] = -1;
+    spart_weights *weights = NULL;
+    assert_int_equal(spart_weights_build(context, 1, &input, &output, &options, &weights),
+                     SPART_OK);
+    assert_true(record.calls >= 2);
+    assert_int_equal(record.first_done, 0);
+    assert_int_equal(record.last_done, elements);
+    assert_int_equal(record.last_total, elements);
+    assert_int_equal(record.backwards, 0);
+    assert_string_equal(record.stage, "weights");
+    assert_true(record.calls <= 2 + 101); /* about a hundred reports at most */
+    spart_weights_free(weights);
+    /* NULL turns it off */
+    assert_int_equal(spart_context_set_progress(context, NULL, NULL), SPART_OK);
+    int calls = record.calls;
+    assert_int_equal(spart_weights_build(context, 1, &input, &output, &options, &weights),
+                     SPART_OK);
+    assert_int_equal(record.calls, calls);
+    spart_weights_free(weights);
+    spart_context_free(context);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -146,6 +216,7 @@ int main(void)
         cmocka_unit_test(allocator_hooks_see_every_allocation),
         cmocka_unit_test(allocator_hooks_must_all_be_given),
         cmocka_unit_test(failing_malloc_gives_out_of_memory),
+        cmocka_unit_test(progress_reports_a_weights_build_from_start_to_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
