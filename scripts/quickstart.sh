@@ -26,7 +26,7 @@ jobs=${JOBS:-$(nproc)}
 
 # ---- Debian packages -------------------------------------------------------------
 packages=(build-essential cmake pkg-config libgsl-dev libcfitsio-dev libcmocka-dev
-    libfyaml-dev libcairo2-dev gfortran python3 python3-venv)
+    libfyaml-dev libcairo2-dev libfftw3-dev gfortran python3 python3-venv)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
