@@ -3,6 +3,7 @@
  * (spart/device_memory.h) and the selection of that device for a call.
  */
 #include <stdint.h>
+#include <stdio.h>
 
 #if defined(SPART_HAVE_CUDA)
 #include <cuda_runtime_api.h>
@@ -16,37 +17,49 @@
 spart_status spart_device_failure(spart_context *context, int error, const char *what)
 {
     cudaError_t cuda = (cudaError_t)error;
-    spart_status status =
-        cuda == cudaErrorMemoryAllocation ? SPART_ERROR_OUT_OF_MEMORY : SPART_ERROR_INTERNAL;
+    spart_status status = SPART_ERROR_INTERNAL;
+    if (cuda == cudaErrorMemoryAllocation) {
+        status = SPART_ERROR_OUT_OF_MEMORY;
+    } else if (cuda == cudaErrorNoDevice || cuda == cudaErrorInsufficientDriver ||
+               cuda == cudaErrorInvalidDevice || cuda == cudaErrorDevicesUnavailable) {
+        status = SPART_ERROR_NO_DEVICE;
+    }
     return spart_fail(context, status, "%s: CUDA error %s (%s)", what, cudaGetErrorName(cuda),
                       cudaGetErrorString(cuda));
 }
 
-spart_status spart_device_enter(spart_context *context, const char *what, int *previous)
+spart_status spart_device_check_exists(spart_context *context, int device)
 {
-    *previous = -1;
     int count = 0;
     cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess || count == 0) {
+    if (error != cudaSuccess) {
         (void)cudaGetLastError(); /* not sticky: leave no error behind */
-        return spart_fail(context, SPART_ERROR_NO_DEVICE, "%s: no CUDA device is visible%s%s", what,
-                          error != cudaSuccess ? " (" : "",
-                          error != cudaSuccess ? cudaGetErrorString(error) : "");
-    }
-    if (context->cuda_device >= count) {
         return spart_fail(context, SPART_ERROR_NO_DEVICE,
-                          "%s: CUDA device %d does not exist (%d visible)", what,
-                          context->cuda_device, count);
+                          "no CUDA device is visible (cudaGetDeviceCount: %s)",
+                          cudaGetErrorString(error));
     }
-    int current = -1;
-    error = cudaGetDevice(&current);
-    if (error == cudaSuccess && current != context->cuda_device) {
-        error = cudaSetDevice(context->cuda_device);
+    if (count == 0) {
+        return spart_fail(context, SPART_ERROR_NO_DEVICE, "no CUDA device is visible");
+    }
+    if (device >= count) {
+        return spart_fail(
+            context, SPART_ERROR_NO_DEVICE,
+            "CUDA device %d does not exist: %d device(s) are visible, numbered from 0", device,
+            count);
+    }
+    return SPART_OK;
+}
+
+spart_status spart_device_select(spart_context *context, int device, int *previous)
+{
+    cudaError_t error = cudaGetDevice(previous);
+    if (error == cudaSuccess && *previous != device) {
+        error = cudaSetDevice(device);
     }
     if (error != cudaSuccess) {
-        return spart_device_failure(context, (int)error, what);
+        *previous = -1;
+        return spart_device_failure(context, (int)error, "selecting the CUDA device");
     }
-    *previous = current;
     return SPART_OK;
 }
 
@@ -58,11 +71,45 @@ void spart_device_leave(int previous)
     }
 }
 
+spart_status spart_device_enter(spart_context *context, const char *what, int *previous)
+{
+    *previous = -1;
+    spart_status status = spart_device_check_exists(context, context->cuda_device);
+    if (status == SPART_OK) {
+        status = spart_device_select(context, context->cuda_device, previous);
+    }
+    if (status != SPART_OK) {
+        char sentence[SPART_ERROR_LENGTH];
+        snprintf(sentence, sizeof sentence, "%s", spart_context_error(context));
+        spart_fail(context, status, "%s: %s", what, sentence);
+    }
+    return status;
+}
+
 #else
 
 spart_status spart_device_failure(spart_context *context, int error, const char *what)
 {
     return spart_fail(context, SPART_ERROR_INTERNAL, "%s: CUDA error %d", what, error);
+}
+
+spart_status spart_device_check_exists(spart_context *context, int device)
+{
+    (void)device;
+    return spart_fail(context, SPART_ERROR_NO_DEVICE,
+                      "spart was built without CUDA (configure with SPART_ENABLE_CUDA=ON "
+                      "where nvcc is installed)");
+}
+
+spart_status spart_device_select(spart_context *context, int device, int *previous)
+{
+    *previous = -1;
+    return spart_device_check_exists(context, device);
+}
+
+void spart_device_leave(int previous)
+{
+    (void)previous;
 }
 
 spart_status spart_device_enter(spart_context *context, const char *what, int *previous)
@@ -72,11 +119,6 @@ spart_status spart_device_enter(spart_context *context, const char *what, int *p
                       "%s: spart was built without CUDA (configure with SPART_ENABLE_CUDA=ON "
                       "where nvcc is installed)",
                       what);
-}
-
-void spart_device_leave(int previous)
-{
-    (void)previous;
 }
 
 #endif

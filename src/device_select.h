@@ -1,21 +1,31 @@
 /*
- * src/device_select.h: make the context's CUDA device current for the
- * length of a call, and turn CUDA errors into statuses (used by the MART
- * steps and device memory functions).
+ * src/device_select.h: what every device entry point does first (check
+ * that the device exists, make it current for the call, restore the
+ * caller's afterwards) and how a CUDA error becomes a status with a
+ * sentence. Used by the regridder's device paths, the MART steps and the
+ * device memory functions; defined in src/device_memory.c.
  */
 #ifndef SPART_DEVICE_SELECT_H
 #define SPART_DEVICE_SELECT_H
 
 #include "internal.h"
 
-/* Check that CUDA is built in and the context's device exists, make it
- * current; *previous is what spart_device_leave restores. Sets the
- * sentence, naming `what`, on failure. */
-spart_status spart_device_enter(spart_context *context, const char *what, int *previous);
+/* A failed CUDA call (a cudaError_t as int) as a status: OUT_OF_MEMORY
+ * for an allocation failure, NO_DEVICE for a missing or unusable device,
+ * else INTERNAL; the sentence is "<what>: CUDA error <name> (<text>)". */
+spart_status spart_device_failure(spart_context *context, int error, const char *what);
+
+/* SPART_OK when CUDA is built in and device `device` exists; else
+ * SPART_ERROR_NO_DEVICE with a sentence saying which. */
+spart_status spart_device_check_exists(spart_context *context, int device);
+
+/* Make `device` the calling thread's current device; *previous is what
+ * spart_device_leave restores (-1: nothing). */
+spart_status spart_device_select(spart_context *context, int device, int *previous);
 void spart_device_leave(int previous);
 
-/* A failed CUDA call (a cudaError_t as int) as SPART_ERROR_INTERNAL, or
- * SPART_ERROR_OUT_OF_MEMORY for an allocation failure, with its name. */
-spart_status spart_device_failure(spart_context *context, int error, const char *what);
+/* Check that the context's device exists and make it current, naming
+ * `what` in the sentence of a failure. */
+spart_status spart_device_enter(spart_context *context, const char *what, int *previous);
 
 #endif /* SPART_DEVICE_SELECT_H */

@@ -16,6 +16,7 @@
 #include <cuda_runtime_api.h>
 
 #include "device_internal.h"
+#include "device_select.h"
 #endif
 
 #include "regridder_device.h"
@@ -180,63 +181,10 @@ spart_status spart_device_transpose_conservative(spart_context *context, spart_r
 
 /* ---- CUDA errors, devices and pointers ------------------------------------------ */
 
+/* The shared helpers of src/device_select.h, under this file's names. */
 static spart_status cuda_failure(spart_context *context, cudaError_t error, const char *what)
 {
-    spart_status status = SPART_ERROR_INTERNAL;
-    if (error == cudaErrorMemoryAllocation) {
-        status = SPART_ERROR_OUT_OF_MEMORY;
-    } else if (error == cudaErrorNoDevice || error == cudaErrorInsufficientDriver ||
-               error == cudaErrorInvalidDevice || error == cudaErrorDevicesUnavailable) {
-        status = SPART_ERROR_NO_DEVICE;
-    }
-    return spart_fail(context, status, "%s: CUDA error %s (%s)", what, cudaGetErrorName(error),
-                      cudaGetErrorString(error));
-}
-
-/* SPART_OK when CUDA device `device` exists on this machine. */
-static spart_status check_device_exists(spart_context *context, int device)
-{
-    int count = 0;
-    cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess) {
-        (void)cudaGetLastError(); /* not sticky: leave no error behind */
-        return spart_fail(context, SPART_ERROR_NO_DEVICE,
-                          "no CUDA device is visible (cudaGetDeviceCount: %s)",
-                          cudaGetErrorString(error));
-    }
-    if (count == 0) {
-        return spart_fail(context, SPART_ERROR_NO_DEVICE, "no CUDA device is visible");
-    }
-    if (device >= count) {
-        return spart_fail(
-            context, SPART_ERROR_NO_DEVICE,
-            "CUDA device %d does not exist: %d device(s) are visible, numbered from 0", device,
-            count);
-    }
-    return SPART_OK;
-}
-
-/* Make `device` the calling thread's current device; *previous gets the
- * one to restore with leave_device. */
-static spart_status enter_device(spart_context *context, int device, int *previous)
-{
-    cudaError_t error = cudaGetDevice(previous);
-    if (error == cudaSuccess && *previous != device) {
-        error = cudaSetDevice(device);
-    }
-    if (error != cudaSuccess) {
-        *previous = -1;
-        return cuda_failure(context, error, "selecting the CUDA device");
-    }
-    return SPART_OK;
-}
-
-static void leave_device(int previous)
-{
-    int current = -1;
-    if (previous >= 0 && cudaGetDevice(&current) == cudaSuccess && current != previous) {
-        (void)cudaSetDevice(previous);
-    }
+    return spart_device_failure(context, (int)error, what);
 }
 
 /* SPART_OK when `pointer` is memory the kernels on `device` may use:
@@ -280,7 +228,7 @@ spart_status spart_context_set_cuda_device(spart_context *context, int device)
         return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
                           "device = %d: CUDA devices are numbered from 0", device);
     }
-    spart_status status = check_device_exists(context, device);
+    spart_status status = spart_device_check_exists(context, device);
     if (status == SPART_OK) {
         context->cuda_device = device;
     }
@@ -465,12 +413,12 @@ static spart_status copy_regridder(spart_context *context, const spart_regridder
 {
     *result = NULL;
     int cuda_device = to_device ? context->cuda_device : source->device.cuda_device;
-    spart_status status = check_device_exists(context, cuda_device);
+    spart_status status = spart_device_check_exists(context, cuda_device);
     if (status != SPART_OK) {
         return status;
     }
     int previous = -1;
-    status = enter_device(context, cuda_device, &previous);
+    status = spart_device_select(context, cuda_device, &previous);
     if (status != SPART_OK) {
         return status;
     }
@@ -479,7 +427,7 @@ static spart_status copy_regridder(spart_context *context, const spart_regridder
         cuda_device == context->cuda_device ? (cudaStream_t)context->cuda_stream : 0;
     spart_regridder *made = spart_alloc(&context->allocator, 1, sizeof *made);
     if (made == NULL) {
-        leave_device(previous);
+        spart_device_leave(previous);
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "copying a regridder: out of memory");
     }
     *made = *source;
@@ -511,7 +459,7 @@ static spart_status copy_regridder(spart_context *context, const spart_regridder
     } else {
         *result = made;
     }
-    leave_device(previous);
+    spart_device_leave(previous);
     return status;
 }
 
@@ -565,7 +513,7 @@ void spart_device_release(spart_regridder *regridder)
     (void)cudaFree(csr->values32);
     memset(csr, 0, sizeof *csr);
     memset(&regridder->device, 0, sizeof regridder->device);
-    leave_device(previous);
+    spart_device_leave(previous);
 }
 
 /* ---- building on the device: assembly and the transposes ----------------------------- */
@@ -904,14 +852,14 @@ spart_status spart_device_csr_assemble(spart_context *context, const spart_assem
                                        spart_regridder *regridder)
 {
     int device = regridder->device.cuda_device, previous = -1;
-    spart_status status = enter_device(context, device, &previous);
+    spart_status status = spart_device_select(context, device, &previous);
     if (status != SPART_OK) {
         return status;
     }
     cudaError_t error =
         assemble_on_stream(source, cells_input, cells_output, value_type, options,
                            spart_threads(context), regridder, stream_for(context, device));
-    leave_device(previous);
+    spart_device_leave(previous);
     if (error != cudaSuccess) {
         return cuda_failure(context, error, "assembling a regridder on the device");
     }
@@ -961,7 +909,7 @@ spart_status spart_device_csr_transpose(spart_context *context, const spart_regr
                                         int wide_sort, spart_regridder *transposed)
 {
     int device = regridder->device.cuda_device, previous = -1;
-    spart_status status = enter_device(context, device, &previous);
+    spart_status status = spart_device_select(context, device, &previous);
     if (status != SPART_OK) {
         return status;
     }
@@ -972,7 +920,7 @@ spart_status spart_device_csr_transpose(spart_context *context, const spart_regr
     if (error != cudaSuccess) {
         spart_device_release(transposed);
     }
-    leave_device(previous);
+    spart_device_leave(previous);
     if (error != cudaSuccess) {
         return cuda_failure(context, error, "the exact transpose on the device");
     }
@@ -1070,7 +1018,7 @@ spart_status spart_device_transpose_conservative(spart_context *context, spart_r
     made->csr.values64 = NULL;
     made->csr.values32 = NULL;
     int device = forward->device.cuda_device, previous = -1;
-    spart_status status = enter_device(context, device, &previous);
+    spart_status status = spart_device_select(context, device, &previous);
     if (status != SPART_OK) {
         spart_free(&forward->allocator, made);
         return status;
@@ -1080,10 +1028,10 @@ spart_status spart_device_transpose_conservative(spart_context *context, spart_r
     if (error != cudaSuccess) {
         spart_device_release(made); /* its values only: it owns no pattern */
         spart_free(&forward->allocator, made);
-        leave_device(previous);
+        spart_device_leave(previous);
         return cuda_failure(context, error, "the conservative transpose on the device");
     }
-    leave_device(previous);
+    spart_device_leave(previous);
     *conservative = made;
     return SPART_OK;
 }
@@ -1094,7 +1042,7 @@ spart_status spart_regridder_create_device(spart_context *context, const spart_w
 {
     spart_status status = check_create_arguments(context, weights, regridder);
     if (status == SPART_OK) {
-        status = check_device_exists(context, context->cuda_device);
+        status = spart_device_check_exists(context, context->cuda_device);
     }
     return status == SPART_OK ? spart_regridder_create_on(context, weights, options,
                                                           context->cuda_device, regridder)
@@ -1198,13 +1146,13 @@ spart_status spart_device_product(spart_context *context, const spart_regridder 
                           workspace_bytes, needed);
     }
     int previous = -1;
-    spart_status status = enter_device(context, regridder->device.cuda_device, &previous);
+    spart_status status = spart_device_select(context, regridder->device.cuda_device, &previous);
     if (status != SPART_OK) {
         return status;
     }
     status = check_device_product(context, regridder, x, y, size_y, workspace, needed);
     if (status != SPART_OK) {
-        leave_device(previous);
+        spart_device_leave(previous);
         return status;
     }
     spart_device_csr matrix = describe_matrix(regridder);
@@ -1231,7 +1179,7 @@ spart_status spart_device_product(spart_context *context, const spart_regridder 
             error = spart_cuda_unpack(&output, num_leading, packed_y, y, stream);
         }
     }
-    leave_device(previous);
+    spart_device_leave(previous);
     if (error != cudaSuccess) {
         return cuda_failure(context, (cudaError_t)error, "device product");
     }
@@ -1252,7 +1200,7 @@ spart_status spart_device_apply(spart_context *context, const spart_regridder *r
                    : spart_regridder_apply_workspace(context, regridder, x, y, size_y, NULL, 0);
     }
     int previous = -1;
-    status = enter_device(context, regridder->device.cuda_device, &previous);
+    status = spart_device_select(context, regridder->device.cuda_device, &previous);
     if (status != SPART_OK) {
         return status;
     }
@@ -1260,12 +1208,12 @@ spart_status spart_device_apply(spart_context *context, const spart_regridder *r
     void *workspace = NULL;
     cudaError_t error = cudaMallocAsync(&workspace, bytes, stream);
     if (error != cudaSuccess) {
-        leave_device(previous);
+        spart_device_leave(previous);
         return cuda_failure(context, error, "apply: allocating the device workspace");
     }
     status = spart_regridder_apply_workspace(context, regridder, x, y, size_y, workspace, bytes);
     error = cudaFreeAsync(workspace, stream);
-    leave_device(previous);
+    spart_device_leave(previous);
     if (status == SPART_OK && error != cudaSuccess) {
         status = cuda_failure(context, error, "apply: freeing the device workspace");
     }
