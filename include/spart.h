@@ -13,5 +13,6 @@
 #include "spart/mart.h"
 #include "spart/instrument.h"
 #include "spart/scene.h"
+#include "spart/psf.h"
 
 #endif /* SPART_H */

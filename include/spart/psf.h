@@ -1,0 +1,128 @@
+/*
+ * spart/psf.h: a point-spread function (PSF) as a convolution operator on
+ * images, for kernels that are shift-invariant per orthogonal element (one
+ * 2-D kernel per channel or wavelength, the same all over the image),
+ * applied by FFT (FFTW on the host).
+ *
+ * Shapes, C order: the images have shape (orthogonal axes..., ny, nx),
+ * with zero or more orthogonal axes (channels, wavelengths); the kernels
+ * have shape (kernel orthogonal axes..., ky, kx), whose orthogonal axes
+ * broadcast against the images' as NumPy's do (missing leading axes and
+ * axes of length 1 share one kernel), so a 2-D kernel is shared by every
+ * image. The kernel's centre is at index (floor(ky / 2), floor(kx / 2)),
+ * as in regridding.convolve_weights (regridding 3.6.0). For an odd size
+ * the centre is the middle sample; for an even size k it is sample k / 2,
+ * so a pixel's light goes to the k / 2 pixels before it (lower indices)
+ * and the k / 2 - 1 after it: the kernel [a, b] keeps b on the pixel and
+ * moves a onto the pixel before it (out[i] = b in[i] + a in[i + 1]).
+ *
+ * The operator P (spart_psf_apply), per image:
+ *     out[y', x'] = sum over y, x of K(y' - y + cy, x' - x + cx) in[y, x]
+ * with K zero outside its ky x kx samples: light from pixel (y, x) spread
+ * over its neighbours, and light spread past the image's edge lost (zero
+ * padding, never a circular wrap). Kernels may be larger than the image.
+ * Its adjoint P^T (spart_psf_apply_adjoint) is the correlation
+ *     out[y, x] = sum over y', x' of K(y' - y + cy, x' - x + cx) in[y', x'],
+ * so that <P a, b> = <a, P^T b> to rounding.
+ *
+ * Accuracy: the FFT's rounding error is relative to the largest value of an
+ * image (about 1e-16 times it, times a small factor that grows as the log
+ * of the image size), not to each pixel: a pixel that direct convolution
+ * makes exactly 0 may come out as a tiny number of either sign.
+ *
+ * Memory: a spart_psf owns the kernels' spectra and its FFTW plans; each
+ * call allocates its working buffers (two per thread) through the context.
+ *
+ * Thread safety: a spart_psf is immutable once made; any number of threads
+ * may apply it at once. Making and freeing one call FFTW's planner, which
+ * is shared by the whole process and not thread-safe: do not make or free
+ * spart_psf objects while another thread plans FFTW transforms.
+ *
+ * Determinism: the plans are made with FFTW_ESTIMATE (never by timing
+ * trials) and every image is transformed by one thread with the same plan,
+ * so results are the same bits for any thread count and run after run on
+ * one machine; FFTW picks its SIMD code from the CPU, so other machines (or
+ * a process that loaded FFTW wisdom) may differ in the last bits.
+ */
+#ifndef SPART_PSF_H
+#define SPART_PSF_H
+
+#include "spart/common.h"
+#include "spart/mart.h"
+#include "spart/regridder.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct spart_psf spart_psf;
+
+/* Make the PSF operator of `kernels` (shape above, at least 2 axes, every
+ * value finite; negative values are allowed) for images of shape
+ * `shape_image` (at least 2 axes). The kernels are copied; their spectra
+ * are computed here, with the FFTW plans every apply reuses.
+ * Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (fewer
+ * than 2 axes, an extent below 1, kernels with more axes than the images),
+ * SPART_ERROR_SHAPE_MISMATCH (kernel orthogonal axes that do not broadcast
+ * against the images'), SPART_ERROR_NOT_FINITE (a kernel value that is NaN
+ * or infinite), SPART_ERROR_OVERFLOW, SPART_ERROR_OUT_OF_MEMORY,
+ * SPART_ERROR_INTERNAL (FFTW could not make a plan). On failure *psf is
+ * NULL. */
+SPART_NODISCARD SPART_API spart_status spart_psf_create(spart_context *context,
+                                                        const spart_array *kernels,
+                                                        const spart_shape *shape_image,
+                                                        spart_psf **psf);
+
+/* Free a PSF operator. Accepts NULL. */
+SPART_API void spart_psf_free(spart_psf *psf);
+
+/* The image shape it applies to, and the kernels' shape. */
+SPART_API spart_shape spart_psf_shape_image(const spart_psf *psf);
+SPART_API spart_shape spart_psf_shape_kernels(const spart_psf *psf);
+
+/* output = P input (spart_psf_apply) or P^T input (spart_psf_apply_adjoint).
+ * input must have exactly the image shape (no broadcasting, no leading
+ * axes) and finite values (an FFT would spread a NaN over a whole image);
+ * output holds size_output = the image's size values, overwritten, and may
+ * be input itself (in place). Images are shared out among the context's
+ * threads. Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_SHAPE_MISMATCH
+ * (the sentence names both shapes), SPART_ERROR_INVALID_ARGUMENT (a wrong
+ * size_output), SPART_ERROR_NOT_FINITE (naming the first bad input value),
+ * SPART_ERROR_OUT_OF_MEMORY. */
+SPART_NODISCARD SPART_API spart_status spart_psf_apply(spart_context *context, const spart_psf *psf,
+                                                       const spart_array *input, double *output,
+                                                       int64_t size_output);
+SPART_NODISCARD SPART_API spart_status spart_psf_apply_adjoint(spart_context *context,
+                                                               const spart_psf *psf,
+                                                               const spart_array *input,
+                                                               double *output, int64_t size_output);
+
+/* MART operators with a PSF composed by FFT (rather than folded into the
+ * weights): spart_mart_regridder_pair's fields, and a PSF whose image shape
+ * is the forward Regridder's output shape. forward(x) = P (A x), then the
+ * clamp at 0 and the noise widths of spart_mart_operators_from_regridders;
+ * backward(images) = B (P^T images). Host Regridders only. */
+typedef struct spart_mart_regridder_psf {
+    const spart_regridder *forward;
+    const spart_psf *psf;
+    const spart_regridder *backward;
+    int64_t num_channel;
+    double gain;       /* > 0 */
+    double read_noise; /* >= 0 */
+} spart_mart_regridder_psf;
+
+/* Fill `operators` to run on `problem` (which must outlive them). The
+ * backward callback allocates one image set of scratch per call through
+ * the context. Errors: those of spart_mart_operators_from_regridders, and
+ * SPART_ERROR_SHAPE_MISMATCH (a PSF whose image shape is not the forward
+ * Regridder's output shape), SPART_ERROR_NOT_IMPLEMENTED (Regridders on a
+ * CUDA device). */
+SPART_NODISCARD SPART_API spart_status spart_mart_operators_from_regridders_psf(
+    spart_context *context, const spart_mart_regridder_psf *problem,
+    spart_mart_operators *operators);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPART_PSF_H */
