@@ -183,6 +183,27 @@ SPART_NODISCARD SPART_API spart_status spart_weights_transpose(spart_context *co
                                                                const spart_weights *weights,
                                                                spart_weights **transposed);
 
+/* Fold a kernel into the weights, as regridding.convolve_weights: W becomes
+ * P W with P[i', i] = K_i(i' - i), spreading what lands in output cell i
+ * over the cells around it; light spread past the grid's edge is lost.
+ * `kernel`'s last num_axis_output axes are the kernel along the weights'
+ * resampled output axes (ascending); the element at floor(n / 2) along
+ * each is the centre (so an even length n reaches n / 2 cells back and
+ * n / 2 - 1 forward). Its leading axes broadcast, right-aligned, against
+ * shape_output: per orthogonal element (such as per wavelength) and/or per
+ * output cell i (each 1 or the grid's extent). Negative values are
+ * allowed, zeros reach no cell. Each run of consecutive entries sharing an
+ * input cell becomes that input's entries in grid order, merged, as the
+ * package gives them (docs/differences.md). Errors:
+ * SPART_ERROR_NULL_POINTER, SPART_ERROR_SHAPE_MISMATCH (too few kernel
+ * axes, leading axes that do not broadcast), SPART_ERROR_NOT_FINITE,
+ * SPART_ERROR_NOT_IMPLEMENTED (a kernel that varies along an axis the
+ * weights are shared along), SPART_ERROR_OUT_OF_MEMORY. */
+SPART_NODISCARD SPART_API spart_status spart_weights_convolve(spart_context *context,
+                                                              const spart_weights *weights,
+                                                              const spart_array *kernel,
+                                                              spart_weights **convolved);
+
 /* The conservative transpose, as regridding.transpose_weights_conservative:
  * each entry v becomes v * F_in[input] / V_out[output] with cell volumes V
  * of the unperturbed grids and F_in = V_in / (w * w) for weights_input w

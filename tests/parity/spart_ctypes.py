@@ -1173,3 +1173,19 @@ def scene_gaussians(spart, wavelength_rest, velocity, x, y, width_velocity=None,
                                            _double_pointer(y), ctypes.byref(options),
                                            _double_pointer(wavelength), _double_pointer(scene)))
     return scene, wavelength
+
+
+def convolve_weights(spart, weights, kernel):
+    """spart_weights_convolve (as regridding.convolve_weights): a new Weights."""
+    lib = spart.lib
+    function = lib.spart_weights_convolve
+    function.restype = ctypes.c_int
+    function.argtypes = [ctypes.c_void_p, ctypes.c_void_p, P(spart_array),
+                         P(ctypes.c_void_p)]
+    keep = _Arrays()
+    block = keep.array(kernel)
+    handle = ctypes.c_void_p()
+    spart._check("spart_weights_convolve",
+                 function(spart.context, weights.handle, ctypes.byref(block),
+                          ctypes.byref(handle)))
+    return Weights(spart, handle)
