@@ -593,6 +593,65 @@ static void mart_operators_with_a_psf_agree_with_folded_weights(void **state)
     spart_context_free(context);
 }
 
+static void mart_solves_with_a_psf_agree_with_folded_weights(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    entry entries[ENTRIES];
+    uint64_t random = 101;
+    for (int e = 0; e < ENTRIES; e++) {
+        /* Every scene cell seen at least once, so that no ratio is 0 / 0. */
+        entries[e].scene = e % S;
+        entries[e].channel = (int64_t)(next_uniform(&random) * C);
+        entries[e].pixel = (int64_t)(next_uniform(&random) * NY * NX);
+        entries[e].value = 0.5 + next_uniform(&random);
+    }
+    double *kernels = random_values(C * KY * KX, 102, 0.1);
+    spart_regridder *forward = forward_regridder(context, entries, NULL);
+    spart_regridder *backward = backward_regridder(context, entries, NULL);
+    spart_regridder *forward_folded = forward_regridder(context, entries, kernels);
+    spart_regridder *backward_folded = backward_regridder(context, entries, kernels);
+    spart_array kernel_array = {kernels, {3, {C, KY, KX}}};
+    spart_shape images = {3, {C, NY, NX}};
+    spart_psf *psf = NULL;
+    assert_int_equal(spart_psf_create(context, &kernel_array, &images, &psf), SPART_OK);
+    spart_mart_regridder_psf problem = {forward, psf, backward, C, 1.0, 0.5};
+    spart_mart_regridder_pair folded = {forward_folded, backward_folded, C, 1.0, 0.5};
+    spart_mart_operators with_psf, with_folded;
+    assert_int_equal(spart_mart_operators_from_regridders_psf(context, &problem, &with_psf),
+                     SPART_OK);
+    assert_int_equal(spart_mart_operators_from_regridders(context, &folded, &with_folded),
+                     SPART_OK);
+    /* Observations: the folded forward model of a random scene. */
+    double *truth = random_values(S, 103, 1.0);
+    double observed[C * NY * NX];
+    assert_int_equal(with_folded.forward(with_folded.user, context, truth, observed, NULL),
+                     SPART_OK);
+    spart_mart_options options;
+    spart_mart_options_init(&options);
+    options.stop_rule = SPART_MART_STOP_COUNT;
+    options.max_iterations = 6;
+    spart_mart_result *a = NULL;
+    spart_mart_result *b = NULL;
+    assert_int_equal(spart_mart_solve(context, &with_psf, observed, &options, &a), SPART_OK);
+    assert_int_equal(spart_mart_solve(context, &with_folded, observed, &options, &b), SPART_OK);
+    assert_int_equal(spart_mart_result_num_iterations(a), spart_mart_result_num_iterations(b));
+    double error = relative_error(spart_mart_result_solution(a), spart_mart_result_solution(b), S);
+    if (!(error < 1e-11)) {
+        fail_msg("solutions differ by %g relative", error);
+    }
+    spart_mart_result_free(a);
+    spart_mart_result_free(b);
+    free(truth);
+    spart_psf_free(psf);
+    spart_regridder_free(forward);
+    spart_regridder_free(backward);
+    spart_regridder_free(forward_folded);
+    spart_regridder_free(backward_folded);
+    free(kernels);
+    spart_context_free(context);
+}
+
 static void mart_operators_refuse_a_psf_for_other_images(void **state)
 {
     (void)state;
@@ -635,6 +694,7 @@ int main(void)
         cmocka_unit_test(non_finite_kernels_and_inputs_are_refused),
         cmocka_unit_test(shapes_that_do_not_match_are_refused),
         cmocka_unit_test(mart_operators_with_a_psf_agree_with_folded_weights),
+        cmocka_unit_test(mart_solves_with_a_psf_agree_with_folded_weights),
         cmocka_unit_test(mart_operators_refuse_a_psf_for_other_images),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
