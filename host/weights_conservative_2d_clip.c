@@ -27,13 +27,23 @@
  * plus the number of lattice cells of its bounding box, with no
  * allocation: one scratch block per thread, grown when a cell needs more.
  *
+ * Most cells, when the two grids have cells of similar sizes, lie inside
+ * one lattice cell (their entry is weights_input, at once) or inside a
+ * block of 2 x 2, 2 x 1 or 1 x 2 lattice cells: those take the same sums
+ * with the block's one inner line per axis handled by clamps instead of
+ * the walk, so that hardly any branch depends on the cell's shape (which
+ * no branch predictor could learn). Only larger cells, and cells reaching
+ * out of the lattice, walk.
+ *
  * The sums are the exact overlaps up to rounding, as the package's clipped
  * polygons are, but in a different order, so the weights differ from the
- * package's in the last bits (1e-15 relative in the tests; the parity
- * tests allow 1e-12). Exact, bit for bit: a cell inside one lattice cell
- * gives weights_input (fraction 1) without any sum, and cells whose
- * corners and crossings are exactly representable (dyadic lattices, their
- * refinements and coarsenings) give exact fractions.
+ * package's in the last bits (about 1e-15 relative in the tests, and
+ * closer to the exact areas; the parity tests allow 1e-12). Exact, bit for
+ * bit: a cell inside one lattice cell gives weights_input (fraction 1),
+ * and cells whose corners and crossings are exactly representable (dyadic
+ * lattices, their refinements and coarsenings, cells with corners on the
+ * lattice lines) give exact fractions; lattice cells a cell does not reach
+ * get no entry.
  *
  * Entries come out sorted by (input, output) with one entry per pair:
  * input cells in C order, the lattice cells of each in C order. With
