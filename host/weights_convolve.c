@@ -108,11 +108,42 @@ static void find_box(const spart_convolve_layout *layout, const spart_convolve_e
     }
 }
 
+/* One row of the kernel, elements first .. last-1, into one row of the box
+ * (both indexed by the kernel's index along the row). A dense kernel has
+ * no zero elements, so every element reaches its cell and the row is
+ * marked at once; otherwise zeros are skipped. */
+static void spread_row(const double *kernel, int64_t first, int64_t last, double value, int dense,
+                       double *values, unsigned char *reached)
+{
+    if (dense) {
+        if (values != NULL) {
+            /* independent cells, each one product and one sum: the same bits
+               in vector lanes as one by one */
+#pragma omp simd
+            for (int64_t j = first; j < last; j++) {
+                values[j] += value * kernel[j];
+            }
+        }
+        memset(reached + first, 1, (size_t)(last - first));
+        return;
+    }
+    for (int64_t j = first; j < last; j++) {
+        double element = kernel[j];
+        if (element == 0.0) {
+            continue;
+        }
+        if (values != NULL) {
+            values[j] += value * element;
+        }
+        reached[j] = 1;
+    }
+}
+
 /* Spread one entry (landing at `coordinates`, kernel `kernel`) into the
  * box: the kernel elements whose target lies in the box, row by row along
  * the last axis. `values` NULL: only mark the cells reached. */
 static void scatter_entry(const spart_convolve_layout *layout, const run_box *box,
-                          const int64_t *coordinates, const double *kernel, double value,
+                          const int64_t *coordinates, const double *kernel, int dense, double value,
                           double *values, unsigned char *reached)
 {
     int ndim = layout->ndim;
@@ -144,16 +175,8 @@ static void scatter_entry(const spart_convolve_layout *layout, const run_box *bo
             at_box += (k[a] + shift[a]) * box->strides[a];
             at_kernel += k[a] * kernel_strides[a];
         }
-        for (int64_t j = first[inner]; j < last[inner]; j++) {
-            double element = kernel[at_kernel + j];
-            if (element == 0.0) {
-                continue;
-            }
-            if (values != NULL) {
-                values[at_box + j] += value * element;
-            }
-            reached[at_box + j] = 1;
-        }
+        spread_row(kernel + at_kernel, first[inner], last[inner], value, dense,
+                   values == NULL ? NULL : values + at_box, reached + at_box);
         int a = inner - 1;
         while (a >= 0) {
             k[a]++;
@@ -275,8 +298,9 @@ static int64_t convolve_run(const spart_allocator *allocator, const spart_convol
     int64_t coordinates[SPART_MAX_NDIM] = {0};
     for (int64_t q = start; q < stop; q++) {
         unravel_cell(layout, entries->indices_output[q], coordinates);
-        const double *kernel = layout->kernel + kernel_offset(layout, element, coordinates);
-        scatter_entry(layout, &box, coordinates, kernel, entries->values[q],
+        int64_t offset = kernel_offset(layout, element, coordinates);
+        int dense = layout->size_kernel > 0 && layout->dense[offset / layout->size_kernel];
+        scatter_entry(layout, &box, coordinates, layout->kernel + offset, dense, entries->values[q],
                       write ? scratch->values : NULL, scratch->reached);
     }
     int64_t at = write ? target->run_starts[start] : 0;

@@ -182,6 +182,8 @@ static spart_status make_layout(spart_context *context, const spart_weights *wei
     }
     layout->kernel = kernel->data;
     layout->element_base = element_base;
+    layout->size_kernel = 0;
+    layout->dense = NULL;
     int64_t index[SPART_MAX_NDIM];
     for (int64_t e = 0; e < weights->num_elements; e++) {
         spart_unravel(e, &weights->shape_orthogonal, index);
@@ -255,6 +257,34 @@ static spart_status convolve(spart_context *context, const spart_weights *weight
     return SPART_OK;
 }
 
+/* Per kernel (a block of size_kernel elements of the caller's array):
+ * whether none of its elements is zero, so that the host kernel may spread
+ * whole rows. Sets layout->size_kernel; NULL when out of memory. */
+static unsigned char *find_dense_kernels(spart_context *context, const spart_array *kernel,
+                                         spart_convolve_layout *layout)
+{
+    int64_t size_kernel = 1;
+    for (int a = 0; a < layout->ndim; a++) {
+        size_kernel *= layout->shape_kernel[a];
+    }
+    layout->size_kernel = size_kernel;
+    int64_t count = size_kernel > 0 ? spart_shape_size(&kernel->shape) / size_kernel : 0;
+    unsigned char *dense = spart_alloc(&context->allocator, (size_t)count + 1, 1);
+    if (dense == NULL) {
+        return NULL;
+    }
+    for (int64_t b = 0; b < count; b++) {
+        dense[b] = 1;
+        for (int64_t k = 0; k < size_kernel; k++) {
+            if (kernel->data[b * size_kernel + k] == 0.0) {
+                dense[b] = 0;
+                break;
+            }
+        }
+    }
+    return dense;
+}
+
 spart_status spart_weights_convolve(spart_context *context, const spart_weights *weights,
                                     const spart_array *kernel, spart_weights **convolved)
 {
@@ -280,9 +310,19 @@ spart_status spart_weights_convolve(spart_context *context, const spart_weights 
     }
     spart_convolve_layout layout;
     status = make_layout(context, weights, kernel, element_base, &layout);
+    unsigned char *dense = NULL;
     if (status == SPART_OK) {
+        dense = find_dense_kernels(context, kernel, &layout);
+        status = dense == NULL ? spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                                            "weights_convolve: could not allocate %lld flags",
+                                            (long long)spart_shape_size(&kernel->shape))
+                               : SPART_OK;
+    }
+    if (status == SPART_OK) {
+        layout.dense = dense;
         status = convolve(context, weights, &layout, convolved);
     }
+    spart_free(&context->allocator, dense);
     spart_free(&context->allocator, element_base);
     return status;
 }

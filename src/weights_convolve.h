@@ -27,6 +27,9 @@ typedef struct spart_convolve_layout {
     const double *kernel;                 /* the caller's kernel array */
     const int64_t *element_base;          /* per element: the offset of its
                                              kernel (of output cell 0) */
+    int64_t size_kernel;                  /* elements of one kernel */
+    const unsigned char *dense;           /* per kernel (offset / size_kernel):
+                                             nonzero when no element is zero */
 } spart_convolve_layout;
 
 /* The entries of all elements, concatenated, as a weights object holds. */
