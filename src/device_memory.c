@@ -4,6 +4,7 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #if defined(SPART_HAVE_CUDA)
 #include <cuda_runtime_api.h>
@@ -71,6 +72,33 @@ void spart_device_leave(int previous)
     }
 }
 
+spart_status spart_device_check_pointer(spart_context *context, const void *pointer, int device,
+                                        const char *what, const char *name)
+{
+    struct cudaPointerAttributes attributes;
+    memset(&attributes, 0, sizeof attributes);
+    cudaError_t error = cudaPointerGetAttributes(&attributes, pointer);
+    if (error != cudaSuccess) {
+        (void)cudaGetLastError();
+        attributes.type = cudaMemoryTypeUnregistered;
+    }
+    if (attributes.type == cudaMemoryTypeManaged) {
+        return SPART_OK;
+    }
+    if (attributes.type != cudaMemoryTypeDevice) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "%s: %s is host memory, but the work runs on CUDA device %d: pass "
+                          "device memory (spart_device_malloc or cudaMalloc)",
+                          what, name, device);
+    }
+    if (attributes.device != device) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "%s: %s is memory of CUDA device %d, but the work runs on device %d",
+                          what, name, attributes.device, device);
+    }
+    return SPART_OK;
+}
+
 spart_status spart_device_enter(spart_context *context, const char *what, int *previous)
 {
     *previous = -1;
@@ -110,6 +138,14 @@ spart_status spart_device_select(spart_context *context, int device, int *previo
 void spart_device_leave(int previous)
 {
     (void)previous;
+}
+
+spart_status spart_device_check_pointer(spart_context *context, const void *pointer, int device,
+                                        const char *what, const char *name)
+{
+    (void)pointer, (void)name;
+    return spart_fail(context, SPART_ERROR_NO_DEVICE, "%s: no CUDA in this build (device %d)", what,
+                      device);
 }
 
 spart_status spart_device_enter(spart_context *context, const char *what, int *previous)

@@ -24,6 +24,12 @@ spart_status spart_device_check_exists(spart_context *context, int device);
 spart_status spart_device_select(spart_context *context, int device, int *previous);
 void spart_device_leave(int previous);
 
+/* SPART_OK when `pointer` is memory kernels on `device` may use (device
+ * memory of that device, or managed memory); else
+ * SPART_ERROR_INVALID_ARGUMENT: "<what>: <name> is host memory, ...". */
+spart_status spart_device_check_pointer(spart_context *context, const void *pointer, int device,
+                                        const char *what, const char *name);
+
 /* Check that the context's device exists and make it current, naming
  * `what` in the sentence of a failure. */
 spart_status spart_device_enter(spart_context *context, const char *what, int *previous);

@@ -19,11 +19,25 @@ size_t spart_mart_workspace_size(int64_t num_channel, int64_t image_size, int64_
     return (merits > flat ? merits : flat) * sizeof(double);
 }
 
-/* Enter the device for a device step; nothing for a host one. */
-static spart_status begin(spart_context *context, int on_device, const char *what, int *previous)
+/* Enter the device for a device step (and check that every array is
+ * memory of that device: a kernel reading host memory would crash);
+ * nothing for a host step. `pointers` and `names` list the arrays. */
+static spart_status begin(spart_context *context, int on_device, const char *what, int *previous,
+                          int count, const void *const *pointers, const char *const *names)
 {
     *previous = -1;
-    return on_device ? spart_device_enter(context, what, previous) : SPART_OK;
+    if (!on_device) {
+        return SPART_OK;
+    }
+    spart_status status = spart_device_enter(context, what, previous);
+    for (int k = 0; k < count && status == SPART_OK; k++) {
+        status =
+            spart_device_check_pointer(context, pointers[k], context->cuda_device, what, names[k]);
+    }
+    if (status != SPART_OK) {
+        spart_device_leave(*previous);
+    }
+    return status;
 }
 
 /* The end of a device step: leave the device, turn a CUDA error into a
@@ -119,7 +133,9 @@ spart_status spart_mart_clamp(spart_context *context, double *values, int64_t n,
     spart_status status = check_sizes(context, "mart_clamp", n, 1);
     int previous;
     if (status == SPART_OK) {
-        status = begin(context, on_device, "mart_clamp", &previous);
+        const void *pointers[] = {values};
+        const char *names[] = {"values"};
+        status = begin(context, on_device, "mart_clamp", &previous, 1, pointers, names);
     }
     if (status != SPART_OK) {
         return status;
@@ -142,7 +158,9 @@ spart_status spart_mart_noise_widths(spart_context *context, double *images, dou
     spart_status status = check_sizes(context, "mart_noise_widths", n, 1);
     int previous;
     if (status == SPART_OK) {
-        status = begin(context, on_device, "mart_noise_widths", &previous);
+        const void *pointers[] = {images, widths};
+        const char *names[] = {"images", "widths"};
+        status = begin(context, on_device, "mart_noise_widths", &previous, 2, pointers, names);
     }
     if (status != SPART_OK) {
         return status;
@@ -178,7 +196,9 @@ spart_status spart_mart_merits(spart_context *context, const double *observed,
     }
     int previous;
     if (status == SPART_OK) {
-        status = begin(context, on_device, "mart_merits", &previous);
+        const void *pointers[] = {observed, predicted, widths, workspace};
+        const char *names[] = {"observed", "predicted", "widths", "workspace"};
+        status = begin(context, on_device, "mart_merits", &previous, 4, pointers, names);
     }
     if (status != SPART_OK) {
         return status;
@@ -208,7 +228,9 @@ spart_status spart_mart_flat_guess(spart_context *context, const double *backpro
     }
     int previous;
     if (status == SPART_OK) {
-        status = begin(context, on_device, "mart_flat_guess", &previous);
+        const void *pointers[] = {backprojected, scene, workspace};
+        const char *names[] = {"backprojected", "scene", "workspace"};
+        status = begin(context, on_device, "mart_flat_guess", &previous, 3, pointers, names);
     }
     if (status != SPART_OK) {
         return status;
@@ -237,7 +259,9 @@ spart_status spart_mart_update(spart_context *context, double *scene, const doub
     }
     int previous;
     if (status == SPART_OK) {
-        status = begin(context, on_device, "mart_update", &previous);
+        const void *pointers[] = {scene, observed_back, predicted_back};
+        const char *names[] = {"scene", "observed_back", "predicted_back"};
+        status = begin(context, on_device, "mart_update", &previous, 3, pointers, names);
     }
     if (status != SPART_OK) {
         return status;

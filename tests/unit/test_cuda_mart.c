@@ -194,6 +194,16 @@ static void a_device_step_refuses_too_little_workspace(void **state)
     spart_context_free(context);
 }
 
+static void a_device_step_refuses_host_memory(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    double host_values[8] = {0.0};
+    assert_int_equal(spart_mart_clamp(context, host_values, 8, 1), SPART_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(spart_context_error(context), "values is host memory"));
+    spart_context_free(context);
+}
+
 /* ---- whole runs ---------------------------------------------------------------------------- */
 
 /* The ctis tutorial's geometry at a smaller size: 4 channels, 20 bins,
@@ -402,6 +412,7 @@ int main(void)
         cmocka_unit_test(merits_equal_the_host),
         cmocka_unit_test(elementwise_steps_and_flat_guess_equal_the_host),
         cmocka_unit_test(a_device_step_refuses_too_little_workspace),
+        cmocka_unit_test(a_device_step_refuses_host_memory),
         cmocka_unit_test(instrument_runs_equal_the_host_bit_for_bit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
