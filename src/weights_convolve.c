@@ -6,6 +6,7 @@
  * lives; host/weights_convolve.c does the work.
  */
 #include <math.h>
+#include <string.h>
 
 #include "shape.h"
 #include "weights_convolve.h"
@@ -68,34 +69,102 @@ static spart_status check_resampled(spart_context *context, const spart_weights 
     return SPART_OK;
 }
 
-/* The kernel along the orthogonal output axes must broadcast against the
- * output grid and, right-aligned, against the weights' orthogonal shape
- * without growing it. Fills, per orthogonal axis of the weights, the
- * kernel's stride (0: shared). */
-static spart_status check_orthogonal(spart_context *context, const spart_weights *weights,
-                                     const spart_array *kernel, const int64_t *grid,
-                                     const int64_t *grid_strides, int64_t *element_strides)
+/* What the kernel's orthogonal axes make of the result: its orthogonal
+ * shape and grid shapes (the weights', or broadcast where the kernel varies
+ * along an axis the weights are shared along, as the package broadcasts
+ * them), and the kernel's extent and stride along each orthogonal output
+ * axis. */
+typedef struct convolve_plan {
+    spart_shape orthogonal;
+    spart_shape input;
+    spart_shape output;
+    int num_kernel_orthogonal;
+    int64_t kernel_orthogonal[SPART_MAX_NDIM];
+    int64_t kernel_strides[SPART_MAX_NDIM];
+} convolve_plan;
+
+/* The axes of `shape` not in `resampled`, ascending; returns their count. */
+static int orthogonal_axes(const spart_shape *shape, const int *resampled, int num_resampled,
+                           int *axes)
 {
-    int orthogonal_axes[SPART_MAX_NDIM];
-    int num_orthogonal = 0;
-    for (int ax = 0; ax < weights->shape_output.ndim; ax++) {
-        if (!spart_axes_contain(weights->axis_output, weights->num_axis_output, ax)) {
-            orthogonal_axes[num_orthogonal++] = ax;
+    int count = 0;
+    for (int ax = 0; ax < shape->ndim; ax++) {
+        if (!spart_axes_contain(resampled, num_resampled, ax)) {
+            axes[count++] = ax;
         }
     }
-    const spart_shape *shape_w = &weights->shape_orthogonal;
-    for (int j = 0; j < shape_w->ndim; j++) {
-        element_strides[j] = 0;
+    return count;
+}
+
+/* Whether the numbers that are not 1 are all the same. */
+static int broadcast_together(int64_t a, int64_t b, int64_t c)
+{
+    int64_t common = 1;
+    int64_t values[3] = {a, b, c};
+    for (int k = 0; k < 3; k++) {
+        if (values[k] != 1 && common != 1 && values[k] != common) {
+            return 0;
+        }
+        common = values[k] != 1 ? values[k] : common;
     }
+    return 1;
+}
+
+/* A grid's shape broadcast along its orthogonal axes (right-aligned) to
+ * the result's orthogonal shape `joined`. */
+static spart_status broadcast_grid(spart_context *context, const char *name,
+                                   const spart_shape *shape, const int *resampled,
+                                   int num_resampled, const spart_shape *joined,
+                                   spart_shape *result)
+{
+    int axes[SPART_MAX_NDIM];
+    int count = orthogonal_axes(shape, resampled, num_resampled, axes);
+    char text_a[128], text_b[128];
+    if (count < joined->ndim) {
+        return spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
+                          "the kernel gives the weights the orthogonal shape %s, but the %s grid "
+                          "%s has only %d orthogonal axes to broadcast",
+                          spart_shape_format(joined, text_a, sizeof text_a), name,
+                          spart_shape_format(shape, text_b, sizeof text_b), count);
+    }
+    *result = *shape;
+    for (int j = 0; j < joined->ndim; j++) {
+        int ax = axes[count - joined->ndim + j];
+        int64_t extent = shape->dims[ax];
+        int64_t wanted = joined->dims[j];
+        if (extent != wanted && extent != 1 && wanted != 1) {
+            return spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
+                              "the %s grid %s does not broadcast to the orthogonal shape %s the "
+                              "kernel gives the weights",
+                              name, spart_shape_format(shape, text_b, sizeof text_b),
+                              spart_shape_format(joined, text_a, sizeof text_a));
+        }
+        result->dims[ax] = extent == 1 ? wanted : extent;
+    }
+    return SPART_OK;
+}
+
+/* The kernel along the orthogonal output axes must broadcast together with
+ * the output grid and (right-aligned) the weights' orthogonal shape. The
+ * result's orthogonal shape is the weights' broadcast against the kernel's
+ * orthogonal extents, leading ones dropped down to the weights' rank (as
+ * the package); where that grows, the grids' shapes grow too. */
+static spart_status plan_orthogonal(spart_context *context, const spart_weights *weights,
+                                    const spart_array *kernel, const int64_t *grid,
+                                    const int64_t *grid_strides, convolve_plan *plan)
+{
+    int axes[SPART_MAX_NDIM];
+    int count = orthogonal_axes(&weights->shape_output, weights->axis_output,
+                                weights->num_axis_output, axes);
+    const spart_shape *shape_w = &weights->shape_orthogonal;
     char text_a[128], text_b[128], text_c[128];
-    for (int j = 0; j < num_orthogonal; j++) {
-        int ax = orthogonal_axes[j];
-        int64_t k = grid[ax];
-        int64_t o = weights->shape_output.dims[ax];
-        int in_weights = shape_w->ndim - (num_orthogonal - j);
+    memset(plan, 0, sizeof *plan);
+    plan->num_kernel_orthogonal = count;
+    for (int j = 0; j < count; j++) {
+        int ax = axes[j];
+        int in_weights = shape_w->ndim - (count - j);
         int64_t w = in_weights >= 0 ? shape_w->dims[in_weights] : 1;
-        int fits = (k == 1 || k == o || o == 1) && (k == 1 || k == w || w == 1);
-        if (!fits) {
+        if (!broadcast_together(grid[ax], weights->shape_output.dims[ax], w)) {
             return spart_fail(
                 context, SPART_ERROR_SHAPE_MISMATCH,
                 "the kernel of shape %s does not broadcast along output axis %d against the "
@@ -104,20 +173,36 @@ static spart_status check_orthogonal(spart_context *context, const spart_weights
                 spart_shape_format(&weights->shape_output, text_b, sizeof text_b),
                 spart_shape_format(shape_w, text_c, sizeof text_c));
         }
-        if (k != 1 && w == 1) {
-            return spart_fail(
-                context, SPART_ERROR_NOT_IMPLEMENTED,
-                "the kernel of shape %s varies along output axis %d, along which the weights "
-                "(orthogonal shape %s) are shared: regridding copies the weights out along it, "
-                "spart does not yet; build the weights with that axis orthogonal",
-                spart_shape_format(&kernel->shape, text_a, sizeof text_a), ax,
-                spart_shape_format(shape_w, text_c, sizeof text_c));
-        }
-        if (in_weights >= 0) {
-            element_strides[in_weights] = grid_strides[ax];
-        }
+        plan->kernel_orthogonal[j] = grid[ax];
+        plan->kernel_strides[j] = grid_strides[ax];
     }
-    return SPART_OK;
+    int first = 0;
+    while (count - first > shape_w->ndim && plan->kernel_orthogonal[first] == 1) {
+        first++;
+    }
+    spart_shape stripped;
+    memset(&stripped, 0, sizeof stripped);
+    stripped.ndim = count - first;
+    for (int j = 0; j < stripped.ndim; j++) {
+        stripped.dims[j] = plan->kernel_orthogonal[first + j];
+    }
+    if (spart_shape_broadcast(shape_w, &stripped, &plan->orthogonal) != 0) {
+        return spart_fail(context, SPART_ERROR_INTERNAL,
+                          "weights_convolve: orthogonal shapes checked but not broadcast");
+    }
+    plan->input = weights->shape_input;
+    plan->output = weights->shape_output;
+    if (spart_shape_equal(&plan->orthogonal, shape_w)) {
+        return SPART_OK;
+    }
+    spart_status status =
+        broadcast_grid(context, "input", &weights->shape_input, weights->axis_input,
+                       weights->num_axis_input, &plan->orthogonal, &plan->input);
+    if (status == SPART_OK) {
+        status = broadcast_grid(context, "output", &weights->shape_output, weights->axis_output,
+                                weights->num_axis_output, &plan->orthogonal, &plan->output);
+    }
+    return status;
 }
 
 static spart_status check_finite(spart_context *context, const spart_array *kernel)
@@ -153,26 +238,26 @@ static spart_status check_arguments(spart_context *context, const spart_weights 
     return check_finite(context, kernel);
 }
 
-/* Fill the layout: shapes, strides and each element's kernel offset (into
- * `element_base`, num_elements numbers). */
+/* Check the kernel's shape and fill the plan and the layout (all but the
+ * per-element offsets and the dense flags). */
 static spart_status make_layout(spart_context *context, const spart_weights *weights,
-                                const spart_array *kernel, int64_t *element_base,
+                                const spart_array *kernel, convolve_plan *plan,
                                 spart_convolve_layout *layout)
 {
-    int64_t grid[SPART_MAX_NDIM];
-    int64_t grid_strides[SPART_MAX_NDIM];
-    int64_t element_strides[SPART_MAX_NDIM];
+    int64_t grid[SPART_MAX_NDIM] = {0};
+    int64_t grid_strides[SPART_MAX_NDIM] = {0};
     spart_status status = kernel_grid(context, weights, kernel, grid, grid_strides);
     if (status == SPART_OK) {
         status = check_resampled(context, weights, kernel, grid);
     }
     if (status == SPART_OK) {
-        status = check_orthogonal(context, weights, kernel, grid, grid_strides, element_strides);
+        status = plan_orthogonal(context, weights, kernel, grid, grid_strides, plan);
     }
     if (status != SPART_OK) {
         return status;
     }
     int leading = kernel->shape.ndim - weights->num_axis_output;
+    memset(layout, 0, sizeof *layout);
     layout->ndim = weights->num_axis_output;
     for (int a = 0; a < layout->ndim; a++) {
         int ax = weights->axis_output[a];
@@ -181,80 +266,25 @@ static spart_status make_layout(spart_context *context, const spart_weights *wei
         layout->row_strides[a] = grid_strides[ax];
     }
     layout->kernel = kernel->data;
-    layout->element_base = element_base;
-    layout->size_kernel = 0;
-    layout->dense = NULL;
+    return SPART_OK;
+}
+
+/* The offset of each result element's kernel (of output cell 0). */
+static void fill_element_base(const convolve_plan *plan, int64_t *element_base)
+{
+    int64_t num_elements = spart_shape_size(&plan->orthogonal);
+    int count = plan->num_kernel_orthogonal;
     int64_t index[SPART_MAX_NDIM];
-    for (int64_t e = 0; e < weights->num_elements; e++) {
-        spart_unravel(e, &weights->shape_orthogonal, index);
+    for (int64_t e = 0; e < num_elements; e++) {
+        spart_unravel(e, &plan->orthogonal, index);
         element_base[e] = 0;
-        for (int j = 0; j < weights->shape_orthogonal.ndim; j++) {
-            element_base[e] += index[j] * element_strides[j];
+        for (int j = 0; j < count; j++) {
+            int d = plan->orthogonal.ndim - (count - j);
+            if (d >= 0 && plan->kernel_orthogonal[j] != 1) {
+                element_base[e] += index[d] * plan->kernel_strides[j];
+            }
         }
     }
-    return SPART_OK;
-}
-
-/* Turn run sizes into run starts (exclusive prefix sum) and the result's
- * element offsets. Returns the total number of entries. */
-static int64_t place_runs(const spart_weights *weights, int64_t *runs, int64_t *offsets)
-{
-    int64_t total = weights->offsets[weights->num_elements];
-    int64_t sum = 0;
-    for (int64_t w = 0; w < total; w++) {
-        int64_t size = runs[w];
-        runs[w] = sum;
-        sum += size;
-    }
-    for (int64_t e = 0; e <= weights->num_elements; e++) {
-        int64_t w = weights->offsets[e];
-        offsets[e] = w < total ? runs[w] : sum;
-    }
-    return sum;
-}
-
-/* Both passes, once the layout is known. */
-static spart_status convolve(spart_context *context, const spart_weights *weights,
-                             const spart_convolve_layout *layout, spart_weights **convolved)
-{
-    int64_t total = weights->offsets[weights->num_elements];
-    spart_convolve_entries entries = {weights->num_elements, weights->offsets,
-                                      weights->indices_input, weights->indices_output,
-                                      weights->values};
-    int threads = spart_threads(context);
-    int64_t *runs = spart_alloc(&context->allocator, (size_t)total + 1, sizeof(int64_t));
-    int64_t *offsets =
-        spart_alloc(&context->allocator, (size_t)weights->num_elements + 1, sizeof(int64_t));
-    if (runs == NULL || offsets == NULL ||
-        spart_convolve_count_host(&context->allocator, layout, &entries, threads, runs) != 0) {
-        spart_free(&context->allocator, runs);
-        spart_free(&context->allocator, offsets);
-        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
-                          "weights_convolve: could not allocate scratch space");
-    }
-    int64_t result_total = place_runs(weights, runs, offsets);
-    spart_weights *made = spart_weights_allocate(
-        &context->allocator, &weights->shape_orthogonal, &weights->shape_input,
-        &weights->shape_output, weights->num_axis_input, weights->axis_input,
-        weights->num_axis_output, weights->axis_output, result_total);
-    int failed = made == NULL;
-    if (!failed) {
-        for (int64_t e = 0; e <= weights->num_elements; e++) {
-            made->offsets[e] = offsets[e];
-        }
-        failed = spart_convolve_write_host(&context->allocator, layout, &entries, threads, runs,
-                                           made->indices_input, made->indices_output, made->values);
-    }
-    spart_free(&context->allocator, runs);
-    spart_free(&context->allocator, offsets);
-    if (failed) {
-        spart_weights_free(made);
-        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
-                          "weights_convolve: could not allocate %lld entries",
-                          (long long)result_total);
-    }
-    *convolved = made;
-    return SPART_OK;
 }
 
 /* Per kernel (a block of size_kernel elements of the caller's array):
@@ -285,6 +315,119 @@ static unsigned char *find_dense_kernels(spart_context *context, const spart_arr
     return dense;
 }
 
+/* The entries the convolution reads: the weights' own arrays, or, where the
+ * kernel broadcasts the weights along an orthogonal axis, copies repeated
+ * along it (in `owned`, freed by the caller). Returns nonzero when out of
+ * memory. */
+static int expand_entries(const spart_allocator *allocator, const spart_weights *weights,
+                          const convolve_plan *plan, spart_convolve_entries *entries, void **owned)
+{
+    *owned = NULL;
+    entries->num_elements = weights->num_elements;
+    entries->offsets = weights->offsets;
+    entries->indices_input = weights->indices_input;
+    entries->indices_output = weights->indices_output;
+    entries->values = weights->values;
+    if (spart_shape_equal(&plan->orthogonal, &weights->shape_orthogonal)) {
+        return 0;
+    }
+    int64_t num_elements = spart_shape_size(&plan->orthogonal);
+    int64_t total = 0;
+    for (int64_t e = 0; e < num_elements; e++) {
+        int64_t source = spart_broadcast_index(e, &plan->orthogonal, &weights->shape_orthogonal);
+        total += weights->offsets[source + 1] - weights->offsets[source];
+    }
+    /* one block: offsets, indices_input, indices_output, values */
+    size_t count = (size_t)num_elements + 1 + 3 * (size_t)total;
+    int64_t *block = spart_alloc(allocator, count, sizeof(int64_t));
+    if (block == NULL) {
+        return 1;
+    }
+    int64_t *offsets = block;
+    int64_t *indices_input = offsets + num_elements + 1;
+    int64_t *indices_output = indices_input + total;
+    double *values = (double *)(indices_output + total);
+    offsets[0] = 0;
+    for (int64_t e = 0; e < num_elements; e++) {
+        int64_t source = spart_broadcast_index(e, &plan->orthogonal, &weights->shape_orthogonal);
+        int64_t begin = weights->offsets[source];
+        int64_t length = weights->offsets[source + 1] - begin;
+        memcpy(indices_input + offsets[e], weights->indices_input + begin,
+               (size_t)length * sizeof(int64_t));
+        memcpy(indices_output + offsets[e], weights->indices_output + begin,
+               (size_t)length * sizeof(int64_t));
+        memcpy(values + offsets[e], weights->values + begin, (size_t)length * sizeof(double));
+        offsets[e + 1] = offsets[e] + length;
+    }
+    entries->num_elements = num_elements;
+    entries->offsets = offsets;
+    entries->indices_input = indices_input;
+    entries->indices_output = indices_output;
+    entries->values = values;
+    *owned = block;
+    return 0;
+}
+
+/* Turn run sizes into run starts (exclusive prefix sum) and the result's
+ * element offsets. Returns the total number of entries. */
+static int64_t place_runs(const spart_convolve_entries *entries, int64_t *runs, int64_t *offsets)
+{
+    int64_t total = entries->offsets[entries->num_elements];
+    int64_t sum = 0;
+    for (int64_t w = 0; w < total; w++) {
+        int64_t size = runs[w];
+        runs[w] = sum;
+        sum += size;
+    }
+    for (int64_t e = 0; e <= entries->num_elements; e++) {
+        int64_t w = entries->offsets[e];
+        offsets[e] = w < total ? runs[w] : sum;
+    }
+    return sum;
+}
+
+/* Both passes, once the layout is known. */
+static spart_status convolve(spart_context *context, const spart_weights *weights,
+                             const convolve_plan *plan, const spart_convolve_entries *entries,
+                             const spart_convolve_layout *layout, spart_weights **convolved)
+{
+    int64_t total = entries->offsets[entries->num_elements];
+    int threads = spart_threads(context);
+    int64_t *runs = spart_alloc(&context->allocator, (size_t)total + 1, sizeof(int64_t));
+    int64_t *offsets =
+        spart_alloc(&context->allocator, (size_t)entries->num_elements + 1, sizeof(int64_t));
+    if (runs == NULL || offsets == NULL ||
+        spart_convolve_count_host(&context->allocator, layout, entries, threads, runs) != 0) {
+        spart_free(&context->allocator, runs);
+        spart_free(&context->allocator, offsets);
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                          "weights_convolve: could not allocate scratch space");
+    }
+    int64_t result_total = place_runs(entries, runs, offsets);
+    spart_weights *made =
+        spart_weights_allocate(&context->allocator, &plan->orthogonal, &plan->input, &plan->output,
+                               weights->num_axis_input, weights->axis_input,
+                               weights->num_axis_output, weights->axis_output, result_total);
+    int failed = made == NULL;
+    if (!failed) {
+        for (int64_t e = 0; e <= entries->num_elements; e++) {
+            made->offsets[e] = offsets[e];
+        }
+        failed = spart_convolve_write_host(&context->allocator, layout, entries, threads, runs,
+                                           made->indices_input, made->indices_output, made->values);
+    }
+    spart_free(&context->allocator, runs);
+    spart_free(&context->allocator, offsets);
+    if (failed) {
+        spart_weights_free(made);
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                          "weights_convolve: could not allocate %lld entries",
+                          (long long)result_total);
+    }
+    *convolved = made;
+    return SPART_OK;
+}
+
 spart_status spart_weights_convolve(spart_context *context, const spart_weights *weights,
                                     const spart_array *kernel, spart_weights **convolved)
 {
@@ -297,32 +440,34 @@ spart_status spart_weights_convolve(spart_context *context, const spart_weights 
                           "weights, kernel and convolved must not be NULL");
     }
     *convolved = NULL;
+    convolve_plan plan;
+    spart_convolve_layout layout;
     spart_status status = check_arguments(context, weights, kernel);
+    if (status == SPART_OK) {
+        status = make_layout(context, weights, kernel, &plan, &layout);
+    }
     if (status != SPART_OK) {
         return status;
     }
-    int64_t *element_base =
-        spart_alloc(&context->allocator, (size_t)weights->num_elements + 1, sizeof(int64_t));
-    if (element_base == NULL) {
-        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
-                          "weights_convolve: could not allocate %lld offsets",
-                          (long long)weights->num_elements);
-    }
-    spart_convolve_layout layout;
-    status = make_layout(context, weights, kernel, element_base, &layout);
-    unsigned char *dense = NULL;
-    if (status == SPART_OK) {
-        dense = find_dense_kernels(context, kernel, &layout);
-        status = dense == NULL ? spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
-                                            "weights_convolve: could not allocate %lld flags",
-                                            (long long)spart_shape_size(&kernel->shape))
-                               : SPART_OK;
-    }
-    if (status == SPART_OK) {
+    const spart_allocator *allocator = &context->allocator;
+    int64_t num_elements = spart_shape_size(&plan.orthogonal);
+    int64_t *element_base = spart_alloc(allocator, (size_t)num_elements + 1, sizeof(int64_t));
+    unsigned char *dense = find_dense_kernels(context, kernel, &layout);
+    spart_convolve_entries entries;
+    void *owned = NULL;
+    if (element_base == NULL || dense == NULL ||
+        expand_entries(allocator, weights, &plan, &entries, &owned) != 0) {
+        status = spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                            "weights_convolve: could not allocate the kernels' offsets and the "
+                            "weights broadcast to the orthogonal shape");
+    } else {
+        fill_element_base(&plan, element_base);
+        layout.element_base = element_base;
         layout.dense = dense;
-        status = convolve(context, weights, &layout, convolved);
+        status = convolve(context, weights, &plan, &entries, &layout, convolved);
     }
-    spart_free(&context->allocator, dense);
-    spart_free(&context->allocator, element_base);
+    spart_free(allocator, owned);
+    spart_free(allocator, dense);
+    spart_free(allocator, element_base);
     return status;
 }

@@ -191,14 +191,15 @@ SPART_NODISCARD SPART_API spart_status spart_weights_transpose(spart_context *co
  * each is the centre (so an even length n reaches n / 2 cells back and
  * n / 2 - 1 forward). Its leading axes broadcast, right-aligned, against
  * shape_output: per orthogonal element (such as per wavelength) and/or per
- * output cell i (each 1 or the grid's extent). Negative values are
- * allowed, zeros reach no cell. Each run of consecutive entries sharing an
- * input cell becomes that input's entries in grid order, merged, as the
- * package gives them (docs/differences.md). Errors:
- * SPART_ERROR_NULL_POINTER, SPART_ERROR_SHAPE_MISMATCH (too few kernel
- * axes, leading axes that do not broadcast), SPART_ERROR_NOT_FINITE,
- * SPART_ERROR_NOT_IMPLEMENTED (a kernel that varies along an axis the
- * weights are shared along), SPART_ERROR_OUT_OF_MEMORY. */
+ * output cell i (each 1 or the grid's extent); a kernel varying along an
+ * orthogonal axis the weights are shared along copies them out along it
+ * (the result's orthogonal and grid shapes broadcast, as the package's).
+ * Negative values are allowed, zeros reach no cell. Each run of
+ * consecutive entries sharing an input cell becomes that input's entries
+ * in grid order, merged, as the package gives them (docs/differences.md).
+ * Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_SHAPE_MISMATCH (too few
+ * kernel axes, leading axes that do not broadcast), SPART_ERROR_NOT_FINITE,
+ * SPART_ERROR_OUT_OF_MEMORY. */
 SPART_NODISCARD SPART_API spart_status spart_weights_convolve(spart_context *context,
                                                               const spart_weights *weights,
                                                               const spart_array *kernel,

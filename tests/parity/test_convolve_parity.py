@@ -156,6 +156,9 @@ def cases(np, regridding):
     w3, a3 = weights_2d(np, regridding, leading=(3,))
     w6, a6 = weights_2d(np, regridding, leading=(2, 3))
     w1, a1 = weights_1d(np, regridding)
+    w_shared, a_shared = weights_2d(np, regridding, leading=(1,))
+    # the same (3,) weights declared for grids with one more orthogonal axis
+    grown = (w3[0], (1,) + tuple(w3[1]), (2,) + tuple(w3[2]))
     rng = np.random.default_rng(8)
     n = 12  # output cells per axis of weights_2d
     signed = rng.normal(size=(5, 5))
@@ -176,6 +179,10 @@ def cases(np, regridding):
     yield "per wavelength (3, 1, 1, 7, 7)", w3, a3, rng.random((3, 1, 1, 7, 7))
     yield "per wavelength and over the grid", w3, a3, rng.random((3, n, n, 3, 3))
     yield "shared over wavelengths", w3, a3, gaussian(np, (5, 5), 1.0)
+    yield "kernels along an axis the weights share (1,) -> (3,)", w_shared, a_shared, \
+        rng.random((3, 1, 1, 5, 5))
+    yield "a kernel adding an orthogonal axis (3,) -> (2, 3)", grown, a3, rng.random(
+        (2, 1, 1, 1, 3, 3))
     yield "per channel of (2, 3) elements (2, 1, 1, 1, 5, 5)", w6, a6, rng.random(
         (2, 1, 1, 1, 5, 5))
     yield "per element of (2, 3) elements (2, 3, 1, 1, 4, 4)", w6, a6, rng.random(

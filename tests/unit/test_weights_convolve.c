@@ -364,11 +364,11 @@ static void bad_kernels_are_refused_with_a_reason(void **state)
     spart_context_free(context);
 }
 
-static void a_kernel_along_an_axis_the_weights_share_is_not_implemented(void **state)
+static void a_kernel_along_an_axis_the_weights_share_broadcasts_them(void **state)
 {
     (void)state;
     spart_context *context = make_context();
-    /* weights with one element, output (3, 4): axis 0 shared, orthogonal */
+    /* weights with one element, output (3, 4): axis 0 orthogonal, shared */
     int64_t dims_orthogonal[1] = {1}, dims_input[2] = {1, 2}, dims_output[2] = {3, 4};
     spart_shape orthogonal = shape_of(1, dims_orthogonal);
     spart_shape input = shape_of(2, dims_input), output = shape_of(2, dims_output);
@@ -380,10 +380,21 @@ static void a_kernel_along_an_axis_the_weights_share_is_not_implemented(void **s
     assert_int_equal(spart_weights_create_from_arrays(context, &orthogonal, &input, &output, 1,
                                                       axis, 1, axis, offsets, ii, io, v, &weights),
                      SPART_OK);
+    /* three kernels along axis 0: the weights are copied out to 3 elements */
     int64_t dims_kernel[3] = {3, 1, 3};
-    double kernel[9] = {0};
-    assert_int_equal(convolve_status(context, weights, 3, dims_kernel, kernel),
-                     SPART_ERROR_NOT_IMPLEMENTED);
+    double kernel[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    spart_weights *convolved = convolve(context, weights, 3, dims_kernel, kernel);
+    spart_shape result_orthogonal = spart_weights_shape_orthogonal(convolved);
+    spart_shape result_input = spart_weights_shape_input(convolved);
+    assert_int_equal(result_orthogonal.ndim, 1);
+    assert_int_equal(result_orthogonal.dims[0], 3);
+    assert_int_equal(result_input.dims[0], 3); /* (1, 2) broadcast to (3, 2) */
+    assert_int_equal(result_input.dims[1], 2);
+    int64_t expected_ii[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t expected_io[9] = {0, 1, 2, 0, 1, 2, 0, 1, 2};
+    double expected_v[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    assert_entries(convolved, 9, expected_ii, expected_io, expected_v);
+    spart_weights_free(convolved);
     spart_weights_free(weights);
     spart_context_free(context);
 }
@@ -401,7 +412,7 @@ int main(void)
         cmocka_unit_test(a_kernel_varying_over_the_grid_is_read_where_the_light_lands),
         cmocka_unit_test(the_result_does_not_depend_on_the_thread_count),
         cmocka_unit_test(bad_kernels_are_refused_with_a_reason),
-        cmocka_unit_test(a_kernel_along_an_axis_the_weights_share_is_not_implemented),
+        cmocka_unit_test(a_kernel_along_an_axis_the_weights_share_broadcasts_them),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
