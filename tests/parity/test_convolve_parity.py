@@ -172,6 +172,8 @@ def cases(np, regridding):
     yield "shared even 4x4", w2, a2, rng.random((4, 4))
     yield "shared even 2x6", w2, a2, rng.random((2, 6))
     yield "shared with zeros and negative values", w2, a2, signed
+    yield "all zeros (no entries)", w2, a2, np.zeros((3, 3))
+    yield "empty along one axis (0, 3)", w2, a2, np.zeros((0, 3))
     yield "varying over the grid (12, 12, 3, 3)", w2, a2, rng.random((n, n, 3, 3))
     yield "varying along the first axis (12, 1, 5, 5)", w2, a2, rng.random((n, 1, 5, 5))
     yield "varying along the second axis (12, 4, 4)", w2, a2, rng.random((n, 4, 4))
