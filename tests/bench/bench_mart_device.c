@@ -22,7 +22,8 @@ typedef struct problem_figures {
     int scene;
     int64_t entries_forward, entries_backward;
     double build_ms, host_ms, device_ms, floor_ms;
-    double forward_ms, backward_ms; /* one device product each, synchronised */
+    double forward_ms, backward_ms;         /* one device product each, synchronised */
+    double update_ms, merits_ms, widths_ms; /* one device step each, synchronised */
     double forward_floor_ms, backward_floor_ms;
     int64_t iterations;
     int same_bits;
@@ -151,6 +152,74 @@ static double time_product(spart_context *context, const spart_regridder *r)
     return best * 1e3;
 }
 
+/* ms of one device MART step (best of 20, each waited for): the update
+ * over channels x scene values, the merits and the widths over the images. */
+static void device_step_times(spart_context *context, int64_t scene_size, problem_figures *f)
+{
+    int64_t channels = 4, image = 128 * 64;
+    size_t scenes = (size_t)(channels * scene_size) * sizeof(double);
+    size_t images = (size_t)(channels * image) * sizeof(double);
+    size_t work_bytes = spart_mart_workspace_size(channels, image, scene_size);
+    void *scene = NULL, *observed_back = NULL, *predicted_back = NULL;
+    void *observed = NULL, *predicted = NULL, *widths = NULL, *workspace = NULL;
+    f->update_ms = f->merits_ms = f->widths_ms = -1.0;
+    if (spart_device_malloc(context, (size_t)scene_size * sizeof(double), &scene) != SPART_OK ||
+        spart_device_malloc(context, scenes, &observed_back) != SPART_OK ||
+        spart_device_malloc(context, scenes, &predicted_back) != SPART_OK ||
+        spart_device_malloc(context, images, &observed) != SPART_OK ||
+        spart_device_malloc(context, images, &predicted) != SPART_OK ||
+        spart_device_malloc(context, images, &widths) != SPART_OK ||
+        spart_device_malloc(context, work_bytes, &workspace) != SPART_OK) {
+        goto done;
+    }
+    double *ones = malloc(scenes > images ? scenes : images);
+    for (size_t k = 0; k < (scenes > images ? scenes : images) / sizeof(double); k++) {
+        ones[k] = 1.0 + (double)(k % 7);
+    }
+    int ok =
+        spart_device_copy_to_device(context, scene, ones, (size_t)scene_size * 8) == SPART_OK &&
+        spart_device_copy_to_device(context, observed_back, ones, scenes) == SPART_OK &&
+        spart_device_copy_to_device(context, predicted_back, ones, scenes) == SPART_OK &&
+        spart_device_copy_to_device(context, observed, ones, images) == SPART_OK &&
+        spart_device_copy_to_device(context, predicted, ones, images) == SPART_OK;
+    free(ones);
+    double chi2[4], r[4], ignored = 0.0;
+    double best[3] = {1e30, 1e30, 1e30};
+    for (int k = 0; ok && k < 20; k++) {
+        double t = omp_get_wtime();
+        ok = spart_mart_update(context, scene, observed_back, predicted_back, channels, scene_size,
+                               0.5, 1) == SPART_OK &&
+             spart_device_copy_to_host(context, &ignored, scene, sizeof(double)) == SPART_OK;
+        t = omp_get_wtime() - t;
+        best[0] = t < best[0] ? t : best[0];
+        t = omp_get_wtime();
+        ok = ok && spart_mart_merits(context, observed, predicted, widths, channels, image, chi2, r,
+                                     workspace, work_bytes, 1) == SPART_OK;
+        t = omp_get_wtime() - t;
+        best[1] = t < best[1] ? t : best[1];
+        t = omp_get_wtime();
+        ok = ok &&
+             spart_mart_noise_widths(context, predicted, widths, channels * image, 1.0, 0.0, 1) ==
+                 SPART_OK &&
+             spart_device_copy_to_host(context, &ignored, widths, sizeof(double)) == SPART_OK;
+        t = omp_get_wtime() - t;
+        best[2] = t < best[2] ? t : best[2];
+    }
+    if (ok) {
+        f->update_ms = best[0] * 1e3;
+        f->merits_ms = best[1] * 1e3;
+        f->widths_ms = best[2] * 1e3;
+    }
+done:
+    spart_device_free(context, scene);
+    spart_device_free(context, observed_back);
+    spart_device_free(context, predicted_back);
+    spart_device_free(context, observed);
+    spart_device_free(context, predicted);
+    spart_device_free(context, widths);
+    spart_device_free(context, workspace);
+}
+
 static void device_product_times(spart_context *context, const spart_regridder *forward,
                                  const spart_regridder *backward, double bandwidth,
                                  problem_figures *f)
@@ -238,6 +307,7 @@ static int run_problem(spart_context *context, int n, double bandwidth, problem_
             f->same_bits =
                 memcmp(chi2_host, chi2_device, (size_t)(f->iterations * 4) * sizeof(double)) == 0;
             device_product_times(context, forward, backward, bandwidth, f);
+            device_step_times(context, scene_size, f);
             /* floor: both products, and the elementwise passes over the
              * per-channel scenes (observed and predicted backprojections
              * read, the scene read and written) and the images (predicted
@@ -305,6 +375,13 @@ int main(int argc, char **argv)
         problem_figures *f = &figures[k];
         printf("%3dx%-3d %12.4f %12.4f %12.4f %12.4f\n", f->scene, f->scene, f->forward_ms,
                f->forward_floor_ms, f->backward_ms, f->backward_floor_ms);
+    }
+    printf("\none device step (waited for):\n%-7s %12s %12s %12s\n", "scene", "update ms",
+           "merits ms", "widths ms");
+    for (int k = 0; k < 2; k++) {
+        problem_figures *f = &figures[k];
+        printf("%3dx%-3d %12.4f %12.4f %12.4f\n", f->scene, f->scene, f->update_ms, f->merits_ms,
+               f->widths_ms);
     }
     if (json != NULL) {
         FILE *file = fopen(json, "w");
