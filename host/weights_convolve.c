@@ -239,6 +239,14 @@ static int64_t read_box(const spart_convolve_layout *layout, const run_box *box,
         stride *= layout->shape_output[a];
     }
     int64_t count = 0;
+    if (result_input == NULL) {
+        /* counting only: reached holds 0 or 1 */
+#pragma omp simd reduction(+ : count)
+        for (int64_t t = 0; t < box->size; t++) {
+            count += scratch->reached[t];
+        }
+        return count;
+    }
     for (int64_t row_start = 0; row_start < box->size; row_start += row_length) {
         /* the grid index of the row's first cell */
         int64_t cell = box->lower[inner];
@@ -249,11 +257,9 @@ static int64_t read_box(const spart_convolve_layout *layout, const run_box *box,
             if (!scratch->reached[row_start + j]) {
                 continue;
             }
-            if (result_input != NULL) {
-                result_input[at + count] = index_input;
-                result_output[at + count] = cell + j;
-                result_values[at + count] = scratch->values[row_start + j];
-            }
+            result_input[at + count] = index_input;
+            result_output[at + count] = cell + j;
+            result_values[at + count] = scratch->values[row_start + j];
             count++;
         }
         for (int a = inner - 1; a >= 0; a--) {
