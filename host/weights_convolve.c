@@ -38,6 +38,7 @@ typedef struct run_box {
     int64_t extent[SPART_MAX_NDIM];
     int64_t strides[SPART_MAX_NDIM];
     int64_t size;
+    int64_t footprint; /* cells of the bounding box of the run's own cells */
 } run_box;
 
 /* The per-axis coordinates of flat output cell `index`. */
@@ -95,7 +96,9 @@ static void find_box(const spart_convolve_layout *layout, const spart_convolve_e
         }
     }
     box->size = 1;
+    box->footprint = 1;
     for (int a = layout->ndim - 1; a >= 0; a--) {
+        box->footprint *= upper[a] - box->lower[a] + 1;
         int64_t centre = layout->shape_kernel[a] / 2;
         int64_t low = box->lower[a] - centre;
         int64_t high = upper[a] + layout->shape_kernel[a] - 1 - centre;
@@ -282,21 +285,58 @@ typedef struct convolve_target {
     double *result_values;
 } convolve_target;
 
+/* Whether the kernel of the cell at `coordinates` of `element` has no zero
+ * element; its offset in the caller's array into *offset. */
+static int dense_kernel(const spart_convolve_layout *layout, int64_t element,
+                        const int64_t *coordinates, int64_t *offset)
+{
+    *offset = kernel_offset(layout, element, coordinates);
+    return layout->size_kernel > 0 && layout->dense[*offset / layout->size_kernel];
+}
+
+/* Whether the run reaches every cell of its box, which is then its count:
+ * its cells are distinct (strictly ascending) and fill their bounding box,
+ * and every kernel it uses is dense. The kernels centred on every cell of a
+ * rectangle cover that rectangle grown by the kernel, which is the box
+ * before it is clipped to the grid. */
+static int run_fills_box(const spart_convolve_layout *layout, const spart_convolve_entries *entries,
+                         int64_t element, int64_t start, int64_t stop, const run_box *box)
+{
+    if (stop - start != box->footprint) {
+        return 0;
+    }
+    int64_t coordinates[SPART_MAX_NDIM] = {0};
+    for (int64_t q = start; q < stop; q++) {
+        if (q > start && entries->indices_output[q] <= entries->indices_output[q - 1]) {
+            return 0;
+        }
+        int64_t offset = 0;
+        unravel_cell(layout, entries->indices_output[q], coordinates);
+        if (!dense_kernel(layout, element, coordinates, &offset)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* Convolve the run of entries start .. stop-1 of `element`. Returns the
  * number of entries it becomes, or -1 when scratch ran out. */
 static int64_t convolve_run(const spart_allocator *allocator, const spart_convolve_layout *layout,
                             const spart_convolve_entries *entries, int64_t element, int64_t start,
                             int64_t stop, convolve_scratch *scratch, const convolve_target *target)
 {
-    run_box box = {{0}, {0}, {0}, 0};
+    run_box box = {{0}, {0}, {0}, 0, 0};
     find_box(layout, entries, start, stop, &box);
     if (box.size == 0) {
         return 0;
     }
+    int write = target->result_input != NULL;
+    if (!write && run_fills_box(layout, entries, element, start, stop, &box)) {
+        return box.size;
+    }
     if (reserve(allocator, scratch, box.size) != 0) {
         return -1;
     }
-    int write = target->result_input != NULL;
     memset(scratch->reached, 0, (size_t)box.size);
     if (write) {
         memset(scratch->values, 0, (size_t)box.size * sizeof(double));
@@ -304,8 +344,8 @@ static int64_t convolve_run(const spart_allocator *allocator, const spart_convol
     int64_t coordinates[SPART_MAX_NDIM] = {0};
     for (int64_t q = start; q < stop; q++) {
         unravel_cell(layout, entries->indices_output[q], coordinates);
-        int64_t offset = kernel_offset(layout, element, coordinates);
-        int dense = layout->size_kernel > 0 && layout->dense[offset / layout->size_kernel];
+        int64_t offset = 0;
+        int dense = dense_kernel(layout, element, coordinates, &offset);
         scatter_entry(layout, &box, coordinates, layout->kernel + offset, dense, entries->values[q],
                       write ? scratch->values : NULL, scratch->reached);
     }

@@ -196,6 +196,27 @@ static void entries_of_one_input_merge_in_grid_order(void **state)
     spart_context_free(context);
 }
 
+static void a_run_with_gaps_between_its_cells_gives_only_the_cells_reached(void **state)
+{
+    (void)state;
+    spart_context *context = make_context();
+    int64_t dims_input[1] = {1}, dims_output[1] = {10};
+    int64_t ii[2] = {0, 0}, io[2] = {1, 5};
+    double v[2] = {1.0, 2.0};
+    spart_weights *weights = make_weights(context, 1, dims_input, dims_output, 2, ii, io, v);
+    int64_t dims_kernel[1] = {3};
+    double kernel[3] = {1, 1, 1};
+    spart_weights *convolved = convolve(context, weights, 1, dims_kernel, kernel);
+    /* the box is cells 0 .. 6; cell 3 lies between the two kernels */
+    int64_t expected_ii[6] = {0, 0, 0, 0, 0, 0};
+    int64_t expected_io[6] = {0, 1, 2, 4, 5, 6};
+    double expected_v[6] = {1, 1, 1, 2, 2, 2};
+    assert_entries(convolved, 6, expected_ii, expected_io, expected_v);
+    spart_weights_free(convolved);
+    spart_weights_free(weights);
+    spart_context_free(context);
+}
+
 static void zero_kernel_elements_reach_no_cell_and_negative_ones_count(void **state)
 {
     (void)state;
@@ -407,6 +428,7 @@ int main(void)
         cmocka_unit_test(light_spread_past_the_edge_is_lost),
         cmocka_unit_test(an_even_kernel_is_centred_at_half_its_length),
         cmocka_unit_test(entries_of_one_input_merge_in_grid_order),
+        cmocka_unit_test(a_run_with_gaps_between_its_cells_gives_only_the_cells_reached),
         cmocka_unit_test(zero_kernel_elements_reach_no_cell_and_negative_ones_count),
         cmocka_unit_test(each_element_takes_its_own_kernel),
         cmocka_unit_test(a_kernel_varying_over_the_grid_is_read_where_the_light_lands),
