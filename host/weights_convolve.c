@@ -127,7 +127,9 @@ static void spread_row(const double *kernel, int64_t first, int64_t last, double
                 values[j] += value * kernel[j];
             }
         }
-        memset(reached + first, 1, (size_t)(last - first));
+        if (reached != NULL) {
+            memset(reached + first, 1, (size_t)(last - first));
+        }
         return;
     }
     for (int64_t j = first; j < last; j++) {
@@ -138,7 +140,9 @@ static void spread_row(const double *kernel, int64_t first, int64_t last, double
         if (values != NULL) {
             values[j] += value * element;
         }
-        reached[j] = 1;
+        if (reached != NULL) {
+            reached[j] = 1;
+        }
     }
 }
 
@@ -179,7 +183,8 @@ static void scatter_entry(const spart_convolve_layout *layout, const run_box *bo
             at_kernel += k[a] * kernel_strides[a];
         }
         spread_row(kernel + at_kernel, first[inner], last[inner], value, dense,
-                   values == NULL ? NULL : values + at_box, reached + at_box);
+                   values == NULL ? NULL : values + at_box,
+                   reached == NULL ? NULL : reached + at_box);
         int a = inner - 1;
         while (a >= 0) {
             k[a]++;
@@ -227,10 +232,12 @@ static int reserve(const spart_allocator *allocator, convolve_scratch *scratch, 
 }
 
 /* Read the box out in grid order: the entries of the run, written from
- * `at` if `result_input` is not NULL. Returns how many. */
+ * `at` if `result_input` is not NULL; every cell if `all_reached`, else
+ * the cells flagged. Returns how many. */
 static int64_t read_box(const spart_convolve_layout *layout, const run_box *box,
-                        const convolve_scratch *scratch, int64_t index_input, int64_t at,
-                        int64_t *result_input, int64_t *result_output, double *result_values)
+                        const convolve_scratch *scratch, int all_reached, int64_t index_input,
+                        int64_t at, int64_t *result_input, int64_t *result_output,
+                        double *result_values)
 {
     int inner = layout->ndim - 1;
     int64_t row_length = box->extent[inner];
@@ -242,6 +249,9 @@ static int64_t read_box(const spart_convolve_layout *layout, const run_box *box,
         stride *= layout->shape_output[a];
     }
     int64_t count = 0;
+    if (result_input == NULL && all_reached) {
+        return box->size;
+    }
     if (result_input == NULL) {
         /* counting only: reached holds 0 or 1 */
 #pragma omp simd reduction(+ : count)
@@ -257,7 +267,7 @@ static int64_t read_box(const spart_convolve_layout *layout, const run_box *box,
             cell += (box->lower[a] + row[a]) * grid_strides[a];
         }
         for (int64_t j = 0; j < row_length; j++) {
-            if (!scratch->reached[row_start + j]) {
+            if (!all_reached && !scratch->reached[row_start + j]) {
                 continue;
             }
             result_input[at + count] = index_input;
@@ -331,13 +341,18 @@ static int64_t convolve_run(const spart_allocator *allocator, const spart_convol
         return 0;
     }
     int write = target->result_input != NULL;
-    if (!write && run_fills_box(layout, entries, element, start, stop, &box)) {
+    int filled = run_fills_box(layout, entries, element, start, stop, &box);
+    if (!write && filled) {
         return box.size;
     }
     if (reserve(allocator, scratch, box.size) != 0) {
         return -1;
     }
-    memset(scratch->reached, 0, (size_t)box.size);
+    /* a filled box needs no flags: every cell is reached */
+    unsigned char *reached = filled ? NULL : scratch->reached;
+    if (reached != NULL) {
+        memset(reached, 0, (size_t)box.size);
+    }
     if (write) {
         memset(scratch->values, 0, (size_t)box.size * sizeof(double));
     }
@@ -347,11 +362,11 @@ static int64_t convolve_run(const spart_allocator *allocator, const spart_convol
         int64_t offset = 0;
         int dense = dense_kernel(layout, element, coordinates, &offset);
         scatter_entry(layout, &box, coordinates, layout->kernel + offset, dense, entries->values[q],
-                      write ? scratch->values : NULL, scratch->reached);
+                      write ? scratch->values : NULL, reached);
     }
     int64_t at = write ? target->run_starts[start] : 0;
-    return read_box(layout, &box, scratch, entries->indices_input[start], at, target->result_input,
-                    target->result_output, target->result_values);
+    return read_box(layout, &box, scratch, filled, entries->indices_input[start], at,
+                    target->result_input, target->result_output, target->result_values);
 }
 
 /* The runs starting in block `block`. Returns nonzero when scratch ran out. */
