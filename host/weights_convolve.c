@@ -14,6 +14,11 @@
  * run in the run's order (one product and one sum, no FMA). A kernel
  * element equal to zero is skipped, so it does not reach a cell; a cell no
  * entry reaches gives no entry.
+ *
+ * Shortcut: when a run's distinct cells fill their bounding box and none of
+ * its kernels has a zero (the usual PSF on a sensor lattice), the run
+ * reaches every cell of its box, so the count is the box's size and the
+ * box is read out without flags. The values are the same either way.
  */
 #include <string.h>
 
