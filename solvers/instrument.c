@@ -31,7 +31,9 @@ struct spart_instrument {
     double *photons_per_radiance; /* scene_size */
     spart_regridder *forward;
     spart_regridder *backward;
-    spart_weights *weights; /* the geometric weights, when kept (else NULL) */
+    spart_weights *weights;               /* the geometric weights, when kept (else NULL) */
+    spart_psf *psf;                       /* the PSF composed by FFT (else NULL) */
+    spart_mart_regridder_psf psf_problem; /* the operators with it, for MART */
 };
 
 void spart_instrument_params_init(spart_instrument_params *params)
@@ -165,6 +167,18 @@ static spart_status check_params(spart_context *context, const spart_instrument_
     if (status == SPART_OK) {
         status = check_vertices(context, "sensor_y", p->sensor_y, p->num_sensor_y, 0);
     }
+    if (status == SPART_OK && p->psf_mode != SPART_PSF_AUTO && p->psf_mode != SPART_PSF_FFT &&
+        p->psf_mode != SPART_PSF_FOLDED) {
+        status = spart_context_set_error(context, SPART_ERROR_UNKNOWN_ENUM,
+                                         "instrument: psf_mode = %d is not a spart_psf_mode",
+                                         (int)p->psf_mode);
+    }
+    if (status == SPART_OK && p->psf != NULL && (p->psf_size[0] < 1 || p->psf_size[1] < 1)) {
+        status = spart_context_set_error(
+            context, SPART_ERROR_INVALID_ARGUMENT,
+            "instrument: psf_size = %lld x %lld must be at least 1 x 1 when psf is given",
+            (long long)p->psf_size[0], (long long)p->psf_size[1]);
+    }
     if (status == SPART_OK && p->keep_weights != 0 && p->keep_weights != 1) {
         status = spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
                                          "instrument: keep_weights = %d must be 0 or 1",
@@ -268,6 +282,24 @@ static spart_shape shape4(int64_t a, int64_t b, int64_t c, int64_t d)
     return shape;
 }
 
+/* The PSF folded into the weights: W becomes P W, one kernel per channel
+ * shared by the channel's wavelengths. The weights' output shape is the
+ * sensor's alone (x', y'), so the kernel is channel x 1 (the orthogonal
+ * axes, beyond the output shape) x 1 x 1 (the same at every pixel) x kx x
+ * ky. */
+static spart_status fold_psf(spart_context *context, const spart_instrument_params *p,
+                             spart_weights **weights)
+{
+    spart_array kernel = {p->psf, {6, {p->num_channel, 1, 1, 1, p->psf_size[0], p->psf_size[1]}}};
+    spart_weights *folded = NULL;
+    spart_status status = spart_weights_convolve(context, *weights, &kernel, &folded);
+    if (status == SPART_OK) {
+        spart_weights_free(*weights);
+        *weights = folded;
+    }
+    return status;
+}
+
 /* A copy of `weights` (the public API has no copy: its arrays made anew). */
 static spart_status copy_weights(spart_context *context, const spart_weights *weights,
                                  spart_weights **copy)
@@ -320,7 +352,9 @@ static spart_status build_weights(spart_context *context, const spart_instrument
         sensor_vertices(p, sensor, sensor + sensor_count);
         spart_array input[2] = {{mapped, shape4(c, l, nx + 1, ny + 1)},
                                 {mapped + mapped_count, shape4(c, l, nx + 1, ny + 1)}};
-        spart_shape sensor_shape = {2, {mx + 1, my + 1}};
+        /* 4 axes (1 x 1 x ...): the weights then keep the orthogonal axes in
+         * their output shape, along which a folded PSF may vary. */
+        spart_shape sensor_shape = {4, {1, 1, mx + 1, my + 1}};
         spart_array output[2] = {{sensor, sensor_shape}, {sensor + sensor_count, sensor_shape}};
         spart_weights_options options;
         spart_weights_options_init(&options);
@@ -332,6 +366,9 @@ static spart_status build_weights(spart_context *context, const spart_instrument
         options.axis_output[0] = -2;
         options.axis_output[1] = -1;
         status = spart_weights_build(context, 2, input, output, &options, forward);
+        if (status == SPART_OK && p->psf != NULL && p->psf_mode == SPART_PSF_FOLDED) {
+            status = fold_psf(context, p, forward);
+        }
         if (status == SPART_OK) {
             status = spart_weights_transpose_conservative(context, *forward, 2, input, output,
                                                           &options, backward);
@@ -397,6 +434,23 @@ static spart_status assemble(spart_context *context, const spart_instrument_para
     return status;
 }
 
+/* The PSF composed by FFT on the forward operator's images, kernels shaped
+ * channel x 1 x kx x ky as the images are channel x 1 x x' x y'. */
+static spart_status compose_psf(spart_context *context, const spart_instrument_params *p,
+                                spart_instrument *made)
+{
+    spart_array kernels = {p->psf, shape4(p->num_channel, 1, p->psf_size[0], p->psf_size[1])};
+    spart_shape images = spart_regridder_shape_output(made->forward);
+    spart_status status = spart_psf_create(context, &kernels, &images, &made->psf);
+    if (status == SPART_OK) {
+        spart_mart_regridder_psf problem = {made->forward,       made->psf,
+                                            made->backward,      made->num_channel,
+                                            made->quantum_yield, made->read_noise};
+        made->psf_problem = problem;
+    }
+    return status;
+}
+
 spart_status spart_instrument_create(spart_context *context, const spart_instrument_params *params,
                                      spart_instrument **instrument)
 {
@@ -443,6 +497,9 @@ spart_status spart_instrument_create(spart_context *context, const spart_instrum
     if (status == SPART_OK) {
         status = assemble(context, params, forward_weights, backward_weights, made);
     }
+    if (status == SPART_OK && params->psf != NULL && params->psf_mode != SPART_PSF_FOLDED) {
+        status = compose_psf(context, params, made);
+    }
     spart_weights_free(forward_weights);
     spart_weights_free(backward_weights);
     if (status != SPART_OK) {
@@ -461,6 +518,7 @@ void spart_instrument_free(spart_instrument *instrument)
     spart_regridder_free(instrument->forward);
     spart_regridder_free(instrument->backward);
     spart_weights_free(instrument->weights);
+    spart_psf_free(instrument->psf);
     spart_context_free_memory(instrument->context, instrument->photons_per_radiance);
     spart_context_free_memory(instrument->context, instrument);
 }
@@ -532,6 +590,10 @@ spart_status spart_instrument_mart_operators(spart_context *context,
     pair->num_channel = instrument->num_channel;
     pair->gain = instrument->quantum_yield;
     pair->read_noise = instrument->read_noise;
+    if (instrument->psf != NULL) { /* the PSF composed: the instrument holds the problem */
+        return spart_mart_operators_from_regridders_psf(context, &instrument->psf_problem,
+                                                        operators);
+    }
     return spart_mart_operators_from_regridders(context, pair, operators);
 }
 

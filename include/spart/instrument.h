@@ -46,6 +46,11 @@
  * the noise width is sqrt(quantum_yield d + read_noise^2) from the summed
  * image d (equal to ctis's per-plane quadrature for non-negative planes).
  *
+ * Point-spread function (optional, params.psf): either composed by FFT
+ * after the forward operator (and its adjoint before the backward one), or
+ * folded into the weights before the operators are made (params.psf_mode).
+ * The two agree to rounding (test_instrument).
+ *
  * Memory: the instrument owns its weights and both Regridders; pointers it
  * hands out stay valid until spart_instrument_free.
  *
@@ -57,12 +62,27 @@
 
 #include "spart/common.h"
 #include "spart/mart.h"
+#include "spart/psf.h"
 #include "spart/regridder.h"
 #include "spart/weights.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* How an instrument applies its point-spread function. */
+typedef enum spart_psf_mode {
+    SPART_PSF_AUTO = 0,  /* SPART_PSF_FFT: on the host it is the faster by far (the
+                            ctis PSF tutorial's shape: 0.5 ms per FFT pass against
+                            about 0.2 s per product of the folded operator,
+                            docs/benchmarks.md) and needs no 148 M-entry matrix */
+    SPART_PSF_FFT = 1,   /* compose: the forward operator, then the PSF by FFT
+                            (spart/psf.h); backprojection = the adjoint, then the
+                            backward operator. Host operators only. */
+    SPART_PSF_FOLDED = 2 /* fold the PSF into the weights (spart_weights_convolve)
+                            and take the conservative transpose of the folded
+                            weights, as ctis 0.5.0 does; works on a GPU too */
+} spart_psf_mode;
 
 /* The description of an ideal instrument. Arrays are read during
  * spart_instrument_create only. Start from spart_instrument_params_init. */
@@ -90,6 +110,14 @@ typedef struct spart_instrument_params {
     int solid_angle_steradian;   /* 0 (default): radiance per arcsec^2; 1: per steradian */
     spart_value_type value_type; /* of both operators; default SPART_FLOAT64 */
     int keep_weights; /* 1: keep the geometric weights (spart_instrument_weights); default 0 */
+    /* Point-spread function, shift-invariant per channel: num_channel
+     * kernels of psf_size[0] x psf_size[1] pixels along sensor x then y
+     * (C order [channel][x][y]), centre at floor(n / 2) along each axis
+     * (spart/psf.h says what an even size means), light spread past the
+     * sensor's edge lost; NULL (default): none. Copied. */
+    const double *psf;
+    int64_t psf_size[2];
+    spart_psf_mode psf_mode; /* default SPART_PSF_AUTO */
 } spart_instrument_params;
 
 /* Fill `params` with the defaults (quantum_yield 1, the rest 0 / NULL). */
@@ -122,7 +150,7 @@ SPART_API const spart_regridder *spart_instrument_backward(const spart_instrumen
  * keep_weights = 1 (else NULL; owned by the instrument): conservative 2-D
  * weights from the mapped scene cells to the sensor pixels, orthogonal
  * axes (channel, wavelength), as regridding.weights gives them, before the
- * unit factors were folded in. spart_weights_save writes them. */
+ * unit factors were folded in (with a folded PSF, after it was). spart_weights_save writes them. */
 SPART_API const spart_weights *spart_instrument_weights(const spart_instrument *instrument);
 
 /* The photons per unit radiance of each scene voxel, s = A t dlambda dOmega /

@@ -252,6 +252,9 @@ module spart
         integer(c_int) :: solid_angle_steradian
         integer(c_int) :: value_type
         integer(c_int) :: keep_weights
+        type(c_ptr) :: psf
+        integer(c_int64_t) :: psf_size(2)
+        integer(c_int) :: psf_mode
     end type instrument_params_c
 
     ! ---- interfaces of the callbacks you may write in Fortran ---------------------------------

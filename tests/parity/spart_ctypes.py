@@ -806,6 +806,9 @@ class spart_instrument_params(ctypes.Structure):
         ("solid_angle_steradian", ctypes.c_int),
         ("value_type", ctypes.c_int),
         ("keep_weights", ctypes.c_int),
+        ("psf", c_double_p),
+        ("psf_size", ctypes.c_int64 * 2),
+        ("psf_mode", ctypes.c_int),
     ]
 
 

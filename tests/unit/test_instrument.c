@@ -235,6 +235,89 @@ static void mart_recovers_a_noise_free_scene_closely(void **state)
     spart_context_free(context);
 }
 
+/* Images and backprojections of the small instrument with `psf` (NULL:
+ * none) applied in `mode`, into images (512) and back (2 x 108). */
+static void image_and_back(const double *psf, int64_t kx, int64_t ky, spart_psf_mode mode,
+                           double *images, double *back)
+{
+    spart_context *context = context_or_fail();
+    small_instrument s;
+    small_params(&s);
+    s.params.psf = psf;
+    s.params.psf_size[0] = kx;
+    s.params.psf_size[1] = ky;
+    s.params.psf_mode = mode;
+    spart_instrument *instrument = NULL;
+    spart_status created = spart_instrument_create(context, &s.params, &instrument);
+    if (created != SPART_OK) {
+        fail_msg("%s", spart_context_error(context));
+    }
+    double scene[108];
+    for (int v = 0; v < 108; v++) {
+        scene[v] = 1.0 + (double)((v * 7) % 11);
+    }
+    assert_int_equal(spart_instrument_image(context, instrument, scene, images, NULL), SPART_OK);
+    assert_int_equal(spart_instrument_backproject(context, instrument, images, back), SPART_OK);
+    spart_instrument_free(instrument);
+    spart_context_free(context);
+}
+
+static double largest_difference(const double *a, const double *b, int n, double *largest)
+{
+    double worst = 0.0;
+    *largest = 0.0;
+    for (int k = 0; k < n; k++) {
+        double d = fabs(a[k] - b[k]);
+        worst = d > worst ? d : worst;
+        *largest = fabs(a[k]) > *largest ? fabs(a[k]) : *largest;
+    }
+    return worst;
+}
+
+static void a_delta_psf_changes_nothing(void **state)
+{
+    (void)state;
+    const double delta[2] = {1.0, 1.0}; /* one 1 x 1 kernel per channel */
+    double plain[512], plain_back[216], fft[512], fft_back[216], folded[512], folded_back[216];
+    image_and_back(NULL, 0, 0, SPART_PSF_AUTO, plain, plain_back);
+    image_and_back(delta, 1, 1, SPART_PSF_FFT, fft, fft_back);
+    image_and_back(delta, 1, 1, SPART_PSF_FOLDED, folded, folded_back);
+    double largest;
+    assert_true(largest_difference(plain, fft, 512, &largest) <= 1e-14 * largest);
+    assert_true(largest_difference(plain_back, fft_back, 216, &largest) <= 1e-14 * largest);
+    assert_memory_equal(plain, folded, sizeof plain);
+    assert_memory_equal(plain_back, folded_back, sizeof plain_back);
+}
+
+static void fft_and_folded_psf_agree_to_rounding(void **state)
+{
+    (void)state;
+    /* a 3 x 5 blur per channel, different per channel, summing to 1 */
+    double psf[2 * 15];
+    for (int c = 0; c < 2; c++) {
+        double total = 0.0;
+        for (int k = 0; k < 15; k++) {
+            psf[c * 15 + k] = 1.0 + (double)((k * (c + 3)) % 4);
+            total += psf[c * 15 + k];
+        }
+        for (int k = 0; k < 15; k++) {
+            psf[c * 15 + k] /= total;
+        }
+    }
+    double fft[512], fft_back[216], folded[512], folded_back[216], plain[512], plain_back[216];
+    image_and_back(psf, 3, 5, SPART_PSF_FFT, fft, fft_back);
+    image_and_back(psf, 3, 5, SPART_PSF_FOLDED, folded, folded_back);
+    image_and_back(NULL, 0, 0, SPART_PSF_AUTO, plain, plain_back);
+    double largest;
+    assert_true(largest_difference(folded, fft, 512, &largest) <= 1e-13 * largest);
+    /* the blur moved light: the images differ from the unblurred ones */
+    assert_true(largest_difference(plain, fft, 512, &largest) > 1e-3 * largest);
+    /* backprojections: FFT takes P^T then the transpose of the unblurred
+     * weights; folded takes the conservative transpose of P W. They agree
+     * where the conservative factors are one per element, as here. */
+    assert_true(largest_difference(folded_back, fft_back, 216, &largest) <= 1e-12 * largest);
+}
+
 static void expect_refused(spart_instrument_params *params, spart_status status, const char *word)
 {
     spart_context *context = context_or_fail();
@@ -273,6 +356,14 @@ static void bad_descriptions_are_refused_naming_the_field(void **state)
     small_params(&s);
     s.params.value_type = (spart_value_type)5;
     expect_refused(&s.params, SPART_ERROR_UNKNOWN_ENUM, "value_type");
+    small_params(&s);
+    const double kernel[2] = {1.0, 1.0};
+    s.params.psf = kernel;
+    expect_refused(&s.params, SPART_ERROR_INVALID_ARGUMENT, "psf_size");
+    s.params.psf_size[0] = 1;
+    s.params.psf_size[1] = 1;
+    s.params.psf_mode = (spart_psf_mode)9;
+    expect_refused(&s.params, SPART_ERROR_UNKNOWN_ENUM, "psf_mode");
 }
 
 static void regridders_that_do_not_chain_are_refused(void **state)
@@ -310,6 +401,8 @@ int main(void)
         cmocka_unit_test(one_voxel_backprojects_onto_its_own_footprint),
         cmocka_unit_test(observations_repeat_for_a_seed),
         cmocka_unit_test(mart_recovers_a_noise_free_scene_closely),
+        cmocka_unit_test(a_delta_psf_changes_nothing),
+        cmocka_unit_test(fft_and_folded_psf_agree_to_rounding),
         cmocka_unit_test(bad_descriptions_are_refused_naming_the_field),
         cmocka_unit_test(regridders_that_do_not_chain_are_refused),
     };
