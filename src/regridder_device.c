@@ -1127,7 +1127,16 @@ static spart_status check_device_product(spart_context *context, const spart_reg
     if (status == SPART_OK && size_y > 0) {
         status = check_device_pointer(context, y, device, "y");
     }
-    if (status == SPART_OK && needed > 0) {
+    /* While the stream is being recorded into a CUDA graph, a workspace
+     * that spart_regridder_apply allocated with cudaMallocAsync is a graph
+     * memory node, not yet memory that cudaPointerGetAttributes knows: it
+     * cannot be checked then (x and y, allocated before, still are). */
+    enum cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing((cudaStream_t)context->cuda_stream, &capturing) != cudaSuccess) {
+        (void)cudaGetLastError();
+        capturing = cudaStreamCaptureStatusNone;
+    }
+    if (status == SPART_OK && needed > 0 && capturing == cudaStreamCaptureStatusNone) {
         status = check_device_pointer(context, workspace, device, "the workspace");
     }
     return status;

@@ -284,7 +284,8 @@ static void keep_run(const spart_mart_result *result, int64_t scene_size, run *o
     out->solutions = spart_mart_result_num_solutions(result);
     out->success = spart_mart_result_success(result);
     snprintf(out->message, sizeof out->message, "%s", spart_mart_result_message(result));
-    size_t merits = (size_t)(out->iterations * 4) * sizeof(double);
+    size_t merits =
+        (size_t)(out->iterations * spart_mart_result_num_channel(result)) * sizeof(double);
     out->chi2 = malloc(merits);
     out->correlation = malloc(merits);
     out->solution = malloc((size_t)(out->solutions * scene_size) * sizeof(double));
@@ -392,6 +393,77 @@ static void instrument_runs_equal_the_host_bit_for_bit(void **state)
     spart_context_free(context);
 }
 
+/* A forward operator whose rows are longer than SPART_CHUNK_LENGTH (so
+ * its device product needs a workspace, which the driver's CUDA graph
+ * must record): 4 pixels each seeing all of 6000 voxels. */
+static void long_rows_run_in_a_graph_as_on_the_host(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    enum { voxels = 6000, pixels = 4, entries = voxels * pixels };
+    int64_t offsets[2] = {0, entries};
+    int64_t *in = malloc(entries * sizeof(int64_t));
+    int64_t *out = malloc(entries * sizeof(int64_t));
+    double *values = malloc(entries * sizeof(double));
+    for (int64_t k = 0; k < entries; k++) {
+        in[k] = k % voxels;
+        out[k] = k / voxels;
+        values[k] = 1e-3 * (double)(1 + (k * 7919) % 13);
+    }
+    spart_shape orthogonal = {0, {0}};
+    spart_shape shape_in = {1, {voxels}}, shape_out = {1, {pixels}};
+    int axis[1] = {0};
+    spart_weights *weights = NULL;
+    assert_int_equal(spart_weights_create_from_arrays(context, &orthogonal, &shape_in, &shape_out,
+                                                      1, axis, 1, axis, offsets, in, out, values,
+                                                      &weights),
+                     SPART_OK);
+    spart_regridder *forward = NULL, *backward = NULL;
+    assert_int_equal(spart_regridder_create(context, weights, NULL, &forward), SPART_OK);
+    assert_int_equal(spart_regridder_transpose(context, forward, &backward), SPART_OK);
+    double observed[pixels] = {30.0, 45.0, 20.0, 60.0};
+    spart_mart_options options;
+    spart_mart_options_init(&options);
+    options.stop_rule = SPART_MART_STOP_COUNT;
+    options.max_iterations = 6;
+    run host, device;
+    spart_mart_regridder_pair pair = {forward, backward, 1, 1.0, 0.0};
+    spart_mart_operators operators;
+    assert_int_equal(spart_mart_operators_from_regridders(context, &pair, &operators), SPART_OK);
+    spart_mart_result *result = NULL;
+    assert_int_equal(spart_mart_solve(context, &operators, observed, &options, &result), SPART_OK);
+    keep_run(result, voxels, &host);
+    spart_mart_result_free(result);
+
+    spart_regridder *d_forward = NULL, *d_backward = NULL;
+    assert_int_equal(spart_regridder_to_device(context, forward, &d_forward), SPART_OK);
+    assert_int_equal(spart_regridder_to_device(context, backward, &d_backward), SPART_OK);
+    pair.forward = d_forward;
+    pair.backward = d_backward;
+    assert_int_equal(spart_mart_operators_from_regridders(context, &pair, &operators), SPART_OK);
+    double *d_observed = to_device(context, observed, pixels);
+    spart_status status = spart_mart_solve(context, &operators, d_observed, &options, &result);
+    if (status != SPART_OK) {
+        fail_msg("%s", spart_context_error(context));
+    }
+    keep_run(result, voxels, &device);
+    spart_mart_result_free(result);
+    /* one channel: compare the first column of the histories only */
+    assert_int_equal(host.iterations, device.iterations);
+    assert_memory_equal(host.solution, device.solution, voxels * sizeof(double));
+    free_run(&host);
+    free_run(&device);
+    spart_device_free(context, d_observed);
+    spart_regridder_free(d_forward);
+    spart_regridder_free(d_backward);
+    spart_regridder_free(forward);
+    spart_weights_free(weights);
+    free(in);
+    free(out);
+    free(values);
+    spart_context_free(context);
+}
+
 int main(void)
 {
     spart_context *context = NULL;
@@ -414,6 +486,7 @@ int main(void)
         cmocka_unit_test(a_device_step_refuses_too_little_workspace),
         cmocka_unit_test(a_device_step_refuses_host_memory),
         cmocka_unit_test(instrument_runs_equal_the_host_bit_for_bit),
+        cmocka_unit_test(long_rows_run_in_a_graph_as_on_the_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
