@@ -11,6 +11,8 @@
  * offset c and the result is read from 0 (see spart/psf.h for the sums).
  */
 #include <omp.h>
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include "internal.h"
@@ -66,8 +68,18 @@ int spart_psf_fft_kernel_spectra(spart_psf *psf, const double *kernels)
     /* FFTW's transforms are unnormalised: inverse(forward(a)) = N a. The
      * 1 / N goes into the kernel's spectrum once. */
     double scale = 1.0 / ((double)psf->pad_y * (double)psf->pad_x);
+    psf->kernel_l1 = spart_alloc(&psf->allocator, (size_t)psf->num_kernels, sizeof(double));
+    if (psf->kernel_l1 == NULL) {
+        spart_free(&psf->allocator, real);
+        return -1;
+    }
     for (int64_t k = 0; k < psf->num_kernels; k++) {
         const double *kernel = kernels + k * psf->ky * psf->kx;
+        double l1 = 0.0;
+        for (int64_t i = 0; i < psf->ky * psf->kx; i++) {
+            l1 += fabs(kernel[i]);
+        }
+        psf->kernel_l1[k] = l1;
         memset(real, 0, real_size * sizeof(double));
         for (int64_t y = 0; y < psf->ky; y++) {
             memcpy(real + y * psf->pad_x, kernel + y * psf->kx, (size_t)psf->kx * sizeof(double));
@@ -116,9 +128,14 @@ static void apply_one_image(const spart_psf *psf, int64_t image, const double *i
     int64_t read_y = adjoint ? 0 : centre_y;
     int64_t read_x = adjoint ? 0 : centre_x;
     memset(real, 0, (size_t)(psf->pad_y * psf->pad_x) * sizeof(double));
+    double largest = 0.0;
     for (int64_t y = 0; y < psf->ny; y++) {
         memcpy(real + (y + write_y) * psf->pad_x + write_x, in + y * psf->nx,
                (size_t)psf->nx * sizeof(double));
+        for (int64_t x = 0; x < psf->nx; x++) {
+            double magnitude = fabs(in[y * psf->nx + x]);
+            largest = magnitude > largest ? magnitude : largest;
+        }
     }
     fftw_execute_dft_r2c(psf->plan_forward, real, spectrum);
     fftw_complex *kernel = psf->spectra + psf->kernel_of_image[image] * psf->spectrum_size;
@@ -127,6 +144,19 @@ static void apply_one_image(const spart_psf *psf, int64_t image, const double *i
     for (int64_t y = 0; y < psf->ny; y++) {
         memcpy(out + y * psf->nx, real + (y + read_y) * psf->pad_x + read_x,
                (size_t)psf->nx * sizeof(double));
+    }
+    /* The FFT's rounding leaves about 1e-17 of the image's scale where the
+     * exact result is 0 (no light reaches the pixel). Such a pixel must
+     * stay exactly 0: MART leaves pixels whose model is 0 out of the merit,
+     * and a width of sqrt(1e-17) would make its chi-squared explode.
+     * Values within the FFT's error bound of zero, 8 log2(N) ulps of
+     * max|in| |K|_1, the largest any output can be, become 0. */
+    double bound = largest * psf->kernel_l1[psf->kernel_of_image[image]];
+    double threshold = 8.0 * log2((double)(psf->pad_y * psf->pad_x)) * DBL_EPSILON * bound;
+    for (int64_t k = 0; k < size; k++) {
+        if (fabs(out[k]) < threshold) {
+            out[k] = 0.0;
+        }
     }
 }
 

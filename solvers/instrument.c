@@ -550,6 +550,11 @@ const spart_regridder *spart_instrument_backward(const spart_instrument *instrum
     return instrument != NULL ? instrument->backward : NULL;
 }
 
+const spart_psf *spart_instrument_psf(const spart_instrument *instrument)
+{
+    return instrument != NULL ? instrument->psf : NULL;
+}
+
 const spart_weights *spart_instrument_weights(const spart_instrument *instrument)
 {
     return instrument != NULL ? instrument->weights : NULL;

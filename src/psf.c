@@ -185,6 +185,7 @@ void spart_psf_free(spart_psf *psf)
     spart_allocator allocator = psf->allocator;
     spart_free(&allocator, psf->kernel_of_image);
     spart_free(&allocator, psf->spectra);
+    spart_free(&allocator, psf->kernel_l1);
     spart_free(&allocator, psf);
 }
 

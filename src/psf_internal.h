@@ -22,6 +22,7 @@ struct spart_psf {
     int64_t pad_y, pad_x;     /* FFT extents: at least n + k - 1, so nothing wraps */
     int64_t spectrum_size;    /* complex values of one spectrum: pad_y * (pad_x / 2 + 1) */
     fftw_complex *spectra;    /* num_kernels spectra, each scaled by 1 / (pad_y pad_x) */
+    double *kernel_l1;        /* num_kernels sums of |K|: bound an output by max|in| |K|_1 */
     fftw_plan plan_forward;   /* real pad_y x pad_x -> spectrum */
     fftw_plan plan_inverse;   /* spectrum -> real pad_y x pad_x (unnormalised) */
 };

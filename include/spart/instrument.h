@@ -146,6 +146,12 @@ SPART_API int64_t spart_instrument_image_size(const spart_instrument *instrument
 SPART_API const spart_regridder *spart_instrument_forward(const spart_instrument *instrument);
 SPART_API const spart_regridder *spart_instrument_backward(const spart_instrument *instrument);
 
+/* The PSF composed by FFT after the forward operator (NULL when there is
+ * none or it is folded into the weights; owned by the instrument). Its
+ * operators then run on the host only: spart_instrument_mart_operators
+ * gives them; Regridders moved to a device would leave the PSF out. */
+SPART_API const spart_psf *spart_instrument_psf(const spart_instrument *instrument);
+
 /* The geometric weights the operators were made from, with
  * keep_weights = 1 (else NULL; owned by the instrument): conservative 2-D
  * weights from the mapped scene cells to the sensor pixels, orthogonal

@@ -37,6 +37,7 @@ static const char *const instrument_keys[] = {"angles",
                                               "read_noise",
                                               "radiance_per",
                                               "operators",
+                                              "psf",
                                               NULL};
 static const char *const scene_keys[] = {"gaussians", "file", NULL};
 static const char *const gaussians_keys[] = {"width_velocity", "width_x", "width_y", "background",
@@ -47,6 +48,8 @@ static const char *const solver_keys[] = {"gamma",          "stop",   "threshold
                                           "max_iterations", "device", "value_type", NULL};
 static const char *const outputs_keys[] = {"folder", "pictures", NULL};
 static const char *const sensor_keys[] = {"pixels_x", "pixels_y", NULL};
+static const char *const psf_keys[] = {"size", "major", "minor", "angle", "mode", NULL};
+static const char *const psf_mode_words[] = {"auto", "fft", "folded", NULL};
 
 static const char *const stop_words[] = {"threshold", "target", "count", NULL};
 static const char *const device_words[] = {"host", "cuda", "auto", NULL};
@@ -266,6 +269,45 @@ static void read_references(config_reader *reader, const yaml_node *node,
                            &instrument->wavelength_ref);
 }
 
+/* One list of the psf section: a value per channel. */
+static void read_psf_list(config_reader *reader, const yaml_node *psf, const char *key,
+                          number_range range, int64_t num_channel, double *values)
+{
+    char name[64];
+    snprintf(name, sizeof name, "instrument.psf.%s", key);
+    const yaml_node *list =
+        reader_find(reader, psf, "instrument.psf", key, 1, "a list with one value per channel");
+    size_t count = 0;
+    if (list == NULL || reader_number_list(reader, list, name, range, 1, CONFIG_MAX_CHANNELS,
+                                           values, &count) != 0) {
+        return;
+    }
+    if ((int64_t)count != num_channel && num_channel > 0) {
+        reader_complain(reader, list, name, "has %zu values, but the instrument has %lld channels",
+                        count, (long long)num_channel);
+    }
+}
+
+/* The point-spread function, if given: elliptical Gaussians per channel. */
+static void read_psf(config_reader *reader, const yaml_node *node, config_instrument *instrument)
+{
+    const yaml_node *psf = reader_find(reader, node, "instrument", "psf", 0, "");
+    if (psf == NULL || reader_expect_mapping(reader, psf, "instrument.psf", psf_keys) != 0) {
+        return;
+    }
+    instrument->has_psf = 1;
+    reader_required_integer(reader, psf, "instrument.psf", "size", 1, 1001,
+                            "pixels along each side of the kernels", &instrument->psf_size);
+    read_psf_list(reader, psf, "major", RANGE_POSITIVE, instrument->num_channel,
+                  instrument->psf_major);
+    read_psf_list(reader, psf, "minor", RANGE_POSITIVE, instrument->num_channel,
+                  instrument->psf_minor);
+    read_psf_list(reader, psf, "angle", RANGE_ANY, instrument->num_channel, instrument->psf_angle);
+    instrument->psf_mode = 0;
+    reader_optional_choice(reader, psf, "instrument.psf", "mode", psf_mode_words,
+                           &instrument->psf_mode);
+}
+
 /* The folder of operators saved by `spart build`, if given. */
 static void read_operators(config_reader *reader, const yaml_node *node, const char *config_path,
                            config_instrument *instrument)
@@ -294,6 +336,7 @@ static void read_instrument(config_reader *reader, const yaml_node *root, const 
     read_detector(reader, node, instrument);
     read_references(reader, node, instrument);
     read_operators(reader, node, config_path, instrument);
+    read_psf(reader, node, instrument);
     if (!reader->failed && !instrument->has_velocity && !(instrument->wavelength.min > 0.0)) {
         yaml_node *axis = yaml_mapping_get(node, "wavelength", NULL);
         reader_complain(reader, yaml_mapping_get(axis, "min", NULL), "instrument.wavelength.min",

@@ -68,6 +68,16 @@ typedef struct config_instrument {
     double quantum_yield;      /* electron/photon */
     double read_noise;         /* electron */
     int solid_angle_steradian; /* radiance per steradian (1, default) or per arcsec^2 (0) */
+    /* instrument.psf: one elliptical Gaussian per channel, psf_size x
+     * psf_size pixels, standard deviations psf_major and psf_minor (pixel)
+     * with the major axis at psf_angle (degree from sensor x); psf_mode
+     * 0 auto, 1 fft, 2 folded (spart_psf_mode). */
+    int has_psf;
+    int64_t psf_size;
+    double psf_major[CONFIG_MAX_CHANNELS];
+    double psf_minor[CONFIG_MAX_CHANNELS];
+    double psf_angle[CONFIG_MAX_CHANNELS];
+    int psf_mode;
     /* Operators saved by `spart build`, to load instead of building them:
      * the folder (resolved against the config's folder), or "". */
     char operators[CONFIG_PATH_LENGTH];

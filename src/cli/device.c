@@ -56,15 +56,44 @@ static int make_on_device(spart_context *context, spart_mart_operators *operator
     return 0;
 }
 
+/* An instrument whose PSF is composed by FFT: its own operators (the
+ * PSF between the Regridders), on the host only. */
+static int make_with_psf(spart_context *context, const spart_instrument *instrument,
+                         cli_device requested, spart_mart_operators *operators,
+                         device_operators *made, const char **where, char *error, size_t error_size)
+{
+    if (requested == CLI_DEVICE_CUDA) {
+        snprintf(error, error_size,
+                 "--device cuda: the PSF is composed by FFT, which runs on the host only; set "
+                 "instrument.psf.mode: folded to run on a GPU");
+        return -1;
+    }
+    if (spart_instrument_mart_operators(context, instrument, &made->pair, operators) != SPART_OK) {
+        snprintf(error, error_size, "%s", spart_context_error(context));
+        return -1;
+    }
+    *where = requested == CLI_DEVICE_AUTO ? "host (the PSF by FFT runs on the host)" : "host";
+    return 0;
+}
+
 int device_operators_make(spart_context *context, const spart_mart_regridder_pair *host,
-                          cli_device requested, spart_mart_operators *operators,
-                          device_operators **made, const char **where, char *error,
-                          size_t error_size)
+                          const spart_instrument *instrument, cli_device requested,
+                          spart_mart_operators *operators, device_operators **made,
+                          const char **where, char *error, size_t error_size)
 {
     *made = calloc(1, sizeof **made);
     if (*made == NULL) {
         snprintf(error, error_size, "out of memory");
         return -1;
+    }
+    if (instrument != NULL && spart_instrument_psf(instrument) != NULL) {
+        if (make_with_psf(context, instrument, requested, operators, *made, where, error,
+                          error_size) != 0) {
+            device_operators_free(*made);
+            *made = NULL;
+            return -1;
+        }
+        return 0;
     }
     (*made)->pair = *host;
     if (spart_mart_operators_from_regridders(context, &(*made)->pair, operators) != SPART_OK) {

@@ -27,9 +27,9 @@ typedef struct device_operators device_operators;
  * device_operators_free after the solve) and *where names the place
  * ("host", "cuda device 0"). Returns 0, or -1 with a sentence. */
 int device_operators_make(spart_context *context, const spart_mart_regridder_pair *host,
-                          cli_device requested, spart_mart_operators *operators,
-                          device_operators **made, const char **where, char *error,
-                          size_t error_size);
+                          const spart_instrument *instrument, cli_device requested,
+                          spart_mart_operators *operators, device_operators **made,
+                          const char **where, char *error, size_t error_size);
 
 /* The observations where the operators work: `observed` itself on the
  * host, a device copy (owned by `made`) on a device; NULL with a sentence

@@ -107,8 +107,9 @@ static int solve(const cli_options *options, inversion *run)
     spart_mart_regridder_pair pair = {problem_forward(&run->made), problem_backward(&run->made),
                                       run->made.num_channel, run->cfg.instrument.quantum_yield,
                                       run->cfg.instrument.read_noise};
-    if (device_operators_make(run->context, &pair, options->device, &run->operators, &run->device,
-                              &run->where, run->error, sizeof run->error) != 0) {
+    if (device_operators_make(run->context, &pair, run->made.instrument, options->device,
+                              &run->operators, &run->device, &run->where, run->error,
+                              sizeof run->error) != 0) {
         cli_error(options, "%s", run->error);
         return EXIT_FAILED;
     }

@@ -3,6 +3,7 @@
  */
 #include "problem.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,44 @@ int problem_make_grids(spart_context *context, const config *cfg, problem *made,
     return make_spectral_edges(context, instrument, made, error, error_size);
 }
 
+/* instrument.psf's kernels: per channel a normalised elliptical Gaussian
+ * of size x size pixels, [channel][x][y], centred at size / 2. */
+static double *psf_kernels(const config_instrument *instrument)
+{
+    int64_t n = instrument->psf_size;
+    double *psf = malloc((size_t)(instrument->num_channel * n * n) * sizeof(double));
+    if (psf == NULL) {
+        return NULL;
+    }
+    for (int64_t c = 0; c < instrument->num_channel; c++) {
+        double a = instrument->psf_angle[c] * 3.14159265358979323846 / 180.0;
+        double major = instrument->psf_major[c], minor = instrument->psf_minor[c];
+        double *kernel = psf + c * n * n;
+        int64_t centre = n / 2; /* floor(n / 2), as the library's kernels */
+        double total = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+            for (int64_t j = 0; j < n; j++) {
+                double x = (double)(i - centre), y = (double)(j - centre);
+                double u = cos(a) * x + sin(a) * y; /* along the major axis */
+                double v = -sin(a) * x + cos(a) * y;
+                double value = exp(-0.5 * (u * u / (major * major) + v * v / (minor * minor)));
+                kernel[i * n + j] = value;
+                total += value;
+            }
+        }
+        for (int64_t i = 0; i < n; i++) {
+            for (int64_t j = 0; j < n; j++) {
+                double x = (double)(i - centre), y = (double)(j - centre);
+                double u = cos(a) * x + sin(a) * y;
+                double v = -sin(a) * x + cos(a) * y;
+                kernel[i * n + j] =
+                    exp(-0.5 * (u * u / (major * major) + v * v / (minor * minor))) / total;
+            }
+        }
+    }
+    return psf;
+}
+
 /* The library's description of the instrument, pointing into `made`. */
 static void fill_params(const config *cfg, const problem *made, spart_instrument_params *params)
 {
@@ -107,11 +146,24 @@ static void fill_params(const config *cfg, const problem *made, spart_instrument
     params->sensor_y = made->sensor_y;
     params->solid_angle_steradian = instrument->solid_angle_steradian;
     params->value_type = cfg->solver.value_type;
+    if (made->psf != NULL) {
+        params->psf = made->psf;
+        params->psf_size[0] = instrument->psf_size;
+        params->psf_size[1] = instrument->psf_size;
+        params->psf_mode = (spart_psf_mode)instrument->psf_mode;
+    }
 }
 
 int problem_build_instrument(spart_context *context, const config *cfg, problem *made,
                              int keep_weights, progress *report, char *error, size_t error_size)
 {
+    if (cfg->instrument.has_psf && made->psf == NULL) {
+        made->psf = psf_kernels(&cfg->instrument);
+        if (made->psf == NULL) {
+            snprintf(error, error_size, "out of memory for the PSF kernels");
+            return -1;
+        }
+    }
     spart_instrument_params params;
     fill_params(cfg, made, &params);
     params.keep_weights = keep_weights;
@@ -260,6 +312,7 @@ void problem_free(problem *made)
     free(made->scene_y);
     free(made->sensor_x);
     free(made->sensor_y);
+    free(made->psf);
     memset(made, 0, sizeof *made);
 }
 

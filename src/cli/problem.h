@@ -28,6 +28,7 @@ typedef struct problem {
     double *scene_y;
     double *sensor_x; /* num_sensor_x + 1 vertices, pixel */
     double *sensor_y;
+    double *psf;                     /* the PSF kernels of instrument.psf, or NULL */
     spart_instrument *instrument;    /* when built (problem_make_operators); keep_weights:
                                         its geometric weights too (spart build) */
     spart_regridder *loaded_forward; /* when loaded from instrument.operators */

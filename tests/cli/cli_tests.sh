@@ -222,6 +222,16 @@ example_default)
     no_partial_files example
     ;;
 
+example_psf)
+    # The shipped config with a PSF (composed by FFT), at full size.
+    run 0 invert "$source_dir/examples/ideal-ctis-psf.yaml" --output example-psf --threads 2
+    holds stdout.txt "Achieved merit less than 0.001."
+    for file in solution.fits predicted.fits history.csv scene.png; do
+        [[ -s example-psf/$file ]] || fail "example-psf/$file was not written"
+    done
+    no_partial_files example-psf
+    ;;
+
 *)
     fail "unknown case"
     ;;
