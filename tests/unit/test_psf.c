@@ -206,6 +206,43 @@ static void even_kernel_keeps_its_half_size_sample_on_the_pixel(void **state)
     spart_context_free(context);
 }
 
+/* Pixels no light reaches stay exactly 0 (MART leaves pixels whose model is
+ * 0 out of its merit), both ways, though the FFT rounds them to ~1e-17. */
+static void pixels_no_light_reaches_are_exactly_zero(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    double kernel[9];
+    for (int k = 0; k < 9; k++) {
+        kernel[k] = 0.05 + 0.01 * k;
+    }
+    spart_array kernel_array = {kernel, {2, {3, 3}}};
+    spart_shape images = {2, {40, 30}};
+    spart_psf *psf = NULL;
+    assert_int_equal(spart_psf_create(context, &kernel_array, &images, &psf), SPART_OK);
+    static double in[40 * 30], out[40 * 30];
+    memset(in, 0, sizeof in);
+    in[10 * 30 + 12] = 1234.5; /* one bright pixel */
+    spart_array x = {in, images};
+    for (int adjoint = 0; adjoint < 2; adjoint++) {
+        spart_status status = adjoint ? spart_psf_apply_adjoint(context, psf, &x, out, 40 * 30)
+                                      : spart_psf_apply(context, psf, &x, out, 40 * 30);
+        assert_int_equal(status, SPART_OK);
+        for (int y = 0; y < 40; y++) {
+            for (int i = 0; i < 30; i++) {
+                int inside = abs(y - 10) <= 1 && abs(i - 12) <= 1;
+                if (!inside) {
+                    assert_true(out[y * 30 + i] == 0.0);
+                } else {
+                    assert_true(out[y * 30 + i] > 0.0);
+                }
+            }
+        }
+    }
+    spart_psf_free(psf);
+    spart_context_free(context);
+}
+
 static void kernels_larger_than_the_image_match_direct_sums(void **state)
 {
     (void)state;
@@ -686,6 +723,7 @@ int main(void)
         cmocka_unit_test(odd_kernel_shared_by_every_image_matches_direct_sums),
         cmocka_unit_test(even_kernels_match_direct_sums_with_centre_at_half_size),
         cmocka_unit_test(even_kernel_keeps_its_half_size_sample_on_the_pixel),
+        cmocka_unit_test(pixels_no_light_reaches_are_exactly_zero),
         cmocka_unit_test(kernels_larger_than_the_image_match_direct_sums),
         cmocka_unit_test(per_element_kernels_match_direct_sums),
         cmocka_unit_test(adjoint_passes_the_dot_product_test),
