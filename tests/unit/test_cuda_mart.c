@@ -20,17 +20,7 @@
 #include <cmocka.h>
 
 #include "spart.h"
-
-static uint64_t next_state(uint64_t *state)
-{
-    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return *state >> 11;
-}
-
-static double uniform(uint64_t *state)
-{
-    return (double)next_state(state) / 9007199254740992.0;
-}
+#include "test_cuda_util.h"
 
 /* n values in [low, high), with some exact zeros and negatives when low < 0. */
 static double *random_values(int64_t n, double low, double high, uint64_t seed)
@@ -39,7 +29,8 @@ static double *random_values(int64_t n, double low, double high, uint64_t seed)
     assert_non_null(values);
     uint64_t state = seed;
     for (int64_t i = 0; i < n; i++) {
-        values[i] = next_state(&state) % 17 == 0 ? 0.0 : low + (high - low) * uniform(&state);
+        int zero = (int)(next_uniform(&state) * 17.0) == 0; /* about one in 17 */
+        values[i] = zero ? 0.0 : low + (high - low) * next_uniform(&state);
     }
     return values;
 }
@@ -466,20 +457,10 @@ static void long_rows_run_in_a_graph_as_on_the_host(void **state)
 
 int main(void)
 {
-    spart_context *context = NULL;
-    if (spart_context_create(&context) != SPART_OK) {
-        return 1;
+    int code = cuda_tests_exit_code();
+    if (code >= 0) {
+        return code;
     }
-    spart_status status = spart_context_set_cuda_device(context, 0);
-    if (status != SPART_OK) {
-        const char *require = getenv("SPART_REQUIRE_GPU");
-        int required = require != NULL && strcmp(require, "1") == 0;
-        printf("%s: %s\n", required ? "FAILED, SPART_REQUIRE_GPU=1" : "skipped",
-               spart_context_error(context));
-        spart_context_free(context);
-        return required ? 1 : 77;
-    }
-    spart_context_free(context);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(merits_equal_the_host),
         cmocka_unit_test(elementwise_steps_and_flat_guess_equal_the_host),

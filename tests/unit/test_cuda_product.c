@@ -24,24 +24,9 @@
 
 #include "regridder_internal.h"
 #include "spart.h"
+#include "test_cuda_util.h"
 
 /* ---- numbers ------------------------------------------------------------------------- */
-
-/* A reproducible stream of numbers in [0, 1) (not rand(): the same everywhere). */
-static double next_uniform(uint64_t *state)
-{
-    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(*state >> 11) / 9007199254740992.0;
-}
-
-/* A value of either sign whose exponent spans 2^-30 .. 2^30, so that any
- * change of summation order shows in the last bits. */
-static double spread_value(uint64_t *state)
-{
-    double mantissa = 2.0 * next_uniform(state) - 1.0;
-    int exponent = (int)(next_uniform(state) * 61.0) - 30;
-    return ldexp(mantissa, exponent);
-}
 
 static double *spread_values(int64_t n, uint64_t seed)
 {
@@ -53,23 +38,10 @@ static double *spread_values(int64_t n, uint64_t seed)
     return values;
 }
 
-/* FNV-1a over the bytes of n doubles: the golden digest of a result. */
+/* The golden digest of n doubles (FNV-1a over their bytes). */
 static uint64_t digest(const double *values, int64_t n)
 {
-    uint64_t hash = 1469598103934665603ULL;
-    const unsigned char *bytes = (const unsigned char *)values;
-    for (size_t k = 0; k < (size_t)n * sizeof(double); k++) {
-        hash = (hash ^ bytes[k]) * 1099511628211ULL;
-    }
-    return hash;
-}
-
-static void check_cuda(cudaError_t error, const char *what)
-{
-    if (error != cudaSuccess) {
-        (void)cudaGetLastError(); /* leave no error behind for the next test */
-        fail_msg("%s: %s", what, cudaGetErrorString(error));
-    }
+    return digest_bytes(values, (size_t)n * sizeof(double));
 }
 
 static void assert_same_bits(const double *got, const double *expected, int64_t n, const char *what)
@@ -83,67 +55,6 @@ static void assert_same_bits(const double *got, const double *expected, int64_t 
 }
 
 /* ---- matrices ------------------------------------------------------------------------- */
-
-/* A regridder from x of shape (columns) to y of shape (rows) whose row r
- * has lengths[r] entries in random columns with spread values: int64
- * columns or float32 values when asked. Made directly in the internal
- * layout, so that any column type and row length can be had. */
-static spart_regridder *matrix_regridder(spart_context *context, int64_t rows, int64_t columns,
-                                         const int64_t *lengths, int float32, int int64_columns,
-                                         uint64_t seed)
-{
-    const spart_allocator *allocator = &context->allocator;
-    spart_regridder *regridder = spart_alloc_zero(allocator, 1, sizeof *regridder);
-    assert_non_null(regridder);
-    regridder->allocator = *allocator;
-    regridder->owns_arrays = 1;
-    spart_csr *csr = &regridder->csr;
-    csr->num_rows = rows;
-    csr->num_columns = columns;
-    csr->row_ptr = spart_alloc(allocator, (size_t)rows + 1, sizeof(int64_t));
-    csr->row_ptr[0] = 0;
-    for (int64_t r = 0; r < rows; r++) {
-        csr->row_ptr[r + 1] = csr->row_ptr[r] + lengths[r];
-    }
-    int64_t entries = csr->row_ptr[rows];
-    csr->num_entries = entries;
-    size_t n = (size_t)(entries > 0 ? entries : 1);
-    if (int64_columns) {
-        csr->columns64 = spart_alloc(allocator, n, sizeof(int64_t));
-    } else {
-        csr->columns32 = spart_alloc(allocator, n, sizeof(int32_t));
-    }
-    if (float32) {
-        csr->values32 = spart_alloc(allocator, n, sizeof(float));
-    } else {
-        csr->values64 = spart_alloc(allocator, n, sizeof(double));
-    }
-    uint64_t state = seed;
-    for (int64_t k = 0; k < entries; k++) {
-        int64_t column = (int64_t)(next_uniform(&state) * (double)columns);
-        double value = spread_value(&state);
-        if (int64_columns) {
-            csr->columns64[k] = column;
-        } else {
-            csr->columns32[k] = (int32_t)column;
-        }
-        if (float32) {
-            csr->values32[k] = (float)value;
-        } else {
-            csr->values64[k] = value;
-        }
-    }
-    regridder->input.shape.ndim = 1;
-    regridder->input.shape.dims[0] = columns;
-    regridder->input.matrix_stride[0] = 1;
-    regridder->input.num_batch = 1;
-    regridder->output.shape.ndim = 1;
-    regridder->output.shape.dims[0] = rows;
-    regridder->output.matrix_stride[0] = 1;
-    regridder->output.num_batch = 1;
-    regridder->plan = spart_plan_product(csr);
-    return regridder;
-}
 
 /* Row lengths drawn in [0, 2 * mean], a tenth of the rows empty. */
 static int64_t *random_lengths(int64_t rows, int64_t mean, uint64_t seed)
@@ -163,7 +74,7 @@ static spart_regridder *random_regridder(spart_context *context, int64_t rows, i
 {
     int64_t *lengths = random_lengths(rows, mean, seed);
     spart_regridder *regridder =
-        matrix_regridder(context, rows, columns, lengths, float32, int64_columns, seed + 1);
+        csr_regridder(context, rows, columns, lengths, float32, int64_columns, seed + 1);
     free(lengths);
     return regridder;
 }
@@ -410,7 +321,7 @@ static spart_regridder *long_row_regridder(fixture *f, int float32, int64_t rows
     lengths[1234] = 2000000;
     lengths[rows - 1] = SPART_CHUNK_LENGTH + 1;
     lengths[rows - 2] = SPART_CHUNK_LENGTH; /* one full chunk: a short row */
-    spart_regridder *host = matrix_regridder(f->context, rows, 100000, lengths, float32, 0, seed);
+    spart_regridder *host = csr_regridder(f->context, rows, 100000, lengths, float32, 0, seed);
     free(lengths);
     return host;
 }
@@ -441,7 +352,7 @@ static void an_empty_operator_gives_zeros(void **state)
 {
     fixture *f = *state;
     int64_t lengths[5] = {0, 0, 0, 0, 0};
-    spart_regridder *host = matrix_regridder(f->context, 5, 7, lengths, 0, 0, 90);
+    spart_regridder *host = csr_regridder(f->context, 5, 7, lengths, 0, 0, 90);
     spart_regridder *device = to_device(f, host);
     spart_shape shape = {2, {3, 7}};
     double *x = spread_values(21, 91);
@@ -455,12 +366,12 @@ static void an_empty_operator_gives_zeros(void **state)
     spart_regridder_free(device);
     spart_regridder_free(host);
     /* No rows at all, and no columns at all. */
-    spart_regridder *no_rows = matrix_regridder(f->context, 0, 7, lengths, 0, 0, 93);
+    spart_regridder *no_rows = csr_regridder(f->context, 0, 7, lengths, 0, 0, 93);
     device = to_device(f, no_rows);
     (void)assert_device_equals_host(f, no_rows, device, 4, 94, "no rows");
     spart_regridder_free(device);
     spart_regridder_free(no_rows);
-    spart_regridder *no_columns = matrix_regridder(f->context, 5, 0, lengths, 1, 0, 95);
+    spart_regridder *no_columns = csr_regridder(f->context, 5, 0, lengths, 1, 0, 95);
     device = to_device(f, no_columns);
     (void)assert_device_equals_host(f, no_columns, device, 1, 96, "no columns");
     (void)assert_device_equals_host(f, no_columns, device, 2, 97, "no columns, two vectors");
@@ -547,8 +458,8 @@ static void more_than_two_to_the_31_columns(void **state)
         skip(); /* a smaller device: the internal int64 path is tested above */
     }
     int64_t lengths[4] = {5, 0, 9000, 3};
-    spart_regridder *compact = matrix_regridder(f->context, 4, 64, lengths, 0, 1, 130);
-    spart_regridder *host = matrix_regridder(f->context, 4, 64, lengths, 0, 1, 130);
+    spart_regridder *compact = csr_regridder(f->context, 4, 64, lengths, 0, 1, 130);
+    spart_regridder *host = csr_regridder(f->context, 4, 64, lengths, 0, 1, 130);
     /* Compact column c < 32 stays; c >= 32 moves to the top of the range. */
     host->csr.num_columns = big;
     host->input.shape.dims[0] = big;
@@ -732,20 +643,10 @@ static int tear_down(void **state)
 
 int main(void)
 {
-    spart_context *context = NULL;
-    if (spart_context_create(&context) != SPART_OK) {
-        return 1;
+    int code = cuda_tests_exit_code();
+    if (code >= 0) {
+        return code;
     }
-    spart_status status = spart_context_set_cuda_device(context, 0);
-    if (status != SPART_OK) {
-        const char *require = getenv("SPART_REQUIRE_GPU");
-        int required = require != NULL && strcmp(require, "1") == 0;
-        printf("%s: %s\n", required ? "FAILED, SPART_REQUIRE_GPU=1" : "skipped",
-               spart_context_error(context));
-        spart_context_free(context);
-        return required ? 1 : 77;
-    }
-    spart_context_free(context);
     /* SPART_CUDA_TEST_SKIP=pattern leaves out the tests it matches (cmocka's
      * wildcards), e.g. the 16 GiB one under compute-sanitizer. */
     const char *skip_pattern = getenv("SPART_CUDA_TEST_SKIP");
