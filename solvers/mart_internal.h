@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "spart/common.h"
+#include "spart/mart.h"
 
 /* count doubles through the context's allocator (NULL on overflow). */
 double *spart_mart_alloc_doubles(const spart_context *context, size_t count);
@@ -22,6 +23,13 @@ spart_status spart_mart_fail_keep(spart_context *context, spart_status status, c
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* The end of every forward operator of a counting detector: predicted
+ * counts clamped at 0 in place and, when `widths` is not NULL, their noise
+ * widths sqrt(gain d + read_noise^2); on the host or the device. */
+spart_status spart_mart_finish_prediction(spart_context *context, double *images, double *widths,
+                                          int64_t size, double gain, double read_noise,
+                                          int on_device);
 
 /* A float written as Python's repr writes it (0.001, 1e-05, 100.0), for
  * messages worded as ctis's. */

@@ -5,6 +5,7 @@
  */
 #include "spart/mart.h"
 #include "spart/psf.h"
+#include "mart_internal.h"
 
 /* Predicted images d = max(P A x, 0) and their widths. The PSF works in
  * place on the Regridder's output. */
@@ -19,11 +20,9 @@ static spart_status forward_with_psf(void *user, spart_context *context, const d
         spart_array blurred = {images, spart_psf_shape_image(problem->psf)};
         status = spart_psf_apply(context, problem->psf, &blurred, images, size);
     }
-    if (status == SPART_OK && widths != NULL) {
-        status = spart_mart_noise_widths(context, images, widths, size, problem->gain,
-                                         problem->read_noise, 0);
-    } else if (status == SPART_OK) {
-        status = spart_mart_clamp(context, images, size, 0);
+    if (status == SPART_OK) {
+        status = spart_mart_finish_prediction(context, images, widths, size, problem->gain,
+                                              problem->read_noise, 0);
     }
     return status;
 }

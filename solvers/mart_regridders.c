@@ -7,6 +7,7 @@
 
 #include "spart/device.h"
 #include "spart/mart.h"
+#include "mart_internal.h"
 
 /* Predicted images d = max(A x, 0) (counts cannot be negative; ctis clamps
  * too) and widths sqrt(gain d + read_noise^2), where the regridders are. */
@@ -17,14 +18,22 @@ static spart_status forward_from_regridder(void *user, spart_context *context, c
     spart_array x = {scene, spart_regridder_shape_input(pair->forward)};
     int64_t size = spart_regridder_num_rows(pair->forward);
     spart_status status = spart_regridder_apply(context, pair->forward, &x, images, size);
-    int on_device = spart_regridder_cuda_device(pair->forward) >= 0;
-    if (status == SPART_OK && widths != NULL) {
-        status = spart_mart_noise_widths(context, images, widths, size, pair->gain,
-                                         pair->read_noise, on_device);
-    } else if (status == SPART_OK) {
-        status = spart_mart_clamp(context, images, size, on_device);
+    if (status == SPART_OK) {
+        status = spart_mart_finish_prediction(context, images, widths, size, pair->gain,
+                                              pair->read_noise,
+                                              spart_regridder_cuda_device(pair->forward) >= 0);
     }
     return status;
+}
+
+spart_status spart_mart_finish_prediction(spart_context *context, double *images, double *widths,
+                                          int64_t size, double gain, double read_noise,
+                                          int on_device)
+{
+    if (widths != NULL) {
+        return spart_mart_noise_widths(context, images, widths, size, gain, read_noise, on_device);
+    }
+    return spart_mart_clamp(context, images, size, on_device);
 }
 
 static spart_status backward_from_regridder(void *user, spart_context *context,

@@ -107,11 +107,7 @@ static double *psf_kernels(const config_instrument *instrument)
         }
         for (int64_t i = 0; i < n; i++) {
             for (int64_t j = 0; j < n; j++) {
-                double x = (double)(i - centre), y = (double)(j - centre);
-                double u = cos(a) * x + sin(a) * y;
-                double v = -sin(a) * x + cos(a) * y;
-                kernel[i * n + j] =
-                    exp(-0.5 * (u * u / (major * major) + v * v / (minor * minor))) / total;
+                kernel[i * n + j] = kernel[i * n + j] / total;
             }
         }
     }
