@@ -120,8 +120,8 @@ cudaError_t sort_pairs(spart_device_sort *sort, cudaStream_t stream)
     if (sort->num_items > 0) {
         void *scratch = (char *)sort->workspace + 2 * sort->key_bytes + 2 * sort->position_bytes;
         size_t bytes = sort->cub_bytes;
-        error = cub::DeviceRadixSort::SortPairs(scratch, bytes, keys, positions,
-                                                (Position)sort->num_items, 0, sort->end_bit, stream);
+        error = cub::DeviceRadixSort::SortPairs(
+            scratch, bytes, keys, positions, (Position)sort->num_items, 0, sort->end_bit, stream);
     }
     sort->sorted_keys = keys.Current();
     sort->sorted_positions = positions.Current();
@@ -171,10 +171,10 @@ __global__ void __launch_bounds__(threads_per_block)
         const int64_t k = (int64_t)positions[slot];
         const int64_t element = piece_holding(source.offsets, source.num_elements, k);
         const int64_t cell = source.indices_input[k];
-        const int64_t column = source.column_offset[element] +
-                               (source.column_lookup != nullptr
-                                    ? source.column_lookup[cell]
-                                    : cell * source.column_lookup_stride);
+        const int64_t column =
+            source.column_offset[element] + (source.column_lookup != nullptr
+                                                 ? source.column_lookup[cell]
+                                                 : cell * source.column_lookup_stride);
         columns[slot] = (Column)column;
         store_value(values + slot, source.values[k]);
     }
@@ -256,19 +256,18 @@ cudaError_t transpose_sort(const spart_device_csr &matrix, spart_device_sort *so
 {
     Key *keys = key_buffer<Key>(sort, 0);
     Position *positions = position_buffer<Position>(sort, 0);
-    cudaError_t error =
-        matrix.columns32 != nullptr
-            ? launch(transpose_keys<int32_t, Key, Position>, matrix.num_entries, stream,
-                     matrix.columns32, matrix.num_entries, keys, positions)
-            : launch(transpose_keys<int64_t, Key, Position>, matrix.num_entries, stream,
-                     matrix.columns64, matrix.num_entries, keys, positions);
+    cudaError_t error = matrix.columns32 != nullptr
+                            ? launch(transpose_keys<int32_t, Key, Position>, matrix.num_entries,
+                                     stream, matrix.columns32, matrix.num_entries, keys, positions)
+                            : launch(transpose_keys<int64_t, Key, Position>, matrix.num_entries,
+                                     stream, matrix.columns64, matrix.num_entries, keys, positions);
     if (error == cudaSuccess) {
         error = sort_pairs<Key, Position>(sort, stream);
     }
     if (error == cudaSuccess) {
-        error = launch(row_starts<Key>, matrix.num_columns + 1, stream,
-                       (const Key *)sort->sorted_keys, matrix.num_entries, matrix.num_columns,
-                       row_ptr);
+        error =
+            launch(row_starts<Key>, matrix.num_columns + 1, stream, (const Key *)sort->sorted_keys,
+                   matrix.num_entries, matrix.num_columns, row_ptr);
     }
     return error;
 }
@@ -407,26 +406,27 @@ extern "C" int spart_cuda_sort_plan(int64_t num_items, int64_t key_limit, int wi
     cudaError_t error = cudaSuccess;
     if (num_items > 0) {
         if (!sort->wide_keys && !sort->wide_positions) {
-            error = sort_scratch_bytes<uint32_t, uint32_t>(num_items, sort->end_bit,
-                                                           &sort->cub_bytes);
+            error =
+                sort_scratch_bytes<uint32_t, uint32_t>(num_items, sort->end_bit, &sort->cub_bytes);
         } else if (!sort->wide_keys) {
-            error = sort_scratch_bytes<uint32_t, uint64_t>(num_items, sort->end_bit,
-                                                           &sort->cub_bytes);
+            error =
+                sort_scratch_bytes<uint32_t, uint64_t>(num_items, sort->end_bit, &sort->cub_bytes);
         } else if (!sort->wide_positions) {
-            error = sort_scratch_bytes<uint64_t, uint32_t>(num_items, sort->end_bit,
-                                                           &sort->cub_bytes);
+            error =
+                sort_scratch_bytes<uint64_t, uint32_t>(num_items, sort->end_bit, &sort->cub_bytes);
         } else {
-            error = sort_scratch_bytes<uint64_t, uint64_t>(num_items, sort->end_bit,
-                                                           &sort->cub_bytes);
+            error =
+                sort_scratch_bytes<uint64_t, uint64_t>(num_items, sort->end_bit, &sort->cub_bytes);
         }
     }
-    sort->workspace_bytes = 2 * sort->key_bytes + 2 * sort->position_bytes + round_up(sort->cub_bytes);
+    sort->workspace_bytes =
+        2 * sort->key_bytes + 2 * sort->position_bytes + round_up(sort->cub_bytes);
     return error;
 }
 
 extern "C" int spart_cuda_assemble_sort(const spart_device_assembly_source *source,
-                                        int64_t num_rows, spart_device_sort *sort,
-                                        int64_t *row_ptr, void *stream)
+                                        int64_t num_rows, spart_device_sort *sort, int64_t *row_ptr,
+                                        void *stream)
 {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (!sort->wide_keys && !sort->wide_positions) {

@@ -50,23 +50,21 @@ __device__ int64_t decode(const spart_device_side_decoder &side, int64_t index, 
                (index / side.resampled_stride[a]) % side.resampled_extent[a];
     }
     for (int a = 0; a < side.num_orthogonal; a++) {
-        *grid += (index / side.orthogonal_stride[a]) % side.orthogonal_extent[a] *
-                 side.grid_stride[a];
+        *grid +=
+            (index / side.orthogonal_stride[a]) % side.orthogonal_extent[a] * side.grid_stride[a];
     }
     return cell;
 }
 
 template <typename Column, typename Value>
 __global__ void __launch_bounds__(threads_per_block)
-    conservative_values(const int64_t *__restrict__ row_ptr, int64_t num_rows,
-                        int64_t num_entries, const Column *__restrict__ columns,
-                        const Value *__restrict__ values, spart_device_entry_decoder decoder,
-                        const double *__restrict__ factor_input,
+    conservative_values(const int64_t *__restrict__ row_ptr, int64_t num_rows, int64_t num_entries,
+                        const Column *__restrict__ columns, const Value *__restrict__ values,
+                        spart_device_entry_decoder decoder, const double *__restrict__ factor_input,
                         const double *__restrict__ volume_output, Value *__restrict__ scaled)
 {
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < num_entries;
-         k += stride) {
+    for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < num_entries; k += stride) {
         const int64_t column = piece_holding(row_ptr, num_rows, k); /* a forward column */
         int64_t grid = 0;
         const int64_t cell_in = decode(decoder.input, column, &grid);
@@ -79,10 +77,9 @@ __global__ void __launch_bounds__(threads_per_block)
 }
 
 template <typename Column, typename Value>
-cudaError_t launch_values(const spart_device_csr &exact, const Column *columns,
-                          const Value *values, const spart_device_entry_decoder &decoder,
-                          const double *factor_input, const double *volume_output,
-                          Value *scaled, cudaStream_t stream)
+cudaError_t launch_values(const spart_device_csr &exact, const Column *columns, const Value *values,
+                          const spart_device_entry_decoder &decoder, const double *factor_input,
+                          const double *volume_output, Value *scaled, cudaStream_t stream)
 {
     if (exact.num_entries <= 0) {
         return cudaSuccess;
@@ -99,9 +96,9 @@ cudaError_t launch_values(const spart_device_csr &exact, const Column *columns,
 
 template <typename Column>
 cudaError_t launch_for_values(const spart_device_csr &exact, const Column *columns,
-                              const spart_device_entry_decoder &decoder,
-                              const double *factor_input, const double *volume_output,
-                              double *values64, float *values32, cudaStream_t stream)
+                              const spart_device_entry_decoder &decoder, const double *factor_input,
+                              const double *volume_output, double *values64, float *values32,
+                              cudaStream_t stream)
 {
     if (exact.values32 != nullptr) {
         return launch_values(exact, columns, exact.values32, decoder, factor_input, volume_output,

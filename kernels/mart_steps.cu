@@ -203,8 +203,8 @@ __global__ void fill_kernel(double *scene, int64_t n, const double *value)
 }
 
 __global__ void update_kernel(double *scene, const double *observed_back,
-                              const double *predicted_back, int64_t num_channel,
-                              int64_t scene_size, double gamma, double inverse_channels)
+                              const double *predicted_back, int64_t num_channel, int64_t scene_size,
+                              double gamma, double inverse_channels)
 {
     for (int64_t v = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; v < scene_size;
          v += (int64_t)gridDim.x * blockDim.x) {
@@ -219,7 +219,7 @@ __global__ void update_kernel(double *scene, const double *observed_back,
 extern "C" int spart_mart_device_clamp(double *values, int64_t n, void *stream)
 {
     clamp_kernel<<<(unsigned)blocks_for(n), threads_per_block, 0, (cudaStream_t)stream>>>(values,
-                                                                                           n);
+                                                                                          n);
     return (int)cudaGetLastError();
 }
 
@@ -241,11 +241,11 @@ extern "C" int spart_mart_device_merits(const double *observed, const double *pr
     double *results = (double *)workspace; /* 4 C: chi2, r, means */
     double *partial = results + 4 * num_channel;
     dim3 grid((unsigned)chunks, (unsigned)num_channel);
-    merits_pass1_kernel<<<grid, SPART_MART_LANES, 0, s>>>(observed, predicted, widths,
-                                                           image_size, chunks, partial);
+    merits_pass1_kernel<<<grid, SPART_MART_LANES, 0, s>>>(observed, predicted, widths, image_size,
+                                                          chunks, partial);
     merits_finish1_kernel<<<1, 256, 0, s>>>(partial, num_channel, image_size, chunks, results);
     merits_pass2_kernel<<<grid, SPART_MART_LANES, 0, s>>>(observed, predicted, image_size,
-                                                           num_channel, chunks, results, partial);
+                                                          num_channel, chunks, results, partial);
     merits_finish2_kernel<<<1, 256, 0, s>>>(partial, num_channel, image_size, chunks, results);
     cudaError_t error = cudaGetLastError();
     if (error != cudaSuccess || chi2 == NULL) {
@@ -272,7 +272,7 @@ extern "C" int spart_mart_device_flat_guess(const double *backprojected, int64_t
     double *mean = (double *)workspace;
     double *partial = mean + 1;
     flat_pass_kernel<<<(unsigned)chunks, SPART_MART_LANES, 0, s>>>(backprojected, num_channel,
-                                                                    scene_size, partial);
+                                                                   scene_size, partial);
     flat_finish_kernel<<<1, 1, 0, s>>>(partial, chunks, scene_size, mean);
     fill_kernel<<<(unsigned)blocks_for(scene_size), threads_per_block, 0, s>>>(scene, scene_size,
                                                                                mean);
@@ -284,9 +284,8 @@ extern "C" int spart_mart_device_update(double *scene, const double *observed_ba
                                         int64_t scene_size, double gamma, void *stream)
 {
     double inverse_channels = 1.0 / (double)num_channel;
-    update_kernel<<<(unsigned)blocks_for(scene_size), threads_per_block, 0,
-                    (cudaStream_t)stream>>>(scene, observed_back, predicted_back, num_channel,
-                                            scene_size, gamma, inverse_channels);
+    update_kernel<<<(unsigned)blocks_for(scene_size), threads_per_block, 0, (cudaStream_t)stream>>>(
+        scene, observed_back, predicted_back, num_channel, scene_size, gamma, inverse_channels);
     return (int)cudaGetLastError();
 }
 
