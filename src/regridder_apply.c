@@ -202,6 +202,15 @@ spart_status spart_regridder_apply_workspace(spart_context *context,
                                              double *y, int64_t size_y, void *workspace,
                                              size_t workspace_bytes)
 {
+    return spart_regridder_apply_checked(context, regridder, x, y, size_y, workspace,
+                                         workspace_bytes, 0);
+}
+
+spart_status spart_regridder_apply_checked(spart_context *context, const spart_regridder *regridder,
+                                           const spart_array *x, double *y, int64_t size_y,
+                                           void *workspace, size_t workspace_bytes,
+                                           int workspace_is_ours)
+{
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
     }
@@ -228,7 +237,7 @@ spart_status spart_regridder_apply_workspace(spart_context *context,
     }
     if (regridder->device.on_device) {
         return spart_device_product(context, regridder, x, y, size_y, num_leading, num_vectors,
-                                    workspace, workspace_bytes);
+                                    workspace, workspace_bytes, workspace_is_ours);
     }
     int threads = spart_threads(context);
     size_t needed = workspace_doubles(regridder, num_vectors, threads) * sizeof(double);

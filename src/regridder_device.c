@@ -122,10 +122,10 @@ size_t spart_device_workspace_bytes(const spart_regridder *regridder, int64_t nu
 spart_status spart_device_product(spart_context *context, const spart_regridder *regridder,
                                   const spart_array *x, double *y, int64_t size_y,
                                   int64_t num_leading, int64_t num_vectors, void *workspace,
-                                  size_t workspace_bytes)
+                                  size_t workspace_bytes, int workspace_is_ours)
 {
     (void)regridder, (void)x, (void)y, (void)size_y, (void)num_leading, (void)num_vectors;
-    (void)workspace, (void)workspace_bytes;
+    (void)workspace, (void)workspace_bytes, (void)workspace_is_ours;
     return no_cuda(context);
 }
 
@@ -187,33 +187,12 @@ static spart_status cuda_failure(spart_context *context, cudaError_t error, cons
     return spart_device_failure(context, (int)error, what);
 }
 
-/* SPART_OK when `pointer` is memory the kernels on `device` may use:
- * device memory of that device, or managed memory. */
+/* SPART_OK when `pointer` is memory the kernels on `device` may use
+ * (src/device_select.h). */
 static spart_status check_device_pointer(spart_context *context, const void *pointer, int device,
                                          const char *name)
 {
-    struct cudaPointerAttributes attributes;
-    memset(&attributes, 0, sizeof attributes);
-    cudaError_t error = cudaPointerGetAttributes(&attributes, pointer);
-    if (error != cudaSuccess) {
-        (void)cudaGetLastError();
-        attributes.type = cudaMemoryTypeUnregistered;
-    }
-    if (attributes.type == cudaMemoryTypeManaged) {
-        return SPART_OK;
-    }
-    if (attributes.type != cudaMemoryTypeDevice) {
-        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                          "%s is host memory, but the regridder lives on CUDA device %d: a device "
-                          "product takes device memory (cudaMalloc) for x, y and the workspace",
-                          name, device);
-    }
-    if (attributes.device != device) {
-        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                          "%s is memory of CUDA device %d, but the regridder lives on device %d",
-                          name, attributes.device, device);
-    }
-    return SPART_OK;
+    return spart_device_check_pointer(context, pointer, device, "device product", name);
 }
 
 /* ---- the context ------------------------------------------------------------------ */
@@ -1111,7 +1090,8 @@ static spart_device_axis_map describe_axes(const spart_axis_map *map)
  * regridder's, and x, y and the workspace are its device memory. */
 static spart_status check_device_product(spart_context *context, const spart_regridder *regridder,
                                          const spart_array *x, const double *y, int64_t size_y,
-                                         const void *workspace, size_t needed)
+                                         const void *workspace, size_t needed,
+                                         int workspace_is_ours)
 {
     int device = regridder->device.cuda_device;
     if (context->cuda_device != device) {
@@ -1127,16 +1107,7 @@ static spart_status check_device_product(spart_context *context, const spart_reg
     if (status == SPART_OK && size_y > 0) {
         status = check_device_pointer(context, y, device, "y");
     }
-    /* While the stream is being recorded into a CUDA graph, a workspace
-     * that spart_regridder_apply allocated with cudaMallocAsync is a graph
-     * memory node, not yet memory that cudaPointerGetAttributes knows: it
-     * cannot be checked then (x and y, allocated before, still are). */
-    enum cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing((cudaStream_t)context->cuda_stream, &capturing) != cudaSuccess) {
-        (void)cudaGetLastError();
-        capturing = cudaStreamCaptureStatusNone;
-    }
-    if (status == SPART_OK && needed > 0 && capturing == cudaStreamCaptureStatusNone) {
+    if (status == SPART_OK && needed > 0 && !workspace_is_ours) {
         status = check_device_pointer(context, workspace, device, "the workspace");
     }
     return status;
@@ -1145,7 +1116,7 @@ static spart_status check_device_product(spart_context *context, const spart_reg
 spart_status spart_device_product(spart_context *context, const spart_regridder *regridder,
                                   const spart_array *x, double *y, int64_t size_y,
                                   int64_t num_leading, int64_t num_vectors, void *workspace,
-                                  size_t workspace_bytes)
+                                  size_t workspace_bytes, int workspace_is_ours)
 {
     size_t needed = spart_device_workspace_bytes(regridder, num_vectors);
     if (workspace_bytes < needed || (needed > 0 && workspace == NULL)) {
@@ -1159,7 +1130,8 @@ spart_status spart_device_product(spart_context *context, const spart_regridder 
     if (status != SPART_OK) {
         return status;
     }
-    status = check_device_product(context, regridder, x, y, size_y, workspace, needed);
+    status = check_device_product(context, regridder, x, y, size_y, workspace, needed,
+                                  workspace_is_ours);
     if (status != SPART_OK) {
         spart_device_leave(previous);
         return status;
@@ -1220,7 +1192,7 @@ spart_status spart_device_apply(spart_context *context, const spart_regridder *r
         spart_device_leave(previous);
         return cuda_failure(context, error, "apply: allocating the device workspace");
     }
-    status = spart_regridder_apply_workspace(context, regridder, x, y, size_y, workspace, bytes);
+    status = spart_regridder_apply_checked(context, regridder, x, y, size_y, workspace, bytes, 1);
     error = cudaFreeAsync(workspace, stream);
     spart_device_leave(previous);
     if (status == SPART_OK && error != cudaSuccess) {

@@ -101,14 +101,24 @@ spart_status spart_require_host(spart_context *context, const spart_regridder *r
  * vectors needs (0 when x and y serve as they lie and no row is long). */
 size_t spart_device_workspace_bytes(const spart_regridder *regridder, int64_t num_vectors);
 
+/* spart_regridder_apply_workspace, told whether the workspace is one the
+ * library allocated itself (workspace_is_ours: a device workspace then
+ * needs no pointer check, and cannot have one while the stream is recorded
+ * into a CUDA graph, where cudaMallocAsync gives a graph memory node that
+ * cudaPointerGetAttributes does not know yet). */
+spart_status spart_regridder_apply_checked(spart_context *context, const spart_regridder *regridder,
+                                           const spart_array *x, double *y, int64_t size_y,
+                                           void *workspace, size_t workspace_bytes,
+                                           int workspace_is_ours);
+
 /* y = A x on the device, for x and y already checked by the apply
- * functions (shapes, sizes, num_vectors >= 1): checks that x, y and the
- * workspace are device memory, then packs, multiplies and unpacks on the
- * context's stream. */
+ * functions (shapes, sizes, num_vectors >= 1): checks that x, y and (unless
+ * workspace_is_ours) the workspace are device memory, then packs,
+ * multiplies and unpacks on the context's stream. */
 spart_status spart_device_product(spart_context *context, const spart_regridder *regridder,
                                   const spart_array *x, double *y, int64_t size_y,
                                   int64_t num_leading, int64_t num_vectors, void *workspace,
-                                  size_t workspace_bytes);
+                                  size_t workspace_bytes, int workspace_is_ours);
 
 /* spart_regridder_apply for a device regridder: allocates its workspace on
  * the context's stream (stream-ordered), applies, and frees it there. */
