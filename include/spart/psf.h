@@ -121,6 +121,35 @@ SPART_NODISCARD SPART_API spart_status spart_mart_operators_from_regridders_psf(
     spart_context *context, const spart_mart_regridder_psf *problem,
     spart_mart_operators *operators);
 
+/* ---- kernels: the elliptical Gaussian ---------------------------------------------------- */
+
+/* Fill `kernel` (size[0] x size[1] values, C order, size_kernel =
+ * size[0] * size[1]) with an elliptical Gaussian normalised to sum 1, the
+ * kernel of ctis's PSF tutorial (one per channel there: 21 x 21 with
+ * widths 2 x 0.8, 3 x 0.6, 3.5 x 0.9 and 2.5 x 0.5 pixels at 0, 30, 75 and
+ * 135 degrees). Sample (i, j) sits at (p, q) = (i - floor(size[0] / 2),
+ * j - floor(size[1] / 2)) pixels from the centre, the library's kernel
+ * centre (so an even size puts the centre on sample size / 2), and is
+ *     exp(-(u^2 / sigma_major^2 + v^2 / sigma_minor^2) / 2),
+ *     u = cos(a) p + sin(a) q,  v = -sin(a) p + cos(a) q,
+ * before the samples are divided by their sum (taken in C order): sigma_major
+ * is the standard deviation (pixels) along the direction at `angle` (a, in
+ * degrees) from the first axis towards the second, sigma_minor across it
+ * (either may be the larger). For an instrument (spart/instrument.h) the
+ * first axis is sensor x and the second sensor y. The kernel is sampled,
+ * not integrated over pixels, and cut at its edges before normalising.
+ * Writes only `kernel`; exp, cos and sin come from the C library, so the
+ * last bit may differ between platforms.
+ * Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_NOT_FINITE (a width or the
+ * angle NaN or infinite), SPART_ERROR_INVALID_ARGUMENT (a size below 1,
+ * size_kernel other than size[0] * size[1], a width that is not positive or
+ * whose square is 0 or infinite in float64), SPART_ERROR_OVERFLOW (size[0] *
+ * size[1] beyond int64). On error nothing is written. */
+SPART_NODISCARD SPART_API spart_status spart_psf_gaussian(spart_context *context,
+                                                          double sigma_major, double sigma_minor,
+                                                          double angle, const int64_t size[2],
+                                                          double *kernel, int64_t size_kernel);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,7 +3,6 @@
  */
 #include "problem.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,35 +79,26 @@ int problem_make_grids(spart_context *context, const config *cfg, problem *made,
     return make_spectral_edges(context, instrument, made, error, error_size);
 }
 
-/* instrument.psf's kernels: per channel a normalised elliptical Gaussian
- * of size x size pixels, [channel][x][y], centred at size / 2. */
-static double *psf_kernels(const config_instrument *instrument)
+/* instrument.psf's kernels: per channel the library's normalised
+ * elliptical Gaussian (spart_psf_gaussian) of size x size pixels,
+ * [channel][x][y], centred at floor(size / 2). NULL with the library's
+ * sentence in the context if a kernel is refused or memory runs out. */
+static double *psf_kernels(spart_context *context, const config_instrument *instrument)
 {
     int64_t n = instrument->psf_size;
+    int64_t size[2] = {n, n};
     double *psf = malloc((size_t)(instrument->num_channel * n * n) * sizeof(double));
     if (psf == NULL) {
+        spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
+                                "out of memory for the PSF kernels");
         return NULL;
     }
     for (int64_t c = 0; c < instrument->num_channel; c++) {
-        double a = instrument->psf_angle[c] * 3.14159265358979323846 / 180.0;
-        double major = instrument->psf_major[c], minor = instrument->psf_minor[c];
-        double *kernel = psf + c * n * n;
-        int64_t centre = n / 2; /* floor(n / 2), as the library's kernels */
-        double total = 0.0;
-        for (int64_t i = 0; i < n; i++) {
-            for (int64_t j = 0; j < n; j++) {
-                double x = (double)(i - centre), y = (double)(j - centre);
-                double u = cos(a) * x + sin(a) * y; /* along the major axis */
-                double v = -sin(a) * x + cos(a) * y;
-                double value = exp(-0.5 * (u * u / (major * major) + v * v / (minor * minor)));
-                kernel[i * n + j] = value;
-                total += value;
-            }
-        }
-        for (int64_t i = 0; i < n; i++) {
-            for (int64_t j = 0; j < n; j++) {
-                kernel[i * n + j] = kernel[i * n + j] / total;
-            }
+        if (spart_psf_gaussian(context, instrument->psf_major[c], instrument->psf_minor[c],
+                               instrument->psf_angle[c], size, psf + c * n * n,
+                               n * n) != SPART_OK) {
+            free(psf);
+            return NULL;
         }
     }
     return psf;
@@ -154,9 +144,9 @@ int problem_build_instrument(spart_context *context, const config *cfg, problem 
                              int keep_weights, progress *report, char *error, size_t error_size)
 {
     if (cfg->instrument.has_psf && made->psf == NULL) {
-        made->psf = psf_kernels(&cfg->instrument);
+        made->psf = psf_kernels(context, &cfg->instrument);
         if (made->psf == NULL) {
-            snprintf(error, error_size, "out of memory for the PSF kernels");
+            snprintf(error, error_size, "the PSF kernels: %s", spart_context_error(context));
             return -1;
         }
     }

@@ -10,7 +10,6 @@
  *
  * Prints a table. Label `bench` (built with -DSPART_BUILD_BENCHMARKS=ON).
  */
-#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,29 +27,21 @@ static int check(spart_context *context, spart_status status, const char *what)
 }
 
 /* The tutorial's four normalised elliptical Gaussians, [channel][x][y]. */
-static void tutorial_psf(double *psf)
+static int tutorial_psf(spart_context *context, double *psf)
 {
     const double major[4] = {2.0, 3.0, 3.5, 2.5};
     const double minor[4] = {0.8, 0.6, 0.9, 0.5};
     const double angle[4] = {0.0, 30.0, 75.0, 135.0};
+    const int64_t size[2] = {21, 21};
     for (int c = 0; c < 4; c++) {
-        double a = angle[c] * 3.14159265358979323846 / 180.0;
-        double total = 0.0;
-        for (int i = 0; i < 21; i++) {
-            for (int j = 0; j < 21; j++) {
-                double x = i - 10.0, y = j - 10.0;
-                double u = cos(a) * x + sin(a) * y;
-                double v = -sin(a) * x + cos(a) * y;
-                double value =
-                    exp(-0.5 * (u * u / (major[c] * major[c]) + v * v / (minor[c] * minor[c])));
-                psf[(c * 21 + i) * 21 + j] = value;
-                total += value;
-            }
-        }
-        for (int k = 0; k < 21 * 21; k++) {
-            psf[c * 21 * 21 + k] /= total;
+        if (!check(context,
+                   spart_psf_gaussian(context, major[c], minor[c], angle[c], size,
+                                      psf + c * 21 * 21, 21 * 21),
+                   "psf kernel")) {
+            return 0;
         }
     }
+    return 1;
 }
 
 static double csr_bytes(const spart_regridder *r)
@@ -100,7 +91,9 @@ int main(void)
         sensor_x[i] = i;
     }
     static double scene[20 * 64 * 64], observed[4 * 128 * 64], psf[4 * 21 * 21];
-    tutorial_psf(psf);
+    if (!tutorial_psf(context, psf)) {
+        return 1;
+    }
     if (!check(context,
                spart_scene_gaussians(context, 171.0, 20, velocity, 64, x, 64, y, NULL, wavelength,
                                      scene),
