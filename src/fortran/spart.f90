@@ -33,7 +33,7 @@
 !     array x(4, 3) appears as "3x4".
 !
 ! Memory: handles (spart_context, spart_weights, spart_regridder,
-! spart_instrument, spart_mart_result) hold a C pointer; free each with its
+! spart_psf, spart_instrument, spart_mart_result) hold a C pointer; free each with its
 ! _free routine (which accepts a null handle and nulls it). An intent(out)
 ! handle is nulled when a routine starts: free it before reusing it, or it
 ! leaks. Products read and write your arrays in place, without copies
@@ -93,6 +93,10 @@ module spart
     integer(c_int), parameter, public :: SPART_MART_STOP_TARGET = 1
     integer(c_int), parameter, public :: SPART_MART_STOP_COUNT = 2
 
+    integer(c_int), parameter, public :: SPART_PSF_AUTO = 0
+    integer(c_int), parameter, public :: SPART_PSF_FFT = 1
+    integer(c_int), parameter, public :: SPART_PSF_FOLDED = 2
+
     ! ---- handles ---------------------------------------------------------------------------
     ! Each holds the C object's address (public, so that a callback can wrap
     ! the context it receives: type(spart_context) :: ctx; ctx%handle = context).
@@ -114,6 +118,13 @@ module spart
     type, public :: spart_instrument
         type(c_ptr) :: handle = c_null_ptr
     end type spart_instrument
+
+    ! owned = .false. for the PSF an instrument hands out
+    ! (spart_instrument_psf): freeing such a handle only nulls it.
+    type, public :: spart_psf
+        type(c_ptr) :: handle = c_null_ptr
+        logical :: owned = .true.
+    end type spart_psf
 
     type, public :: spart_mart_result
         type(c_ptr) :: handle = c_null_ptr
@@ -159,6 +170,18 @@ module spart
         real(c_double) :: gain
         real(c_double) :: read_noise
     end type spart_mart_regridder_pair
+
+    ! The same with a PSF composed by FFT between the two
+    ! (spart_mart_operators_from_regridders_psf): psf is a PSF handle
+    ! (psf%handle) whose image shape is the forward regridder's output shape.
+    type, bind(C), public :: spart_mart_regridder_psf
+        type(c_ptr) :: forward
+        type(c_ptr) :: psf
+        type(c_ptr) :: backward
+        integer(c_int64_t) :: num_channel
+        real(c_double) :: gain
+        real(c_double) :: read_noise
+    end type spart_mart_regridder_psf
 
     ! What a MART progress callback receives (spart/mart.h): the arrays hold
     ! num_channel values (c_f_pointer them), valid during the call only.
@@ -546,6 +569,16 @@ module spart
             type(c_ptr), intent(inout) :: transposed
             integer(c_int) :: status
         end function c_spart_weights_transpose_conservative
+
+        function c_spart_weights_convolve(context, weights, kernel, convolved) &
+            bind(C, name="spart_weights_convolve") result(status)
+            import :: array_c, c_int, c_ptr
+            type(c_ptr), value :: context
+            type(c_ptr), value :: weights
+            type(array_c), intent(in) :: kernel
+            type(c_ptr), intent(inout) :: convolved
+            integer(c_int) :: status
+        end function c_spart_weights_convolve
 
         function c_spart_weights_save(context, weights, path, overwrite) &
             bind(C, name="spart_weights_save") result(status)
@@ -1090,6 +1123,13 @@ module spart
             type(c_ptr) :: regridder
         end function c_spart_instrument_backward
 
+        function c_spart_instrument_psf(instrument) bind(C, name="spart_instrument_psf") &
+            result(psf)
+            import :: c_ptr
+            type(c_ptr), value :: instrument
+            type(c_ptr) :: psf
+        end function c_spart_instrument_psf
+
         function c_spart_instrument_photons_per_radiance(instrument) &
             bind(C, name="spart_instrument_photons_per_radiance") result(values)
             import :: c_ptr
@@ -1180,6 +1220,83 @@ module spart
         end function c_spart_scene_gaussians
     end interface
 
+    ! ---- the C API (spart/psf.h) -----------------------------------------------------------
+    interface
+        function c_spart_psf_create(context, kernels, shape_image, psf) &
+            bind(C, name="spart_psf_create") result(status)
+            import :: array_c, c_int, c_ptr, shape_c
+            type(c_ptr), value :: context
+            type(array_c), intent(in) :: kernels
+            type(shape_c), intent(in) :: shape_image
+            type(c_ptr), intent(inout) :: psf
+            integer(c_int) :: status
+        end function c_spart_psf_create
+
+        subroutine c_spart_psf_free(psf) bind(C, name="spart_psf_free")
+            import :: c_ptr
+            type(c_ptr), value :: psf
+        end subroutine c_spart_psf_free
+
+        pure function c_spart_psf_shape_image(psf) bind(C, name="spart_psf_shape_image") &
+            result(shape)
+            import :: c_ptr, shape_c
+            type(c_ptr), value :: psf
+            type(shape_c) :: shape
+        end function c_spart_psf_shape_image
+
+        pure function c_spart_psf_shape_kernels(psf) bind(C, name="spart_psf_shape_kernels") &
+            result(shape)
+            import :: c_ptr, shape_c
+            type(c_ptr), value :: psf
+            type(shape_c) :: shape
+        end function c_spart_psf_shape_kernels
+
+        function c_spart_psf_apply(context, psf, input, output, size_output) &
+            bind(C, name="spart_psf_apply") result(status)
+            import :: array_c, c_int, c_int64_t, c_ptr
+            type(c_ptr), value :: context
+            type(c_ptr), value :: psf
+            type(array_c), intent(in) :: input
+            type(c_ptr), value :: output
+            integer(c_int64_t), value :: size_output
+            integer(c_int) :: status
+        end function c_spart_psf_apply
+
+        function c_spart_psf_apply_adjoint(context, psf, input, output, size_output) &
+            bind(C, name="spart_psf_apply_adjoint") result(status)
+            import :: array_c, c_int, c_int64_t, c_ptr
+            type(c_ptr), value :: context
+            type(c_ptr), value :: psf
+            type(array_c), intent(in) :: input
+            type(c_ptr), value :: output
+            integer(c_int64_t), value :: size_output
+            integer(c_int) :: status
+        end function c_spart_psf_apply_adjoint
+
+        function c_spart_mart_operators_from_regridders_psf(context, problem, operators) &
+            bind(C, name="spart_mart_operators_from_regridders_psf") result(status)
+            import :: c_int, c_ptr, spart_mart_operators
+            type(c_ptr), value :: context
+            type(c_ptr), value :: problem
+            type(spart_mart_operators), intent(inout) :: operators
+            integer(c_int) :: status
+        end function c_spart_mart_operators_from_regridders_psf
+
+        function c_spart_psf_gaussian(context, sigma_major, sigma_minor, angle, size, kernel, &
+                                      size_kernel) bind(C, name="spart_psf_gaussian") &
+            result(status)
+            import :: c_double, c_int, c_int64_t, c_ptr
+            type(c_ptr), value :: context
+            real(c_double), value :: sigma_major
+            real(c_double), value :: sigma_minor
+            real(c_double), value :: angle
+            integer(c_int64_t), intent(in) :: size(2)
+            type(c_ptr), value :: kernel
+            integer(c_int64_t), value :: size_kernel
+            integer(c_int) :: status
+        end function c_spart_psf_gaussian
+    end interface
+
     ! ---- public routines ---------------------------------------------------------------------
     public :: spart_status_string, spart_version, spart_version_number, spart_string_from_c
     public :: spart_context_create, spart_context_free, spart_context_error, spart_last_error
@@ -1192,6 +1309,7 @@ module spart
     public :: spart_weights_element, spart_weights_arrays, spart_weights_scale
     public :: spart_weights_transpose, spart_weights_transpose_conservative
     public :: spart_weights_save, spart_weights_load
+    public :: spart_weights_convolve
     public :: spart_regridder_create, spart_regridder_free, spart_regridder_shape_input
     public :: spart_regridder_shape_output, spart_regridder_num_rows, spart_regridder_num_columns
     public :: spart_regridder_num_entries, spart_regridder_value_type, spart_regridder_group_size
@@ -1218,6 +1336,11 @@ module spart
     public :: spart_instrument_photons_per_radiance, spart_instrument_image
     public :: spart_instrument_backproject, spart_instrument_observe
     public :: spart_instrument_mart_operators
+    public :: spart_instrument_psf
+    public :: spart_psf_create, spart_psf_free, spart_psf_shape_image, spart_psf_shape_kernels
+    public :: spart_psf_apply, spart_psf_apply_adjoint, spart_psf_apply_pointer
+    public :: spart_psf_apply_adjoint_pointer, spart_mart_operators_from_regridders_psf
+    public :: spart_psf_gaussian
     public :: spart_wavelength_from_velocity, spart_scene_gaussians
     public :: spart_mart_forward_function, spart_mart_backward_function
     public :: spart_mart_callback_function, spart_log_function
@@ -1258,6 +1381,17 @@ module spart
         module procedure instrument_backproject_1_1, instrument_backproject_1_4
         module procedure instrument_backproject_3_1, instrument_backproject_3_4
     end interface spart_instrument_backproject
+
+    ! The PSF and its adjoint on images of rank 1 to 4 (see spart_psf_apply
+    ! below); input and output of the same rank.
+    interface spart_psf_apply
+        module procedure psf_apply_1, psf_apply_2, psf_apply_3, psf_apply_4
+    end interface spart_psf_apply
+
+    interface spart_psf_apply_adjoint
+        module procedure psf_apply_adjoint_1, psf_apply_adjoint_2, psf_apply_adjoint_3
+        module procedure psf_apply_adjoint_4
+    end interface spart_psf_apply_adjoint
 
 contains
 
@@ -1835,6 +1969,28 @@ contains
         integer(c_int) :: status
         status = c_spart_weights_load(context%handle, c_string(path), weights%handle)
     end function spart_weights_load
+
+    ! Fold a kernel into the weights, as regridding.convolve_weights (C's
+    ! spart_weights_convolve): `convolved` = P W, light spread past the
+    ! grid's edge lost. kernel = spart_array_of(k), Fortran order: k's first
+    ! dimensions are the kernel along the weights' resampled output
+    ! dimensions (as many as they have), its centre at index floor(n / 2) + 1
+    ! along each (1-based; an even n reaches n / 2 cells towards lower
+    ! indices and n / 2 - 1 towards higher); its further dimensions
+    ! broadcast against the output shape (per orthogonal element, or per
+    ! output cell), as C's leading axes do.
+    function spart_weights_convolve(context, weights, kernel, convolved) result(status)
+        type(spart_context), intent(in) :: context
+        type(spart_weights), intent(in) :: weights
+        type(spart_array), intent(in), target :: kernel
+        type(spart_weights), intent(out) :: convolved
+        integer(c_int) :: status
+        if (allocated(kernel%dims)) then
+            if (.not. fits_ndim(context, size(kernel%dims), 'kernel', status)) return
+        end if
+        status = c_spart_weights_convolve(context%handle, weights%handle, c_array(kernel), &
+                                          convolved%handle)
+    end function spart_weights_convolve
 
     ! ==== the Regridder (spart/regridder.h) ====================================================
 
@@ -2625,12 +2781,15 @@ contains
     ! holds one angle per channel, wavelength, scene_x, scene_y, sensor_x and
     ! sensor_y hold vertices (one more than the bins, cells or pixels).
     ! Optional: quantum_yield (default 1), read_noise (0),
-    ! solid_angle_steradian (.false.), value_type (SPART_FLOAT64).
+    ! solid_angle_steradian (.false.), value_type (SPART_FLOAT64), psf and
+    ! psf_mode (SPART_PSF_AUTO): one kernel per channel, psf(ky, kx,
+    ! num_channel) along sensor y then x (C's [channel][x][y]), centre at
+    ! index floor(n / 2) + 1 along each (spart/instrument.h).
     function spart_instrument_create(context, instrument, angle, dispersion, plate_scale, &
                                      wavelength_ref, position_ref, area_effective, exposure_time, &
                                      wavelength, scene_x, scene_y, sensor_x, sensor_y, &
                                      quantum_yield, read_noise, solid_angle_steradian, &
-                                     value_type) result(status)
+                                     value_type, psf, psf_mode) result(status)
         type(spart_context), intent(in) :: context
         type(spart_instrument), intent(out) :: instrument
         real(c_double), intent(in), target, contiguous :: angle(:)
@@ -2642,9 +2801,27 @@ contains
         real(c_double), intent(in), optional :: quantum_yield, read_noise
         logical, intent(in), optional :: solid_angle_steradian
         integer(c_int), intent(in), optional :: value_type
+        real(c_double), intent(in), optional, target, contiguous :: psf(:, :, :)
+        integer(c_int), intent(in), optional :: psf_mode
         integer(c_int) :: status
         type(instrument_params_c) :: params
         call c_spart_instrument_params_init(params)
+        ! The C function reads num_channel kernels through a bare pointer:
+        ! check what it cannot see.
+        if (present(psf)) then
+            if (size(psf) == 0 .or. size(psf, 3) /= size(angle)) then
+                status = fail(context, SPART_ERROR_SHAPE_MISMATCH, 'psf has shape ('// &
+                              text_of(size(psf, 1, c_int64_t))//', '// &
+                              text_of(size(psf, 2, c_int64_t))//', '// &
+                              text_of(size(psf, 3, c_int64_t))//'), but it needs (ky, kx, '// &
+                              'num_channel) with num_channel = '// &
+                              text_of(size(angle, kind=c_int64_t))//' and ky, kx >= 1')
+                return
+            end if
+            params%psf = c_loc(psf)
+            params%psf_size = [size(psf, 2, c_int64_t), size(psf, 1, c_int64_t)]
+        end if
+        if (present(psf_mode)) params%psf_mode = psf_mode
         params%num_channel = size(angle, kind=c_int64_t)
         if (size(angle) > 0) params%angle = c_loc(angle)
         params%dispersion = dispersion
@@ -2712,6 +2889,16 @@ contains
         regridder%handle = c_spart_instrument_backward(instrument%handle)
         regridder%owned = .false.
     end function spart_instrument_backward
+
+    ! The PSF composed by FFT after the forward operator, owned by the
+    ! instrument (spart_psf_free on it only nulls it); a null handle when
+    ! there is none or it is folded into the weights.
+    function spart_instrument_psf(instrument) result(psf)
+        type(spart_instrument), intent(in) :: instrument
+        type(spart_psf) :: psf
+        psf%handle = c_spart_instrument_psf(instrument%handle)
+        psf%owned = .false.
+    end function spart_instrument_psf
 
     ! Photons per unit radiance of each scene voxel, a pointer of the
     ! scene's shape (num_scene_y, num_scene_x, num_wavelength).
@@ -2818,6 +3005,187 @@ contains
         status = c_spart_instrument_mart_operators(context%handle, instrument%handle, &
                                                    c_loc(pair), operators)
     end function spart_instrument_mart_operators
+
+    ! ==== the PSF operator (spart/psf.h) =======================================================
+
+    ! The PSF operator of `kernels` for images of shape shape_image, both in
+    ! Fortran order: images (nx, ny, orthogonal dimensions...) and kernels =
+    ! spart_array_of(k) with k(kx, ky, orthogonal dimensions...), whose
+    ! orthogonal dimensions broadcast against the images' (missing trailing
+    ! ones and ones of extent 1 share a kernel). The centre of a kernel is
+    ! at index floor(n / 2) + 1 along each dimension (1-based); light spread
+    ! past an image's edge is lost (spart/psf.h).
+    function spart_psf_create(context, kernels, shape_image, psf) result(status)
+        type(spart_context), intent(in) :: context
+        type(spart_array), intent(in), target :: kernels
+        integer(c_int64_t), intent(in) :: shape_image(:)
+        type(spart_psf), intent(out) :: psf
+        integer(c_int) :: status
+        if (.not. fits_ndim(context, size(shape_image), 'shape_image', status)) return
+        if (allocated(kernels%dims)) then
+            if (.not. fits_ndim(context, size(kernels%dims), 'kernels', status)) return
+        end if
+        status = c_spart_psf_create(context%handle, c_array(kernels), c_shape(shape_image), &
+                                    psf%handle)
+    end function spart_psf_create
+
+    ! Free a PSF operator (only null the handle of one an instrument owns).
+    ! Accepts a null handle.
+    subroutine spart_psf_free(psf)
+        type(spart_psf), intent(inout) :: psf
+        if (psf%owned) call c_spart_psf_free(psf%handle)
+        psf%handle = c_null_ptr
+    end subroutine spart_psf_free
+
+    ! The image shape it applies to and the kernels' shape, in Fortran order.
+    pure function spart_psf_shape_image(psf) result(extents)
+        type(spart_psf), intent(in) :: psf
+        integer(c_int64_t), allocatable :: extents(:)
+        extents = fortran_shape(c_spart_psf_shape_image(psf%handle))
+    end function spart_psf_shape_image
+
+    pure function spart_psf_shape_kernels(psf) result(extents)
+        type(spart_psf), intent(in) :: psf
+        integer(c_int64_t), allocatable :: extents(:)
+        extents = fortran_shape(c_spart_psf_shape_kernels(psf%handle))
+    end function spart_psf_shape_kernels
+
+    ! The C shape of an input of Fortran extents `extents`: the image shape
+    ! when the extents are the image's (Fortran order), or the image's
+    ! without its dimensions of extent 1, or all its values in one
+    ! dimension; else the extents as they are, which C then refuses with
+    ! its sentence.
+    function psf_shape_input(psf, extents) result(shape)
+        type(spart_psf), intent(in) :: psf
+        integer(c_int64_t), intent(in) :: extents(:)
+        type(shape_c) :: shape
+        type(shape_c) :: image
+        integer(c_int64_t) :: image_extents(SPART_MAX_NDIM), squeezed(SPART_MAX_NDIM)
+        integer :: m, n, j
+        image = c_spart_psf_shape_image(psf%handle)
+        m = max(0, min(int(image%ndim), int(SPART_MAX_NDIM)))
+        do j = 1, m
+            image_extents(j) = image%dims(m + 1 - j)
+        end do
+        shape = c_shape(extents)
+        if (size(extents) == m) then
+            if (all(extents == image_extents(1:m))) return
+        end if
+        n = 0
+        do j = 1, m
+            if (image_extents(j) /= 1) then
+                n = n + 1
+                squeezed(n) = image_extents(j)
+            end if
+        end do
+        if (n < m .and. size(extents) == n) then
+            if (all(extents == squeezed(1:n))) then
+                shape = image
+                return
+            end if
+        end if
+        if (m > 1 .and. size(extents) == 1) then
+            if (extents(1) == product(image_extents(1:m))) shape = image
+        end if
+    end function psf_shape_input
+
+    ! P input or P^T input on located arrays: every rank-specific
+    ! spart_psf_apply and spart_psf_apply_adjoint comes here.
+    function psf_apply_located(context, psf, input, extents_input, output, size_output, &
+                               adjoint) result(status)
+        type(spart_context), intent(in) :: context
+        type(spart_psf), intent(in) :: psf
+        type(c_ptr), intent(in) :: input, output
+        integer(c_int64_t), intent(in) :: extents_input(:), size_output
+        logical, intent(in) :: adjoint
+        integer(c_int) :: status
+        type(array_c) :: view
+        real(c_double), target :: nothing(1)
+        type(c_ptr) :: output_or_nothing
+        ! The C library wants an output even for no values: give it a place
+        ! (it then says what is wrong with the sizes).
+        output_or_nothing = output
+        if (.not. c_associated(output)) output_or_nothing = c_loc(nothing)
+        view%data = input
+        view%shape = c_shape(extents_input)
+        if (c_associated(psf%handle)) view%shape = psf_shape_input(psf, extents_input)
+        if (adjoint) then
+            status = c_spart_psf_apply_adjoint(context%handle, psf%handle, view, &
+                                               output_or_nothing, size_output)
+        else
+            status = c_spart_psf_apply(context%handle, psf%handle, view, output_or_nothing, &
+                                       size_output)
+        end if
+    end function psf_apply_located
+
+    ! output = P input (or P^T input) on arrays by address: input holds
+    ! values of shape shape_input (Fortran order, the image shape), output
+    ! size_output values (the image's size).
+    function spart_psf_apply_pointer(context, psf, input, shape_input, output, size_output) &
+        result(status)
+        type(spart_context), intent(in) :: context
+        type(spart_psf), intent(in) :: psf
+        type(c_ptr), intent(in) :: input, output
+        integer(c_int64_t), intent(in) :: shape_input(:), size_output
+        integer(c_int) :: status
+        type(array_c) :: view
+        if (.not. fits_ndim(context, size(shape_input), 'shape_input', status)) return
+        view%data = input
+        view%shape = c_shape(shape_input)
+        status = c_spart_psf_apply(context%handle, psf%handle, view, output, size_output)
+    end function spart_psf_apply_pointer
+
+    function spart_psf_apply_adjoint_pointer(context, psf, input, shape_input, output, &
+                                             size_output) result(status)
+        type(spart_context), intent(in) :: context
+        type(spart_psf), intent(in) :: psf
+        type(c_ptr), intent(in) :: input, output
+        integer(c_int64_t), intent(in) :: shape_input(:), size_output
+        integer(c_int) :: status
+        type(array_c) :: view
+        if (.not. fits_ndim(context, size(shape_input), 'shape_input', status)) return
+        view%data = input
+        view%shape = c_shape(shape_input)
+        status = c_spart_psf_apply_adjoint(context%handle, psf%handle, view, output, size_output)
+    end function spart_psf_apply_adjoint_pointer
+
+    ! Fill `operators` to run MART on `problem` (declared TARGET, kept while
+    ! the operators are used): forward = the regridder then the PSF,
+    ! backward = the PSF's adjoint then the backward regridder.
+    function spart_mart_operators_from_regridders_psf(context, problem, operators) &
+        result(status)
+        type(spart_context), intent(in) :: context
+        type(spart_mart_regridder_psf), intent(in), target :: problem
+        type(spart_mart_operators), intent(out) :: operators
+        integer(c_int) :: status
+        operators%on_device = 0
+        operators%capturable = 0
+        status = c_spart_mart_operators_from_regridders_psf(context%handle, c_loc(problem), &
+                                                            operators)
+    end function spart_mart_operators_from_regridders_psf
+
+    ! The elliptical Gaussian of ctis's PSF tutorial, normalised to sum 1,
+    ! into kernel(n2, n1) (C's kernel[n1][n2]): sigma_major and sigma_minor
+    ! are standard deviations in pixels along the direction at `angle`
+    ! (degrees) and across it; the angle runs from C's first axis (Fortran's
+    ! second dimension: sensor x in an instrument's psf(ky, kx, channel))
+    ! towards the second (Fortran's first: sensor y); the centre is at index
+    ! floor(n / 2) + 1 along each dimension (spart/psf.h).
+    function spart_psf_gaussian(context, sigma_major, sigma_minor, angle, kernel) result(status)
+        type(spart_context), intent(in) :: context
+        real(c_double), intent(in) :: sigma_major, sigma_minor, angle
+        real(c_double), intent(inout), target, contiguous :: kernel(:, :)
+        integer(c_int) :: status
+        real(c_double), target :: nothing(1)
+        type(c_ptr) :: kernel_at
+        integer(c_int64_t) :: size_c(2)
+        ! C's first axis is the slower one: Fortran's second dimension.
+        size_c = [size(kernel, 2, c_int64_t), size(kernel, 1, c_int64_t)]
+        kernel_at = c_loc(nothing)
+        if (size(kernel) > 0) kernel_at = c_loc(kernel)
+        status = c_spart_psf_gaussian(context%handle, sigma_major, sigma_minor, angle, size_c, &
+                                      kernel_at, size(kernel, kind=c_int64_t))
+    end function spart_psf_gaussian
 
     ! ==== synthetic scenes (spart/scene.h) =====================================================
 
@@ -3572,4 +3940,131 @@ contains
                                                 size(images, kind=c_int64_t), scenes_at, &
                                                 size(scenes, kind=c_int64_t))
     end function instrument_backproject_3_4
+
+    ! spart_psf_apply(context, psf, input, output) and
+    ! spart_psf_apply_adjoint(...): output = P input or P^T input. input:
+    ! the image shape in Fortran order (spart_psf_shape_image), or that
+    ! shape without its dimensions of extent 1, or all the values in one
+    ! dimension; output: as many values, of the same rank. Not in place:
+    ! give a different array for output.
+
+    function psf_apply_1(context, psf, input, output) result(status)
+        type(spart_context), intent(in) :: context
+        type(spart_psf), intent(in) :: psf
+        real(c_double), intent(in), target, contiguous :: input(:)
+        real(c_double), intent(inout), target, contiguous :: output(:)
+        integer(c_int) :: status
+        type(c_ptr) :: input_at, output_at
+        input_at = c_null_ptr
+        if (size(input) > 0) input_at = c_loc(input)
+        output_at = c_null_ptr
+        if (size(output) > 0) output_at = c_loc(output)
+        status = psf_apply_located(context, psf, input_at, shape(input, c_int64_t), output_at, &
+                                   size(output, kind=c_int64_t), .false.)
+    end function psf_apply_1
+
+    function psf_apply_2(context, psf, input, output) result(status)
+        type(spart_context), intent(in) :: context
+        type(spart_psf), intent(in) :: psf
+        real(c_double), intent(in), target, contiguous :: input(:, :)
+        real(c_double), intent(inout), target, contiguous :: output(:, :)
+        integer(c_int) :: status
+        type(c_ptr) :: input_at, output_at
+        input_at = c_null_ptr
+        if (size(input) > 0) input_at = c_loc(input)
+        output_at = c_null_ptr
+        if (size(output) > 0) output_at = c_loc(output)
+        status = psf_apply_located(context, psf, input_at, shape(input, c_int64_t), output_at, &
+                                   size(output, kind=c_int64_t), .false.)
+    end function psf_apply_2
+
+    function psf_apply_3(context, psf, input, output) result(status)
+        type(spart_context), intent(in) :: context
+        type(spart_psf), intent(in) :: psf
+        real(c_double), intent(in), target, contiguous :: input(:, :, :)
+        real(c_double), intent(inout), target, contiguous :: output(:, :, :)
+        integer(c_int) :: status
+        type(c_ptr) :: input_at, output_at
+        input_at = c_null_ptr
+        if (size(input) > 0) input_at = c_loc(input)
+        output_at = c_null_ptr
+        if (size(output) > 0) output_at = c_loc(output)
+        status = psf_apply_located(context, psf, input_at, shape(input, c_int64_t), output_at, &
+                                   size(output, kind=c_int64_t), .false.)
+    end function psf_apply_3
+
+    function psf_apply_4(context, psf, input, output) result(status)
+        type(spart_context), intent(in) :: context
+        type(spart_psf), intent(in) :: psf
+        real(c_double), intent(in), target, contiguous :: input(:, :, :, :)
+        real(c_double), intent(inout), target, contiguous :: output(:, :, :, :)
+        integer(c_int) :: status
+        type(c_ptr) :: input_at, output_at
+        input_at = c_null_ptr
+        if (size(input) > 0) input_at = c_loc(input)
+        output_at = c_null_ptr
+        if (size(output) > 0) output_at = c_loc(output)
+        status = psf_apply_located(context, psf, input_at, shape(input, c_int64_t), output_at, &
+                                   size(output, kind=c_int64_t), .false.)
+    end function psf_apply_4
+
+    function psf_apply_adjoint_1(context, psf, input, output) result(status)
+        type(spart_context), intent(in) :: context
+        type(spart_psf), intent(in) :: psf
+        real(c_double), intent(in), target, contiguous :: input(:)
+        real(c_double), intent(inout), target, contiguous :: output(:)
+        integer(c_int) :: status
+        type(c_ptr) :: input_at, output_at
+        input_at = c_null_ptr
+        if (size(input) > 0) input_at = c_loc(input)
+        output_at = c_null_ptr
+        if (size(output) > 0) output_at = c_loc(output)
+        status = psf_apply_located(context, psf, input_at, shape(input, c_int64_t), output_at, &
+                                   size(output, kind=c_int64_t), .true.)
+    end function psf_apply_adjoint_1
+
+    function psf_apply_adjoint_2(context, psf, input, output) result(status)
+        type(spart_context), intent(in) :: context
+        type(spart_psf), intent(in) :: psf
+        real(c_double), intent(in), target, contiguous :: input(:, :)
+        real(c_double), intent(inout), target, contiguous :: output(:, :)
+        integer(c_int) :: status
+        type(c_ptr) :: input_at, output_at
+        input_at = c_null_ptr
+        if (size(input) > 0) input_at = c_loc(input)
+        output_at = c_null_ptr
+        if (size(output) > 0) output_at = c_loc(output)
+        status = psf_apply_located(context, psf, input_at, shape(input, c_int64_t), output_at, &
+                                   size(output, kind=c_int64_t), .true.)
+    end function psf_apply_adjoint_2
+
+    function psf_apply_adjoint_3(context, psf, input, output) result(status)
+        type(spart_context), intent(in) :: context
+        type(spart_psf), intent(in) :: psf
+        real(c_double), intent(in), target, contiguous :: input(:, :, :)
+        real(c_double), intent(inout), target, contiguous :: output(:, :, :)
+        integer(c_int) :: status
+        type(c_ptr) :: input_at, output_at
+        input_at = c_null_ptr
+        if (size(input) > 0) input_at = c_loc(input)
+        output_at = c_null_ptr
+        if (size(output) > 0) output_at = c_loc(output)
+        status = psf_apply_located(context, psf, input_at, shape(input, c_int64_t), output_at, &
+                                   size(output, kind=c_int64_t), .true.)
+    end function psf_apply_adjoint_3
+
+    function psf_apply_adjoint_4(context, psf, input, output) result(status)
+        type(spart_context), intent(in) :: context
+        type(spart_psf), intent(in) :: psf
+        real(c_double), intent(in), target, contiguous :: input(:, :, :, :)
+        real(c_double), intent(inout), target, contiguous :: output(:, :, :, :)
+        integer(c_int) :: status
+        type(c_ptr) :: input_at, output_at
+        input_at = c_null_ptr
+        if (size(input) > 0) input_at = c_loc(input)
+        output_at = c_null_ptr
+        if (size(output) > 0) output_at = c_loc(output)
+        status = psf_apply_located(context, psf, input_at, shape(input, c_int64_t), output_at, &
+                                   size(output, kind=c_int64_t), .true.)
+    end function psf_apply_adjoint_4
 end module spart

@@ -563,3 +563,148 @@ int reference_instrument(double *images, double *widths, double *scenes, double 
     spart_context_free(context);
     return (int)status;
 }
+
+/* ---- the PSF (spart/psf.h) ----------------------------------------------------------------- */
+
+/* The PSF operator from C, as test_fortran_psf.f90 uses it from Fortran:
+ *   applied, adjoint   P and P^T of the images [2][6][7] = value_at(x, y,
+ *                      channel) with the kernels [2][3][4] = value_at(x, y,
+ *                      channel) / 64 (84 values each);
+ *   convolved          the weights of case 3 convolved with the kernel
+ *                      [2][3] = value_at(i, j, 0) / 32: *entries entries
+ *                      into offsets (2), indices_input, indices_output and
+ *                      values (capacity each; -1 entries when too small);
+ *   gaussian           spart_psf_gaussian with widths 2 and 0.8 pixels at
+ *                      30 degrees, size {5, 7} (35 values).
+ * Returns the first failing status, its sentence in `sentence`. */
+int reference_psf_operator(double *applied, double *adjoint, int64_t *offsets,
+                           int64_t *indices_input, int64_t *indices_output, double *values,
+                           int64_t capacity, int64_t *entries, double *gaussian, char *sentence,
+                           int64_t sentence_capacity);
+int reference_psf_operator(double *applied, double *adjoint, int64_t *offsets,
+                           int64_t *indices_input, int64_t *indices_output, double *values,
+                           int64_t capacity, int64_t *entries, double *gaussian, char *sentence,
+                           int64_t sentence_capacity)
+{
+    static grids g;
+    double kernels[2 * 3 * 4], images[2 * 6 * 7], kernel[2 * 3];
+    spart_shape kernels_shape = {3, {2, 3, 4}}, images_shape = {3, {2, 6, 7}};
+    spart_shape kernel_shape = {2, {2, 3}};
+    fill_values(&kernels_shape, 1.0 / 64.0, kernels);
+    fill_values(&images_shape, 1.0, images);
+    fill_values(&kernel_shape, 1.0 / 32.0, kernel);
+    spart_context *context = NULL;
+    spart_psf *psf = NULL;
+    spart_weights *weights = NULL, *convolved = NULL;
+    *entries = 0;
+    spart_status status = spart_context_create(&context);
+    if (status == SPART_OK) {
+        spart_array k = {kernels, kernels_shape};
+        status = spart_psf_create(context, &k, &images_shape, &psf);
+    }
+    spart_array x = {images, images_shape};
+    if (status == SPART_OK) {
+        status = spart_psf_apply(context, psf, &x, applied, 84);
+    }
+    if (status == SPART_OK) {
+        status = spart_psf_apply_adjoint(context, psf, &x, adjoint, 84);
+    }
+    make_grids(CASE_CONSERVATIVE_2D, &g);
+    if (status == SPART_OK) {
+        status = spart_weights_build(context, g.num_coordinates, g.coordinates_input,
+                                     g.coordinates_output, &g.options, &weights);
+    }
+    if (status == SPART_OK) {
+        spart_array k = {kernel, kernel_shape};
+        status = spart_weights_convolve(context, weights, &k, &convolved);
+    }
+    if (status == SPART_OK) {
+        const int64_t *o = NULL, *ii = NULL, *io = NULL;
+        const double *v = NULL;
+        status = spart_weights_arrays(convolved, &o, &ii, &io, &v);
+        int64_t count = spart_weights_num_entries(convolved);
+        *entries = count <= capacity ? count : -1;
+        if (status == SPART_OK && count <= capacity) {
+            memcpy(offsets, o, 2 * sizeof(int64_t));
+            memcpy(indices_input, ii, (size_t)count * sizeof(int64_t));
+            memcpy(indices_output, io, (size_t)count * sizeof(int64_t));
+            memcpy(values, v, (size_t)count * sizeof(double));
+        }
+    }
+    if (status == SPART_OK) {
+        int64_t size[2] = {5, 7};
+        status = spart_psf_gaussian(context, 2.0, 0.8, 30.0, size, gaussian, 35);
+    }
+    snprintf(sentence, (size_t)sentence_capacity, "%s", spart_context_error(context));
+    spart_weights_free(convolved);
+    spart_weights_free(weights);
+    spart_psf_free(psf);
+    spart_context_free(context);
+    return (int)status;
+}
+
+/* The small instrument with a PSF per channel, psf [2][3][2] ([channel][x][y])
+ * = value_at(y, x, channel) / 128, from C:
+ *   images, scenes     the images of its scene (2 x 256) and their
+ *                      backprojection (2 x 108), the PSF composed by FFT
+ *                      (folded = 0) or folded into the weights (folded = 1);
+ *   solution, chi2     with folded = 0: MART over
+ *                      spart_mart_operators_from_regridders_psf on the
+ *                      instrument's regridders and PSF (gain 1.5, read
+ *                      noise 2), observed = its images, exactly 4 updates:
+ *                      the solution (108) and the chi2 history (4 x 2).
+ * Returns the first failing status, its sentence in `sentence`. */
+int reference_psf_instrument(int folded, double *images, double *scenes, double *solution,
+                             double *chi2, char *sentence, int64_t sentence_capacity);
+int reference_psf_instrument(int folded, double *images, double *scenes, double *solution,
+                             double *chi2, char *sentence, int64_t sentence_capacity)
+{
+    static small_instrument s;
+    double psf[2 * 3 * 2];
+    spart_shape psf_shape = {3, {2, 3, 2}};
+    fill_values(&psf_shape, 1.0 / 128.0, psf);
+    make_small_instrument(&s);
+    s.params.psf = psf;
+    s.params.psf_size[0] = 3;
+    s.params.psf_size[1] = 2;
+    s.params.psf_mode = folded ? SPART_PSF_FOLDED : SPART_PSF_FFT;
+    spart_context *context = NULL;
+    spart_instrument *instrument = NULL;
+    spart_mart_result *result = NULL;
+    spart_status status = spart_context_create(&context);
+    if (status == SPART_OK) {
+        status = spart_instrument_create(context, &s.params, &instrument);
+    }
+    if (status == SPART_OK) {
+        status = spart_instrument_image(context, instrument, s.scene, images, NULL);
+    }
+    if (status == SPART_OK) {
+        status = spart_instrument_backproject(context, instrument, images, scenes);
+    }
+    if (status == SPART_OK && !folded) {
+        spart_mart_regridder_psf problem = {spart_instrument_forward(instrument),
+                                            spart_instrument_psf(instrument),
+                                            spart_instrument_backward(instrument),
+                                            2,
+                                            1.5,
+                                            2.0};
+        spart_mart_operators operators;
+        spart_mart_options options;
+        spart_mart_options_init(&options);
+        options.stop_rule = SPART_MART_STOP_COUNT;
+        options.max_iterations = 4;
+        status = spart_mart_operators_from_regridders_psf(context, &problem, &operators);
+        if (status == SPART_OK) {
+            status = spart_mart_solve(context, &operators, images, &options, &result);
+        }
+        if (status == SPART_OK) {
+            memcpy(solution, spart_mart_result_solution(result), 108 * sizeof(double));
+            memcpy(chi2, spart_mart_result_mean_chi_squared(result), 8 * sizeof(double));
+        }
+    }
+    snprintf(sentence, (size_t)sentence_capacity, "%s", spart_context_error(context));
+    spart_mart_result_free(result);
+    spart_instrument_free(instrument);
+    spart_context_free(context);
+    return (int)status;
+}

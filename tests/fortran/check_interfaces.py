@@ -19,15 +19,6 @@ import sys
 
 # Public C functions that are not meant for Fortran, each with the reason.
 EXCLUDED = {
-    "spart_weights_convolve": "not bound yet (issue 8 increment)",
-    # The PSF operator (spart/psf.h).
-    "spart_psf_create": "not bound yet (issue 8 increment)",
-    "spart_psf_free": "not bound yet (issue 8 increment)",
-    "spart_psf_shape_image": "not bound yet (issue 8 increment)",
-    "spart_psf_shape_kernels": "not bound yet (issue 8 increment)",
-    "spart_psf_apply": "not bound yet (issue 8 increment)",
-    "spart_psf_apply_adjoint": "not bound yet (issue 8 increment)",
-    "spart_mart_operators_from_regridders_psf": "not bound yet (issue 8 increment)",
     # Allocator hooks are C function pointers that must return C heap
     # memory; Fortran codes use the context of spart_context_create, whose
     # memory they never see.
@@ -61,7 +52,6 @@ EXCLUDED = {
     # A C function pointer called from library threads, for progress bars
     # on a terminal (the spart command's); not bound for Fortran yet.
     "spart_context_set_progress": "a C callback from library threads; not bound yet",
-    "spart_instrument_psf": "not bound yet (issue 8 increment)",
 }
 
 # C functions the module calls that are not spart's.

@@ -10,6 +10,7 @@ module spart_test_support
     public :: expect, expect_status, expect_same_bits, finish, c_sentence, value_at
     public :: build_weights, make_pair, observe_pair
     public :: reference_case, reference_error, reference_mart, reference_instrument, failures
+    public :: reference_psf_operator, reference_psf_instrument
 
     ! Cases of reference_case (the same numbers as in c_reference.c).
     integer(c_int), parameter, public :: CASE_MULTILINEAR_2D = 1
@@ -70,6 +71,31 @@ module spart_test_support
             integer(c_int64_t), value :: sentence_capacity
             integer(c_int) :: status
         end function reference_instrument
+
+        function reference_psf_operator(applied, adjoint, offsets, indices_input, &
+                                        indices_output, values, capacity, entries, gaussian, &
+                                        sentence, sentence_capacity) &
+            bind(C, name="reference_psf_operator") result(status)
+            import :: c_char, c_double, c_int, c_int64_t
+            real(c_double), intent(inout) :: applied(*), adjoint(*), values(*), gaussian(*)
+            integer(c_int64_t), intent(inout) :: offsets(*), indices_input(*), indices_output(*)
+            integer(c_int64_t), value :: capacity
+            integer(c_int64_t), intent(out) :: entries
+            character(kind=c_char), intent(inout) :: sentence(*)
+            integer(c_int64_t), value :: sentence_capacity
+            integer(c_int) :: status
+        end function reference_psf_operator
+
+        function reference_psf_instrument(folded, images, scenes, solution, chi2, sentence, &
+                                          sentence_capacity) &
+            bind(C, name="reference_psf_instrument") result(status)
+            import :: c_char, c_double, c_int, c_int64_t
+            integer(c_int), value :: folded
+            real(c_double), intent(inout) :: images(*), scenes(*), solution(*), chi2(*)
+            character(kind=c_char), intent(inout) :: sentence(*)
+            integer(c_int64_t), value :: sentence_capacity
+            integer(c_int) :: status
+        end function reference_psf_instrument
     end interface
 
 contains
