@@ -9,9 +9,11 @@
 # are unpacked under /opt/deps and found from there.
 #
 # SPART_CUDA_BENCH selects the benchmarks: "assembly" (the default),
-# "product", "both", "mart" (MART on host and device) or "none"; SPART_BENCH_ARGS adds arguments to
+# "product", "both", "mart" (MART on host and device), "convolve" (a PSF
+# folded into weights on host and device) or "none"; SPART_BENCH_ARGS adds arguments to
 # bench_cuda_assembly; SPART_SANITIZER_TIMEOUT bounds each sanitizer run
-# (seconds, default 240).
+# (seconds, default 240); SPART_SANITIZE_TESTS names the cuda tests the
+# sanitizers run (default: all of them).
 set -uo pipefail
 root=$(pwd)
 out=${OUT:-$root/cuda-logs}
@@ -43,15 +45,18 @@ fi
 } > "$out/environment.txt" 2>&1
 cat "$out/environment.txt"
 
-cuda_tests=(test_cuda_product test_cuda_assembly test_cuda_transpose test_cuda_mart)
+cuda_tests=(test_cuda_product test_cuda_assembly test_cuda_transpose test_cuda_mart
+    test_cuda_convolve)
+read -r -a sanitized_tests <<< "${SPART_SANITIZE_TESTS:-${cuda_tests[*]}}"
 echo "== configure and build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DSPART_ENABLE_CUDA=ON -DSPART_ENABLE_FORTRAN=OFF -DSPART_BUILD_CLI=OFF \
     -DSPART_BUILD_BENCHMARKS=ON "${configure_extra[@]}" > "$out/build.log" 2>&1 ||
     { tail -40 "$out/build.log"; exit 1; }
-targets=("${cuda_tests[@]}" test_device_api bench_cuda_assembly)
+targets=("${cuda_tests[@]}" test_device_api test_convolve_device_errors bench_cuda_assembly)
 if [ "$benches" = product ] || [ "$benches" = both ]; then targets+=(bench_cuda_product); fi
 if [ "$benches" = mart ]; then targets+=(bench_mart_device); fi
+if [ "$benches" = convolve ]; then targets+=(bench_cuda_convolve); fi
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >> "$out/build.log" 2>&1 ||
     { grep -B2 -A6 -E "error" "$out/build.log" | head -60; exit 1; }
 echo "built"
@@ -60,7 +65,7 @@ cd "$build" || exit 1
 echo "== ctest -L cuda (SPART_REQUIRE_GPU=1)"
 SPART_REQUIRE_GPU=1 ctest -L cuda --output-on-failure > "$out/ctest.log" 2>&1
 grep -E "Test +#|tests passed|Total Test|FAILED|\[  FAILED|Failure|error" "$out/ctest.log" | head -40
-ctest -R test_device_api --output-on-failure 2>&1 | tail -2
+ctest -R "test_device_api|test_convolve_device_errors" --output-on-failure 2>&1 | tail -3
 
 echo "== benchmarks ($benches)"
 : > "$out/bench.log"
@@ -77,12 +82,16 @@ if [ "$benches" = mart ]; then
     timeout 300 tests/bench_mart_device --json "$out/bench_mart_device.json" 2>&1 |
         tee -a "$out/bench.log"
 fi
+if [ "$benches" = convolve ]; then
+    timeout 300 tests/bench_cuda_convolve --json "$out/bench_cuda_convolve.json" 2>&1 |
+        tee -a "$out/bench.log"
+fi
 
 echo "== compute-sanitizer memcheck and racecheck over the cuda tests (16 GiB test left out)"
 export SPART_CUDA_TEST_SKIP=more_than_two_to_the_31_columns
 : > "$out/sanitizers.log"
 for tool in memcheck racecheck; do
-    for t in "${cuda_tests[@]}"; do
+    for t in "${sanitized_tests[@]}"; do
         extra=()
         if [ $tool = memcheck ]; then extra=(--leak-check full); fi
         (timeout "${SPART_SANITIZER_TIMEOUT:-240}" compute-sanitizer --tool $tool "${extra[@]}" \
@@ -92,7 +101,7 @@ for tool in memcheck racecheck; do
 done
 wait
 for tool in memcheck racecheck; do
-    for t in "${cuda_tests[@]}"; do
+    for t in "${sanitized_tests[@]}"; do
         cat "/tmp/$tool-$t.log" >> "$out/sanitizers.log"
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|PASSED|FAILED|exit code" \
             "/tmp/$tool-$t.log" | sed "s/^/$tool $t: /"

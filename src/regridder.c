@@ -299,7 +299,8 @@ static spart_regridder *allocate_regridder(const spart_allocator *allocator)
 
 static spart_status assemble(spart_context *context, const spart_weights *weights,
                              const spart_regridder_roles *layout, int drop_zeros,
-                             spart_value_type value_type, spart_regridder *regridder)
+                             spart_value_type value_type, spart_device_entries *device_entries,
+                             spart_regridder *regridder)
 {
     const spart_allocator *allocator = &context->allocator;
     size_t elements = (size_t)weights->num_elements;
@@ -346,6 +347,7 @@ static spart_status assemble(spart_context *context, const spart_weights *weight
         source.row_lookup_stride = row_stride;
         source.column_lookup_stride = column_stride;
         source.drop_zeros = drop_zeros;
+        source.device_entries = device_entries;
         spart_report_progress(context, "assembly", 0, 1);
         status = regridder->device.on_device
                      ? spart_device_csr_assemble(context, &source, weights->size_input,
@@ -376,9 +378,12 @@ spart_status spart_regridder_create(spart_context *context, const spart_weights 
     return spart_regridder_create_on(context, weights, options, -1, regridder);
 }
 
-spart_status spart_regridder_create_on(spart_context *context, const spart_weights *weights,
-                                       const spart_regridder_options *options, int cuda_device,
-                                       spart_regridder **regridder)
+/* spart_regridder_create_on, with the entries in device memory when
+ * device_entries is not NULL (cuda_device >= 0 then). */
+static spart_status create_regridder(spart_context *context, const spart_weights *weights,
+                                     const spart_regridder_options *options, int cuda_device,
+                                     spart_device_entries *device_entries,
+                                     spart_regridder **regridder)
 {
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
@@ -418,8 +423,8 @@ spart_status spart_regridder_create_on(spart_context *context, const spart_weigh
                                &made->output, &made->csr.num_rows);
     }
     if (status == SPART_OK) {
-        status =
-            assemble(context, weights, &layout, options->drop_zeros, options->value_type, made);
+        status = assemble(context, weights, &layout, options->drop_zeros, options->value_type,
+                          device_entries, made);
     }
     if (status != SPART_OK) {
         spart_regridder_free(made);
@@ -430,6 +435,20 @@ spart_status spart_regridder_create_on(spart_context *context, const spart_weigh
     made->has_roles = 1;
     *regridder = made;
     return SPART_OK;
+}
+
+spart_status spart_regridder_create_on(spart_context *context, const spart_weights *weights,
+                                       const spart_regridder_options *options, int cuda_device,
+                                       spart_regridder **regridder)
+{
+    return create_regridder(context, weights, options, cuda_device, NULL, regridder);
+}
+
+spart_status spart_regridder_create_from_device_entries(
+    spart_context *context, const spart_weights *weights, const spart_regridder_options *options,
+    int cuda_device, spart_device_entries *entries, spart_regridder **regridder)
+{
+    return create_regridder(context, weights, options, cuda_device, entries, regridder);
 }
 
 /* Free a regridder and the regridders it owns (its transposes, and

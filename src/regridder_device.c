@@ -725,10 +725,21 @@ static cudaError_t upload_source(const spart_assembly_source *source, int64_t ce
         elements + 1,         entries, entries,  elements,
         (size_t)cells_output, entries, elements, (size_t)cells_input};
     cudaError_t error = cudaSuccess;
+    spart_device_entries *resident = source->device_entries;
+    if (resident != NULL) {
+        /* Taken over: freed with the rest of the scratch. */
+        scratch[SCRATCH_INDICES_OUTPUT] = resident->indices_output;
+        scratch[SCRATCH_VALUES] = resident->values;
+        scratch[SCRATCH_INDICES_INPUT] = resident->indices_input;
+        memset(resident, 0, sizeof *resident);
+    }
     for (int a = 0; a < SCRATCH_COUNT && error == cudaSuccess; a++) {
         /* int64 or double; the entry arrays staged, the small tables not */
         int per_entry =
             a == SCRATCH_INDICES_OUTPUT || a == SCRATCH_VALUES || a == SCRATCH_INDICES_INPUT;
+        if (per_entry && resident != NULL) {
+            continue;
+        }
         error = upload(per_entry ? staging : NULL, from[a], counts[a], 8, stream, &scratch[a]);
     }
     memset(on_device, 0, sizeof *on_device);
@@ -752,6 +763,9 @@ static cudaError_t upload_source(const spart_assembly_source *source, int64_t ce
 static size_t stage_bytes_for(const spart_assembly_source *source,
                               const spart_device_assembly_options *options)
 {
+    if (source->device_entries != NULL) {
+        return 0; /* the entries are on the device already */
+    }
     if (options != NULL && options->stage_bytes > 0) {
         return options->stage_bytes;
     }

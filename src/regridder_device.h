@@ -25,6 +25,16 @@ spart_status spart_regridder_create_on(spart_context *context, const spart_weigh
                                        const spart_regridder_options *options, int cuda_device,
                                        spart_regridder **regridder);
 
+/* spart_regridder_create_on for the device, from weights whose entry
+ * arrays (indices_input, indices_output, values) are not read: the
+ * entries are `entries`, already in device memory of cuda_device (see
+ * spart_device_entries, which the assembly takes over). Only the shapes,
+ * axes and offsets of `weights` (in host memory) are used. Defined in
+ * src/regridder.c. */
+spart_status spart_regridder_create_from_device_entries(
+    spart_context *context, const spart_weights *weights, const spart_regridder_options *options,
+    int cuda_device, spart_device_entries *entries, spart_regridder **regridder);
+
 /* How a device assembly may be steered, so that tests reach the paths of
  * very large operators on small ones: wide_sort nonzero sorts with 64-bit
  * keys and positions whatever the sizes; stage_bytes > 0 copies every

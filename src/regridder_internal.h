@@ -151,6 +151,18 @@ spart_status spart_host_csr_transpose(const spart_allocator *allocator, const sp
  * A lookup left NULL is affine: cell * its stride (the resampled axes form
  * one dense block of the matrix index, the usual case), so no table as
  * large as the grid is needed. */
+/* Entry arrays that already live in device memory of the assembling
+ * regridder's device, allocated stream-ordered (cudaMallocAsync) on the
+ * stream the assembly runs on. A device assembly reads them in place and
+ * takes them over: it sets each pointer here to NULL and frees the array
+ * when it no longer needs it. Whatever is still set after a failure that
+ * came before the assembly is the caller's to free. */
+typedef struct spart_device_entries {
+    int64_t *indices_input;
+    int64_t *indices_output;
+    double *values;
+} spart_device_entries;
+
 typedef struct spart_assembly_source {
     int64_t num_elements;
     const int64_t *offsets;
@@ -164,6 +176,10 @@ typedef struct spart_assembly_source {
     int64_t row_lookup_stride;
     int64_t column_lookup_stride;
     int drop_zeros;
+    /* NULL: indices_input, indices_output and values are host memory.
+     * Otherwise those three are ignored and the entries are these device
+     * arrays (device assembly only). */
+    spart_device_entries *device_entries;
 } spart_assembly_source;
 
 /* Assemble the CSR matrix of num_rows x num_columns by a stable counting

@@ -388,9 +388,10 @@ static int64_t place_runs(const spart_convolve_entries *entries, int64_t *runs, 
 
 /* Both passes, once the layout is known. */
 static spart_status convolve(spart_context *context, const spart_weights *weights,
-                             const convolve_plan *plan, const spart_convolve_entries *entries,
-                             const spart_convolve_layout *layout, spart_weights **convolved)
+                             const spart_convolve_setup *setup, spart_weights **convolved)
 {
+    const spart_convolve_entries *entries = &setup->entries;
+    const spart_convolve_layout *layout = &setup->layout;
     int64_t total = entries->offsets[entries->num_elements];
     int threads = spart_threads(context);
     int64_t *runs = spart_alloc(&context->allocator, (size_t)total + 1, sizeof(int64_t));
@@ -405,8 +406,8 @@ static spart_status convolve(spart_context *context, const spart_weights *weight
     }
     int64_t result_total = place_runs(entries, runs, offsets);
     spart_weights *made =
-        spart_weights_allocate(&context->allocator, &plan->orthogonal, &plan->input, &plan->output,
-                               weights->num_axis_input, weights->axis_input,
+        spart_weights_allocate(&context->allocator, &setup->orthogonal, &setup->input,
+                               &setup->output, weights->num_axis_input, weights->axis_input,
                                weights->num_axis_output, weights->axis_output, result_total);
     int failed = made == NULL;
     if (!failed) {
@@ -428,6 +429,47 @@ static spart_status convolve(spart_context *context, const spart_weights *weight
     return SPART_OK;
 }
 
+spart_status spart_convolve_prepare(spart_context *context, const spart_weights *weights,
+                                    const spart_array *kernel, spart_convolve_setup *setup)
+{
+    memset(setup, 0, sizeof *setup);
+    convolve_plan plan;
+    spart_status status = check_arguments(context, weights, kernel);
+    if (status == SPART_OK) {
+        status = make_layout(context, weights, kernel, &plan, &setup->layout);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    setup->orthogonal = plan.orthogonal;
+    setup->input = plan.input;
+    setup->output = plan.output;
+    const spart_allocator *allocator = &context->allocator;
+    int64_t num_elements = spart_shape_size(&plan.orthogonal);
+    setup->element_base = spart_alloc(allocator, (size_t)num_elements + 1, sizeof(int64_t));
+    setup->dense = find_dense_kernels(context, kernel, &setup->layout);
+    if (setup->element_base == NULL || setup->dense == NULL ||
+        expand_entries(allocator, weights, &plan, &setup->entries, &setup->owned_entries) != 0) {
+        spart_convolve_release(allocator, setup);
+        spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                   "weights_convolve: could not allocate the kernels' offsets and the weights "
+                   "broadcast to the orthogonal shape");
+        return SPART_ERROR_OUT_OF_MEMORY;
+    }
+    fill_element_base(&plan, setup->element_base);
+    setup->layout.element_base = setup->element_base;
+    setup->layout.dense = setup->dense;
+    return SPART_OK;
+}
+
+void spart_convolve_release(const spart_allocator *allocator, spart_convolve_setup *setup)
+{
+    spart_free(allocator, setup->owned_entries);
+    spart_free(allocator, setup->dense);
+    spart_free(allocator, setup->element_base);
+    memset(setup, 0, sizeof *setup);
+}
+
 spart_status spart_weights_convolve(spart_context *context, const spart_weights *weights,
                                     const spart_array *kernel, spart_weights **convolved)
 {
@@ -440,34 +482,11 @@ spart_status spart_weights_convolve(spart_context *context, const spart_weights 
                           "weights, kernel and convolved must not be NULL");
     }
     *convolved = NULL;
-    convolve_plan plan;
-    spart_convolve_layout layout;
-    spart_status status = check_arguments(context, weights, kernel);
+    spart_convolve_setup setup;
+    spart_status status = spart_convolve_prepare(context, weights, kernel, &setup);
     if (status == SPART_OK) {
-        status = make_layout(context, weights, kernel, &plan, &layout);
+        status = convolve(context, weights, &setup, convolved);
+        spart_convolve_release(&context->allocator, &setup);
     }
-    if (status != SPART_OK) {
-        return status;
-    }
-    const spart_allocator *allocator = &context->allocator;
-    int64_t num_elements = spart_shape_size(&plan.orthogonal);
-    int64_t *element_base = spart_alloc(allocator, (size_t)num_elements + 1, sizeof(int64_t));
-    unsigned char *dense = find_dense_kernels(context, kernel, &layout);
-    spart_convolve_entries entries;
-    void *owned = NULL;
-    if (element_base == NULL || dense == NULL ||
-        expand_entries(allocator, weights, &plan, &entries, &owned) != 0) {
-        status = spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
-                            "weights_convolve: could not allocate the kernels' offsets and the "
-                            "weights broadcast to the orthogonal shape");
-    } else {
-        fill_element_base(&plan, element_base);
-        layout.element_base = element_base;
-        layout.dense = dense;
-        status = convolve(context, weights, &plan, &entries, &layout, convolved);
-    }
-    spart_free(allocator, owned);
-    spart_free(allocator, dense);
-    spart_free(allocator, element_base);
     return status;
 }

@@ -15,6 +15,7 @@
 #define SPART_WEIGHTS_CONVOLVE_H
 
 #include "internal.h"
+#include "spart/weights.h"
 
 /* Where the kernel of every output cell of every element lives. */
 typedef struct spart_convolve_layout {
@@ -40,6 +41,31 @@ typedef struct spart_convolve_entries {
     const int64_t *indices_output;
     const double *values;
 } spart_convolve_entries;
+
+/* Everything a convolution needs once the kernel has been checked: the
+ * result's shapes, where every kernel lives, and the entries it reads (the
+ * weights' own, or copies broadcast along an orthogonal axis the kernel
+ * varies along). Shared by spart_weights_convolve and the device path
+ * (src/weights_convolve_device.c). */
+typedef struct spart_convolve_setup {
+    spart_shape orthogonal; /* the result's orthogonal shape */
+    spart_shape input;      /* the result's shape_input */
+    spart_shape output;     /* the result's shape_output */
+    spart_convolve_layout layout;
+    spart_convolve_entries entries;
+    int64_t *element_base; /* owned: layout.element_base */
+    unsigned char *dense;  /* owned: layout.dense */
+    void *owned_entries;   /* owned: the broadcast copies, or NULL */
+} spart_convolve_setup;
+
+/* Check `kernel` against `weights` as spart_weights_convolve does (the
+ * same errors and sentences) and fill `setup`. context, weights and kernel
+ * are not NULL. On failure nothing is left to release. */
+spart_status spart_convolve_prepare(spart_context *context, const spart_weights *weights,
+                                    const spart_array *kernel, spart_convolve_setup *setup);
+
+/* Free what spart_convolve_prepare allocated. */
+void spart_convolve_release(const spart_allocator *allocator, spart_convolve_setup *setup);
 
 /* Count pass: run_sizes[w] = the number of entries the run starting at
  * entry w becomes (0 where no run starts). Returns nonzero when scratch

@@ -19,7 +19,9 @@
  * refused with SPART_ERROR_INVALID_ARGUMENT, never read.
  *
  * What runs on the device in this version: assembly from weights (the
- * weights' entries are copied to the device once, sorted there); the
+ * weights' entries are copied to the device once, sorted there), also
+ * after folding a kernel (a PSF) into them on the device
+ * (spart_regridder_create_device_convolved); the
  * product y = A x, with leading axes and batch axes of x packed into
  * interleaved vectors and y unpacked, on the device; the exact transpose
  * (spart_regridder_transpose) and the conservative transpose
@@ -96,6 +98,33 @@ SPART_NODISCARD SPART_API spart_status spart_context_set_cuda_stream(spart_conte
 SPART_NODISCARD SPART_API spart_status
 spart_regridder_create_device(spart_context *context, const spart_weights *weights,
                               const spart_regridder_options *options, spart_regridder **regridder);
+
+/* Fold `kernel` into `weights` and assemble the result, both on the
+ * context's CUDA device: the regridder spart_regridder_create_device
+ * would build from spart_weights_convolve(weights, kernel), the same CSR
+ * arrays bit for bit and the same plan, without the convolved weights ever
+ * existing in host memory. The kernel is read as spart_weights_convolve
+ * reads it (spart/weights.h); options as spart_regridder_create reads them
+ * (NULL: the defaults), for the convolved weights' shapes. The unconvolved
+ * entries and the kernel are copied to the device; the convolution runs
+ * there in the host's order of operations (each cell's sum in the order of
+ * the run's entries, no FMA) and places its runs by prefix sums, never by
+ * atomics, so the arrays are the same run after run; the device assembly
+ * then takes the convolved entries over. Device memory for the duration
+ * of the call, besides the matrix: about 24 bytes per convolved entry
+ * (the entries) plus the assembly's sort (about 16 bytes per entry) while
+ * both are held, and the copied inputs. Progress stages (see
+ * spart_context_set_progress): "convolve", then "assembly". Free the
+ * result with spart_regridder_free. Errors: SPART_ERROR_NULL_POINTER;
+ * those of spart_weights_convolve for the kernel and of
+ * spart_regridder_create for the options, checked on the host before any
+ * device work (so they are the same without a device); then
+ * SPART_ERROR_NO_DEVICE (built without CUDA, or no such device),
+ * SPART_ERROR_OUT_OF_MEMORY (device or host memory), SPART_ERROR_INTERNAL
+ * (another CUDA error, named in the sentence). */
+SPART_NODISCARD SPART_API spart_status spart_regridder_create_device_convolved(
+    spart_context *context, const spart_weights *weights, const spart_array *kernel,
+    const spart_regridder_options *options, spart_regridder **regridder);
 
 /* A new regridder whose matrix lives in the memory of the context's CUDA
  * device: the same CSR arrays, plan and shapes as `regridder` (which may
