@@ -9,8 +9,9 @@
  * (dispersed along +-x, slightly rotated) on a 128 x 64 sensor,
  * conservative weights built by spart (about 1.3 M entries, orthogonal
  * shape 4 x 20), each channel blurred by its own 21 x 21 elliptical
- * Gaussian (the tutorial's PSFs, as tests/bench/bench_mart_psf.c makes
- * them; kernel shape 4 x 1 x 1 x 1 x 21 x 21): about 144 M entries after
+ * Gaussian (the tutorial's PSFs from spart_psf_gaussian, as
+ * tests/bench/bench_mart_psf.c makes them; kernel shape 4 x 1 x 1 x 1 x 21 x
+ * 21): about 144 M entries after
  * the convolution.
  *
  * Times (each the best of --repeat calls, wall clock, the device
@@ -107,29 +108,21 @@ static void free_grids(grids *g)
 
 /* The tutorial's four normalised elliptical Gaussians, [channel][x][y]
  * (as bench_mart_psf.c). */
-static void tutorial_psf(double *psf)
+static int tutorial_psf(spart_context *context, double *psf)
 {
     const double major[4] = {2.0, 3.0, 3.5, 2.5};
     const double minor[4] = {0.8, 0.6, 0.9, 0.5};
     const double angle[4] = {0.0, 30.0, 75.0, 135.0};
+    const int64_t size[2] = {KERNEL, KERNEL};
     for (int c = 0; c < CHANNELS; c++) {
-        double a = angle[c] * 3.14159265358979323846 / 180.0;
-        double total = 0.0;
-        for (int i = 0; i < KERNEL; i++) {
-            for (int j = 0; j < KERNEL; j++) {
-                double x = i - 10.0, y = j - 10.0;
-                double u = cos(a) * x + sin(a) * y;
-                double w = -sin(a) * x + cos(a) * y;
-                double value =
-                    exp(-0.5 * (u * u / (major[c] * major[c]) + w * w / (minor[c] * minor[c])));
-                psf[(c * KERNEL + i) * KERNEL + j] = value;
-                total += value;
-            }
-        }
-        for (int k = 0; k < KERNEL * KERNEL; k++) {
-            psf[c * KERNEL * KERNEL + k] /= total;
+        if (!check(context,
+                   spart_psf_gaussian(context, major[c], minor[c], angle[c], size,
+                                      psf + c * KERNEL * KERNEL, KERNEL * KERNEL),
+                   "psf kernel")) {
+            return 0;
         }
     }
+    return 1;
 }
 
 static spart_weights *tutorial_weights(spart_context *context, const grids *g)
@@ -274,7 +267,10 @@ static int run(spart_context *context, int scale, int repeat, figures *f)
     printf("weights built in %.2f s: %lld entries\n", omp_get_wtime() - t,
            (long long)spart_weights_num_entries(weights));
     static double psf[CHANNELS * KERNEL * KERNEL];
-    tutorial_psf(psf);
+    if (!tutorial_psf(context, psf)) {
+        spart_weights_free(weights);
+        return 0;
+    }
     spart_array kernel = {psf, {6, {CHANNELS, 1, 1, 1, KERNEL, KERNEL}}};
     memset(f, 0, sizeof *f);
     f->entries_in = spart_weights_num_entries(weights);
