@@ -798,6 +798,18 @@ module spart
             integer(c_int) :: status
         end function c_spart_regridder_create_device
 
+        function c_spart_regridder_create_device_convolved(context, weights, kernel, options, &
+                                                           regridder) &
+            bind(C, name="spart_regridder_create_device_convolved") result(status)
+            import :: array_c, c_int, c_ptr, regridder_options_c
+            type(c_ptr), value :: context
+            type(c_ptr), value :: weights
+            type(array_c), intent(in) :: kernel
+            type(regridder_options_c), intent(in) :: options
+            type(c_ptr), intent(inout) :: regridder
+            integer(c_int) :: status
+        end function c_spart_regridder_create_device_convolved
+
         function c_spart_regridder_to_device(context, regridder, device) &
             bind(C, name="spart_regridder_to_device") result(status)
             import :: c_int, c_ptr
@@ -1319,6 +1331,7 @@ module spart
     public :: spart_regridder_save, spart_regridder_load
     public :: spart_context_set_cuda_device, spart_context_set_cuda_stream
     public :: spart_regridder_create_device, spart_regridder_to_device, spart_regridder_to_host
+    public :: spart_regridder_create_device_convolved
     public :: spart_regridder_cuda_device
     public :: spart_mart_operators_from_regridders, spart_mart_solve, spart_mart_solve_pointer
     public :: spart_mart_result_free, spart_mart_result_num_iterations, spart_mart_result_success
@@ -2391,6 +2404,38 @@ contains
         status = c_spart_regridder_create_device(context%handle, weights%handle, options, &
                                                  regridder%handle)
     end function spart_regridder_create_device
+
+    ! Fold `kernel` into the weights and assemble the result, both on the
+    ! context's CUDA device (C's spart_regridder_create_device_convolved):
+    ! the regridder spart_regridder_create_device would build from
+    ! spart_weights_convolve(weights, kernel), the same matrix bit for bit,
+    ! without the convolved weights ever in host memory. kernel as
+    ! spart_weights_convolve reads it; the optional arguments as
+    ! spart_regridder_create's, for the convolved weights' shapes.
+    function spart_regridder_create_device_convolved(context, weights, kernel, regridder, &
+                                                     shape_input, shape_output, axis_input, &
+                                                     axis_output, value_type, drop_zeros) &
+        result(status)
+        type(spart_context), intent(in) :: context
+        type(spart_weights), intent(in) :: weights
+        type(spart_array), intent(in), target :: kernel
+        type(spart_regridder), intent(out) :: regridder
+        integer(c_int64_t), intent(in), optional :: shape_input(:), shape_output(:)
+        integer(c_int), intent(in), optional :: axis_input(:), axis_output(:)
+        integer(c_int), intent(in), optional :: value_type
+        logical, intent(in), optional :: drop_zeros
+        integer(c_int) :: status
+        type(regridder_options_c) :: options
+        if (allocated(kernel%dims)) then
+            if (.not. fits_ndim(context, size(kernel%dims), 'kernel', status)) return
+        end if
+        status = regridder_options(context, options, shape_input, shape_output, axis_input, &
+                                   axis_output, value_type, drop_zeros)
+        if (status /= SPART_OK) return
+        status = c_spart_regridder_create_device_convolved(context%handle, weights%handle, &
+                                                           c_array(kernel), options, &
+                                                           regridder%handle)
+    end function spart_regridder_create_device_convolved
 
     ! A copy of the regridder in the memory of the context's CUDA device. Its
     ! products take device memory: use spart_regridder_apply_pointer.

@@ -19,9 +19,6 @@ import sys
 
 # Public C functions that are not meant for Fortran, each with the reason.
 EXCLUDED = {
-    # The device PSF folding (spart/device.h): its Fortran binding is
-    # another engineer's increment.
-    "spart_regridder_create_device_convolved": "not bound yet (issue 8 increment)",
     # Allocator hooks are C function pointers that must return C heap
     # memory; Fortran codes use the context of spart_context_create, whose
     # memory they never see.

@@ -29,6 +29,7 @@ program test_fortran_device
         call expect_status(context, status, SPART_OK, 'to_device')
         call device_products_have_the_host_bits()
         call device_mart_has_the_host_bits()
+        call device_convolved_has_the_host_bits()
     end if
     call spart_regridder_free(device)
     call spart_regridder_free(host)
@@ -40,6 +41,7 @@ contains
 
     subroutine no_device_everywhere()
         type(spart_regridder) :: assembled
+        real(c_double), target :: kernel(3, 3)
         type(c_ptr) :: memory
         character(len=32) :: required
         integer :: length
@@ -51,6 +53,10 @@ contains
         call expect(status == SPART_ERROR_NO_DEVICE .and. .not. c_associated(memory), &
                     'no device: device_malloc says so')
         call spart_device_free(context, memory)
+        kernel = blur_kernel()
+        status = spart_regridder_create_device_convolved(context, weights, &
+                                                         spart_array_of(kernel), assembled)
+        call expect(status == SPART_ERROR_NO_DEVICE, 'no device: create_device_convolved says so')
         call finish()
         required = ''
         call get_environment_variable('SPART_REQUIRE_GPU', required, length)
@@ -192,4 +198,56 @@ contains
         call spart_weights_free(transposed)
         call spart_weights_free(pair_weights)
     end subroutine device_mart_has_the_host_bits
+
+    ! A 3 x 3 blur, off-centre so that a transposed kernel would show.
+    function blur_kernel() result(kernel)
+        real(c_double), target :: kernel(3, 3)
+        kernel = reshape([0.05_c_double, 0.1_c_double, 0.0_c_double, 0.1_c_double, &
+                          0.5_c_double, 0.05_c_double, 0.0_c_double, 0.15_c_double, &
+                          0.05_c_double], [3, 3])
+    end function blur_kernel
+
+    ! Weights with a kernel folded in on the device give, for a batch in
+    ! device memory, the bits of the host regridder of the host-convolved
+    ! weights.
+    subroutine device_convolved_has_the_host_bits()
+        type(spart_weights) :: convolved
+        type(spart_regridder) :: host_convolved, device_convolved
+        real(c_double), target :: kernel(3, 3), x(7, 5, 3), y(6, 4, 3), y_host(6, 4, 3)
+        type(c_ptr) :: x_device, y_device
+        integer :: i, j, b
+        kernel = blur_kernel()
+        do b = 1, 3
+            do j = 0, 4
+                do i = 0, 6
+                    x(i + 1, j + 1, b) = b*value_at(i, j, 0)
+                end do
+            end do
+        end do
+        status = spart_weights_convolve(context, weights, spart_array_of(kernel), convolved)
+        call expect_status(context, status, SPART_OK, 'weights convolved on the host')
+        status = spart_regridder_create(context, convolved, host_convolved)
+        call expect_status(context, status, SPART_OK, 'host regridder of the convolved weights')
+        status = spart_regridder_apply(context, host_convolved, x, y_host)
+        call expect_status(context, status, SPART_OK, 'host product, convolved')
+
+        status = spart_regridder_create_device_convolved(context, weights, &
+                                                         spart_array_of(kernel), device_convolved)
+        call expect_status(context, status, SPART_OK, 'convolved and assembled on the device')
+        status = spart_device_malloc(context, 8*size(x, kind=c_size_t), x_device)
+        status = spart_device_malloc(context, 8*size(y, kind=c_size_t), y_device)
+        status = spart_device_copy_to_device(context, x_device, c_loc(x), 8*size(x, kind=c_size_t))
+        y = 0
+        status = spart_regridder_apply_pointer(context, device_convolved, x_device, &
+                                               [7_c_int64_t, 5_c_int64_t, 3_c_int64_t], &
+                                               y_device, 72_c_int64_t)
+        call expect_status(context, status, SPART_OK, 'device product, convolved')
+        status = spart_device_copy_to_host(context, c_loc(y), y_device, 8*72_c_size_t)
+        call expect_same_bits(y, y_host, 72, 'convolved on the device: the host bits')
+        call spart_device_free(context, y_device)
+        call spart_device_free(context, x_device)
+        call spart_regridder_free(device_convolved)
+        call spart_regridder_free(host_convolved)
+        call spart_weights_free(convolved)
+    end subroutine device_convolved_has_the_host_bits
 end program test_fortran_device
