@@ -49,7 +49,11 @@
  * Point-spread function (optional, params.psf): either composed by FFT
  * after the forward operator (and its adjoint before the backward one), or
  * folded into the weights before the operators are made (params.psf_mode).
- * The two agree to rounding (test_instrument).
+ * The two agree to rounding (test_instrument), with one consequence for
+ * MART at read noise 0: the FFT sets values within its rounding of 0 to 0,
+ * and MART's merit leaves out pixels of model 0, so the far tails of the
+ * kernels that folded weights keep (and ctis 0.5.0's method keeps) are out
+ * of the FFT run's merit (docs/differences.md, tests/parity/test_mart_psf_parity.py).
  *
  * Memory: the instrument owns its weights and both Regridders; pointers it
  * hands out stay valid until spart_instrument_free.

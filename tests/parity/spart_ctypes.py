@@ -850,6 +850,7 @@ class spart_mart_progress(ctypes.Structure):
 MART_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, P(spart_mart_progress))
 
 MART_STOP_RULES = {"threshold": 0, "target": 1, "count": 2}
+PSF_MODES = {"auto": 0, "fft": 1, "folded": 2}
 
 
 class spart_mart_options(ctypes.Structure):
@@ -957,16 +958,20 @@ class Instrument:
                           area_effective=..., exposure_time=..., wavelength=edges,
                           scene_x=..., scene_y=..., sensor_x=..., sensor_y=...,
                           quantum_yield=1, read_noise=0, solid_angle_steradian=False,
-                          value_type="float64")
+                          value_type="float64", psf=None, psf_mode="auto")
         images, widths = inst.image(scene)          # scene: (L, Nx, Ny)
         scenes = inst.backproject(images)           # images: (C, Mx, My)
         result = inst.mart(observed, gamma=..., threshold=..., max_iterations=...)
+
+    psf: one kernel per channel, (C, kx, ky) along sensor x then y, centre
+    at floor(n / 2) (include/spart/instrument.h); psf_mode "auto", "fft" or
+    "folded".
     """
 
     def __init__(self, spart, angle, dispersion, plate_scale, wavelength_ref, position_ref,
                  area_effective, exposure_time, wavelength, scene_x, scene_y, sensor_x,
                  sensor_y, quantum_yield=1.0, read_noise=0.0, solid_angle_steradian=False,
-                 value_type="float64"):
+                 value_type="float64", psf=None, psf_mode="auto"):
         _declare_solvers(spart.lib)
         self.spart = spart
         lib = spart.lib
@@ -999,6 +1004,16 @@ class Instrument:
         params.sensor_y = _double_pointer(sensor_y)
         params.solid_angle_steradian = 1 if solid_angle_steradian else 0
         params.value_type = VALUE_TYPES.get(value_type, value_type)
+        if psf is not None:
+            psf = np.ascontiguousarray(psf, dtype=np.float64)
+            if psf.ndim != 3 or psf.shape[0] != angle.size:
+                raise ValueError(f"psf of shape {psf.shape}, the instrument takes "
+                                 f"({angle.size}, kx, ky)")
+            self._arrays.append(psf)
+            params.psf = _double_pointer(psf)
+            params.psf_size[0] = psf.shape[1]
+            params.psf_size[1] = psf.shape[2]
+            params.psf_mode = PSF_MODES.get(psf_mode, psf_mode)
         handle = ctypes.c_void_p()
         spart._check("spart_instrument_create",
                      lib.spart_instrument_create(spart.context, ctypes.byref(params),
@@ -1192,3 +1207,17 @@ def convolve_weights(spart, weights, kernel):
                  function(spart.context, weights.handle, ctypes.byref(block),
                           ctypes.byref(handle)))
     return Weights(spart, handle)
+
+
+def psf_gaussian(spart, sigma_major, sigma_minor, angle, size):
+    """spart_psf_gaussian: the normalised elliptical Gaussian, size (n0, n1)."""
+    function = spart.lib.spart_psf_gaussian
+    function.restype = ctypes.c_int
+    function.argtypes = [ctypes.c_void_p, ctypes.c_double, ctypes.c_double, ctypes.c_double,
+                         P(ctypes.c_int64), c_double_p, ctypes.c_int64]
+    dims = (ctypes.c_int64 * 2)(int(size[0]), int(size[1]))
+    kernel = np.empty((int(size[0]), int(size[1])))
+    spart._check("spart_psf_gaussian",
+                 function(spart.context, float(sigma_major), float(sigma_minor), float(angle),
+                          dims, _double_pointer(kernel), kernel.size))
+    return kernel
