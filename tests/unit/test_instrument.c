@@ -366,6 +366,60 @@ static void bad_descriptions_are_refused_naming_the_field(void **state)
     expect_refused(&s.params, SPART_ERROR_UNKNOWN_ENUM, "psf_mode");
 }
 
+/* An even-sized PSF has its centre at sample size / 2 in both modes
+ * (spart/psf.h): a 2 x 4 kernel (x then y) whose only sample is at (1, 2)
+ * changes nothing, and one whose only sample is at (0, 2) takes each
+ * pixel's light to the pixel before it along x (images[x] = plain[x + 1],
+ * the light of x = 0 lost past the edge). */
+static void an_even_psf_is_centred_at_half_its_size_in_both_modes(void **state)
+{
+    (void)state;
+    double centred[2 * 8] = {0.0}, before[2 * 8] = {0.0};
+    for (int c = 0; c < 2; c++) {
+        centred[c * 8 + 1 * 4 + 2] = 1.0;
+        before[c * 8 + 0 * 4 + 2] = 1.0;
+    }
+    double plain[512], plain_back[216], images[512], back[216], moved[512];
+    image_and_back(NULL, 0, 0, SPART_PSF_AUTO, plain, plain_back);
+    for (int c = 0; c < 2; c++) {
+        for (int x = 0; x < 16; x++) {
+            for (int y = 0; y < 16; y++) {
+                moved[(c * 16 + x) * 16 + y] = x < 15 ? plain[(c * 16 + x + 1) * 16 + y] : 0.0;
+            }
+        }
+    }
+    const spart_psf_mode modes[2] = {SPART_PSF_FFT, SPART_PSF_FOLDED};
+    for (int m = 0; m < 2; m++) {
+        double largest;
+        image_and_back(centred, 2, 4, modes[m], images, back);
+        assert_true(largest_difference(plain, images, 512, &largest) <= 1e-14 * largest);
+        image_and_back(before, 2, 4, modes[m], images, back);
+        assert_true(largest_difference(moved, images, 512, &largest) <= 1e-14 * largest);
+        assert_true(largest_difference(plain, images, 512, &largest) > 1e-3 * largest);
+    }
+}
+
+static void psf_kernels_that_are_not_finite_are_refused_in_both_modes(void **state)
+{
+    (void)state;
+    small_instrument s;
+    small_params(&s);
+    double psf[2 * 15];
+    for (int k = 0; k < 2 * 15; k++) {
+        psf[k] = 1.0 / 15.0;
+    }
+    psf[7] = NAN;
+    s.params.psf = psf;
+    s.params.psf_size[0] = 3;
+    s.params.psf_size[1] = 5;
+    s.params.psf_mode = SPART_PSF_FFT;
+    expect_refused(&s.params, SPART_ERROR_NOT_FINITE, "kernel value 7");
+    s.params.psf_mode = SPART_PSF_FOLDED;
+    expect_refused(&s.params, SPART_ERROR_NOT_FINITE, "kernel[7]");
+    psf[7] = -INFINITY;
+    expect_refused(&s.params, SPART_ERROR_NOT_FINITE, "kernel[7]");
+}
+
 static void regridders_that_do_not_chain_are_refused(void **state)
 {
     (void)state;
@@ -405,6 +459,8 @@ int main(void)
         cmocka_unit_test(fft_and_folded_psf_agree_to_rounding),
         cmocka_unit_test(bad_descriptions_are_refused_naming_the_field),
         cmocka_unit_test(regridders_that_do_not_chain_are_refused),
+        cmocka_unit_test(an_even_psf_is_centred_at_half_its_size_in_both_modes),
+        cmocka_unit_test(psf_kernels_that_are_not_finite_are_refused_in_both_modes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

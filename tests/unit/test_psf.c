@@ -450,6 +450,38 @@ static void shapes_that_do_not_match_are_refused(void **state)
     spart_context_free(context);
 }
 
+/* An infinite kernel value of either sign is refused as a NaN is, and so
+ * are missing pointers, leaving *psf NULL. */
+static void infinite_kernels_and_null_pointers_are_refused(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    double kernel[9] = {0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0};
+    spart_array kernels = {kernel, {2, {3, 3}}};
+    spart_shape images = {2, {4, 4}};
+    spart_psf *psf = NULL;
+    kernel[2] = INFINITY;
+    expect_error(context, spart_psf_create(context, &kernels, &images, &psf),
+                 SPART_ERROR_NOT_FINITE, "kernel value 2");
+    kernel[2] = -INFINITY;
+    expect_error(context, spart_psf_create(context, &kernels, &images, &psf),
+                 SPART_ERROR_NOT_FINITE, "kernel value 2");
+    assert_null(psf);
+    kernel[2] = 0.0;
+    spart_array no_data = {NULL, {2, {3, 3}}};
+    expect_error(context, spart_psf_create(context, &no_data, &images, &psf),
+                 SPART_ERROR_NULL_POINTER, "must not be NULL");
+    expect_error(context, spart_psf_create(context, NULL, &images, &psf), SPART_ERROR_NULL_POINTER,
+                 "must not be NULL");
+    expect_error(context, spart_psf_create(context, &kernels, NULL, &psf), SPART_ERROR_NULL_POINTER,
+                 "must not be NULL");
+    expect_error(context, spart_psf_create(context, &kernels, &images, NULL),
+                 SPART_ERROR_NULL_POINTER, "must not be NULL");
+    assert_int_equal(spart_psf_create(NULL, &kernels, &images, &psf), SPART_ERROR_NULL_POINTER);
+    assert_null(psf);
+    spart_context_free(context);
+}
+
 /* ---- the MART operators with a PSF -------------------------------------------------------- */
 
 /* A small problem: a scene of S cells seen by C channels of NY x NX
@@ -731,6 +763,7 @@ int main(void)
         cmocka_unit_test(kernels_or_images_of_the_wrong_rank_are_refused),
         cmocka_unit_test(non_finite_kernels_and_inputs_are_refused),
         cmocka_unit_test(shapes_that_do_not_match_are_refused),
+        cmocka_unit_test(infinite_kernels_and_null_pointers_are_refused),
         cmocka_unit_test(mart_operators_with_a_psf_agree_with_folded_weights),
         cmocka_unit_test(mart_solves_with_a_psf_agree_with_folded_weights),
         cmocka_unit_test(mart_operators_refuse_a_psf_for_other_images),
