@@ -443,9 +443,9 @@ static spart_status compose_psf(spart_context *context, const spart_instrument_p
     spart_shape images = spart_regridder_shape_output(made->forward);
     spart_status status = spart_psf_create(context, &kernels, &images, &made->psf);
     if (status == SPART_OK) {
-        spart_mart_regridder_psf problem = {made->forward,       made->psf,
-                                            made->backward,      made->num_channel,
-                                            made->quantum_yield, made->read_noise};
+        spart_mart_regridder_psf problem = {
+            made->forward,    made->psf, made->backward, made->num_channel, made->quantum_yield,
+            made->read_noise, NULL};
         made->psf_problem = problem;
     }
     return status;

@@ -1,8 +1,12 @@
 /*
  * solvers/mart_psf.c: MART operators from a pair of Regridders with a PSF
  * composed by FFT between them (spart_mart_operators_from_regridders_psf):
- * forward = clamp(P A x) with the noise widths, backward = B P^T images.
+ * forward = clamp(P A x) with the noise widths, backward = B P^T images,
+ * on the host or, with the Regridders and the PSF on one CUDA device, on
+ * that device (every step only enqueues work, so the driver can record an
+ * iteration as a CUDA graph).
  */
+#include "spart/device.h"
 #include "spart/mart.h"
 #include "spart/psf.h"
 #include "mart_internal.h"
@@ -22,18 +26,22 @@ static spart_status forward_with_psf(void *user, spart_context *context, const d
     }
     if (status == SPART_OK) {
         status = spart_mart_finish_prediction(context, images, widths, size, problem->gain,
-                                              problem->read_noise, 0);
+                                              problem->read_noise,
+                                              spart_psf_cuda_device(problem->psf) >= 0);
     }
     return status;
 }
 
-/* Backprojection B (P^T images), through one image set of scratch. */
+/* Backprojection B (P^T images), through one image set of scratch: the
+ * caller's on a device, one allocated per call on the host. */
 static spart_status backward_with_psf(void *user, spart_context *context, const double *images,
                                       double *scenes)
 {
     const spart_mart_regridder_psf *problem = user;
     int64_t size = spart_regridder_num_columns(problem->backward);
-    double *spread = spart_context_malloc(context, (size_t)size * sizeof(double));
+    int on_device = spart_psf_cuda_device(problem->psf) >= 0;
+    double *spread = on_device ? problem->device_scratch
+                               : spart_context_malloc(context, (size_t)size * sizeof(double));
     if (spread == NULL) {
         return spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
                                        "mart operators with a psf: out of memory for %lld "
@@ -47,7 +55,9 @@ static spart_status backward_with_psf(void *user, spart_context *context, const 
         status = spart_regridder_apply(context, problem->backward, &x, scenes,
                                        spart_regridder_num_rows(problem->backward));
     }
-    spart_context_free_memory(context, spread);
+    if (!on_device) {
+        spart_context_free_memory(context, spread);
+    }
     return status;
 }
 
@@ -81,11 +91,22 @@ spart_status spart_mart_operators_from_regridders_psf(spart_context *context,
     if (status != SPART_OK) {
         return status;
     }
-    if (operators->on_device) {
-        return spart_context_set_error(context, SPART_ERROR_NOT_IMPLEMENTED,
-                                       "mart operators with a psf: the PSF runs on the host "
-                                       "only; use host Regridders (or fold the PSF into the "
-                                       "weights)");
+    int regridder_device = spart_regridder_cuda_device(problem->forward);
+    int psf_device = spart_psf_cuda_device(problem->psf);
+    if (regridder_device != psf_device) {
+        return spart_context_set_error(
+            context, SPART_ERROR_INVALID_ARGUMENT,
+            "mart operators with a psf: the regridders are on %s%d and the PSF on %s%d: move "
+            "them to the same place (spart_regridder_to_device, spart_psf_to_device)",
+            regridder_device >= 0 ? "CUDA device " : "the host ", regridder_device,
+            psf_device >= 0 ? "CUDA device " : "the host ", psf_device);
+    }
+    if (operators->on_device && problem->device_scratch == NULL) {
+        return spart_context_set_error(context, SPART_ERROR_NULL_POINTER,
+                                       "mart operators with a psf: on a device, "
+                                       "problem->device_scratch must hold %lld doubles of "
+                                       "device memory (spart_device_malloc)",
+                                       (long long)spart_regridder_num_rows(problem->forward));
     }
     spart_shape images = spart_regridder_shape_output(problem->forward);
     spart_shape psf_images = spart_psf_shape_image(problem->psf);
@@ -97,7 +118,8 @@ spart_status spart_mart_operators_from_regridders_psf(spart_context *context,
             psf_images.ndim, (long long)spart_shape_size(&psf_images), images.ndim,
             (long long)spart_shape_size(&images));
     }
-    operators->capturable = 0;
+    /* On a device every step only enqueues work on the context's stream. */
+    operators->capturable = operators->on_device;
     operators->forward = forward_with_psf;
     operators->backward = backward_with_psf;
     operators->user = (void *)problem;

@@ -1,6 +1,7 @@
 /*
  * src/psf.c: the PSF convolution operator (spart/psf.h): argument checks,
- * the map from images to kernels, and the calls into host/psf_fft.c.
+ * the map from images to kernels, and the calls into host/psf_fft.c (or,
+ * for a PSF on a CUDA device, into src/psf_device.c).
  */
 #include <math.h>
 #include <string.h>
@@ -182,6 +183,9 @@ void spart_psf_free(spart_psf *psf)
     if (psf->plan_inverse != NULL) {
         fftw_destroy_plan(psf->plan_inverse);
     }
+    if (psf->device != NULL) {
+        spart_psf_device_release(psf);
+    }
     spart_allocator allocator = psf->allocator;
     spart_free(&allocator, psf->kernel_of_image);
     spart_free(&allocator, psf->spectra);
@@ -228,6 +232,9 @@ static spart_status apply(spart_context *context, const spart_psf *psf, const sp
         return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
                           "%s: size_output = %lld, but the images have %lld values", name,
                           (long long)size_output, (long long)size);
+    }
+    if (psf->device != NULL) { /* the input lives on the device: not read here */
+        return spart_psf_device_apply(context, psf, input->data, output, adjoint, name);
     }
     int64_t bad = first_not_finite(input->data, size);
     if (bad >= 0) {

@@ -25,6 +25,11 @@ struct spart_psf {
     double *kernel_l1;        /* num_kernels sums of |K|: bound an output by max|in| |K|_1 */
     fftw_plan plan_forward;   /* real pad_y x pad_x -> spectrum */
     fftw_plan plan_inverse;   /* spectrum -> real pad_y x pad_x (unnormalised) */
+    /* A PSF on a CUDA device (spart_psf_to_device): `device` holds its
+     * arrays and cuFFT plans (src/psf_device.h) on CUDA device cuda_device,
+     * and spectra and the FFTW plans above are NULL. NULL on the host. */
+    struct spart_psf_device *device;
+    int cuda_device;
 };
 
 /* The smallest length >= `minimum` whose only prime factors are 2, 3, 5
@@ -44,5 +49,19 @@ int spart_psf_fft_kernel_spectra(spart_psf *psf, const double *kernels);
  * when the working buffers could not be allocated. */
 int spart_psf_fft_apply(const spart_psf *psf, int threads, const double *input, double *output,
                         int adjoint);
+
+/* ---- on a CUDA device (src/psf_device.c) ---- */
+
+/* Free what a device PSF holds on its device (its arrays, its plans and
+ * psf->device), on that device. */
+void spart_psf_device_release(spart_psf *psf);
+
+/* output = P input or P^T input for a device PSF whose arguments apply()
+ * in src/psf.c has checked (shape and size): input and output must be
+ * memory of the PSF's device (else SPART_ERROR_INVALID_ARGUMENT); the work
+ * is only enqueued on the context's stream. `name` starts the sentences. */
+spart_status spart_psf_device_apply(spart_context *context, const spart_psf *psf,
+                                    const double *input, double *output, int adjoint,
+                                    const char *name);
 
 #endif /* SPART_PSF_INTERNAL_H */

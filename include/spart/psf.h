@@ -2,7 +2,8 @@
  * spart/psf.h: a point-spread function (PSF) as a convolution operator on
  * images, for kernels that are shift-invariant per orthogonal element (one
  * 2-D kernel per channel or wavelength, the same all over the image),
- * applied by FFT (FFTW on the host).
+ * applied by FFT (FFTW on the host, cuFFT on a CUDA device: see "On a CUDA
+ * device" below).
  *
  * Shapes, C order: the images have shape (orthogonal axes..., ny, nx),
  * with zero or more orthogonal axes (channels, wavelengths); the kernels
@@ -33,16 +34,47 @@
  * Memory: a spart_psf owns the kernels' spectra and its FFTW plans; each
  * call allocates its working buffers (two per thread) through the context.
  *
- * Thread safety: a spart_psf is immutable once made; any number of threads
- * may apply it at once. Making and freeing one call FFTW's planner, which
- * is shared by the whole process and not thread-safe: do not make or free
- * spart_psf objects while another thread plans FFTW transforms.
+ * Thread safety: a host spart_psf is immutable once made; any number of
+ * threads may apply it at once (a device PSF may not: see below). Making
+ * and freeing one call FFTW's planner, which is shared by the whole
+ * process and not thread-safe: do not make or free spart_psf objects while
+ * another thread plans FFTW transforms.
  *
  * Determinism: the plans are made with FFTW_ESTIMATE (never by timing
  * trials) and every image is transformed by one thread with the same plan,
  * so results are the same bits for any thread count and run after run on
  * one machine; FFTW picks its SIMD code from the CPU, so other machines (or
  * a process that loaded FFTW wisdom) may differ in the last bits.
+ *
+ * On a CUDA device: spart_psf_to_device copies a PSF to the context's
+ * device; spart_psf_apply and spart_psf_apply_adjoint on that copy run
+ * there with cuFFT, on input->data and output in that device's memory
+ * (host memory is refused with SPART_ERROR_INVALID_ARGUMENT, never read).
+ * - The same operator: the same zero padding, the same FFT sizes, the same
+ *   spectra (the host's, copied), the same rule making values within the
+ *   FFT's rounding of 0 exactly 0 (so pixels no light reaches stay 0).
+ *   cuFFT rounds differently from FFTW: the results agree with the host's
+ *   to rounding (within 1e-12 of max|in| |K|_1), not bit for bit.
+ * - Asynchrony: an apply only enqueues work on the context's stream (a
+ *   stream of the PSF's device, or NULL) and returns; it never waits and
+ *   allocates nothing (its plans and working buffers were made by
+ *   spart_psf_to_device), so it can be recorded in a CUDA graph. Read the
+ *   output after synchronising that stream. Input values are not checked
+ *   for NaN or infinity there (that would need a copy to the host): a NaN
+ *   spreads over its whole image.
+ * - Memory: a device PSF holds in device memory the kernels' spectra, one
+ *   set of working images and spectra (about 3 x 8 bytes per padded pixel
+ *   of every image) and cuFFT's plans and their work areas; spart_psf_free
+ *   releases them (cudaFree synchronises the device).
+ * - Thread safety: unlike a host PSF, a device PSF is not read-only while
+ *   it applies: its working buffers and its plans' stream are shared by
+ *   every call. Applies enqueued on one stream, one at a time, are safe;
+ *   two threads (or two streams) must not apply one device PSF at once
+ *   (copy it once per thread with spart_psf_to_device).
+ * - Determinism: the same device, inputs and plan give the same bits run
+ *   after run (cuFFT's plans are fixed when made; spart's kernels use no
+ *   atomics, and the largest |input| of an image is a maximum, exact in any
+ *   order); the results in place and out of place are the same bits.
  */
 #ifndef SPART_PSF_H
 #define SPART_PSF_H
@@ -80,15 +112,36 @@ SPART_API void spart_psf_free(spart_psf *psf);
 SPART_API spart_shape spart_psf_shape_image(const spart_psf *psf);
 SPART_API spart_shape spart_psf_shape_kernels(const spart_psf *psf);
 
+/* A copy of `psf` (on the host or a device) on the context's CUDA device,
+ * for applies there: the same shapes and spectra, with its cuFFT plans
+ * made (and run once, so that cuFFT loads its code here and not while a
+ * graph records) and its working buffers allocated. Waits for the
+ * context's stream. Free it with spart_psf_free. Errors:
+ * SPART_ERROR_NULL_POINTER, SPART_ERROR_NO_DEVICE (built without CUDA, or
+ * no such device), SPART_ERROR_OUT_OF_MEMORY (device or host memory, or
+ * cuFFT's work area), SPART_ERROR_OVERFLOW (2^31 images or more),
+ * SPART_ERROR_INTERNAL (another CUDA or cuFFT error, named). On failure
+ * *device is NULL. */
+SPART_NODISCARD SPART_API spart_status spart_psf_to_device(spart_context *context,
+                                                           const spart_psf *psf,
+                                                           spart_psf **device);
+
+/* The CUDA device a PSF applies on, or -1 for a host PSF (and for NULL). */
+SPART_API int spart_psf_cuda_device(const spart_psf *psf);
+
 /* output = P input (spart_psf_apply) or P^T input (spart_psf_apply_adjoint).
  * input must have exactly the image shape (no broadcasting, no leading
  * axes) and finite values (an FFT would spread a NaN over a whole image);
  * output holds size_output = the image's size values, overwritten, and may
- * be input itself (in place). Images are shared out among the context's
- * threads. Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_SHAPE_MISMATCH
+ * be input itself (in place). On the host the images are shared out among
+ * the context's threads; for a device PSF both arrays are device memory
+ * and the work is enqueued on the context's stream (see the top of this
+ * file). Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_SHAPE_MISMATCH
  * (the sentence names both shapes), SPART_ERROR_INVALID_ARGUMENT (a wrong
- * size_output), SPART_ERROR_NOT_FINITE (naming the first bad input value),
- * SPART_ERROR_OUT_OF_MEMORY. */
+ * size_output; for a device PSF, host memory or another device's),
+ * SPART_ERROR_NOT_FINITE (host PSF only: naming the first bad input
+ * value), SPART_ERROR_OUT_OF_MEMORY, SPART_ERROR_INTERNAL (device PSF: a
+ * CUDA or cuFFT error, named). */
 SPART_NODISCARD SPART_API spart_status spart_psf_apply(spart_context *context, const spart_psf *psf,
                                                        const spart_array *input, double *output,
                                                        int64_t size_output);
@@ -101,7 +154,10 @@ SPART_NODISCARD SPART_API spart_status spart_psf_apply_adjoint(spart_context *co
  * weights): spart_mart_regridder_pair's fields, and a PSF whose image shape
  * is the forward Regridder's output shape. forward(x) = P (A x), then the
  * clamp at 0 and the noise widths of spart_mart_operators_from_regridders;
- * backward(images) = B (P^T images). Host Regridders only. */
+ * backward(images) = B (P^T images). Either everything on the host, or
+ * both Regridders and the PSF on one CUDA device (spart_regridder_to_device,
+ * spart_psf_to_device) with device_scratch set: the whole MART loop then
+ * stays on the device and is recorded as a CUDA graph. */
 typedef struct spart_mart_regridder_psf {
     const spart_regridder *forward;
     const spart_psf *psf;
@@ -109,14 +165,23 @@ typedef struct spart_mart_regridder_psf {
     int64_t num_channel;
     double gain;       /* > 0 */
     double read_noise; /* >= 0 */
+    /* On a device: num_channel x image_size doubles (the forward
+     * Regridder's rows) of that device's memory, which the backward
+     * operator writes P^T images into (spart_device_malloc; the caller's,
+     * kept as long as the operators; no other use meanwhile). On the host:
+     * NULL (each backward call allocates its own through the context). */
+    double *device_scratch;
 } spart_mart_regridder_psf;
 
-/* Fill `operators` to run on `problem` (which must outlive them). The
- * backward callback allocates one image set of scratch per call through
- * the context. Errors: those of spart_mart_operators_from_regridders, and
- * SPART_ERROR_SHAPE_MISMATCH (a PSF whose image shape is not the forward
- * Regridder's output shape), SPART_ERROR_NOT_IMPLEMENTED (Regridders on a
- * CUDA device). */
+/* Fill `operators` to run on `problem` (which must outlive them). On the
+ * host the backward callback allocates one image set of scratch per call
+ * through the context; on a device it uses problem->device_scratch and
+ * the operators are on_device and capturable. Errors: those of
+ * spart_mart_operators_from_regridders, and SPART_ERROR_SHAPE_MISMATCH (a
+ * PSF whose image shape is not the forward Regridder's output shape),
+ * SPART_ERROR_INVALID_ARGUMENT (the PSF and the Regridders in different
+ * places), SPART_ERROR_NULL_POINTER (device operators without
+ * device_scratch). */
 SPART_NODISCARD SPART_API spart_status spart_mart_operators_from_regridders_psf(
     spart_context *context, const spart_mart_regridder_psf *problem,
     spart_mart_operators *operators);

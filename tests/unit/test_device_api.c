@@ -113,6 +113,32 @@ static void null_arguments_are_refused(void **state)
     spart_context_free(context);
 }
 
+/* Without a device a PSF cannot go there: SPART_ERROR_NO_DEVICE, *device
+ * NULL, and the host PSF says it lives on the host. */
+static void without_a_device_a_psf_stays_on_the_host(void **state)
+{
+    (void)state;
+    spart_context *context = NULL;
+    assert_int_equal(spart_context_create(&context), SPART_OK);
+    if (device_visible(context)) {
+        spart_context_free(context);
+        skip();
+    }
+    double kernel[3] = {0.25, 0.5, 0.25};
+    spart_array kernels = {kernel, {2, {1, 3}}};
+    spart_shape images = {2, {4, 5}};
+    spart_psf *psf = NULL;
+    assert_int_equal(spart_psf_create(context, &kernels, &images, &psf), SPART_OK);
+    assert_int_equal(spart_psf_cuda_device(psf), -1);
+    spart_psf *device = (spart_psf *)&device; /* must become NULL */
+    assert_int_equal(spart_psf_to_device(context, psf, &device), SPART_ERROR_NO_DEVICE);
+    assert_null(device);
+    assert_non_null(strstr(spart_context_error(context), "CUDA"));
+    assert_int_equal(spart_psf_to_device(context, NULL, &device), SPART_ERROR_NULL_POINTER);
+    spart_psf_free(psf);
+    spart_context_free(context);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -120,6 +146,7 @@ int main(void)
         cmocka_unit_test(host_products_are_unaffected_by_the_device_api),
         cmocka_unit_test(a_device_that_does_not_exist_is_refused),
         cmocka_unit_test(null_arguments_are_refused),
+        cmocka_unit_test(without_a_device_a_psf_stays_on_the_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

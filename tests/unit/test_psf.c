@@ -626,7 +626,7 @@ static void mart_operators_with_a_psf_agree_with_folded_weights(void **state)
     spart_psf *psf = NULL;
     assert_int_equal(spart_psf_create(context, &kernel_array, &images, &psf), SPART_OK);
 
-    spart_mart_regridder_psf problem = {forward, psf, backward, C, 2.0, 1.5};
+    spart_mart_regridder_psf problem = {forward, psf, backward, C, 2.0, 1.5, NULL};
     spart_mart_regridder_pair folded = {forward_folded, backward_folded, C, 2.0, 1.5};
     spart_mart_operators with_psf, with_folded;
     assert_int_equal(spart_mart_operators_from_regridders_psf(context, &problem, &with_psf),
@@ -684,7 +684,7 @@ static void mart_solves_with_a_psf_agree_with_folded_weights(void **state)
     spart_shape images = {3, {C, NY, NX}};
     spart_psf *psf = NULL;
     assert_int_equal(spart_psf_create(context, &kernel_array, &images, &psf), SPART_OK);
-    spart_mart_regridder_psf problem = {forward, psf, backward, C, 1.0, 0.5};
+    spart_mart_regridder_psf problem = {forward, psf, backward, C, 1.0, 0.5, NULL};
     spart_mart_regridder_pair folded = {forward_folded, backward_folded, C, 1.0, 0.5};
     spart_mart_operators with_psf, with_folded;
     assert_int_equal(spart_mart_operators_from_regridders_psf(context, &problem, &with_psf),
@@ -736,7 +736,7 @@ static void mart_operators_refuse_a_psf_for_other_images(void **state)
     spart_shape other = {3, {C, NX, NY}};
     spart_psf *psf = NULL;
     assert_int_equal(spart_psf_create(context, &kernel_array, &other, &psf), SPART_OK);
-    spart_mart_regridder_psf problem = {forward, psf, backward, C, 1.0, 0.0};
+    spart_mart_regridder_psf problem = {forward, psf, backward, C, 1.0, 0.0, NULL};
     spart_mart_operators operators;
     expect_error(context, spart_mart_operators_from_regridders_psf(context, &problem, &operators),
                  SPART_ERROR_SHAPE_MISMATCH, "make the PSF for its output shape");
