@@ -10,7 +10,8 @@
 #
 # SPART_CUDA_BENCH selects the benchmarks: "assembly" (the default),
 # "product", "both", "mart" (MART on host and device), "convolve" (a PSF
-# folded into weights on host and device) or "none"; SPART_BENCH_ARGS adds arguments to
+# folded into weights on host and device), "psf" (MART with a PSF, FFT
+# against folded, bench_mart_psf) or "none"; SPART_BENCH_ARGS adds arguments to
 # bench_cuda_assembly; SPART_SANITIZER_TIMEOUT bounds each sanitizer run
 # (seconds, default 240); SPART_SANITIZE_TESTS names the cuda tests the
 # sanitizers run (default: all of them).
@@ -46,7 +47,7 @@ fi
 cat "$out/environment.txt"
 
 cuda_tests=(test_cuda_product test_cuda_assembly test_cuda_transpose test_cuda_mart
-    test_cuda_convolve)
+    test_cuda_convolve test_cuda_psf)
 read -r -a sanitized_tests <<< "${SPART_SANITIZE_TESTS:-${cuda_tests[*]}}"
 echo "== configure and build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
@@ -57,6 +58,7 @@ targets=("${cuda_tests[@]}" test_device_api test_convolve_device_errors bench_cu
 if [ "$benches" = product ] || [ "$benches" = both ]; then targets+=(bench_cuda_product); fi
 if [ "$benches" = mart ]; then targets+=(bench_mart_device); fi
 if [ "$benches" = convolve ]; then targets+=(bench_cuda_convolve); fi
+if [ "$benches" = psf ]; then targets+=(bench_mart_psf); fi
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >> "$out/build.log" 2>&1 ||
     { grep -B2 -A6 -E "error" "$out/build.log" | head -60; exit 1; }
 echo "built"
@@ -85,6 +87,10 @@ fi
 if [ "$benches" = convolve ]; then
     timeout 300 tests/bench_cuda_convolve --json "$out/bench_cuda_convolve.json" 2>&1 |
         tee -a "$out/bench.log"
+fi
+
+if [ "$benches" = psf ]; then
+    timeout 300 tests/bench_mart_psf 2>&1 | tee -a "$out/bench.log"
 fi
 
 echo "== compute-sanitizer memcheck and racecheck over the cuda tests (16 GiB test left out)"

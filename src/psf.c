@@ -85,11 +85,16 @@ static void map_images_to_kernels(spart_psf *psf)
     }
 }
 
-/* Sizes of the FFT, checked against int (FFTW's plan sizes) and size_t. */
+/* Sizes of the FFT, checked against int (FFTW's plan sizes) and size_t:
+ * at least n + k - 1 along each axis, so that nothing wraps, and at least
+ * 2, since cuFFT (which a device copy of the PSF plans with the same sizes
+ * and spectra) does not take transforms of length 1. */
 static spart_status choose_fft_sizes(spart_context *context, spart_psf *psf)
 {
-    psf->pad_y = spart_psf_fft_length(psf->ny + psf->ky - 1);
-    psf->pad_x = spart_psf_fft_length(psf->nx + psf->kx - 1);
+    int64_t least_y = psf->ny + psf->ky - 1;
+    int64_t least_x = psf->nx + psf->kx - 1;
+    psf->pad_y = spart_psf_fft_length(least_y > 2 ? least_y : 2);
+    psf->pad_x = spart_psf_fft_length(least_x > 2 ? least_x : 2);
     if (psf->pad_y > INT32_MAX || psf->pad_x > INT32_MAX ||
         psf->pad_y > INT64_MAX / (psf->pad_x + 2)) {
         return spart_fail(context, SPART_ERROR_OVERFLOW,

@@ -19,7 +19,7 @@ struct spart_psf {
     int64_t *kernel_of_image; /* num_images entries: which kernel each image uses */
     int64_t ny, nx;           /* image extents */
     int64_t ky, kx;           /* kernel extents */
-    int64_t pad_y, pad_x;     /* FFT extents: at least n + k - 1, so nothing wraps */
+    int64_t pad_y, pad_x;     /* FFT extents: at least n + k - 1 (nothing wraps) and 2 */
     int64_t spectrum_size;    /* complex values of one spectrum: pad_y * (pad_x / 2 + 1) */
     fftw_complex *spectra;    /* num_kernels spectra, each scaled by 1 / (pad_y pad_x) */
     double *kernel_l1;        /* num_kernels sums of |K|: bound an output by max|in| |K|_1 */

@@ -281,12 +281,18 @@ static void per_image_kernels_match_direct_sums_and_the_host(void **state)
     expect_agreement(4, larger, 4, per_channel, 42);
 }
 
-static void a_one_pixel_image_matches_direct_sums_and_the_host(void **state)
+/* Axes of extent 1 (FFTs of length 1 are padded to 2 for cuFFT). */
+static void one_row_one_column_and_one_pixel_match_direct_sums_and_the_host(void **state)
 {
     (void)state;
-    const int64_t images[] = {1, 1};
-    const int64_t kernels[] = {1, 1};
-    expect_agreement(2, images, 2, kernels, 51);
+    const int64_t pixel[] = {1, 1};
+    expect_agreement(2, pixel, 2, pixel, 51);
+    const int64_t column[] = {2, 5, 1};
+    const int64_t column_kernel[] = {3, 1};
+    expect_agreement(3, column, 2, column_kernel, 52);
+    const int64_t row[] = {1, 6};
+    const int64_t row_kernel[] = {1, 3};
+    expect_agreement(2, row, 2, row_kernel, 53);
 }
 
 /* ---- the adjoint -------------------------------------------------------------------------- */
@@ -853,7 +859,7 @@ int main(void)
         cmocka_unit_test(even_kernels_match_direct_sums_and_the_host),
         cmocka_unit_test(kernels_larger_than_the_image_match_direct_sums_and_the_host),
         cmocka_unit_test(per_image_kernels_match_direct_sums_and_the_host),
-        cmocka_unit_test(a_one_pixel_image_matches_direct_sums_and_the_host),
+        cmocka_unit_test(one_row_one_column_and_one_pixel_match_direct_sums_and_the_host),
         cmocka_unit_test(the_device_adjoint_passes_the_dot_product_test),
         cmocka_unit_test(device_results_repeat_bit_for_bit_and_in_place),
         cmocka_unit_test(applies_recorded_in_a_cuda_graph_give_the_same_bits),
