@@ -48,12 +48,14 @@
  *
  * Point-spread function (optional, params.psf): either composed by FFT
  * after the forward operator (and its adjoint before the backward one), or
- * folded into the weights before the operators are made (params.psf_mode).
- * The two agree to rounding (test_instrument), with one consequence for
- * MART at read noise 0: the FFT sets values within its rounding of 0 to 0,
- * and MART's merit leaves out pixels of model 0, so the far tails of the
- * kernels that folded weights keep (and ctis 0.5.0's method keeps) are out
- * of the FFT run's merit (docs/differences.md, tests/parity/test_mart_psf_parity.py).
+ * folded into the weights before the operators are made (params.psf_mode;
+ * the default, SPART_PSF_AUTO, composes by FFT, the faster on the host and
+ * on a GPU). The two agree to rounding (test_instrument), with one
+ * consequence for MART at read noise 0: the FFT sets values within its
+ * rounding of 0 to 0, and MART's merit leaves out pixels of model 0, so the
+ * far tails of the kernels that folded weights keep (and ctis 0.5.0's
+ * method keeps) are out of the FFT run's merit (docs/differences.md,
+ * tests/parity/test_mart_psf_parity.py).
  *
  * Memory: the instrument owns its weights and both Regridders; pointers it
  * hands out stay valid until spart_instrument_free.
@@ -76,13 +78,18 @@ extern "C" {
 
 /* How an instrument applies its point-spread function. */
 typedef enum spart_psf_mode {
-    SPART_PSF_AUTO = 0,  /* SPART_PSF_FFT: on the host it is the faster by far (the
-                            ctis PSF tutorial's shape: 0.5 ms per FFT pass against
-                            about 0.2 s per product of the folded operator,
-                            docs/benchmarks.md) and needs no 148 M-entry matrix */
+    SPART_PSF_AUTO = 0,  /* SPART_PSF_FFT, the faster wherever MART runs, as measured on
+                            the ctis PSF tutorial's shape (docs/benchmarks.md, 2026-11-29):
+                            on the host 3.3 ms per MART iteration against 46 ms folded, on
+                            an H200 0.12 ms against 1.6 ms folded, with 0.05 GB of device
+                            memory against 3.6 GB; the choice is made when the instrument
+                            is built and holds on the host and on a device alike */
     SPART_PSF_FFT = 1,   /* compose: the forward operator, then the PSF by FFT
                             (spart/psf.h); backprojection = the adjoint, then the
-                            backward operator. Host operators only. */
+                            backward operator. On the host as the instrument gives
+                            them, or on a GPU: copy both Regridders and the PSF there
+                            (spart_regridder_to_device, spart_psf_to_device) and make
+                            the operators with spart_mart_operators_from_regridders_psf */
     SPART_PSF_FOLDED = 2 /* fold the PSF into the weights (spart_weights_convolve)
                             and take the conservative transpose of the folded
                             weights, as ctis 0.5.0 does; works on a GPU too */
@@ -151,9 +158,12 @@ SPART_API const spart_regridder *spart_instrument_forward(const spart_instrument
 SPART_API const spart_regridder *spart_instrument_backward(const spart_instrument *instrument);
 
 /* The PSF composed by FFT after the forward operator (NULL when there is
- * none or it is folded into the weights; owned by the instrument). Its
- * operators then run on the host only: spart_instrument_mart_operators
- * gives them; Regridders moved to a device would leave the PSF out. */
+ * none or it is folded into the weights; owned by the instrument, on the
+ * host). spart_instrument_mart_operators gives host operators with it; for
+ * a GPU, copy it with spart_psf_to_device beside the two Regridders and
+ * make the operators with spart_mart_operators_from_regridders_psf
+ * (Regridders moved alone, through spart_mart_operators_from_regridders,
+ * would leave the PSF out). */
 SPART_API const spart_psf *spart_instrument_psf(const spart_instrument *instrument);
 
 /* The geometric weights the operators were made from, with

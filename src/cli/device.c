@@ -11,11 +11,14 @@
 #include <string.h>
 
 struct device_operators {
-    spart_mart_regridder_pair pair; /* the regridders in use, gain and read noise */
+    spart_mart_regridder_pair pair;    /* the regridders in use, gain and read noise */
+    spart_mart_regridder_psf composed; /* with a PSF composed by FFT, on the device */
     int on_device;
     spart_context *context;   /* of the device memory below */
     spart_regridder *forward; /* device copies (NULL on the host) */
     spart_regridder *backward;
+    spart_psf *psf; /* the PSF's device copy (NULL without one) */
+    void *scratch;  /* the PSF composition's image set on the device */
     void *observed; /* the observations in device memory */
     char where[32];
 };
@@ -24,9 +27,13 @@ static void free_device_part(device_operators *made)
 {
     spart_regridder_free(made->forward);
     spart_regridder_free(made->backward);
+    spart_psf_free(made->psf);
+    spart_device_free(made->context, made->scratch);
     spart_device_free(made->context, made->observed);
     made->forward = NULL;
     made->backward = NULL;
+    made->psf = NULL;
+    made->scratch = NULL;
     made->observed = NULL;
 }
 
@@ -56,24 +63,65 @@ static int make_on_device(spart_context *context, spart_mart_operators *operator
     return 0;
 }
 
+/* The instrument's PSF (composed by FFT) on the device with device copies
+ * of the regridders, and operators on them (spart_mart_regridder_psf). */
+static int make_psf_on_device(spart_context *context, const spart_instrument *instrument,
+                              spart_mart_operators *operators, device_operators *made,
+                              const char **where, char *error, size_t error_size)
+{
+    made->context = context;
+    size_t image_bytes = (size_t)spart_regridder_num_rows(made->pair.forward) * sizeof(double);
+    if (spart_regridder_to_device(context, made->pair.forward, &made->forward) != SPART_OK ||
+        spart_regridder_to_device(context, made->pair.backward, &made->backward) != SPART_OK ||
+        spart_psf_to_device(context, spart_instrument_psf(instrument), &made->psf) != SPART_OK ||
+        spart_device_malloc(context, image_bytes, &made->scratch) != SPART_OK) {
+        snprintf(error, error_size, "%s", spart_context_error(context));
+        return -1;
+    }
+    spart_mart_regridder_psf composed = {made->forward,   made->psf,
+                                         made->backward,  made->pair.num_channel,
+                                         made->pair.gain, made->pair.read_noise,
+                                         made->scratch};
+    made->composed = composed;
+    if (spart_mart_operators_from_regridders_psf(context, &made->composed, operators) != SPART_OK) {
+        snprintf(error, error_size, "%s", spart_context_error(context));
+        return -1;
+    }
+    made->on_device = 1;
+    snprintf(made->where, sizeof made->where, "cuda device %d", spart_psf_cuda_device(made->psf));
+    *where = made->where;
+    return 0;
+}
+
 /* An instrument whose PSF is composed by FFT: its own operators (the
- * PSF between the Regridders), on the host only. */
+ * PSF between the Regridders) on the host, or all of it on the device. */
 static int make_with_psf(spart_context *context, const spart_instrument *instrument,
                          cli_device requested, spart_mart_operators *operators,
                          device_operators *made, const char **where, char *error, size_t error_size)
 {
-    if (requested == CLI_DEVICE_CUDA) {
-        snprintf(error, error_size,
-                 "--device cuda: the PSF is composed by FFT, which runs on the host only; set "
-                 "instrument.psf.mode: folded to run on a GPU");
-        return -1;
-    }
     if (spart_instrument_mart_operators(context, instrument, &made->pair, operators) != SPART_OK) {
         snprintf(error, error_size, "%s", spart_context_error(context));
         return -1;
     }
-    *where = requested == CLI_DEVICE_AUTO ? "host (the PSF by FFT runs on the host)" : "host";
-    return 0;
+    *where = "host";
+    if (requested == CLI_DEVICE_HOST || requested == CLI_DEVICE_UNSET) {
+        return 0;
+    }
+    spart_mart_operators on_device = *operators;
+    if (make_psf_on_device(context, instrument, &on_device, made, where, error, error_size) == 0) {
+        *operators = on_device;
+        return 0;
+    }
+    free_device_part(made);
+    made->on_device = 0;
+    if (requested == CLI_DEVICE_AUTO) {
+        *where = "host (no usable CUDA device)";
+        return 0;
+    }
+    char reason[512];
+    snprintf(reason, sizeof reason, "%s", error);
+    snprintf(error, error_size, "--device cuda: %s", reason);
+    return -1;
 }
 
 int device_operators_make(spart_context *context, const spart_mart_regridder_pair *host,

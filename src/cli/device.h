@@ -5,7 +5,10 @@
  * forward and backward callbacks run their products there, moving the
  * scene and the images across each time: the MART driver itself runs on
  * the host in this version. A device product equals the host product bit
- * for bit (spart/device.h), so both give the same inversion.
+ * for bit (spart/device.h), so both give the same inversion. With a PSF
+ * composed by FFT the PSF goes to the device too (spart_psf_to_device,
+ * cuFFT): that inversion equals the host's (FFTW) to rounding, not bit
+ * for bit.
  *
  * --device auto takes the GPU when one is usable and the host otherwise;
  * --device cuda without a usable GPU (or in a build without CUDA) is an

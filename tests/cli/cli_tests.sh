@@ -230,6 +230,18 @@ example_psf)
         [[ -s example-psf/$file ]] || fail "example-psf/$file was not written"
     done
     no_partial_files example-psf
+    # --device cuda: the PSF by FFT goes to the GPU with the operators;
+    # without a usable GPU the run stops and says why (exit 1).
+    "$spart" invert "$source_dir/examples/ideal-ctis-psf.yaml" --output example-psf-cuda \
+        --device cuda --threads 2 >stdout.txt 2>stderr.txt
+    code=$?
+    if [[ $code -ne 0 ]]; then
+        [[ $code -eq 1 ]] || fail "--device cuda with the PSF exited $code, expected 0 or 1"
+        holds stderr.txt "spart invert: --device cuda: "
+    else
+        holds stdout.txt "MART on the cuda device"
+        holds stdout.txt "Achieved merit less than 0.001."
+    fi
     ;;
 
 *)

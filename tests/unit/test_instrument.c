@@ -289,6 +289,34 @@ static void a_delta_psf_changes_nothing(void **state)
     assert_memory_equal(plain_back, folded_back, sizeof plain_back);
 }
 
+/* SPART_PSF_AUTO composes the PSF by FFT (the faster on the host and on a
+ * GPU, docs/benchmarks.md): the instrument holds a PSF and the plain
+ * Regridders, not folded ones. */
+static void auto_composes_the_psf_by_fft(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    small_instrument s;
+    small_params(&s);
+    double kernels[2 * 9];
+    for (int k = 0; k < 18; k++) {
+        kernels[k] = 1.0 / 9.0;
+    }
+    spart_instrument *plain = NULL, *with_psf = NULL;
+    assert_int_equal(spart_instrument_create(context, &s.params, &plain), SPART_OK);
+    s.params.psf = kernels;
+    s.params.psf_size[0] = 3;
+    s.params.psf_size[1] = 3;
+    s.params.psf_mode = SPART_PSF_AUTO;
+    assert_int_equal(spart_instrument_create(context, &s.params, &with_psf), SPART_OK);
+    assert_non_null(spart_instrument_psf(with_psf));
+    assert_int_equal(spart_regridder_num_entries(spart_instrument_forward(with_psf)),
+                     spart_regridder_num_entries(spart_instrument_forward(plain)));
+    spart_instrument_free(plain);
+    spart_instrument_free(with_psf);
+    spart_context_free(context);
+}
+
 static void fft_and_folded_psf_agree_to_rounding(void **state)
 {
     (void)state;
@@ -456,6 +484,7 @@ int main(void)
         cmocka_unit_test(observations_repeat_for_a_seed),
         cmocka_unit_test(mart_recovers_a_noise_free_scene_closely),
         cmocka_unit_test(a_delta_psf_changes_nothing),
+        cmocka_unit_test(auto_composes_the_psf_by_fft),
         cmocka_unit_test(fft_and_folded_psf_agree_to_rounding),
         cmocka_unit_test(bad_descriptions_are_refused_naming_the_field),
         cmocka_unit_test(regridders_that_do_not_chain_are_refused),
