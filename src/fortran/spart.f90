@@ -181,6 +181,9 @@ module spart
         integer(c_int64_t) :: num_channel
         real(c_double) :: gain
         real(c_double) :: read_noise
+        ! Device regridders and PSF only (spart/psf.h): the backward
+        ! operator's image set in device memory; null on the host.
+        type(c_ptr) :: device_scratch = c_null_ptr
     end type spart_mart_regridder_psf
 
     ! What a MART progress callback receives (spart/mart.h): the arrays hold

@@ -687,7 +687,8 @@ int reference_psf_instrument(int folded, double *images, double *scenes, double 
                                             spart_instrument_backward(instrument),
                                             2,
                                             1.5,
-                                            2.0};
+                                            2.0,
+                                            NULL};
         spart_mart_operators operators;
         spart_mart_options options;
         spart_mart_options_init(&options);
