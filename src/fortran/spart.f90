@@ -1252,6 +1252,22 @@ module spart
             type(c_ptr), value :: psf
         end subroutine c_spart_psf_free
 
+        function c_spart_psf_to_device(context, psf, device) &
+            bind(C, name="spart_psf_to_device") result(status)
+            import :: c_int, c_ptr
+            type(c_ptr), value :: context
+            type(c_ptr), value :: psf
+            type(c_ptr), intent(inout) :: device
+            integer(c_int) :: status
+        end function c_spart_psf_to_device
+
+        pure function c_spart_psf_cuda_device(psf) bind(C, name="spart_psf_cuda_device") &
+            result(device)
+            import :: c_int, c_ptr
+            type(c_ptr), value :: psf
+            integer(c_int) :: device
+        end function c_spart_psf_cuda_device
+
         pure function c_spart_psf_shape_image(psf) bind(C, name="spart_psf_shape_image") &
             result(shape)
             import :: c_ptr, shape_c
@@ -1357,6 +1373,7 @@ module spart
     public :: spart_psf_apply, spart_psf_apply_adjoint, spart_psf_apply_pointer
     public :: spart_psf_apply_adjoint_pointer, spart_mart_operators_from_regridders_psf
     public :: spart_psf_gaussian
+    public :: spart_psf_to_device, spart_psf_cuda_device
     public :: spart_wavelength_from_velocity, spart_scene_gaussians
     public :: spart_mart_forward_function, spart_mart_backward_function
     public :: spart_mart_callback_function, spart_log_function
@@ -3084,6 +3101,25 @@ contains
         if (psf%owned) call c_spart_psf_free(psf%handle)
         psf%handle = c_null_ptr
     end subroutine spart_psf_free
+
+    ! A copy of the PSF operator on the context's CUDA device (C's
+    ! spart_psf_to_device): its applies then take device memory (use
+    ! spart_psf_apply_pointer and spart_psf_apply_adjoint_pointer). One
+    ! device copy serves one thread at a time (spart/psf.h).
+    function spart_psf_to_device(context, psf, device) result(status)
+        type(spart_context), intent(in) :: context
+        type(spart_psf), intent(in) :: psf
+        type(spart_psf), intent(out) :: device
+        integer(c_int) :: status
+        status = c_spart_psf_to_device(context%handle, psf%handle, device%handle)
+    end function spart_psf_to_device
+
+    ! The CUDA device holding the PSF operator, -1 for host memory.
+    pure function spart_psf_cuda_device(psf) result(device)
+        type(spart_psf), intent(in) :: psf
+        integer(c_int) :: device
+        device = c_spart_psf_cuda_device(psf%handle)
+    end function spart_psf_cuda_device
 
     ! The image shape it applies to and the kernels' shape, in Fortran order.
     pure function spart_psf_shape_image(psf) result(extents)

@@ -19,10 +19,6 @@ import sys
 
 # Public C functions that are not meant for Fortran, each with the reason.
 EXCLUDED = {
-    # The PSF on a CUDA device (spart/psf.h): its Fortran binding is
-    # another increment.
-    "spart_psf_to_device": "not bound yet (issue 8 increment)",
-    "spart_psf_cuda_device": "not bound yet (issue 8 increment)",
     # Allocator hooks are C function pointers that must return C heap
     # memory; Fortran codes use the context of spart_context_create, whose
     # memory they never see.

@@ -30,6 +30,7 @@ program test_fortran_device
         call device_products_have_the_host_bits()
         call device_mart_has_the_host_bits()
         call device_convolved_has_the_host_bits()
+        call device_psf_agrees_with_the_host()
     end if
     call spart_regridder_free(device)
     call spart_regridder_free(host)
@@ -42,6 +43,7 @@ contains
     subroutine no_device_everywhere()
         type(spart_regridder) :: assembled
         real(c_double), target :: kernel(3, 3)
+        type(spart_psf) :: psf, psf_device
         type(c_ptr) :: memory
         character(len=32) :: required
         integer :: length
@@ -57,6 +59,13 @@ contains
         status = spart_regridder_create_device_convolved(context, weights, &
                                                          spart_array_of(kernel), assembled)
         call expect(status == SPART_ERROR_NO_DEVICE, 'no device: create_device_convolved says so')
+        status = spart_psf_create(context, spart_array_of(kernel), [6_c_int64_t, 5_c_int64_t], psf)
+        call expect_status(context, status, SPART_OK, 'no device: a host PSF')
+        status = spart_psf_to_device(context, psf, psf_device)
+        call expect(status == SPART_ERROR_NO_DEVICE .and. .not. c_associated(psf_device%handle), &
+                    'no device: psf_to_device says so')
+        call expect(spart_psf_cuda_device(psf) == -1, 'no device: the PSF is in host memory')
+        call spart_psf_free(psf)
         call finish()
         required = ''
         call get_environment_variable('SPART_REQUIRE_GPU', required, length)
@@ -250,4 +259,46 @@ contains
         call spart_regridder_free(host_convolved)
         call spart_weights_free(convolved)
     end subroutine device_convolved_has_the_host_bits
+
+    ! The PSF operator copied to the device gives, on device memory, the
+    ! host operator's images to the FFTs' rounding (cuFFT and FFTW are not
+    ! the same bits): within 1e-12 of max|in| times the kernel's sum.
+    subroutine device_psf_agrees_with_the_host()
+        type(spart_psf) :: psf, psf_device
+        real(c_double), target :: kernel(3, 3), images(6, 5, 2), host_out(6, 5, 2)
+        real(c_double), target :: device_out(6, 5, 2)
+        type(c_ptr) :: images_device, out_device
+        integer :: i, j, b
+        kernel = blur_kernel()
+        do b = 1, 2
+            do j = 0, 4
+                do i = 0, 5
+                    images(i + 1, j + 1, b) = b*value_at(i, j, 0)
+                end do
+            end do
+        end do
+        status = spart_psf_create(context, spart_array_of(kernel), &
+                                  [6_c_int64_t, 5_c_int64_t, 2_c_int64_t], psf)
+        call expect_status(context, status, SPART_OK, 'psf on the host')
+        status = spart_psf_apply(context, psf, images, host_out)
+        call expect_status(context, status, SPART_OK, 'psf applied on the host')
+        status = spart_psf_to_device(context, psf, psf_device)
+        call expect_status(context, status, SPART_OK, 'psf to the device')
+        call expect(spart_psf_cuda_device(psf_device) >= 0, 'the PSF copy is on a device')
+        status = spart_device_malloc(context, 8*60_c_size_t, images_device)
+        status = spart_device_malloc(context, 8*60_c_size_t, out_device)
+        status = spart_device_copy_to_device(context, images_device, c_loc(images), 8*60_c_size_t)
+        status = spart_psf_apply_pointer(context, psf_device, images_device, &
+                                         [6_c_int64_t, 5_c_int64_t, 2_c_int64_t], out_device, &
+                                         60_c_int64_t)
+        call expect_status(context, status, SPART_OK, 'psf applied on the device')
+        status = spart_device_copy_to_host(context, c_loc(device_out), out_device, 8*60_c_size_t)
+        call expect(maxval(abs(device_out - host_out)) <= &
+                    1e-12_c_double*maxval(abs(images))*sum(abs(kernel)), &
+                    'psf on the device: the host images to rounding')
+        call spart_device_free(context, out_device)
+        call spart_device_free(context, images_device)
+        call spart_psf_free(psf_device)
+        call spart_psf_free(psf)
+    end subroutine device_psf_agrees_with_the_host
 end program test_fortran_device
