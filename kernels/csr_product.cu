@@ -4,32 +4,28 @@
  * same bits:
  *
  *   - a row's entries are cut into chunks of chunk_length entries;
- *   - in a chunk, lane l of the row's g lanes sums entries l, l+g, l+2g, ...
- *     in that order with fma, starting from +0.0;
- *   - the g lane sums combine in a binary tree: lane l += lane l+h for
- *     h = g/2, ..., 1 (__shfl_down_sync within the group of g lanes gives
- *     lane l exactly lane l+h's value, so the pairs are the host loop's);
+ *   - each chunk is summed by the row's g lanes as kernels/csr_row_sum.cuh
+ *     says (lane l sums entries l, l+g, ... with fma from +0.0, then the
+ *     fixed binary tree);
  *   - the chunk sums add in chunk order, starting from the first; an empty
  *     row gives +0.0.
  *
- * Float32 values are converted to double before the fma. Every fma is an
- * explicit __fma_rn and every addition an explicit __dadd_rn (the file is
- * also built with --fmad=false): nothing is left to the compiler.
- *
  * Work split. Each row gets g consecutive lanes of a warp, 32/g rows per
- * warp, grid-stride over the rows. Rows of several chunks ("long rows",
- * listed when the regridder is copied to the device) are not summed there:
- * in the same launch, blocks of their own give each of their chunks a group,
+ * warp; a group takes ROWS rows at once (their loads in flight together),
+ * grid-stride over the rows. Rows of several chunks ("long rows", listed
+ * when the regridder is copied to the device) are not summed there: in the
+ * same launch, blocks of their own give each of their chunks a group,
  * writing one partial sum per chunk to scratch, and add_chunk_sums then
  * adds each long row's chunk sums in chunk order. A long row therefore
  * costs one chunk's time on one group plus a short sequential addition,
  * instead of serialising the product, and the arithmetic is the sequential
  * one, bit for bit.
  *
- * Several interleaved vectors (X[column * T + t]) are done TILE at a time
- * (TILE = 1, 4 or 8, a template parameter): each vector's sum follows the
- * single-vector order exactly, so a column alone equals the column inside
- * any batch.
+ * Several vectors are done TILE at a time (TILE = 1, 4 or 8, a template
+ * parameter), interleaved (X[column * T + t]) or one after the other in C
+ * order (x[t * columns + column], no packing needed): each vector's sum
+ * follows the single-vector order exactly, so a column alone equals the
+ * column inside any batch, in either layout.
  *
  * Everything is enqueued on the caller's stream; nothing synchronises,
  * allocates or uses atomics.
@@ -38,128 +34,64 @@
 
 #include <stdint.h>
 
+#include "csr_row_sum.cuh"
 #include "device_internal.h"
 
 namespace
 {
 
+using spart_rows::group_of_thread;
+using spart_rows::row_group;
+using spart_rows::rows_sum;
+using spart_rows::vector_layout;
+
 constexpr int threads_per_block = 256;
 constexpr int64_t max_blocks_x = (int64_t)1 << 24; /* grid-stride beyond this */
 constexpr int64_t max_blocks_y = 65535;            /* vector tiles, grid-stride beyond */
 
-/* The lanes of the calling thread's row group: its lane number in the
- * group, the group's size g, and the warp mask of the group's lanes. */
-struct row_group {
-    int lane;
-    int size;
-    unsigned mask;
-};
-
-__device__ __forceinline__ row_group group_of_thread(int group_size)
+/* Write lane 0's sums for vectors t0 .. t0 + width - 1 of row `row`. */
+template <int TILE>
+__device__ __forceinline__ void store_row(const row_group &group, const double (&sum)[TILE],
+                                          int width, const vector_layout &layout, int64_t row,
+                                          int64_t t0, double *__restrict__ y)
 {
-    row_group group;
-    int warp_lane = (int)(threadIdx.x & 31u);
-    group.size = group_size;
-    group.lane = warp_lane & (group_size - 1);
-    int first_lane = warp_lane - group.lane;
-    group.mask = group_size == 32 ? 0xffffffffu : ((1u << group_size) - 1u) << first_lane;
-    return group;
+    if (group.lane != 0) {
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < TILE; j++) {
+        if (TILE == 1) {
+            y[row] = sum[j];
+        } else if (j < width) {
+            y[row * layout.y_row + (t0 + j) * layout.y_vector] = sum[j];
+        }
+    }
 }
 
-/* Entries of one lane loaded together before their fmas: more loads in
- * flight hide more latency, at the cost of registers (TILE x values per
- * entry). */
-template <int TILE> __host__ __device__ constexpr int unroll_for_tile()
+/* Entries a lane loads per round in a long row's chunk (up to
+ * SPART_CHUNK_LENGTH / g entries a lane, so as many in flight as the
+ * registers allow). */
+template <int TILE> __host__ __device__ constexpr int chunk_unroll()
 {
     return TILE == 1 ? 8 : (TILE == 4 ? 4 : 2);
 }
 
-/* The sum of entries [begin, end) of one chunk for vectors t0 .. t0 +
- * width - 1 (width <= TILE), in lane 0 of the group: lane l of g sums its
- * entries l, l+g, ... from +0.0, then the tree. All g lanes must call it. */
-template <typename Value, typename Column, int TILE>
-__device__ __forceinline__ void
-chunk_sum(const Column *__restrict__ columns, const Value *__restrict__ values, int64_t begin,
-          int64_t end, const row_group &group, const double *__restrict__ x, int64_t num_vectors,
-          int64_t t0, int width, double (&sum)[TILE])
-{
-    constexpr int unroll = unroll_for_tile<TILE>();
-#pragma unroll
-    for (int j = 0; j < TILE; j++) {
-        sum[j] = 0.0;
-    }
-    const int64_t g = group.size;
-    int64_t k = begin + group.lane;
-    /* `unroll` of this lane's entries at a time: their loads first, so that
-     * they are in flight together, then the fmas in entry order. */
-    for (; k + (unroll - 1) * g < end; k += unroll * g) {
-        double value[unroll];
-        double xv[unroll][TILE];
-#pragma unroll
-        for (int u = 0; u < unroll; u++) {
-            value[u] = (double)values[k + u * g];
-            const double *xk = x + (int64_t)columns[k + u * g] * num_vectors + t0;
-#pragma unroll
-            for (int j = 0; j < TILE; j++) {
-                xv[u][j] = (TILE == 1 || j < width) ? xk[j] : 0.0;
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < unroll; u++) {
-#pragma unroll
-            for (int j = 0; j < TILE; j++) {
-                sum[j] = __fma_rn(value[u], xv[u][j], sum[j]);
-            }
-        }
-    }
-    for (; k < end; k += g) {
-        double value = (double)values[k];
-        const double *xk = x + (int64_t)columns[k] * num_vectors + t0;
-#pragma unroll
-        for (int j = 0; j < TILE; j++) {
-            double xj = (TILE == 1 || j < width) ? xk[j] : 0.0;
-            sum[j] = __fma_rn(value, xj, sum[j]);
-        }
-    }
-    /* The tree: lane l += lane l + h, h = g/2, ..., 1. Lanes l >= h compute
-     * values nobody reads (the host never forms them). */
-    for (int h = group.size / 2; h >= 1; h /= 2) {
-#pragma unroll
-        for (int j = 0; j < TILE; j++) {
-            double other = __shfl_down_sync(group.mask, sum[j], h, group.size);
-            sum[j] = __dadd_rn(sum[j], other);
-        }
-    }
-}
-
-/* Write lane 0's sums for vectors t0 .. t0 + width - 1 to out[0 .. width). */
-template <int TILE>
-__device__ __forceinline__ void store_sums(const row_group &group, const double (&sum)[TILE],
-                                           int width, double *out)
-{
-    if (group.lane == 0) {
-#pragma unroll
-        for (int j = 0; j < TILE; j++) {
-            if (j < width) {
-                out[j] = sum[j];
-            }
-        }
-    }
-}
-
 /* One launch for both kinds of work, so that the long rows' chunks run
  * beside the short rows rather than after them: blocks [0, chunk_blocks)
- * take the long rows' chunks (one group per chunk, its sum into
- * chunk_sums[chunk * T + t]); the other blocks take the rows of at most one
- * chunk (one group per row, into y; long rows are skipped there). Both
- * walk their items grid-stride; blockIdx.y walks the tiles of TILE
- * vectors. */
-template <typename Value, typename Column, int TILE>
+ * take the long rows' chunks (one group per chunk, chunk_unroll entries a
+ * lane in flight, its sum into chunk_sums[chunk * T + t]); the other
+ * blocks take the rows of at most one chunk, ROWS at a time per group (row
+ * item + r * item_stride for r < ROWS, so that the groups of a warp read
+ * neighbouring rows; long rows are skipped there). blockIdx.y walks the
+ * tiles of TILE vectors. A matrix without long rows takes the instance
+ * without the chunks' code (CHUNKS false), whose registers are the short
+ * rows' alone. */
+template <typename Value, typename Column, int TILE, int ROWS, int UNROLL, bool CHUNKS>
 __global__ void __launch_bounds__(threads_per_block)
     product_rows(spart_device_csr matrix, const Column *__restrict__ columns,
                  const Value *__restrict__ values, const double *__restrict__ x,
-                 int64_t num_vectors, double *__restrict__ y, double *__restrict__ chunk_sums,
-                 unsigned chunk_blocks)
+                 vector_layout layout, int64_t num_vectors, double *__restrict__ y,
+                 double *__restrict__ chunk_sums, unsigned chunk_blocks)
 {
     const row_group group = group_of_thread(matrix.group_size);
     const int64_t groups_per_block = blockDim.x / matrix.group_size;
@@ -173,25 +105,51 @@ __global__ void __launch_bounds__(threads_per_block)
     for (int64_t tile = blockIdx.y; tile < tiles; tile += gridDim.y) {
         const int64_t t0 = tile * TILE;
         const int width = num_vectors - t0 < TILE ? (int)(num_vectors - t0) : TILE;
-        double sum[TILE];
-        if (do_chunks) {
+        if (CHUNKS && do_chunks) {
             for (int64_t chunk = first_item; chunk < matrix.num_long_chunks; chunk += item_stride) {
-                chunk_sum<Value, Column, TILE>(columns, values, matrix.chunk_begin[chunk],
-                                               matrix.chunk_end[chunk], group, x, num_vectors, t0,
-                                               width, sum);
-                store_sums<TILE>(group, sum, width, chunk_sums + chunk * num_vectors + t0);
+                const int64_t begin[1] = {matrix.chunk_begin[chunk]};
+                const int64_t end[1] = {matrix.chunk_end[chunk]};
+                double sum[1][TILE];
+                rows_sum<Value, Column, TILE, 1, chunk_unroll<TILE>()>(
+                    columns, values, begin, end, group, x, layout, t0, width, sum);
+                if (group.lane == 0) {
+#pragma unroll
+                    for (int j = 0; j < TILE; j++) {
+                        if (j < width) {
+                            chunk_sums[chunk * num_vectors + t0 + j] = sum[0][j];
+                        }
+                    }
+                }
             }
             continue;
         }
-        for (int64_t row = first_item; row < matrix.num_rows; row += item_stride) {
-            const int64_t begin = matrix.row_ptr[row];
-            const int64_t end = matrix.row_ptr[row + 1];
-            if (end - begin > matrix.chunk_length) {
-                continue; /* a long row: the whole group skips it */
+        for (int64_t base = first_item; base < matrix.num_rows; base += item_stride * ROWS) {
+            int64_t begin[ROWS], end[ROWS];
+            bool mine[ROWS]; /* a row of this launch's short pass */
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) {
+                const int64_t row = base + r * item_stride;
+                begin[r] = 0;
+                end[r] = 0;
+                mine[r] = row < matrix.num_rows;
+                if (mine[r]) {
+                    begin[r] = matrix.row_ptr[row];
+                    end[r] = matrix.row_ptr[row + 1];
+                }
+                if (end[r] - begin[r] > matrix.chunk_length) {
+                    mine[r] = false; /* a long row: its chunks are summed apart */
+                    end[r] = begin[r];
+                }
             }
-            chunk_sum<Value, Column, TILE>(columns, values, begin, end, group, x, num_vectors, t0,
-                                           width, sum);
-            store_sums<TILE>(group, sum, width, y + row * num_vectors + t0);
+            double sum[ROWS][TILE];
+            rows_sum<Value, Column, TILE, ROWS, UNROLL>(columns, values, begin, end, group, x,
+                                                        layout, t0, width, sum);
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) {
+                if (mine[r]) {
+                    store_row<TILE>(group, sum[r], width, layout, base + r * item_stride, t0, y);
+                }
+            }
         }
     }
 }
@@ -202,7 +160,7 @@ __global__ void __launch_bounds__(threads_per_block)
  * order. */
 __global__ void __launch_bounds__(threads_per_block)
     add_chunk_sums(spart_device_csr matrix, const double *__restrict__ chunk_sums,
-                   int64_t num_vectors, double *__restrict__ y)
+                   int64_t num_vectors, vector_layout layout, double *__restrict__ y)
 {
     const int64_t count = matrix.num_long_rows * num_vectors;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
@@ -217,7 +175,8 @@ __global__ void __launch_bounds__(threads_per_block)
         for (int64_t chunk = first + 1; chunk < last; chunk++) {
             total = __dadd_rn(total, chunk_sums[chunk * num_vectors + t]);
         }
-        y[matrix.long_rows[long_row] * num_vectors + t] = total;
+        const int64_t row = matrix.long_rows[long_row];
+        y[num_vectors == 1 ? row : row * layout.y_row + t * layout.y_vector] = total;
     }
 }
 
@@ -270,12 +229,13 @@ cudaError_t launch(void (*kernel)(Parameters...), dim3 grid, cudaStream_t stream
     return cudaLaunchKernelEx(&config, kernel, arguments...);
 }
 
-/* The launches of one product, for one value type, column type and tile
- * width: the rows and the long rows' chunks, then the chunk sums. */
-template <typename Value, typename Column, int TILE>
+/* The launches of one product, for one value type, column type, tile
+ * width and row shape (ROWS rows a group, UNROLL entries a lane per
+ * round): the rows and the long rows' chunks, then the chunk sums. */
+template <typename Value, typename Column, int TILE, int ROWS, int UNROLL>
 cudaError_t launch_product(const spart_device_csr &matrix, const Column *columns,
-                           const Value *values, const double *x, int64_t num_vectors, double *y,
-                           double *chunk_sums, cudaStream_t stream)
+                           const Value *values, const double *x, const vector_layout &layout,
+                           int64_t num_vectors, double *y, double *chunk_sums, cudaStream_t stream)
 {
     const int64_t groups_per_block = threads_per_block / matrix.group_size;
     const int64_t tiles = (num_vectors + TILE - 1) / TILE;
@@ -283,40 +243,104 @@ cudaError_t launch_product(const spart_device_csr &matrix, const Column *columns
     const unsigned chunk_blocks =
         (unsigned)(matrix.num_long_chunks > 0 ? blocks_for(matrix.num_long_chunks, groups_per_block)
                                               : 0);
+    const int64_t row_items = (matrix.num_rows + ROWS - 1) / ROWS;
     const unsigned row_blocks =
-        (unsigned)(matrix.num_rows > 0 ? blocks_for(matrix.num_rows, groups_per_block) : 0);
+        (unsigned)(matrix.num_rows > 0 ? blocks_for(row_items, groups_per_block) : 0);
     if (chunk_blocks + row_blocks == 0) {
         return cudaSuccess;
     }
+    const dim3 grid(chunk_blocks + row_blocks, tile_blocks);
+    if (matrix.num_long_chunks == 0) {
+        return launch(product_rows<Value, Column, TILE, ROWS, UNROLL, false>, grid, stream, matrix,
+                      columns, values, x, layout, num_vectors, y, chunk_sums, 0u);
+    }
     cudaError_t error =
-        launch(product_rows<Value, Column, TILE>, dim3(chunk_blocks + row_blocks, tile_blocks),
-               stream, matrix, columns, values, x, num_vectors, y, chunk_sums, chunk_blocks);
-    if (error != cudaSuccess || matrix.num_long_chunks == 0) {
+        launch(product_rows<Value, Column, TILE, ROWS, UNROLL, true>, grid, stream, matrix, columns,
+               values, x, layout, num_vectors, y, chunk_sums, chunk_blocks);
+    if (error != cudaSuccess) {
         return error;
     }
     unsigned blocks = (unsigned)blocks_for(matrix.num_long_rows * num_vectors, threads_per_block);
     return launch(add_chunk_sums, dim3(blocks), stream, matrix, (const double *)chunk_sums,
-                  num_vectors, y);
+                  num_vectors, layout, y);
+}
+
+/* The row shape for a tile width and group size. A group size g < 32
+ * means rows of 1 to 4 entries a lane on average (the plan doubles g while
+ * the mean row holds 2g entries or more): one vector takes two rows a
+ * group and two entries a lane per round, so that most rows cost one round
+ * trip; g = 16 four entries a round, and longer rows (g = 32) eight. Wider
+ * tiles keep fewer entries in flight, each holding TILE values of x. These
+ * shapes keep the kernels at about 64 registers (TILE = 1; more for wider
+ * tiles) without spilling, so that 4 blocks of 256 threads fit on a
+ * multiprocessor; deeper shapes took 100 to 128 registers and spilled. */
+template <typename Value, typename Column, int TILE>
+cudaError_t launch_for_shape(const spart_device_csr &matrix, const Column *columns,
+                             const Value *values, const double *x, const vector_layout &layout,
+                             int64_t num_vectors, double *y, double *chunk_sums,
+                             cudaStream_t stream)
+{
+    const int g = matrix.group_size;
+    if constexpr (TILE == 1) {
+        if (g < 16) {
+            return launch_product<Value, Column, TILE, 2, 2>(matrix, columns, values, x, layout,
+                                                             num_vectors, y, chunk_sums, stream);
+        }
+        if (g == 16) {
+            return launch_product<Value, Column, TILE, 1, 4>(matrix, columns, values, x, layout,
+                                                             num_vectors, y, chunk_sums, stream);
+        }
+        return launch_product<Value, Column, TILE, 1, 8>(matrix, columns, values, x, layout,
+                                                         num_vectors, y, chunk_sums, stream);
+    } else if constexpr (TILE == 4) {
+        if (g < 32) {
+            return launch_product<Value, Column, TILE, 1, 2>(matrix, columns, values, x, layout,
+                                                             num_vectors, y, chunk_sums, stream);
+        }
+        return launch_product<Value, Column, TILE, 1, 4>(matrix, columns, values, x, layout,
+                                                         num_vectors, y, chunk_sums, stream);
+    } else {
+        (void)g;
+        return launch_product<Value, Column, TILE, 1, 2>(matrix, columns, values, x, layout,
+                                                         num_vectors, y, chunk_sums, stream);
+    }
 }
 
 template <int TILE>
-cudaError_t launch_for_types(const spart_device_csr &matrix, const double *x, int64_t num_vectors,
-                             double *y, double *chunk_sums, cudaStream_t stream)
+cudaError_t launch_for_types(const spart_device_csr &matrix, const double *x,
+                             const vector_layout &layout, int64_t num_vectors, double *y,
+                             double *chunk_sums, cudaStream_t stream)
 {
     if (matrix.values64 != nullptr && matrix.columns32 != nullptr) {
-        return launch_product<double, int32_t, TILE>(matrix, matrix.columns32, matrix.values64, x,
-                                                     num_vectors, y, chunk_sums, stream);
+        return launch_for_shape<double, int32_t, TILE>(matrix, matrix.columns32, matrix.values64, x,
+                                                       layout, num_vectors, y, chunk_sums, stream);
     }
     if (matrix.values64 != nullptr) {
-        return launch_product<double, int64_t, TILE>(matrix, matrix.columns64, matrix.values64, x,
-                                                     num_vectors, y, chunk_sums, stream);
+        return launch_for_shape<double, int64_t, TILE>(matrix, matrix.columns64, matrix.values64, x,
+                                                       layout, num_vectors, y, chunk_sums, stream);
     }
     if (matrix.columns32 != nullptr) {
-        return launch_product<float, int32_t, TILE>(matrix, matrix.columns32, matrix.values32, x,
-                                                    num_vectors, y, chunk_sums, stream);
+        return launch_for_shape<float, int32_t, TILE>(matrix, matrix.columns32, matrix.values32, x,
+                                                      layout, num_vectors, y, chunk_sums, stream);
     }
-    return launch_product<float, int64_t, TILE>(matrix, matrix.columns64, matrix.values32, x,
-                                                num_vectors, y, chunk_sums, stream);
+    return launch_for_shape<float, int64_t, TILE>(matrix, matrix.columns64, matrix.values32, x,
+                                                  layout, num_vectors, y, chunk_sums, stream);
+}
+
+/* The product for any layout: tiles of 1, 4 or 8 vectors. */
+cudaError_t launch_any(const spart_device_csr &matrix, const double *x, const vector_layout &layout,
+                       int64_t num_vectors, double *y, double *chunk_sums, cudaStream_t stream)
+{
+    if (num_vectors <= 0) {
+        return cudaSuccess;
+    }
+    if (num_vectors == 1) {
+        return launch_for_types<1>(matrix, x, layout, num_vectors, y, chunk_sums, stream);
+    }
+    if (num_vectors <= 4) {
+        return launch_for_types<4>(matrix, x, layout, num_vectors, y, chunk_sums, stream);
+    }
+    return launch_for_types<8>(matrix, x, layout, num_vectors, y, chunk_sums, stream);
 }
 
 cudaError_t launch_repack(const spart_device_axis_map *map, int64_t num_leading, const double *from,
@@ -339,17 +363,18 @@ extern "C" int spart_cuda_csr_product(const spart_device_csr *matrix, const doub
                                       int64_t num_vectors, double *y, double *chunk_sums,
                                       void *stream)
 {
-    if (num_vectors <= 0) {
-        return cudaSuccess;
-    }
-    cudaStream_t cuda_stream = static_cast<cudaStream_t>(stream);
-    if (num_vectors == 1) {
-        return launch_for_types<1>(*matrix, x, num_vectors, y, chunk_sums, cuda_stream);
-    }
-    if (num_vectors <= 4) {
-        return launch_for_types<4>(*matrix, x, num_vectors, y, chunk_sums, cuda_stream);
-    }
-    return launch_for_types<8>(*matrix, x, num_vectors, y, chunk_sums, cuda_stream);
+    const vector_layout interleaved = {num_vectors, 1, num_vectors, 1};
+    return launch_any(*matrix, x, interleaved, num_vectors, y, chunk_sums,
+                      static_cast<cudaStream_t>(stream));
+}
+
+extern "C" int spart_cuda_csr_product_c_order(const spart_device_csr *matrix, const double *x,
+                                              int64_t num_vectors, double *y, double *chunk_sums,
+                                              void *stream)
+{
+    const vector_layout c_order = {1, matrix->num_columns, 1, matrix->num_rows};
+    return launch_any(*matrix, x, c_order, num_vectors, y, chunk_sums,
+                      static_cast<cudaStream_t>(stream));
 }
 
 extern "C" int spart_cuda_pack(const spart_device_axis_map *map, int64_t num_leading,

@@ -7,6 +7,16 @@
  * the lanes combined by __shfl_down_sync (lane l += lane l + h, h = 16..1,
  * exactly the host's pairs), then one thread per channel adding the chunk
  * sums in chunk order. No atomics; everything on the caller's stream.
+ *
+ * Fused steps, each giving the bits of the steps it replaces:
+ *   - the merits of images of at most SPART_MART_FUSED_CHUNKS chunks a
+ *     channel in one launch (one block per channel: its warps share the
+ *     chunks, and the block's barriers order the two passes), instead of
+ *     four;
+ *   - the backprojection of the predicted images and the update in one
+ *     pass (spart_cuda_mart_backproject_update): each voxel's rows summed
+ *     as the product sums them (kernels/csr_row_sum.cuh), then its
+ *     correction, so the backprojection never goes to memory.
  */
 #include <cuda_runtime.h>
 
@@ -15,6 +25,8 @@
 #include <string.h>
 
 #define SPART_MATH_FUNCTION static __host__ __device__ inline
+#include "csr_row_sum.cuh"
+#include "device_internal.h"
 #include "mart_math.h"
 #include "mart_steps.h"
 
@@ -57,20 +69,23 @@ __global__ void widths_kernel(double *images, double *widths, int64_t n, double 
     }
 }
 
-/* Pass 1: block (chunk, channel), one warp. partial[(c * chunks + k) * 4 + q]. */
-__global__ void merits_pass1_kernel(const double *observed, const double *predicted,
-                                    const double *widths, int64_t image_size, int64_t chunks,
-                                    double *partial)
+/* Images of at most this many chunks a channel have their merits in one
+ * launch (a block per channel); larger ones take four launches that
+ * spread the chunks over the whole device. */
+constexpr int64_t fused_merit_chunks = 64;
+
+/* Pass 1 over chunk k of one channel by one warp: lane 0 ends with the
+ * chunk's sums of z^2 over unmasked pixels, their count, predicted and
+ * residual. */
+__device__ __forceinline__ void merit_chunk_pass1(const double *o, const double *d, const double *w,
+                                                  int64_t image_size, int64_t k, int lane,
+                                                  double (&sums)[SPART_MART_PASS_SUMS])
 {
-    int64_t k = blockIdx.x;
-    int64_t c = blockIdx.y;
-    int lane = threadIdx.x;
     int64_t start = k * SPART_MART_CHUNK;
     int64_t end = start + SPART_MART_CHUNK < image_size ? start + SPART_MART_CHUNK : image_size;
-    const double *o = observed + c * image_size;
-    const double *d = predicted + c * image_size;
-    const double *w = widths + c * image_size;
-    double sums[SPART_MART_PASS_SUMS] = {0.0, 0.0, 0.0, 0.0};
+    for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
+        sums[q] = 0.0;
+    }
     for (int64_t p = start + lane; p < end; p += SPART_MART_LANES) {
         double residual = o[p] - d[p];
         if (w[p] != 0.0) {
@@ -82,23 +97,83 @@ __global__ void merits_pass1_kernel(const double *observed, const double *predic
         sums[3] = sums[3] + residual;
     }
     for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
-        double total = combine_lanes(sums[q]);
-        if (lane == 0) {
-            partial[(c * chunks + k) * SPART_MART_PASS_SUMS + q] = total;
-        }
+        sums[q] = combine_lanes(sums[q]);
     }
 }
 
-/* Chunk sums of `count` quantities of channel c, added in chunk order. */
-__device__ void add_chunks(const double *partial, int64_t c, int64_t chunks, int count,
-                           double *totals)
+/* Pass 2 over chunk k of one channel by one warp: the centred cross
+ * product and squares, in lane 0. */
+__device__ __forceinline__ void merit_chunk_pass2(const double *o, const double *d,
+                                                  int64_t image_size, int64_t k, int lane,
+                                                  double mean_predicted, double mean_residual,
+                                                  double (&sums)[3])
+{
+    int64_t start = k * SPART_MART_CHUNK;
+    int64_t end = start + SPART_MART_CHUNK < image_size ? start + SPART_MART_CHUNK : image_size;
+    for (int q = 0; q < 3; q++) {
+        sums[q] = 0.0;
+    }
+    for (int64_t p = start + lane; p < end; p += SPART_MART_LANES) {
+        double de = d[p] - mean_predicted;
+        double dr = (o[p] - d[p]) - mean_residual;
+        sums[0] = sums[0] + de * dr;
+        sums[1] = sums[1] + de * de;
+        sums[2] = sums[2] + dr * dr;
+    }
+    for (int q = 0; q < 3; q++) {
+        sums[q] = combine_lanes(sums[q]);
+    }
+}
+
+/* Chunk sums of `count` quantities, added in chunk order from 0.0
+ * (partial[k * SPART_MART_PASS_SUMS + q]). */
+__device__ void add_chunks(const double *partial, int64_t chunks, int count, double *totals)
 {
     for (int q = 0; q < count; q++) {
         totals[q] = 0.0;
     }
     for (int64_t k = 0; k < chunks; k++) {
         for (int q = 0; q < count; q++) {
-            totals[q] = totals[q] + partial[(c * chunks + k) * SPART_MART_PASS_SUMS + q];
+            totals[q] = totals[q] + partial[k * SPART_MART_PASS_SUMS + q];
+        }
+    }
+}
+
+/* chi2 and the two means of one channel from its pass-1 totals. */
+__device__ __forceinline__ void finish_pass1(const double (&totals)[SPART_MART_PASS_SUMS],
+                                             int64_t image_size, double *chi2,
+                                             double *mean_predicted, double *mean_residual)
+{
+    double n = (double)image_size;
+    *chi2 = totals[1] > 0.0 ? totals[0] / totals[1] : nan("");
+    *mean_predicted = totals[2] / n;
+    *mean_residual = totals[3] / n;
+}
+
+/* The correlation of one channel from its pass-2 totals. */
+__device__ __forceinline__ double finish_pass2(const double (&totals)[3], int64_t image_size)
+{
+    double n = (double)image_size;
+    double covariance = totals[0] / n;
+    double deviation_predicted = sqrt(totals[1] / n);
+    double deviation_residual = sqrt(totals[2] / n);
+    return covariance / (deviation_predicted * deviation_residual);
+}
+
+/* Pass 1: block (chunk, channel), one warp. partial[(c * chunks + k) * 4 + q]. */
+__global__ void merits_pass1_kernel(const double *observed, const double *predicted,
+                                    const double *widths, int64_t image_size, int64_t chunks,
+                                    double *partial)
+{
+    int64_t k = blockIdx.x;
+    int64_t c = blockIdx.y;
+    int lane = threadIdx.x;
+    double sums[SPART_MART_PASS_SUMS];
+    merit_chunk_pass1(observed + c * image_size, predicted + c * image_size,
+                      widths + c * image_size, image_size, k, lane, sums);
+    if (lane == 0) {
+        for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
+            partial[(c * chunks + k) * SPART_MART_PASS_SUMS + q] = sums[q];
         }
     }
 }
@@ -110,11 +185,10 @@ __global__ void merits_finish1_kernel(const double *partial, int64_t num_channel
 {
     for (int64_t c = threadIdx.x; c < num_channel; c += blockDim.x) {
         double totals[SPART_MART_PASS_SUMS];
-        add_chunks(partial, c, chunks, SPART_MART_PASS_SUMS, totals);
-        double n = (double)image_size;
-        results[c] = totals[1] > 0.0 ? totals[0] / totals[1] : nan("");
-        results[2 * num_channel + 2 * c] = totals[2] / n;
-        results[2 * num_channel + 2 * c + 1] = totals[3] / n;
+        add_chunks(partial + c * chunks * SPART_MART_PASS_SUMS, chunks, SPART_MART_PASS_SUMS,
+                   totals);
+        finish_pass1(totals, image_size, &results[c], &results[2 * num_channel + 2 * c],
+                     &results[2 * num_channel + 2 * c + 1]);
     }
 }
 
@@ -125,24 +199,12 @@ __global__ void merits_pass2_kernel(const double *observed, const double *predic
     int64_t k = blockIdx.x;
     int64_t c = blockIdx.y;
     int lane = threadIdx.x;
-    int64_t start = k * SPART_MART_CHUNK;
-    int64_t end = start + SPART_MART_CHUNK < image_size ? start + SPART_MART_CHUNK : image_size;
-    const double *o = observed + c * image_size;
-    const double *d = predicted + c * image_size;
-    double mean_predicted = results[2 * num_channel + 2 * c];
-    double mean_residual = results[2 * num_channel + 2 * c + 1];
-    double sums[3] = {0.0, 0.0, 0.0};
-    for (int64_t p = start + lane; p < end; p += SPART_MART_LANES) {
-        double de = d[p] - mean_predicted;
-        double dr = (o[p] - d[p]) - mean_residual;
-        sums[0] = sums[0] + de * dr;
-        sums[1] = sums[1] + de * de;
-        sums[2] = sums[2] + dr * dr;
-    }
-    for (int q = 0; q < 3; q++) {
-        double total = combine_lanes(sums[q]);
-        if (lane == 0) {
-            partial[(c * chunks + k) * SPART_MART_PASS_SUMS + q] = total;
+    double sums[3];
+    merit_chunk_pass2(observed + c * image_size, predicted + c * image_size, image_size, k, lane,
+                      results[2 * num_channel + 2 * c], results[2 * num_channel + 2 * c + 1], sums);
+    if (lane == 0) {
+        for (int q = 0; q < 3; q++) {
+            partial[(c * chunks + k) * SPART_MART_PASS_SUMS + q] = sums[q];
         }
     }
 }
@@ -152,12 +214,63 @@ __global__ void merits_finish2_kernel(const double *partial, int64_t num_channel
 {
     for (int64_t c = threadIdx.x; c < num_channel; c += blockDim.x) {
         double totals[3];
-        add_chunks(partial, c, chunks, 3, totals);
-        double n = (double)image_size;
-        double covariance = totals[0] / n;
-        double deviation_predicted = sqrt(totals[1] / n);
-        double deviation_residual = sqrt(totals[2] / n);
-        results[num_channel + c] = covariance / (deviation_predicted * deviation_residual);
+        add_chunks(partial + c * chunks * SPART_MART_PASS_SUMS, chunks, 3, totals);
+        results[num_channel + c] = finish_pass2(totals, image_size);
+    }
+}
+
+/* Both passes of one channel (blockIdx.x) in one block: warp w takes
+ * chunks w, w + warps, ...; the chunk sums wait in shared memory
+ * (chunks x SPART_MART_PASS_SUMS doubles, then the two means) for thread
+ * 0, which adds them in chunk order between the block's barriers. Same
+ * sums, same order, as the four kernels above. */
+__global__ void merits_fused_kernel(const double *observed, const double *predicted,
+                                    const double *widths, int64_t num_channel, int64_t image_size,
+                                    int64_t chunks, double *results)
+{
+    extern __shared__ double partial[]; /* chunks x SPART_MART_PASS_SUMS, then 2 means */
+    double *means = partial + chunks * SPART_MART_PASS_SUMS;
+    const int64_t c = blockIdx.x;
+    const int lane = (int)(threadIdx.x % SPART_MART_LANES);
+    const int64_t warp = threadIdx.x / SPART_MART_LANES;
+    const int64_t warps = blockDim.x / SPART_MART_LANES;
+    const double *o = observed + c * image_size;
+    const double *d = predicted + c * image_size;
+    const double *w = widths + c * image_size;
+    for (int64_t k = warp; k < chunks; k += warps) {
+        double sums[SPART_MART_PASS_SUMS];
+        merit_chunk_pass1(o, d, w, image_size, k, lane, sums);
+        if (lane == 0) {
+            for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
+                partial[k * SPART_MART_PASS_SUMS + q] = sums[q];
+            }
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double totals[SPART_MART_PASS_SUMS];
+        add_chunks(partial, chunks, SPART_MART_PASS_SUMS, totals);
+        finish_pass1(totals, image_size, &results[c], &means[0], &means[1]);
+        results[2 * num_channel + 2 * c] = means[0];
+        results[2 * num_channel + 2 * c + 1] = means[1];
+    }
+    __syncthreads();
+    const double mean_predicted = means[0];
+    const double mean_residual = means[1];
+    for (int64_t k = warp; k < chunks; k += warps) {
+        double sums[3];
+        merit_chunk_pass2(o, d, image_size, k, lane, mean_predicted, mean_residual, sums);
+        if (lane == 0) {
+            for (int q = 0; q < 3; q++) {
+                partial[k * SPART_MART_PASS_SUMS + q] = sums[q];
+            }
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double totals[3];
+        add_chunks(partial, chunks, 3, totals);
+        results[num_channel + c] = finish_pass2(totals, image_size);
     }
 }
 
@@ -214,7 +327,121 @@ __global__ void update_kernel(double *scene, const double *observed_back,
     }
 }
 
+/* scene[v] *= its correction from the rows c * scene_size + v of the
+ * backprojection, summed by a group of g lanes ROWS channels at a time
+ * (as the product sums them; kernels/csr_row_sum.cuh), and observed_back.
+ * The correction's product runs in channel order from 1 in lane 0, as
+ * spart_mart_correction's. One voxel per group, grid-stride. */
+template <typename Value, typename Column, int ROWS, int UNROLL>
+__global__ void __launch_bounds__(threads_per_block)
+    backproject_update_kernel(spart_device_csr matrix, const Column *__restrict__ columns,
+                              const Value *__restrict__ values, const double *__restrict__ images,
+                              const double *__restrict__ observed_back, double *__restrict__ scene,
+                              int64_t num_channel, int64_t scene_size, double gamma,
+                              double inverse_channels)
+{
+    const spart_rows::row_group group = spart_rows::group_of_thread(matrix.group_size);
+    const spart_rows::vector_layout single = {1, 0, 1, 0};
+    const int64_t groups_per_block = blockDim.x / matrix.group_size;
+    const int64_t first = (int64_t)blockIdx.x * groups_per_block + threadIdx.x / group.size;
+    const int64_t stride = (int64_t)gridDim.x * groups_per_block;
+    for (int64_t v = first; v < scene_size; v += stride) {
+        double product = 1.0;
+        for (int64_t c0 = 0; c0 < num_channel; c0 += ROWS) {
+            int64_t begin[ROWS], end[ROWS];
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) {
+                begin[r] = 0;
+                end[r] = 0;
+                if (c0 + r < num_channel) {
+                    const int64_t row = (c0 + r) * scene_size + v;
+                    begin[r] = matrix.row_ptr[row];
+                    end[r] = matrix.row_ptr[row + 1];
+                }
+            }
+            double sum[ROWS][1];
+            spart_rows::rows_sum<Value, Column, 1, ROWS, UNROLL>(columns, values, begin, end, group,
+                                                                 images, single, 0, 1, sum);
+            if (group.lane == 0) {
+#pragma unroll
+                for (int r = 0; r < ROWS; r++) {
+                    if (c0 + r < num_channel) {
+                        const double observed = observed_back[(c0 + r) * scene_size + v];
+                        product = product * spart_mart_ratio_power(observed, sum[r][0], gamma);
+                    }
+                }
+            }
+        }
+        if (group.lane == 0) {
+            scene[v] = scene[v] * spart_mart_pow(product, inverse_channels);
+        }
+    }
+}
+
+/* The launch for one value and column type, with the row shape of the
+ * products (kernels/csr_product.cu): several channels a group for short
+ * rows, one channel and more entries a round for long ones. */
+template <typename Value, typename Column>
+cudaError_t launch_backproject_update(const spart_device_csr &matrix, const Column *columns,
+                                      const Value *values, const double *images,
+                                      const double *observed_back, double *scene,
+                                      int64_t num_channel, int64_t scene_size, double gamma,
+                                      cudaStream_t stream)
+{
+    const double inverse_channels = 1.0 / (double)num_channel;
+    const int64_t groups_per_block = threads_per_block / matrix.group_size;
+    int64_t blocks = (scene_size + groups_per_block - 1) / groups_per_block;
+    blocks = blocks < 65535 * 16 ? blocks : 65535 * 16;
+    if (matrix.group_size < 16) {
+        backproject_update_kernel<Value, Column, 4, 2>
+            <<<(unsigned)blocks, threads_per_block, 0, stream>>>(
+                matrix, columns, values, images, observed_back, scene, num_channel, scene_size,
+                gamma, inverse_channels);
+    } else if (matrix.group_size == 16) {
+        backproject_update_kernel<Value, Column, 2, 4>
+            <<<(unsigned)blocks, threads_per_block, 0, stream>>>(
+                matrix, columns, values, images, observed_back, scene, num_channel, scene_size,
+                gamma, inverse_channels);
+    } else {
+        backproject_update_kernel<Value, Column, 1, 8>
+            <<<(unsigned)blocks, threads_per_block, 0, stream>>>(
+                matrix, columns, values, images, observed_back, scene, num_channel, scene_size,
+                gamma, inverse_channels);
+    }
+    return cudaGetLastError();
+}
+
 } /* namespace */
+
+extern "C" int spart_cuda_mart_backproject_update(const spart_device_csr *matrix,
+                                                  const double *images, const double *observed_back,
+                                                  double *scene, int64_t num_channel,
+                                                  int64_t scene_size, double gamma, void *stream)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    if (scene_size <= 0 || num_channel <= 0) {
+        return cudaSuccess;
+    }
+    const spart_device_csr &m = *matrix;
+    if (m.values64 != nullptr && m.columns32 != nullptr) {
+        return (int)launch_backproject_update<double, int32_t>(m, m.columns32, m.values64, images,
+                                                               observed_back, scene, num_channel,
+                                                               scene_size, gamma, s);
+    }
+    if (m.values64 != nullptr) {
+        return (int)launch_backproject_update<double, int64_t>(m, m.columns64, m.values64, images,
+                                                               observed_back, scene, num_channel,
+                                                               scene_size, gamma, s);
+    }
+    if (m.columns32 != nullptr) {
+        return (int)launch_backproject_update<float, int32_t>(m, m.columns32, m.values32, images,
+                                                              observed_back, scene, num_channel,
+                                                              scene_size, gamma, s);
+    }
+    return (int)launch_backproject_update<float, int64_t>(m, m.columns64, m.values32, images,
+                                                          observed_back, scene, num_channel,
+                                                          scene_size, gamma, s);
+}
 
 extern "C" int spart_mart_device_clamp(double *values, int64_t n, void *stream)
 {
@@ -240,13 +467,21 @@ extern "C" int spart_mart_device_merits(const double *observed, const double *pr
     int64_t chunks = spart_mart_num_chunks(image_size);
     double *results = (double *)workspace; /* 4 C: chi2, r, means */
     double *partial = results + 4 * num_channel;
-    dim3 grid((unsigned)chunks, (unsigned)num_channel);
-    merits_pass1_kernel<<<grid, SPART_MART_LANES, 0, s>>>(observed, predicted, widths, image_size,
-                                                          chunks, partial);
-    merits_finish1_kernel<<<1, 256, 0, s>>>(partial, num_channel, image_size, chunks, results);
-    merits_pass2_kernel<<<grid, SPART_MART_LANES, 0, s>>>(observed, predicted, image_size,
-                                                          num_channel, chunks, results, partial);
-    merits_finish2_kernel<<<1, 256, 0, s>>>(partial, num_channel, image_size, chunks, results);
+    if (chunks <= fused_merit_chunks) {
+        int64_t warps = chunks < 32 ? chunks : 32;
+        size_t shared = (size_t)(chunks * SPART_MART_PASS_SUMS + 2) * sizeof(double);
+        merits_fused_kernel<<<(unsigned)num_channel, (unsigned)(warps * SPART_MART_LANES), shared,
+                              s>>>(observed, predicted, widths, num_channel, image_size, chunks,
+                                   results);
+    } else {
+        dim3 grid((unsigned)chunks, (unsigned)num_channel);
+        merits_pass1_kernel<<<grid, SPART_MART_LANES, 0, s>>>(observed, predicted, widths,
+                                                              image_size, chunks, partial);
+        merits_finish1_kernel<<<1, 256, 0, s>>>(partial, num_channel, image_size, chunks, results);
+        merits_pass2_kernel<<<grid, SPART_MART_LANES, 0, s>>>(
+            observed, predicted, image_size, num_channel, chunks, results, partial);
+        merits_finish2_kernel<<<1, 256, 0, s>>>(partial, num_channel, image_size, chunks, results);
+    }
     cudaError_t error = cudaGetLastError();
     if (error != cudaSuccess || chi2 == NULL) {
         return (int)error; /* without host arrays the results stay in the workspace */

@@ -8,18 +8,25 @@
 # .deps/ (see docs/benchmarks.md, "GPU product, first measurements"): they
 # are unpacked under /opt/deps and found from there.
 #
-# SPART_CUDA_BENCH selects the benchmarks: "assembly" (the default),
-# "product", "both", "mart" (MART on host and device), "convolve" (a PSF
-# folded into weights on host and device), "psf" (MART with a PSF, FFT
-# against folded, bench_mart_psf) or "none"; SPART_BENCH_ARGS adds arguments to
+# SPART_CUDA_BENCH selects the benchmarks, one or a comma-separated list
+# of: "assembly" (the default), "product", "both" (assembly and product),
+# "mart" (MART on host and device), "convolve" (a PSF folded into weights
+# on host and device), "psf" (MART with a PSF, FFT against folded,
+# bench_mart_psf), "calls" (the host time per product call alone:
+# bench_cuda_assembly --cases x) or "none"; SPART_BENCH_ARGS adds arguments to
 # bench_cuda_assembly; SPART_SANITIZER_TIMEOUT bounds each sanitizer run
 # (seconds, default 240); SPART_SANITIZE_TESTS names the cuda tests the
-# sanitizers run (default: all of them).
+# sanitizers run (default: all of them); SPART_BASELINE_SOURCE names
+# another source tree (the main checkout, say) whose own mart and product
+# benchmarks are built beside this one and run last, for figures before
+# and after a change in one run.
 set -uo pipefail
 root=$(pwd)
 out=${OUT:-$root/cuda-logs}
 build=${SPART_CUDA_BUILD:-/tmp/spart-cuda-build}
-benches=${SPART_CUDA_BENCH:-assembly}
+benches=",${SPART_CUDA_BENCH:-assembly},"
+benches=${benches//,both,/,assembly,product,}
+wants() { [[ $benches == *",$1,"* ]]; }
 mkdir -p "$out"
 configure_extra=()
 if compgen -G ".deps/*.deb" > /dev/null; then
@@ -55,13 +62,24 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCH
     -DSPART_BUILD_BENCHMARKS=ON "${configure_extra[@]}" > "$out/build.log" 2>&1 ||
     { tail -40 "$out/build.log"; exit 1; }
 targets=("${cuda_tests[@]}" test_device_api test_convolve_device_errors bench_cuda_assembly)
-if [ "$benches" = product ] || [ "$benches" = both ]; then targets+=(bench_cuda_product); fi
-if [ "$benches" = mart ]; then targets+=(bench_mart_device); fi
-if [ "$benches" = convolve ]; then targets+=(bench_cuda_convolve); fi
-if [ "$benches" = psf ]; then targets+=(bench_mart_psf); fi
+if wants product; then targets+=(bench_cuda_product); fi
+if wants mart; then targets+=(bench_mart_device); fi
+if wants convolve; then targets+=(bench_cuda_convolve); fi
+if wants psf; then targets+=(bench_mart_psf); fi
+baseline=${SPART_BASELINE_SOURCE:-}
+baseline_build=/tmp/spart-baseline-build
+if [ -n "$baseline" ]; then
+    baseline=$(cd "$baseline" && pwd)
+    (cmake -S "$baseline" -B "$baseline_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_CUDA_ARCHITECTURES=90 -DSPART_ENABLE_CUDA=ON -DSPART_ENABLE_FORTRAN=OFF \
+        -DSPART_BUILD_CLI=OFF -DSPART_BUILD_BENCHMARKS=ON "${configure_extra[@]}" &&
+        cmake --build "$baseline_build" -j"$(($(nproc) / 2))" \
+            --target bench_mart_device bench_cuda_product) > "$out/baseline_build.log" 2>&1 &
+fi
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >> "$out/build.log" 2>&1 ||
     { grep -B2 -A6 -E "error" "$out/build.log" | head -60; exit 1; }
 echo "built"
+wait
 
 cd "$build" || exit 1
 echo "== ctest -L cuda (SPART_REQUIRE_GPU=1)"
@@ -71,25 +89,27 @@ ctest -R "test_device_api|test_convolve_device_errors" --output-on-failure 2>&1 
 
 echo "== benchmarks ($benches)"
 : > "$out/bench.log"
-if [ "$benches" = assembly ] || [ "$benches" = both ]; then
+if wants assembly; then
     # shellcheck disable=SC2086
     timeout 300 tests/bench_cuda_assembly ${SPART_BENCH_ARGS:-} \
         --json "$out/bench_cuda_assembly.json" 2>&1 |
         tee -a "$out/bench.log"
 fi
-if [ "$benches" = product ] || [ "$benches" = both ]; then
+if wants calls; then
+    timeout 100 tests/bench_cuda_assembly --cases x 2>&1 | tee -a "$out/bench.log"
+fi
+if wants product; then
     timeout 200 tests/bench_cuda_product 2>&1 | tee -a "$out/bench.log"
 fi
-if [ "$benches" = mart ]; then
+if wants mart; then
     timeout 300 tests/bench_mart_device --json "$out/bench_mart_device.json" 2>&1 |
         tee -a "$out/bench.log"
 fi
-if [ "$benches" = convolve ]; then
+if wants convolve; then
     timeout 300 tests/bench_cuda_convolve --json "$out/bench_cuda_convolve.json" 2>&1 |
         tee -a "$out/bench.log"
 fi
-
-if [ "$benches" = psf ]; then
+if wants psf; then
     timeout 300 tests/bench_mart_psf 2>&1 | tee -a "$out/bench.log"
 fi
 
@@ -113,3 +133,15 @@ for tool in memcheck racecheck; do
             "/tmp/$tool-$t.log" | sed "s/^/$tool $t: /"
     done
 done
+
+if [ -n "$baseline" ]; then
+    echo "== baseline benchmarks ($baseline)"
+    if [ -x "$baseline_build/tests/bench_mart_device" ]; then
+        timeout 120 "$baseline_build/tests/bench_mart_device" 2>&1 | tee "$out/baseline_bench.log"
+        timeout 120 "$baseline_build/tests/bench_cuda_product" 2>&1 |
+            tee -a "$out/baseline_bench.log"
+    else
+        echo "the baseline did not build:"
+        tail -20 "$out/baseline_build.log"
+    fi
+fi

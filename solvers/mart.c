@@ -446,10 +446,22 @@ static spart_status predict_and_measure(spart_context *context,
 }
 
 /* The update that ends an iteration: backproject the prediction, multiply
- * the state by the correction. */
+ * the state by the correction. Operators of a Regridder pair do both in
+ * one call (one pass on a device), with the same bits. */
 static spart_status advance(spart_context *context, const spart_mart_operators *operators,
                             mart_work *work, double gamma)
 {
+    if (spart_mart_operators_are_regridders(operators)) {
+        spart_status status =
+            spart_mart_regridders_update(context, operators, work->predicted, work->observed_back,
+                                         gamma, work->scene, work->predicted_back);
+        if (status != SPART_OK) {
+            return spart_mart_fail_keep(context, status,
+                                        "mart: the backprojection of the predicted images and "
+                                        "the update failed");
+        }
+        return SPART_OK;
+    }
     spart_status status = call_backward(context, operators, work->predicted, work->predicted_back,
                                         "predicted images");
     if (status == SPART_OK) {

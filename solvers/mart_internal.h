@@ -31,6 +31,19 @@ spart_status spart_mart_finish_prediction(spart_context *context, double *images
                                           int64_t size, double gain, double read_noise,
                                           int on_device);
 
+/* Nonzero when `operators` were made by spart_mart_operators_from_regridders
+ * (their backward operator is a Regridder pair's), so that the driver may
+ * end an iteration with spart_mart_regridders_update. */
+int spart_mart_operators_are_regridders(const spart_mart_operators *operators);
+
+/* The backward operator and the update of such operators in one call
+ * (spart_mart_update_from_images on the pair's backward Regridder): one
+ * pass on a device; `predicted_back` is the scratch it may need. */
+spart_status spart_mart_regridders_update(spart_context *context,
+                                          const spart_mart_operators *operators,
+                                          const double *images, const double *observed_back,
+                                          double gamma, double *scene, double *predicted_back);
+
 /* A float written as Python's repr writes it (0.001, 1e-05, 100.0), for
  * messages worded as ctis's. */
 typedef struct spart_mart_float_text {

@@ -1,7 +1,8 @@
 /*
  * solvers/mart_regridders.c: MART operators from a pair of Regridders
  * (spart_mart_operators_from_regridders): the forward product with the
- * noise widths of a counting detector, and the backward product.
+ * noise widths of a counting detector, and the backward product, which the
+ * driver may fuse with the update (spart_mart_regridders_update).
  */
 #include <math.h>
 
@@ -43,6 +44,21 @@ static spart_status backward_from_regridder(void *user, spart_context *context,
     spart_array x = {images, spart_regridder_shape_input(pair->backward)};
     return spart_regridder_apply(context, pair->backward, &x, scenes,
                                  spart_regridder_num_rows(pair->backward));
+}
+
+int spart_mart_operators_are_regridders(const spart_mart_operators *operators)
+{
+    return operators->backward == backward_from_regridder && operators->user != NULL;
+}
+
+spart_status spart_mart_regridders_update(spart_context *context,
+                                          const spart_mart_operators *operators,
+                                          const double *images, const double *observed_back,
+                                          double gamma, double *scene, double *predicted_back)
+{
+    const spart_mart_regridder_pair *pair = operators->user;
+    return spart_mart_update_from_images(context, pair->backward, images, observed_back,
+                                         pair->num_channel, gamma, scene, predicted_back);
 }
 
 spart_status spart_mart_operators_from_regridders(spart_context *context,

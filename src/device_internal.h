@@ -72,6 +72,14 @@ typedef struct spart_device_axis_map {
 int spart_cuda_csr_product(const spart_device_csr *matrix, const double *x, int64_t num_vectors,
                            double *y, double *chunk_sums, void *stream);
 
+/* The same product for num_vectors >= 1 vectors lying one after the other
+ * in C order (x[t * num_columns + column], y[t * num_rows + row]), as
+ * leading axes give them: no packing, one launch (two with long rows).
+ * Each vector's values are those of spart_cuda_csr_product, bit for bit. */
+int spart_cuda_csr_product_c_order(const spart_device_csr *matrix, const double *x,
+                                   int64_t num_vectors, double *y, double *chunk_sums,
+                                   void *stream);
+
 /* Move values between C order (num_leading blocks of the side's shape)
  * and interleaved vectors packed[matrix_index * T + lead * num_batch +
  * batch], T = num_leading * num_batch: spart_cuda_pack fills `packed` from
@@ -80,6 +88,20 @@ int spart_cuda_pack(const spart_device_axis_map *map, int64_t num_leading, const
                     double *packed, void *stream);
 int spart_cuda_unpack(const spart_device_axis_map *map, int64_t num_leading, const double *packed,
                       double *values, void *stream);
+
+/* ---- the MART update from images (kernels/mart_steps.cu) ------------------------- */
+
+/* scene[v] *= the MART correction of voxel v (src/mart_math.h) from
+ * observed_back[c * scene_size + v] and the backprojection of `images` by
+ * `matrix` (num_channel * scene_size rows, row c * scene_size + v), in one
+ * pass: each row summed as spart_cuda_csr_product sums it, so the result
+ * is that product followed by spart_mart_device_update, bit for bit,
+ * without the backprojection in memory. The matrix must have no long rows
+ * (num_long_rows == 0). */
+int spart_cuda_mart_backproject_update(const spart_device_csr *matrix, const double *images,
+                                       const double *observed_back, double *scene,
+                                       int64_t num_channel, int64_t scene_size, double gamma,
+                                       void *stream);
 
 /* ---- assembly and the exact transpose (kernels/csr_assemble.cu) ------------------ */
 

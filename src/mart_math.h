@@ -137,10 +137,22 @@ SPART_MATH_FUNCTION double spart_mart_pow(double x, double y)
     return spart_mart_exp(y * spart_mart_log(x));
 }
 
+/* One channel's factor of the MART correction: (observed / max(predicted,
+ * 0))^gamma, the ratio with NaN and +-inf replaced by 1, as ctis. */
+SPART_MATH_FUNCTION double spart_mart_ratio_power(double observed, double predicted, double gamma)
+{
+    predicted = predicted < 0.0 ? 0.0 : predicted;
+    double ratio = observed / predicted;
+    if (ratio != ratio || ratio == HUGE_VAL || ratio == -HUGE_VAL) {
+        ratio = 1.0;
+    }
+    return spart_mart_pow(ratio, gamma);
+}
+
 /* The MART correction of one voxel from its backprojections of the
  * observed images (clamped) and of the predicted images (clamped here) in
  * each channel, `stride` apart: (prod over c of ratio_c^gamma)^(1 /
- * channels), each ratio with NaN and +-inf replaced by 1, as ctis. */
+ * channels), the product taken in channel order from 1. */
 SPART_MATH_FUNCTION double spart_mart_correction(const double *observed_back,
                                                  const double *predicted_back, int64_t stride,
                                                  int64_t num_channel, double gamma,
@@ -148,13 +160,8 @@ SPART_MATH_FUNCTION double spart_mart_correction(const double *observed_back,
 {
     double product = 1.0;
     for (int64_t c = 0; c < num_channel; c++) {
-        double predicted = predicted_back[c * stride];
-        predicted = predicted < 0.0 ? 0.0 : predicted;
-        double ratio = observed_back[c * stride] / predicted;
-        if (ratio != ratio || ratio == HUGE_VAL || ratio == -HUGE_VAL) {
-            ratio = 1.0;
-        }
-        product = product * spart_mart_pow(ratio, gamma);
+        product = product * spart_mart_ratio_power(observed_back[c * stride],
+                                                   predicted_back[c * stride], gamma);
     }
     return spart_mart_pow(product, inverse_channels);
 }

@@ -6,6 +6,7 @@
 #include "device_select.h"
 #include "internal.h"
 #include "mart_steps.h"
+#include "regridder_internal.h"
 #include "spart/mart.h"
 
 size_t spart_mart_workspace_size(int64_t num_channel, int64_t image_size, int64_t scene_size)
@@ -275,4 +276,62 @@ spart_status spart_mart_update(spart_context *context, double *scene, const doub
                                spart_threads(context));
     }
     return finish(context, on_device, error, "mart_update", previous);
+}
+
+/* The checks of spart_mart_update_from_images; the scene size into
+ * *scene_size. */
+static spart_status check_update_from_images(spart_context *context,
+                                             const spart_regridder *backward, const double *images,
+                                             const double *observed_back, int64_t num_channel,
+                                             double gamma, const double *scene,
+                                             const double *predicted_back, int64_t *scene_size)
+{
+    if (backward == NULL || images == NULL || observed_back == NULL || scene == NULL ||
+        predicted_back == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "mart_update_from_images: NULL argument");
+    }
+    spart_status status = check_sizes(context, "mart_update_from_images", num_channel, 1);
+    if (status == SPART_OK && !(gamma > 0.0)) {
+        status = spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                            "mart_update_from_images: gamma = %g must be positive", gamma);
+    }
+    int64_t rows = spart_shape_size(&backward->output.shape);
+    if (status == SPART_OK && (rows < num_channel || rows % num_channel != 0)) {
+        status = spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
+                            "mart_update_from_images: the backward regridder gives %lld values, "
+                            "which is not %lld channels of one scene each",
+                            (long long)rows, (long long)num_channel);
+    }
+    *scene_size = status == SPART_OK ? rows / num_channel : 0;
+    return status;
+}
+
+spart_status spart_mart_update_from_images(spart_context *context, const spart_regridder *backward,
+                                           const double *images, const double *observed_back,
+                                           int64_t num_channel, double gamma, double *scene,
+                                           double *predicted_back)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    int64_t scene_size = 0;
+    spart_status status =
+        check_update_from_images(context, backward, images, observed_back, num_channel, gamma,
+                                 scene, predicted_back, &scene_size);
+    if (status != SPART_OK) {
+        return status;
+    }
+    if (spart_device_mart_fusable(backward)) {
+        return spart_device_mart_backproject_update(context, backward, images, observed_back, scene,
+                                                    num_channel, scene_size, gamma);
+    }
+    spart_array x = {images, backward->input.shape};
+    status = spart_regridder_apply(context, backward, &x, predicted_back, num_channel * scene_size);
+    if (status == SPART_OK) {
+        status = spart_mart_update(context, scene, observed_back, predicted_back, num_channel,
+                                   scene_size, gamma, backward->device.on_device);
+    }
+    return status;
 }

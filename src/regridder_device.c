@@ -4,8 +4,10 @@
  * (with the table of long rows the device product needs); assembling one
  * on the device from weights, and its exact and conservative transposes
  * (kernels/csr_assemble.cu, kernels/csr_transpose.cu); checking that
- * pointers are device memory; and a product's launches: pack x into
- * interleaved vectors, multiply, unpack y (kernels/csr_product.cu).
+ * pointers are device memory; and a product's launches: one launch for
+ * one vector or for vectors one after the other (leading axes); pack x
+ * into interleaved vectors, multiply, unpack y where batch axes are
+ * declared (kernels/csr_product.cu).
  *
  * Built without CUDA (no SPART_HAVE_CUDA), every entry point says
  * SPART_ERROR_NO_DEVICE and a device regridder cannot exist.
@@ -133,6 +135,23 @@ spart_status spart_device_apply(spart_context *context, const spart_regridder *r
                                 const spart_array *x, double *y, int64_t size_y)
 {
     (void)regridder, (void)x, (void)y, (void)size_y;
+    return no_cuda(context);
+}
+
+int spart_device_mart_fusable(const spart_regridder *backward)
+{
+    (void)backward; /* never on a device without CUDA */
+    return 0;
+}
+
+spart_status spart_device_mart_backproject_update(spart_context *context,
+                                                  const spart_regridder *backward,
+                                                  const double *images, const double *observed_back,
+                                                  double *scene, int64_t num_channel,
+                                                  int64_t scene_size, double gamma)
+{
+    (void)backward, (void)images, (void)observed_back, (void)scene, (void)num_channel;
+    (void)scene_size, (void)gamma;
     return no_cuda(context);
 }
 
@@ -1050,11 +1069,21 @@ static size_t round_up(size_t bytes)
     return (bytes + 255) / 256 * 256;
 }
 
+/* Whether vectors must be packed into interleaved ones for the product:
+ * only when a side declares batch axes. Leading axes alone give vectors one
+ * after the other in C order, which the product reads and writes as they
+ * lie. */
+static int packing_needed(const spart_regridder *regridder, int64_t num_vectors)
+{
+    return num_vectors != 1 &&
+           (regridder->input.num_batch != 1 || regridder->output.num_batch != 1);
+}
+
 size_t spart_device_workspace_bytes(const spart_regridder *regridder, int64_t num_vectors)
 {
     size_t vectors = (size_t)(num_vectors > 0 ? num_vectors : 0);
     size_t bytes = round_up((size_t)regridder->device.num_long_chunks * vectors * sizeof(double));
-    if (num_vectors != 1) {
+    if (packing_needed(regridder, num_vectors)) {
         bytes += round_up((size_t)regridder->csr.num_columns * vectors * sizeof(double));
         bytes += round_up((size_t)regridder->csr.num_rows * vectors * sizeof(double));
     }
@@ -1159,6 +1188,9 @@ spart_status spart_device_product(spart_context *context, const spart_regridder 
     int error = cudaSuccess;
     if (num_vectors == 1) {
         error = spart_cuda_csr_product(&matrix, x->data, 1, y, chunk_sums, stream);
+    } else if (!packing_needed(regridder, num_vectors)) {
+        error =
+            spart_cuda_csr_product_c_order(&matrix, x->data, num_vectors, y, chunk_sums, stream);
     } else {
         double *packed_x = (double *)free_space;
         free_space += round_up((size_t)matrix.num_columns * vectors * sizeof(double));
@@ -1179,6 +1211,49 @@ spart_status spart_device_product(spart_context *context, const spart_regridder 
         return cuda_failure(context, (cudaError_t)error, "device product");
     }
     return SPART_OK;
+}
+
+int spart_device_mart_fusable(const spart_regridder *backward)
+{
+    return backward != NULL && backward->device.on_device && backward->device.num_long_rows == 0 &&
+           backward->input.num_batch == 1 && backward->output.num_batch == 1;
+}
+
+spart_status spart_device_mart_backproject_update(spart_context *context,
+                                                  const spart_regridder *backward,
+                                                  const double *images, const double *observed_back,
+                                                  double *scene, int64_t num_channel,
+                                                  int64_t scene_size, double gamma)
+{
+    int device = backward->device.cuda_device;
+    int previous = -1;
+    spart_status status = spart_device_select(context, device, &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+    if (context->cuda_device != device) {
+        status = spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                            "the regridder lives on CUDA device %d but the context uses device %d "
+                            "(spart_context_set_cuda_device)",
+                            device, context->cuda_device);
+    }
+    const void *pointers[] = {images, observed_back, scene};
+    const char *names[] = {"images", "observed_back", "scene"};
+    for (int k = 0; k < 3 && status == SPART_OK; k++) {
+        status = spart_device_check_pointer(context, pointers[k], device, "mart update from images",
+                                            names[k]);
+    }
+    if (status == SPART_OK) {
+        spart_device_csr matrix = describe_matrix(backward);
+        int error =
+            spart_cuda_mart_backproject_update(&matrix, images, observed_back, scene, num_channel,
+                                               scene_size, gamma, context->cuda_stream);
+        if (error != cudaSuccess) {
+            status = cuda_failure(context, (cudaError_t)error, "mart update from images");
+        }
+    }
+    spart_device_leave(previous);
+    return status;
 }
 
 spart_status spart_device_apply(spart_context *context, const spart_regridder *regridder,

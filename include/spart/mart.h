@@ -253,6 +253,25 @@ SPART_NODISCARD SPART_API spart_status spart_mart_update(spart_context *context,
                                                          int64_t num_channel, int64_t scene_size,
                                                          double gamma, int on_device);
 
+/* The end of an iteration from the predicted images: backproject `images`
+ * (num_channel x image_size, the backward Regridder's input) with
+ * `backward` into num_channel x scene_size values and multiply `scene` by
+ * the correction from those and observed_back, with the bits of
+ * spart_regridder_apply followed by spart_mart_update. The arrays are where
+ * `backward` lives (host or the context's CUDA device). On a device, when
+ * `backward` has no row longer than a chunk of the product
+ * (SPART_CHUNK_LENGTH entries) and no batch axes, the two are one pass
+ * and the backprojection never goes to memory (no pass over num_channel
+ * scenes, one launch); otherwise `predicted_back` (num_channel x
+ * scene_size values) receives the backprojection. Either way its contents
+ * afterwards are unspecified. Errors: those of the two calls it stands
+ * for; SPART_ERROR_SHAPE_MISMATCH when backward's output is not
+ * num_channel scenes. */
+SPART_NODISCARD SPART_API spart_status spart_mart_update_from_images(
+    spart_context *context, const spart_regridder *backward, const double *images,
+    const double *observed_back, int64_t num_channel, double gamma, double *scene,
+    double *predicted_back);
+
 #ifdef __cplusplus
 }
 #endif

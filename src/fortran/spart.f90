@@ -1030,6 +1030,21 @@ module spart
             integer(c_int), value :: on_device
             integer(c_int) :: status
         end function c_spart_mart_update
+
+        function c_spart_mart_update_from_images(context, backward, images, observed_back, &
+                                                 num_channel, gamma, scene, predicted_back) &
+            bind(C, name="spart_mart_update_from_images") result(status)
+            import :: c_double, c_int, c_int64_t, c_ptr
+            type(c_ptr), value :: context
+            type(c_ptr), value :: backward
+            type(c_ptr), value :: images
+            type(c_ptr), value :: observed_back
+            integer(c_int64_t), value :: num_channel
+            real(c_double), value :: gamma
+            type(c_ptr), value :: scene
+            type(c_ptr), value :: predicted_back
+            integer(c_int) :: status
+        end function c_spart_mart_update_from_images
     end interface
 
     ! ---- the C API (spart/device_memory.h) -------------------------------------------------
@@ -1360,6 +1375,7 @@ module spart
     public :: spart_mart_result_mean_chi_squared, spart_mart_result_correlation
     public :: spart_mart_workspace_size, spart_mart_clamp, spart_mart_noise_widths
     public :: spart_mart_merits, spart_mart_flat_guess, spart_mart_update
+    public :: spart_mart_update_from_images
     public :: spart_device_malloc, spart_device_free, spart_device_copy_to_device
     public :: spart_device_copy_to_host, spart_device_copy_on_device
     public :: spart_instrument_create, spart_instrument_free, spart_instrument_num_channel
@@ -2793,6 +2809,23 @@ contains
         status = c_spart_mart_update(context%handle, scene, observed_back, predicted_back, &
                                      num_channel, scene_size, gamma, device_flag(on_device))
     end function spart_mart_update
+
+    ! Backproject `images` with `backward` and multiply `scene` by the MART
+    ! correction, as spart_regridder_apply then spart_mart_update (one pass
+    ! on a device); arrays by address, where `backward` lives.
+    function spart_mart_update_from_images(context, backward, images, observed_back, &
+                                           num_channel, gamma, scene, predicted_back) &
+        result(status)
+        type(spart_context), intent(in) :: context
+        type(spart_regridder), intent(in) :: backward
+        type(c_ptr), intent(in) :: images, observed_back, scene, predicted_back
+        integer(c_int64_t), intent(in) :: num_channel
+        real(c_double), intent(in) :: gamma
+        integer(c_int) :: status
+        status = c_spart_mart_update_from_images(context%handle, backward%handle, images, &
+                                                 observed_back, num_channel, gamma, scene, &
+                                                 predicted_back)
+    end function spart_mart_update_from_images
 
     ! ==== device memory (spart/device_memory.h), by address ===================================
 

@@ -198,11 +198,52 @@ static double copy_rate(int repeat)
     return 2.0 * (double)bytes / (median(times, repeat) * 1e-3);
 }
 
-/* Median time of spart's product for x (device) of shape `shape`. */
+/* Counts the runs whose y differs in any bit from the first run's. */
+typedef struct run_check {
+    int64_t n;      /* values of y */
+    double *first;  /* the first run's y (host) */
+    double *latest; /* the latest run's y (host) */
+    int differing;
+} run_check;
+
+static run_check run_check_open(int64_t n)
+{
+    run_check check = {n, malloc((size_t)n * sizeof(double)), malloc((size_t)n * sizeof(double)),
+                       0};
+    if (check.first == NULL || check.latest == NULL) {
+        fprintf(stderr, "out of host memory for %lld values\n", (long long)n);
+        exit(1);
+    }
+    return check;
+}
+
+/* After timed run `run` (0 the first), outside the timed region. */
+static void run_check_add(run_check *check, int run, const double *y_device)
+{
+    if (run < 0) {
+        return;
+    }
+    double *into = run == 0 ? check->first : check->latest;
+    CHECK_CUDA(
+        cudaMemcpy(into, y_device, (size_t)check->n * sizeof(double), cudaMemcpyDeviceToHost));
+    if (run > 0 && memcmp(check->first, check->latest, (size_t)check->n * sizeof(double)) != 0) {
+        check->differing++;
+    }
+}
+
+static void run_check_close(run_check *check)
+{
+    free(check->first);
+    free(check->latest);
+}
+
+/* Median time of spart's product for x (device) of shape `shape`; the
+ * runs whose y differs from the first run's into *differing. */
 static double time_spart(spart_context *context, const spart_regridder *device,
                          const double *x_device, spart_shape shape, double *y_device, int64_t n,
-                         int repeat)
+                         int repeat, int *differing)
 {
+    run_check check = run_check_open(n);
     size_t bytes = 0;
     CHECK_SPART(context, spart_regridder_workspace_size(context, device, &shape, &bytes));
     void *workspace = NULL;
@@ -223,8 +264,14 @@ static double time_spart(spart_context *context, const spart_regridder *device,
         if (run >= 0) {
             times[run] = ms;
         }
+        CHECK_CUDA(cudaMemset(y_device, 0xff, (size_t)n * sizeof(double))); /* poison */
+        CHECK_SPART(context, spart_regridder_apply_workspace(context, device, &xa, y_device, n,
+                                                             workspace, bytes));
+        run_check_add(&check, run, y_device);
     }
     CHECK_CUDA(cudaFree(workspace));
+    *differing = check.differing;
+    run_check_close(&check);
     return median(times, repeat);
 }
 
@@ -232,8 +279,9 @@ static double time_spart(spart_context *context, const spart_regridder *device,
  * arrays (int32 row offsets made from its int64 row pointers). */
 static double time_cusparse(cusparseHandle_t handle, const spart_regridder *host,
                             const spart_regridder *device, const double *x_device, double *y_device,
-                            cusparseSpMVAlg_t algorithm, int repeat)
+                            cusparseSpMVAlg_t algorithm, int repeat, int *differing)
 {
+    run_check check = run_check_open(host->csr.num_rows);
     const spart_csr *csr = &host->csr;
     int32_t *offsets = malloc((size_t)(csr->num_rows + 1) * sizeof(int32_t));
     for (int64_t r = 0; r <= csr->num_rows; r++) {
@@ -273,13 +321,100 @@ static double time_cusparse(cusparseHandle_t handle, const spart_regridder *host
         if (run >= 0) {
             times[run] = ms;
         }
+        CHECK_CUDA(cudaMemset(y_device, 0xff, (size_t)csr->num_rows * sizeof(double)));
+        CHECK_CUSPARSE(cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x,
+                                    &beta, y, CUDA_R_64F, algorithm, buffer));
+        run_check_add(&check, run, y_device);
     }
+    *differing = check.differing;
+    run_check_close(&check);
     CHECK_CUSPARSE(cusparseDestroySpMat(matrix));
     CHECK_CUSPARSE(cusparseDestroyDnVec(x));
     CHECK_CUSPARSE(cusparseDestroyDnVec(y));
     CHECK_CUDA(cudaFree(buffer));
     CHECK_CUDA(cudaFree(offsets_device));
     return median(times, repeat);
+}
+
+/* Median time of cuSPARSE SpMM with `algorithm` for `width` vectors one
+ * after the other (column-major X of columns x width and Y of rows x
+ * width: the layout of spart's leading axes), with its differing runs; a
+ * negative time where cuSPARSE refuses the algorithm for these types (a
+ * float32 matrix with float64 vectors) or this layout. */
+static double time_cusparse_spmm(cusparseHandle_t handle, const spart_regridder *host,
+                                 const spart_regridder *device, const double *x_device,
+                                 double *y_device, int64_t width, cusparseSpMMAlg_t algorithm,
+                                 int repeat, int *differing)
+{
+    const spart_csr *csr = &host->csr;
+    int32_t *offsets = malloc((size_t)(csr->num_rows + 1) * sizeof(int32_t));
+    for (int64_t r = 0; r <= csr->num_rows; r++) {
+        offsets[r] = (int32_t)csr->row_ptr[r];
+    }
+    int32_t *offsets_device = NULL;
+    CHECK_CUDA(cudaMalloc((void **)&offsets_device, (size_t)(csr->num_rows + 1) * sizeof(int32_t)));
+    CHECK_CUDA(cudaMemcpy(offsets_device, offsets, (size_t)(csr->num_rows + 1) * sizeof(int32_t),
+                          cudaMemcpyHostToDevice));
+    free(offsets);
+    int float32 = csr->values32 != NULL;
+    void *values = float32 ? (void *)device->csr.values32 : (void *)device->csr.values64;
+    cusparseSpMatDescr_t matrix;
+    cusparseDnMatDescr_t x, y;
+    CHECK_CUSPARSE(cusparseCreateCsr(&matrix, csr->num_rows, csr->num_columns, csr->num_entries,
+                                     offsets_device, device->csr.columns32, values,
+                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                     CUSPARSE_INDEX_BASE_ZERO, float32 ? CUDA_R_32F : CUDA_R_64F));
+    CHECK_CUSPARSE(cusparseCreateDnMat(&x, csr->num_columns, width, csr->num_columns,
+                                       (void *)x_device, CUDA_R_64F, CUSPARSE_ORDER_COL));
+    CHECK_CUSPARSE(cusparseCreateDnMat(&y, csr->num_rows, width, csr->num_rows, y_device,
+                                       CUDA_R_64F, CUSPARSE_ORDER_COL));
+    double alpha = 1.0, beta = 0.0;
+    size_t bytes = 0;
+    double result = -1.0;
+    *differing = -1;
+    cusparseStatus_t status = cusparseSpMM_bufferSize(
+        handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix,
+        x, &beta, y, CUDA_R_64F, algorithm, &bytes);
+    void *buffer = NULL;
+    if (status == CUSPARSE_STATUS_SUCCESS) {
+        CHECK_CUDA(cudaMalloc(&buffer, bytes > 0 ? bytes : 1));
+        status =
+            cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                         &alpha, matrix, x, &beta, y, CUDA_R_64F, algorithm, buffer);
+    }
+    if (status == CUSPARSE_STATUS_SUCCESS) {
+        run_check check = run_check_open(csr->num_rows * width);
+        timer t;
+        CHECK_CUDA(cudaEventCreate(&t.start));
+        CHECK_CUDA(cudaEventCreate(&t.stop));
+        double times[64];
+        for (int run = -3; run < repeat; run++) {
+            CHECK_CUDA(cudaEventRecord(t.start, 0));
+            CHECK_CUSPARSE(cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                        CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x, &beta,
+                                        y, CUDA_R_64F, algorithm, buffer));
+            CHECK_CUDA(cudaEventRecord(t.stop, 0));
+            double ms = elapsed_ms(&t);
+            if (run >= 0) {
+                times[run] = ms;
+            }
+            CHECK_CUDA(
+                cudaMemset(y_device, 0xff, (size_t)(csr->num_rows * width) * sizeof(double)));
+            CHECK_CUSPARSE(cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                        CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x, &beta,
+                                        y, CUDA_R_64F, algorithm, buffer));
+            run_check_add(&check, run, y_device);
+        }
+        *differing = check.differing;
+        run_check_close(&check);
+        result = median(times, repeat);
+    }
+    CHECK_CUSPARSE(cusparseDestroySpMat(matrix));
+    CHECK_CUSPARSE(cusparseDestroyDnMat(x));
+    CHECK_CUSPARSE(cusparseDestroyDnMat(y));
+    CHECK_CUDA(cudaFree(buffer));
+    CHECK_CUDA(cudaFree(offsets_device));
+    return result;
 }
 
 static double *device_random(int64_t n, uint64_t seed)
@@ -335,7 +470,19 @@ static double largest_relative_difference(const double *a_device, const double *
     return largest;
 }
 
-/* Time one matrix: spart (1 and 8 vectors), cuSPARSE ALG1 and ALG2, the floor. */
+static void print_spmm(const char *name, double ms, int differing, int repeat)
+{
+    if (ms < 0.0) {
+        printf("  %-34s refused by cuSPARSE for these types and column-major vectors\n", name);
+        return;
+    }
+    printf("  %-34s %9.3f ms  (%.3f ms per vector; %d of %d runs differ from the first)\n", name,
+           ms, ms / 8.0, differing, repeat - 1);
+}
+
+/* Time one matrix: spart (1 and 8 vectors), cuSPARSE SpMV ALG1 and ALG2
+ * (and SpMM for 8 vectors), the floor; count the runs of each whose
+ * result differs in any bit from its first run's. */
 static void measure(spart_context *context, cusparseHandle_t handle, const char *name,
                     spart_regridder *host, double rate, int repeat, int with_batch)
 {
@@ -347,41 +494,59 @@ static void measure(spart_context *context, cusparseHandle_t handle, const char 
     double *x = device_random(columns * 8, 7);
     double *y = NULL, *y_peer = NULL;
     CHECK_CUDA(cudaMalloc((void **)&y, (size_t)rows * 8 * sizeof(double)));
-    CHECK_CUDA(cudaMalloc((void **)&y_peer, (size_t)rows * sizeof(double)));
+    CHECK_CUDA(cudaMalloc((void **)&y_peer, (size_t)rows * 8 * sizeof(double)));
     double value_bytes = float32 ? 4.0 : 8.0;
     double bytes = (double)entries * (value_bytes + 4.0) + (double)(rows + 1) * 8.0 +
                    (double)columns * 8.0 + (double)rows * 8.0;
     double floor_ms = bytes / rate * 1e3;
     spart_shape one = {1, {columns}};
-    double spart_ms = time_spart(context, device, x, one, y, rows, repeat);
+    int spart_differing = 0, alg1_differing = 0, alg2_differing = 0;
+    double spart_ms = time_spart(context, device, x, one, y, rows, repeat, &spart_differing);
     int64_t differing = rows_differing_from_host(context, host, x, y);
-    double alg1_ms = time_cusparse(handle, host, device, x, y_peer, CUSPARSE_SPMV_CSR_ALG1, repeat);
-    double alg2_ms = time_cusparse(handle, host, device, x, y_peer, CUSPARSE_SPMV_CSR_ALG2, repeat);
+    double alg1_ms = time_cusparse(handle, host, device, x, y_peer, CUSPARSE_SPMV_CSR_ALG1, repeat,
+                                   &alg1_differing);
+    double alg2_ms = time_cusparse(handle, host, device, x, y_peer, CUSPARSE_SPMV_CSR_ALG2, repeat,
+                                   &alg2_differing);
     double relative = largest_relative_difference(y, y_peer, rows);
     printf("\n%s: %lld rows x %lld columns, %lld entries (%s values, int32 columns, int64 row "
            "pointers), group size %d\n",
            name, (long long)rows, (long long)columns, (long long)entries,
            float32 ? "float32" : "float64", host->plan.group_size);
-    printf("  compulsory bytes %.3f GB; floor at the copy rate %.3f ms\n", bytes * 1e-9, floor_ms);
-    printf("  %-34s %9.3f ms  %6.2f TB/s  %5.1f%% of copy rate  (%lld rows differ from the host)\n",
+    printf("  compulsory bytes %.3f GB; floor at the copy rate %.3f ms; runs that differ from "
+           "the first of %d\n",
+           bytes * 1e-9, floor_ms, repeat);
+    printf("  %-34s %9.3f ms  %6.2f TB/s  %5.1f%% of copy rate  (%lld rows differ from the host; "
+           "%d of %d runs differ from the first)\n",
            "spart, one vector", spart_ms, bytes / (spart_ms * 1e-3) * 1e-12,
-           100.0 * floor_ms / spart_ms, (long long)differing);
-    printf("  %-34s %9.3f ms  %6.2f TB/s  %5.1f%% of copy rate\n", "cuSPARSE SpMV CSR_ALG1",
-           alg1_ms, bytes / (alg1_ms * 1e-3) * 1e-12, 100.0 * floor_ms / alg1_ms);
-    printf("  %-34s %9.3f ms  %6.2f TB/s  %5.1f%% of copy rate  (largest relative difference "
-           "from spart %.2e)\n",
+           100.0 * floor_ms / spart_ms, (long long)differing, spart_differing, repeat - 1);
+    printf("  %-34s %9.3f ms  %6.2f TB/s  %5.1f%% of copy rate  (%d of %d runs differ)\n",
+           "cuSPARSE SpMV CSR_ALG1", alg1_ms, bytes / (alg1_ms * 1e-3) * 1e-12,
+           100.0 * floor_ms / alg1_ms, alg1_differing, repeat - 1);
+    printf("  %-34s %9.3f ms  %6.2f TB/s  %5.1f%% of copy rate  (%d of %d runs differ; largest "
+           "relative difference from spart %.2e)\n",
            "cuSPARSE SpMV CSR_ALG2", alg2_ms, bytes / (alg2_ms * 1e-3) * 1e-12,
-           100.0 * floor_ms / alg2_ms, relative);
+           100.0 * floor_ms / alg2_ms, alg2_differing, repeat - 1, relative);
     printf("  spart / cuSPARSE: %.2fx ALG1, %.2fx ALG2 (below 1: spart faster)\n",
            spart_ms / alg1_ms, spart_ms / alg2_ms);
     if (with_batch) {
         spart_shape eight = {2, {8, columns}};
-        double batch_ms = time_spart(context, device, x, eight, y, rows * 8, repeat);
+        int batch_differing = 0, spmm_differing[3] = {0, 0, 0};
+        double batch_ms =
+            time_spart(context, device, x, eight, y, rows * 8, repeat, &batch_differing);
         double batch_bytes = (double)entries * (value_bytes + 4.0) + (double)(rows + 1) * 8.0 +
                              8.0 * ((double)columns * 8.0 + (double)rows * 8.0);
-        printf("  %-34s %9.3f ms  (%.3f ms per vector; floor %.3f ms; pack and unpack "
-               "included)\n",
-               "spart, eight vectors", batch_ms, batch_ms / 8.0, batch_bytes / rate * 1e3);
+        printf("  %-34s %9.3f ms  (%.3f ms per vector; floor %.3f ms; %d of %d runs differ)\n",
+               "spart, eight vectors (one launch)", batch_ms, batch_ms / 8.0,
+               batch_bytes / rate * 1e3, batch_differing, repeat - 1);
+        const cusparseSpMMAlg_t algorithms[3] = {CUSPARSE_SPMM_CSR_ALG1, CUSPARSE_SPMM_CSR_ALG2,
+                                                 CUSPARSE_SPMM_CSR_ALG3};
+        const char *names[3] = {"cuSPARSE SpMM CSR_ALG1, eight", "cuSPARSE SpMM CSR_ALG2, eight",
+                                "cuSPARSE SpMM CSR_ALG3, eight"};
+        for (int a = 0; a < 3; a++) {
+            double ms = time_cusparse_spmm(handle, host, device, x, y_peer, 8, algorithms[a],
+                                           repeat, &spmm_differing[a]);
+            print_spmm(names[a], ms, spmm_differing[a], repeat);
+        }
     }
     CHECK_CUDA(cudaFree(x));
     CHECK_CUDA(cudaFree(y));

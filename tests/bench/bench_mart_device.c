@@ -22,7 +22,10 @@ typedef struct problem_figures {
     int scene;
     int64_t entries_forward, entries_backward;
     double build_ms, host_ms, device_ms, floor_ms;
+    double device_marginal_ms; /* (t(60 iterations) - t(10)) / 50: setup left out */
+    double fused_floor_ms;     /* floor without the backprojection of the prediction in memory */
     double forward_ms, backward_ms;         /* one device product each, synchronised */
+    double backward_update_ms;              /* spart_mart_update_from_images, synchronised */
     double update_ms, merits_ms, widths_ms; /* one device step each, synchronised */
     double forward_floor_ms, backward_floor_ms;
     int64_t iterations;
@@ -220,12 +223,58 @@ done:
     spart_device_free(context, workspace);
 }
 
+/* ms of the backprojection of images and the update together (best of
+ * 20, each waited for). */
+static double time_backward_update(spart_context *context, const spart_regridder *backward)
+{
+    int64_t images = spart_regridder_num_columns(backward);
+    int64_t rows = spart_regridder_num_rows(backward);
+    int64_t scene_size = rows / 4;
+    void *x = NULL, *observed_back = NULL, *scene = NULL, *scratch = NULL;
+    double best = -1.0;
+    double *ones = malloc((size_t)rows * sizeof(double));
+    for (int64_t k = 0; k < rows; k++) {
+        ones[k] = 1.0 + (double)(k % 5);
+    }
+    if (spart_device_malloc(context, (size_t)images * sizeof(double), &x) == SPART_OK &&
+        spart_device_malloc(context, (size_t)rows * sizeof(double), &observed_back) == SPART_OK &&
+        spart_device_malloc(context, (size_t)scene_size * sizeof(double), &scene) == SPART_OK &&
+        spart_device_malloc(context, (size_t)rows * sizeof(double), &scratch) == SPART_OK &&
+        spart_device_copy_to_device(context, x, ones, (size_t)images * sizeof(double)) ==
+            SPART_OK &&
+        spart_device_copy_to_device(context, observed_back, ones, (size_t)rows * sizeof(double)) ==
+            SPART_OK &&
+        spart_device_copy_to_device(context, scene, ones, (size_t)scene_size * sizeof(double)) ==
+            SPART_OK) {
+        best = 1e30;
+        double ignored = 0.0;
+        for (int k = 0; k < 20; k++) {
+            double t = omp_get_wtime();
+            if (spart_mart_update_from_images(context, backward, x, observed_back, 4, 0.5, scene,
+                                              scratch) != SPART_OK ||
+                spart_device_copy_to_host(context, &ignored, scene, sizeof(double)) != SPART_OK) {
+                best = -1.0;
+                break;
+            }
+            t = omp_get_wtime() - t;
+            best = t < best ? t : best;
+        }
+    }
+    free(ones);
+    spart_device_free(context, x);
+    spart_device_free(context, observed_back);
+    spart_device_free(context, scene);
+    spart_device_free(context, scratch);
+    return best > 0.0 ? best * 1e3 : -1.0;
+}
+
 static void device_product_times(spart_context *context, const spart_regridder *forward,
                                  const spart_regridder *backward, double bandwidth,
                                  problem_figures *f)
 {
     f->forward_ms = time_product(context, forward);
     f->backward_ms = time_product(context, backward);
+    f->backward_update_ms = time_backward_update(context, backward);
     f->forward_floor_ms = product_bytes(forward) / bandwidth * 1e3;
     f->backward_floor_ms = product_bytes(backward) / bandwidth * 1e3;
 }
@@ -249,6 +298,24 @@ static double time_mart(spart_context *context, const spart_mart_operators *oper
            (size_t)(iterations * 4) * sizeof(double));
     spart_mart_result_free(result);
     return t / (double)iterations * 1e3;
+}
+
+/* ms per iteration with the fixed costs of a solve (working arrays, the
+ * flat guess, recording the graph) left out: the difference of a 60- and a
+ * 10-iteration run over 50, each the best of 3. */
+static double marginal_iteration_ms(spart_context *context, const spart_mart_operators *operators,
+                                    const double *observed)
+{
+    double *chi2 = malloc(60 * 4 * sizeof(double));
+    double best_short = 1e30, best_long = 1e30;
+    for (int k = 0; k < 3; k++) {
+        double t_short = time_mart(context, operators, observed, 10, chi2) * 10.0;
+        double t_long = time_mart(context, operators, observed, 60, chi2) * 60.0;
+        best_short = t_short < best_short ? t_short : best_short;
+        best_long = t_long < best_long ? t_long : best_long;
+    }
+    free(chi2);
+    return (best_long - best_short) / 50.0;
 }
 
 static int run_problem(spart_context *context, int n, double bandwidth, problem_figures *f)
@@ -304,6 +371,7 @@ static int run_problem(spart_context *context, int n, double bandwidth, problem_
         if (ok) {
             time_mart(context, &operators, d_observed, 2, chi2_device); /* warm up */
             f->device_ms = time_mart(context, &operators, d_observed, f->iterations, chi2_device);
+            f->device_marginal_ms = marginal_iteration_ms(context, &operators, d_observed);
             f->same_bits =
                 memcmp(chi2_host, chi2_device, (size_t)(f->iterations * 4) * sizeof(double)) == 0;
             device_product_times(context, forward, backward, bandwidth, f);
@@ -317,6 +385,9 @@ static int run_problem(spart_context *context, int n, double bandwidth, problem_
             double bytes_moved = product_bytes(forward) + product_bytes(backward) + 2.0 * scenes +
                                  2.0 * (double)scene_size * 8.0 + 5.0 * images;
             f->floor_ms = bytes_moved / bandwidth * 1e3;
+            /* fused (spart_mart_update_from_images): the backprojection of
+             * the prediction is neither written nor read back */
+            f->fused_floor_ms = (bytes_moved - 2.0 * scenes) / bandwidth * 1e3;
         }
     }
     spart_device_free(context, d_observed);
@@ -368,6 +439,19 @@ int main(int argc, char **argv)
                f->device_ms > 0 ? 100.0 * f->floor_ms / f->device_ms : 0.0,
                f->device_ms > 0 ? (f->same_bits ? "same" : "DIFFER") : "-");
     }
+    printf("\ndevice ms per iteration without a solve's fixed costs ((t(60) - t(10)) / 50), "
+           "against the floor and the floor of the fused iteration (no backprojection of the "
+           "prediction in memory):\n");
+    printf("%-7s %12s %10s %10s %12s %12s\n", "scene", "marginal ms", "floor ms", "floor/dev",
+           "fused floor", "fused/dev");
+    for (int k = 0; k < 2; k++) {
+        problem_figures *f = &figures[k];
+        printf("%3dx%-3d %12.4f %10.4f %9.0f%% %12.4f %11.0f%%\n", f->scene, f->scene,
+               f->device_marginal_ms, f->floor_ms,
+               f->device_marginal_ms > 0 ? 100.0 * f->floor_ms / f->device_marginal_ms : 0.0,
+               f->fused_floor_ms,
+               f->device_marginal_ms > 0 ? 100.0 * f->fused_floor_ms / f->device_marginal_ms : 0.0);
+    }
     printf("\none device product (waited for, so launch and copy latency included):\n");
     printf("%-7s %12s %12s %12s %12s\n", "scene", "forward ms", "floor ms", "backward ms",
            "floor ms");
@@ -376,12 +460,12 @@ int main(int argc, char **argv)
         printf("%3dx%-3d %12.4f %12.4f %12.4f %12.4f\n", f->scene, f->scene, f->forward_ms,
                f->forward_floor_ms, f->backward_ms, f->backward_floor_ms);
     }
-    printf("\none device step (waited for):\n%-7s %12s %12s %12s\n", "scene", "update ms",
-           "merits ms", "widths ms");
+    printf("\none device step (waited for):\n%-7s %12s %12s %12s %22s\n", "scene", "update ms",
+           "merits ms", "widths ms", "backward + update ms");
     for (int k = 0; k < 2; k++) {
         problem_figures *f = &figures[k];
-        printf("%3dx%-3d %12.4f %12.4f %12.4f\n", f->scene, f->scene, f->update_ms, f->merits_ms,
-               f->widths_ms);
+        printf("%3dx%-3d %12.4f %12.4f %12.4f %22.4f\n", f->scene, f->scene, f->update_ms,
+               f->merits_ms, f->widths_ms, f->backward_update_ms);
     }
     if (json != NULL) {
         FILE *file = fopen(json, "w");
@@ -393,10 +477,11 @@ int main(int argc, char **argv)
                 fprintf(file,
                         "%s{\"scene\": %d, \"entries_forward\": %lld, \"entries_backward\": %lld, "
                         "\"build_ms\": %.3f, \"host_ms\": %.4f, \"device_ms\": %.4f, "
-                        "\"floor_ms\": %.4f, \"same_bits\": %d}",
+                        "\"floor_ms\": %.4f, \"device_marginal_ms\": %.4f, "
+                        "\"fused_floor_ms\": %.4f, \"same_bits\": %d}",
                         k ? ", " : "", f->scene, (long long)f->entries_forward,
                         (long long)f->entries_backward, f->build_ms, f->host_ms, f->device_ms,
-                        f->floor_ms, f->same_bits);
+                        f->floor_ms, f->device_marginal_ms, f->fused_floor_ms, f->same_bits);
             }
             fprintf(file, "]}\n");
             fclose(file);

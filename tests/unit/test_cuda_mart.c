@@ -195,6 +195,110 @@ static void a_device_step_refuses_host_memory(void **state)
     spart_context_free(context);
 }
 
+/* The backprojection and the update in one call on the device give the
+ * host's bits (where the host applies, then updates): one pass for
+ * backward operators of group size 1, 4 and 32 (float64 and float32
+ * values, int32 and int64 columns; 3 channels, so that a group's channels
+ * are not all there in its last round), and through the backprojection
+ * for one with a row longer than a chunk. */
+static void update_from_images_equals_the_host(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    const int64_t channels = 3, voxels = 5003, pixels = 700, rows = channels * voxels;
+    const int64_t means[] = {1, 6, 80, 3};
+    for (int m = 0; m < 4; m++) {
+        int64_t *lengths = malloc((size_t)rows * sizeof(int64_t));
+        uint64_t rng = 100 + (uint64_t)m;
+        for (int64_t r = 0; r < rows; r++) {
+            lengths[r] = (int64_t)(next_uniform(&rng) * (double)(2 * means[m] + 1));
+        }
+        if (m == 3) {
+            lengths[17] = SPART_CHUNK_LENGTH + 5;
+        }
+        spart_regridder *host =
+            csr_regridder(context, rows, pixels, lengths, m == 1, m == 2, 200 + (uint64_t)m);
+        free(lengths);
+        spart_regridder *device = NULL;
+        assert_int_equal(spart_regridder_to_device(context, host, &device), SPART_OK);
+        assert_int_equal(device->device.num_long_rows, m == 3 ? 1 : 0);
+        double *images = random_values(pixels, 0.0, 50.0, 300 + (uint64_t)m);
+        double *observed_back = random_values(rows, 0.0, 3.0, 400 + (uint64_t)m);
+        double *scene = random_values(voxels, 0.1, 2.0, 500 + (uint64_t)m);
+        double *scratch = malloc((size_t)rows * sizeof(double));
+        double *result = malloc((size_t)voxels * sizeof(double));
+        double *d_images = to_device(context, images, pixels);
+        double *d_observed_back = to_device(context, observed_back, rows);
+        double *d_scene = to_device(context, scene, voxels);
+        double *d_scratch = to_device(context, NULL, rows);
+        for (int k = 0; k < 2; k++) {
+            double gamma = k == 0 ? 0.3 : 0.5;
+            assert_int_equal(spart_mart_update_from_images(context, host, images, observed_back,
+                                                           channels, gamma, scene, scratch),
+                             SPART_OK);
+            spart_status status = spart_mart_update_from_images(
+                context, device, d_images, d_observed_back, channels, gamma, d_scene, d_scratch);
+            if (status != SPART_OK) {
+                fail_msg("%s", spart_context_error(context));
+            }
+            from_device(context, result, d_scene, voxels);
+            if (memcmp(result, scene, (size_t)voxels * sizeof(double)) != 0) {
+                fail_msg("mean row length %lld (group size %d), gamma %g: the device scene differs "
+                         "from the host's",
+                         (long long)means[m], host->plan.group_size, gamma);
+            }
+        }
+        spart_device_free(context, d_images);
+        spart_device_free(context, d_observed_back);
+        spart_device_free(context, d_scene);
+        spart_device_free(context, d_scratch);
+        free(images);
+        free(observed_back);
+        free(scene);
+        free(scratch);
+        free(result);
+        spart_regridder_free(device);
+        spart_regridder_free(host);
+    }
+    spart_context_free(context);
+}
+
+/* Merits of images too large for the one-launch path (more than 64 chunks
+ * a channel) give the host's bits too. */
+static void merits_of_large_images_equal_the_host(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    const int64_t channels = 2, pixels = 70 * 1024 + 77;
+    int64_t n = channels * pixels;
+    double *observed = random_values(n, 0.0, 50.0, 11);
+    double *predicted = random_values(n, 0.0, 50.0, 12);
+    double *widths = random_values(n, 0.0, 7.0, 13);
+    double chi2_host[2], r_host[2], chi2_device[2], r_device[2];
+    assert_int_equal(spart_mart_merits(context, observed, predicted, widths, channels, pixels,
+                                       chi2_host, r_host, NULL, 0, 0),
+                     SPART_OK);
+    size_t bytes = spart_mart_workspace_size(channels, pixels, 1);
+    void *workspace = NULL;
+    assert_int_equal(spart_device_malloc(context, bytes, &workspace), SPART_OK);
+    double *d_observed = to_device(context, observed, n);
+    double *d_predicted = to_device(context, predicted, n);
+    double *d_widths = to_device(context, widths, n);
+    assert_int_equal(spart_mart_merits(context, d_observed, d_predicted, d_widths, channels, pixels,
+                                       chi2_device, r_device, workspace, bytes, 1),
+                     SPART_OK);
+    assert_memory_equal(chi2_host, chi2_device, sizeof chi2_host);
+    assert_memory_equal(r_host, r_device, sizeof r_host);
+    spart_device_free(context, d_observed);
+    spart_device_free(context, d_predicted);
+    spart_device_free(context, d_widths);
+    spart_device_free(context, workspace);
+    free(observed);
+    free(predicted);
+    free(widths);
+    spart_context_free(context);
+}
+
 /* ---- whole runs ---------------------------------------------------------------------------- */
 
 /* The ctis tutorial's geometry at a smaller size: 4 channels, 20 bins,
@@ -463,6 +567,8 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(merits_equal_the_host),
+        cmocka_unit_test(merits_of_large_images_equal_the_host),
+        cmocka_unit_test(update_from_images_equals_the_host),
         cmocka_unit_test(elementwise_steps_and_flat_guess_equal_the_host),
         cmocka_unit_test(a_device_step_refuses_too_little_workspace),
         cmocka_unit_test(a_device_step_refuses_host_memory),

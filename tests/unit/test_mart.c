@@ -15,6 +15,7 @@
 #include "../../solvers/mart_internal.h"
 #include "mart_math.h"
 #include "spart/mart.h"
+#include "spart/weights.h"
 
 /* ---- the shared pow ------------------------------------------------------------------------ */
 
@@ -582,6 +583,75 @@ static void a_failing_operator_ends_the_solve_with_its_status(void **state)
     spart_context_free(context);
 }
 
+/* ---- the update from images ----------------------------------------------------------------- */
+
+/* A backward Regridder from 3 pixels to 2 channels x 2 voxels (4 values),
+ * one voxel of channel 1 with a negative backprojection. */
+static spart_regridder *small_backward(spart_context *context)
+{
+    const spart_shape orthogonal = {0, {0}}, shape_in = {1, {3}}, shape_out = {1, {4}};
+    const int axis[1] = {0};
+    const int64_t offsets[2] = {0, 6};
+    const int64_t in[6] = {0, 1, 2, 0, 1, 2};
+    const int64_t out[6] = {0, 0, 1, 2, 3, 3};
+    const double values[6] = {0.5, 0.25, 1.5, -0.75, 2.0, 0.125};
+    spart_weights *weights = NULL;
+    assert_int_equal(spart_weights_create_from_arrays(context, &orthogonal, &shape_in, &shape_out,
+                                                      1, axis, 1, axis, offsets, in, out, values,
+                                                      &weights),
+                     SPART_OK);
+    spart_regridder *backward = NULL;
+    assert_int_equal(spart_regridder_create(context, weights, NULL, &backward), SPART_OK);
+    spart_weights_free(weights);
+    return backward;
+}
+
+static void update_from_images_equals_apply_then_update(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    spart_regridder *backward = small_backward(context);
+    const double images[3] = {3.0, 1.5, 7.0};
+    const double observed_back[4] = {2.0, 1.0, 0.5, 4.0};
+    double expected[2] = {1.0, 2.0}, got[2] = {1.0, 2.0};
+    double predicted_back[4], scratch[4];
+    spart_array x = {images, spart_regridder_shape_input(backward)};
+    assert_int_equal(spart_regridder_apply(context, backward, &x, predicted_back, 4), SPART_OK);
+    assert_int_equal(
+        spart_mart_update(context, expected, observed_back, predicted_back, 2, 2, 0.7, 0),
+        SPART_OK);
+    assert_int_equal(spart_mart_update_from_images(context, backward, images, observed_back, 2, 0.7,
+                                                   got, scratch),
+                     SPART_OK);
+    assert_memory_equal(got, expected, sizeof got);
+    assert_true(got[0] != 1.0 && got[1] != 2.0);
+    spart_regridder_free(backward);
+    spart_context_free(context);
+}
+
+static void update_from_images_refuses_a_backward_of_other_channels(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    spart_regridder *backward = small_backward(context);
+    const double images[3] = {3.0, 1.5, 7.0};
+    const double observed_back[4] = {2.0, 1.0, 0.5, 4.0};
+    double scene[2] = {1.0, 2.0}, scratch[4];
+    assert_int_equal(spart_mart_update_from_images(context, backward, images, observed_back, 3, 0.7,
+                                                   scene, scratch),
+                     SPART_ERROR_SHAPE_MISMATCH);
+    assert_non_null(strstr(spart_context_error(context), "not 3 channels"));
+    assert_int_equal(spart_mart_update_from_images(context, backward, images, observed_back, 2, 0.0,
+                                                   scene, scratch),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(
+        spart_mart_update_from_images(context, NULL, images, observed_back, 2, 0.7, scene, scratch),
+        SPART_ERROR_NULL_POINTER);
+    assert_true(scene[0] == 1.0 && scene[1] == 2.0);
+    spart_regridder_free(backward);
+    spart_context_free(context);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -607,6 +677,8 @@ int main(void)
         cmocka_unit_test(callback_stops_the_run_cleanly),
         cmocka_unit_test(bad_options_are_refused_with_a_sentence),
         cmocka_unit_test(a_failing_operator_ends_the_solve_with_its_status),
+        cmocka_unit_test(update_from_images_equals_apply_then_update),
+        cmocka_unit_test(update_from_images_refuses_a_backward_of_other_channels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

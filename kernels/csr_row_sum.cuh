@@ -1,0 +1,149 @@
+/*
+ * kernels/csr_row_sum.cuh: the sum of CSR rows by a group of g lanes, in
+ * the order of host/csr_product.c, shared by the products
+ * (kernels/csr_product.cu) and the MART step that backprojects and
+ * updates in one pass (kernels/mart_steps.cu):
+ *
+ *   - lane l of the row's g lanes sums entries l, l+g, l+2g, ... of the
+ *     row (or of one chunk of a long row) in that order with fma, starting
+ *     from +0.0; float32 values are converted to double first;
+ *   - the g lane sums combine in a binary tree: lane l += lane l+h for
+ *     h = g/2, ..., 1 (__shfl_down_sync within the group gives lane l
+ *     exactly lane l+h's value, so the pairs are the host loop's).
+ *
+ * Every fma is an explicit __fma_rn and every addition an explicit
+ * __dadd_rn (the kernels are also built with --fmad=false).
+ *
+ * Speed without changing that order: a group sums ROWS rows at once and
+ * each lane loads UNROLL of its entries of each row before any fma, so
+ * that ROWS x UNROLL loads (and then as many gathers of x) are in flight
+ * together. An entry a lane does not have (its row is shorter) is neither
+ * loaded nor added: the fma is skipped, not done with 0, so a sum keeps
+ * its sign and its bits. Short rows (a few entries a lane) then cost one
+ * round trip to memory instead of one per entry.
+ */
+#ifndef SPART_CSR_ROW_SUM_CUH
+#define SPART_CSR_ROW_SUM_CUH
+
+#include <stdint.h>
+
+namespace spart_rows
+{
+
+/* The lanes of the calling thread's row group: its lane number in the
+ * group, the group's size g, and the warp mask of the group's lanes. */
+struct row_group {
+    int lane;
+    int size;
+    unsigned mask;
+};
+
+__device__ __forceinline__ row_group group_of_thread(int group_size)
+{
+    row_group group;
+    int warp_lane = (int)(threadIdx.x & 31u);
+    group.size = group_size;
+    group.lane = warp_lane & (group_size - 1);
+    int first_lane = warp_lane - group.lane;
+    group.mask = group_size == 32 ? 0xffffffffu : ((1u << group_size) - 1u) << first_lane;
+    return group;
+}
+
+/* Where vector t of x and y lies: x[column * x_column + t * x_vector] and
+ * y[row * y_row + t * y_vector]. Interleaved vectors (X[column * T + t])
+ * have x_column = T, x_vector = 1; vectors one after the other in C order
+ * (x[t * columns + column]) have x_column = 1, x_vector = columns. A single
+ * vector ignores the layout (x[column], y[row]). */
+struct vector_layout {
+    int64_t x_column;
+    int64_t x_vector;
+    int64_t y_row;
+    int64_t y_vector;
+};
+
+/* The sums of ROWS rows (or chunks) [begin[r], end[r]) for vectors t0 ..
+ * t0 + width - 1 (width <= TILE), in lane 0 of the group: sum[r][j]. An
+ * empty range gives +0.0. All g lanes of the group must call it with the
+ * same ranges. Lanes other than 0 end with values nobody reads (the host
+ * never forms them). */
+template <typename Value, typename Column, int TILE, int ROWS, int UNROLL>
+__device__ __forceinline__ void
+rows_sum(const Column *__restrict__ columns, const Value *__restrict__ values,
+         const int64_t (&begin)[ROWS], const int64_t (&end)[ROWS], const row_group &group,
+         const double *__restrict__ x, const vector_layout &layout, int64_t t0, int width,
+         double (&sum)[ROWS][TILE])
+{
+    /* Each row as its own arrays and length: offsets within a row (at
+     * most a chunk, SPART_CHUNK_LENGTH) are ints, which keeps registers
+     * for the loads in flight. */
+    const Column *row_columns[ROWS];
+    const Value *row_values[ROWS];
+    int length[ROWS];
+    int longest = 0;
+#pragma unroll
+    for (int r = 0; r < ROWS; r++) {
+#pragma unroll
+        for (int j = 0; j < TILE; j++) {
+            sum[r][j] = 0.0;
+        }
+        row_columns[r] = columns + begin[r];
+        row_values[r] = values + begin[r];
+        length[r] = (int)(end[r] - begin[r]);
+        longest = length[r] > longest ? length[r] : longest;
+    }
+    const int g = group.size;
+    /* Round by round: entries offset + u g of every row, u < UNROLL, all
+     * loaded first, then added in entry order row by row. */
+    for (int offset = group.lane; offset < longest; offset += UNROLL * g) {
+        Value value[ROWS][UNROLL];
+        double xv[ROWS][UNROLL][TILE];
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) {
+                const int k = offset + u * g;
+                if (k < length[r]) {
+                    value[r][u] = row_values[r][k];
+                    const int64_t column = (int64_t)row_columns[r][k];
+#pragma unroll
+                    for (int j = 0; j < TILE; j++) {
+                        if (TILE == 1) {
+                            xv[r][u][j] = x[column];
+                        } else {
+                            xv[r][u][j] =
+                                j < width ? x[column * layout.x_column + (t0 + j) * layout.x_vector]
+                                          : 0.0;
+                        }
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) {
+                if (offset + u * g < length[r]) {
+#pragma unroll
+                    for (int j = 0; j < TILE; j++) {
+                        sum[r][j] = __fma_rn((double)value[r][u], xv[r][u][j], sum[r][j]);
+                    }
+                }
+            }
+        }
+    }
+    /* The tree: lane l += lane l + h, h = g/2, ..., 1. */
+    for (int h = group.size / 2; h >= 1; h /= 2) {
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+#pragma unroll
+            for (int j = 0; j < TILE; j++) {
+                const double other = __shfl_down_sync(group.mask, sum[r][j], h, group.size);
+                sum[r][j] = __dadd_rn(sum[r][j], other);
+            }
+        }
+    }
+}
+
+} // namespace spart_rows
+
+#endif /* SPART_CSR_ROW_SUM_CUH */
