@@ -73,7 +73,7 @@ __device__ __forceinline__ void store_row(const row_group &group, const double (
  * registers allow). */
 template <int TILE> __host__ __device__ constexpr int chunk_unroll()
 {
-    return TILE == 1 ? 8 : (TILE == 4 ? 4 : 2);
+    return TILE == 1 ? 8 : 4;
 }
 
 /* One launch for both kinds of work, so that the long rows' chunks run
@@ -265,15 +265,15 @@ cudaError_t launch_product(const spart_device_csr &matrix, const Column *columns
                   num_vectors, layout, y);
 }
 
-/* The row shape for a tile width and group size. A group size g < 32
- * means rows of 1 to 4 entries a lane on average (the plan doubles g while
- * the mean row holds 2g entries or more): one vector takes two rows a
- * group and two entries a lane per round, so that most rows cost one round
- * trip; g = 16 four entries a round, and longer rows (g = 32) eight. Wider
- * tiles keep fewer entries in flight, each holding TILE values of x. These
- * shapes keep the kernels at about 64 registers (TILE = 1; more for wider
- * tiles) without spilling, so that 4 blocks of 256 threads fit on a
- * multiprocessor; deeper shapes took 100 to 128 registers and spilled. */
+/* The row shape for a tile width, group size and mean row length. A group
+ * size g < 32 means rows of 1 to 4 entries a lane on average (the plan
+ * doubles g while the mean row holds 2g entries or more): one vector
+ * takes four rows a group and two entries a lane per round, so that most
+ * rows cost one round trip; g = 16, or g = 32 with rows of up to 4 entries
+ * a lane, two rows and four entries a round; longer rows eight entries a
+ * round. Tiles of 4 and 8 vectors take one row and four entries a round,
+ * each holding TILE values of x. (These shapes take 32 to 64 registers for
+ * one vector, 48 to 96 for tiles; two rows a group in tiles took 100.) */
 template <typename Value, typename Column, int TILE>
 cudaError_t launch_for_shape(const spart_device_csr &matrix, const Column *columns,
                              const Value *values, const double *x, const vector_layout &layout,
@@ -281,27 +281,21 @@ cudaError_t launch_for_shape(const spart_device_csr &matrix, const Column *colum
                              cudaStream_t stream)
 {
     const int g = matrix.group_size;
+    const int64_t mean = matrix.num_rows > 0 ? matrix.num_entries / matrix.num_rows : 0;
     if constexpr (TILE == 1) {
         if (g < 16) {
-            return launch_product<Value, Column, TILE, 2, 2>(matrix, columns, values, x, layout,
+            return launch_product<Value, Column, TILE, 4, 2>(matrix, columns, values, x, layout,
                                                              num_vectors, y, chunk_sums, stream);
         }
-        if (g == 16) {
-            return launch_product<Value, Column, TILE, 1, 4>(matrix, columns, values, x, layout,
+        if (g == 16 || mean <= 4 * 32) {
+            return launch_product<Value, Column, TILE, 2, 4>(matrix, columns, values, x, layout,
                                                              num_vectors, y, chunk_sums, stream);
         }
         return launch_product<Value, Column, TILE, 1, 8>(matrix, columns, values, x, layout,
                                                          num_vectors, y, chunk_sums, stream);
-    } else if constexpr (TILE == 4) {
-        if (g < 32) {
-            return launch_product<Value, Column, TILE, 1, 2>(matrix, columns, values, x, layout,
-                                                             num_vectors, y, chunk_sums, stream);
-        }
-        return launch_product<Value, Column, TILE, 1, 4>(matrix, columns, values, x, layout,
-                                                         num_vectors, y, chunk_sums, stream);
     } else {
-        (void)g;
-        return launch_product<Value, Column, TILE, 1, 2>(matrix, columns, values, x, layout,
+        (void)g, (void)mean;
+        return launch_product<Value, Column, TILE, 1, 4>(matrix, columns, values, x, layout,
                                                          num_vectors, y, chunk_sums, stream);
     }
 }

@@ -21,6 +21,12 @@
  * loaded nor added: the fma is skipped, not done with 0, so a sum keeps
  * its sign and its bits. Short rows (a few entries a lane) then cost one
  * round trip to memory instead of one per entry.
+ *
+ * Every load of a round is issued unconditionally (a slot past the end of
+ * its row reads the matrix's first entry, whose term is then not added):
+ * loads under a condition were issued one slot after another, each waiting
+ * for its column before the next (measured on an H200: 45 % slower on a
+ * band matrix than loads without conditions).
  */
 #ifndef SPART_CSR_ROW_SUM_CUH
 #define SPART_CSR_ROW_SUM_CUH
@@ -73,11 +79,8 @@ rows_sum(const Column *__restrict__ columns, const Value *__restrict__ values,
          const double *__restrict__ x, const vector_layout &layout, int64_t t0, int width,
          double (&sum)[ROWS][TILE])
 {
-    /* Each row as its own arrays and length: offsets within a row (at
-     * most a chunk, SPART_CHUNK_LENGTH) are ints, which keeps registers
-     * for the loads in flight. */
-    const Column *row_columns[ROWS];
-    const Value *row_values[ROWS];
+    /* Offsets within a row (at most a chunk, SPART_CHUNK_LENGTH) are ints,
+     * which keeps registers for the loads in flight. */
     int length[ROWS];
     int longest = 0;
 #pragma unroll
@@ -86,34 +89,34 @@ rows_sum(const Column *__restrict__ columns, const Value *__restrict__ values,
         for (int j = 0; j < TILE; j++) {
             sum[r][j] = 0.0;
         }
-        row_columns[r] = columns + begin[r];
-        row_values[r] = values + begin[r];
         length[r] = (int)(end[r] - begin[r]);
         longest = length[r] > longest ? length[r] : longest;
     }
     const int g = group.size;
     /* Round by round: entries offset + u g of every row, u < UNROLL, all
-     * loaded first, then added in entry order row by row. */
+     * loaded first, then added in entry order row by row. A slot past the
+     * end of its row loads the matrix's first entry instead (it exists:
+     * some row of the round has an entry), so that every load is issued
+     * without a branch and all are in flight together; its term is not
+     * added. */
     for (int offset = group.lane; offset < longest; offset += UNROLL * g) {
-        Value value[ROWS][UNROLL];
+        double value[ROWS][UNROLL];
         double xv[ROWS][UNROLL][TILE];
 #pragma unroll
         for (int r = 0; r < ROWS; r++) {
 #pragma unroll
             for (int u = 0; u < UNROLL; u++) {
                 const int k = offset + u * g;
-                if (k < length[r]) {
-                    value[r][u] = row_values[r][k];
-                    const int64_t column = (int64_t)row_columns[r][k];
+                const int64_t at = k < length[r] ? begin[r] + k : 0;
+                value[r][u] = (double)values[at];
+                const int64_t column = (int64_t)columns[at];
 #pragma unroll
-                    for (int j = 0; j < TILE; j++) {
-                        if (TILE == 1) {
-                            xv[r][u][j] = x[column];
-                        } else {
-                            xv[r][u][j] =
-                                j < width ? x[column * layout.x_column + (t0 + j) * layout.x_vector]
-                                          : 0.0;
-                        }
+                for (int j = 0; j < TILE; j++) {
+                    if (TILE == 1) {
+                        xv[r][u][j] = x[column];
+                    } else {
+                        const int64_t t = j < width ? t0 + j : t0;
+                        xv[r][u][j] = x[column * layout.x_column + t * layout.x_vector];
                     }
                 }
             }
@@ -122,11 +125,11 @@ rows_sum(const Column *__restrict__ columns, const Value *__restrict__ values,
         for (int r = 0; r < ROWS; r++) {
 #pragma unroll
             for (int u = 0; u < UNROLL; u++) {
-                if (offset + u * g < length[r]) {
+                const bool present = offset + u * g < length[r];
 #pragma unroll
-                    for (int j = 0; j < TILE; j++) {
-                        sum[r][j] = __fma_rn((double)value[r][u], xv[r][u][j], sum[r][j]);
-                    }
+                for (int j = 0; j < TILE; j++) {
+                    const double term = __fma_rn(value[r][u], xv[r][u][j], sum[r][j]);
+                    sum[r][j] = present ? term : sum[r][j];
                 }
             }
         }

@@ -583,28 +583,42 @@ static void host_memory_and_host_only_work_are_refused_with_a_sentence(void **st
     assert_int_equal(spart_regridder_apply(f->context, device, &device_x, y, 100),
                      SPART_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(spart_context_error(f->context), "y is host memory"));
-    /* A workspace too small, or in host memory. */
+    /* No workspace for one vector, nor for vectors of leading axes (read
+     * and written as they lie) without long rows. */
     spart_array batch = {x_device, {2, {1, 50}}};
     char small[64];
     assert_int_equal(spart_regridder_apply_workspace(f->context, device, &batch, y_device, 100,
                                                      small, sizeof small),
-                     SPART_OK); /* one vector: no workspace needed */
+                     SPART_OK);
     double *x2 = device_alloc(100 * sizeof(double));
     spart_array two = {x2, {2, {2, 50}}};
     double *y2 = device_poisoned(200);
-    size_t bytes = 0;
+    size_t bytes = 1;
     assert_int_equal(spart_regridder_workspace_size(f->context, device, &two.shape, &bytes),
                      SPART_OK);
+    assert_int_equal(bytes, 0);
+    /* A workspace too small, or in host memory, where long rows need one
+     * (their chunk sums). */
+    int64_t lengths[100];
+    for (int r = 0; r < 100; r++) {
+        lengths[r] = r == 7 ? SPART_CHUNK_LENGTH + 1 : 3;
+    }
+    spart_regridder *long_host = csr_regridder(f->context, 100, 50, lengths, 0, 0, 161);
+    spart_regridder *long_device = to_device(f, long_host);
+    assert_int_equal(spart_regridder_workspace_size(f->context, long_device, &two.shape, &bytes),
+                     SPART_OK);
     assert_true(bytes > sizeof small);
-    assert_int_equal(
-        spart_regridder_apply_workspace(f->context, device, &two, y2, 200, small, sizeof small),
-        SPART_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(spart_regridder_apply_workspace(f->context, long_device, &two, y2, 200, small,
+                                                     sizeof small),
+                     SPART_ERROR_INVALID_ARGUMENT);
     void *host_workspace = malloc(bytes);
-    assert_int_equal(
-        spart_regridder_apply_workspace(f->context, device, &two, y2, 200, host_workspace, bytes),
-        SPART_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(spart_regridder_apply_workspace(f->context, long_device, &two, y2, 200,
+                                                     host_workspace, bytes),
+                     SPART_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(spart_context_error(f->context), "the workspace is host memory"));
     free(host_workspace);
+    spart_regridder_free(long_device);
+    spart_regridder_free(long_host);
     /* Saving needs the host (transposes run on the device: test_cuda_transpose). */
     assert_int_equal(spart_regridder_save(f->context, device, "never-written.fits", 1),
                      SPART_ERROR_NOT_IMPLEMENTED);
