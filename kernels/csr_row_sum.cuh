@@ -67,6 +67,54 @@ struct vector_layout {
     int64_t y_vector;
 };
 
+/* One round of rows_sum: entries offset + u g, u < UNROLL, of each of the
+ * ROWS rows, all loaded first, then added in entry order row by row. With
+ * CHECKED, a slot past the end of its row loads the matrix's first entry
+ * instead (it exists: some row of the round has an entry), so that every
+ * load is still issued without a branch, and its term is not added;
+ * without, every slot must lie in its row (the rounds before the last). */
+template <typename Value, typename Column, int TILE, int ROWS, int UNROLL, bool CHECKED>
+__device__ __forceinline__ void
+round_sum(const Column *__restrict__ columns, const Value *__restrict__ values,
+          const int64_t (&begin)[ROWS], const int (&length)[ROWS], int offset, int g,
+          const double *__restrict__ x, const vector_layout &layout, int64_t t0, int width,
+          double (&sum)[ROWS][TILE])
+{
+    double value[ROWS][UNROLL];
+    double xv[ROWS][UNROLL][TILE];
+#pragma unroll
+    for (int r = 0; r < ROWS; r++) {
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const int k = offset + u * g;
+            const int64_t at = !CHECKED || k < length[r] ? begin[r] + k : 0;
+            value[r][u] = (double)values[at];
+            const int64_t column = (int64_t)columns[at];
+#pragma unroll
+            for (int j = 0; j < TILE; j++) {
+                if (TILE == 1) {
+                    xv[r][u][j] = x[column];
+                } else {
+                    const int64_t t = j < width ? t0 + j : t0;
+                    xv[r][u][j] = x[column * layout.x_column + t * layout.x_vector];
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < ROWS; r++) {
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const bool present = !CHECKED || offset + u * g < length[r];
+#pragma unroll
+            for (int j = 0; j < TILE; j++) {
+                const double term = __fma_rn(value[r][u], xv[r][u][j], sum[r][j]);
+                sum[r][j] = present ? term : sum[r][j];
+            }
+        }
+    }
+}
+
 /* The sums of ROWS rows (or chunks) [begin[r], end[r]) for vectors t0 ..
  * t0 + width - 1 (width <= TILE), in lane 0 of the group: sum[r][j]. An
  * empty range gives +0.0. All g lanes of the group must call it with the
@@ -83,6 +131,7 @@ rows_sum(const Column *__restrict__ columns, const Value *__restrict__ values,
      * which keeps registers for the loads in flight. */
     int length[ROWS];
     int longest = 0;
+    int shortest = 1 << 30;
 #pragma unroll
     for (int r = 0; r < ROWS; r++) {
 #pragma unroll
@@ -91,48 +140,19 @@ rows_sum(const Column *__restrict__ columns, const Value *__restrict__ values,
         }
         length[r] = (int)(end[r] - begin[r]);
         longest = length[r] > longest ? length[r] : longest;
+        shortest = length[r] < shortest ? length[r] : shortest;
     }
     const int g = group.size;
-    /* Round by round: entries offset + u g of every row, u < UNROLL, all
-     * loaded first, then added in entry order row by row. A slot past the
-     * end of its row loads the matrix's first entry instead (it exists:
-     * some row of the round has an entry), so that every load is issued
-     * without a branch and all are in flight together; its term is not
-     * added. */
-    for (int offset = group.lane; offset < longest; offset += UNROLL * g) {
-        double value[ROWS][UNROLL];
-        double xv[ROWS][UNROLL][TILE];
-#pragma unroll
-        for (int r = 0; r < ROWS; r++) {
-#pragma unroll
-            for (int u = 0; u < UNROLL; u++) {
-                const int k = offset + u * g;
-                const int64_t at = k < length[r] ? begin[r] + k : 0;
-                value[r][u] = (double)values[at];
-                const int64_t column = (int64_t)columns[at];
-#pragma unroll
-                for (int j = 0; j < TILE; j++) {
-                    if (TILE == 1) {
-                        xv[r][u][j] = x[column];
-                    } else {
-                        const int64_t t = j < width ? t0 + j : t0;
-                        xv[r][u][j] = x[column * layout.x_column + t * layout.x_vector];
-                    }
-                }
-            }
-        }
-#pragma unroll
-        for (int r = 0; r < ROWS; r++) {
-#pragma unroll
-            for (int u = 0; u < UNROLL; u++) {
-                const bool present = offset + u * g < length[r];
-#pragma unroll
-                for (int j = 0; j < TILE; j++) {
-                    const double term = __fma_rn(value[r][u], xv[r][u][j], sum[r][j]);
-                    sum[r][j] = present ? term : sum[r][j];
-                }
-            }
-        }
+    int offset = group.lane;
+    /* Rounds that lie in every row, without checks, then the rest. The
+     * entries of each lane still come in order: l, l + g, l + 2g, ... */
+    for (; offset + (UNROLL - 1) * g < shortest; offset += UNROLL * g) {
+        round_sum<Value, Column, TILE, ROWS, UNROLL, false>(columns, values, begin, length, offset,
+                                                            g, x, layout, t0, width, sum);
+    }
+    for (; offset < longest; offset += UNROLL * g) {
+        round_sum<Value, Column, TILE, ROWS, UNROLL, true>(columns, values, begin, length, offset,
+                                                           g, x, layout, t0, width, sum);
     }
     /* The tree: lane l += lane l + h, h = g/2, ..., 1. */
     for (int h = group.size / 2; h >= 1; h /= 2) {
