@@ -2,8 +2,9 @@
  * src/device_internal.h: the CUDA kernels' entry points, as the C glue
  * (src/regridder_device.c) calls them. They are defined in
  * kernels/csr_product.cu (products), kernels/csr_assemble.cu (assembly,
- * the exact transpose, the long-row table) and kernels/csr_transpose.cu
- * (the conservative transpose's values), compiled by nvcc, exported with C
+ * the exact transpose, the long-row table), kernels/csr_transpose.cu
+ * (the conservative transpose's values) and kernels/mart_steps.cu (the
+ * MART update from images), compiled by nvcc, exported with C
  * linkage, and
  * exist only in builds with SPART_HAVE_CUDA. Plain C types only, so that
  * the header reads the same in C and in CUDA C++.

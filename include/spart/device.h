@@ -22,8 +22,9 @@
  * weights' entries are copied to the device once, sorted there), also
  * after folding a kernel (a PSF) into them on the device
  * (spart_regridder_create_device_convolved); the
- * product y = A x, with leading axes and batch axes of x packed into
- * interleaved vectors and y unpacked, on the device; the exact transpose
+ * product y = A x on the device (vectors of leading axes read and written
+ * where they lie, in one launch; declared batch axes packed into
+ * interleaved vectors and unpacked); the exact transpose
  * (spart_regridder_transpose) and the conservative transpose
  * (spart_regridder_transpose_conservative: its grid factors, one per cell,
  * are computed on the host and copied; each entry is scaled on the

@@ -111,7 +111,11 @@ typedef struct spart_mart_regridder_pair {
     double read_noise; /* >= 0 */
 } spart_mart_regridder_pair;
 
-/* Fill `operators` to run on `pair` (which must outlive them). Errors:
+/* Fill `operators` to run on `pair` (which must outlive them). With these
+ * operators spart_mart_solve ends each iteration with
+ * spart_mart_update_from_images on pair->backward (one pass on a device;
+ * the same bits as the backward operator followed by spart_mart_update).
+ * Errors:
  * SPART_ERROR_NULL_POINTER, SPART_ERROR_SHAPE_MISMATCH (sizes that do not
  * chain: forward's output size not num_channel x backward's input image,
  * backward's output not num_channel x forward's input),

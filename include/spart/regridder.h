@@ -129,7 +129,9 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_apply_shape(spart_context
                                                                    spart_shape *shape_y);
 
 /* Bytes of scratch spart_regridder_apply_workspace needs for x of shape
- * `shape_x` (0 when x and y can be used in place, without packing). */
+ * `shape_x` (0 when x and y can be used in place, without packing; on a
+ * device, vectors of leading axes need none either, unless the matrix has
+ * rows longer than a chunk, whose chunk sums it holds). */
 SPART_NODISCARD SPART_API spart_status
 spart_regridder_workspace_size(spart_context *context, const spart_regridder *regridder,
                                const spart_shape *shape_x, size_t *bytes);
