@@ -18,8 +18,18 @@
  * warm-up, by CUDA events. The device product is also compared bit for bit
  * with the host product.
  *
+ * With --esis it times instead two operators of the ESIS Level-4 scale
+ * (issue 4): a forward operator of 2.14e9 float32 weights in rows of 2900
+ * entries over 2^28 columns, and one shaped as its conservative transpose
+ * (the same entries in 623 M rows of 3 or 4, over the forward operator's
+ * rows as columns). ESIS has about 2.21e9 weights per direction; 2.14e9 is
+ * the most that cuSPARSE's int32 row offsets (one index type for offsets
+ * and columns) can describe, so that the comparison can run at all; spart's
+ * own row pointers are int64 and need no such limit. Its host side needs
+ * about 60 GB of memory and the device about 40 GB.
+ *
  * Usage: bench_cuda_product [--entries N] [--row-length L] [--columns C]
- *                           [--repeat R]
+ *                           [--repeat R] [--esis]
  */
 #include <math.h>
 #include <stdint.h>
@@ -491,10 +501,13 @@ static void measure(spart_context *context, cusparseHandle_t handle, const char 
     spart_regridder *device = NULL;
     CHECK_SPART(context, spart_regridder_to_device(context, host, &device));
     int64_t rows = csr->num_rows, columns = csr->num_columns, entries = csr->num_entries;
-    double *x = device_random(columns * 8, 7);
+    /* Room for eight vectors only where the batch is timed (the ESIS-scale
+     * operators would need 80 GB more). */
+    int64_t vectors = with_batch ? 8 : 1;
+    double *x = device_random(columns * vectors, 7);
     double *y = NULL, *y_peer = NULL;
-    CHECK_CUDA(cudaMalloc((void **)&y, (size_t)rows * 8 * sizeof(double)));
-    CHECK_CUDA(cudaMalloc((void **)&y_peer, (size_t)rows * 8 * sizeof(double)));
+    CHECK_CUDA(cudaMalloc((void **)&y, (size_t)(rows * vectors) * sizeof(double)));
+    CHECK_CUDA(cudaMalloc((void **)&y_peer, (size_t)(rows * vectors) * sizeof(double)));
     double value_bytes = float32 ? 4.0 : 8.0;
     double bytes = (double)entries * (value_bytes + 4.0) + (double)(rows + 1) * 8.0 +
                    (double)columns * 8.0 + (double)rows * 8.0;
@@ -554,19 +567,64 @@ static void measure(spart_context *context, cusparseHandle_t handle, const char 
     spart_regridder_free(device);
 }
 
+/* The two ESIS-scale operators of the header's comment, one after the
+ * other (each is freed before the next is made). */
+static void measure_esis(spart_context *context, cusparseHandle_t handle, double rate, int repeat)
+{
+    const int64_t entries = 2140000000, forward_length = 2900;
+    const int64_t forward_rows = entries / forward_length, columns = (int64_t)1 << 28;
+    int64_t *lengths = malloc((size_t)forward_rows * sizeof(int64_t));
+    if (lengths == NULL) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    for (int64_t r = 0; r < forward_rows; r++) {
+        lengths[r] = forward_length;
+    }
+    spart_regridder *forward =
+        band_regridder(context, forward_rows, columns, lengths, forward_length, 1, 3);
+    measure(context, handle, "ESIS-scale forward operator", forward, rate, repeat, 0);
+    spart_regridder_free(forward);
+    free(lengths);
+
+    /* Shaped as the conservative transpose: as many entries, in rows of 3
+     * or 4 (about 3.4 on average, as 2.14e9 / 623e6). */
+    const int64_t transpose_rows = 623000000;
+    lengths = malloc((size_t)transpose_rows * sizeof(int64_t));
+    if (lengths == NULL) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    int64_t placed = 0;
+    for (int64_t r = 0; r < transpose_rows; r++) {
+        int64_t target = (r + 1) * entries / transpose_rows;
+        lengths[r] = target - placed;
+        placed = target;
+    }
+    spart_regridder *transpose =
+        band_regridder(context, transpose_rows, forward_rows, lengths, 64, 1, 4);
+    measure(context, handle, "ESIS-scale conservative transpose (shape)", transpose, rate, repeat,
+            0);
+    spart_regridder_free(transpose);
+    free(lengths);
+}
+
 int main(int argc, char **argv)
 {
     int64_t entries = 100000000, row_length = 2000, columns = (int64_t)1 << 20;
-    int repeat = 20;
-    for (int a = 1; a + 1 < argc; a += 2) {
-        if (strcmp(argv[a], "--entries") == 0) {
-            entries = atoll(argv[a + 1]);
-        } else if (strcmp(argv[a], "--row-length") == 0) {
-            row_length = atoll(argv[a + 1]);
-        } else if (strcmp(argv[a], "--columns") == 0) {
-            columns = atoll(argv[a + 1]);
-        } else if (strcmp(argv[a], "--repeat") == 0) {
-            repeat = atoi(argv[a + 1]);
+    int repeat = 20, esis = 0;
+    for (int a = 1; a < argc; a++) {
+        int has_value = a + 1 < argc;
+        if (strcmp(argv[a], "--esis") == 0) {
+            esis = 1;
+        } else if (has_value && strcmp(argv[a], "--entries") == 0) {
+            entries = atoll(argv[++a]);
+        } else if (has_value && strcmp(argv[a], "--row-length") == 0) {
+            row_length = atoll(argv[++a]);
+        } else if (has_value && strcmp(argv[a], "--columns") == 0) {
+            columns = atoll(argv[++a]);
+        } else if (has_value && strcmp(argv[a], "--repeat") == 0) {
+            repeat = atoi(argv[++a]);
         }
     }
     if (repeat < 1 || repeat > 64) {
@@ -586,6 +644,13 @@ int main(int argc, char **argv)
     printf("cuSPARSE %d; median of %d runs after warm-up, CUDA events\n", cusparse_version, repeat);
     double rate = copy_rate(repeat);
     printf("device-to-device copy: %.3f TB/s (bytes read + written)\n", rate * 1e-12);
+
+    if (esis) {
+        measure_esis(context, handle, rate, repeat);
+        CHECK_CUSPARSE(cusparseDestroy(handle));
+        spart_context_free(context);
+        return 0;
+    }
 
     int64_t rows = entries / row_length;
     int64_t *lengths = malloc((size_t)rows * sizeof(int64_t));
