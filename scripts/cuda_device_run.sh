@@ -12,7 +12,9 @@
 # of: "assembly" (the default), "product", "both" (assembly and product),
 # "mart" (MART on host and device), "convolve" (a PSF folded into weights
 # on host and device), "psf" (MART with a PSF, FFT against folded,
-# bench_mart_psf), "calls" (the host time per product call alone:
+# bench_mart_psf), "esis" (bench_cuda_product --esis: the two
+# ESIS-scale operators, about 60 GB of host and 40 GB of device memory),
+# "calls" (the host time per product call alone:
 # bench_cuda_assembly --cases x) or "none"; SPART_BENCH_ARGS adds arguments to
 # bench_cuda_assembly; SPART_SANITIZER_TIMEOUT bounds each sanitizer run
 # (seconds, default 240); SPART_SANITIZE_TESTS names the cuda tests the
@@ -62,7 +64,7 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCH
     -DSPART_BUILD_BENCHMARKS=ON "${configure_extra[@]}" > "$out/build.log" 2>&1 ||
     { tail -40 "$out/build.log"; exit 1; }
 targets=("${cuda_tests[@]}" test_device_api test_convolve_device_errors bench_cuda_assembly)
-if wants product; then targets+=(bench_cuda_product); fi
+if wants product || wants esis; then targets+=(bench_cuda_product); fi
 if wants mart; then targets+=(bench_mart_device); fi
 if wants convolve; then targets+=(bench_cuda_convolve); fi
 if wants psf; then targets+=(bench_mart_psf); fi
@@ -100,6 +102,9 @@ if wants calls; then
 fi
 if wants product; then
     timeout 200 tests/bench_cuda_product 2>&1 | tee -a "$out/bench.log"
+fi
+if wants esis; then
+    timeout 400 tests/bench_cuda_product --esis --repeat 5 2>&1 | tee -a "$out/bench.log"
 fi
 if wants mart; then
     timeout 300 tests/bench_mart_device --json "$out/bench_mart_device.json" 2>&1 |
