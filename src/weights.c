@@ -81,13 +81,10 @@ void spart_weights_free(spart_weights *weights)
     spart_free(&allocator, weights);
 }
 
-/* One element: take its list's arrays as they are instead of copying
- * them (the list is left empty). */
-static spart_status
-adopt_single_element(spart_context *context, const spart_shape *shape_orthogonal,
-                     const spart_shape *shape_input, const spart_shape *shape_output,
-                     int num_axis_input, const int *axis_input, int num_axis_output,
-                     const int *axis_output, spart_triples *element, spart_weights **weights)
+spart_status spart_weights_adopt_entries(
+    spart_context *context, const spart_shape *shape_orthogonal, const spart_shape *shape_input,
+    const spart_shape *shape_output, int num_axis_input, const int *axis_input, int num_axis_output,
+    const int *axis_output, const int64_t *offsets, spart_triples *entries, spart_weights **weights)
 {
     spart_weights *made =
         spart_weights_allocate(&context->allocator, shape_orthogonal, shape_input, shape_output,
@@ -95,67 +92,21 @@ adopt_single_element(spart_context *context, const spart_shape *shape_orthogonal
     if (made == NULL) {
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "weights: out of memory");
     }
-    /* Give back the list's spare capacity (shrinking in place). */
-    if (element->count < element->capacity && spart_triples_reserve_exactly(element) != 0) {
+    /* Give back the list's spare room (shrinking in place, as a rule). */
+    if (entries->count < entries->capacity && spart_triples_reserve_exactly(entries) != 0) {
         spart_weights_free(made);
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "weights: out of memory");
     }
-    if (element->indices_input != NULL) {
+    if (entries->indices_input != NULL) {
         spart_free(&context->allocator, made->indices_input);
         spart_free(&context->allocator, made->indices_output);
         spart_free(&context->allocator, made->values);
-        made->indices_input = element->indices_input;
-        made->indices_output = element->indices_output;
-        made->values = element->values;
+        made->indices_input = entries->indices_input;
+        made->indices_output = entries->indices_output;
+        made->values = entries->values;
     }
-    made->offsets[1] = element->count;
-    spart_triples_init(element, element->allocator);
-    *weights = made;
-    return SPART_OK;
-}
-
-spart_status spart_weights_from_triples(spart_context *context, const spart_shape *shape_orthogonal,
-                                        const spart_shape *shape_input,
-                                        const spart_shape *shape_output, int num_axis_input,
-                                        const int *axis_input, int num_axis_output,
-                                        const int *axis_output, spart_triples *elements,
-                                        spart_weights **weights)
-{
-    int64_t num_elements = spart_shape_size(shape_orthogonal);
-    if (num_elements == 1) {
-        return adopt_single_element(context, shape_orthogonal, shape_input, shape_output,
-                                    num_axis_input, axis_input, num_axis_output, axis_output,
-                                    elements, weights);
-    }
-    int64_t total = 0;
-    for (int64_t e = 0; e < num_elements; e++) {
-        total += elements[e].count;
-    }
-    spart_weights *made =
-        spart_weights_allocate(&context->allocator, shape_orthogonal, shape_input, shape_output,
-                               num_axis_input, axis_input, num_axis_output, axis_output, total);
-    if (made == NULL) {
-        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
-                          "weights: could not allocate %lld entries", (long long)total);
-    }
-    for (int64_t e = 0; e < num_elements; e++) {
-        made->offsets[e + 1] = made->offsets[e] + elements[e].count;
-    }
-    /* Each element's lists into place, elements in parallel: the copy of
-     * large builds is bound by memory and by first-touch page faults on the
-     * fresh arrays, which several threads take faster than one. The
-     * offsets fix every destination, so the result is the same. */
-#pragma omp parallel for schedule(dynamic, 1)                                                      \
-    num_threads(spart_threads(context)) if (total > 1048576)
-    for (int64_t e = 0; e < num_elements; e++) {
-        size_t n = (size_t)elements[e].count;
-        int64_t at = made->offsets[e];
-        if (n > 0) {
-            memcpy(made->indices_input + at, elements[e].indices_input, n * sizeof(int64_t));
-            memcpy(made->indices_output + at, elements[e].indices_output, n * sizeof(int64_t));
-            memcpy(made->values + at, elements[e].values, n * sizeof(double));
-        }
-    }
+    memcpy(made->offsets, offsets, (size_t)(made->num_elements + 1) * sizeof(int64_t));
+    spart_triples_init(entries, entries->allocator);
     *weights = made;
     return SPART_OK;
 }

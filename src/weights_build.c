@@ -463,52 +463,124 @@ typedef struct build_plan {
     const spart_weights_options *options;
     const spart_weights_layout *layout;
     const spart_array *coordinates_input;
-    const spart_array *coordinates_output; /* or the perturbed copies */
-    int output_is_dense;                   /* coordinates_output are perturbed blocks */
-    double *const *perturbed;
+    const spart_array *coordinates_output;
+    double *const *perturbed; /* the perturbed output blocks, one per element, or NULL */
     const spart_array *weights_input;
     spart_shape full_values_input;
     int64_t strides_weights_input[SPART_MAX_NDIM];
     int64_t size_values_input; /* cells (conservative) or vertices of one element */
-    int clip;                  /* conservative 2-D: the 2-D algorithm, one of the below */
+    int clip;                  /* conservative 2-D: the 2-D algorithm, one of the above */
     int threads;               /* inside the element; 1 when parallel over elements */
+    /* A side's coordinates gathered once, when every element shares that
+     * grid (and the kernel only reads it); NULL otherwise. */
+    double *shared_input[3];
+    double *shared_output[3];
 } build_plan;
 
-static spart_status build_element(const build_plan *plan, const spart_allocator *allocator,
-                                  int64_t element, spart_triples *triples, int64_t *num_outside)
+/* Whether the plan runs the Ramshaw sweep, which mirrors its output
+ * coordinates in place (sweep_same_orientation): it needs its own copy of
+ * each element's. */
+static int plan_sweeps(const build_plan *plan)
+{
+    return plan->options->method == SPART_METHOD_CONSERVATIVE &&
+           plan->layout->num_coordinates == 2 && plan->clip == NO_CLIPPING;
+}
+
+/* Whether an element's output coordinates are gathered into its thread's
+ * scratch (not shared, and not perturbed blocks the kernel may read in
+ * place). */
+static int plan_gathers_output(const build_plan *plan)
+{
+    if (plan->shared_output[0] != NULL) {
+        return 0;
+    }
+    return plan->perturbed == NULL || plan_sweeps(plan);
+}
+
+/* The doubles of scratch an element needs: its input coordinates (unless
+ * shared), its output coordinates (unless shared or read in place) and its
+ * weights_input. */
+static size_t element_scratch_size(const build_plan *plan)
 {
     const spart_weights_layout *layout = plan->layout;
-    int n = layout->num_coordinates;
-    size_t size_in = (size_t)layout->size_input;
-    size_t size_out = (size_t)layout->size_output;
-    size_t size_weights = plan->weights_input != NULL ? (size_t)plan->size_values_input : 0;
-    size_t total = (size_t)n * (size_in + size_out) + size_weights;
-    double *scratch = spart_alloc(allocator, total, sizeof(double));
-    if (scratch == NULL) {
-        return SPART_ERROR_OUT_OF_MEMORY;
+    size_t n = (size_t)layout->num_coordinates;
+    size_t size = 0;
+    if (plan->shared_input[0] == NULL) {
+        size += n * (size_t)layout->size_input;
     }
-    double *input[3] = {NULL, NULL, NULL}, *output[3] = {NULL, NULL, NULL};
-    for (int c = 0; c < n; c++) {
-        input[c] = scratch + (size_t)c * size_in;
-        output[c] = scratch + (size_t)n * size_in + (size_t)c * size_out;
+    if (plan_gathers_output(plan)) {
+        size += n * (size_t)layout->size_output;
     }
-    double *weights_input = size_weights > 0 ? scratch + (size_t)n * (size_in + size_out) : NULL;
-    spart_weights_layout_gather(layout, 0, plan->coordinates_input, element, input);
-    if (plan->output_is_dense) {
+    if (plan->weights_input != NULL) {
+        size += (size_t)plan->size_values_input;
+    }
+    return size;
+}
+
+/* Point input[c] and output[c] at element `element`'s coordinates (the
+ * shared blocks, the perturbed blocks, or copies gathered into scratch),
+ * and gather its weights_input into scratch (NULL for none). */
+static double *element_arrays(const build_plan *plan, int64_t element, double *scratch,
+                              double **input, double **output)
+{
+    const spart_weights_layout *layout = plan->layout;
+    const int n = layout->num_coordinates;
+    const size_t size_in = (size_t)layout->size_input;
+    const size_t size_out = (size_t)layout->size_output;
+    double *free_space = scratch;
+    if (plan->shared_input[0] != NULL) {
         for (int c = 0; c < n; c++) {
-            memcpy(output[c], plan->perturbed[c] + (size_t)element * size_out,
-                   size_out * sizeof(double));
+            input[c] = plan->shared_input[c];
         }
     } else {
-        spart_weights_layout_gather(layout, 1, plan->coordinates_output, element, output);
+        for (int c = 0; c < n; c++) {
+            input[c] = free_space + (size_t)c * size_in;
+        }
+        free_space += (size_t)n * size_in;
+        spart_weights_layout_gather(layout, 0, plan->coordinates_input, element, input);
     }
-    if (weights_input != NULL) {
-        int64_t orthogonal_index[SPART_MAX_NDIM] = {0};
-        spart_unravel(element, &layout->shape_orthogonal, orthogonal_index);
-        spart_gather_block(plan->weights_input->data, plan->strides_weights_input,
-                           &plan->full_values_input, layout->resampled_input,
-                           layout->num_axes_input, orthogonal_index, weights_input);
+    if (plan->shared_output[0] != NULL) {
+        for (int c = 0; c < n; c++) {
+            output[c] = plan->shared_output[c];
+        }
+    } else if (!plan_gathers_output(plan)) {
+        for (int c = 0; c < n; c++) {
+            output[c] = plan->perturbed[c] + (size_t)element * size_out;
+        }
+    } else {
+        for (int c = 0; c < n; c++) {
+            output[c] = free_space + (size_t)c * size_out;
+        }
+        free_space += (size_t)n * size_out;
+        if (plan->perturbed != NULL) {
+            for (int c = 0; c < n; c++) {
+                memcpy(output[c], plan->perturbed[c] + (size_t)element * size_out,
+                       size_out * sizeof(double));
+            }
+        } else {
+            spart_weights_layout_gather(layout, 1, plan->coordinates_output, element, output);
+        }
     }
+    if (plan->weights_input == NULL) {
+        return NULL;
+    }
+    int64_t orthogonal_index[SPART_MAX_NDIM] = {0};
+    spart_unravel(element, &layout->shape_orthogonal, orthogonal_index);
+    spart_gather_block(plan->weights_input->data, plan->strides_weights_input,
+                       &plan->full_values_input, layout->resampled_input, layout->num_axes_input,
+                       orthogonal_index, free_space);
+    return free_space;
+}
+
+/* Run element `element`'s kernel, appending its entries to `triples`;
+ * scratch holds element_scratch_size(plan) doubles. */
+static spart_status build_element(const build_plan *plan, double *scratch, int64_t element,
+                                  spart_triples *triples, int64_t *num_outside)
+{
+    const spart_weights_layout *layout = plan->layout;
+    const int n = layout->num_coordinates;
+    double *input[3] = {NULL, NULL, NULL}, *output[3] = {NULL, NULL, NULL};
+    const double *weights_input = element_arrays(plan, element, scratch, input, output);
     const int64_t *shape_in = layout->grid_shape_input;
     const int64_t *shape_out = layout->grid_shape_output;
     spart_status status;
@@ -537,7 +609,6 @@ static spart_status build_element(const build_plan *plan, const spart_allocator 
     if (status == SPART_OK && plan->options->coalesce && plan->clip == NO_CLIPPING) {
         status = spart_weights_coalesce(triples);
     }
-    spart_free(allocator, scratch);
     return status;
 }
 
@@ -566,11 +637,9 @@ static spart_status outputs_are_lattices(spart_context *context, const spart_wei
 static void report_kernel_failure(spart_context *context, const build_plan *plan, int64_t element,
                                   spart_status status)
 {
-    int sweep = plan->options->method == SPART_METHOD_CONSERVATIVE &&
-                plan->layout->num_coordinates == 2 && plan->clip == NO_CLIPPING;
     if (status == SPART_ERROR_OUT_OF_MEMORY) {
         spart_fail(context, status, "weights element %lld: out of memory", (long long)element);
-    } else if (sweep && status == SPART_ERROR_INVALID_ARGUMENT) {
+    } else if (plan_sweeps(plan) && status == SPART_ERROR_INVALID_ARGUMENT) {
         /* The sweep stops a walk that cycles: a grid line runs exactly
          * through a vertex of the other grid. */
         spart_fail(context, status,
@@ -586,78 +655,295 @@ static void report_kernel_failure(spart_context *context, const build_plan *plan
     }
 }
 
+/* Gather the coordinates of a side every element shares, once, into
+ * blocks[c] (allocated here; the caller frees blocks[0]), when the kernel
+ * only reads them. Leaves blocks NULL otherwise; 0 on success, -1 when out
+ * of memory. */
+static int gather_shared_side(const build_plan *plan, const spart_allocator *allocator, int output,
+                              double **blocks)
+{
+    const spart_weights_layout *layout = plan->layout;
+    const int n = layout->num_coordinates;
+    int shared = output ? spart_weights_layout_output_shared(layout) && plan->perturbed == NULL &&
+                              !plan_sweeps(plan)
+                        : spart_weights_layout_input_shared(layout);
+    if (!shared || layout->num_elements < 2) {
+        return 0;
+    }
+    const size_t size = (size_t)(output ? layout->size_output : layout->size_input);
+    double *memory = spart_alloc(allocator, (size_t)n * size, sizeof(double));
+    if (memory == NULL) {
+        return -1;
+    }
+    for (int c = 0; c < n; c++) {
+        blocks[c] = memory + (size_t)c * size;
+    }
+    spart_weights_layout_gather(
+        layout, output, output ? plan->coordinates_output : plan->coordinates_input, 0, blocks);
+    return 0;
+}
+
+/* The weights' arrays, filled element by element in element order, and
+ * what the elements built out of turn wait in. Elements are built side by
+ * side, each into a list of its own, and a finished element is appended
+ * to the arrays as soon as every element before it has been: whichever
+ * thread finishes the element next in line appends it, and any finished
+ * ones after it, so that no thread ever waits for another one's kernel
+ * (which a busy core could hold up for long). The list memory of appended
+ * elements is handed on to elements not yet started, so that a build
+ * allocates (and touches fresh pages) for a few lists, not one per
+ * element. */
+typedef struct joined_entries {
+    spart_triples entries; /* elements 0 .. next - 1 */
+    int64_t *offsets;      /* num_elements + 1 */
+    int64_t num_elements;
+    int64_t next;         /* the next element to append */
+    spart_triples *lists; /* per element: the list it is built into */
+    unsigned char *built; /* per element: whether its kernel has finished */
+    int64_t *spare;       /* appended elements whose lists hold memory to hand on */
+    int64_t num_spare;
+    int out_of_memory; /* an element could not be appended */
+} joined_entries;
+
+/* Make room for `needed` entries, the entries of `placed` elements. When
+ * the arrays must grow, they grow to what all the elements are expected to
+ * need, the rest at the mean size of those, and an eighth more, so that
+ * they seldom grow again (a growth may copy them). 0 on success, -1 when
+ * out of memory. */
+static int reserve_for_the_rest(joined_entries *joined, int64_t placed, int64_t needed)
+{
+    if (needed <= joined->entries.capacity) {
+        return 0;
+    }
+    const double expected = (double)needed / (double)placed * (double)joined->num_elements * 1.125;
+    if (expected > (double)needed && expected < 0x1p62 &&
+        spart_triples_reserve(&joined->entries, (int64_t)expected) == 0) {
+        return 0;
+    }
+    return spart_triples_reserve(&joined->entries, needed);
+}
+
+/* Give element `element` an empty list, with the memory of an appended
+ * element's list when there is one. Call from one thread at a time. */
+static spart_triples *take_list(joined_entries *joined, int64_t element)
+{
+    spart_triples *list = &joined->lists[element];
+    if (joined->num_spare > 0) {
+        spart_triples *spare = &joined->lists[joined->spare[--joined->num_spare]];
+        *list = *spare;
+        spart_triples_init(spare, spare->allocator);
+    }
+    list->count = 0;
+    return list;
+}
+
+/* Append element `element`'s entries (none when `ok` is 0: its kernel
+ * failed) and record where it ends; keep its list's memory for later
+ * elements. */
+static void append_element(joined_entries *joined, int64_t element, int ok)
+{
+    spart_triples *list = &joined->lists[element];
+    if (ok && !joined->out_of_memory) {
+        const int64_t needed = joined->entries.count + list->count;
+        if (reserve_for_the_rest(joined, element + 1, needed) != 0 ||
+            spart_triples_extend(&joined->entries, list) != 0) {
+            joined->out_of_memory = 1;
+        }
+    }
+    joined->offsets[element + 1] = joined->entries.count;
+    list->count = 0;
+    joined->spare[joined->num_spare++] = element;
+}
+
+/* Record that element `element`'s kernel has finished and append every
+ * finished element that is next in line. Call from one thread at a time;
+ * statuses[e] says whether element e succeeded. */
+static void finish_element(joined_entries *joined, int64_t element, const spart_status *statuses)
+{
+    joined->built[element] = 1;
+    while (joined->next < joined->num_elements && joined->built[joined->next]) {
+        append_element(joined, joined->next, statuses[joined->next] == SPART_OK);
+        joined->next++;
+    }
+}
+
+/* The per-element bookkeeping of `joined`; 0 on success, -1 when out of
+ * memory. */
+static int joined_init(joined_entries *joined, const spart_allocator *allocator,
+                       int64_t num_elements)
+{
+    const size_t slots = (size_t)(num_elements > 0 ? num_elements : 1);
+    memset(joined, 0, sizeof *joined);
+    spart_triples_init(&joined->entries, allocator);
+    joined->num_elements = num_elements;
+    joined->offsets = spart_alloc_zero(allocator, slots + 1, sizeof(int64_t));
+    joined->lists = spart_alloc(allocator, slots, sizeof(spart_triples));
+    joined->built = spart_alloc_zero(allocator, slots, sizeof(unsigned char));
+    joined->spare = spart_alloc(allocator, slots, sizeof(int64_t));
+    if (joined->lists != NULL) {
+        for (int64_t e = 0; e < num_elements; e++) {
+            spart_triples_init(&joined->lists[e], allocator);
+        }
+    }
+    return joined->offsets != NULL && joined->lists != NULL && joined->built != NULL &&
+                   joined->spare != NULL
+               ? 0
+               : -1;
+}
+
+static void joined_release(joined_entries *joined)
+{
+    const spart_allocator *allocator = joined->entries.allocator;
+    if (joined->lists != NULL) {
+        for (int64_t e = 0; e < joined->num_elements; e++) {
+            spart_triples_release(&joined->lists[e]);
+        }
+    }
+    spart_triples_release(&joined->entries);
+    spart_free(allocator, joined->offsets);
+    spart_free(allocator, joined->lists);
+    spart_free(allocator, joined->built);
+    spart_free(allocator, joined->spare);
+}
+
+/* Before element `element` (> 0) is built straight into the joined arrays:
+ * room for one more element of the mean size so far. */
+static void reserve_for_next(joined_entries *joined, int64_t element)
+{
+    const int64_t count = joined->entries.count;
+    if (!joined->out_of_memory &&
+        reserve_for_the_rest(joined, element + 1, count + count / element) != 0) {
+        joined->out_of_memory = 1;
+    }
+}
+
+/* Build every element, `threads` threads taking the next element as they
+ * finish one, and join them in element order (joined_entries). A single
+ * element, and the elements of a serial build whose kernel only appends
+ * (the clipping kernels: nothing to coalesce), are built straight into the
+ * joined arrays instead, without a copy. A single element gets
+ * `plan->threads` threads inside it. `scratch` holds threads *
+ * element_scratch_size(plan) doubles. */
+static void build_elements(const spart_context *context, const build_plan *plan, int threads,
+                           double *scratch, joined_entries *joined, spart_status *statuses,
+                           int64_t *outside)
+{
+    const int64_t num_elements = joined->num_elements;
+    const size_t scratch_size = element_scratch_size(plan);
+    if (num_elements == 1 || (threads == 1 && plan->clip != NO_CLIPPING)) {
+        for (int64_t e = 0; e < num_elements; e++) {
+            if (e > 0) {
+                reserve_for_next(joined, e);
+            }
+            statuses[e] = build_element(plan, scratch, e, &joined->entries, &outside[e]);
+            joined->offsets[e + 1] = joined->entries.count;
+            spart_report_progress(context, "weights", e + 1, num_elements);
+        }
+        return;
+    }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
+    for (int64_t e = 0; e < num_elements; e++) {
+        double *own_scratch = scratch + (size_t)omp_get_thread_num() * scratch_size;
+        spart_triples *list = NULL;
+#pragma omp critical(spart_weights_join)
+        list = take_list(joined, e);
+        statuses[e] = build_element(plan, own_scratch, e, list, &outside[e]);
+#pragma omp critical(spart_weights_join)
+        {
+            finish_element(joined, e, statuses);
+            spart_report_progress(context, "weights", joined->next, num_elements);
+        }
+    }
+}
+
+/* The threads of a build: `*outer` over elements, `*inner` inside an
+ * element (the context's count for a single element, else 1). */
+static void choose_threads(const spart_context *context, const spart_weights_layout *layout,
+                           int *outer, int *inner)
+{
+    int threads = spart_threads(context);
+    /* Work of well under a millisecond gains nothing from more threads and
+     * loses much when a core is busy elsewhere (every thread waits at the
+     * region's end for the slowest): keep small builds on one thread. */
+    const int64_t work = layout->num_elements * (layout->size_input + layout->size_output);
+    if (work < SMALL_BUILD) {
+        threads = 1;
+    }
+    const int64_t num_elements = layout->num_elements;
+    *inner = num_elements > 1 ? 1 : threads;
+    *outer = num_elements > 1 && threads > num_elements ? (int)num_elements : threads;
+}
+
+/* The status of a finished build: the first element that failed, then
+ * joining, then points outside the grid under SPART_BOUNDS_ERROR. */
+static spart_status check_elements(spart_context *context, const build_plan *plan,
+                                   const joined_entries *joined, const spart_status *statuses,
+                                   const int64_t *outside)
+{
+    int64_t num_outside = 0;
+    for (int64_t e = 0; e < joined->num_elements; e++) {
+        if (statuses[e] != SPART_OK) {
+            report_kernel_failure(context, plan, e, statuses[e]);
+            return statuses[e];
+        }
+        num_outside += outside[e];
+    }
+    if (joined->out_of_memory) {
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                          "weights: out of memory joining the elements' entries");
+    }
+    if (plan->options->method == SPART_METHOD_MULTILINEAR &&
+        plan->options->bounds == SPART_BOUNDS_ERROR && num_outside > 0) {
+        return spart_fail(context, SPART_ERROR_OUT_OF_BOUNDS,
+                          "%lld of the output points fall outside the input grid, and bounds "
+                          "= SPART_BOUNDS_ERROR",
+                          (long long)num_outside);
+    }
+    return SPART_OK;
+}
+
 /* Run the kernels over every element and join the results. */
 static spart_status build_all(spart_context *context, const build_plan *plan,
                               const spart_shape *shape_input, const spart_shape *shape_output,
                               const int *axes_input, const int *axes_output,
                               spart_weights **weights)
 {
+    const spart_allocator *allocator = &context->allocator;
     const spart_weights_layout *layout = plan->layout;
-    int64_t num_elements = layout->num_elements;
-    spart_triples *elements = spart_alloc(
-        &context->allocator, (size_t)(num_elements > 0 ? num_elements : 1), sizeof(spart_triples));
-    spart_status *statuses = spart_alloc(
-        &context->allocator, (size_t)(num_elements > 0 ? num_elements : 1), sizeof(spart_status));
-    int64_t *outside = spart_alloc(&context->allocator,
-                                   (size_t)(num_elements > 0 ? num_elements : 1), sizeof(int64_t));
-    if (elements == NULL || statuses == NULL || outside == NULL) {
-        spart_free(&context->allocator, elements);
-        spart_free(&context->allocator, statuses);
-        spart_free(&context->allocator, outside);
-        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "weights: out of memory");
-    }
-    for (int64_t e = 0; e < num_elements; e++) {
-        spart_triples_init(&elements[e], &context->allocator);
-    }
-    int threads = spart_threads(context);
-    /* Work of well under a millisecond gains nothing from more threads and
-     * loses much when a core is busy elsewhere (every thread waits at the
-     * region's end for the slowest): keep small builds on one thread. */
-    int64_t work = num_elements * (layout->size_input + layout->size_output);
-    if (work < SMALL_BUILD) {
-        threads = 1;
-    }
+    const size_t num_slots = (size_t)(layout->num_elements > 0 ? layout->num_elements : 1);
     build_plan element_plan = *plan;
-    element_plan.threads = num_elements > 1 ? 1 : threads;
-    spart_report_progress(context, "weights", 0, num_elements);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (num_elements > 1)
-    for (int64_t e = 0; e < num_elements; e++) {
-        statuses[e] =
-            build_element(&element_plan, &context->allocator, e, &elements[e], &outside[e]);
-        /* Elements are handed out in order: thread 0's e tells how far the
-         * build is, near enough for a progress bar. */
-        if (omp_get_thread_num() == 0) {
-            spart_report_progress(context, "weights", e, num_elements);
-        }
-    }
-    spart_report_progress(context, "weights", num_elements, num_elements);
+    int threads = 1;
+    choose_threads(context, layout, &threads, &element_plan.threads);
+    joined_entries joined;
+    int failed = joined_init(&joined, allocator, layout->num_elements) != 0;
+    failed =
+        gather_shared_side(&element_plan, allocator, 0, element_plan.shared_input) != 0 || failed;
+    failed =
+        gather_shared_side(&element_plan, allocator, 1, element_plan.shared_output) != 0 || failed;
+    spart_status *statuses = spart_alloc(allocator, num_slots, sizeof(spart_status));
+    int64_t *outside = spart_alloc(allocator, num_slots, sizeof(int64_t));
+    double *scratch = spart_alloc(allocator, (size_t)threads * element_scratch_size(&element_plan),
+                                  sizeof(double));
     spart_status status = SPART_OK;
-    int64_t num_outside = 0;
-    for (int64_t e = 0; e < num_elements; e++) {
-        num_outside += outside[e];
-        if (status == SPART_OK && statuses[e] != SPART_OK) {
-            status = statuses[e];
-            report_kernel_failure(context, plan, e, status);
-        }
-    }
-    if (status == SPART_OK && plan->options->method == SPART_METHOD_MULTILINEAR &&
-        plan->options->bounds == SPART_BOUNDS_ERROR && num_outside > 0) {
-        status = spart_fail(context, SPART_ERROR_OUT_OF_BOUNDS,
-                            "%lld of the output points fall outside the input grid, and bounds "
-                            "= SPART_BOUNDS_ERROR",
-                            (long long)num_outside);
+    if (failed || statuses == NULL || outside == NULL || scratch == NULL) {
+        status = spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "weights: out of memory");
+    } else {
+        spart_report_progress(context, "weights", 0, layout->num_elements);
+        build_elements(context, &element_plan, threads, scratch, &joined, statuses, outside);
+        status = check_elements(context, plan, &joined, statuses, outside);
     }
     if (status == SPART_OK) {
-        status = spart_weights_from_triples(
-            context, &layout->shape_orthogonal, shape_input, shape_output, layout->num_axes_input,
-            axes_input, layout->num_axes_output, axes_output, elements, weights);
+        status = spart_weights_adopt_entries(context, &layout->shape_orthogonal, shape_input,
+                                             shape_output, layout->num_axes_input, axes_input,
+                                             layout->num_axes_output, axes_output, joined.offsets,
+                                             &joined.entries, weights);
     }
-    for (int64_t e = 0; e < num_elements; e++) {
-        spart_triples_release(&elements[e]);
-    }
-    spart_free(&context->allocator, elements);
-    spart_free(&context->allocator, statuses);
-    spart_free(&context->allocator, outside);
+    joined_release(&joined);
+    spart_free(allocator, element_plan.shared_input[0]);
+    spart_free(allocator, element_plan.shared_output[0]);
+    spart_free(allocator, statuses);
+    spart_free(allocator, outside);
+    spart_free(allocator, scratch);
     return status;
 }
 
@@ -823,9 +1109,8 @@ spart_status spart_weights_build(spart_context *context, int num_coordinates,
     }
     /* The jitter exists for the sweep: on by default there, on elsewhere
      * only when asked (never on a lattice, which it would break). */
-    int sweep = conservative && num_coordinates == 2 && plan.clip == NO_CLIPPING;
     int perturb = options->perturb == SPART_PERTURB_YES ||
-                  (options->perturb == SPART_PERTURB_DEFAULT && sweep);
+                  (options->perturb == SPART_PERTURB_DEFAULT && plan_sweeps(&plan));
     perturb = perturb && plan.clip != CLIP_LATTICE;
 
     double *perturbed[3] = {NULL, NULL, NULL};
@@ -843,7 +1128,6 @@ spart_status spart_weights_build(spart_context *context, int num_coordinates,
             status =
                 perturb_outputs(context, &layout, coordinates_output, options->seed, perturbed);
         }
-        plan.output_is_dense = 1;
         plan.perturbed = perturbed;
     }
     if (status == SPART_OK) {

@@ -37,14 +37,17 @@ spart_weights *spart_weights_allocate(const spart_allocator *allocator,
                                       const int *axis_input, int num_axis_output,
                                       const int *axis_output, int64_t num_entries);
 
-/* Join per-element lists into a new object. The lists are left as they
- * are, except that a single element's arrays are taken over (its list is
- * left empty). */
-spart_status spart_weights_from_triples(spart_context *context, const spart_shape *shape_orthogonal,
-                                        const spart_shape *shape_input,
-                                        const spart_shape *shape_output, int num_axis_input,
-                                        const int *axis_input, int num_axis_output,
-                                        const int *axis_output, spart_triples *elements,
-                                        spart_weights **weights);
+/* Make a new object whose arrays are the entries of `entries`, element e
+ * holding entries offsets[e] .. offsets[e+1]-1 (offsets: one more than the
+ * elements of shape_orthogonal, from 0 to entries->count). The list's
+ * arrays are taken over without a copy (the list is left empty); the
+ * offsets are copied. */
+spart_status spart_weights_adopt_entries(spart_context *context,
+                                         const spart_shape *shape_orthogonal,
+                                         const spart_shape *shape_input,
+                                         const spart_shape *shape_output, int num_axis_input,
+                                         const int *axis_input, int num_axis_output,
+                                         const int *axis_output, const int64_t *offsets,
+                                         spart_triples *entries, spart_weights **weights);
 
 #endif /* SPART_WEIGHTS_INTERNAL_H */
