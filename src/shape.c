@@ -162,6 +162,28 @@ void spart_broadcast_strides(const spart_shape *shape, const spart_shape *target
     }
 }
 
+const double *spart_block_in_place(const double *data, const int64_t *strides,
+                                   const spart_shape *full, const int *resampled,
+                                   int num_resampled, const int64_t *orthogonal_index)
+{
+    int64_t dense_stride = 1;
+    for (int r = num_resampled - 1; r >= 0; r--) {
+        const int64_t extent = full->dims[resampled[r]];
+        if (extent > 1 && strides[resampled[r]] != dense_stride) {
+            return NULL;
+        }
+        dense_stride *= extent;
+    }
+    int64_t base = 0;
+    int o = 0;
+    for (int k = 0; k < full->ndim; k++) {
+        if (!spart_axes_contain(resampled, num_resampled, k)) {
+            base += orthogonal_index[o++] * strides[k];
+        }
+    }
+    return data + base;
+}
+
 void spart_gather_block(const double *data, const int64_t *strides, const spart_shape *full,
                         const int *resampled, int num_resampled, const int64_t *orthogonal_index,
                         double *block)

@@ -427,7 +427,7 @@ static void reverse_axis_0(double *values, int64_t num_x, int64_t num_y)
  * it (regridding.md §5, item 2: mirrored grids give wrong weights), so a
  * mirrored output grid is reversed along axis 0 for the sweep and the
  * output cells it reports are mapped back to their own indices. */
-static spart_status sweep_same_orientation(double *const *input, const int64_t *shape_in,
+static spart_status sweep_same_orientation(const double *const *input, const int64_t *shape_in,
                                            double *const *output, const int64_t *shape_out,
                                            const double *weights_input, int threads,
                                            spart_triples *triples)
@@ -517,59 +517,88 @@ static size_t element_scratch_size(const build_plan *plan)
     return size;
 }
 
-/* Point input[c] and output[c] at element `element`'s coordinates (the
- * shared blocks, the perturbed blocks, or copies gathered into scratch),
- * and gather its weights_input into scratch (NULL for none). */
-static double *element_arrays(const build_plan *plan, int64_t element, double *scratch,
-                              double **input, double **output)
+/* Point blocks[c] at one side's coordinates (output nonzero: the output
+ * grid's) of the element at orthogonal index `index`: in the caller's
+ * arrays themselves where the element's block lies there contiguous and in
+ * C order, else a copy gathered into `space`. Returns the space left. */
+static double *side_blocks(const spart_weights_layout *layout, int output,
+                           const spart_array *coordinates, const int64_t *index, double *space,
+                           const double **blocks)
+{
+    const int64_t(*strides)[SPART_MAX_NDIM] =
+        output ? layout->strides_output : layout->strides_input;
+    const spart_shape *full = output ? &layout->full_output : &layout->full_input;
+    const int *resampled = output ? layout->resampled_output : layout->resampled_input;
+    const int num_resampled = output ? layout->num_axes_output : layout->num_axes_input;
+    const size_t size = (size_t)(output ? layout->size_output : layout->size_input);
+    for (int c = 0; c < layout->num_coordinates; c++) {
+        blocks[c] = spart_block_in_place(coordinates[c].data, strides[c], full, resampled,
+                                         num_resampled, index);
+        if (blocks[c] == NULL) {
+            spart_gather_block(coordinates[c].data, strides[c], full, resampled, num_resampled,
+                               index, space);
+            blocks[c] = space;
+            space += size;
+        }
+    }
+    return space;
+}
+
+/* Point input[c] and output[c] at element `element`'s coordinates: the
+ * shared blocks, the caller's arrays in place, the perturbed blocks, or
+ * copies in scratch. The sweep writes its output coordinates, so for it
+ * they are always copies, writable_output[c]. Returns the element's
+ * weights_input gathered into scratch (NULL for none). */
+static const double *element_arrays(const build_plan *plan, int64_t element, double *scratch,
+                                    const double **input, const double **output,
+                                    double **writable_output)
 {
     const spart_weights_layout *layout = plan->layout;
     const int n = layout->num_coordinates;
-    const size_t size_in = (size_t)layout->size_input;
     const size_t size_out = (size_t)layout->size_output;
-    double *free_space = scratch;
+    int64_t index[SPART_MAX_NDIM] = {0};
+    spart_unravel(element, &layout->shape_orthogonal, index);
+    double *space = scratch;
     if (plan->shared_input[0] != NULL) {
         for (int c = 0; c < n; c++) {
             input[c] = plan->shared_input[c];
         }
     } else {
-        for (int c = 0; c < n; c++) {
-            input[c] = free_space + (size_t)c * size_in;
-        }
-        free_space += (size_t)n * size_in;
-        spart_weights_layout_gather(layout, 0, plan->coordinates_input, element, input);
+        space = side_blocks(layout, 0, plan->coordinates_input, index, space, input);
     }
     if (plan->shared_output[0] != NULL) {
         for (int c = 0; c < n; c++) {
             output[c] = plan->shared_output[c];
         }
-    } else if (!plan_gathers_output(plan)) {
+    } else if (plan_sweeps(plan)) {
+        for (int c = 0; c < n; c++) {
+            writable_output[c] = space + (size_t)c * size_out;
+            output[c] = writable_output[c];
+        }
+        space += (size_t)n * size_out;
+        if (plan->perturbed != NULL) {
+            for (int c = 0; c < n; c++) {
+                memcpy(writable_output[c], plan->perturbed[c] + (size_t)element * size_out,
+                       size_out * sizeof(double));
+            }
+        } else {
+            spart_weights_layout_gather(layout, 1, plan->coordinates_output, element,
+                                        writable_output);
+        }
+    } else if (plan->perturbed != NULL) {
         for (int c = 0; c < n; c++) {
             output[c] = plan->perturbed[c] + (size_t)element * size_out;
         }
     } else {
-        for (int c = 0; c < n; c++) {
-            output[c] = free_space + (size_t)c * size_out;
-        }
-        free_space += (size_t)n * size_out;
-        if (plan->perturbed != NULL) {
-            for (int c = 0; c < n; c++) {
-                memcpy(output[c], plan->perturbed[c] + (size_t)element * size_out,
-                       size_out * sizeof(double));
-            }
-        } else {
-            spart_weights_layout_gather(layout, 1, plan->coordinates_output, element, output);
-        }
+        space = side_blocks(layout, 1, plan->coordinates_output, index, space, output);
     }
     if (plan->weights_input == NULL) {
         return NULL;
     }
-    int64_t orthogonal_index[SPART_MAX_NDIM] = {0};
-    spart_unravel(element, &layout->shape_orthogonal, orthogonal_index);
     spart_gather_block(plan->weights_input->data, plan->strides_weights_input,
                        &plan->full_values_input, layout->resampled_input, layout->num_axes_input,
-                       orthogonal_index, free_space);
-    return free_space;
+                       index, space);
+    return space;
 }
 
 /* Run element `element`'s kernel, appending its entries to `triples`;
@@ -579,15 +608,16 @@ static spart_status build_element(const build_plan *plan, double *scratch, int64
 {
     const spart_weights_layout *layout = plan->layout;
     const int n = layout->num_coordinates;
-    double *input[3] = {NULL, NULL, NULL}, *output[3] = {NULL, NULL, NULL};
-    const double *weights_input = element_arrays(plan, element, scratch, input, output);
+    const double *input[3] = {NULL, NULL, NULL}, *output[3] = {NULL, NULL, NULL};
+    double *writable_output[3] = {NULL, NULL, NULL};
+    const double *weights_input =
+        element_arrays(plan, element, scratch, input, output, writable_output);
     const int64_t *shape_in = layout->grid_shape_input;
     const int64_t *shape_out = layout->grid_shape_output;
     spart_status status;
     *num_outside = 0;
     if (plan->options->method == SPART_METHOD_MULTILINEAR) {
-        status = spart_host_weights_multilinear(n, shape_in, (const double *const *)input,
-                                                layout->size_output, (const double *const *)output,
+        status = spart_host_weights_multilinear(n, shape_in, input, layout->size_output, output,
                                                 weights_input, plan->options->bounds, plan->threads,
                                                 triples, num_outside);
     } else if (n == 1) {
@@ -602,7 +632,7 @@ static spart_status build_element(const build_plan *plan, double *scratch, int64
             input[0], input[1], shape_in[0], shape_in[1], output[0], output[1], shape_out[0],
             shape_out[1], weights_input, plan->threads, triples);
     } else {
-        status = sweep_same_orientation(input, shape_in, output, shape_out, weights_input,
+        status = sweep_same_orientation(input, shape_in, writable_output, shape_out, weights_input,
                                         plan->threads, triples);
     }
     /* Clipping emits each pair once, sorted: nothing to coalesce. */
@@ -706,18 +736,21 @@ typedef struct joined_entries {
 } joined_entries;
 
 /* Make room for `needed` entries, the entries of `placed` elements. When
- * the arrays must grow, they grow to what all the elements are expected to
- * need, the rest at the mean size of those, and an eighth more, so that
- * they seldom grow again (a growth may copy them). 0 on success, -1 when
- * out of memory. */
+ * the arrays must grow, they grow to twice what all the elements would
+ * need at the mean size of those placed (the elements may grow along the
+ * stack), and at least to twice their capacity: a growth may copy the
+ * arrays, so it should seldom come, and room never written costs no
+ * memory (its pages are never touched; the arrays are cut to size at the
+ * end). 0 on success, -1 when out of memory. */
 static int reserve_for_the_rest(joined_entries *joined, int64_t placed, int64_t needed)
 {
-    if (needed <= joined->entries.capacity) {
+    const int64_t capacity = joined->entries.capacity;
+    if (needed <= capacity) {
         return 0;
     }
-    const double expected = (double)needed / (double)placed * (double)joined->num_elements * 1.125;
-    if (expected > (double)needed && expected < 0x1p62 &&
-        spart_triples_reserve(&joined->entries, (int64_t)expected) == 0) {
+    double grown = 2.0 * (double)needed / (double)placed * (double)joined->num_elements;
+    grown = grown > 2.0 * (double)capacity ? grown : 2.0 * (double)capacity;
+    if (grown < 0x1p62 && spart_triples_reserve(&joined->entries, (int64_t)grown) == 0) {
         return 0;
     }
     return spart_triples_reserve(&joined->entries, needed);
