@@ -32,8 +32,9 @@
  * block of 2 x 2, 2 x 1 or 1 x 2 lattice cells: those take the same sums
  * with the block's one inner line per axis handled by clamps instead of
  * the walk, so that hardly any branch depends on the cell's shape (which
- * no branch predictor could learn). Only larger cells, and cells reaching
- * out of the lattice, walk.
+ * no branch predictor could learn), and the two columns of a block are
+ * summed side by side in the two lanes of a vector. Only larger cells, and
+ * cells reaching out of the lattice, walk.
  *
  * The sums are the exact overlaps up to rounding, as the package's clipped
  * polygons are, but in a different order, so the weights differ from the
@@ -537,24 +538,94 @@ static void column_overlaps(const column_2x2 *column, double lowest, double *ove
     overlap[1] = column->moment_1 * 0.5;
 }
 
+/* Two doubles that go through the same operations, the left column's
+ * (lane 0) and the right one's (lane 1): a vector of two lanes (the
+ * vector_size extension of GCC and Clang). Each lane's arithmetic is IEEE
+ * double arithmetic, exactly as on a lone double (and never contracted:
+ * -ffp-contract=off), so the sums are the bits the scalar code gives;
+ * where the processor has two-lane vectors (SSE2 on every x86-64, NEON)
+ * each operation is one instruction for both columns, which takes about
+ * a tenth off the lattice kernel. */
+typedef double pair __attribute__((vector_size(16)));
+typedef int64_t pair_mask __attribute__((vector_size(16)));
+
+static inline pair pair_of(double a)
+{
+    return (pair){a, a};
+}
+
+/* min_of and max_of on each lane (a < b ? a : b, and a > b ? a : b). */
+static inline pair pair_min(pair a, pair b)
+{
+    const pair_mask a_smaller = a < b;
+    return (pair)((a_smaller & (pair_mask)a) | (~a_smaller & (pair_mask)b));
+}
+
+static inline pair pair_max(pair a, pair b)
+{
+    const pair_mask a_larger = a > b;
+    return (pair)((a_larger & (pair_mask)a) | (~a_larger & (pair_mask)b));
+}
+
+/* fabs on each lane: the sign bit cleared. */
+static inline pair pair_abs(pair a)
+{
+    return (pair)((pair_mask)a & (pair_mask){INT64_MAX, INT64_MAX});
+}
+
+/* positive_part on each lane. */
+static inline pair pair_positive_part(pair d)
+{
+    return (d + pair_abs(d)) * 0.5;
+}
+
+/* The corners of a cell in a block of two columns (0 <= x <= 2) clamped
+ * to the left column (lane 0) and to the right one (lane 1): each clamp is
+ * one bound. */
+static void clamp_to_columns(const double *x, pair *clamped)
+{
+    for (int k = 0; k < 4; k++) {
+        clamped[k] = (pair){min_of(x[k], 1.0), max_of(x[k], 1.0)};
+    }
+}
+
+/* column_2x2 of the two columns, lane 0 the left, lane 1 the right. */
+typedef struct columns_2x2 {
+    pair moment_0, moment_1;
+    pair height_1;
+    pair width_0;
+} columns_2x2;
+
+/* add_column_part on both columns at once. */
+static inline void add_column_parts(columns_2x2 *columns, pair xa, pair ya, pair xb, pair yb,
+                                    double lowest)
+{
+    const pair low = pair_min(ya, yb), high = pair_max(ya, yb);
+    const pair height_below = pair_positive_part(1.0 - low);
+    const pair height_above = pair_positive_part(high - 1.0);
+    const pair below = height_below / pair_max((high - low) + DBL_MIN, height_below);
+    const pair minus_dx = xa - xb;
+    const pair minus_dx_0 = minus_dx * below;
+    const pair minus_dx_1 = minus_dx - minus_dx_0;
+    columns->moment_0 += minus_dx_0 * ((low - lowest) + ((high - height_above) - lowest));
+    columns->moment_1 += minus_dx_1 * (((low - 1.0) + height_below) + height_above);
+    columns->height_1 += minus_dx_1;
+    columns->width_0 += pair_abs(minus_dx_0);
+}
+
 /* The overlaps of a cell that lies inside a block of 2 x 2 lattice cells
  * (block coordinates in [0, 2] x [0, 2]), overlap[c][r] for column c and
  * row r: the sums of the walk, with the one inner line of each axis
  * (x = 1, y = 1) handled by clamps instead of crossings, so that hardly
  * any branch depends on the cell's shape. Moments are taken from the
  * cell's lowest point (`lowest`, in [0, 1)) in row 0 and from y = 1 in
- * row 1. */
+ * row 1. The two columns are summed side by side, in the lanes of pairs. */
 static void overlaps_within_2x2(const double *x, const double *y, double lowest,
                                 double overlap[2][2])
 {
-    /* the corners clamped to the left column and to the right one: the
-     * cell lies in 0 <= x <= 2, so each clamp is one bound */
-    double x_left[4], x_right[4];
-    for (int k = 0; k < 4; k++) {
-        x_left[k] = min_of(x[k], 1.0);
-        x_right[k] = max_of(x[k], 1.0);
-    }
-    column_2x2 left = {0.0, 0.0, 0.0, 0.0}, right = {0.0, 0.0, 0.0, 0.0};
+    pair clamped[4];
+    clamp_to_columns(x, clamped);
+    columns_2x2 sums = {pair_of(0.0), pair_of(0.0), pair_of(0.0), pair_of(0.0)};
     for (int k = 0; k < 4; k++) {
         const int next = (k + 1) % 4;
         const double dx = x[next] - x[k];
@@ -562,13 +633,14 @@ static void overlaps_within_2x2(const double *x, const double *y, double lowest,
             continue; /* vertical: no area */
         }
         const double slope = (y[next] - y[k]) / dx;
-        add_column_part(&left, x_left[k], y[k] + (x_left[k] - x[k]) * slope, x_left[next],
-                        y[k] + (x_left[next] - x[k]) * slope, lowest);
-        add_column_part(&right, x_right[k], y[k] + (x_right[k] - x[k]) * slope, x_right[next],
-                        y[k] + (x_right[next] - x[k]) * slope, lowest);
+        add_column_parts(&sums, clamped[k], y[k] + (clamped[k] - x[k]) * slope, clamped[next],
+                         y[k] + (clamped[next] - x[k]) * slope, lowest);
     }
-    column_overlaps(&left, lowest, overlap[0]);
-    column_overlaps(&right, lowest, overlap[1]);
+    for (int c = 0; c < 2; c++) {
+        const column_2x2 column = {sums.moment_0[c], sums.moment_1[c], sums.height_1[c],
+                                   sums.width_0[c]};
+        column_overlaps(&column, lowest, overlap[c]);
+    }
 }
 
 /* The same for a cell inside one column of two lattice cells (block
@@ -593,7 +665,9 @@ static void overlaps_within_one_column(const double *x, const double *y, double 
 static void overlaps_within_one_row(const double *x, const double *y, double lowest,
                                     double overlap[2][2])
 {
-    double twice_moment[2] = {0.0, 0.0};
+    pair clamped[4];
+    clamp_to_columns(x, clamped);
+    pair twice_moment = pair_of(0.0);
     for (int k = 0; k < 4; k++) {
         const int next = (k + 1) % 4;
         const double dx = x[next] - x[k];
@@ -601,15 +675,9 @@ static void overlaps_within_one_row(const double *x, const double *y, double low
             continue; /* vertical: no area */
         }
         const double slope = (y[next] - y[k]) / dx;
-        const double x_left[2] = {min_of(x[k], 1.0), min_of(x[next], 1.0)};
-        const double x_right[2] = {max_of(x[k], 1.0), max_of(x[next], 1.0)};
-        const double y_left[2] = {y[k] + (x_left[0] - x[k]) * slope,
-                                  y[k] + (x_left[1] - x[k]) * slope};
-        const double y_right[2] = {y[k] + (x_right[0] - x[k]) * slope,
-                                   y[k] + (x_right[1] - x[k]) * slope};
-        twice_moment[0] += (x_left[0] - x_left[1]) * ((y_left[0] - lowest) + (y_left[1] - lowest));
-        twice_moment[1] +=
-            (x_right[0] - x_right[1]) * ((y_right[0] - lowest) + (y_right[1] - lowest));
+        const pair y_start = y[k] + (clamped[k] - x[k]) * slope;
+        const pair y_end = y[k] + (clamped[next] - x[k]) * slope;
+        twice_moment += (clamped[k] - clamped[next]) * ((y_start - lowest) + (y_end - lowest));
     }
     for (int c = 0; c < 2; c++) {
         overlap[c][0] = twice_moment[c] * 0.5;

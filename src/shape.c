@@ -163,8 +163,8 @@ void spart_broadcast_strides(const spart_shape *shape, const spart_shape *target
 }
 
 const double *spart_block_in_place(const double *data, const int64_t *strides,
-                                   const spart_shape *full, const int *resampled,
-                                   int num_resampled, const int64_t *orthogonal_index)
+                                   const spart_shape *full, const int *resampled, int num_resampled,
+                                   const int64_t *orthogonal_index)
 {
     int64_t dense_stride = 1;
     for (int r = num_resampled - 1; r >= 0; r--) {

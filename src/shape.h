@@ -63,8 +63,8 @@ void spart_gather_block(const double *data, const int64_t *strides, const spart_
  * place): its first value; NULL when it does not lie so (a resampled axis
  * broadcast or not in C order). Arguments as spart_gather_block's. */
 const double *spart_block_in_place(const double *data, const int64_t *strides,
-                                   const spart_shape *full, const int *resampled,
-                                   int num_resampled, const int64_t *orthogonal_index);
+                                   const spart_shape *full, const int *resampled, int num_resampled,
+                                   const int64_t *orthogonal_index);
 
 /* The full shape of a resampled array: the orthogonal shape with the
  * extents of `shape` along `axes_descending` (negative numbers, -1 first)
