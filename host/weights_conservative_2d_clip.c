@@ -840,14 +840,15 @@ static double entries_expected(const clip_problem *problem, int64_t first, int64
  * gets its room at once, so that it is seldom copied as it grows: as many
  * entries as expected from the cells' bounding boxes, but not more than 4
  * per input cell (a thin cell lying across the lattice can have a box far
- * larger than what it covers; such lists grow as they fill instead). 0 on
- * success, -1 when out of memory. */
+ * larger than what it covers; such lists grow as they fill instead), and
+ * at least twice what the list had (a list that gathers many elements in
+ * turn then seldom grows). 0 on success, -1 when out of memory. */
 static int clip_rows(const clip_problem *problem, int64_t first, int64_t last, spart_triples *list)
 {
     const double num_cells = (double)((last - first) * (problem->num_y - 1));
     const double expected = entries_expected(problem, first, last);
     const double room = expected < 4 * num_cells ? expected : 4 * num_cells;
-    if (spart_triples_reserve(list, list->count + (int64_t)room) != 0) {
+    if (spart_triples_reserve_more(list, (int64_t)room) != 0) {
         return -1;
     }
     block_sums sums;

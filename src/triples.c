@@ -50,6 +50,16 @@ int spart_triples_reserve(spart_triples *triples, int64_t capacity)
     return resize_arrays(triples, capacity);
 }
 
+int spart_triples_reserve_more(spart_triples *triples, int64_t extra)
+{
+    const int64_t needed = triples->count + extra;
+    if (needed <= triples->capacity) {
+        return 0;
+    }
+    const int64_t doubled = 2 * triples->capacity;
+    return spart_triples_reserve(triples, needed > doubled ? needed : doubled);
+}
+
 int spart_triples_reserve_exactly(spart_triples *triples)
 {
     int64_t capacity = triples->count > 0 ? triples->count : 1;

@@ -27,6 +27,12 @@ void spart_triples_init(spart_triples *triples, const spart_allocator *allocator
  * memory (the list is unchanged then). */
 int spart_triples_reserve(spart_triples *triples, int64_t capacity);
 
+/* Make room for `extra` entries beyond the count; when the capacity must
+ * grow, it grows to at least twice what it was, so that a run of calls
+ * (a kernel appending many elements to one list) copies the entries only
+ * a few times. 0 on success, -1 when out of memory. */
+int spart_triples_reserve_more(spart_triples *triples, int64_t extra);
+
 /* Double the capacity (at least 16); 0 on success, -1 out of memory. */
 int spart_triples_grow(spart_triples *triples);
 

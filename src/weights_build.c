@@ -733,6 +733,7 @@ typedef struct joined_entries {
     int64_t *spare;       /* appended elements whose lists hold memory to hand on */
     int64_t num_spare;
     int out_of_memory; /* an element could not be appended */
+    int failed;        /* an element failed or could not be appended: skip the rest */
 } joined_entries;
 
 /* Make room for `needed` entries, the entries of `placed` elements. When
@@ -757,9 +758,14 @@ static int reserve_for_the_rest(joined_entries *joined, int64_t placed, int64_t 
 }
 
 /* Give element `element` an empty list, with the memory of an appended
- * element's list when there is one. Call from one thread at a time. */
+ * element's list when there is one; NULL when an element has failed (the
+ * build will fail: the rest are skipped). Call from one thread at a
+ * time. */
 static spart_triples *take_list(joined_entries *joined, int64_t element)
 {
+    if (joined->failed) {
+        return NULL; /* the build has failed: no need to build this one */
+    }
     spart_triples *list = &joined->lists[element];
     if (joined->num_spare > 0) {
         spart_triples *spare = &joined->lists[joined->spare[--joined->num_spare]];
@@ -794,9 +800,15 @@ static void append_element(joined_entries *joined, int64_t element, int ok)
 static void finish_element(joined_entries *joined, int64_t element, const spart_status *statuses)
 {
     joined->built[element] = 1;
+    if (statuses[element] != SPART_OK) {
+        joined->failed = 1;
+    }
     while (joined->next < joined->num_elements && joined->built[joined->next]) {
         append_element(joined, joined->next, statuses[joined->next] == SPART_OK);
         joined->next++;
+    }
+    if (joined->out_of_memory) {
+        joined->failed = 1;
     }
 }
 
@@ -856,7 +868,9 @@ static void reserve_for_next(joined_entries *joined, int64_t element)
  * (the clipping kernels: nothing to coalesce), are built straight into the
  * joined arrays instead, without a copy. A single element gets
  * `plan->threads` threads inside it. `scratch` holds threads *
- * element_scratch_size(plan) doubles. */
+ * element_scratch_size(plan) doubles; statuses[e] and outside[e] come in
+ * as SPART_OK and 0. Once an element fails the elements not yet started
+ * are skipped (they keep SPART_OK and 0: the failure is reported). */
 static void build_elements(const spart_context *context, const build_plan *plan, int threads,
                            double *scratch, joined_entries *joined, spart_status *statuses,
                            int64_t *outside)
@@ -870,6 +884,9 @@ static void build_elements(const spart_context *context, const build_plan *plan,
             }
             statuses[e] = build_element(plan, scratch, e, &joined->entries, &outside[e]);
             joined->offsets[e + 1] = joined->entries.count;
+            if (statuses[e] != SPART_OK || joined->out_of_memory) {
+                return;
+            }
             spart_report_progress(context, "weights", e + 1, num_elements);
         }
         return;
@@ -880,7 +897,9 @@ static void build_elements(const spart_context *context, const build_plan *plan,
         spart_triples *list = NULL;
 #pragma omp critical(spart_weights_join)
         list = take_list(joined, e);
-        statuses[e] = build_element(plan, own_scratch, e, list, &outside[e]);
+        if (list != NULL) {
+            statuses[e] = build_element(plan, own_scratch, e, list, &outside[e]);
+        }
 #pragma omp critical(spart_weights_join)
         {
             finish_element(joined, e, statuses);
@@ -954,7 +973,10 @@ static spart_status build_all(spart_context *context, const build_plan *plan,
     failed =
         gather_shared_side(&element_plan, allocator, 1, element_plan.shared_output) != 0 || failed;
     spart_status *statuses = spart_alloc(allocator, num_slots, sizeof(spart_status));
-    int64_t *outside = spart_alloc(allocator, num_slots, sizeof(int64_t));
+    int64_t *outside = spart_alloc_zero(allocator, num_slots, sizeof(int64_t));
+    for (int64_t e = 0; statuses != NULL && e < layout->num_elements; e++) {
+        statuses[e] = SPART_OK;
+    }
     double *scratch = spart_alloc(allocator, (size_t)threads * element_scratch_size(&element_plan),
                                   sizeof(double));
     spart_status status = SPART_OK;
