@@ -369,23 +369,25 @@ static spart_status build_failing_from(const problem *p, int threads, long long 
 }
 
 /* The allocation to fail after the k-th of `calls`: each of the first
- * eight, then ever more sparsely, and each of the last three. */
+ * four, then ever more sparsely, and each of the last three. */
 static long long next_to_fail(long long k, long long calls)
 {
     const long long last_three = calls - 3;
     if (k >= last_three) {
         return k + 1;
     }
-    const long long next = k + 1 + k / 8;
+    const long long next = k + 1 + k / 4;
     return next < last_three ? next : last_three;
 }
 
 /* Failing the k-th allocation of the build, from the first to the last
- * (every one of the first eight, then ever more sparsely, and the last
- * three: a hundred or so builds in all): the build reports
+ * (each of the first four, then ever more sparsely, and the last three:
+ * about twenty builds per pass): the build reports
  * SPART_ERROR_OUT_OF_MEMORY (or succeeds with two threads, which need
  * fewer allocations when one thread takes more of the elements), leaves
- * no object and leaks no block. */
+ * no object and leaks no block. Passes: the lattice kernel with one
+ * thread (straight into the weights' arrays) and two (lists of their
+ * own), the multilinear one with two (lists, coalesced). */
 static void running_out_of_memory_anywhere_is_reported_without_leaks(void **state)
 {
     (void)state;
@@ -394,9 +396,9 @@ static void running_out_of_memory_anywhere_is_reported_without_leaks(void **stat
     make_stack(p);
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) {
-            p->options.method = SPART_METHOD_MULTILINEAR; /* coalesced in per-element lists */
+            p->options.method = SPART_METHOD_MULTILINEAR;
         }
-        for (int threads = 1; threads <= 2; threads++) {
+        for (int threads = 1 + pass; threads <= 2; threads++) {
             long long calls = 0;
             assert_int_equal(build_failing_from(p, threads, -1, &calls), SPART_OK);
             assert_true(calls > 0);
