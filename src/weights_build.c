@@ -716,13 +716,16 @@ static int gather_shared_side(const build_plan *plan, const spart_allocator *all
 /* The weights' arrays, filled element by element in element order, and
  * what the elements built out of turn wait in. Elements are built side by
  * side, each into a list of its own, and a finished element is appended
- * to the arrays as soon as every element before it has been: whichever
- * thread finishes the element next in line appends it, and any finished
- * ones after it, so that no thread ever waits for another one's kernel
- * (which a busy core could hold up for long). The list memory of appended
- * elements is handed on to elements not yet started, so that a build
- * allocates (and touches fresh pages) for a few lists, not one per
- * element. */
+ * to the arrays as soon as every element before it has been. One thread
+ * at a time appends (whichever finds none appending when it finishes an
+ * element), copying outside the lock, while the others go on to their
+ * next elements: no thread ever waits for another one's kernel (which a
+ * busy core could hold up for long) nor for a copy. The list memory of
+ * appended elements is handed on to elements not yet started, so that a
+ * build allocates (and touches fresh pages) for a few lists, not one per
+ * element. The lock (critical spart_weights_join) guards `next`, `built`,
+ * `spare`, `num_spare`, `appending` and `failed`; `entries`, `offsets` and
+ * `out_of_memory` belong to the appending thread. */
 typedef struct joined_entries {
     spart_triples entries; /* elements 0 .. next - 1 */
     int64_t *offsets;      /* num_elements + 1 */
@@ -732,6 +735,7 @@ typedef struct joined_entries {
     unsigned char *built; /* per element: whether its kernel has finished */
     int64_t *spare;       /* appended elements whose lists hold memory to hand on */
     int64_t num_spare;
+    int appending;     /* a thread is appending */
     int out_of_memory; /* an element could not be appended */
     int failed;        /* an element failed or could not be appended: skip the rest */
 } joined_entries;
@@ -777,8 +781,7 @@ static spart_triples *take_list(joined_entries *joined, int64_t element)
 }
 
 /* Append element `element`'s entries (none when `ok` is 0: its kernel
- * failed) and record where it ends; keep its list's memory for later
- * elements. */
+ * failed) and record where it ends. */
 static void append_element(joined_entries *joined, int64_t element, int ok)
 {
     spart_triples *list = &joined->lists[element];
@@ -791,24 +794,49 @@ static void append_element(joined_entries *joined, int64_t element, int ok)
     }
     joined->offsets[element + 1] = joined->entries.count;
     list->count = 0;
-    joined->spare[joined->num_spare++] = element;
 }
 
-/* Record that element `element`'s kernel has finished and append every
- * finished element that is next in line. Call from one thread at a time;
- * statuses[e] says whether element e succeeded. */
-static void finish_element(joined_entries *joined, int64_t element, const spart_status *statuses)
+/* The next element to append, under the lock: -1 when it is not built yet
+ * (the calling thread then stops appending). */
+static int64_t next_to_append(joined_entries *joined)
 {
-    joined->built[element] = 1;
-    if (statuses[element] != SPART_OK) {
-        joined->failed = 1;
+    int64_t next = -1;
+#pragma omp critical(spart_weights_join)
+    {
+        if (joined->next < joined->num_elements && joined->built[joined->next]) {
+            next = joined->next;
+        } else {
+            joined->appending = 0;
+        }
     }
-    while (joined->next < joined->num_elements && joined->built[joined->next]) {
-        append_element(joined, joined->next, statuses[joined->next] == SPART_OK);
-        joined->next++;
+    return next;
+}
+
+/* Record that element `element`'s kernel has finished (statuses[e] says
+ * whether element e succeeded) and, unless another thread is appending,
+ * append every finished element that is next in line. */
+static void finish_element(const spart_context *context, joined_entries *joined, int64_t element,
+                           const spart_status *statuses)
+{
+    int append = 0;
+#pragma omp critical(spart_weights_join)
+    {
+        joined->built[element] = 1;
+        joined->failed = joined->failed || statuses[element] != SPART_OK;
+        append = !joined->appending;
+        joined->appending = 1;
     }
-    if (joined->out_of_memory) {
-        joined->failed = 1;
+    for (int64_t next = append ? next_to_append(joined) : -1; next >= 0;
+         next = next_to_append(joined)) {
+        append_element(joined, next, statuses[next] == SPART_OK);
+        const int out_of_memory = joined->out_of_memory;
+#pragma omp critical(spart_weights_join)
+        {
+            joined->next = next + 1;
+            joined->spare[joined->num_spare++] = next; /* its list's memory, to hand on */
+            joined->failed = joined->failed || out_of_memory;
+            spart_report_progress(context, "weights", next + 1, joined->num_elements);
+        }
     }
 }
 
@@ -900,11 +928,7 @@ static void build_elements(const spart_context *context, const build_plan *plan,
         if (list != NULL) {
             statuses[e] = build_element(plan, own_scratch, e, list, &outside[e]);
         }
-#pragma omp critical(spart_weights_join)
-        {
-            finish_element(joined, e, statuses);
-            spart_report_progress(context, "weights", joined->next, num_elements);
-        }
+        finish_element(context, joined, e, statuses);
     }
 }
 
