@@ -265,10 +265,33 @@ int spart_weights_layout_output_shared(const spart_weights_layout *layout)
                           layout->resampled_output, layout->num_axes_output);
 }
 
+/* Whether all of values[0 .. size-1] are finite: x - x is 0 for a finite
+ * x and NaN for an infinity or a NaN, and a NaN stays in a sum. Four sums
+ * side by side and no exit in the loop, which compilers turn into vector
+ * code (a plain search for the first non-finite value takes a comparison
+ * and a branch per value). */
+static int all_finite(const double *values, int64_t size)
+{
+    double probe[4] = {0.0, 0.0, 0.0, 0.0};
+    int64_t k = 0;
+    for (; k + 4 <= size; k += 4) {
+        for (int lane = 0; lane < 4; lane++) {
+            probe[lane] += values[k + lane] - values[k + lane];
+        }
+    }
+    for (; k < size; k++) {
+        probe[0] += values[k] - values[k];
+    }
+    return (probe[0] + probe[1]) + (probe[2] + probe[3]) == 0.0;
+}
+
 /* The first non-finite value of a coordinate array, or -1. */
 static int64_t first_non_finite(const spart_array *array)
 {
     int64_t size = spart_shape_size(&array->shape);
+    if (all_finite(array->data, size)) {
+        return -1;
+    }
     for (int64_t k = 0; k < size; k++) {
         if (!isfinite(array->data[k])) {
             return k;
@@ -651,11 +674,13 @@ static spart_status outputs_are_lattices(spart_context *context, const spart_wei
     if (blocks == NULL) {
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "weights: out of memory");
     }
-    double *xy[3] = {blocks, blocks + size, NULL};
+    const double *xy[3] = {NULL, NULL, NULL};
     int64_t count = spart_weights_layout_output_shared(layout) ? 1 : layout->num_elements;
     *lattice = 1;
     for (int64_t e = 0; e < count && *lattice; e++) {
-        spart_weights_layout_gather(layout, 1, coordinates_output, e, xy);
+        int64_t index[SPART_MAX_NDIM] = {0};
+        spart_unravel(e, &layout->shape_orthogonal, index);
+        side_blocks(layout, 1, coordinates_output, index, blocks, xy);
         *lattice = spart_host_grid_is_lattice(xy[0], xy[1], layout->grid_shape_output[0],
                                               layout->grid_shape_output[1]);
     }

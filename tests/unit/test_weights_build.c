@@ -3,8 +3,9 @@
  * the elements built side by side by several threads and joined in order
  * give the same arrays, bit for bit, as one thread; coordinates read in
  * place or gathered give the same weights; elements of very different
- * sizes and empty elements are joined at the right offsets; and running
- * out of memory anywhere in a build reports it and leaks nothing.
+ * sizes and empty elements are joined at the right offsets; running
+ * out of memory anywhere in a build reports it and leaks nothing; and a
+ * non-finite coordinate is found wherever it is.
  *
  * The stacks here are large enough (more than 65,536 vertices in all) for
  * the driver to use several threads.
@@ -15,6 +16,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -286,6 +288,40 @@ static void elements_of_any_size_are_joined_in_order(void **state)
     free(p);
 }
 
+/* ---- checking the coordinates -------------------------------------------- */
+
+/* A NaN or an infinity at any place of a grid of 7 vertices (the check
+ * takes four values at a time, then the rest) is found and named. */
+static void a_non_finite_coordinate_is_found_at_every_place(void **state)
+{
+    (void)state;
+    spart_context *context = NULL;
+    assert_int_equal(spart_context_create(&context), SPART_OK);
+    double x[7], x_out[3] = {0.5, 2.5, 4.5};
+    const spart_array input = {x, shape_of(1, (int64_t[]){7})};
+    const spart_array output = {x_out, shape_of(1, (int64_t[]){3})};
+    spart_weights_options options;
+    spart_weights_options_init(&options);
+    options.method = SPART_METHOD_CONSERVATIVE;
+    const double bad[3] = {NAN, INFINITY, -INFINITY};
+    for (int place = 0; place < 7; place++) {
+        for (int b = 0; b < 3; b++) {
+            for (int k = 0; k < 7; k++) {
+                x[k] = k;
+            }
+            x[place] = bad[b];
+            spart_weights *weights = NULL;
+            assert_int_equal(spart_weights_build(context, 1, &input, &output, &options, &weights),
+                             SPART_ERROR_NOT_FINITE);
+            assert_null(weights);
+            char expected[32];
+            snprintf(expected, sizeof expected, "at flat index %d", place);
+            assert_non_null(strstr(spart_context_error(context), expected));
+        }
+    }
+    spart_context_free(context);
+}
+
 /* ---- running out of memory ----------------------------------------------- */
 
 /* An allocator over malloc, safe to call from several threads, that counts
@@ -424,6 +460,7 @@ int main(void)
         cmocka_unit_test(clipped_pairs_are_the_same_for_any_thread_count),
         cmocka_unit_test(coordinates_gathered_or_read_in_place_give_the_same_weights),
         cmocka_unit_test(elements_of_any_size_are_joined_in_order),
+        cmocka_unit_test(a_non_finite_coordinate_is_found_at_every_place),
         cmocka_unit_test(running_out_of_memory_anywhere_is_reported_without_leaks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
