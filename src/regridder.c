@@ -378,6 +378,49 @@ spart_status spart_regridder_create(spart_context *context, const spart_weights 
     return spart_regridder_create_on(context, weights, options, -1, regridder);
 }
 
+/* What spart_regridder_create checks before it reads any entry, for
+ * `options` (not NULL): the value type, the roles' layout, and both sides'
+ * axis maps with the matrix's rows and columns. */
+static spart_status check_layout(spart_context *context, const spart_weights *weights,
+                                 const spart_regridder_options *options,
+                                 spart_regridder_roles *layout, spart_axis_map *input,
+                                 int64_t *num_columns, spart_axis_map *output, int64_t *num_rows)
+{
+    memset(layout, 0, sizeof *layout);
+    memset(input, 0, sizeof *input);
+    memset(output, 0, sizeof *output);
+    *num_columns = 0;
+    *num_rows = 0;
+    if (options->value_type != SPART_FLOAT64 && options->value_type != SPART_FLOAT32) {
+        return spart_fail(context, SPART_ERROR_UNKNOWN_ENUM,
+                          "options->value_type = %d is not a spart_value_type (0 float64, 1 "
+                          "float32)",
+                          (int)options->value_type);
+    }
+    spart_status status = make_layout(context, weights, options, layout);
+    if (status == SPART_OK) {
+        status = make_axis_map(context, layout, &layout->shape_input, layout->orthogonal_input,
+                               input, num_columns);
+    }
+    if (status == SPART_OK) {
+        status = make_axis_map(context, layout, &layout->shape_output, layout->orthogonal_output,
+                               output, num_rows);
+    }
+    return status;
+}
+
+spart_status spart_regridder_check_options(spart_context *context, const spart_weights *weights,
+                                           const spart_regridder_options *options)
+{
+    spart_regridder_options defaults;
+    spart_regridder_options_init(&defaults);
+    spart_regridder_roles layout;
+    spart_axis_map input, output;
+    int64_t num_columns = 0, num_rows = 0;
+    return check_layout(context, weights, options != NULL ? options : &defaults, &layout, &input,
+                        &num_columns, &output, &num_rows);
+}
+
 /* spart_regridder_create_on, with the entries in device memory when
  * device_entries is not NULL (cuda_device >= 0 then). */
 static spart_status create_regridder(spart_context *context, const spart_weights *weights,
@@ -399,14 +442,11 @@ static spart_status create_regridder(spart_context *context, const spart_weights
     if (options == NULL) {
         options = &defaults;
     }
-    if (options->value_type != SPART_FLOAT64 && options->value_type != SPART_FLOAT32) {
-        return spart_fail(context, SPART_ERROR_UNKNOWN_ENUM,
-                          "options->value_type = %d is not a spart_value_type (0 float64, 1 "
-                          "float32)",
-                          (int)options->value_type);
-    }
     spart_regridder_roles layout;
-    spart_status status = make_layout(context, weights, options, &layout);
+    spart_axis_map input, output;
+    int64_t num_columns = 0, num_rows = 0;
+    spart_status status =
+        check_layout(context, weights, options, &layout, &input, &num_columns, &output, &num_rows);
     if (status != SPART_OK) {
         return status;
     }
@@ -416,16 +456,12 @@ static spart_status create_regridder(spart_context *context, const spart_weights
     }
     made->device.on_device = cuda_device >= 0;
     made->device.cuda_device = cuda_device >= 0 ? cuda_device : 0;
-    status = make_axis_map(context, &layout, &layout.shape_input, layout.orthogonal_input,
-                           &made->input, &made->csr.num_columns);
-    if (status == SPART_OK) {
-        status = make_axis_map(context, &layout, &layout.shape_output, layout.orthogonal_output,
-                               &made->output, &made->csr.num_rows);
-    }
-    if (status == SPART_OK) {
-        status = assemble(context, weights, &layout, options->drop_zeros, options->value_type,
-                          device_entries, made);
-    }
+    made->input = input;
+    made->output = output;
+    made->csr.num_columns = num_columns;
+    made->csr.num_rows = num_rows;
+    status = assemble(context, weights, &layout, options->drop_zeros, options->value_type,
+                      device_entries, made);
     if (status != SPART_OK) {
         spart_regridder_free(made);
         return status;

@@ -745,7 +745,7 @@ static cudaError_t upload_source(const spart_assembly_source *source, int64_t ce
         (size_t)cells_output, entries, elements, (size_t)cells_input};
     cudaError_t error = cudaSuccess;
     spart_device_entries *resident = source->device_entries;
-    if (resident != NULL) {
+    if (resident != NULL && !resident->borrowed) {
         /* Taken over: freed with the rest of the scratch. */
         scratch[SCRATCH_INDICES_OUTPUT] = resident->indices_output;
         scratch[SCRATCH_VALUES] = resident->values;
@@ -775,6 +775,13 @@ static cudaError_t upload_source(const spart_assembly_source *source, int64_t ce
     on_device->row_lookup_stride = source->row_lookup_stride;
     on_device->column_lookup_stride = source->column_lookup_stride;
     on_device->drop_zeros = source->drop_zeros;
+    if (resident != NULL && resident->borrowed) {
+        /* The caller's arrays, read in place: never in the scratch, so
+         * never freed here. */
+        on_device->indices_output = resident->indices_output;
+        on_device->values = resident->values;
+        on_device->indices_input = resident->indices_input;
+    }
     return error;
 }
 

@@ -25,12 +25,19 @@ spart_status spart_regridder_create_on(spart_context *context, const spart_weigh
                                        const spart_regridder_options *options, int cuda_device,
                                        spart_regridder **regridder);
 
+/* The checks spart_regridder_create makes of `options` (NULL: the
+ * defaults) and of the weights' shapes and axes before it reads any entry,
+ * with the same statuses and sentences, without building anything. Defined
+ * in src/regridder.c. */
+spart_status spart_regridder_check_options(spart_context *context, const spart_weights *weights,
+                                           const spart_regridder_options *options);
+
 /* spart_regridder_create_on for the device, from weights whose entry
  * arrays (indices_input, indices_output, values) are not read: the
  * entries are `entries`, already in device memory of cuda_device (see
- * spart_device_entries, which the assembly takes over). Only the shapes,
- * axes and offsets of `weights` (in host memory) are used. Defined in
- * src/regridder.c. */
+ * spart_device_entries, which the assembly takes over unless they are
+ * borrowed). Only the shapes, axes and offsets of `weights` (in host
+ * memory) are used. Defined in src/regridder.c. */
 spart_status spart_regridder_create_from_device_entries(
     spart_context *context, const spart_weights *weights, const spart_regridder_options *options,
     int cuda_device, spart_device_entries *entries, spart_regridder **regridder);

@@ -168,15 +168,19 @@ spart_status spart_host_csr_transpose(const spart_allocator *allocator, const sp
  * one dense block of the matrix index, the usual case), so no table as
  * large as the grid is needed. */
 /* Entry arrays that already live in device memory of the assembling
- * regridder's device, allocated stream-ordered (cudaMallocAsync) on the
- * stream the assembly runs on. A device assembly reads them in place and
- * takes them over: it sets each pointer here to NULL and frees the array
- * when it no longer needs it. Whatever is still set after a failure that
- * came before the assembly is the caller's to free. */
+ * regridder's device. A device assembly reads them in place. Unless
+ * `borrowed` is set they were allocated stream-ordered (cudaMallocAsync)
+ * on the stream the assembly runs on, and the assembly takes them over: it
+ * sets each pointer here to NULL and frees the array when it no longer
+ * needs it; whatever is still set after a failure that came before the
+ * assembly is the caller's to free. With `borrowed` set they are the
+ * caller's (a user's arrays): the assembly only reads them, and neither
+ * frees nor forgets them. */
 typedef struct spart_device_entries {
     int64_t *indices_input;
     int64_t *indices_output;
     double *values;
+    int borrowed;
 } spart_device_entries;
 
 typedef struct spart_assembly_source {

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "shape.h"
+#include "weights_arrays.h"
 #include "weights_internal.h"
 
 void spart_weights_options_init(spart_weights_options *options)
@@ -138,20 +139,14 @@ static spart_status check_side(spart_context *context, const char *name, const s
     return SPART_OK;
 }
 
-spart_status spart_weights_create_from_arrays(
-    spart_context *context, const spart_shape *shape_orthogonal, const spart_shape *shape_input,
-    const spart_shape *shape_output, int num_axis_input, const int *axis_input, int num_axis_output,
-    const int *axis_output, const int64_t *offsets, const int64_t *indices_input,
-    const int64_t *indices_output, const double *values, spart_weights **weights)
+spart_status spart_weights_check_layout(spart_context *context, const spart_shape *shape_orthogonal,
+                                        const spart_shape *shape_input,
+                                        const spart_shape *shape_output, int num_axis_input,
+                                        const int *axis_input, int num_axis_output,
+                                        const int *axis_output, const int64_t *offsets,
+                                        spart_weights_layout *layout)
 {
-    if (context == NULL) {
-        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
-    }
-    spart_clear_error(context);
-    if (weights == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER, "weights: the output pointer is NULL");
-    }
-    *weights = NULL;
+    memset(layout, 0, sizeof *layout);
     if (shape_orthogonal == NULL || shape_input == NULL || shape_output == NULL ||
         offsets == NULL) {
         return spart_fail(
@@ -163,15 +158,13 @@ spart_status spart_weights_create_from_arrays(
                           "shape_orthogonal: ndim = %d or an extent is out of range",
                           shape_orthogonal->ndim);
     }
-    int axes_in[SPART_MAX_NDIM] = {0}, axes_out[SPART_MAX_NDIM] = {0};
-    int count_in = 0, count_out = 0;
     spart_status status = check_side(context, "shape_input", shape_input, num_axis_input,
-                                     axis_input, axes_in, &count_in);
+                                     axis_input, layout->axis_input, &layout->num_axis_input);
     if (status != SPART_OK) {
         return status;
     }
     status = check_side(context, "shape_output", shape_output, num_axis_output, axis_output,
-                        axes_out, &count_out);
+                        layout->axis_output, &layout->num_axis_output);
     if (status != SPART_OK) {
         return status;
     }
@@ -188,33 +181,78 @@ spart_status spart_weights_create_from_arrays(
                               (long long)offsets[e]);
         }
     }
-    int64_t total = offsets[num_elements];
+    layout->num_elements = num_elements;
+    layout->num_entries = offsets[num_elements];
+    layout->size_input = resampled_size(shape_input, layout->num_axis_input, layout->axis_input);
+    layout->size_output =
+        resampled_size(shape_output, layout->num_axis_output, layout->axis_output);
+    return SPART_OK;
+}
+
+spart_status spart_weights_fail_bad_entry(spart_context *context, const int64_t *offsets,
+                                          int64_t num_elements, int64_t entry, int64_t index_input,
+                                          int64_t index_output, int64_t size_input,
+                                          int64_t size_output)
+{
+    /* The element holding the entry: the last one that starts at or before
+     * it (empty elements start where the next one does, so they are passed
+     * over). */
+    int64_t low = 0, high = num_elements - 1;
+    while (low < high) {
+        int64_t middle = low + (high - low + 1) / 2;
+        if (offsets[middle] <= entry) {
+            low = middle;
+        } else {
+            high = middle - 1;
+        }
+    }
+    return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                      "weights element %lld: entry %lld has indices_input = %lld and "
+                      "indices_output = %lld, outside [0, %lld) and [0, %lld)",
+                      (long long)low, (long long)(entry - offsets[low]), (long long)index_input,
+                      (long long)index_output, (long long)size_input, (long long)size_output);
+}
+
+spart_status spart_weights_create_from_arrays(
+    spart_context *context, const spart_shape *shape_orthogonal, const spart_shape *shape_input,
+    const spart_shape *shape_output, int num_axis_input, const int *axis_input, int num_axis_output,
+    const int *axis_output, const int64_t *offsets, const int64_t *indices_input,
+    const int64_t *indices_output, const double *values, spart_weights **weights)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    if (weights == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "weights: the output pointer is NULL");
+    }
+    *weights = NULL;
+    spart_weights_layout layout;
+    spart_status status = spart_weights_check_layout(
+        context, shape_orthogonal, shape_input, shape_output, num_axis_input, axis_input,
+        num_axis_output, axis_output, offsets, &layout);
+    if (status != SPART_OK) {
+        return status;
+    }
+    int64_t num_elements = layout.num_elements, total = layout.num_entries;
     if (total > 0 && (indices_input == NULL || indices_output == NULL || values == NULL)) {
         return spart_fail(context, SPART_ERROR_NULL_POINTER,
                           "indices_input, indices_output and values must not be NULL");
     }
-    spart_weights *made =
-        spart_weights_allocate(&context->allocator, shape_orthogonal, shape_input, shape_output,
-                               count_in, axes_in, count_out, axes_out, total);
+    for (int64_t k = 0; k < total; k++) {
+        if (indices_input[k] < 0 || indices_input[k] >= layout.size_input ||
+            indices_output[k] < 0 || indices_output[k] >= layout.size_output) {
+            return spart_weights_fail_bad_entry(context, offsets, num_elements, k, indices_input[k],
+                                                indices_output[k], layout.size_input,
+                                                layout.size_output);
+        }
+    }
+    spart_weights *made = spart_weights_allocate(
+        &context->allocator, shape_orthogonal, shape_input, shape_output, layout.num_axis_input,
+        layout.axis_input, layout.num_axis_output, layout.axis_output, total);
     if (made == NULL) {
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
                           "weights: could not allocate %lld entries", (long long)total);
-    }
-    for (int64_t e = 0; e < num_elements; e++) {
-        for (int64_t k = offsets[e]; k < offsets[e + 1]; k++) {
-            if (indices_input[k] < 0 || indices_input[k] >= made->size_input ||
-                indices_output[k] < 0 || indices_output[k] >= made->size_output) {
-                spart_status failed =
-                    spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                               "weights element %lld: entry %lld has indices_input = %lld and "
-                               "indices_output = %lld, outside [0, %lld) and [0, %lld)",
-                               (long long)e, (long long)(k - offsets[e]),
-                               (long long)indices_input[k], (long long)indices_output[k],
-                               (long long)made->size_input, (long long)made->size_output);
-                spart_weights_free(made);
-                return failed;
-            }
-        }
     }
     size_t n = (size_t)total;
     memcpy(made->offsets, offsets, ((size_t)num_elements + 1) * sizeof(int64_t));

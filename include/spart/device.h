@@ -21,7 +21,8 @@
  * What runs on the device in this version: assembly from weights (the
  * weights' entries are copied to the device once, sorted there), also
  * after folding a kernel (a PSF) into them on the device
- * (spart_regridder_create_device_convolved); the
+ * (spart_regridder_create_device_convolved), and from entries already in
+ * device memory (spart_regridder_create_device_from_arrays); the
  * product y = A x on the device (vectors of leading axes read and written
  * where they lie, in one launch; declared batch axes packed into
  * interleaved vectors and unpacked); the exact transpose
@@ -126,6 +127,49 @@ spart_regridder_create_device(spart_context *context, const spart_weights *weigh
 SPART_NODISCARD SPART_API spart_status spart_regridder_create_device_convolved(
     spart_context *context, const spart_weights *weights, const spart_array *kernel,
     const spart_regridder_options *options, spart_regridder **regridder);
+
+/* Assemble a regridder on the context's CUDA device from weights whose
+ * entries are already in that device's memory (made by your own kernels,
+ * or by CuPy or PyTorch), without a trip through host memory: the
+ * regridder spart_regridder_create_device builds from the weights that
+ * spart_weights_create_from_arrays makes of the same arguments, the same
+ * CSR arrays bit for bit and the same plan. The arguments are those of
+ * spart_weights_create_from_arrays, with the regridder options of
+ * spart_regridder_create (NULL: the defaults): shapes, axes and offsets
+ * (num_elements + 1 values, from 0, ascending) in host memory;
+ * indices_input, indices_output (int64) and values (float64), each of
+ * offsets[num_elements] entries, in device memory of the context's device
+ * (spart_device_malloc, cudaMalloc, cudaMallocAsync or managed memory).
+ *
+ * The entry arrays are read in place, never written or freed, and not
+ * copied: the call works on the context's stream, so they must be written
+ * by work that has finished or that was enqueued before on that stream.
+ * They are no longer read once the call returns (it synchronises the
+ * stream), and stay yours. Device memory for the duration of the call,
+ * besides the matrix: the assembly's sort (about 16 bytes per entry) and
+ * its tables. Progress stage (see spart_context_set_progress): "assembly".
+ *
+ * Checks, in this order: on the host, before any device work, the
+ * arguments as spart_weights_create_from_arrays checks them (NULL
+ * pointers, shapes, axes, offsets; entry pointers may be NULL only when
+ * there are no entries) and the options as spart_regridder_create does,
+ * with the same statuses and sentences, so that they are the same without
+ * a device; then the device (SPART_ERROR_NO_DEVICE); then that each entry
+ * pointer is memory of the context's device (SPART_ERROR_INVALID_ARGUMENT
+ * naming it; host memory is never read); then, on the device, every
+ * index against its side's resampled cells (0 <= index < their product):
+ * the first entry out of range is refused with SPART_ERROR_INVALID_ARGUMENT
+ * and the sentence spart_weights_create_from_arrays gives it ("weights
+ * element 3: entry 17 has indices_input = ..."). Other errors:
+ * SPART_ERROR_OUT_OF_MEMORY (device or host memory), SPART_ERROR_INTERNAL
+ * (another CUDA error, named in the sentence). Free the result with
+ * spart_regridder_free. */
+SPART_NODISCARD SPART_API spart_status spart_regridder_create_device_from_arrays(
+    spart_context *context, const spart_shape *shape_orthogonal, const spart_shape *shape_input,
+    const spart_shape *shape_output, int num_axis_input, const int *axis_input, int num_axis_output,
+    const int *axis_output, const int64_t *offsets, const int64_t *indices_input,
+    const int64_t *indices_output, const double *values, const spart_regridder_options *options,
+    spart_regridder **regridder);
 
 /* A new regridder whose matrix lives in the memory of the context's CUDA
  * device: the same CSR arrays, plan and shapes as `regridder` (which may

@@ -813,6 +813,32 @@ module spart
             integer(c_int) :: status
         end function c_spart_regridder_create_device_convolved
 
+        function c_spart_regridder_create_device_from_arrays(context, shape_orthogonal, &
+                                                             shape_input, shape_output, &
+                                                             num_axis_input, axis_input, &
+                                                             num_axis_output, axis_output, &
+                                                             offsets, indices_input, &
+                                                             indices_output, values, options, &
+                                                             regridder) &
+            bind(C, name="spart_regridder_create_device_from_arrays") result(status)
+            import :: c_int, c_int64_t, c_ptr, regridder_options_c, shape_c
+            type(c_ptr), value :: context
+            type(shape_c), intent(in) :: shape_orthogonal
+            type(shape_c), intent(in) :: shape_input
+            type(shape_c), intent(in) :: shape_output
+            integer(c_int), value :: num_axis_input
+            integer(c_int), intent(in) :: axis_input(*)
+            integer(c_int), value :: num_axis_output
+            integer(c_int), intent(in) :: axis_output(*)
+            integer(c_int64_t), intent(in) :: offsets(*)
+            type(c_ptr), value :: indices_input
+            type(c_ptr), value :: indices_output
+            type(c_ptr), value :: values
+            type(regridder_options_c), intent(in) :: options
+            type(c_ptr), intent(inout) :: regridder
+            integer(c_int) :: status
+        end function c_spart_regridder_create_device_from_arrays
+
         function c_spart_regridder_to_device(context, regridder, device) &
             bind(C, name="spart_regridder_to_device") result(status)
             import :: c_int, c_ptr
@@ -1366,6 +1392,7 @@ module spart
     public :: spart_context_set_cuda_device, spart_context_set_cuda_stream
     public :: spart_regridder_create_device, spart_regridder_to_device, spart_regridder_to_host
     public :: spart_regridder_create_device_convolved
+    public :: spart_regridder_create_device_from_arrays_pointer
     public :: spart_regridder_cuda_device
     public :: spart_mart_operators_from_regridders, spart_mart_solve, spart_mart_solve_pointer
     public :: spart_mart_result_free, spart_mart_result_num_iterations, spart_mart_result_success
@@ -1781,6 +1808,53 @@ contains
                                        options, weights%handle)
     end function spart_weights_build
 
+    ! The layout of weights given as arrays, checked where C cannot check it
+    ! (the counts of numbers, and offsets' length against shape_orthogonal),
+    ! with the weights' resampled axes as C takes them (absent: every axis).
+    function weights_layout(context, shape_orthogonal, shape_input, shape_output, offsets, &
+                            axes_in, num_in, axes_out, num_out, axis_input, axis_output) &
+        result(status)
+        type(spart_context), intent(in) :: context
+        integer(c_int64_t), intent(in) :: shape_orthogonal(:), shape_input(:), shape_output(:)
+        integer(c_int64_t), intent(in) :: offsets(:)
+        integer(c_int), intent(out) :: axes_in(SPART_MAX_NDIM), axes_out(SPART_MAX_NDIM)
+        integer(c_int), intent(out) :: num_in, num_out
+        integer(c_int), intent(in), optional :: axis_input(:), axis_output(:)
+        integer(c_int) :: status
+        axes_in = 0
+        axes_out = 0
+        num_in = 0
+        num_out = 0
+        if (.not. fits_ndim(context, size(shape_orthogonal), 'shape_orthogonal', status)) return
+        if (.not. fits_ndim(context, size(shape_input), 'shape_input', status)) return
+        if (.not. fits_ndim(context, size(shape_output), 'shape_output', status)) return
+        if (present(axis_input)) then
+            if (.not. fits_ndim(context, size(axis_input), 'axis_input', status)) return
+            num_in = size(axis_input, kind=c_int)
+            axes_in(1:num_in) = axis_input
+        end if
+        if (present(axis_output)) then
+            if (.not. fits_ndim(context, size(axis_output), 'axis_output', status)) return
+            num_out = size(axis_output, kind=c_int)
+            axes_out(1:num_out) = axis_output
+        end if
+        ! The C function reads offsets[num_elements]: check the size it
+        ! cannot see.
+        if (size(offsets) < 1) then
+            status = fail(context, SPART_ERROR_SHAPE_MISMATCH, &
+                          'offsets is empty: it needs num_elements + 1 values')
+            return
+        end if
+        if (size(offsets) /= product(shape_orthogonal) + 1) then
+            status = fail(context, SPART_ERROR_SHAPE_MISMATCH, 'offsets has '// &
+                          text_of(size(offsets, kind=c_int64_t))//' values, but '// &
+                          'shape_orthogonal has '//text_of(product(shape_orthogonal))// &
+                          ' elements (it needs one more)')
+            return
+        end if
+        status = SPART_OK
+    end function weights_layout
+
     ! Weights from your arrays (copied), as spart_weights_create_from_arrays:
     ! shapes in Fortran order, offsets (num_elements + 1 values, 0-based
     ! positions), indices as C flat indices (0-based; the Fortran linear
@@ -1799,37 +1873,10 @@ contains
         integer(c_int) :: axes_in(SPART_MAX_NDIM), axes_out(SPART_MAX_NDIM)
         integer(c_int) :: num_in, num_out
         integer(c_int64_t) :: entries
-        if (.not. fits_ndim(context, size(shape_orthogonal), 'shape_orthogonal', status)) return
-        if (.not. fits_ndim(context, size(shape_input), 'shape_input', status)) return
-        if (.not. fits_ndim(context, size(shape_output), 'shape_output', status)) return
-        axes_in = 0
-        axes_out = 0
-        num_in = 0
-        num_out = 0
-        if (present(axis_input)) then
-            if (.not. fits_ndim(context, size(axis_input), 'axis_input', status)) return
-            num_in = size(axis_input, kind=c_int)
-            axes_in(1:num_in) = axis_input
-        end if
-        if (present(axis_output)) then
-            if (.not. fits_ndim(context, size(axis_output), 'axis_output', status)) return
-            num_out = size(axis_output, kind=c_int)
-            axes_out(1:num_out) = axis_output
-        end if
-        ! The C function reads offsets[num_elements] entries: check the
-        ! sizes it cannot see.
-        if (size(offsets) < 1) then
-            status = fail(context, SPART_ERROR_SHAPE_MISMATCH, &
-                          'offsets is empty: it needs num_elements + 1 values')
-            return
-        end if
-        if (size(offsets) /= product(shape_orthogonal) + 1) then
-            status = fail(context, SPART_ERROR_SHAPE_MISMATCH, 'offsets has '// &
-                          text_of(size(offsets, kind=c_int64_t))//' values, but '// &
-                          'shape_orthogonal has '//text_of(product(shape_orthogonal))// &
-                          ' elements (it needs one more)')
-            return
-        end if
+        status = weights_layout(context, shape_orthogonal, shape_input, shape_output, offsets, &
+                                axes_in, num_in, axes_out, num_out, axis_input, axis_output)
+        if (status /= SPART_OK) return
+        ! The C function reads offsets[num_elements] entries of each array.
         entries = offsets(size(offsets))
         if (size(indices_input) < entries .or. size(indices_output) < entries .or. &
             size(values) < entries) then
@@ -2472,6 +2519,58 @@ contains
                                                            c_array(kernel), options, &
                                                            regridder%handle)
     end function spart_regridder_create_device_convolved
+
+    ! A regridder assembled on the context's CUDA device from weights whose
+    ! entries are already in that device's memory (C's
+    ! spart_regridder_create_device_from_arrays), without a trip through
+    ! host memory: the regridder spart_regridder_create_device builds from
+    ! spart_weights_create_from_arrays of the same numbers, bit for bit.
+    ! indices_input, indices_output (int64, C flat indices) and values
+    ! (float64) are device addresses (spart_device_malloc) of
+    ! offsets(size(offsets)) entries each: read in place, never written or
+    ! freed, and checked on the device. The rest as
+    ! spart_weights_create_from_arrays: shapes in Fortran order, offsets on
+    ! the host, axis_input and axis_output the weights' resampled C axes.
+    ! The regridder's options as spart_regridder_create's: value_type,
+    ! drop_zeros, and values_shape_input, values_shape_output,
+    ! values_axis_input, values_axis_output (its shape_input, shape_output,
+    ! axis_input and axis_output, renamed here since the weights' own
+    ! arguments have those names).
+    function spart_regridder_create_device_from_arrays_pointer(context, shape_orthogonal, &
+                                                               shape_input, shape_output, &
+                                                               offsets, indices_input, &
+                                                               indices_output, values, &
+                                                               regridder, axis_input, &
+                                                               axis_output, values_shape_input, &
+                                                               values_shape_output, &
+                                                               values_axis_input, &
+                                                               values_axis_output, value_type, &
+                                                               drop_zeros) result(status)
+        type(spart_context), intent(in) :: context
+        integer(c_int64_t), intent(in) :: shape_orthogonal(:), shape_input(:), shape_output(:)
+        integer(c_int64_t), intent(in) :: offsets(:)
+        type(c_ptr), intent(in) :: indices_input, indices_output, values
+        type(spart_regridder), intent(out) :: regridder
+        integer(c_int), intent(in), optional :: axis_input(:), axis_output(:)
+        integer(c_int64_t), intent(in), optional :: values_shape_input(:), values_shape_output(:)
+        integer(c_int), intent(in), optional :: values_axis_input(:), values_axis_output(:)
+        integer(c_int), intent(in), optional :: value_type
+        logical, intent(in), optional :: drop_zeros
+        integer(c_int) :: status
+        integer(c_int) :: axes_in(SPART_MAX_NDIM), axes_out(SPART_MAX_NDIM)
+        integer(c_int) :: num_in, num_out
+        type(regridder_options_c) :: options
+        status = weights_layout(context, shape_orthogonal, shape_input, shape_output, offsets, &
+                                axes_in, num_in, axes_out, num_out, axis_input, axis_output)
+        if (status /= SPART_OK) return
+        status = regridder_options(context, options, values_shape_input, values_shape_output, &
+                                   values_axis_input, values_axis_output, value_type, drop_zeros)
+        if (status /= SPART_OK) return
+        status = c_spart_regridder_create_device_from_arrays( &
+                 context%handle, c_shape(shape_orthogonal), c_shape(shape_input), &
+                 c_shape(shape_output), num_in, axes_in, num_out, axes_out, offsets, &
+                 indices_input, indices_output, values, options, regridder%handle)
+    end function spart_regridder_create_device_from_arrays_pointer
 
     ! A copy of the regridder in the memory of the context's CUDA device. Its
     ! products take device memory: use spart_regridder_apply_pointer.

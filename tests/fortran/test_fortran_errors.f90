@@ -4,7 +4,7 @@
 ! check (sizes behind bare C pointers, argument counts) gets a sentence of
 ! its own through the same channel, spart_context_error.
 program test_fortran_errors
-    use, intrinsic :: iso_c_binding, only: c_char, c_double, c_int, c_int64_t
+    use, intrinsic :: iso_c_binding, only: c_char, c_double, c_int, c_int64_t, c_null_ptr
     use spart
     use spart_test_support
     implicit none
@@ -16,6 +16,7 @@ program test_fortran_errors
     call grids_with_different_coordinate_counts()
     call too_many_axes()
     call arrays_that_offsets_overrun()
+    call device_arrays_are_checked_on_the_host_first()
     call own_sentences_keep_percent_signs()
     call null_handles()
     call finish()
@@ -223,6 +224,35 @@ contains
         call spart_weights_free(weights)
         call spart_context_free(context)
     end subroutine arrays_that_offsets_overrun
+
+    ! create_device_from_arrays_pointer: what the wrapper and the C host
+    ! checks refuse comes before any device work, so it is the same with
+    ! or without a GPU (null device addresses are never read).
+    subroutine device_arrays_are_checked_on_the_host_first()
+        type(spart_context) :: context
+        type(spart_regridder) :: regridder
+        integer(c_int) :: status
+        status = spart_context_create(context)
+        status = spart_regridder_create_device_from_arrays_pointer( &
+                 context, [2_c_int64_t], [4_c_int64_t, 2_c_int64_t], [3_c_int64_t, 2_c_int64_t], &
+                 [0_c_int64_t, 3_c_int64_t], c_null_ptr, c_null_ptr, c_null_ptr, regridder)
+        call expect(status == SPART_ERROR_SHAPE_MISMATCH, 'device arrays, short offsets: refused')
+        call expect(spart_context_error(context) == 'offsets has 2 values, but '// &
+                    'shape_orthogonal has 2 elements (it needs one more)', &
+                    'device arrays, short offsets: the sentence gives the sizes')
+        status = spart_regridder_create_device_from_arrays_pointer( &
+                 context, [2_c_int64_t], [4_c_int64_t, 2_c_int64_t], [3_c_int64_t, 2_c_int64_t], &
+                 [0_c_int64_t, 3_c_int64_t, 5_c_int64_t], c_null_ptr, c_null_ptr, c_null_ptr, &
+                 regridder)
+        call expect(status == SPART_ERROR_NULL_POINTER, 'device arrays, null addresses: refused')
+        status = spart_regridder_create_device_from_arrays_pointer( &
+                 context, [2_c_int64_t], [4_c_int64_t, 2_c_int64_t], [3_c_int64_t, 2_c_int64_t], &
+                 [0_c_int64_t, 0_c_int64_t, 0_c_int64_t], c_null_ptr, c_null_ptr, c_null_ptr, &
+                 regridder, value_type=7_c_int)
+        call expect(status == SPART_ERROR_UNKNOWN_ENUM, 'device arrays, value_type 7: refused')
+        call expect(.not. spart_handle_set(regridder), 'device arrays: no regridder left behind')
+        call spart_context_free(context)
+    end subroutine device_arrays_are_checked_on_the_host_first
 
     ! spart_context_set_error takes a sentence, not a printf format.
     subroutine own_sentences_keep_percent_signs()
