@@ -17,8 +17,9 @@
 # "calls" (the host time per product call alone:
 # bench_cuda_assembly --cases x) or "none"; SPART_BENCH_ARGS adds arguments to
 # bench_cuda_assembly; SPART_SANITIZER_TIMEOUT bounds each sanitizer run
-# (seconds, default 240); SPART_SANITIZE_TESTS names the cuda tests the
-# sanitizers run (default: all of them); SPART_BASELINE_SOURCE names
+# (seconds, default 240); SPART_CUDA_TESTS names the cuda tests built and
+# run (default: all of them); SPART_SANITIZE_TESTS names the cuda tests the
+# sanitizers run (default: those); SPART_BASELINE_SOURCE names
 # another source tree (the main checkout, say) whose own mart and product
 # benchmarks are built beside this one and run last, for figures before
 # and after a change in one run.
@@ -56,14 +57,17 @@ fi
 cat "$out/environment.txt"
 
 cuda_tests=(test_cuda_product test_cuda_assembly test_cuda_transpose test_cuda_mart
-    test_cuda_convolve test_cuda_psf)
+    test_cuda_convolve test_cuda_psf test_cuda_from_arrays)
+if [ -n "${SPART_CUDA_TESTS:-}" ]; then read -r -a cuda_tests <<< "$SPART_CUDA_TESTS"; fi
 read -r -a sanitized_tests <<< "${SPART_SANITIZE_TESTS:-${cuda_tests[*]}}"
 echo "== configure and build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DSPART_ENABLE_CUDA=ON -DSPART_ENABLE_FORTRAN=OFF -DSPART_BUILD_CLI=OFF \
     -DSPART_BUILD_BENCHMARKS=ON "${configure_extra[@]}" > "$out/build.log" 2>&1 ||
     { tail -40 "$out/build.log"; exit 1; }
-targets=("${cuda_tests[@]}" test_device_api test_convolve_device_errors bench_cuda_assembly)
+targets=("${cuda_tests[@]}" test_device_api test_convolve_device_errors
+    test_device_from_arrays_errors)
+if wants assembly || wants calls; then targets+=(bench_cuda_assembly); fi
 if wants product || wants esis; then targets+=(bench_cuda_product); fi
 if wants mart; then targets+=(bench_mart_device); fi
 if wants convolve; then targets+=(bench_cuda_convolve); fi
@@ -85,9 +89,11 @@ wait
 
 cd "$build" || exit 1
 echo "== ctest -L cuda (SPART_REQUIRE_GPU=1)"
-SPART_REQUIRE_GPU=1 ctest -L cuda --output-on-failure > "$out/ctest.log" 2>&1
+cuda_pattern="^($(IFS='|'; echo "${cuda_tests[*]}"))\$"
+SPART_REQUIRE_GPU=1 ctest -L cuda -R "$cuda_pattern" --output-on-failure > "$out/ctest.log" 2>&1
 grep -E "Test +#|tests passed|Total Test|FAILED|\[  FAILED|Failure|error" "$out/ctest.log" | head -40
-ctest -R "test_device_api|test_convolve_device_errors" --output-on-failure 2>&1 | tail -3
+ctest -R "test_device_api|test_convolve_device_errors|test_device_from_arrays_errors" \
+    --output-on-failure 2>&1 | tail -3
 
 echo "== benchmarks ($benches)"
 : > "$out/bench.log"
