@@ -74,6 +74,12 @@ __global__ void widths_kernel(double *images, double *widths, int64_t n, double 
  * spread the chunks over the whole device. */
 constexpr int64_t fused_merit_chunks = 64;
 
+/* Values a lane loads before it adds any: a chunk's 32 values a lane then
+ * cost four round trips to memory instead of 32 (the additions keep their
+ * order). A slot past the chunk's end reads the chunk's first value, which
+ * is not added, so that every load of a round is issued without a branch. */
+constexpr int merit_batch = 8;
+
 /* Pass 1 over chunk k of one channel by one warp: lane 0 ends with the
  * chunk's sums of z^2 over unmasked pixels, their count, predicted and
  * residual. */
@@ -86,15 +92,29 @@ __device__ __forceinline__ void merit_chunk_pass1(const double *o, const double 
     for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
         sums[q] = 0.0;
     }
-    for (int64_t p = start + lane; p < end; p += SPART_MART_LANES) {
-        double residual = o[p] - d[p];
-        if (w[p] != 0.0) {
-            double z = residual / w[p];
-            sums[0] = sums[0] + z * z;
-            sums[1] = sums[1] + 1.0;
+    for (int64_t base = start + lane; base < end; base += merit_batch * SPART_MART_LANES) {
+        double ov[merit_batch], dv[merit_batch], wv[merit_batch];
+#pragma unroll
+        for (int u = 0; u < merit_batch; u++) {
+            const int64_t p = base + u * SPART_MART_LANES;
+            const int64_t at = p < end ? p : start;
+            ov[u] = o[at];
+            dv[u] = d[at];
+            wv[u] = w[at];
         }
-        sums[2] = sums[2] + d[p];
-        sums[3] = sums[3] + residual;
+#pragma unroll
+        for (int u = 0; u < merit_batch; u++) {
+            if (base + u * SPART_MART_LANES < end) {
+                double residual = ov[u] - dv[u];
+                if (wv[u] != 0.0) {
+                    double z = residual / wv[u];
+                    sums[0] = sums[0] + z * z;
+                    sums[1] = sums[1] + 1.0;
+                }
+                sums[2] = sums[2] + dv[u];
+                sums[3] = sums[3] + residual;
+            }
+        }
     }
     for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
         sums[q] = combine_lanes(sums[q]);
@@ -113,12 +133,25 @@ __device__ __forceinline__ void merit_chunk_pass2(const double *o, const double 
     for (int q = 0; q < 3; q++) {
         sums[q] = 0.0;
     }
-    for (int64_t p = start + lane; p < end; p += SPART_MART_LANES) {
-        double de = d[p] - mean_predicted;
-        double dr = (o[p] - d[p]) - mean_residual;
-        sums[0] = sums[0] + de * dr;
-        sums[1] = sums[1] + de * de;
-        sums[2] = sums[2] + dr * dr;
+    for (int64_t base = start + lane; base < end; base += merit_batch * SPART_MART_LANES) {
+        double ov[merit_batch], dv[merit_batch];
+#pragma unroll
+        for (int u = 0; u < merit_batch; u++) {
+            const int64_t p = base + u * SPART_MART_LANES;
+            const int64_t at = p < end ? p : start;
+            ov[u] = o[at];
+            dv[u] = d[at];
+        }
+#pragma unroll
+        for (int u = 0; u < merit_batch; u++) {
+            if (base + u * SPART_MART_LANES < end) {
+                double de = dv[u] - mean_predicted;
+                double dr = (ov[u] - dv[u]) - mean_residual;
+                sums[0] = sums[0] + de * dr;
+                sums[1] = sums[1] + de * de;
+                sums[2] = sums[2] + dr * dr;
+            }
+        }
     }
     for (int q = 0; q < 3; q++) {
         sums[q] = combine_lanes(sums[q]);

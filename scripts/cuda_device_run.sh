@@ -21,9 +21,11 @@
 # run (default: all of them); SPART_SANITIZE_TESTS names the cuda tests the
 # sanitizers run (default: those); SPART_BASELINE_SOURCE names
 # another source tree (the main checkout, say) whose own mart and product
-# benchmarks are built beside this one and run last, for figures before
-# and after a change in one run.
+# benchmarks are built beside this one and run (those that SPART_CUDA_BENCH
+# names) after this tree's, before the sanitizers, for figures before and
+# after a change in one run.
 set -uo pipefail
+started=$SECONDS
 root=$(pwd)
 out=${OUT:-$root/cuda-logs}
 build=${SPART_CUDA_BUILD:-/tmp/spart-cuda-build}
@@ -84,7 +86,7 @@ if [ -n "$baseline" ]; then
 fi
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >> "$out/build.log" 2>&1 ||
     { grep -B2 -A6 -E "error" "$out/build.log" | head -60; exit 1; }
-echo "built"
+echo "built in $((SECONDS - started)) s"
 wait
 
 cd "$build" || exit 1
@@ -124,7 +126,27 @@ if wants psf; then
     timeout 300 tests/bench_mart_psf 2>&1 | tee -a "$out/bench.log"
 fi
 
-echo "== compute-sanitizer memcheck and racecheck over the cuda tests (16 GiB test left out)"
+# The baseline's figures come before the sanitizers, so that a time limit
+# cuts the checks (which can be rerun) rather than the comparison.
+if [ -n "$baseline" ]; then
+    echo "== baseline benchmarks ($baseline), $((SECONDS - started)) s in"
+    if [ -x "$baseline_build/tests/bench_mart_device" ]; then
+        : > "$out/baseline_bench.log"
+        if wants mart; then
+            timeout 120 "$baseline_build/tests/bench_mart_device" 2>&1 |
+                tee -a "$out/baseline_bench.log"
+        fi
+        if wants product; then
+            timeout 120 "$baseline_build/tests/bench_cuda_product" 2>&1 |
+                tee -a "$out/baseline_bench.log"
+        fi
+    else
+        echo "the baseline did not build:"
+        tail -20 "$out/baseline_build.log"
+    fi
+fi
+
+echo "== compute-sanitizer memcheck and racecheck over the cuda tests (16 GiB test left out), $((SECONDS - started)) s in"
 export SPART_CUDA_TEST_SKIP=more_than_two_to_the_31_columns
 : > "$out/sanitizers.log"
 for tool in memcheck racecheck; do
@@ -144,15 +166,4 @@ for tool in memcheck racecheck; do
             "/tmp/$tool-$t.log" | sed "s/^/$tool $t: /"
     done
 done
-
-if [ -n "$baseline" ]; then
-    echo "== baseline benchmarks ($baseline)"
-    if [ -x "$baseline_build/tests/bench_mart_device" ]; then
-        timeout 120 "$baseline_build/tests/bench_mart_device" 2>&1 | tee "$out/baseline_bench.log"
-        timeout 120 "$baseline_build/tests/bench_cuda_product" 2>&1 |
-            tee -a "$out/baseline_bench.log"
-    else
-        echo "the baseline did not build:"
-        tail -20 "$out/baseline_build.log"
-    fi
-fi
+echo "== done in $((SECONDS - started)) s"

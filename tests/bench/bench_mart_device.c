@@ -28,6 +28,13 @@ typedef struct problem_figures {
     double backward_update_ms;              /* spart_mart_update_from_images, synchronised */
     double update_ms, merits_ms, widths_ms; /* one device step each, synchronised */
     double forward_floor_ms, backward_floor_ms;
+    /* GPU time of each step, recorded 20 times in one graph and replayed
+     * (no host waits): the prediction (product, widths), the merits, the
+     * fused backprojection and update, and the four together as the
+     * driver records an iteration */
+    double graph_forward_ms, graph_widths_ms, graph_merits_ms, graph_update_ms;
+    double graph_iteration_ms;
+    double update_floor_ms; /* the fused update's compulsory bytes over the copy rate */
     int64_t iterations;
     int same_bits;
 } problem_figures;
@@ -279,6 +286,166 @@ static void device_product_times(spart_context *context, const spart_regridder *
     f->backward_floor_ms = product_bytes(backward) / bandwidth * 1e3;
 }
 
+/* ---- GPU time of the steps without host waits ---------------------------------------------- */
+
+/* The device arrays of one iteration, as the driver holds them. */
+typedef struct step_arrays {
+    const spart_regridder *forward, *backward;
+    int64_t channels, image_size, scene_size;
+    void *scene, *predicted, *widths, *observed, *observed_back, *scratch;
+    void *workspace;
+    size_t workspace_bytes;
+} step_arrays;
+
+static spart_status step_forward(spart_context *context, const step_arrays *a)
+{
+    spart_array x = {a->scene, spart_regridder_shape_input(a->forward)};
+    return spart_regridder_apply(context, a->forward, &x, a->predicted,
+                                 a->channels * a->image_size);
+}
+
+static spart_status step_widths(spart_context *context, const step_arrays *a)
+{
+    return spart_mart_noise_widths(context, a->predicted, a->widths, a->channels * a->image_size,
+                                   1.0, 0.0, 1);
+}
+
+static spart_status step_merits(spart_context *context, const step_arrays *a)
+{
+    return spart_mart_merits(context, a->observed, a->predicted, a->widths, a->channels,
+                             a->image_size, NULL, NULL, a->workspace, a->workspace_bytes, 1);
+}
+
+/* In place. observed_back is the backprojection of the predicted images,
+ * so every correction is 1 (through the same divisions and roots as any
+ * other) and the state does not drift over the repeats. */
+static spart_status step_update(spart_context *context, const step_arrays *a)
+{
+    return spart_mart_update_from_images(context, a->backward, a->predicted, a->observed_back,
+                                         a->channels, 0.5, a->scene, a->scratch);
+}
+
+/* One iteration as the driver records it: the update, the prediction of
+ * the new state and its merits (left on the device). */
+static spart_status step_iteration(spart_context *context, const step_arrays *a)
+{
+    spart_status status = step_update(context, a);
+    status = status == SPART_OK ? step_forward(context, a) : status;
+    status = status == SPART_OK ? step_widths(context, a) : status;
+    return status == SPART_OK ? step_merits(context, a) : status;
+}
+
+/* Wait for the context's stream (a copy of one value back waits for it). */
+static int wait_for_device(spart_context *context, const void *device)
+{
+    double ignored = 0.0;
+    return spart_device_copy_to_host(context, &ignored, device, sizeof ignored) == SPART_OK;
+}
+
+typedef struct repeated_step {
+    spart_status (*step)(spart_context *context, const step_arrays *a);
+    const step_arrays *arrays;
+    int repeats;
+} repeated_step;
+
+static spart_status record_repeated(void *user, spart_context *context)
+{
+    const repeated_step *r = user;
+    spart_status status = SPART_OK;
+    for (int k = 0; k < r->repeats && status == SPART_OK; k++) {
+        status = r->step(context, r->arrays);
+    }
+    return status;
+}
+
+/* ms of GPU time per step: the step recorded 20 times in one graph, the
+ * graph launched once to warm up, then five launches back to back and one
+ * wait (best of 3). */
+static double graph_step_ms(spart_context *context,
+                            spart_status (*step)(spart_context *, const step_arrays *),
+                            const step_arrays *arrays)
+{
+    repeated_step repeated = {step, arrays, 20};
+    spart_device_graph *graph = NULL;
+    if (!check(context, spart_device_graph_record(context, record_repeated, &repeated, &graph),
+               "recording a step")) {
+        return -1.0;
+    }
+    double best = 1e30;
+    int ok = spart_device_graph_launch(context, graph) == SPART_OK &&
+             wait_for_device(context, arrays->scene);
+    for (int trial = 0; ok && trial < 3; trial++) {
+        double t = omp_get_wtime();
+        for (int k = 0; ok && k < 5; k++) {
+            ok = spart_device_graph_launch(context, graph) == SPART_OK;
+        }
+        ok = ok && wait_for_device(context, arrays->scene);
+        t = (omp_get_wtime() - t) / (5.0 * repeated.repeats);
+        best = t < best ? t : best;
+    }
+    spart_device_graph_free(graph);
+    return ok ? best * 1e3 : -1.0;
+}
+
+static void *device_array(spart_context *context, size_t bytes, int *ok)
+{
+    void *pointer = NULL;
+    if (*ok && spart_device_malloc(context, bytes, &pointer) != SPART_OK) {
+        *ok = 0;
+    }
+    return pointer;
+}
+
+/* GPU time of each step and of a whole iteration, on the problem's device
+ * operators and observations. */
+static void graph_step_times(spart_context *context, const spart_regridder *forward,
+                             const spart_regridder *backward, const void *d_observed,
+                             problem_figures *f)
+{
+    step_arrays a;
+    memset(&a, 0, sizeof a);
+    a.forward = forward;
+    a.backward = backward;
+    a.channels = 4;
+    a.image_size = 128 * 64;
+    a.scene_size = spart_regridder_num_columns(forward);
+    size_t scene_bytes = (size_t)a.scene_size * sizeof(double);
+    size_t image_bytes = (size_t)(a.channels * a.image_size) * sizeof(double);
+    size_t back_bytes = (size_t)(a.channels * a.scene_size) * sizeof(double);
+    a.workspace_bytes = spart_mart_workspace_size(a.channels, a.image_size, a.scene_size);
+    int ok = 1;
+    a.scene = device_array(context, scene_bytes, &ok);
+    a.predicted = device_array(context, image_bytes, &ok);
+    a.widths = device_array(context, image_bytes, &ok);
+    a.observed_back = device_array(context, back_bytes, &ok);
+    a.scratch = device_array(context, back_bytes, &ok);
+    a.workspace = device_array(context, a.workspace_bytes, &ok);
+    a.observed = (void *)d_observed;
+    double *values = malloc(scene_bytes);
+    for (int64_t k = 0; k < a.scene_size; k++) {
+        values[k] = 1.0 + (double)(k % 7);
+    }
+    ok = ok && spart_device_copy_to_device(context, a.scene, values, scene_bytes) == SPART_OK;
+    free(values);
+    /* predicted images of that scene, clamped, with their widths, and
+     * their backprojection as the observed one */
+    ok = ok && step_forward(context, &a) == SPART_OK && step_widths(context, &a) == SPART_OK;
+    spart_array images = {a.predicted, spart_regridder_shape_input(backward)};
+    ok = ok &&
+         spart_regridder_apply(context, backward, &images, a.observed_back,
+                               a.channels * a.scene_size) == SPART_OK &&
+         spart_mart_clamp(context, a.observed_back, a.channels * a.scene_size, 1) == SPART_OK;
+    f->graph_forward_ms = ok ? graph_step_ms(context, step_forward, &a) : -1.0;
+    f->graph_widths_ms = ok ? graph_step_ms(context, step_widths, &a) : -1.0;
+    f->graph_merits_ms = ok ? graph_step_ms(context, step_merits, &a) : -1.0;
+    f->graph_update_ms = ok ? graph_step_ms(context, step_update, &a) : -1.0;
+    f->graph_iteration_ms = ok ? graph_step_ms(context, step_iteration, &a) : -1.0;
+    void *arrays[] = {a.scene, a.predicted, a.widths, a.observed_back, a.scratch, a.workspace};
+    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
+        spart_device_free(context, arrays[k]);
+    }
+}
+
 /* ms per iteration of a fixed-count run; the run's chi2 history into chi2. */
 static double time_mart(spart_context *context, const spart_mart_operators *operators,
                         const double *observed, int64_t iterations, double *chi2)
@@ -318,6 +485,10 @@ static double marginal_iteration_ms(spart_context *context, const spart_mart_ope
     return (best_long - best_short) / 50.0;
 }
 
+/* --profile N: only a 3-iteration device solve of the N x N scene (for a
+ * profiler's kernel filters), no timings. */
+static int profile_only = 0;
+
 static int run_problem(spart_context *context, int n, double bandwidth, problem_figures *f)
 {
     double angle[4], velocity[21], wavelength[21], sensor_x[129], sensor_y[65];
@@ -351,7 +522,8 @@ static int run_problem(spart_context *context, int n, double bandwidth, problem_
     if (ok) {
         f->entries_forward = spart_regridder_num_entries(pair.forward);
         f->entries_backward = spart_regridder_num_entries(pair.backward);
-        f->host_ms = time_mart(context, &operators, observed, f->iterations, chi2_host);
+        f->host_ms =
+            profile_only ? 0.0 : time_mart(context, &operators, observed, f->iterations, chi2_host);
     }
     f->device_ms = -1.0;
     spart_regridder *forward = NULL, *backward = NULL;
@@ -368,7 +540,9 @@ static int run_problem(spart_context *context, int n, double bandwidth, problem_
         pair.backward = backward;
         ok = ok && check(context, spart_mart_operators_from_regridders(context, &pair, &operators),
                          "operators");
-        if (ok) {
+        if (ok && profile_only) {
+            time_mart(context, &operators, d_observed, 3, chi2_device);
+        } else if (ok) {
             time_mart(context, &operators, d_observed, 2, chi2_device); /* warm up */
             f->device_ms = time_mart(context, &operators, d_observed, f->iterations, chi2_device);
             f->device_marginal_ms = marginal_iteration_ms(context, &operators, d_observed);
@@ -376,6 +550,7 @@ static int run_problem(spart_context *context, int n, double bandwidth, problem_
                 memcmp(chi2_host, chi2_device, (size_t)(f->iterations * 4) * sizeof(double)) == 0;
             device_product_times(context, forward, backward, bandwidth, f);
             device_step_times(context, scene_size, f);
+            graph_step_times(context, forward, backward, d_observed, f);
             /* floor: both products, and the elementwise passes over the
              * per-channel scenes (observed and predicted backprojections
              * read, the scene read and written) and the images (predicted
@@ -388,6 +563,13 @@ static int run_problem(spart_context *context, int n, double bandwidth, problem_
             /* fused (spart_mart_update_from_images): the backprojection of
              * the prediction is neither written nor read back */
             f->fused_floor_ms = (bytes_moved - 2.0 * scenes) / bandwidth * 1e3;
+            /* the fused update: the backward operator's arrays (entries,
+             * row pointers, images), the observed backprojections, the
+             * scene read and written */
+            double update_bytes = product_bytes(backward) -
+                                  (double)spart_regridder_num_rows(backward) * 8.0 + scenes +
+                                  2.0 * (double)scene_size * 8.0;
+            f->update_floor_ms = update_bytes / bandwidth * 1e3;
         }
     }
     spart_device_free(context, d_observed);
@@ -406,9 +588,13 @@ static int run_problem(spart_context *context, int n, double bandwidth, problem_
 int main(int argc, char **argv)
 {
     const char *json = NULL;
+    int profile_scene = 0;
     for (int k = 1; k + 1 < argc; k++) {
         if (strcmp(argv[k], "--json") == 0) {
             json = argv[k + 1];
+        }
+        if (strcmp(argv[k], "--profile") == 0) {
+            profile_scene = atoi(argv[k + 1]);
         }
     }
     spart_context *context = NULL;
@@ -416,6 +602,14 @@ int main(int argc, char **argv)
         return 1;
     }
     int have_device = spart_context_set_cuda_device(context, 0) == SPART_OK;
+    if (profile_scene > 0) {
+        problem_figures figure;
+        memset(&figure, 0, sizeof figure);
+        profile_only = 1;
+        int ok = have_device && run_problem(context, profile_scene, 1.0, &figure);
+        spart_context_free(context);
+        return ok ? 0 : 1;
+    }
     double bandwidth = have_device ? device_bandwidth(context) : 0.0;
     int sizes[2] = {64, 256};
     problem_figures figures[2];
@@ -452,6 +646,23 @@ int main(int argc, char **argv)
                f->fused_floor_ms,
                f->device_marginal_ms > 0 ? 100.0 * f->fused_floor_ms / f->device_marginal_ms : 0.0);
     }
+    printf("\nGPU ms per step, each recorded 20 times in one graph and replayed (no host waits); "
+           "\"iteration\" is the four in one graph as the driver records them; host gap = "
+           "marginal - iteration (the iteration graph's launch, the copy of the merits, the "
+           "wait for them):\n");
+    printf("%-7s %10s %10s %10s %10s %12s %10s %10s\n", "scene", "forward", "widths", "merits",
+           "update", "update floor", "iteration", "host gap");
+    for (int k = 0; k < 2; k++) {
+        problem_figures *f = &figures[k];
+        printf("%3dx%-3d %10.4f %10.4f %10.4f %10.4f %12.4f %10.4f %10.4f\n", f->scene, f->scene,
+               f->graph_forward_ms, f->graph_widths_ms, f->graph_merits_ms, f->graph_update_ms,
+               f->update_floor_ms, f->graph_iteration_ms,
+               f->device_marginal_ms - f->graph_iteration_ms);
+    }
+    printf("\nsolve fixed costs ((end to end - marginal) x 30 iterations): %.3f ms (64x64), "
+           "%.3f ms (256x256)\n",
+           (figures[0].device_ms - figures[0].device_marginal_ms) * 30.0,
+           (figures[1].device_ms - figures[1].device_marginal_ms) * 30.0);
     printf("\none device product (waited for, so launch and copy latency included):\n");
     printf("%-7s %12s %12s %12s %12s\n", "scene", "forward ms", "floor ms", "backward ms",
            "floor ms");
@@ -478,10 +689,15 @@ int main(int argc, char **argv)
                         "%s{\"scene\": %d, \"entries_forward\": %lld, \"entries_backward\": %lld, "
                         "\"build_ms\": %.3f, \"host_ms\": %.4f, \"device_ms\": %.4f, "
                         "\"floor_ms\": %.4f, \"device_marginal_ms\": %.4f, "
-                        "\"fused_floor_ms\": %.4f, \"same_bits\": %d}",
+                        "\"fused_floor_ms\": %.4f, \"graph_forward_ms\": %.4f, "
+                        "\"graph_widths_ms\": %.4f, \"graph_merits_ms\": %.4f, "
+                        "\"graph_update_ms\": %.4f, \"update_floor_ms\": %.4f, "
+                        "\"graph_iteration_ms\": %.4f, \"same_bits\": %d}",
                         k ? ", " : "", f->scene, (long long)f->entries_forward,
                         (long long)f->entries_backward, f->build_ms, f->host_ms, f->device_ms,
-                        f->floor_ms, f->device_marginal_ms, f->fused_floor_ms, f->same_bits);
+                        f->floor_ms, f->device_marginal_ms, f->fused_floor_ms, f->graph_forward_ms,
+                        f->graph_widths_ms, f->graph_merits_ms, f->graph_update_ms,
+                        f->update_floor_ms, f->graph_iteration_ms, f->same_bits);
             }
             fprintf(file, "]}\n");
             fclose(file);

@@ -448,6 +448,12 @@ static void solve(spart_context *context, const spart_instrument *instrument,
     spart_regridder_free(backward);
 }
 
+static int stop_at_iteration_five(void *user, const spart_mart_progress *progress)
+{
+    (void)user;
+    return progress->iteration == 5;
+}
+
 static void instrument_runs_equal_the_host_bit_for_bit(void **state)
 {
     (void)state;
@@ -461,21 +467,34 @@ static void instrument_runs_equal_the_host_bit_for_bit(void **state)
     assert_int_equal(spart_instrument_observe(context, instrument, p.scene, 7, observed, NULL),
                      SPART_OK);
 
-    spart_mart_options options;
-    spart_mart_options_init(&options);
-    /* ctis's rule, then a fixed count with intermediate states and gamma 0.3 */
-    for (int variant = 0; variant < 2; variant++) {
+    /* ctis's rule; a fixed count with intermediate states and gamma 0.3;
+     * odd and even fixed counts without them; two iterations; a callback
+     * that stops the run midway (the device run then stops between two
+     * graph launches). */
+    for (int variant = 0; variant < 6; variant++) {
+        spart_mart_options options;
+        spart_mart_options_init(&options);
         if (variant == 1) {
             options.stop_rule = SPART_MART_STOP_COUNT;
             options.max_iterations = 12;
             options.keep_intermediate = 1;
             options.gamma = 0.3;
+        } else if (variant == 2 || variant == 3 || variant == 4) {
+            options.stop_rule = SPART_MART_STOP_COUNT;
+            options.max_iterations = variant == 2 ? 7 : variant == 3 ? 8 : 2;
+        } else if (variant == 5) {
+            options.stop_rule = SPART_MART_STOP_COUNT;
+            options.max_iterations = 20;
+            options.callback = stop_at_iteration_five;
         }
         run host, device, again;
         solve(context, instrument, observed, &options, 0, p.scene_size, &host);
         solve(context, instrument, observed, &options, 1, p.scene_size, &device);
         solve(context, instrument, observed, &options, 1, p.scene_size, &again);
-        assert_true(host.iterations > 3);
+        assert_true(host.iterations > 3 || variant == 4);
+        if (variant == 5) {
+            assert_int_equal(host.iterations, 6);
+        }
         assert_runs_equal(&host, &device, p.scene_size);
         assert_runs_equal(&device, &again, p.scene_size);
         free_run(&host);
