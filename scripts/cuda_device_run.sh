@@ -23,7 +23,8 @@
 # another source tree (the main checkout, say) whose own mart and product
 # benchmarks are built beside this one and run (those that SPART_CUDA_BENCH
 # names) after this tree's, before the sanitizers, for figures before and
-# after a change in one run.
+# after a change in one run. SPART_NCU_MART=N profiles the MART kernels
+# (below).
 set -uo pipefail
 started=$SECONDS
 root=$(pwd)
@@ -124,6 +125,26 @@ if wants convolve; then
 fi
 if wants psf; then
     timeout 300 tests/bench_mart_psf 2>&1 | tee -a "$out/bench.log"
+fi
+
+# SPART_NCU_MART=N: Nsight Compute's view (speed of light, occupancy, warp
+# states, memory) of the MART kernels of one 3-iteration device solve of
+# the N x N scene (bench_mart_device --profile N: the fused update and the
+# merits, then the forward product), in $out/ncu_mart.txt. Run here, where
+# the libraries of .deps are on the library path (the bench fails to start
+# without them).
+if [ -n "${SPART_NCU_MART:-}" ]; then
+    sections=(--section SpeedOfLight --section Occupancy --section WarpStateStats
+        --section MemoryWorkloadAnalysis)
+    {
+        timeout 60 ncu --clock-control none "${sections[@]}" \
+            -k regex:"backproject_update|merits_fused" -c 2 \
+            tests/bench_mart_device --profile "$SPART_NCU_MART"
+        timeout 60 ncu --clock-control none "${sections[@]}" -k regex:product_rows -s 1 -c 1 \
+            tests/bench_mart_device --profile "$SPART_NCU_MART"
+    } > "$out/ncu_mart.txt" 2>&1
+    grep -E "^  [a-z_].*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy" \
+        "$out/ncu_mart.txt" | head -40
 fi
 
 # The baseline's figures come before the sanitizers, so that a time limit
