@@ -309,6 +309,12 @@ void spart_host_csr_product(const spart_csr *csr, const spart_product_plan *plan
     }
     int64_t tasks = (csr->num_rows + rows_per_task - 1) / rows_per_task;
     size_t per_thread = spart_host_csr_product_scratch(plan, num_vectors);
+    /* One vector of the usual matrix on a processor with AVX2 and FMA: the
+     * same order in vector instructions (host/csr_product_avx2.c). */
+    int planned = plan->group_size >= 1 && plan->group_size <= 32 &&
+                  (plan->group_size & (plan->group_size - 1)) == 0;
+    int vector_kernel = num_vectors == 1 && csr->values64 != NULL && csr->columns32 != NULL &&
+                        planned && spart_host_avx2_available();
 #pragma omp parallel num_threads(threads)
     {
         /* One vector needs no scratch: its lanes live on the stack. */
@@ -325,7 +331,11 @@ void spart_host_csr_product(const spart_csr *csr, const spart_product_plan *plan
             int64_t begin = task * rows_per_task;
             int64_t end =
                 begin + rows_per_task < csr->num_rows ? begin + rows_per_task : csr->num_rows;
-            product_rows(csr, plan, x, num_vectors, y, begin, end, lanes);
+            if (vector_kernel) {
+                spart_host_csr_rows_avx2(csr, plan, x, y, begin, end);
+            } else {
+                product_rows(csr, plan, x, num_vectors, y, begin, end, lanes);
+            }
         }
     }
 }

@@ -154,6 +154,14 @@ void spart_host_csr_product(const spart_csr *csr, const spart_product_plan *plan
                             int64_t num_vectors, double *y, int threads, double *scratch);
 size_t spart_host_csr_product_scratch(const spart_product_plan *plan, int64_t num_vectors);
 
+/* Whether this processor runs host/csr_product_avx2.c's kernel (AVX2 and
+ * FMA on x86-64), and that kernel: rows [row_begin, row_end) of y = A x
+ * for one vector of a matrix with float64 values and int32 columns, in the
+ * plan's order, bit for bit as spart_host_csr_product's C kernel. */
+int spart_host_avx2_available(void);
+void spart_host_csr_rows_avx2(const spart_csr *csr, const spart_product_plan *plan, const double *x,
+                              double *y, int64_t row_begin, int64_t row_end);
+
 /* The exact transpose of a CSR matrix by a stable counting sort on the
  * columns: row r of the result holds column r's entries in row order.
  * Returns SPART_OK or SPART_ERROR_OUT_OF_MEMORY (result zeroed then). */

@@ -465,6 +465,108 @@ static void product_follows_the_documented_order_with_long_rows(void **state)
     spart_weights_free(weights);
 }
 
+/* One element from `columns` input cells to `rows` output cells with
+ * `entries` entries: signed values, one in eight of them tiny, so that some
+ * products underflow and some lanes end as -0.0; with `all_negative_tiny`,
+ * every value is tiny and negative instead. */
+static spart_weights *signed_weights(fixture *f, int64_t rows, int64_t columns, int64_t entries,
+                                     uint64_t seed, int all_negative_tiny)
+{
+    const int64_t orthogonal[] = {1}, input[] = {1, columns}, output[] = {1, rows};
+    const int axes_input[] = {1}, axes_output[] = {1};
+    int64_t offsets[2] = {0, entries};
+    int64_t *in = malloc((size_t)entries * sizeof(int64_t));
+    int64_t *out = malloc((size_t)entries * sizeof(int64_t));
+    double *values = malloc((size_t)entries * sizeof(double));
+    uint64_t state = seed;
+    for (int64_t k = 0; k < entries; k++) {
+        in[k] = (int64_t)(next_uniform(&state) * (double)columns);
+        out[k] = (int64_t)(next_uniform(&state) * (double)rows);
+        values[k] = 2.0 * next_uniform(&state) - 1.0;
+        if (all_negative_tiny) {
+            values[k] = -1e-200 * (1.0 + fabs(values[k]));
+        } else if (k % 8 == 3) {
+            values[k] *= 1e-200;
+        }
+    }
+    spart_weights *weights = NULL;
+    spart_shape o = shape_of(1, orthogonal), i = shape_of(2, input), u = shape_of(2, output);
+    assert_int_equal(spart_weights_create_from_arrays(f->context, &o, &i, &u, 1, axes_input, 1,
+                                                      axes_output, offsets, in, out, values,
+                                                      &weights),
+                     SPART_OK);
+    free(in);
+    free(out);
+    free(values);
+    return weights;
+}
+
+/* y of `regridder` for x alone and inside a batch of two copies of x,
+ * each bit for bit the documented order. */
+static void assert_documented_order(fixture *f, const spart_regridder *regridder, const double *x)
+{
+    int64_t rows = spart_regridder_num_rows(regridder);
+    int64_t columns = spart_regridder_num_columns(regridder);
+    double *twice = malloc((size_t)(2 * columns) * sizeof(double));
+    memcpy(twice, x, (size_t)columns * sizeof(double));
+    memcpy(twice + columns, x, (size_t)columns * sizeof(double));
+    spart_array alone = {x, {2, {1, columns}}};
+    spart_array batch = {twice, {3, {2, 1, columns}}};
+    int64_t n = 0, n2 = 0;
+    double *y = apply(f, regridder, &alone, &n);
+    double *y2 = apply(f, regridder, &batch, &n2);
+    double *expected = malloc((size_t)rows * sizeof(double));
+    reference_product(f->context, regridder, x, expected);
+    assert_int_equal(n, rows);
+    assert_memory_equal(y, expected, (size_t)rows * sizeof(double));
+    assert_memory_equal(y2, expected, (size_t)rows * sizeof(double));
+    assert_memory_equal(y2 + rows, expected, (size_t)rows * sizeof(double));
+    free(twice);
+    free(y);
+    free(y2);
+    free(expected);
+}
+
+/* Every group size, rows of every length up to a few groups (partial
+ * groups, empty rows), signed and tiny values, -0.0, inf and NaN in x: one
+ * vector's product is the documented order bit for bit, and equals the
+ * same vector inside a batch (the batch kernel). Then rows whose every
+ * product underflows to -0.0: the lanes a partial group does not reach
+ * must keep their -0.0 (an fma adding +0.0 would make it +0.0). */
+static void product_follows_the_documented_order_for_every_group_size(void **state)
+{
+    fixture *f = *state;
+    const double mean_lengths[] = {1.0, 2.5, 5.0, 10.0, 20.0, 40.0, 100.0};
+    const int group_sizes[] = {1, 2, 4, 8, 16, 32, 32};
+    const int64_t rows = 300, columns = 500;
+    for (int m = 0; m < 7; m++) {
+        int64_t entries = (int64_t)(mean_lengths[m] * (double)rows);
+        for (int negative_zeros = 0; negative_zeros < 2; negative_zeros++) {
+            spart_weights *weights =
+                signed_weights(f, rows, columns, entries, 40 + (uint64_t)m, negative_zeros);
+            spart_regridder *regridder = make(f, weights, 0, NULL, 0, NULL);
+            assert_int_equal(spart_regridder_group_size(regridder), group_sizes[m]);
+            double *x = random_values(columns, 50 + (uint64_t)m);
+            for (int64_t c = 0; c < columns; c++) {
+                if (negative_zeros) {
+                    x[c] = 1e-200 * (1.5 + x[c]); /* every product underflows to -0.0 */
+                } else if (c % 7 == 0) {
+                    x[c] *= 1e-200; /* tiny times tiny underflows, to -0.0 when negative */
+                }
+            }
+            if (!negative_zeros) {
+                x[11] = -0.0;
+                x[123] = INFINITY;
+                x[321] = NAN;
+            }
+            assert_documented_order(f, regridder, x);
+            free(x);
+            spart_regridder_free(regridder);
+            spart_weights_free(weights);
+        }
+    }
+}
+
 static void same_digest_for_any_thread_count(void **state)
 {
     fixture *f = *state;
@@ -763,6 +865,7 @@ int main(void)
         TEST(batch_axis_applies_one_matrix_to_every_input),
         TEST(impossible_role_names_the_axis_and_lengths),
         TEST(product_follows_the_documented_order_with_long_rows),
+        TEST(product_follows_the_documented_order_for_every_group_size),
         TEST(same_digest_for_any_thread_count),
         TEST(a_column_alone_equals_the_column_in_a_batch),
         TEST(golden_digest_run_after_run),
