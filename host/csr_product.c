@@ -122,7 +122,8 @@ KERNEL_INLINE double chunk_sum_single(const int32_t *columns32, const int64_t *c
     return lanes[0];
 }
 
-/* Rows [row_begin, row_end) for one vector: chunk sums in chunk order. */
+/* Rows [row_begin, row_end) for one vector, into y[0 .. row_end - row_begin):
+ * chunk sums in chunk order. */
 KERNEL_INLINE void rows_single(const int64_t *row_ptr, const int32_t *columns32,
                                const int64_t *columns64, const double *values64,
                                const float *values32, int64_t chunk, int group_size,
@@ -137,7 +138,7 @@ KERNEL_INLINE void rows_single(const int64_t *row_ptr, const int32_t *columns32,
                                           group_size, x);
             total = start == begin ? sum : total + sum;
         }
-        y[r] = total;
+        y[r - row_begin] = total;
     }
 }
 
@@ -191,7 +192,8 @@ KERNEL_INLINE void chunk_sum_batch(const int32_t *columns32, const int64_t *colu
     }
 }
 
-/* Rows [row_begin, row_end) for num_vectors > 1 interleaved vectors. */
+/* Rows [row_begin, row_end) for num_vectors > 1 interleaved vectors, into
+ * y[0 .. (row_end - row_begin) * num_vectors). */
 KERNEL_INLINE void rows_batch(const int64_t *row_ptr, const int32_t *columns32,
                               const int64_t *columns64, const double *values64,
                               const float *values32, int64_t chunk, int group_size, const double *x,
@@ -200,7 +202,7 @@ KERNEL_INLINE void rows_batch(const int64_t *row_ptr, const int32_t *columns32,
 {
     for (int64_t r = row_begin; r < row_end; r++) {
         int64_t begin = row_ptr[r], end = row_ptr[r + 1];
-        double *yr = y + r * num_vectors;
+        double *yr = y + (r - row_begin) * num_vectors;
         if (begin == end) {
             memset(yr, 0, (size_t)num_vectors * sizeof(double));
         }
@@ -274,7 +276,7 @@ KERNEL_INLINE void rows_batch_usual(const spart_csr *csr, int64_t chunk, int gro
     }
 }
 
-/* Rows [row_begin, row_end) of Y = A X. */
+/* Rows [row_begin, row_end) of Y = A X, into y from its first row on. */
 KERNEL_CLONES static void product_rows(const spart_csr *csr, const spart_product_plan *plan,
                                        const double *x, int64_t num_vectors, double *y,
                                        int64_t row_begin, int64_t row_end, double *lanes)
@@ -296,6 +298,27 @@ KERNEL_CLONES static void product_rows(const spart_csr *csr, const spart_product
     }
 }
 
+spart_simd_level spart_host_csr_simd_level(const spart_csr *csr, const spart_product_plan *plan)
+{
+    int planned = plan->group_size >= 1 && plan->group_size <= 32 &&
+                  (plan->group_size & (plan->group_size - 1)) == 0;
+    if (csr->values64 == NULL || csr->columns32 == NULL || !planned) {
+        return SPART_SIMD_NONE;
+    }
+    return spart_host_simd_level();
+}
+
+void spart_host_csr_product_rows(const spart_csr *csr, const spart_product_plan *plan,
+                                 const double *x, double *y_rows, int64_t row_begin,
+                                 int64_t row_end, spart_simd_level level)
+{
+    if (level != SPART_SIMD_NONE) {
+        spart_host_csr_rows_simd(csr, plan, x, y_rows, row_begin, row_end, level);
+    } else {
+        product_rows(csr, plan, x, 1, y_rows, row_begin, row_end, NULL);
+    }
+}
+
 void spart_host_csr_product(const spart_csr *csr, const spart_product_plan *plan, const double *x,
                             int64_t num_vectors, double *y, int threads, double *scratch)
 {
@@ -309,12 +332,10 @@ void spart_host_csr_product(const spart_csr *csr, const spart_product_plan *plan
     }
     int64_t tasks = (csr->num_rows + rows_per_task - 1) / rows_per_task;
     size_t per_thread = spart_host_csr_product_scratch(plan, num_vectors);
-    /* One vector of the usual matrix on a processor with AVX2 and FMA: the
-     * same order in vector instructions (host/csr_product_avx2.c). */
-    int planned = plan->group_size >= 1 && plan->group_size <= 32 &&
-                  (plan->group_size & (plan->group_size - 1)) == 0;
-    int vector_kernel = num_vectors == 1 && csr->values64 != NULL && csr->columns32 != NULL &&
-                        planned && spart_host_avx2_available();
+    /* One vector of the usual matrix: the same order in vector
+     * instructions where the processor has them (host/csr_product_simd.c). */
+    spart_simd_level level =
+        num_vectors == 1 ? spart_host_csr_simd_level(csr, plan) : SPART_SIMD_NONE;
 #pragma omp parallel num_threads(threads)
     {
         /* One vector needs no scratch: its lanes live on the stack. */
@@ -331,10 +352,10 @@ void spart_host_csr_product(const spart_csr *csr, const spart_product_plan *plan
             int64_t begin = task * rows_per_task;
             int64_t end =
                 begin + rows_per_task < csr->num_rows ? begin + rows_per_task : csr->num_rows;
-            if (vector_kernel) {
-                spart_host_csr_rows_avx2(csr, plan, x, y, begin, end);
+            if (level != SPART_SIMD_NONE) {
+                spart_host_csr_rows_simd(csr, plan, x, y + begin, begin, end, level);
             } else {
-                product_rows(csr, plan, x, num_vectors, y, begin, end, lanes);
+                product_rows(csr, plan, x, num_vectors, y + begin * num_vectors, begin, end, lanes);
             }
         }
     }

@@ -8,6 +8,7 @@
 
 #include "mart_math.h"
 #include "mart_steps.h"
+#include "regridder_internal.h"
 
 void spart_mart_host_clamp(double *values, int64_t n, int threads)
 {
@@ -186,37 +187,52 @@ UPDATE_INLINE void power_in_place(double *values, int count, double y)
     }
 }
 
-/* The correction of `count` voxels multiplied into the scene. Inlined
- * with count a constant (a full block), the loops have a known trip count
- * and the compiler vectorises them even at -O2. The ratio test keeps
- * finite values and puts 1 for NaN and +-inf, as spart_mart_correction's
- * three comparisons do (NaN fails every comparison). */
+/* product[i] *= ratio[i]^gamma for one channel's block, ratio =
+ * observed / max(predicted, 0) with NaN and +-inf replaced by 1. The ratio
+ * test keeps finite values and puts 1 for NaN and +-inf, as
+ * spart_mart_correction's three comparisons do (NaN fails every
+ * comparison). Inlined with count a constant (a full block), the loops
+ * have a known trip count and the compiler vectorises them even at -O2. */
+UPDATE_INLINE void multiply_channel_ratio(double *restrict product, const double *restrict observed,
+                                          const double *restrict predicted, int count, double gamma)
+{
+    double ratio[UPDATE_BLOCK];
+    for (int i = 0; i < count; i++) {
+        double clamped = predicted[i] < 0.0 ? 0.0 : predicted[i];
+        double r = observed[i] / clamped;
+        ratio[i] = fabs(r) <= DBL_MAX ? r : 1.0;
+    }
+    power_in_place(ratio, count, gamma);
+    for (int i = 0; i < count; i++) {
+        product[i] = product[i] * ratio[i];
+    }
+}
+
+/* scene[i] *= product[i]^inverse_channels (the product is used up). */
+UPDATE_INLINE void multiply_scene(double *restrict scene, double *restrict product, int count,
+                                  double inverse_channels)
+{
+    power_in_place(product, count, inverse_channels);
+    for (int i = 0; i < count; i++) {
+        scene[i] = scene[i] * product[i];
+    }
+}
+
+/* The correction of `count` voxels multiplied into the scene, from the
+ * stored backprojections (`stride` apart per channel). */
 UPDATE_INLINE void update_voxels(double *restrict scene, const double *observed_back,
                                  const double *predicted_back, int64_t stride, int count,
                                  int64_t num_channel, double gamma, double inverse_channels)
 {
     double product[UPDATE_BLOCK];
-    double ratio[UPDATE_BLOCK];
     for (int i = 0; i < count; i++) {
         product[i] = 1.0;
     }
     for (int64_t c = 0; c < num_channel; c++) {
-        const double *restrict observed = observed_back + c * stride;
-        const double *restrict predicted = predicted_back + c * stride;
-        for (int i = 0; i < count; i++) {
-            double clamped = predicted[i] < 0.0 ? 0.0 : predicted[i];
-            double r = observed[i] / clamped;
-            ratio[i] = fabs(r) <= DBL_MAX ? r : 1.0;
-        }
-        power_in_place(ratio, count, gamma);
-        for (int i = 0; i < count; i++) {
-            product[i] = product[i] * ratio[i];
-        }
+        multiply_channel_ratio(product, observed_back + c * stride, predicted_back + c * stride,
+                               count, gamma);
     }
-    power_in_place(product, count, inverse_channels);
-    for (int i = 0; i < count; i++) {
-        scene[i] = scene[i] * product[i];
-    }
+    multiply_scene(scene, product, count, inverse_channels);
 }
 
 UPDATE_CLONES static void update_block(double *restrict scene, const double *observed_back,
@@ -229,6 +245,61 @@ UPDATE_CLONES static void update_block(double *restrict scene, const double *obs
     } else {
         update_voxels(scene, observed_back, predicted_back, stride, count, num_channel, gamma,
                       inverse_channels);
+    }
+}
+
+/* The same for voxels [first, first + count), their backprojections made
+ * here, channel by channel, as rows c * stride + first, ... of the
+ * backward product of `images`. */
+UPDATE_INLINE void backproject_update_voxels(double *restrict scene, const double *observed_back,
+                                             const spart_backward_rows *backward,
+                                             const double *images, int64_t first, int count,
+                                             int64_t stride, int64_t num_channel, double gamma,
+                                             double inverse_channels)
+{
+    double product[UPDATE_BLOCK];
+    double predicted[UPDATE_BLOCK];
+    for (int i = 0; i < count; i++) {
+        product[i] = 1.0;
+    }
+    for (int64_t c = 0; c < num_channel; c++) {
+        int64_t row = c * stride + first;
+        spart_host_csr_product_rows(backward->csr, backward->plan, images, predicted, row,
+                                    row + count, (spart_simd_level)backward->level);
+        multiply_channel_ratio(product, observed_back + c * stride, predicted, count, gamma);
+    }
+    multiply_scene(scene, product, count, inverse_channels);
+}
+
+UPDATE_CLONES static void backproject_update_block(double *restrict scene,
+                                                   const double *observed_back,
+                                                   const spart_backward_rows *backward,
+                                                   const double *images, int64_t first, int count,
+                                                   int64_t stride, int64_t num_channel,
+                                                   double gamma, double inverse_channels)
+{
+    if (count == UPDATE_BLOCK) {
+        backproject_update_voxels(scene, observed_back, backward, images, first, UPDATE_BLOCK,
+                                  stride, num_channel, gamma, inverse_channels);
+    } else {
+        backproject_update_voxels(scene, observed_back, backward, images, first, count, stride,
+                                  num_channel, gamma, inverse_channels);
+    }
+}
+
+void spart_mart_host_backproject_update(double *scene, const spart_backward_rows *backward,
+                                        const double *images, const double *observed_back,
+                                        int64_t num_channel, int64_t scene_size, double gamma,
+                                        int threads)
+{
+    double inverse_channels = 1.0 / (double)num_channel;
+    int64_t blocks = (scene_size + UPDATE_BLOCK - 1) / UPDATE_BLOCK;
+#pragma omp parallel for num_threads(threads) schedule(static) if (scene_size > 4096)
+    for (int64_t b = 0; b < blocks; b++) {
+        int64_t first = b * UPDATE_BLOCK;
+        int count = (int)(scene_size - first < UPDATE_BLOCK ? scene_size - first : UPDATE_BLOCK);
+        backproject_update_block(scene + first, observed_back + first, backward, images, first,
+                                 count, scene_size, num_channel, gamma, inverse_channels);
     }
 }
 

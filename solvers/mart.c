@@ -230,11 +230,14 @@ static spart_status allocate_work(spart_context *context, const spart_mart_opera
     void **arrays[] = {(void **)&work->scene,          (void **)&work->predicted,
                        (void **)&work->widths,         (void **)&work->observed_back,
                        (void **)&work->predicted_back, &work->workspace};
+    /* host Regridder operators update in place: no backprojection of the
+     * prediction to keep (one byte keeps the allocation loop plain) */
+    size_t predicted_scenes = spart_mart_regridders_update_in_place(operators) ? 1 : scenes;
     size_t bytes[] = {(size_t)operators->scene_size * sizeof(double),
                       images,
                       images,
                       scenes,
-                      scenes,
+                      predicted_scenes,
                       work->workspace_bytes};
     spart_status status = SPART_OK;
     for (size_t k = 0; k < sizeof bytes / sizeof bytes[0] && status == SPART_OK; k++) {

@@ -44,6 +44,11 @@ spart_status spart_mart_regridders_update(spart_context *context,
                                           const double *images, const double *observed_back,
                                           double gamma, double *scene, double *predicted_back);
 
+/* Nonzero when such operators' update needs no `predicted_back` scratch:
+ * a host backward Regridder without batch axes, whose backprojection
+ * spart_mart_update_from_images makes block by block inside the update. */
+int spart_mart_regridders_update_in_place(const spart_mart_operators *operators);
+
 /* A float written as Python's repr writes it (0.001, 1e-05, 100.0), for
  * messages worded as ctis's. */
 typedef struct spart_mart_float_text {

@@ -51,6 +51,21 @@ int spart_mart_operators_are_regridders(const spart_mart_operators *operators)
     return operators->backward == backward_from_regridder && operators->user != NULL;
 }
 
+int spart_mart_regridders_update_in_place(const spart_mart_operators *operators)
+{
+    if (!spart_mart_operators_are_regridders(operators)) {
+        return 0;
+    }
+    const spart_regridder *backward =
+        ((const spart_mart_regridder_pair *)operators->user)->backward;
+    spart_shape input = spart_regridder_shape_input(backward);
+    spart_shape output = spart_regridder_shape_output(backward);
+    /* batch axes would make the values' sizes a multiple of the matrix's */
+    return spart_regridder_cuda_device(backward) < 0 &&
+           spart_regridder_num_rows(backward) == spart_shape_size(&output) &&
+           spart_regridder_num_columns(backward) == spart_shape_size(&input);
+}
+
 spart_status spart_mart_regridders_update(spart_context *context,
                                           const spart_mart_operators *operators,
                                           const double *images, const double *observed_back,

@@ -278,6 +278,15 @@ spart_status spart_mart_update(spart_context *context, double *scene, const doub
     return finish(context, on_device, error, "mart_update", previous);
 }
 
+/* Whether spart_mart_host_backproject_update serves `backward`: a host
+ * regridder whose one-vector product reads and writes its values as they
+ * lie (no batch axes). */
+static int host_fusable(const spart_regridder *backward)
+{
+    return !backward->device.on_device && backward->input.num_batch == 1 &&
+           backward->output.num_batch == 1;
+}
+
 /* The checks of spart_mart_update_from_images; the scene size into
  * *scene_size. */
 static spart_status check_update_from_images(spart_context *context,
@@ -286,10 +295,14 @@ static spart_status check_update_from_images(spart_context *context,
                                              double gamma, const double *scene,
                                              const double *predicted_back, int64_t *scene_size)
 {
-    if (backward == NULL || images == NULL || observed_back == NULL || scene == NULL ||
-        predicted_back == NULL) {
+    if (backward == NULL || images == NULL || observed_back == NULL || scene == NULL) {
         return spart_fail(context, SPART_ERROR_NULL_POINTER,
                           "mart_update_from_images: NULL argument");
+    }
+    if (predicted_back == NULL && !host_fusable(backward)) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "mart_update_from_images: predicted_back is NULL, and this backward "
+                          "regridder needs it (on a device, or with batch axes)");
     }
     spart_status status = check_sizes(context, "mart_update_from_images", num_channel, 1);
     if (status == SPART_OK && !(gamma > 0.0)) {
@@ -326,6 +339,14 @@ spart_status spart_mart_update_from_images(spart_context *context, const spart_r
     if (spart_device_mart_fusable(backward)) {
         return spart_device_mart_backproject_update(context, backward, images, observed_back, scene,
                                                     num_channel, scene_size, gamma);
+    }
+    if (host_fusable(backward)) {
+        spart_backward_rows rows = {
+            &backward->csr, &backward->plan,
+            (int)spart_host_csr_simd_level(&backward->csr, &backward->plan)};
+        spart_mart_host_backproject_update(scene, &rows, images, observed_back, num_channel,
+                                           scene_size, gamma, spart_threads(context));
+        return SPART_OK;
     }
     spart_array x = {images, backward->input.shape};
     status = spart_regridder_apply(context, backward, &x, predicted_back, num_channel * scene_size);

@@ -46,6 +46,27 @@ void spart_mart_host_update(double *scene, const double *observed_back,
                             const double *predicted_back, int64_t num_channel, int64_t scene_size,
                             double gamma, int threads);
 
+/* A backward operator's matrix on the host, as the fused update takes it:
+ * its CSR arrays, its plan and the vector instructions one vector's
+ * product uses (a spart_simd_level: spart_host_csr_simd_level). The
+ * structs are those of src/regridder_internal.h. */
+struct spart_csr;
+struct spart_product_plan;
+typedef struct spart_backward_rows {
+    const struct spart_csr *csr;
+    const struct spart_product_plan *plan;
+    int level;
+} spart_backward_rows;
+
+/* spart_mart_host_update with predicted_back = the backward product of
+ * `images` (one vector; row c * scene_size + v is voxel v of channel c),
+ * made block by block inside the update and never stored: the same bits
+ * as the product followed by the update. */
+void spart_mart_host_backproject_update(double *scene, const spart_backward_rows *backward,
+                                        const double *images, const double *observed_back,
+                                        int64_t num_channel, int64_t scene_size, double gamma,
+                                        int threads);
+
 /* ---- device: each enqueues on `stream` (a cudaStream_t) and returns a
  * cudaError_t as int (0: success). `workspace` is device memory of
  * spart_mart_workspace_size bytes. spart_mart_device_merits copies the

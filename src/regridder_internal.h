@@ -154,13 +154,33 @@ void spart_host_csr_product(const spart_csr *csr, const spart_product_plan *plan
                             int64_t num_vectors, double *y, int threads, double *scratch);
 size_t spart_host_csr_product_scratch(const spart_product_plan *plan, int64_t num_vectors);
 
-/* Whether this processor runs host/csr_product_avx2.c's kernel (AVX2 and
- * FMA on x86-64), and that kernel: rows [row_begin, row_end) of y = A x
- * for one vector of a matrix with float64 values and int32 columns, in the
- * plan's order, bit for bit as spart_host_csr_product's C kernel. */
-int spart_host_avx2_available(void);
-void spart_host_csr_rows_avx2(const spart_csr *csr, const spart_product_plan *plan, const double *x,
-                              double *y, int64_t row_begin, int64_t row_end);
+/* The vector instructions of host/csr_product_simd.c's kernels that this
+ * processor has (x86-64 only). */
+typedef enum spart_simd_level {
+    SPART_SIMD_NONE = 0,  /* the C kernel of host/csr_product.c */
+    SPART_SIMD_AVX2 = 1,  /* AVX2 and FMA */
+    SPART_SIMD_AVX512 = 2 /* AVX-512 (F, VL) besides */
+} spart_simd_level;
+spart_simd_level spart_host_simd_level(void);
+
+/* The level of the kernel one vector's product runs: the processor's for
+ * a matrix with float64 values and int32 columns, else none. */
+spart_simd_level spart_host_csr_simd_level(const spart_csr *csr, const spart_product_plan *plan);
+
+/* Rows [row_begin, row_end) of y = A x for one vector, on the calling
+ * thread, into y_rows[0 .. row_end - row_begin), in the plan's order: the
+ * same values as spart_host_csr_product gives those rows. level:
+ * spart_host_csr_simd_level(csr, plan), asked once. */
+void spart_host_csr_product_rows(const spart_csr *csr, const spart_product_plan *plan,
+                                 const double *x, double *y_rows, int64_t row_begin,
+                                 int64_t row_end, spart_simd_level level);
+
+/* The kernels of host/csr_product_simd.c: spart_host_csr_product_rows for
+ * level AVX2 or AVX512 (a matrix with float64 values and int32 columns),
+ * bit for bit as the C kernel. */
+void spart_host_csr_rows_simd(const spart_csr *csr, const spart_product_plan *plan, const double *x,
+                              double *y_rows, int64_t row_begin, int64_t row_end,
+                              spart_simd_level level);
 
 /* The exact transpose of a CSR matrix by a stable counting sort on the
  * columns: row r of the result holds column r's entries in row order.

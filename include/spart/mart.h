@@ -266,11 +266,14 @@ SPART_NODISCARD SPART_API spart_status spart_mart_update(spart_context *context,
  * `backward` has no row longer than a chunk of the product
  * (SPART_CHUNK_LENGTH entries) and no batch axes, the two are one pass
  * and the backprojection never goes to memory (no pass over num_channel
- * scenes, one launch); otherwise `predicted_back` (num_channel x
- * scene_size values) receives the backprojection. Either way its contents
- * afterwards are unspecified. Errors: those of the two calls it stands
- * for; SPART_ERROR_SHAPE_MISMATCH when backward's output is not
- * num_channel scenes. */
+ * scenes, one launch); on the host, when `backward` has no batch axes,
+ * they are one pass too (each block of voxels is backprojected inside the
+ * update), and `predicted_back` is not used: it may be NULL there.
+ * Otherwise `predicted_back` (num_channel x scene_size values) receives
+ * the backprojection. Either way its contents afterwards are unspecified.
+ * Errors: those of the two calls it stands for; SPART_ERROR_SHAPE_MISMATCH
+ * when backward's output is not num_channel scenes;
+ * SPART_ERROR_NULL_POINTER for a NULL predicted_back that is needed. */
 SPART_NODISCARD SPART_API spart_status spart_mart_update_from_images(
     spart_context *context, const spart_regridder *backward, const double *images,
     const double *observed_back, int64_t num_channel, double gamma, double *scene,

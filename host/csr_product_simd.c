@@ -1,0 +1,332 @@
+/*
+ * host/csr_product_simd.c: y = A x for one vector of the usual matrix
+ * (float64 values, int32 columns) with the vector instructions of x86-64
+ * (AVX2 and FMA, or AVX-512): the row-group order of host/csr_product.c,
+ * bit for bit, spelled out in vector instructions because the compiler
+ * does not find them itself.
+ *
+ * The order (regridder.h): a row's entries are cut into chunks of
+ * plan->chunk_length; in a chunk, lane l of g sums entries l, l+g, l+2g,
+ * ... with fma from +0.0; the lanes combine in a binary tree (lane l +=
+ * lane l+h for h = g/2, ..., 1); the chunk sums add in chunk order.
+ *
+ * For g >= 4, lane l of the order is element l % W of vector register
+ * l / W, W = 4 doubles (AVX2) or 8 (AVX-512, for g >= 8): a group of g
+ * entries is g / W vector fmas, each on W values loaded at once and W x
+ * values fetched by one hardware gather (x[column] for W columns), which
+ * is what the plain C kernel cannot get from the compiler. A row's last,
+ * partial group updates only the lanes it reaches: the loads are masked
+ * and the fma's result goes into those lanes alone (a blend, or an
+ * AVX-512 mask), so the other lanes keep their exact values (-0.0
+ * included). The tree adds whole registers pairwise while h >= W, then the
+ * halves of the last register, and so on down to its first two elements:
+ * the same pairs as the scalar tree.
+ *
+ * For g = 1 and 2 (rows of a few entries, as in a backprojection) the
+ * lanes are scalar registers: there is nothing to gather four at a time.
+ *
+ * Only compiled for x86-64 with GCC or clang; elsewhere the level is
+ * SPART_SIMD_NONE and host/csr_product.c keeps its own kernel.
+ */
+#include <math.h>
+
+#include "regridder_internal.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+/* Every function of a kernel is compiled for its instruction set and
+ * inlined into the one entry point of that set, so that the group size is
+ * a constant in each copy. */
+#define AVX2_FUNCTION static inline __attribute__((target("avx2,fma"), always_inline))
+#define AVX512_FUNCTION                                                                            \
+    static inline __attribute__((target("avx512f,avx512vl,avx2,fma"), always_inline))
+
+spart_simd_level spart_host_simd_level(void)
+{
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+        return SPART_SIMD_NONE;
+    }
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
+        return SPART_SIMD_AVX512;
+    }
+    return SPART_SIMD_AVX2;
+}
+
+/* ---- lanes of one or two scalar registers (g = 1, 2) ---------------------------------------- */
+
+/* One chunk with g = 1: a single fma chain. */
+AVX2_FUNCTION double chunk_sum_one(const int32_t *columns, const double *values, const double *x,
+                                   int64_t begin, int64_t end)
+{
+    double lane = 0.0;
+    for (int64_t k = begin; k < end; k++) {
+        lane = fma(values[k], x[columns[k]], lane);
+    }
+    return lane;
+}
+
+/* One chunk with g = 2: even entries in lane 0, odd ones in lane 1. */
+AVX2_FUNCTION double chunk_sum_two(const int32_t *columns, const double *values, const double *x,
+                                   int64_t begin, int64_t end)
+{
+    double even = 0.0, odd = 0.0;
+    int64_t k = begin;
+    for (; k + 2 <= end; k += 2) {
+        even = fma(values[k], x[columns[k]], even);
+        odd = fma(values[k + 1], x[columns[k + 1]], odd);
+    }
+    if (k < end) {
+        even = fma(values[k], x[columns[k]], even);
+    }
+    return even + odd;
+}
+
+/* ---- lanes in AVX2 registers of 4 doubles ---------------------------------------------------- */
+
+/* acc + values[k .. k+3] * x[columns[k .. k+3]], lane by lane with fma. */
+AVX2_FUNCTION __m256d quad_fma(const int32_t *columns, const double *values, const double *x,
+                               int64_t k, __m256d acc)
+{
+    __m128i index = _mm_loadu_si128((const __m128i *)(columns + k));
+    __m256d gathered = _mm256_i32gather_pd(x, index, 8);
+    return _mm256_fmadd_pd(_mm256_loadu_pd(values + k), gathered, acc);
+}
+
+/* The same for the first `count` (1 to 3) lanes only; the other lanes of
+ * acc are returned unchanged, and nothing past entry k + count - 1 is
+ * read. */
+AVX2_FUNCTION __m256d quad_fma_partial(const int32_t *columns, const double *values,
+                                       const double *x, int64_t k, int count, __m256d acc)
+{
+    __m256i reached = _mm256_cmpgt_epi64(_mm256_set1_epi64x(count), _mm256_setr_epi64x(0, 1, 2, 3));
+    __m128i reached32 = _mm_cmpgt_epi32(_mm_set1_epi32(count), _mm_setr_epi32(0, 1, 2, 3));
+    __m128i index = _mm_maskload_epi32((const int *)(columns + k), reached32);
+    __m256d gathered =
+        _mm256_mask_i32gather_pd(_mm256_setzero_pd(), x, index, _mm256_castsi256_pd(reached), 8);
+    __m256d value = _mm256_maskload_pd(values + k, reached);
+    __m256d updated = _mm256_fmadd_pd(value, gathered, acc);
+    return _mm256_blendv_pd(acc, updated, _mm256_castsi256_pd(reached));
+}
+
+/* The tree within one register of 4 lanes: (l0 + l2) + (l1 + l3). */
+AVX2_FUNCTION double quad_tree(__m256d lanes)
+{
+    __m128d pairs = _mm_add_pd(_mm256_castpd256_pd128(lanes), _mm256_extractf128_pd(lanes, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(pairs, _mm_unpackhi_pd(pairs, pairs)));
+}
+
+/* One chunk, g = 4 * quads lanes in `quads` registers (quads = 1, 2, 4, 8). */
+AVX2_FUNCTION double chunk_sum_quads(const int32_t *columns, const double *values, const double *x,
+                                     int64_t begin, int64_t end, int quads)
+{
+    __m256d lanes[8];
+    for (int q = 0; q < quads; q++) {
+        lanes[q] = _mm256_setzero_pd();
+    }
+    int64_t group_size = 4 * (int64_t)quads;
+    int64_t k = begin;
+    for (; k + group_size <= end; k += group_size) {
+        for (int q = 0; q < quads; q++) {
+            lanes[q] = quad_fma(columns, values, x, k + 4 * q, lanes[q]);
+        }
+    }
+    for (int q = 0; q < quads && k + 4 * q < end; q++) { /* the partial group */
+        int64_t left = end - (k + 4 * q);
+        lanes[q] = left >= 4 ? quad_fma(columns, values, x, k + 4 * q, lanes[q])
+                             : quad_fma_partial(columns, values, x, k + 4 * q, (int)left, lanes[q]);
+    }
+    for (int half = quads / 2; half >= 1; half /= 2) { /* h = g/2, ..., 4 */
+        for (int q = 0; q < half; q++) {
+            lanes[q] = _mm256_add_pd(lanes[q], lanes[q + half]);
+        }
+    }
+    return quad_tree(lanes[0]);
+}
+
+AVX2_FUNCTION double chunk_sum_avx2(const int32_t *columns, const double *values, const double *x,
+                                    int64_t begin, int64_t end, int group_size)
+{
+    switch (group_size) {
+    case 1: return chunk_sum_one(columns, values, x, begin, end);
+    case 2: return chunk_sum_two(columns, values, x, begin, end);
+    case 4: return chunk_sum_quads(columns, values, x, begin, end, 1);
+    case 8: return chunk_sum_quads(columns, values, x, begin, end, 2);
+    case 16: return chunk_sum_quads(columns, values, x, begin, end, 4);
+    default: return chunk_sum_quads(columns, values, x, begin, end, 8);
+    }
+}
+
+/* ---- lanes in AVX-512 registers of 8 doubles (g >= 8) ------------------------------------- */
+
+/* acc + values[k .. k+7] * x[columns[k .. k+7]], lane by lane with fma. */
+AVX512_FUNCTION __m512d octet_fma(const int32_t *columns, const double *values, const double *x,
+                                  int64_t k, __m512d acc)
+{
+    __m256i index = _mm256_loadu_si256((const __m256i *)(columns + k));
+    __m512d gathered = _mm512_i32gather_pd(index, x, 8);
+    return _mm512_fmadd_pd(_mm512_loadu_pd(values + k), gathered, acc);
+}
+
+/* The same for the first `count` (1 to 7) lanes only: the loads are
+ * masked, and the fma writes those lanes alone (the others keep acc's). */
+AVX512_FUNCTION __m512d octet_fma_partial(const int32_t *columns, const double *values,
+                                          const double *x, int64_t k, int count, __m512d acc)
+{
+    __mmask8 reached = (__mmask8)((1u << count) - 1u);
+    __m256i index = _mm256_maskz_loadu_epi32(reached, columns + k);
+    __m512d gathered = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), reached, index, x, 8);
+    __m512d value = _mm512_maskz_loadu_pd(reached, values + k);
+    return _mm512_mask3_fmadd_pd(value, gathered, acc, reached);
+}
+
+/* One chunk, g = 8 * octets lanes in `octets` registers (1, 2, 4). */
+AVX512_FUNCTION double chunk_sum_octets(const int32_t *columns, const double *values,
+                                        const double *x, int64_t begin, int64_t end, int octets)
+{
+    __m512d lanes[4];
+    for (int q = 0; q < octets; q++) {
+        lanes[q] = _mm512_setzero_pd();
+    }
+    int64_t group_size = 8 * (int64_t)octets;
+    int64_t k = begin;
+    for (; k + group_size <= end; k += group_size) {
+        for (int q = 0; q < octets; q++) {
+            lanes[q] = octet_fma(columns, values, x, k + 8 * q, lanes[q]);
+        }
+    }
+    for (int q = 0; q < octets && k + 8 * q < end; q++) { /* the partial group */
+        int64_t left = end - (k + 8 * q);
+        lanes[q] = left >= 8
+                       ? octet_fma(columns, values, x, k + 8 * q, lanes[q])
+                       : octet_fma_partial(columns, values, x, k + 8 * q, (int)left, lanes[q]);
+    }
+    for (int half = octets / 2; half >= 1; half /= 2) { /* h = g/2, ..., 8 */
+        for (int q = 0; q < half; q++) {
+            lanes[q] = _mm512_add_pd(lanes[q], lanes[q + half]);
+        }
+    }
+    /* h = 4: the register's halves, then the 4-lane tree */
+    __m256d quad =
+        _mm256_add_pd(_mm512_castpd512_pd256(lanes[0]), _mm512_extractf64x4_pd(lanes[0], 1));
+    __m128d pairs = _mm_add_pd(_mm256_castpd256_pd128(quad), _mm256_extractf128_pd(quad, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(pairs, _mm_unpackhi_pd(pairs, pairs)));
+}
+
+AVX512_FUNCTION double chunk_sum_avx512(const int32_t *columns, const double *values,
+                                        const double *x, int64_t begin, int64_t end, int group_size)
+{
+    switch (group_size) {
+    case 8: return chunk_sum_octets(columns, values, x, begin, end, 1);
+    case 16: return chunk_sum_octets(columns, values, x, begin, end, 2);
+    case 32: return chunk_sum_octets(columns, values, x, begin, end, 4);
+    default: return chunk_sum_avx2(columns, values, x, begin, end, group_size);
+    }
+}
+
+/* ---- rows --------------------------------------------------------------------------------- */
+
+/* Rows [row_begin, row_end) into y[0 .. row_end - row_begin): chunk sums in
+ * chunk order; a row that fits in one chunk (all but the longest) is that
+ * chunk's sum. The same loop twice, once per instruction set (a function
+ * of one set cannot be inlined into a function of the other). */
+AVX2_FUNCTION void rows_avx2(const int64_t *row_ptr, const int32_t *columns, const double *values,
+                             int64_t chunk, const double *x, double *y, int64_t row_begin,
+                             int64_t row_end, int group_size)
+{
+    for (int64_t r = row_begin; r < row_end; r++) {
+        int64_t begin = row_ptr[r], end = row_ptr[r + 1];
+        if (end - begin <= chunk) {
+            y[r - row_begin] = chunk_sum_avx2(columns, values, x, begin, end, group_size);
+            continue;
+        }
+        double total = 0.0;
+        for (int64_t start = begin; start < end; start += chunk) {
+            int64_t stop = end - start > chunk ? start + chunk : end;
+            double sum = chunk_sum_avx2(columns, values, x, start, stop, group_size);
+            total = start == begin ? sum : total + sum;
+        }
+        y[r - row_begin] = total;
+    }
+}
+
+AVX512_FUNCTION void rows_avx512(const int64_t *row_ptr, const int32_t *columns,
+                                 const double *values, int64_t chunk, const double *x, double *y,
+                                 int64_t row_begin, int64_t row_end, int group_size)
+{
+    for (int64_t r = row_begin; r < row_end; r++) {
+        int64_t begin = row_ptr[r], end = row_ptr[r + 1];
+        if (end - begin <= chunk) {
+            y[r - row_begin] = chunk_sum_avx512(columns, values, x, begin, end, group_size);
+            continue;
+        }
+        double total = 0.0;
+        for (int64_t start = begin; start < end; start += chunk) {
+            int64_t stop = end - start > chunk ? start + chunk : end;
+            double sum = chunk_sum_avx512(columns, values, x, start, stop, group_size);
+            total = start == begin ? sum : total + sum;
+        }
+        y[r - row_begin] = total;
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void product_avx2(const spart_csr *csr, int64_t chunk,
+                                                             int group_size, const double *x,
+                                                             double *y, int64_t row_begin,
+                                                             int64_t row_end)
+{
+    const int64_t *p = csr->row_ptr;
+    const int32_t *c = csr->columns32;
+    const double *v = csr->values64;
+    switch (group_size) {
+    case 1: rows_avx2(p, c, v, chunk, x, y, row_begin, row_end, 1); break;
+    case 2: rows_avx2(p, c, v, chunk, x, y, row_begin, row_end, 2); break;
+    case 4: rows_avx2(p, c, v, chunk, x, y, row_begin, row_end, 4); break;
+    case 8: rows_avx2(p, c, v, chunk, x, y, row_begin, row_end, 8); break;
+    case 16: rows_avx2(p, c, v, chunk, x, y, row_begin, row_end, 16); break;
+    default: rows_avx2(p, c, v, chunk, x, y, row_begin, row_end, 32); break;
+    }
+}
+
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) static void
+product_avx512(const spart_csr *csr, int64_t chunk, int group_size, const double *x, double *y,
+               int64_t row_begin, int64_t row_end)
+{
+    const int64_t *p = csr->row_ptr;
+    const int32_t *c = csr->columns32;
+    const double *v = csr->values64;
+    switch (group_size) {
+    case 8: rows_avx512(p, c, v, chunk, x, y, row_begin, row_end, 8); break;
+    case 16: rows_avx512(p, c, v, chunk, x, y, row_begin, row_end, 16); break;
+    case 32: rows_avx512(p, c, v, chunk, x, y, row_begin, row_end, 32); break;
+    default: product_avx2(csr, chunk, group_size, x, y, row_begin, row_end); break;
+    }
+}
+
+void spart_host_csr_rows_simd(const spart_csr *csr, const spart_product_plan *plan, const double *x,
+                              double *y_rows, int64_t row_begin, int64_t row_end,
+                              spart_simd_level level)
+{
+    if (level == SPART_SIMD_AVX512) {
+        product_avx512(csr, plan->chunk_length, plan->group_size, x, y_rows, row_begin, row_end);
+    } else if (level == SPART_SIMD_AVX2) {
+        product_avx2(csr, plan->chunk_length, plan->group_size, x, y_rows, row_begin, row_end);
+    }
+}
+
+#else
+
+spart_simd_level spart_host_simd_level(void)
+{
+    return SPART_SIMD_NONE;
+}
+
+void spart_host_csr_rows_simd(const spart_csr *csr, const spart_product_plan *plan, const double *x,
+                              double *y_rows, int64_t row_begin, int64_t row_end,
+                              spart_simd_level level)
+{
+    (void)csr, (void)plan, (void)x, (void)y_rows, (void)row_begin, (void)row_end, (void)level;
+}
+
+#endif

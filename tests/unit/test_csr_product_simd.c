@@ -1,0 +1,164 @@
+/*
+ * tests/unit/test_csr_product_simd.c: the vector-instruction kernels of
+ * host/csr_product_simd.c give the C kernel's bits (the documented order,
+ * which test_regridder holds against a plain reference) at every level
+ * this processor has (AVX2, AVX-512), for every group size, partial
+ * groups, rows cut into chunks, -0.0, infinities and NaN, and for any
+ * range of rows.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "regridder_internal.h"
+#include "spart.h"
+
+/* A reproducible stream of numbers in [0, 1). */
+static double next_uniform(uint64_t *state)
+{
+    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(*state >> 11) / 9007199254740992.0;
+}
+
+/* A regridder of one element from `columns` input cells to `rows` output
+ * cells with `entries` entries: signed values, one in eight tiny (with
+ * all_negative_tiny, all tiny and negative, so that every product
+ * underflows to -0.0 for a positive tiny x). */
+static spart_regridder *random_regridder(spart_context *context, int64_t rows, int64_t columns,
+                                         int64_t entries, uint64_t seed, int all_negative_tiny)
+{
+    int64_t offsets[2] = {0, entries};
+    int64_t *in = malloc((size_t)entries * sizeof(int64_t));
+    int64_t *out = malloc((size_t)entries * sizeof(int64_t));
+    double *values = malloc((size_t)entries * sizeof(double));
+    uint64_t state = seed;
+    for (int64_t k = 0; k < entries; k++) {
+        in[k] = (int64_t)(next_uniform(&state) * (double)columns);
+        out[k] = (int64_t)(next_uniform(&state) * (double)rows);
+        values[k] = 2.0 * next_uniform(&state) - 1.0;
+        if (all_negative_tiny) {
+            values[k] = -1e-200 * (1.0 + fabs(values[k]));
+        } else if (k % 8 == 3) {
+            values[k] *= 1e-200;
+        }
+    }
+    spart_shape orthogonal = {1, {1}}, input = {2, {1, columns}}, output = {2, {1, rows}};
+    const int axes[] = {1};
+    spart_weights *weights = NULL;
+    assert_int_equal(spart_weights_create_from_arrays(context, &orthogonal, &input, &output, 1,
+                                                      axes, 1, axes, offsets, in, out, values,
+                                                      &weights),
+                     SPART_OK);
+    spart_regridder *regridder = NULL;
+    assert_int_equal(spart_regridder_create(context, weights, NULL, &regridder), SPART_OK);
+    spart_weights_free(weights);
+    free(in);
+    free(out);
+    free(values);
+    return regridder;
+}
+
+static double *x_values(int64_t columns, uint64_t seed, int tiny)
+{
+    double *x = malloc((size_t)columns * sizeof(double));
+    uint64_t state = seed;
+    for (int64_t c = 0; c < columns; c++) {
+        x[c] = 2.0 * next_uniform(&state) - 1.0;
+        if (tiny) {
+            x[c] = 1e-200 * (1.5 + x[c]);
+        } else if (c % 7 == 0) {
+            x[c] *= 1e-200;
+        }
+    }
+    if (!tiny) {
+        x[11] = -0.0;
+        x[123] = INFINITY;
+        x[321] = NAN;
+    }
+    return x;
+}
+
+/* a and b hold the same bits, except that a NaN may be any NaN: which NaN
+ * an operation on two NaNs gives (the sign and payload of the first
+ * operand, on x86) depends on the operand order the compiler picks, which
+ * is not part of the summation order (a GPU gives its canonical NaN). */
+static void assert_same_bits_or_nan(const double *a, const double *b, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++) {
+        if (isnan(a[k]) && isnan(b[k])) {
+            continue;
+        }
+        if (memcmp(&a[k], &b[k], sizeof(double)) != 0) {
+            fail_msg("value %lld: %a, expected %a", (long long)k, a[k], b[k]);
+        }
+    }
+}
+
+/* Every level up to the processor's gives the C kernel's y, computed in
+ * three ranges of rows (y_rows starts at the range's first row). */
+static void assert_levels_agree(const spart_regridder *regridder, const double *x)
+{
+    const spart_csr *csr = &regridder->csr;
+    const spart_product_plan *plan = &regridder->plan;
+    int64_t rows = csr->num_rows;
+    double *expected = malloc((size_t)rows * sizeof(double));
+    double *got = malloc((size_t)rows * sizeof(double));
+    spart_host_csr_product_rows(csr, plan, x, expected, 0, rows, SPART_SIMD_NONE);
+    spart_simd_level top = spart_host_simd_level();
+    for (int level = SPART_SIMD_AVX2; level <= (int)top; level++) {
+        for (int64_t k = 0; k < rows; k++) {
+            got[k] = 12345.0; /* poisoned */
+        }
+        int64_t cuts[4] = {0, rows / 3, rows / 3 + 1, rows};
+        for (int part = 0; part < 3; part++) {
+            spart_host_csr_product_rows(csr, plan, x, got + cuts[part], cuts[part], cuts[part + 1],
+                                        (spart_simd_level)level);
+        }
+        assert_same_bits_or_nan(got, expected, rows);
+    }
+    free(expected);
+    free(got);
+}
+
+static void every_level_gives_the_c_kernels_bits(void **state)
+{
+    (void)state;
+    spart_context *context = NULL;
+    assert_int_equal(spart_context_create(&context), SPART_OK);
+    print_message("vector levels on this processor: up to %s\n",
+                  spart_host_simd_level() == SPART_SIMD_AVX512 ? "AVX-512"
+                  : spart_host_simd_level() == SPART_SIMD_AVX2 ? "AVX2"
+                                                               : "none (nothing to compare)");
+    /* mean row lengths giving g = 1, 2, 4, 8, 16, 32, and rows of about
+     * 10000 entries (three chunks each) */
+    const double mean_lengths[] = {1.0, 2.5, 5.0, 10.0, 20.0, 40.0, 100.0, 10000.0};
+    const int group_sizes[] = {1, 2, 4, 8, 16, 32, 32, 32};
+    for (int m = 0; m < 8; m++) {
+        int64_t rows = m == 7 ? 7 : 300, columns = 500;
+        int64_t entries = (int64_t)(mean_lengths[m] * (double)rows);
+        for (int tiny = 0; tiny < 2; tiny++) {
+            spart_regridder *regridder =
+                random_regridder(context, rows, columns, entries, 60 + (uint64_t)m, tiny);
+            assert_int_equal(spart_regridder_group_size(regridder), group_sizes[m]);
+            double *x = x_values(columns, 70 + (uint64_t)m, tiny);
+            assert_levels_agree(regridder, x);
+            free(x);
+            spart_regridder_free(regridder);
+        }
+    }
+    spart_context_free(context);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_level_gives_the_c_kernels_bits),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
