@@ -134,6 +134,7 @@ int device_operators_make(spart_context *context, const spart_mart_regridder_pai
         snprintf(error, error_size, "out of memory");
         return -1;
     }
+    (*made)->context = context;
     if (instrument != NULL && spart_instrument_psf(instrument) != NULL) {
         if (make_with_psf(context, instrument, requested, operators, *made, where, error,
                           error_size) != 0) {
@@ -191,6 +192,35 @@ const double *device_operators_observed(device_operators *made, const double *ob
         return NULL;
     }
     return made->observed;
+}
+
+int device_operators_predict(device_operators *made, const spart_mart_operators *operators,
+                             const double *scene, int64_t scene_size, double *images, int64_t count,
+                             char *error, size_t error_size)
+{
+    spart_context *context = made->context;
+    if (!made->on_device) {
+        if (operators->forward(operators->user, context, scene, images, NULL) != SPART_OK) {
+            snprintf(error, error_size, "%s", spart_context_error(context));
+            return -1;
+        }
+        return 0;
+    }
+    size_t scene_bytes = (size_t)scene_size * sizeof(double);
+    size_t image_bytes = (size_t)count * sizeof(double);
+    void *scene_device = NULL, *images_device = NULL;
+    int ok = spart_device_malloc(context, scene_bytes, &scene_device) == SPART_OK &&
+             spart_device_malloc(context, image_bytes, &images_device) == SPART_OK &&
+             spart_device_copy_to_device(context, scene_device, scene, scene_bytes) == SPART_OK &&
+             operators->forward(operators->user, context, scene_device, images_device, NULL) ==
+                 SPART_OK &&
+             spart_device_copy_to_host(context, images, images_device, image_bytes) == SPART_OK;
+    if (!ok) {
+        snprintf(error, error_size, "%s", spart_context_error(context));
+    }
+    spart_device_free(context, images_device);
+    spart_device_free(context, scene_device);
+    return ok ? 0 : -1;
 }
 
 void device_operators_free(device_operators *made)

@@ -1,11 +1,13 @@
 /*
  * src/cli/device.h: where the inversion's products run. On the host the
  * instrument's own MART operators are used. With --device cuda the two
- * operators are copied to the GPU (spart_regridder_to_device) and MART's
- * forward and backward callbacks run their products there, moving the
- * scene and the images across each time: the MART driver itself runs on
- * the host in this version. A device product equals the host product bit
- * for bit (spart/device.h), so both give the same inversion. With a PSF
+ * operators are copied to the GPU (spart_regridder_to_device) and the
+ * library's MART driver keeps the whole loop there: the observations go
+ * over once, the merits and the solution come back, and the predicted
+ * images of the solution are made there too (device_operators_predict). A
+ * device product equals the host product bit for bit (spart/device.h), so
+ * both give the same inversion (checked on an H200: the same merits, bit
+ * for bit, every iteration of examples/ideal-ctis.yaml). With a PSF
  * composed by FFT the PSF goes to the device too (spart_psf_to_device,
  * cuFFT): that inversion equals the host's (FFTW) to rounding, not bit
  * for bit.
@@ -39,6 +41,14 @@ int device_operators_make(spart_context *context, const spart_mart_regridder_pai
  * in `error` when the copy fails. */
 const double *device_operators_observed(device_operators *made, const double *observed,
                                         int64_t count, char *error, size_t error_size);
+
+/* The images (count values) that `operators` predict for `scene`
+ * (scene_size values), both in host memory, wherever the operators run:
+ * on a device the scene goes over and the images come back. Returns 0, or
+ * -1 with a sentence in `error`. */
+int device_operators_predict(device_operators *made, const spart_mart_operators *operators,
+                             const double *scene, int64_t scene_size, double *images, int64_t count,
+                             char *error, size_t error_size);
 
 void device_operators_free(device_operators *made);
 

@@ -151,11 +151,14 @@ static int predict(const cli_options *options, inversion *run)
 {
     int64_t count = run->made.num_channel * run->made.image_size;
     run->predicted = malloc((size_t)count * sizeof *run->predicted);
-    if (run->predicted == NULL || run->operators.forward(run->operators.user, run->context,
-                                                         spart_mart_result_solution(run->result),
-                                                         run->predicted, NULL) != SPART_OK) {
-        cli_error(options, "predicting the images of the solution: %s",
-                  run->predicted == NULL ? "out of memory" : spart_context_error(run->context));
+    if (run->predicted == NULL) {
+        cli_error(options, "predicting the images of the solution: out of memory");
+        return EXIT_FAILED;
+    }
+    if (device_operators_predict(run->device, &run->operators,
+                                 spart_mart_result_solution(run->result), run->operators.scene_size,
+                                 run->predicted, count, run->error, sizeof run->error) != 0) {
+        cli_error(options, "predicting the images of the solution: %s", run->error);
         return EXIT_FAILED;
     }
     return EXIT_DONE;
