@@ -225,6 +225,9 @@ KERNEL_INLINE void rows_single_usual(const spart_csr *csr, int64_t chunk, int gr
     const int64_t *row_ptr = csr->row_ptr;
     const int32_t *columns = csr->columns32;
     const double *values = csr->values64;
+    if (columns == NULL || values == NULL) {
+        return; /* never: called for the usual matrix only */
+    }
     switch (group_size) {
     case 1:
         rows_single(row_ptr, columns, NULL, values, NULL, chunk, 1, x, y, row_begin, row_end);
@@ -256,6 +259,9 @@ KERNEL_INLINE void rows_batch_usual(const spart_csr *csr, int64_t chunk, int gro
     const int64_t *row_ptr = csr->row_ptr;
     const int32_t *columns = csr->columns32;
     const double *values = csr->values64;
+    if (columns == NULL || values == NULL) {
+        return; /* never: called for the usual matrix only */
+    }
     switch (num_vectors) {
     case 2:
         rows_batch(row_ptr, columns, NULL, values, NULL, chunk, group_size, x, 2, y, row_begin,
@@ -332,10 +338,11 @@ void spart_host_csr_product(const spart_csr *csr, const spart_product_plan *plan
     }
     int64_t tasks = (csr->num_rows + rows_per_task - 1) / rows_per_task;
     size_t per_thread = spart_host_csr_product_scratch(plan, num_vectors);
-    /* One vector of the usual matrix: the same order in vector
-     * instructions where the processor has them (host/csr_product_simd.c). */
-    spart_simd_level level =
-        num_vectors == 1 ? spart_host_csr_simd_level(csr, plan) : SPART_SIMD_NONE;
+    /* One vector, or a batch of 4 or 8, of the usual matrix: the same order
+     * in vector instructions where the processor has them
+     * (host/csr_product_simd.c). */
+    int simd_width = num_vectors == 1 || num_vectors == 4 || num_vectors == 8;
+    spart_simd_level level = simd_width ? spart_host_csr_simd_level(csr, plan) : SPART_SIMD_NONE;
 #pragma omp parallel num_threads(threads)
     {
         /* One vector needs no scratch: its lanes live on the stack. */
@@ -352,8 +359,11 @@ void spart_host_csr_product(const spart_csr *csr, const spart_product_plan *plan
             int64_t begin = task * rows_per_task;
             int64_t end =
                 begin + rows_per_task < csr->num_rows ? begin + rows_per_task : csr->num_rows;
-            if (level != SPART_SIMD_NONE) {
+            if (level != SPART_SIMD_NONE && num_vectors == 1) {
                 spart_host_csr_rows_simd(csr, plan, x, y + begin, begin, end, level);
+            } else if (level != SPART_SIMD_NONE) {
+                spart_host_csr_rows_simd_batch(csr, plan, x, num_vectors, y + begin * num_vectors,
+                                               begin, end, level);
             } else {
                 product_rows(csr, plan, x, num_vectors, y + begin * num_vectors, begin, end, lanes);
             }

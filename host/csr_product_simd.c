@@ -304,6 +304,188 @@ product_avx512(const spart_csr *csr, int64_t chunk, int group_size, const double
     }
 }
 
+/* ---- batches of 4 or 8 interleaved vectors ---------------------------------------------------
+ * X[column * T + t] and Y[row * T + t]: the T values of one column lie
+ * side by side, so one vector register holds an entry's x for every
+ * vector (T = 8: one AVX-512 register; T = 4: one AVX2 register; T = 8
+ * with AVX2: two). Lane l of the order is then a register (or two) of T
+ * accumulators: vector t's lane l sums entries l, l+g, ... with fma, in
+ * order, its tree and chunk sums the same pairs as one vector's, so a
+ * column in a batch equals the column alone. */
+
+/* acc + values[k] * X[columns[k]] for the 4 vectors of one AVX2 register
+ * (`half` 0 or 1: which four of eight). */
+AVX2_FUNCTION __m256d batch_quad_fma(const int32_t *columns, const double *values, const double *x,
+                                     int64_t k, int width, int half, __m256d acc)
+{
+    const double *xk = x + (int64_t)columns[k] * width + 4 * half;
+    return _mm256_fmadd_pd(_mm256_broadcast_sd(values + k), _mm256_loadu_pd(xk), acc);
+}
+
+/* One chunk of a batch of width = 4 * halves vectors (halves 1 or 2),
+ * g lanes: the chunk's sums of the vectors into out[0 .. width). */
+AVX2_FUNCTION void chunk_sum_batch_avx2(const int32_t *columns, const double *values,
+                                        const double *x, int64_t begin, int64_t end, int group_size,
+                                        int halves, __m256d *out)
+{
+    __m256d lanes[32][2];
+    for (int l = 0; l < group_size; l++) {
+        for (int h = 0; h < halves; h++) {
+            lanes[l][h] = _mm256_setzero_pd();
+        }
+    }
+    int width = 4 * halves;
+    int64_t k = begin;
+    for (; k + group_size <= end; k += group_size) {
+        for (int l = 0; l < group_size; l++) {
+            for (int h = 0; h < halves; h++) {
+                lanes[l][h] = batch_quad_fma(columns, values, x, k + l, width, h, lanes[l][h]);
+            }
+        }
+    }
+    for (int l = 0; l < group_size && k + l < end; l++) { /* the partial group */
+        for (int h = 0; h < halves; h++) {
+            lanes[l][h] = batch_quad_fma(columns, values, x, k + l, width, h, lanes[l][h]);
+        }
+    }
+    for (int half = group_size / 2; half >= 1; half /= 2) {
+        for (int l = 0; l < half; l++) {
+            for (int h = 0; h < halves; h++) {
+                lanes[l][h] = _mm256_add_pd(lanes[l][h], lanes[l + half][h]);
+            }
+        }
+    }
+    for (int h = 0; h < halves; h++) {
+        out[h] = lanes[0][h];
+    }
+}
+
+AVX2_FUNCTION void rows_batch_avx2(const int64_t *row_ptr, const int32_t *columns,
+                                   const double *values, int64_t chunk, const double *x, double *y,
+                                   int64_t row_begin, int64_t row_end, int group_size, int halves)
+{
+    int width = 4 * halves;
+    for (int64_t r = row_begin; r < row_end; r++) {
+        int64_t begin = row_ptr[r], end = row_ptr[r + 1];
+        __m256d total[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
+        for (int64_t start = begin; start < end; start += chunk) {
+            int64_t stop = end - start > chunk ? start + chunk : end;
+            __m256d sum[2];
+            chunk_sum_batch_avx2(columns, values, x, start, stop, group_size, halves, sum);
+            for (int h = 0; h < halves; h++) {
+                total[h] = start == begin ? sum[h] : _mm256_add_pd(total[h], sum[h]);
+            }
+        }
+        for (int h = 0; h < halves; h++) { /* an empty row: +0.0 */
+            _mm256_storeu_pd(y + (r - row_begin) * width + 4 * h, total[h]);
+        }
+    }
+}
+
+/* One chunk of a batch of 8 vectors in AVX-512 registers, g lanes. */
+AVX512_FUNCTION __m512d chunk_sum_batch_avx512(const int32_t *columns, const double *values,
+                                               const double *x, int64_t begin, int64_t end,
+                                               int group_size)
+{
+    __m512d lanes[32];
+    for (int l = 0; l < group_size; l++) {
+        lanes[l] = _mm512_setzero_pd();
+    }
+    int64_t k = begin;
+    for (; k + group_size <= end; k += group_size) {
+        for (int l = 0; l < group_size; l++) {
+            __m512d xk = _mm512_loadu_pd(x + (int64_t)columns[k + l] * 8);
+            lanes[l] = _mm512_fmadd_pd(_mm512_set1_pd(values[k + l]), xk, lanes[l]);
+        }
+    }
+    for (int l = 0; l < group_size && k + l < end; l++) { /* the partial group */
+        __m512d xk = _mm512_loadu_pd(x + (int64_t)columns[k + l] * 8);
+        lanes[l] = _mm512_fmadd_pd(_mm512_set1_pd(values[k + l]), xk, lanes[l]);
+    }
+    for (int half = group_size / 2; half >= 1; half /= 2) {
+        for (int l = 0; l < half; l++) {
+            lanes[l] = _mm512_add_pd(lanes[l], lanes[l + half]);
+        }
+    }
+    return lanes[0];
+}
+
+AVX512_FUNCTION void rows_batch_avx512(const int64_t *row_ptr, const int32_t *columns,
+                                       const double *values, int64_t chunk, const double *x,
+                                       double *y, int64_t row_begin, int64_t row_end,
+                                       int group_size)
+{
+    for (int64_t r = row_begin; r < row_end; r++) {
+        int64_t begin = row_ptr[r], end = row_ptr[r + 1];
+        __m512d total = _mm512_setzero_pd(); /* an empty row: +0.0 */
+        for (int64_t start = begin; start < end; start += chunk) {
+            int64_t stop = end - start > chunk ? start + chunk : end;
+            __m512d sum = chunk_sum_batch_avx512(columns, values, x, start, stop, group_size);
+            total = start == begin ? sum : _mm512_add_pd(total, sum);
+        }
+        _mm512_storeu_pd(y + (r - row_begin) * 8, total);
+    }
+}
+
+/* rows_batch_avx2 with the group size a constant (halves constant too). */
+AVX2_FUNCTION void rows_batch_avx2_of_group_size(const spart_csr *csr, int64_t chunk,
+                                                 int group_size, const double *x, int halves,
+                                                 double *y, int64_t row_begin, int64_t row_end)
+{
+    const int64_t *p = csr->row_ptr;
+    const int32_t *c = csr->columns32;
+    const double *v = csr->values64;
+    switch (group_size) {
+    case 1: rows_batch_avx2(p, c, v, chunk, x, y, row_begin, row_end, 1, halves); break;
+    case 2: rows_batch_avx2(p, c, v, chunk, x, y, row_begin, row_end, 2, halves); break;
+    case 4: rows_batch_avx2(p, c, v, chunk, x, y, row_begin, row_end, 4, halves); break;
+    case 8: rows_batch_avx2(p, c, v, chunk, x, y, row_begin, row_end, 8, halves); break;
+    case 16: rows_batch_avx2(p, c, v, chunk, x, y, row_begin, row_end, 16, halves); break;
+    default: rows_batch_avx2(p, c, v, chunk, x, y, row_begin, row_end, 32, halves); break;
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void batch_avx2(const spart_csr *csr, int64_t chunk,
+                                                           int group_size, const double *x,
+                                                           int halves, double *y, int64_t row_begin,
+                                                           int64_t row_end)
+{
+    if (halves == 1) {
+        rows_batch_avx2_of_group_size(csr, chunk, group_size, x, 1, y, row_begin, row_end);
+    } else {
+        rows_batch_avx2_of_group_size(csr, chunk, group_size, x, 2, y, row_begin, row_end);
+    }
+}
+
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) static void
+batch_avx512(const spart_csr *csr, int64_t chunk, int group_size, const double *x, double *y,
+             int64_t row_begin, int64_t row_end)
+{
+    const int64_t *p = csr->row_ptr;
+    const int32_t *c = csr->columns32;
+    const double *v = csr->values64;
+    switch (group_size) {
+    case 1: rows_batch_avx512(p, c, v, chunk, x, y, row_begin, row_end, 1); break;
+    case 2: rows_batch_avx512(p, c, v, chunk, x, y, row_begin, row_end, 2); break;
+    case 4: rows_batch_avx512(p, c, v, chunk, x, y, row_begin, row_end, 4); break;
+    case 8: rows_batch_avx512(p, c, v, chunk, x, y, row_begin, row_end, 8); break;
+    case 16: rows_batch_avx512(p, c, v, chunk, x, y, row_begin, row_end, 16); break;
+    default: rows_batch_avx512(p, c, v, chunk, x, y, row_begin, row_end, 32); break;
+    }
+}
+
+void spart_host_csr_rows_simd_batch(const spart_csr *csr, const spart_product_plan *plan,
+                                    const double *x, int64_t num_vectors, double *y_rows,
+                                    int64_t row_begin, int64_t row_end, spart_simd_level level)
+{
+    if (num_vectors == 8 && level == SPART_SIMD_AVX512) {
+        batch_avx512(csr, plan->chunk_length, plan->group_size, x, y_rows, row_begin, row_end);
+    } else if ((num_vectors == 4 || num_vectors == 8) && level != SPART_SIMD_NONE) {
+        batch_avx2(csr, plan->chunk_length, plan->group_size, x, (int)(num_vectors / 4), y_rows,
+                   row_begin, row_end);
+    }
+}
+
 void spart_host_csr_rows_simd(const spart_csr *csr, const spart_product_plan *plan, const double *x,
                               double *y_rows, int64_t row_begin, int64_t row_end,
                               spart_simd_level level)
@@ -316,6 +498,14 @@ void spart_host_csr_rows_simd(const spart_csr *csr, const spart_product_plan *pl
 }
 
 #else
+
+void spart_host_csr_rows_simd_batch(const spart_csr *csr, const spart_product_plan *plan,
+                                    const double *x, int64_t num_vectors, double *y_rows,
+                                    int64_t row_begin, int64_t row_end, spart_simd_level level)
+{
+    (void)csr, (void)plan, (void)x, (void)num_vectors, (void)y_rows, (void)row_begin;
+    (void)row_end, (void)level;
+}
 
 spart_simd_level spart_host_simd_level(void)
 {

@@ -167,6 +167,15 @@ spart_simd_level spart_host_simd_level(void);
  * a matrix with float64 values and int32 columns, else none. */
 spart_simd_level spart_host_csr_simd_level(const spart_csr *csr, const spart_product_plan *plan);
 
+/* The kernels of host/csr_product_simd.c for batches: rows [row_begin,
+ * row_end) of Y = A X for num_vectors = 4 or 8 interleaved vectors
+ * (X[column * num_vectors + t]) into y_rows[0 .. (row_end - row_begin) *
+ * num_vectors), level AVX2 or AVX512, a matrix with float64 values and
+ * int32 columns: bit for bit as the C kernel. */
+void spart_host_csr_rows_simd_batch(const spart_csr *csr, const spart_product_plan *plan,
+                                    const double *x, int64_t num_vectors, double *y_rows,
+                                    int64_t row_begin, int64_t row_end, spart_simd_level level);
+
 /* Rows [row_begin, row_end) of y = A x for one vector, on the calling
  * thread, into y_rows[0 .. row_end - row_begin), in the plan's order: the
  * same values as spart_host_csr_product gives those rows. level:

@@ -2,9 +2,9 @@
  * tests/unit/test_csr_product_simd.c: the vector-instruction kernels of
  * host/csr_product_simd.c give the C kernel's bits (the documented order,
  * which test_regridder holds against a plain reference) at every level
- * this processor has (AVX2, AVX-512), for every group size, partial
- * groups, rows cut into chunks, -0.0, infinities and NaN, and for any
- * range of rows.
+ * this processor has (AVX2, AVX-512), for one vector and batches of 4 and
+ * 8, every group size, partial groups, rows cut into chunks, -0.0,
+ * infinities and NaN, and for any range of rows.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -126,6 +126,56 @@ static void assert_levels_agree(const spart_regridder *regridder, const double *
     free(got);
 }
 
+/* Batches of 4 and 8 interleaved vectors at every level: each vector's y
+ * is its y alone from the C kernel. */
+static void assert_batches_agree(const spart_regridder *regridder, const double *x)
+{
+    const spart_csr *csr = &regridder->csr;
+    const spart_product_plan *plan = &regridder->plan;
+    int64_t rows = csr->num_rows, columns = csr->num_columns;
+    double *alone = malloc((size_t)(8 * rows) * sizeof(double));
+    double *packed = malloc((size_t)(8 * columns) * sizeof(double));
+    double *got = malloc((size_t)(8 * rows) * sizeof(double));
+    double *shifted = malloc((size_t)columns * sizeof(double));
+    for (int t = 0; t < 8; t++) { /* vector t: x rotated by t columns */
+        for (int64_t c = 0; c < columns; c++) {
+            shifted[c] = x[(c + t) % columns];
+            packed[c * 8 + t] = shifted[c];
+        }
+        spart_host_csr_product_rows(csr, plan, shifted, alone + t * rows, 0, rows, SPART_SIMD_NONE);
+    }
+    spart_simd_level top = spart_host_simd_level();
+    for (int64_t width = 4; width <= 8; width += 4) {
+        double *packed_width = malloc((size_t)(width * columns) * sizeof(double));
+        for (int64_t c = 0; c < columns; c++) {
+            for (int64_t t = 0; t < width; t++) {
+                packed_width[c * width + t] = packed[c * 8 + t];
+            }
+        }
+        for (int level = SPART_SIMD_AVX2; level <= (int)top; level++) {
+            int64_t cuts[4] = {0, rows / 3, rows / 3 + 1, rows};
+            for (int part = 0; part < 3; part++) {
+                spart_host_csr_rows_simd_batch(csr, plan, packed_width, width,
+                                               got + cuts[part] * width, cuts[part], cuts[part + 1],
+                                               (spart_simd_level)level);
+            }
+            double *column = malloc((size_t)rows * sizeof(double));
+            for (int64_t t = 0; t < width; t++) {
+                for (int64_t r = 0; r < rows; r++) {
+                    column[r] = got[r * width + t];
+                }
+                assert_same_bits_or_nan(column, alone + t * rows, rows);
+            }
+            free(column);
+        }
+        free(packed_width);
+    }
+    free(alone);
+    free(packed);
+    free(got);
+    free(shifted);
+}
+
 static void every_level_gives_the_c_kernels_bits(void **state)
 {
     (void)state;
@@ -148,6 +198,7 @@ static void every_level_gives_the_c_kernels_bits(void **state)
             assert_int_equal(spart_regridder_group_size(regridder), group_sizes[m]);
             double *x = x_values(columns, 70 + (uint64_t)m, tiny);
             assert_levels_agree(regridder, x);
+            assert_batches_agree(regridder, x);
             free(x);
             spart_regridder_free(regridder);
         }
