@@ -71,6 +71,8 @@ spart_product_plan spart_plan_product(const spart_csr *csr)
         plan.group_size *= 2;
     }
     plan.chunk_length = SPART_CHUNK_LENGTH;
+    plan.row_lengths = NULL;
+    plan.block_starts = NULL;
     return plan;
 }
 

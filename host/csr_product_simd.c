@@ -271,6 +271,39 @@ AVX512_FUNCTION void rows_avx512(const int64_t *row_ptr, const int32_t *columns,
     }
 }
 
+/* Rows [row_begin, row_end) of a matrix with a short-row index (g = 1 or
+ * 2, rows of at most 255 entries, so each row is one chunk): each row's
+ * entries start where the previous row's end, counted from its block's
+ * start, so row_ptr is not read. */
+AVX2_FUNCTION void rows_short_avx2(const spart_product_plan *plan, const int32_t *columns,
+                                   const double *values, const double *x, double *y,
+                                   int64_t row_begin, int64_t row_end, int group_size)
+{
+    const uint8_t *lengths = plan->row_lengths;
+    int64_t block_first = row_begin - row_begin % SPART_SHORT_ROW_BLOCK;
+    int64_t begin = plan->block_starts[block_first / SPART_SHORT_ROW_BLOCK];
+    for (int64_t r = block_first; r < row_begin; r++) {
+        begin += lengths[r];
+    }
+    for (int64_t r = row_begin; r < row_end; r++) {
+        int64_t end = begin + lengths[r];
+        y[r - row_begin] = group_size == 1 ? chunk_sum_one(columns, values, x, begin, end)
+                                           : chunk_sum_two(columns, values, x, begin, end);
+        begin = end;
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void
+product_short_rows(const spart_csr *csr, const spart_product_plan *plan, const double *x, double *y,
+                   int64_t row_begin, int64_t row_end)
+{
+    if (plan->group_size == 1) {
+        rows_short_avx2(plan, csr->columns32, csr->values64, x, y, row_begin, row_end, 1);
+    } else {
+        rows_short_avx2(plan, csr->columns32, csr->values64, x, y, row_begin, row_end, 2);
+    }
+}
+
 __attribute__((target("avx2,fma"))) static void product_avx2(const spart_csr *csr, int64_t chunk,
                                                              int group_size, const double *x,
                                                              double *y, int64_t row_begin,
@@ -490,7 +523,9 @@ void spart_host_csr_rows_simd(const spart_csr *csr, const spart_product_plan *pl
                               double *y_rows, int64_t row_begin, int64_t row_end,
                               spart_simd_level level)
 {
-    if (level == SPART_SIMD_AVX512) {
+    if (level != SPART_SIMD_NONE && plan->row_lengths != NULL && plan->group_size <= 2) {
+        product_short_rows(csr, plan, x, y_rows, row_begin, row_end);
+    } else if (level == SPART_SIMD_AVX512) {
         product_avx512(csr, plan->chunk_length, plan->group_size, x, y_rows, row_begin, row_end);
     } else if (level == SPART_SIMD_AVX2) {
         product_avx2(csr, plan->chunk_length, plan->group_size, x, y_rows, row_begin, row_end);

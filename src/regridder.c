@@ -467,6 +467,7 @@ static spart_status create_regridder(spart_context *context, const spart_weights
         return status;
     }
     made->plan = spart_plan_product(&made->csr);
+    spart_regridder_index_short_rows(made, spart_threads(context));
     made->roles = layout;
     made->has_roles = 1;
     *regridder = made;
@@ -490,6 +491,44 @@ spart_status spart_regridder_create_from_device_entries(
 /* Free a regridder and the regridders it owns (its transposes, and
  * theirs). A conservative transpose shares its pattern (row pointers and
  * columns) with the exact transpose and owns only its values. */
+void spart_regridder_index_short_rows(spart_regridder *regridder, int threads)
+{
+    const spart_csr *csr = &regridder->csr;
+    int64_t rows = csr->num_rows;
+    if (regridder->device.on_device || !regridder->owns_arrays || rows == 0 ||
+        regridder->plan.group_size > 2 || regridder->plan.chunk_length < 255) {
+        return;
+    }
+    int64_t longest = 0;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(max : longest)
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t length = csr->row_ptr[r + 1] - csr->row_ptr[r];
+        longest = length > longest ? length : longest;
+    }
+    if (longest > 255) {
+        return;
+    }
+    int64_t blocks = (rows + SPART_SHORT_ROW_BLOCK - 1) / SPART_SHORT_ROW_BLOCK;
+    uint8_t *lengths = spart_alloc(&regridder->allocator, (size_t)rows, sizeof(uint8_t));
+    int64_t *starts = spart_alloc(&regridder->allocator, (size_t)blocks, sizeof(int64_t));
+    if (lengths == NULL || starts == NULL) { /* optional: go without */
+        spart_free(&regridder->allocator, lengths);
+        spart_free(&regridder->allocator, starts);
+        return;
+    }
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        lengths[r] = (uint8_t)(csr->row_ptr[r + 1] - csr->row_ptr[r]);
+        if (r % SPART_SHORT_ROW_BLOCK == 0) {
+            starts[r / SPART_SHORT_ROW_BLOCK] = csr->row_ptr[r];
+        }
+    }
+    regridder->short_row_lengths = lengths;
+    regridder->short_row_starts = starts;
+    regridder->plan.row_lengths = lengths;
+    regridder->plan.block_starts = starts;
+}
+
 static void free_regridder(spart_regridder *regridder)
 {
     const spart_allocator allocator = regridder->allocator;
@@ -503,6 +542,8 @@ static void free_regridder(spart_regridder *regridder)
         spart_device_release(regridder);
     } else if (regridder->owns_arrays) {
         spart_csr_release(&allocator, &regridder->csr);
+        spart_free(&allocator, regridder->short_row_lengths);
+        spart_free(&allocator, regridder->short_row_starts);
     } else {
         spart_free(&allocator, regridder->csr.values32);
         spart_free(&allocator, regridder->csr.values64);

@@ -434,6 +434,10 @@ static spart_status copy_regridder(spart_context *context, const spart_regridder
     made->owner = NULL;
     made->transposed = NULL;
     made->conservative = NULL;
+    made->short_row_lengths = NULL; /* the source's, not the copy's (made again below) */
+    made->short_row_starts = NULL;
+    made->plan.row_lengths = NULL;
+    made->plan.block_starts = NULL;
     memset(&made->csr, 0, sizeof made->csr);
     made->csr.num_rows = source->csr.num_rows;
     made->csr.num_columns = source->csr.num_columns;
@@ -455,6 +459,7 @@ static spart_status copy_regridder(spart_context *context, const spart_regridder
         (void)cudaStreamSynchronize(stream); /* no copy may still write into what is freed */
         release_copy(made);
     } else {
+        spart_regridder_index_short_rows(made, spart_threads(context)); /* a host copy's */
         *result = made;
     }
     spart_device_leave(previous);

@@ -656,6 +656,9 @@ static spart_status read_regridder_file(const spart_fits_io *io, spart_regridder
         made->plan = spart_plan_product(&made->csr);
         status = check_plan(io, &header, made);
     }
+    if (status == SPART_OK) {
+        spart_regridder_index_short_rows(made, spart_threads(io->context));
+    }
     if (status != SPART_OK) {
         spart_regridder_free(made);
         return status;

@@ -22,10 +22,22 @@ typedef struct spart_csr {
     float *values32;
 } spart_csr;
 
-/* The fixed summation order of a product, chosen from the matrix alone. */
+/* Rows per block of a short-row index (below). */
+#define SPART_SHORT_ROW_BLOCK 256
+
+/* The fixed summation order of a product, chosen from the matrix alone,
+ * and, for a host matrix of short rows, a compact index of its rows that
+ * the vector kernels read instead of row_ptr (1 byte per row instead of
+ * 8: a backprojection's rows hold a few entries, so row_ptr is a fifth of
+ * what its product reads). row_lengths[r] = row_ptr[r + 1] - row_ptr[r];
+ * block_starts[b] = row_ptr[b * SPART_SHORT_ROW_BLOCK]. Both NULL when
+ * there is no index; they point into the regridder's own arrays
+ * (spart_regridder_index_short_rows). */
 typedef struct spart_product_plan {
     int group_size;       /* lanes per row: a power of two, 1 to 32 */
     int64_t chunk_length; /* entries per chunk of a row */
+    const uint8_t *row_lengths;
+    const int64_t *block_starts;
 } spart_product_plan;
 
 /* How one side's values map to the matrix: each axis of the values' shape
@@ -84,6 +96,8 @@ struct spart_regridder {
     spart_regridder *conservative; /* the conservative transpose, once built */
     int has_roles;                 /* roles known (made from weights, not loaded) */
     spart_regridder_device device; /* where the arrays live (all zeros: host memory) */
+    uint8_t *short_row_lengths;    /* the plan's short-row index, owned with the arrays */
+    int64_t *short_row_starts;
 };
 
 /* ---- regridders in device memory (src/regridder_device.c) ---------------- */
@@ -141,8 +155,15 @@ spart_status spart_device_mart_backproject_update(spart_context *context,
                                                   double *scene, int64_t num_channel,
                                                   int64_t scene_size, double gamma);
 
-/* The plan for a matrix: the group size from the mean row length. */
+/* The plan for a matrix: the group size from the mean row length (no
+ * short-row index). */
 spart_product_plan spart_plan_product(const spart_csr *csr);
+
+/* Give a host regridder that owns its arrays, with g <= 2 and no row
+ * longer than 255 entries (a backprojection's), the short-row index of
+ * its plan. Optional: without memory for it, or for other matrices, the
+ * plan stays without one (the products give the same values either way). */
+void spart_regridder_index_short_rows(spart_regridder *regridder, int threads);
 
 /* Free a CSR matrix's arrays and zero it. */
 void spart_csr_release(const spart_allocator *allocator, spart_csr *csr);

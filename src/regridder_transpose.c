@@ -46,6 +46,7 @@ spart_status spart_regridder_transpose(spart_context *context, spart_regridder *
                                 (long long)regridder->csr.num_entries);
     }
     made->plan = spart_plan_product(&made->csr);
+    spart_regridder_index_short_rows(made, spart_threads(context));
     made->owner = regridder;
     made->transposed = regridder;
     regridder->transposed = made;

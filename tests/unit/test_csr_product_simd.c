@@ -4,7 +4,8 @@
  * which test_regridder holds against a plain reference) at every level
  * this processor has (AVX2, AVX-512), for one vector and batches of 4 and
  * 8, every group size, partial groups, rows cut into chunks, -0.0,
- * infinities and NaN, and for any range of rows.
+ * infinities and NaN, for any range of rows, and through the short-row
+ * index of matrices of short rows.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -115,8 +116,10 @@ static void assert_levels_agree(const spart_regridder *regridder, const double *
         for (int64_t k = 0; k < rows; k++) {
             got[k] = 12345.0; /* poisoned */
         }
-        int64_t cuts[4] = {0, rows / 3, rows / 3 + 1, rows};
-        for (int part = 0; part < 3; part++) {
+        /* ranges that start inside the first and the second block of a
+         * short-row index */
+        int64_t cuts[5] = {0, rows / 3, rows / 3 + 1, rows > 270 ? 270 : rows, rows};
+        for (int part = 0; part < 4; part++) {
             spart_host_csr_product_rows(csr, plan, x, got + cuts[part], cuts[part], cuts[part + 1],
                                         (spart_simd_level)level);
         }
@@ -196,6 +199,8 @@ static void every_level_gives_the_c_kernels_bits(void **state)
             spart_regridder *regridder =
                 random_regridder(context, rows, columns, entries, 60 + (uint64_t)m, tiny);
             assert_int_equal(spart_regridder_group_size(regridder), group_sizes[m]);
+            /* rows of a few entries get a short-row index, longer ones none */
+            assert_true((regridder->plan.row_lengths != NULL) == (group_sizes[m] <= 2));
             double *x = x_values(columns, 70 + (uint64_t)m, tiny);
             assert_levels_agree(regridder, x);
             assert_batches_agree(regridder, x);
@@ -206,10 +211,51 @@ static void every_level_gives_the_c_kernels_bits(void **state)
     spart_context_free(context);
 }
 
+/* Rows that average under 4 entries (g = 1) but one of 300: no short-row
+ * index (a length must fit in a byte), and the row_ptr kernels agree. */
+static void a_row_too_long_for_the_index_leaves_it_out(void **state)
+{
+    (void)state;
+    spart_context *context = NULL;
+    assert_int_equal(spart_context_create(&context), SPART_OK);
+    const int64_t rows = 1000, columns = 500, entries = 1300;
+    int64_t offsets[2] = {0, entries};
+    int64_t *in = malloc((size_t)entries * sizeof(int64_t));
+    int64_t *out = malloc((size_t)entries * sizeof(int64_t));
+    double *values = malloc((size_t)entries * sizeof(double));
+    uint64_t rng = 90;
+    for (int64_t k = 0; k < entries; k++) {
+        in[k] = (int64_t)(next_uniform(&rng) * (double)columns);
+        out[k] = k < 300 ? 7 : k - 300; /* row 7: 300 entries and one more */
+        values[k] = next_uniform(&rng);
+    }
+    spart_shape orthogonal = {1, {1}}, input = {2, {1, columns}}, output = {2, {1, rows}};
+    const int axes[] = {1};
+    spart_weights *weights = NULL;
+    assert_int_equal(spart_weights_create_from_arrays(context, &orthogonal, &input, &output, 1,
+                                                      axes, 1, axes, offsets, in, out, values,
+                                                      &weights),
+                     SPART_OK);
+    spart_regridder *regridder = NULL;
+    assert_int_equal(spart_regridder_create(context, weights, NULL, &regridder), SPART_OK);
+    assert_int_equal(spart_regridder_group_size(regridder), 1);
+    assert_null(regridder->plan.row_lengths);
+    double *x = x_values(columns, 91, 0);
+    assert_levels_agree(regridder, x);
+    free(x);
+    free(in);
+    free(out);
+    free(values);
+    spart_weights_free(weights);
+    spart_regridder_free(regridder);
+    spart_context_free(context);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_level_gives_the_c_kernels_bits),
+        cmocka_unit_test(a_row_too_long_for_the_index_leaves_it_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
