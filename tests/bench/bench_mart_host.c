@@ -86,7 +86,25 @@ static uint64_t digest(uint64_t hash, const double *values, int64_t n)
     return hash;
 }
 
-/* Bytes one product must move: values, columns, row pointers, x, y. */
+/* Bytes of row structure a product reads per row: 8 (row_ptr), or 1 where
+ * the library reads a short-row index instead (g <= 2 and no row longer
+ * than 255 entries; src/regridder_internal.h). */
+static double row_bytes(const spart_regridder *r)
+{
+    const int64_t *row_ptr = NULL;
+    if (spart_regridder_group_size(r) > 2 ||
+        spart_regridder_csr(r, &row_ptr, NULL, NULL, NULL) != SPART_OK) {
+        return 8.0;
+    }
+    for (int64_t k = 0; k < spart_regridder_num_rows(r); k++) {
+        if (row_ptr[k + 1] - row_ptr[k] > 255) {
+            return 8.0;
+        }
+    }
+    return 1.0;
+}
+
+/* Bytes one product must move: values, columns, row structure, x, y. */
 static double product_bytes(const spart_regridder *r)
 {
     const int32_t *columns32 = NULL;
@@ -99,7 +117,7 @@ static double product_bytes(const spart_regridder *r)
     double entries = (double)spart_regridder_num_entries(r);
     double rows = (double)spart_regridder_num_rows(r);
     double columns = (double)spart_regridder_num_columns(r);
-    return entries * (value + column) + rows * 8.0 + columns * 8.0 + rows * 8.0;
+    return entries * (value + column) + rows * row_bytes(r) + columns * 8.0 + rows * 8.0;
 }
 
 static void make_params(int n, double *angle, double *velocity, double *x, double *y,
@@ -297,13 +315,13 @@ static int run_problem(spart_context *context, int n, int repeat, double bandwid
          * both backprojections and reads and writes the scene; fused, it
          * reads the backward matrix, its x and the observed
          * backprojection, and reads and writes the scene */
-        double backward_rows = (double)spart_regridder_num_rows(pair.backward) * 8.0;
+        double backward_y = (double)spart_regridder_num_rows(pair.backward) * 8.0;
         double bytes[6] = {product_bytes(pair.forward),
                            3.0 * images,
                            3.0 * images,
                            product_bytes(pair.backward),
                            2.0 * scenes + 2.0 * scene,
-                           product_bytes(pair.backward) - backward_rows + scenes + 2.0 * scene};
+                           product_bytes(pair.backward) - backward_y + scenes + 2.0 * scene};
         double ms[6] = {t.forward, t.widths, t.merits, t.backward, t.update, t.fused};
         const char *names[6] = {"forward product",  "widths", "merits",
                                 "backward product", "update", "fused update"};
