@@ -39,7 +39,11 @@
  * (lane l += lane l + h for h = g/2, ..., 1); chunk sums add in chunk
  * order. g is a power of two from 1 to 32 set by the mean row length. The
  * same numbers come out for any thread count, run after run, and for a
- * column alone or inside any batch.
+ * column alone or inside any batch, whichever vector instructions the
+ * processor offers (the host picks AVX2 or AVX-512 kernels at run time;
+ * they keep the order). A NaN result is NaN in the same places, but which
+ * NaN (its sign and payload bits) follows the hardware's operand order
+ * and is not part of the promise.
  */
 #ifndef SPART_REGRIDDER_H
 #define SPART_REGRIDDER_H
