@@ -3278,6 +3278,8 @@ contains
         type(shape_c) :: image
         integer(c_int64_t) :: image_extents(SPART_MAX_NDIM), squeezed(SPART_MAX_NDIM)
         integer :: m, n, j
+        image_extents = 0
+        squeezed = 0
         image = c_spart_psf_shape_image(psf%handle)
         m = max(0, min(int(image%ndim), int(SPART_MAX_NDIM)))
         do j = 1, m
