@@ -218,8 +218,9 @@ spart_status spart_regridder_transpose_conservative(spart_context *context,
     *transposed = NULL;
     if (!regridder->has_roles) {
         return spart_fail(context, SPART_ERROR_NOT_IMPLEMENTED,
-                          "this regridder was not made from weights (it was loaded or is a "
-                          "transpose): its conservative transpose needs the weights' roles");
+                          "this regridder was not made from weights (it is a transpose, or was "
+                          "loaded from a file without the roles of its axes): its conservative "
+                          "transpose needs the weights' roles");
     }
     spart_weights_options defaults;
     spart_weights_options_init(&defaults);

@@ -4,8 +4,9 @@
  *
  * The layout (docs/formats.md, "Regridder (operator) files"): an empty
  * primary HDU whose keywords give the kind of file, the format version, the
- * matrix's size and value type, the plan, and both sides' shapes with their
- * batch axes; a binary table ROW_PTR (rows + 1 row pointers); and a binary
+ * matrix's size and value type, the plan, both sides' shapes with their
+ * batch axes, and the roles of the axes (for the conservative transpose
+ * of a loaded regridder); a binary table ROW_PTR (rows + 1 row pointers); and a binary
  * table ENTRIES with one row per stored entry (COLUMN, VALUE), in the
  * matrix's order. Columns and values keep their types in memory: COLUMN is
  * J (int32) below 2^31 columns and K (int64) from there on, VALUE is D
@@ -52,6 +53,8 @@ typedef struct regridder_header {
     spart_product_plan plan;
     spart_axis_map input;
     spart_axis_map output;
+    int has_roles; /* the roles of the axes are saved (made from weights) */
+    spart_regridder_roles roles;
 } regridder_header;
 
 static const char *value_type_name(spart_value_type type)
@@ -71,6 +74,8 @@ static void header_from_regridder(const spart_regridder *regridder, regridder_he
     header->plan = regridder->plan;
     header->input = regridder->input;
     header->output = regridder->output;
+    header->has_roles = regridder->has_roles;
+    header->roles = regridder->roles;
 }
 
 /* A side's shape keywords and <prefix>BATk: whether axis k is a batch
@@ -86,6 +91,51 @@ static void write_axis_map_keys(fitsfile *file, const char *prefix, const char *
         spart_fits_make_key(key, prefix, "BAT", k);
         snprintf(comment, sizeof comment, "T: %s axis %d is a batch axis", what, k);
         fits_write_key(file, TLOGICAL, key, &is_batch, comment, fits_status);
+    }
+}
+
+/* A side's resampled axes: <prefix>NRES of them, <prefix>RESk each. */
+static void write_resampled_keys(fitsfile *file, const char *prefix, const char *what,
+                                 const int *axes, int count, int *fits_status)
+{
+    char key[FLEN_KEYWORD];
+    char comment[FLEN_COMMENT];
+    spart_fits_make_key(key, prefix, "NRES", -1);
+    snprintf(comment, sizeof comment, "resampled axes of the %s shape", what);
+    fits_write_key(file, TINT, key, &count, comment, fits_status);
+    for (int a = 0; a < count; a++) {
+        int axis = axes[a];
+        spart_fits_make_key(key, prefix, "RES", a);
+        snprintf(comment, sizeof comment, "%s axis %d is resampled", what, axis);
+        fits_write_key(file, TINT, key, &axis, comment, fits_status);
+    }
+}
+
+/* The roles of the axes, which the conservative transpose needs: ROLES T,
+ * each side's resampled axes, and WEXTk, the weights' extent along the
+ * k-th orthogonal axis (the axes that are not resampled, in order). A
+ * regridder not made from weights (a transpose, or one loaded from a file
+ * without them) writes ROLES F. */
+static void write_roles_keys(fitsfile *file, const regridder_header *header, int *fits_status)
+{
+    int has_roles = header->has_roles != 0;
+    fits_write_key(file, TLOGICAL, "ROLES", &has_roles,
+                   "T: the keywords of the weights' roles follow", fits_status);
+    if (!has_roles) {
+        return;
+    }
+    const spart_regridder_roles *roles = &header->roles;
+    write_resampled_keys(file, "IN", "input", roles->axes_input, roles->num_resampled_input,
+                         fits_status);
+    write_resampled_keys(file, "OUT", "output", roles->axes_output, roles->num_resampled_output,
+                         fits_status);
+    for (int k = 0; k < roles->num_orthogonal; k++) {
+        char key[FLEN_KEYWORD];
+        char comment[FLEN_COMMENT];
+        long long extent = roles->weights_extent[k];
+        spart_fits_make_key(key, "", "WEXT", k);
+        snprintf(comment, sizeof comment, "weights' elements along orthogonal axis %d", k);
+        fits_write_key(file, TLONGLONG, key, &extent, comment, fits_status);
     }
 }
 
@@ -113,6 +163,7 @@ static void write_primary_header(fitsfile *file, const regridder_header *header,
                    "vectors per product: product of batch axes", fits_status);
     write_axis_map_keys(file, "IN", "input", &header->input, fits_status);
     write_axis_map_keys(file, "OUT", "output", &header->output, fits_status);
+    write_roles_keys(file, header, fits_status);
     /* One card per line, each under the 72 characters a COMMENT card holds. */
     static const char *const explanation[] = {
         "A regridder (sparse operator) written by spart (docs/formats.md).",
@@ -380,6 +431,134 @@ static spart_status read_axis_maps(const spart_fits_io *io, regridder_header *he
                                   "the product of the batch axes");
 }
 
+/* A side's resampled axes (<prefix>NRES, <prefix>RESk): ascending axes of
+ * its shape, none a batch axis. The other axes, in order, are its
+ * orthogonal axes. */
+static spart_status read_resampled_keys(const spart_fits_io *io, const char *prefix,
+                                        const spart_axis_map *map, int *axes, int *count,
+                                        int *orthogonal, int *num_orthogonal)
+{
+    char key[FLEN_KEYWORD];
+    int64_t number = 0;
+    spart_fits_make_key(key, prefix, "NRES", -1);
+    spart_status status = spart_fits_read_integer_key(io, key, &number);
+    if (status != SPART_OK) {
+        return status;
+    }
+    if (number < 0 || number > map->shape.ndim) {
+        return spart_fits_format_error(io, "%s = %lld, but the shape has %d axes", key,
+                                       (long long)number, map->shape.ndim);
+    }
+    *count = (int)number;
+    int resampled[SPART_MAX_NDIM] = {0};
+    for (int a = 0; a < *count; a++) {
+        spart_fits_make_key(key, prefix, "RES", a);
+        status = spart_fits_read_integer_key(io, key, &number);
+        if (status != SPART_OK) {
+            return status;
+        }
+        int previous = a > 0 ? axes[a - 1] : -1;
+        if (number <= previous || number >= map->shape.ndim) {
+            return spart_fits_format_error(io,
+                                           "%s = %lld is not an axis of the %d-axis shape "
+                                           "after the resampled axes before it",
+                                           key, (long long)number, map->shape.ndim);
+        }
+        axes[a] = (int)number;
+        if (map->is_batch[axes[a]]) {
+            return spart_fits_format_error(io, "%s = %d names a batch axis", key, axes[a]);
+        }
+        resampled[axes[a]] = 1;
+    }
+    *num_orthogonal = 0;
+    for (int axis = 0; axis < map->shape.ndim; axis++) {
+        if (!resampled[axis]) {
+            orthogonal[(*num_orthogonal)++] = axis;
+        }
+    }
+    return SPART_OK;
+}
+
+/* Orthogonal axis k must have a role (the rule of make_layout in
+ * regridder.c) and the batch flags that role gives its two axes. */
+static spart_status check_orthogonal_role(const spart_fits_io *io, const regridder_header *header,
+                                          int k)
+{
+    const spart_regridder_roles *roles = &header->roles;
+    int axis_in = roles->orthogonal_input[k];
+    int axis_out = roles->orthogonal_output[k];
+    int64_t nw = roles->weights_extent[k];
+    int64_t ni = header->input.shape.dims[axis_in];
+    int64_t no = header->output.shape.dims[axis_out];
+    int fits = nw == 1 ? ni == no : (ni == 1 || ni == nw) && (no == 1 || no == nw);
+    if (!fits || nw < 1) {
+        return spart_fits_format_error(io,
+                                       "WEXT%d = %lld with input extent %lld and output extent "
+                                       "%lld fits no role (N N N, N 1 N, N N 1, N 1 1 or 1 M M)",
+                                       k, (long long)nw, (long long)ni, (long long)no);
+    }
+    int batch_in = nw == 1 && ni > 1;
+    int batch_out = nw == 1 && no > 1;
+    if ((header->input.is_batch[axis_in] != 0) != batch_in ||
+        (header->output.is_batch[axis_out] != 0) != batch_out) {
+        return spart_fits_format_error(io,
+                                       "WEXT%d = %lld disagrees with the batch flags INBAT%d and "
+                                       "OUTBAT%d",
+                                       k, (long long)nw, axis_in, axis_out);
+    }
+    return SPART_OK;
+}
+
+/* The roles of the axes, when the file has them (ROLES T); files written
+ * before these keywords existed, or of regridders not made from weights,
+ * load without them. */
+static spart_status read_roles(const spart_fits_io *io, regridder_header *header)
+{
+    int has_roles = 0;
+    int fits_status = 0;
+    fits_read_key(io->file, TLOGICAL, "ROLES", &has_roles, NULL, &fits_status);
+    if (fits_status == KEY_NO_EXIST) {
+        fits_clear_errmsg();
+        return SPART_OK;
+    }
+    if (fits_status != 0) {
+        fits_clear_errmsg();
+        return spart_fits_format_error(io, "keyword ROLES is not a logical T or F");
+    }
+    if (!has_roles) {
+        return SPART_OK;
+    }
+    spart_regridder_roles *roles = &header->roles;
+    memset(roles, 0, sizeof *roles);
+    roles->shape_input = header->input.shape;
+    roles->shape_output = header->output.shape;
+    int orthogonal_output = 0;
+    spart_status status = read_resampled_keys(io, "IN", &header->input, roles->axes_input,
+                                              &roles->num_resampled_input, roles->orthogonal_input,
+                                              &roles->num_orthogonal);
+    if (status == SPART_OK) {
+        status = read_resampled_keys(io, "OUT", &header->output, roles->axes_output,
+                                     &roles->num_resampled_output, roles->orthogonal_output,
+                                     &orthogonal_output);
+    }
+    if (status == SPART_OK && orthogonal_output != roles->num_orthogonal) {
+        return spart_fits_format_error(io,
+                                       "the input has %d orthogonal axes and the output %d: "
+                                       "they must have the same number",
+                                       roles->num_orthogonal, orthogonal_output);
+    }
+    for (int k = 0; k < roles->num_orthogonal && status == SPART_OK; k++) {
+        char key[FLEN_KEYWORD];
+        spart_fits_make_key(key, "", "WEXT", k);
+        status = spart_fits_read_integer_key(io, key, &roles->weights_extent[k]);
+        if (status == SPART_OK) {
+            status = check_orthogonal_role(io, header, k);
+        }
+    }
+    header->has_roles = status == SPART_OK;
+    return status;
+}
+
 /* Everything the primary header says, checked for consistency. */
 static spart_status read_primary_header(const spart_fits_io *io, regridder_header *header)
 {
@@ -402,6 +581,9 @@ static spart_status read_primary_header(const spart_fits_io *io, regridder_heade
     }
     if (status == SPART_OK) {
         status = read_axis_maps(io, header);
+    }
+    if (status == SPART_OK) {
+        status = read_roles(io, header);
     }
     if (status == SPART_OK && header->num_rows == INT64_MAX) {
         return spart_fits_format_error(io, "NROWS = %lld leaves no room for NROWS + 1 pointers",
@@ -580,6 +762,8 @@ static spart_regridder *allocate_regridder(const spart_allocator *allocator,
     made->owns_arrays = 1;
     made->input = header->input;
     made->output = header->output;
+    made->roles = header->roles;
+    made->has_roles = header->has_roles;
     spart_csr *csr = &made->csr;
     csr->num_rows = header->num_rows;
     csr->num_columns = header->num_columns;

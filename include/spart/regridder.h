@@ -162,7 +162,9 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_apply_workspace(
  * spart_weights_transpose_conservative, and SPART_ERROR_NOT_IMPLEMENTED
  * when the grids vary along an axis whose elements the operator sums into
  * one shared input (an entry's element is lost there), or for a regridder
- * that was loaded from a file. */
+ * that was not made from weights (a transpose, or one loaded from a file
+ * saved without the roles of its axes: files written before they were
+ * saved). */
 SPART_NODISCARD SPART_API spart_status spart_regridder_transpose_conservative(
     spart_context *context, spart_regridder *regridder, int num_coordinates,
     const spart_array *coordinates_input, const spart_array *coordinates_output,
@@ -178,7 +180,8 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_transpose(spart_context *
 /* Save a regridder to a FITS file (layout in docs/formats.md, "Regridder
  * (operator) files"): its CSR arrays as they are in memory (int32 or int64
  * columns, float64 or float32 values), both shapes and their batch axes,
- * and its plan's group size. Fails rather than replace an existing file
+ * its plan's group size, and the roles of its axes (what
+ * spart_regridder_transpose_conservative needs). Fails rather than replace an existing file
  * unless `overwrite` is nonzero; the file is written beside its final name
  * and renamed into place. A transpose is saved as a regridder of its own.
  * Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (an empty
@@ -190,7 +193,8 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_save(spart_context *conte
 /* Load a regridder saved by spart_regridder_save into a new one (free it
  * with spart_regridder_free): its products are the same bit for bit as
  * the saved regridder's. The plan is made anew from the matrix and must
- * agree with the file's; the transpose is built on demand, as usual.
+ * agree with the file's; the transpose is built on demand, as usual, and
+ * the conservative transpose too when the file has the roles of the axes.
  * Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_IO (missing or unreadable
  * file), SPART_ERROR_FILE_FORMAT (not a spart regridder file, or one that
  * is inconsistent: the sentence names the file and what is wrong),

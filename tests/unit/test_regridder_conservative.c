@@ -3,13 +3,17 @@
  * transpose of its weights, assembled, bit for bit, for every role that
  * keeps track of the elements; and says so clearly where it cannot.
  */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
+
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -241,6 +245,51 @@ static void rotated_2d_grids_match_the_weights(void **state)
     spart_weights_free(transposed_weights);
 }
 
+/* A regridder saved and loaded has the same conservative transpose, bit
+ * for bit (the file keeps the roles of the axes). */
+static void a_loaded_regridder_has_the_same_conservative_transpose(void **state)
+{
+    fixture *f = *state;
+    const int64_t in[] = {3, 8}, out[] = {1, 5};
+    spart_regridder *forward = make(f, f->weights, in, 2, out, 2);
+    char folder[] = "test_regridder_conservative-XXXXXX";
+    assert_non_null(mkdtemp(folder));
+    char path[96];
+    snprintf(path, sizeof path, "%s/forward.fits", folder);
+    assert_int_equal(spart_regridder_save(f->context, forward, path, 0), SPART_OK);
+    spart_regridder *loaded = NULL;
+    assert_int_equal(spart_regridder_load(f->context, path, &loaded), SPART_OK);
+    remove(path);
+    rmdir(folder);
+    spart_regridder *expected = NULL, *got = NULL;
+    assert_int_equal(spart_regridder_transpose_conservative(f->context, forward, 1, &f->grid_input,
+                                                            &f->grid_output, &f->options,
+                                                            &expected),
+                     SPART_OK);
+    spart_status status = spart_regridder_transpose_conservative(
+        f->context, loaded, 1, &f->grid_input, &f->grid_output, &f->options, &got);
+    if (status != SPART_OK) {
+        fail_msg("transpose_conservative of the loaded regridder: %s",
+                 spart_context_error(f->context));
+    }
+    int64_t entries = spart_regridder_num_entries(expected);
+    assert_int_equal(spart_regridder_num_entries(got), entries);
+    const int64_t *rows_expected = NULL, *rows_got = NULL;
+    const int32_t *columns_expected = NULL, *columns_got = NULL;
+    const void *values_expected = NULL, *values_got = NULL;
+    assert_int_equal(
+        spart_regridder_csr(expected, &rows_expected, &columns_expected, NULL, &values_expected),
+        SPART_OK);
+    assert_int_equal(spart_regridder_csr(got, &rows_got, &columns_got, NULL, &values_got),
+                     SPART_OK);
+    assert_memory_equal(rows_expected, rows_got,
+                        (size_t)(spart_regridder_num_rows(expected) + 1) * sizeof(int64_t));
+    assert_memory_equal(columns_expected, columns_got, (size_t)entries * sizeof(int32_t));
+    assert_memory_equal(values_expected, values_got, (size_t)entries * sizeof(double));
+    spart_regridder_free(loaded);
+    spart_regridder_free(forward);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -249,6 +298,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(lost_elements_are_refused, set_up, tear_down),
         cmocka_unit_test_setup_teardown(other_grids_are_refused, set_up, tear_down),
         cmocka_unit_test_setup_teardown(rotated_2d_grids_match_the_weights, set_up, tear_down),
+        cmocka_unit_test_setup_teardown(a_loaded_regridder_has_the_same_conservative_transpose,
+                                        set_up, tear_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

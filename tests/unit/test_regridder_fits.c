@@ -1043,6 +1043,106 @@ static int write_example(const char *path)
     return status == SPART_OK ? 0 : 1;
 }
 
+/* ---- the roles of the axes (what the conservative transpose needs)
+ * -------------------------------------------------------------------------- */
+
+static void the_roles_of_the_axes_come_back(void **state)
+{
+    fixture *f = *state;
+    spart_regridder *regridder = batch_operator(f->context, SPART_FLOAT64);
+    assert_true(regridder->has_roles);
+    spart_regridder *loaded = save_and_load(f, regridder);
+    assert_true(loaded->has_roles);
+    const spart_regridder_roles *a = &regridder->roles, *b = &loaded->roles;
+    assert_shapes_equal(a->shape_input, b->shape_input);
+    assert_shapes_equal(a->shape_output, b->shape_output);
+    assert_int_equal(a->num_resampled_input, b->num_resampled_input);
+    assert_int_equal(a->num_resampled_output, b->num_resampled_output);
+    assert_int_equal(a->num_orthogonal, b->num_orthogonal);
+    assert_memory_equal(a->axes_input, b->axes_input, sizeof a->axes_input);
+    assert_memory_equal(a->axes_output, b->axes_output, sizeof a->axes_output);
+    assert_memory_equal(a->orthogonal_input, b->orthogonal_input, sizeof a->orthogonal_input);
+    assert_memory_equal(a->orthogonal_output, b->orthogonal_output, sizeof a->orthogonal_output);
+    assert_memory_equal(a->weights_extent, b->weights_extent, sizeof a->weights_extent);
+    spart_regridder_free(loaded);
+    spart_regridder_free(regridder);
+}
+
+static void a_transpose_saves_without_roles(void **state)
+{
+    fixture *f = *state;
+    spart_regridder *regridder = batch_operator(f->context, SPART_FLOAT64);
+    spart_regridder *transposed = NULL;
+    assert_int_equal(spart_regridder_transpose(f->context, regridder, &transposed), SPART_OK);
+    spart_regridder *loaded = save_and_load(f, transposed);
+    assert_false(loaded->has_roles);
+    spart_regridder_free(loaded);
+    spart_regridder_free(regridder);
+}
+
+/* A file written before the role keywords existed loads as it did. */
+static void a_file_without_role_keywords_loads_without_roles(void **state)
+{
+    fixture *f = *state;
+    save_example(f, SPART_FLOAT64);
+    fitsfile *file = open_for_update(f->path, NULL);
+    int status = 0;
+    const char *keys[] = {"ROLES", "INNRES", "INRES0", "OUTNRES", "OUTRES0", "WEXT0", "WEXT1"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        fits_delete_key(file, (char *)keys[k], &status);
+    }
+    assert_int_equal(status, 0);
+    close_updated(file);
+    spart_regridder *loaded = NULL;
+    assert_int_equal(spart_regridder_load(f->context, f->path, &loaded), SPART_OK);
+    assert_false(loaded->has_roles);
+    spart_regridder_free(loaded);
+}
+
+static void loading_a_weights_extent_that_fits_no_role_is_a_format_error(void **state)
+{
+    fixture *f = *state;
+    save_example(f, SPART_FLOAT64);
+    set_integer_key(f->path, "WEXT0", 3); /* the input and output have 2 there */
+    assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "WEXT0 = 3 with input extent 2");
+}
+
+static void loading_a_weights_extent_unlike_the_batch_flags_is_a_format_error(void **state)
+{
+    fixture *f = *state;
+    save_example(f, SPART_FLOAT64);
+    set_integer_key(f->path, "WEXT1", 4); /* axis 1 is a batch axis: 1 element */
+    assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "disagrees with the batch flags");
+}
+
+static void loading_a_resampled_batch_axis_is_a_format_error(void **state)
+{
+    fixture *f = *state;
+    save_example(f, SPART_FLOAT64);
+    set_integer_key(f->path, "INRES0", 1);
+    assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "INRES0 = 1 names a batch axis");
+}
+
+static void loading_resampled_axes_out_of_range_is_a_format_error(void **state)
+{
+    fixture *f = *state;
+    save_example(f, SPART_FLOAT64);
+    set_integer_key(f->path, "OUTRES0", 3);
+    assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "OUTRES0 = 3 is not an axis");
+}
+
+static void loading_a_missing_role_keyword_is_a_format_error(void **state)
+{
+    fixture *f = *state;
+    save_example(f, SPART_FLOAT64);
+    fitsfile *file = open_for_update(f->path, NULL);
+    int status = 0;
+    fits_delete_key(file, "WEXT1", &status);
+    assert_int_equal(status, 0);
+    close_updated(file);
+    assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "WEXT1");
+}
+
 #define TEST(name) cmocka_unit_test_setup_teardown(name, set_up, tear_down)
 
 int main(int argc, char **argv)
@@ -1093,6 +1193,14 @@ int main(int argc, char **argv)
         TEST(loading_a_missing_batch_flag_is_a_format_error),
         TEST(loading_a_wrong_entry_count_is_a_format_error),
         TEST(loading_a_file_without_a_table_is_a_format_error),
+        TEST(the_roles_of_the_axes_come_back),
+        TEST(a_transpose_saves_without_roles),
+        TEST(a_file_without_role_keywords_loads_without_roles),
+        TEST(loading_a_weights_extent_that_fits_no_role_is_a_format_error),
+        TEST(loading_a_weights_extent_unlike_the_batch_flags_is_a_format_error),
+        TEST(loading_a_resampled_batch_axis_is_a_format_error),
+        TEST(loading_resampled_axes_out_of_range_is_a_format_error),
+        TEST(loading_a_missing_role_keyword_is_a_format_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
