@@ -1,4 +1,9 @@
 /* src/triples.c: the growable list of weights triples. */
+#if defined(__linux__)
+#define _DEFAULT_SOURCE /* madvise */
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 #include <string.h>
 
 #include "internal.h"
@@ -39,7 +44,50 @@ static int resize_arrays(spart_triples *triples, int64_t capacity)
     }
     triples->values = values;
     triples->capacity = capacity;
+    /* the arrays may have moved to memory not paged in yet */
+    triples->prepared = triples->count;
     return 0;
+}
+
+/* Ask the system to page in the whole pages of [start, start + bytes) for
+ * writing (MADV_POPULATE_WRITE); a failure leaves them to be paged in as
+ * they are written, so it is ignored. */
+static void page_in_for_writing(void *start, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+    const long page_size = sysconf(_SC_PAGESIZE);
+    if (page_size <= 0 || bytes == 0) {
+        return;
+    }
+    const uintptr_t page = (uintptr_t)page_size;
+    const uintptr_t first = ((uintptr_t)start + page - 1) / page * page;
+    const uintptr_t end = ((uintptr_t)start + bytes) / page * page;
+    if (end > first) {
+        (void)madvise((void *)first, end - first, MADV_POPULATE_WRITE);
+    }
+#else
+    (void)start;
+    (void)bytes;
+#endif
+}
+
+void spart_triples_prepare(spart_triples *triples, int64_t extra)
+{
+    const int64_t needed = triples->count + extra;
+    if (needed <= triples->prepared) {
+        return;
+    }
+    const int64_t start = triples->prepared > triples->count ? triples->prepared : triples->count;
+    int64_t end = start + SPART_TRIPLES_PREPARE > needed ? start + SPART_TRIPLES_PREPARE : needed;
+    end = end < triples->capacity ? end : triples->capacity;
+    if (end <= start) {
+        return;
+    }
+    const size_t n = (size_t)(end - start);
+    page_in_for_writing(triples->indices_input + start, n * sizeof(int64_t));
+    page_in_for_writing(triples->indices_output + start, n * sizeof(int64_t));
+    page_in_for_writing(triples->values + start, n * sizeof(double));
+    triples->prepared = end;
 }
 
 int spart_triples_reserve(spart_triples *triples, int64_t capacity)
@@ -88,6 +136,7 @@ int spart_triples_extend(spart_triples *destination, const spart_triples *source
             return -1;
         }
     }
+    spart_triples_prepare(destination, source->count);
     size_t at = (size_t)destination->count;
     size_t n = (size_t)source->count;
     memcpy(destination->indices_input + at, source->indices_input, n * sizeof(int64_t));
