@@ -59,11 +59,13 @@ static void page_in_for_writing(void *start, size_t bytes)
     if (page_size <= 0 || bytes == 0) {
         return;
     }
+    /* the whole pages inside the range: from `first` to `last` */
     const uintptr_t page = (uintptr_t)page_size;
-    const uintptr_t first = ((uintptr_t)start + page - 1) / page * page;
-    const uintptr_t end = ((uintptr_t)start + bytes) / page * page;
-    if (end > first) {
-        (void)madvise((void *)first, end - first, MADV_POPULATE_WRITE);
+    const uintptr_t address = (uintptr_t)start;
+    const uintptr_t first = (address + page - 1) / page * page;
+    const uintptr_t last = (address + bytes) / page * page;
+    if (last > first) {
+        (void)madvise((char *)start + (first - address), last - first, MADV_POPULATE_WRITE);
     }
 #else
     (void)start;
