@@ -863,7 +863,8 @@ static int clip_rows(const clip_problem *problem, int64_t first, int64_t last, s
     block_sums_init(&sums, list->allocator);
     int failed = 0;
     for (int64_t i = first; i < last && !failed; i++) {
-        /* most cells give at most 4 entries */
+        /* page in the room of a row in bulk: most cells give at most 4
+         * entries */
         spart_triples_prepare(list, 4 * (problem->num_y - 1));
         for (int64_t j = 0; j + 1 < problem->num_y && !failed; j++) {
             failed = weigh_cell(problem, &sums, i, j, list) != 0;

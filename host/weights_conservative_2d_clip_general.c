@@ -610,6 +610,8 @@ static int clip_rows(const clip_problem *problem, int64_t first, int64_t last, s
     overlap_list overlaps = {list->allocator, 0, 0, NULL};
     int failed = 0;
     for (int64_t i = first; i < last && !failed; i++) {
+        /* page in the room of a row at about 4 entries a cell, in bulk */
+        spart_triples_prepare(list, 4 * (problem->num_y_input - 1));
         for (int64_t j = 0; j + 1 < problem->num_y_input && !failed; j++) {
             failed = clip_cell(problem, i, j, &overlaps, list) != 0;
         }
