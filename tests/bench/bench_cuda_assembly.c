@@ -46,51 +46,17 @@
 #include "device_internal.h"
 #include "regridder_device.h"
 #include "regridder_internal.h"
+#include "bench_util.h"
 #include "spart.h"
-
-#define CHECK_CUDA(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t check_error = (call);                                                          \
-        if (check_error != cudaSuccess) {                                                          \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
-                    cudaGetErrorString(check_error));                                              \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
-#define CHECK_SPART(context, call)                                                                 \
-    do {                                                                                           \
-        if ((call) != SPART_OK) {                                                                  \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
-                    spart_context_error(context));                                                 \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 #define DISPERSION 0.37 /* image cells per wavelength step */
 #define MAX_REPEAT 16
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static double thread_cpu_time(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static double best(const double *times, int n)
-{
-    double result = times[0];
-    for (int k = 1; k < n; k++) {
-        result = times[k] < result ? times[k] : result;
-    }
-    return result;
 }
 
 /* ---- the operators ----------------------------------------------------------------------- */
@@ -270,19 +236,19 @@ static void time_upload(const operator_weights *op, int repeat, double *pageable
     double times[MAX_REPEAT], times_pinned[MAX_REPEAT];
     const void *arrays[3] = {op->indices_input, op->indices_output, op->values};
     for (int run = 0; run < repeat; run++) {
-        double start = now();
+        double start = bench_seconds();
         for (int a = 0; a < 3; a++) {
             CHECK_CUDA(cudaMemcpy(device, arrays[a], bytes, cudaMemcpyHostToDevice));
         }
-        times[run] = now() - start;
-        start = now();
+        times[run] = bench_seconds() - start;
+        start = bench_seconds();
         for (int a = 0; a < 3; a++) {
             CHECK_CUDA(cudaMemcpy(device, staging, bytes, cudaMemcpyHostToDevice));
         }
-        times_pinned[run] = now() - start;
+        times_pinned[run] = bench_seconds() - start;
     }
-    *pageable = best(times, repeat);
-    *pinned = best(times_pinned, repeat);
+    *pageable = bench_least(times, repeat);
+    *pinned = bench_least(times_pinned, repeat);
     CHECK_CUDA(cudaFree(device));
     CHECK_CUDA(cudaFreeHost(staging));
 }
@@ -296,17 +262,17 @@ static double time_staged_upload(const operator_weights *op, size_t stage, int r
     void *device = NULL, *buffers[2] = {NULL, NULL};
     cudaEvent_t done[2];
     CHECK_CUDA(cudaMalloc(&device, bytes));
-    double start = now();
+    double start = bench_seconds();
     for (int b = 0; b < 2; b++) {
         CHECK_CUDA(cudaMallocHost(&buffers[b], stage));
         CHECK_CUDA(cudaEventCreateWithFlags(&done[b], cudaEventDisableTiming));
     }
-    double allocation = now() - start;
+    double allocation = bench_seconds() - start;
     const char *arrays[3] = {(const char *)op->indices_input, (const char *)op->indices_output,
                              (const char *)op->values};
     double times[MAX_REPEAT];
     for (int run = 0; run < repeat; run++) {
-        start = now();
+        start = bench_seconds();
         int which = 0;
         for (int a = 0; a < 3; a++) {
             for (size_t offset = 0; offset < bytes; offset += stage, which ^= 1) {
@@ -327,7 +293,7 @@ static double time_staged_upload(const operator_weights *op, size_t stage, int r
             }
         }
         CHECK_CUDA(cudaDeviceSynchronize());
-        times[run] = now() - start;
+        times[run] = bench_seconds() - start;
     }
     for (int b = 0; b < 2; b++) {
         CHECK_CUDA(cudaFreeHost(buffers[b]));
@@ -336,8 +302,8 @@ static double time_staged_upload(const operator_weights *op, size_t stage, int r
     CHECK_CUDA(cudaFree(device));
     printf("  staged copy of the weights through 2 x %zu MiB pinned buffers: %.4f s (their "
            "allocation %.4f s)\n",
-           stage >> 20, best(times, repeat), allocation);
-    return best(times, repeat);
+           stage >> 20, bench_least(times, repeat), allocation);
+    return bench_least(times, repeat);
 }
 
 /* The assembly's device work alone, the weights already in device memory
@@ -421,7 +387,7 @@ static double time_device_kernels(const operator_weights *op, const spart_regrid
     CHECK_CUDA(cudaFree(made.values32));
     free(row_offset);
     free(column_offset);
-    return best(times, repeat);
+    return bench_least(times, repeat);
 }
 
 static void time_assembly(spart_context *context, const spart_weights *weights,
@@ -432,14 +398,14 @@ static void time_assembly(spart_context *context, const spart_weights *weights,
     r->same_assembly = 1;
     for (int run = 0; run < repeat; run++) {
         spart_regridder *made = NULL, *made_device = NULL;
-        double start = now();
+        double start = bench_seconds();
         CHECK_SPART(context, spart_regridder_create(context, weights, options, &made));
-        times[run] = now() - start;
-        start = now();
+        times[run] = bench_seconds() - start;
+        start = bench_seconds();
         CHECK_SPART(context,
                     spart_regridder_create_device(context, weights, options, &made_device));
         CHECK_CUDA(cudaDeviceSynchronize());
-        times_device[run] = now() - start;
+        times_device[run] = bench_seconds() - start;
         r->same_assembly &= same_arrays(&made->csr, &made_device->csr);
         if (run + 1 < repeat) {
             spart_regridder_free(made);
@@ -449,8 +415,8 @@ static void time_assembly(spart_context *context, const spart_weights *weights,
             *device = made_device;
         }
     }
-    r->host_assembly = best(times, repeat);
-    r->device_assembly = best(times_device, repeat);
+    r->host_assembly = bench_least(times, repeat);
+    r->device_assembly = bench_least(times_device, repeat);
 }
 
 static void time_transpose(spart_context *context, const spart_regridder *host,
@@ -461,22 +427,22 @@ static void time_transpose(spart_context *context, const spart_regridder *host,
     int threads = omp_get_max_threads();
     for (int run = 0; run < repeat; run++) {
         spart_csr transposed;
-        double start = now();
+        double start = bench_seconds();
         CHECK_SPART(context, spart_host_csr_transpose(&context->allocator, &host->csr, threads,
                                                       &transposed));
-        times[run] = now() - start;
+        times[run] = bench_seconds() - start;
         spart_regridder *made = spart_alloc_zero(&context->allocator, 1, sizeof *made);
         made->allocator = context->allocator;
         made->owns_arrays = 1;
-        start = now();
+        start = bench_seconds();
         CHECK_SPART(context, spart_device_csr_transpose(context, device, 0, made));
-        times_device[run] = now() - start;
+        times_device[run] = bench_seconds() - start;
         r->same_transpose &= same_arrays(&transposed, &made->csr);
         spart_csr_release(&context->allocator, &transposed);
         spart_regridder_free(made);
     }
-    r->host_transpose = best(times, repeat);
-    r->device_transpose = best(times_device, repeat);
+    r->host_transpose = bench_least(times, repeat);
+    r->device_transpose = bench_least(times_device, repeat);
 }
 
 /* Unit-square grids of the operator's scene and image, x and y. */
@@ -525,19 +491,19 @@ static void time_conservative(spart_context *context, const operator_weights *op
     CHECK_SPART(context, spart_regridder_transpose(context, device, &exact));
     double times[MAX_REPEAT], times_device[MAX_REPEAT];
     for (int run = 0; run < repeat; run++) {
-        double start = now();
+        double start = bench_seconds();
         CHECK_SPART(context, spart_regridder_transpose_conservative(context, host, 2, g.input,
                                                                     g.output, NULL, &conservative));
-        times[run] = now() - start;
-        start = now();
+        times[run] = bench_seconds() - start;
+        start = bench_seconds();
         CHECK_SPART(context,
                     spart_regridder_transpose_conservative(context, device, 2, g.input, g.output,
                                                            NULL, &conservative_device));
-        times_device[run] = now() - start;
+        times_device[run] = bench_seconds() - start;
     }
     r->same_conservative = same_arrays(&conservative->csr, &conservative_device->csr);
-    r->host_conservative = best(times, repeat);
-    r->device_conservative = best(times_device, repeat);
+    r->host_conservative = bench_least(times, repeat);
+    r->device_conservative = bench_least(times_device, repeat);
     free_grids(&g);
 }
 
@@ -602,7 +568,7 @@ static void time_calls(spart_context *context, const spart_regridder *device, in
     matrix.chunk_length = device->plan.chunk_length;
     double cpu_total = 0.0, wall_total = 0.0;
     for (int batch = -1; batch < BATCHES; batch++) {
-        double cpu_start = thread_cpu_time(), wall_start = now();
+        double cpu_start = thread_cpu_time(), wall_start = bench_seconds();
         for (int call = 0; call < CALLS; call++) {
             if (what == 0) {
                 CHECK_SPART(context, spart_regridder_apply_workspace(context, device, &x1, y, n_y,
@@ -617,7 +583,7 @@ static void time_calls(spart_context *context, const spart_regridder *device, in
                 CHECK_CUDA(cudaPointerGetAttributes(&attributes, x));
             }
         }
-        double cpu_end = thread_cpu_time(), wall_end = now();
+        double cpu_end = thread_cpu_time(), wall_end = bench_seconds();
         CHECK_CUDA(cudaDeviceSynchronize());
         if (batch >= 0) { /* batch -1 warms up */
             cpu_total += cpu_end - cpu_start;

@@ -40,6 +40,7 @@
 #include <cuda_runtime_api.h>
 #include <omp.h>
 
+#include "bench_util.h"
 #include "spart.h"
 
 enum { CHANNELS = 4, WAVELENGTHS = 20, KERNEL = 21 };
@@ -187,13 +188,6 @@ static size_t pool_high_water(int reset)
     return (size_t)value;
 }
 
-static double csr_bytes(const spart_regridder *r)
-{
-    double value = spart_regridder_value_type(r) == SPART_FLOAT32 ? 4.0 : 8.0;
-    return (double)spart_regridder_num_entries(r) * (value + 4.0) +
-           (double)(spart_regridder_num_rows(r) + 1) * 8.0;
-}
-
 /* Whether two regridders (the second on the device) hold the same CSR arrays. */
 static int same_arrays(spart_context *context, const spart_regridder *host,
                        const spart_regridder *device)
@@ -249,11 +243,6 @@ static int time_device(spart_context *context, const spart_weights *weights,
     return check(context, spart_context_set_progress(context, NULL, NULL), "progress") && ok;
 }
 
-static double best(double a, double b)
-{
-    return a < b ? a : b;
-}
-
 static int run(spart_context *context, int scale, int repeat, figures *f)
 {
     grids g;
@@ -293,8 +282,8 @@ static int run(spart_context *context, int scale, int repeat, figures *f)
         if (!check(context, spart_regridder_create(context, convolved, NULL, &host), "create")) {
             return 0;
         }
-        f->host_convolve = best(f->host_convolve, middle - t);
-        f->host_assembly = best(f->host_assembly, omp_get_wtime() - middle);
+        f->host_convolve = bench_smaller(f->host_convolve, middle - t);
+        f->host_assembly = bench_smaller(f->host_assembly, omp_get_wtime() - middle);
     }
     f->entries_out = spart_weights_num_entries(convolved);
     printf("host: convolved to %lld entries, assembled\n", (long long)f->entries_out);
@@ -320,7 +309,7 @@ static int run(spart_context *context, int scale, int repeat, figures *f)
         f->pool_bytes = pool > f->pool_bytes ? pool : f->pool_bytes;
     }
     f->same_again = same_arrays(context, host, device);
-    f->matrix_bytes = csr_bytes(device);
+    f->matrix_bytes = bench_csr_bytes(device);
     spart_regridder_free(device);
     /* device assembly of the host-convolved weights */
     for (int k = 0; k < repeat; k++) {
@@ -330,7 +319,8 @@ static int run(spart_context *context, int scale, int repeat, figures *f)
                    "create_device")) {
             return 0;
         }
-        f->device_from_host_weights = best(f->device_from_host_weights, omp_get_wtime() - t);
+        f->device_from_host_weights =
+            bench_smaller(f->device_from_host_weights, omp_get_wtime() - t);
         spart_regridder_free(copied);
     }
     spart_regridder_free(host);

@@ -41,33 +41,16 @@
 #include <cusparse.h>
 
 #include "regridder_internal.h"
+#include "bench_util.h"
 #include "spart.h"
 
-#define CHECK_CUDA(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t check_error = (call);                                                          \
-        if (check_error != cudaSuccess) {                                                          \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
-                    cudaGetErrorString(check_error));                                              \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
+/* CHECK_CUDA and CHECK_SPART (bench_util.h) for a cuSPARSE call. */
 #define CHECK_CUSPARSE(call)                                                                       \
     do {                                                                                           \
         cusparseStatus_t check_status = (call);                                                    \
         if (check_status != CUSPARSE_STATUS_SUCCESS) {                                             \
             fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
                     cusparseGetErrorString(check_status));                                         \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
-#define CHECK_SPART(context, call)                                                                 \
-    do {                                                                                           \
-        if ((call) != SPART_OK) {                                                                  \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
-                    spart_context_error(context));                                                 \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
@@ -81,18 +64,6 @@ static uint64_t next_random(uint64_t *state)
 static double uniform(uint64_t *state)
 {
     return (double)next_random(state) / 9007199254740992.0;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *values, int n)
-{
-    qsort(values, (size_t)n, sizeof(double), compare_doubles);
-    return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 /* A host regridder from x (columns) to y (rows) with the given row lengths:
@@ -205,7 +176,7 @@ static double copy_rate(int repeat)
     }
     CHECK_CUDA(cudaFree(a));
     CHECK_CUDA(cudaFree(b));
-    return 2.0 * (double)bytes / (median(times, repeat) * 1e-3);
+    return 2.0 * (double)bytes / (bench_median(times, repeat) * 1e-3);
 }
 
 /* Counts the runs whose y differs in any bit from the first run's. */
@@ -282,7 +253,7 @@ static double time_spart(spart_context *context, const spart_regridder *device,
     CHECK_CUDA(cudaFree(workspace));
     *differing = check.differing;
     run_check_close(&check);
-    return median(times, repeat);
+    return bench_median(times, repeat);
 }
 
 /* Median time of cuSPARSE SpMV with `algorithm` on the device regridder's
@@ -343,7 +314,7 @@ static double time_cusparse(cusparseHandle_t handle, const spart_regridder *host
     CHECK_CUSPARSE(cusparseDestroyDnVec(y));
     CHECK_CUDA(cudaFree(buffer));
     CHECK_CUDA(cudaFree(offsets_device));
-    return median(times, repeat);
+    return bench_median(times, repeat);
 }
 
 /* Median time of cuSPARSE SpMM with `algorithm` for `width` vectors one
@@ -417,7 +388,7 @@ static double time_cusparse_spmm(cusparseHandle_t handle, const spart_regridder 
         }
         *differing = check.differing;
         run_check_close(&check);
-        result = median(times, repeat);
+        result = bench_median(times, repeat);
     }
     CHECK_CUSPARSE(cusparseDestroySpMat(matrix));
     CHECK_CUSPARSE(cusparseDestroyDnMat(x));

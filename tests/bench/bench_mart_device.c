@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
 #include "spart.h"
 
 typedef struct problem_figures {
@@ -86,48 +87,6 @@ static double product_bytes(const spart_regridder *r)
     double rows = (double)spart_regridder_num_rows(r);
     double columns = (double)spart_regridder_num_columns(r);
     return entries * (value + column) + rows * 8.0 + columns * 8.0 + rows * 8.0;
-}
-
-static void make_params(int n, double *angle, double *velocity, double *wavelength, double *x,
-                        double *y, double *sensor_x, double *sensor_y, spart_instrument_params *p)
-{
-    for (int c = 0; c < 4; c++) {
-        angle[c] = 5.64 + 90.0 * c;
-    }
-    for (int l = 0; l <= 20; l++) {
-        velocity[l] = -500.0 + 50.0 * l;
-    }
-    for (int i = 0; i <= n; i++) {
-        x[i] = -10.0 + 20.0 * i / n;
-        y[i] = x[i];
-    }
-    for (int i = 0; i <= 128; i++) {
-        sensor_x[i] = i;
-    }
-    for (int i = 0; i <= 64; i++) {
-        sensor_y[i] = i;
-    }
-    spart_instrument_params_init(p);
-    p->num_channel = 4;
-    p->angle = angle;
-    p->dispersion = 171.0 * 10.0 / 299792.458;
-    p->plate_scale = 0.4;
-    p->wavelength_ref = 171.0;
-    p->position_ref[0] = 64.0;
-    p->position_ref[1] = 32.0;
-    p->area_effective = 1.0;
-    p->exposure_time = 20.0;
-    p->num_wavelength = 20;
-    p->wavelength = wavelength;
-    p->num_scene_x = n;
-    p->scene_x = x;
-    p->num_scene_y = n;
-    p->scene_y = y;
-    p->num_sensor_x = 128;
-    p->sensor_x = sensor_x;
-    p->num_sensor_y = 64;
-    p->sensor_y = sensor_y;
-    p->solid_angle_steradian = 1;
 }
 
 /* ms of one device product (best of 20, each waited for). */
@@ -495,7 +454,7 @@ static int run_problem(spart_context *context, int n, double bandwidth, problem_
     double *x = malloc((size_t)(n + 1) * sizeof(double));
     double *y = malloc((size_t)(n + 1) * sizeof(double));
     spart_instrument_params params;
-    make_params(n, angle, velocity, wavelength, x, y, sensor_x, sensor_y, &params);
+    bench_mart_params(n, angle, velocity, wavelength, x, y, sensor_x, sensor_y, &params);
     int64_t scene_size = 20 * (int64_t)n * n;
     double *scene = malloc((size_t)scene_size * sizeof(double));
     double *observed = malloc(4 * 128 * 64 * sizeof(double));

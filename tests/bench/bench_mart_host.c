@@ -20,15 +20,21 @@
  * a speed.
  */
 #include <math.h>
-#include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
 #include "spart.h"
 
-enum { CHANNELS = 4, BINS = 20, SENSOR_X = 128, SENSOR_Y = 64, ITERATIONS = 30 };
+enum {
+    CHANNELS = BENCH_MART_CHANNELS,
+    BINS = BENCH_MART_BINS,
+    SENSOR_X = BENCH_MART_SENSOR_X,
+    SENSOR_Y = BENCH_MART_SENSOR_Y,
+    ITERATIONS = 30
+};
 
 typedef struct step_times {
     double forward, widths, merits, backward, update; /* ms, best of the repeats */
@@ -42,38 +48,6 @@ static int check(spart_context *context, spart_status status, const char *what)
         return 0;
     }
     return 1;
-}
-
-/* Bytes read + written per second by a parallel copy of 2 x 256 MiB. */
-static double copy_bandwidth(int threads)
-{
-    const int64_t n = (int64_t)1 << 25;
-    double *a = malloc((size_t)n * sizeof(double));
-    double *b = malloc((size_t)n * sizeof(double));
-    if (a == NULL || b == NULL) {
-        free(a);
-        free(b);
-        return -1.0;
-    }
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (int64_t k = 0; k < n; k++) {
-        a[k] = (double)k;
-        b[k] = 0.0;
-    }
-    double best = INFINITY;
-    for (int r = 0; r < 10; r++) {
-        double start = omp_get_wtime();
-#pragma omp parallel for schedule(static) num_threads(threads)
-        for (int64_t k = 0; k < n; k++) {
-            b[k] = a[k];
-        }
-        double elapsed = omp_get_wtime() - start;
-        best = elapsed < best ? elapsed : best;
-    }
-    double last = b[n - 1];
-    free(a);
-    free(b);
-    return last == (double)(n - 1) ? 2.0 * 8.0 * (double)n / best : -1.0;
 }
 
 /* FNV-1a over the bytes of `n` doubles, continuing from `hash`. */
@@ -120,57 +94,9 @@ static double product_bytes(const spart_regridder *r)
     return entries * (value + column) + rows * row_bytes(r) + columns * 8.0 + rows * 8.0;
 }
 
-static void make_params(int n, double *angle, double *velocity, double *x, double *y,
-                        double *sensor_x, double *sensor_y, double *wavelength,
-                        spart_instrument_params *p)
-{
-    for (int c = 0; c < CHANNELS; c++) {
-        angle[c] = 5.64 + 90.0 * c;
-    }
-    for (int l = 0; l <= BINS; l++) {
-        velocity[l] = -500.0 + 50.0 * l;
-    }
-    for (int i = 0; i <= n; i++) {
-        x[i] = -10.0 + 20.0 * i / n;
-        y[i] = x[i];
-    }
-    for (int i = 0; i <= SENSOR_X; i++) {
-        sensor_x[i] = i;
-    }
-    for (int i = 0; i <= SENSOR_Y; i++) {
-        sensor_y[i] = i;
-    }
-    spart_instrument_params_init(p);
-    p->num_channel = CHANNELS;
-    p->angle = angle;
-    p->dispersion = 171.0 * 10.0 / 299792.458;
-    p->plate_scale = 0.4;
-    p->wavelength_ref = 171.0;
-    p->position_ref[0] = 64.0;
-    p->position_ref[1] = 32.0;
-    p->area_effective = 1.0;
-    p->exposure_time = 20.0;
-    p->num_wavelength = BINS;
-    p->wavelength = wavelength;
-    p->num_scene_x = n;
-    p->scene_x = x;
-    p->num_scene_y = n;
-    p->scene_y = y;
-    p->num_sensor_x = SENSOR_X;
-    p->sensor_x = sensor_x;
-    p->num_sensor_y = SENSOR_Y;
-    p->sensor_y = sensor_y;
-    p->solid_angle_steradian = 1; /* spart_scene_gaussians is per steradian */
-}
-
 static double elapsed_ms(double since)
 {
-    return (omp_get_wtime() - since) * 1e3;
-}
-
-static double smaller(double a, double b)
-{
-    return a < b ? a : b;
+    return (bench_seconds() - since) * 1e3;
 }
 
 /* Each step of an iteration alone, on the arrays of a real run's state
@@ -200,43 +126,43 @@ static int time_steps(spart_context *context, const spart_mart_regridder_pair *p
     spart_array predicted_in = {predicted, spart_regridder_shape_input(pair->backward)};
     step_times best = {INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY};
     for (int k = 0; ok && k < repeat; k++) {
-        double start = omp_get_wtime();
+        double start = bench_seconds();
         ok = check(context,
                    spart_regridder_apply(context, pair->forward, &forward_in, predicted, images),
                    "forward");
-        best.forward = smaller(best.forward, elapsed_ms(start));
-        start = omp_get_wtime();
+        best.forward = bench_smaller(best.forward, elapsed_ms(start));
+        start = bench_seconds();
         ok = ok && check(context,
                          spart_mart_noise_widths(context, predicted, widths, images, pair->gain,
                                                  pair->read_noise, 0),
                          "widths");
-        best.widths = smaller(best.widths, elapsed_ms(start));
-        start = omp_get_wtime();
+        best.widths = bench_smaller(best.widths, elapsed_ms(start));
+        start = bench_seconds();
         ok = ok && check(context,
                          spart_mart_merits(context, observed, predicted, widths, CHANNELS,
                                            image_size, chi2, r, NULL, 0, 0),
                          "merits");
-        best.merits = smaller(best.merits, elapsed_ms(start));
-        start = omp_get_wtime();
+        best.merits = bench_smaller(best.merits, elapsed_ms(start));
+        start = bench_seconds();
         ok = ok && check(context,
                          spart_regridder_apply(context, pair->backward, &predicted_in,
                                                predicted_back, scenes),
                          "backward");
-        best.backward = smaller(best.backward, elapsed_ms(start));
-        start = omp_get_wtime();
+        best.backward = bench_smaller(best.backward, elapsed_ms(start));
+        start = bench_seconds();
         /* gamma 0.5 as the run; the scene drifts a little over the repeats */
         ok = ok && check(context,
                          spart_mart_update(context, scene, observed_back, predicted_back, CHANNELS,
                                            scene_size, 0.5, 0),
                          "update");
-        best.update = smaller(best.update, elapsed_ms(start));
-        start = omp_get_wtime();
+        best.update = bench_smaller(best.update, elapsed_ms(start));
+        start = bench_seconds();
         ok = ok &&
              check(context,
                    spart_mart_update_from_images(context, pair->backward, predicted, observed_back,
                                                  CHANNELS, 0.5, scene, predicted_back),
                    "fused update");
-        best.fused = smaller(best.fused, elapsed_ms(start));
+        best.fused = bench_smaller(best.fused, elapsed_ms(start));
     }
     *t = best;
     free(scene);
@@ -259,12 +185,12 @@ static double time_mart(spart_context *context, const spart_mart_operators *oper
     double best = INFINITY;
     for (int k = 0; k < repeat; k++) {
         spart_mart_result *result = NULL;
-        double start = omp_get_wtime();
+        double start = bench_seconds();
         if (!check(context, spart_mart_solve(context, operators, observed, &options, &result),
                    "mart")) {
             return -1.0;
         }
-        best = smaller(best, elapsed_ms(start) / ITERATIONS);
+        best = bench_smaller(best, elapsed_ms(start) / ITERATIONS);
         uint64_t h = 0xcbf29ce484222325ULL;
         h = digest(h, spart_mart_result_mean_chi_squared(result), ITERATIONS * CHANNELS);
         h = digest(h, spart_mart_result_correlation(result), ITERATIONS * CHANNELS);
@@ -285,7 +211,7 @@ static int run_problem(spart_context *context, int n, int repeat, double bandwid
     double *truth = malloc((size_t)scene_size * sizeof(double));
     double *observed = malloc((size_t)CHANNELS * SENSOR_X * SENSOR_Y * sizeof(double));
     spart_instrument_params params;
-    make_params(n, angle, velocity, x, y, sensor_x, sensor_y, wavelength, &params);
+    bench_mart_params(n, angle, velocity, wavelength, x, y, sensor_x, sensor_y, &params);
     spart_instrument *instrument = NULL;
     spart_mart_regridder_pair pair;
     spart_mart_operators operators;
@@ -375,7 +301,7 @@ int main(int argc, char **argv)
         return 1;
     }
     threads = spart_context_threads(context);
-    double bandwidth = copy_bandwidth(threads);
+    double bandwidth = bench_copy_bandwidth(threads);
     printf("host MART steps, ideal instrument (4 channels, 20 bins, 128x64 sensor); %d threads; "
            "best of %d; copy bandwidth %.1f GB/s\n",
            threads, repeat < 1 ? 1 : repeat, bandwidth / 1e9);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
 #include "spart.h"
 
 #if defined(SPART_BENCH_HAVE_CUDA)
@@ -54,13 +55,6 @@ static int tutorial_psf(spart_context *context, double *psf)
         }
     }
     return 1;
-}
-
-static double csr_bytes(const spart_regridder *r)
-{
-    double value = spart_regridder_value_type(r) == SPART_FLOAT32 ? 4.0 : 8.0;
-    return (double)spart_regridder_num_entries(r) * (value + 4.0) +
-           (double)(spart_regridder_num_rows(r) + 1) * 8.0;
 }
 
 /* Seconds of a solve of exactly `iterations` iterations, or -1. */
@@ -249,8 +243,8 @@ int main(void)
         printf("%-7s %10.2f %14lld %14lld %12.3f %14.2f %16.3f %11.3f\n", names[k], build,
                (long long)spart_regridder_num_entries(forward),
                (long long)spart_regridder_num_entries(backward),
-               (csr_bytes(forward) + csr_bytes(backward)) / 1e9, host_ms, device.ms_per_iteration,
-               device.gigabytes);
+               (bench_csr_bytes(forward) + bench_csr_bytes(backward)) / 1e9, host_ms,
+               device.ms_per_iteration, device.gigabytes);
         spart_instrument_free(instrument);
     }
     spart_context_free(context);

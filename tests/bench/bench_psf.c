@@ -14,23 +14,10 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "spart.h"
 
 enum { CHANNELS = 4, NY = 128, NX = 64, K = 21, REPEAT = 20 };
-
-static double seconds_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a;
-    double y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static void check(spart_context *context, spart_status status, const char *what)
 {
@@ -111,14 +98,14 @@ static double median_seconds(spart_context *context, int which, const spart_psf 
 {
     double times[REPEAT];
     for (int r = 0; r < REPEAT; r++) {
-        double start = seconds_now();
+        double start = bench_seconds();
         spart_status status = which == 0   ? spart_psf_apply(context, psf, x, y, n)
                               : which == 1 ? spart_psf_apply_adjoint(context, psf, x, y, n)
                                            : spart_regridder_apply(context, regridder, x, y, n);
         check(context, status, "apply");
-        times[r] = seconds_now() - start;
+        times[r] = bench_seconds() - start;
     }
-    qsort(times, REPEAT, sizeof(double), compare_doubles);
+    qsort(times, REPEAT, sizeof(double), bench_compare_doubles);
     return times[REPEAT / 2];
 }
 
@@ -141,16 +128,16 @@ int main(int argc, char **argv)
     }
     spart_array input = {x, images};
 
-    double start = seconds_now();
+    double start = bench_seconds();
     spart_psf *psf = NULL;
     check(context, spart_psf_create(context, &kernel_array, &images, &psf), "psf");
-    double create = seconds_now() - start;
+    double create = bench_seconds() - start;
     double forward = median_seconds(context, 0, psf, NULL, &input, y, n);
     double adjoint = median_seconds(context, 1, psf, NULL, &input, y, n);
 
-    start = seconds_now();
+    start = bench_seconds();
     spart_regridder *regridder = folded_regridder(context, kernels);
-    double fold = seconds_now() - start;
+    double fold = bench_seconds() - start;
     double product = median_seconds(context, 2, NULL, regridder, &input, y, n);
 
     printf("threads %d, images %dx%dx%d, kernels %dx%dx%d\n", threads, CHANNELS, NY, NX, CHANNELS,

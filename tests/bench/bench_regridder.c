@@ -56,6 +56,7 @@
 
 #include <omp.h>
 
+#include "bench_util.h"
 #include "spart.h"
 
 #ifndef SPART_BENCH_REFERENCE
@@ -123,24 +124,6 @@ typedef struct result {
     int same_csr_sort;             /* the qsort build gave spart's arrays */
     double reference[NUM_METRICS]; /* < 0: not measured */
 } result;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static spart_shape shape_of(int ndim, const int64_t *dims)
-{
-    spart_shape shape;
-    memset(&shape, 0, sizeof shape);
-    shape.ndim = ndim;
-    for (int k = 0; k < ndim; k++) {
-        shape.dims[k] = dims[k];
-    }
-    return shape;
-}
 
 /* ---- the operators ------------------------------------------------------------ */
 
@@ -269,9 +252,9 @@ static spart_status load_weights(spart_context *context, const operator_weights 
                                  spart_weights **weights)
 {
     int64_t n = op->scene, m = op->scene_output;
-    spart_shape orthogonal = shape_of(2, (int64_t[]){op->channels, op->wavelengths});
-    spart_shape in = shape_of(4, (int64_t[]){op->channels, op->wavelengths, n, n});
-    spart_shape out = shape_of(4, (int64_t[]){op->channels, op->wavelengths, m, m});
+    spart_shape orthogonal = bench_shape_of(2, (int64_t[]){op->channels, op->wavelengths});
+    spart_shape in = bench_shape_of(4, (int64_t[]){op->channels, op->wavelengths, n, n});
+    spart_shape out = bench_shape_of(4, (int64_t[]){op->channels, op->wavelengths, m, m});
     int axes[2] = {2, 3};
     return spart_weights_create_from_arrays(context, &orthogonal, &in, &out, 2, axes, 2, axes,
                                             op->offsets, op->indices_input, op->indices_output,
@@ -286,10 +269,10 @@ static spart_status make_regridder(spart_context *context, const operator_weight
     spart_regridder_options options;
     spart_regridder_options_init(&options);
     options.has_shape_input = 1;
-    options.shape_input = shape_of(4, (int64_t[]){1, op->wavelengths, op->scene, op->scene});
+    options.shape_input = bench_shape_of(4, (int64_t[]){1, op->wavelengths, op->scene, op->scene});
     options.has_shape_output = 1;
     options.shape_output =
-        shape_of(4, (int64_t[]){op->channels, 1, op->scene_output, op->scene_output});
+        bench_shape_of(4, (int64_t[]){op->channels, 1, op->scene_output, op->scene_output});
     return spart_regridder_create(context, weights, &options, regridder);
 }
 
@@ -383,42 +366,6 @@ static int same_csr(const spart_regridder *regridder, const plain_csr *plain)
            memcmp(values, plain->values, (size_t)n * sizeof(double)) == 0;
 }
 
-/* ---- the bandwidth floor ----------------------------------------------------------- */
-
-/* A STREAM-like copy b = a of 2^25 doubles (256 MiB each way) with
- * `threads` OpenMP threads, first touched by the same threads: the best of
- * ten, in bytes per second (read and write counted, as STREAM does). */
-static double copy_bandwidth(int threads)
-{
-    const int64_t n = (int64_t)1 << 25;
-    double *a = malloc((size_t)n * sizeof(double));
-    double *b = malloc((size_t)n * sizeof(double));
-    if (a == NULL || b == NULL) {
-        free(a);
-        free(b);
-        return -1.0;
-    }
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (int64_t k = 0; k < n; k++) {
-        a[k] = (double)k;
-        b[k] = 0.0;
-    }
-    double best = INFINITY;
-    for (int r = 0; r < 10; r++) {
-        double start = now();
-#pragma omp parallel for schedule(static) num_threads(threads)
-        for (int64_t k = 0; k < n; k++) {
-            b[k] = a[k];
-        }
-        double elapsed = now() - start;
-        best = elapsed < best ? elapsed : best;
-    }
-    double check = b[n - 1];
-    free(a);
-    free(b);
-    return check == (double)(n - 1) ? 2.0 * 8.0 * (double)n / best : -1.0;
-}
-
 /* ---- timing spart ------------------------------------------------------------------- */
 
 /* Deterministic values in [0.5, 1.5): a SplitMix64 stream. */
@@ -448,10 +395,10 @@ static int time_product(spart_context *context, const spart_regridder *regridder
     }
     *best = INFINITY;
     for (int r = -1; r < repeat; r++) {
-        double start = now();
+        double start = bench_seconds();
         spart_status status =
             spart_regridder_apply_workspace(context, regridder, x, y, size_y, workspace, bytes);
-        double elapsed = now() - start;
+        double elapsed = bench_seconds() - start;
         if (status != SPART_OK) {
             fprintf(stderr, "bench_regridder: apply failed: %s\n", spart_context_error(context));
             free(workspace);
@@ -471,9 +418,9 @@ static int time_assembly(spart_context *context, const operator_weights *op,
     *best = INFINITY;
     for (int r = -1; r < repeat; r++) {
         spart_regridder *regridder = NULL;
-        double start = now();
+        double start = bench_seconds();
         spart_status status = make_regridder(context, op, weights, &regridder);
-        double elapsed = now() - start;
+        double elapsed = bench_seconds() - start;
         spart_regridder_free(regridder);
         if (status != SPART_OK) {
             fprintf(stderr, "bench_regridder: create failed: %s\n", spart_context_error(context));
@@ -493,9 +440,9 @@ static int time_sort_build(const operator_weights *op, int64_t rows, int repeat,
     for (int r = 0; r < repeat; r++) {
         plain_csr csr;
         memset(&csr, 0, sizeof csr);
-        double start = now();
+        double start = bench_seconds();
         int status = sort_build(op, rows, &csr);
-        double elapsed = now() - start;
+        double elapsed = bench_seconds() - start;
         if (status != 0) {
             free_plain(&csr);
             return -1;
@@ -652,8 +599,8 @@ static int run_case(spart_context *context, const spec *s, int repeat, int threa
         fill_values(x1, r->columns, 1);
         fill_values(x8, r->columns * BATCH, 8);
         int64_t n = op.scene, w = op.wavelengths;
-        spart_array a1 = {x1, shape_of(4, (int64_t[]){1, w, n, n})};
-        spart_array a8 = {x8, shape_of(5, (int64_t[]){BATCH, 1, w, n, n})};
+        spart_array a1 = {x1, bench_shape_of(4, (int64_t[]){1, w, n, n})};
+        spart_array a8 = {x8, bench_shape_of(5, (int64_t[]){BATCH, 1, w, n, n})};
         failed =
             time_product(context, regridder, &a1, y1, r->rows, repeat, &r->product_1) != 0 ||
             time_product(context, regridder, &a8, y8, r->rows * BATCH, repeat, &r->product_8) !=
@@ -968,7 +915,7 @@ int main(int argc, char **argv)
             results[c].reference[m] = -1.0;
         }
     }
-    double bandwidth = copy_bandwidth(threads);
+    double bandwidth = bench_copy_bandwidth(threads);
     spart_context *context = NULL;
     int failed = bandwidth <= 0 || spart_context_create(&context) != SPART_OK ||
                  spart_context_set_threads(context, threads) != SPART_OK;

@@ -34,6 +34,7 @@
 
 #include <omp.h>
 
+#include "bench_util.h"
 #include "spart.h"
 
 #ifndef SPART_BENCH_REFERENCE
@@ -61,30 +62,12 @@ typedef struct result {
     int skipped; /* not selected with --case */
 } result;
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* The CPU time of the process so far, every thread's. */
 static double process_cpu(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static spart_shape shape_of(int ndim, const int64_t *dims)
-{
-    spart_shape shape;
-    memset(&shape, 0, sizeof shape);
-    shape.ndim = ndim;
-    for (int k = 0; k < ndim; k++) {
-        shape.dims[k] = dims[k];
-    }
-    return shape;
 }
 
 /* NumPy's linspace: start + k * step, the last point exactly stop. */
@@ -131,8 +114,8 @@ static void fill_lattice(double *x, double *y, int64_t nx, int64_t ny, double x0
 static void set_arrays(problem *p, int ndim_input, const int64_t *dims_input, int ndim_output,
                        const int64_t *dims_output)
 {
-    spart_shape in = shape_of(ndim_input, dims_input);
-    spart_shape out = shape_of(ndim_output, dims_output);
+    spart_shape in = bench_shape_of(ndim_input, dims_input);
+    spart_shape out = bench_shape_of(ndim_output, dims_output);
     p->input[0] = (spart_array){p->x_input, in};
     p->input[1] = (spart_array){p->y_input, in};
     p->output[0] = (spart_array){p->x_output, out};
@@ -217,11 +200,11 @@ static int time_spart(spart_context *context, const problem *p, int repeat, doub
     *best_cpu = INFINITY;
     for (int r = -1; r < repeat; r++) {
         spart_weights *weights = NULL;
-        double start = now();
+        double start = bench_seconds();
         double start_cpu = process_cpu();
         spart_status status =
             spart_weights_build(context, 2, p->input, p->output, &p->options, &weights);
-        double elapsed = now() - start;
+        double elapsed = bench_seconds() - start;
         double elapsed_cpu = process_cpu() - start_cpu;
         if (status != SPART_OK) {
             fprintf(stderr, "bench_weights: spart_weights_build failed: %s: %s\n",
