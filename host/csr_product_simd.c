@@ -227,48 +227,52 @@ AVX512_FUNCTION double chunk_sum_avx512(const int32_t *columns, const double *va
 
 /* ---- rows --------------------------------------------------------------------------------- */
 
+/* A chunk's sum in one instruction set: chunk_sum_avx2 or chunk_sum_avx512. */
+typedef double (*chunk_sum_function)(const int32_t *columns, const double *values, const double *x,
+                                     int64_t begin, int64_t end, int group_size);
+
 /* Rows [row_begin, row_end) into y[0 .. row_end - row_begin): chunk sums in
  * chunk order; a row that fits in one chunk (all but the longest) is that
- * chunk's sum. The same loop twice, once per instruction set (a function
- * of one set cannot be inlined into a function of the other). */
-AVX2_FUNCTION void rows_avx2(const int64_t *row_ptr, const int32_t *columns, const double *values,
-                             int64_t chunk, const double *x, double *y, int64_t row_begin,
-                             int64_t row_end, int group_size)
+ * chunk's sum. Written once for both instruction sets: it is inlined into
+ * rows_avx2 and rows_avx512, where chunk_sum is a known function of that
+ * set, so the compiler inlines the sum with the group size a constant (a
+ * function of one set cannot be inlined into a function of the other,
+ * hence the two wrappers). */
+static inline __attribute__((always_inline)) void
+rows_of_chunks(const int64_t *row_ptr, const int32_t *columns, const double *values, int64_t chunk,
+               const double *x, double *y, int64_t row_begin, int64_t row_end, int group_size,
+               chunk_sum_function chunk_sum)
 {
     for (int64_t r = row_begin; r < row_end; r++) {
         int64_t begin = row_ptr[r], end = row_ptr[r + 1];
         if (end - begin <= chunk) {
-            y[r - row_begin] = chunk_sum_avx2(columns, values, x, begin, end, group_size);
+            y[r - row_begin] = chunk_sum(columns, values, x, begin, end, group_size);
             continue;
         }
         double total = 0.0;
         for (int64_t start = begin; start < end; start += chunk) {
             int64_t stop = end - start > chunk ? start + chunk : end;
-            double sum = chunk_sum_avx2(columns, values, x, start, stop, group_size);
+            double sum = chunk_sum(columns, values, x, start, stop, group_size);
             total = start == begin ? sum : total + sum;
         }
         y[r - row_begin] = total;
     }
 }
 
+AVX2_FUNCTION void rows_avx2(const int64_t *row_ptr, const int32_t *columns, const double *values,
+                             int64_t chunk, const double *x, double *y, int64_t row_begin,
+                             int64_t row_end, int group_size)
+{
+    rows_of_chunks(row_ptr, columns, values, chunk, x, y, row_begin, row_end, group_size,
+                   chunk_sum_avx2);
+}
+
 AVX512_FUNCTION void rows_avx512(const int64_t *row_ptr, const int32_t *columns,
                                  const double *values, int64_t chunk, const double *x, double *y,
                                  int64_t row_begin, int64_t row_end, int group_size)
 {
-    for (int64_t r = row_begin; r < row_end; r++) {
-        int64_t begin = row_ptr[r], end = row_ptr[r + 1];
-        if (end - begin <= chunk) {
-            y[r - row_begin] = chunk_sum_avx512(columns, values, x, begin, end, group_size);
-            continue;
-        }
-        double total = 0.0;
-        for (int64_t start = begin; start < end; start += chunk) {
-            int64_t stop = end - start > chunk ? start + chunk : end;
-            double sum = chunk_sum_avx512(columns, values, x, start, stop, group_size);
-            total = start == begin ? sum : total + sum;
-        }
-        y[r - row_begin] = total;
-    }
+    rows_of_chunks(row_ptr, columns, values, chunk, x, y, row_begin, row_end, group_size,
+                   chunk_sum_avx512);
 }
 
 /* Rows [row_begin, row_end) of a matrix with a short-row index (g = 1 or
