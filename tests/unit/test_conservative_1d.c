@@ -11,26 +11,7 @@
 
 #include "triples.h"
 #include "weights_kernels.h"
-
-static void *test_malloc_fn(void *user, size_t size)
-{
-    (void)user;
-    return malloc(size);
-}
-
-static void *test_realloc_fn(void *user, void *pointer, size_t size)
-{
-    (void)user;
-    return realloc(pointer, size);
-}
-
-static void test_free_fn(void *user, void *pointer)
-{
-    (void)user;
-    free(pointer);
-}
-
-static const spart_allocator test_allocator = {test_malloc_fn, test_realloc_fn, test_free_fn, NULL};
+#include "test_util.h"
 
 /* np.linspace(start, stop, num): k * step + start, the last vertex exactly
  * stop, so that grids here are bitwise the reference's. */
@@ -57,7 +38,7 @@ static spart_triples build(const double *x_input, int64_t num_input, const doubl
                            int64_t num_output, const double *weights_input)
 {
     spart_triples triples;
-    spart_triples_init(&triples, &test_allocator);
+    spart_triples_init(&triples, &plain_allocator);
     assert_int_equal(spart_host_weights_conservative_1d(x_input, num_input, x_output, num_output,
                                                         weights_input, &triples),
                      SPART_OK);

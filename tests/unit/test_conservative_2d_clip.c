@@ -13,75 +13,8 @@
 
 #include "triples.h"
 #include "weights_kernels.h"
-
-static void *test_malloc_fn(void *user, size_t size)
-{
-    (void)user;
-    return malloc(size);
-}
-
-static void *test_realloc_fn(void *user, void *pointer, size_t size)
-{
-    (void)user;
-    return realloc(pointer, size);
-}
-
-static void test_free_fn(void *user, void *pointer)
-{
-    (void)user;
-    free(pointer);
-}
-
-static const spart_allocator test_allocator = {test_malloc_fn, test_realloc_fn, test_free_fn, NULL};
-
-/* A grid of num_x by num_y vertices, x[i * num_y + j]. */
-typedef struct grid {
-    int64_t num_x, num_y;
-    double *x, *y;
-} grid;
-
-static grid grid_new(int64_t num_x, int64_t num_y)
-{
-    grid g = {num_x, num_y, calloc((size_t)(num_x * num_y), sizeof(double)),
-              calloc((size_t)(num_x * num_y), sizeof(double))};
-    assert_non_null(g.x);
-    assert_non_null(g.y);
-    return g;
-}
-
-static void grid_free(grid *g)
-{
-    free(g->x);
-    free(g->y);
-}
-
-static int64_t num_cells(const grid *g)
-{
-    return (g->num_x - 1) * (g->num_y - 1);
-}
-
-/* np.linspace(start, stop, num): k * step + start, the last exactly stop. */
-static double numpy_linspace_at(double start, double stop, int64_t num, int64_t k)
-{
-    if (k == num - 1) {
-        return stop;
-    }
-    return (double)k * ((stop - start) / (double)(num - 1)) + start;
-}
-
-/* np.meshgrid(np.linspace(x0, x1, num_x), np.linspace(y0, y1, num_y),
- *             indexing="ij") */
-static grid lattice(double x0, double x1, int64_t num_x, double y0, double y1, int64_t num_y)
-{
-    grid g = grid_new(num_x, num_y);
-    for (int64_t i = 0; i < num_x; i++) {
-        for (int64_t j = 0; j < num_y; j++) {
-            g.x[i * num_y + j] = numpy_linspace_at(x0, x1, num_x, i);
-            g.y[i * num_y + j] = numpy_linspace_at(y0, y1, num_y, j);
-        }
-    }
-    return g;
-}
+#include "test_util.h"
+#include "test_conservative_util.h"
 
 /* The same grid with axis 0 reversed (x[::-1], y[::-1]). */
 static grid flipped_along_axis_0(const grid *g)
@@ -104,8 +37,8 @@ static grid distorted(int64_t num, double angle, double scale)
     grid g = grid_new(num, num);
     for (int64_t i = 0; i < num; i++) {
         for (int64_t j = 0; j < num; j++) {
-            double u = scale * numpy_linspace_at(-0.7, 0.7, num, i);
-            double v = scale * numpy_linspace_at(-0.7, 0.7, num, j);
+            double u = scale * linspace_at(-0.7, 0.7, num, i);
+            double v = scale * linspace_at(-0.7, 0.7, num, j);
             g.x[i * num + j] = u * cos(angle) - v * sin(angle) + 0.15 * u * v / scale;
             g.y[i * num + j] = u * sin(angle) + v * cos(angle) + 0.10 * u * u / scale;
         }
@@ -113,25 +46,12 @@ static grid distorted(int64_t num, double angle, double scale)
     return g;
 }
 
-/* A lattice of num by num vertices spanning the bounding box of g. */
-static grid bounding_lattice(const grid *g, int64_t num)
-{
-    double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
-    for (int64_t k = 0; k < g->num_x * g->num_y; k++) {
-        x0 = fmin(x0, g->x[k]);
-        x1 = fmax(x1, g->x[k]);
-        y0 = fmin(y0, g->y[k]);
-        y1 = fmax(y1, g->y[k]);
-    }
-    return lattice(x0, x1, num, y0, y1, num);
-}
-
 static spart_triples clip(const grid *input, const grid *output, const double *weights_input,
                           int parallel)
 {
     assert_true(spart_host_grid_is_lattice(output->x, output->y, output->num_x, output->num_y));
     spart_triples t;
-    spart_triples_init(&t, &test_allocator);
+    spart_triples_init(&t, &plain_allocator);
     assert_int_equal(spart_host_weights_conservative_2d_clip(
                          input->x, input->y, input->num_x, input->num_y, output->x, output->y,
                          output->num_x, output->num_y, weights_input, parallel, &t),
@@ -148,29 +68,6 @@ static double *dense(const spart_triples *t, int64_t rows, int64_t columns)
         matrix[t->indices_input[k] * columns + t->indices_output[k]] += t->values[k];
     }
     return matrix;
-}
-
-/* Sorted by (input, output), one entry per pair, indices on the grids. */
-static void assert_sorted_unique_in_range(const spart_triples *t, int64_t num_input,
-                                          int64_t num_output)
-{
-    for (int64_t k = 0; k < t->count; k++) {
-        assert_true(t->indices_input[k] >= 0 && t->indices_input[k] < num_input);
-        assert_true(t->indices_output[k] >= 0 && t->indices_output[k] < num_output);
-        if (k > 0) {
-            int64_t i0 = t->indices_input[k - 1], i1 = t->indices_input[k];
-            assert_true(i0 < i1 || (i0 == i1 && t->indices_output[k - 1] < t->indices_output[k]));
-        }
-    }
-}
-
-static void assert_triples_bits_equal(const spart_triples *a, const spart_triples *b)
-{
-    assert_int_equal(a->count, b->count);
-    size_t n = (size_t)a->count;
-    assert_memory_equal(a->indices_input, b->indices_input, n * sizeof(int64_t));
-    assert_memory_equal(a->indices_output, b->indices_output, n * sizeof(int64_t));
-    assert_memory_equal(a->values, b->values, n * sizeof(double));
 }
 
 /* ---- the lattice test --------------------------------------------------- */
@@ -504,8 +401,8 @@ static void a_distorted_grid_matches_the_reference(void **state)
     grid out = grid_new(4, 5);
     for (int64_t i = 0; i < 4; i++) {
         for (int64_t j = 0; j < 5; j++) {
-            out.x[i * 5 + j] = numpy_linspace_at(-0.8, 0.8, 4, i);
-            out.y[i * 5 + j] = numpy_linspace_at(-0.8, 0.8, 5, j);
+            out.x[i * 5 + j] = linspace_at(-0.8, 0.8, 4, i);
+            out.y[i * 5 + j] = linspace_at(-0.8, 0.8, 5, j);
         }
     }
     for (int parallel = 0; parallel <= 1; parallel++) {
@@ -523,17 +420,6 @@ static void a_distorted_grid_matches_the_reference(void **state)
     grid_free(&out);
 }
 
-/* The per-input totals of one list: the fraction of each cell covered. */
-static double *input_totals(const spart_triples *t, int64_t num_input)
-{
-    double *total = calloc((size_t)num_input, sizeof(double));
-    assert_non_null(total);
-    for (int64_t k = 0; k < t->count; k++) {
-        total[t->indices_input[k]] += t->values[k];
-    }
-    return total;
-}
-
 /* regridding.md section 7 item 6: a 66x66 grid on +-5, rotated by 0.4 and
  * bent (x += 0.05 u^2, y += 0.05 v^2), onto the 33x33 lattice spanning its
  * bounding box: every cell is covered, so each gives away all of itself. */
@@ -543,7 +429,7 @@ static void a_warped_grid_onto_its_bounding_lattice_conserves(void **state)
     grid g = grid_new(66, 66);
     for (int64_t i = 0; i < 66; i++) {
         for (int64_t j = 0; j < 66; j++) {
-            double u = numpy_linspace_at(-5, 5, 66, i), v = numpy_linspace_at(-5, 5, 66, j);
+            double u = linspace_at(-5, 5, 66, i), v = linspace_at(-5, 5, 66, j);
             g.x[i * 66 + j] = u * cos(0.4) - v * sin(0.4) + 0.05 * u * u;
             g.y[i * 66 + j] = u * sin(0.4) + v * cos(0.4) + 0.05 * v * v;
         }
@@ -687,7 +573,7 @@ static void grids_without_cells_give_nothing(void **state)
     grid g = lattice(-1, 1, 1, -1, 1, 4);
     grid out = lattice(-1, 1, 3, -1, 1, 3);
     spart_triples t;
-    spart_triples_init(&t, &test_allocator);
+    spart_triples_init(&t, &plain_allocator);
     assert_int_equal(
         spart_host_weights_conservative_2d_clip(g.x, g.y, 1, 4, out.x, out.y, 3, 3, NULL, 1, &t),
         SPART_OK);

@@ -13,81 +13,10 @@
 
 #include "triples.h"
 #include "weights_kernels.h"
-
-static void *plain_malloc(void *user, size_t size)
-{
-    (void)user;
-    return malloc(size);
-}
-
-static void *plain_realloc(void *user, void *pointer, size_t size)
-{
-    (void)user;
-    return realloc(pointer, size);
-}
-
-static void plain_free(void *user, void *pointer)
-{
-    (void)user;
-    free(pointer);
-}
-
-static const spart_allocator plain_allocator = {plain_malloc, plain_realloc, plain_free, NULL};
+#include "test_util.h"
+#include "test_conservative_util.h"
 
 /* ---- grids ------------------------------------------------------------------ */
-
-/* A grid of num_x by num_y vertices, x[i * num_y + j]. */
-typedef struct grid {
-    int64_t num_x, num_y;
-    double *x, *y;
-} grid;
-
-static grid grid_new(int64_t num_x, int64_t num_y)
-{
-    grid g = {num_x, num_y, calloc((size_t)(num_x * num_y), sizeof(double)),
-              calloc((size_t)(num_x * num_y), sizeof(double))};
-    assert_non_null(g.x);
-    assert_non_null(g.y);
-    return g;
-}
-
-static void grid_free(grid *g)
-{
-    free(g->x);
-    free(g->y);
-}
-
-static int64_t num_vertices(const grid *g)
-{
-    return g->num_x * g->num_y;
-}
-
-static int64_t num_cells(const grid *g)
-{
-    return (g->num_x - 1) * (g->num_y - 1);
-}
-
-/* np.linspace(start, stop, num)[k]: k * step + start, the last exactly stop. */
-static double linspace_at(double start, double stop, int64_t num, int64_t k)
-{
-    if (k == num - 1) {
-        return stop;
-    }
-    return (double)k * ((stop - start) / (double)(num - 1)) + start;
-}
-
-/* np.meshgrid(linspace(x0, x1, num_x), linspace(y0, y1, num_y), indexing="ij") */
-static grid lattice(double x0, double x1, int64_t num_x, double y0, double y1, int64_t num_y)
-{
-    grid g = grid_new(num_x, num_y);
-    for (int64_t i = 0; i < num_x; i++) {
-        for (int64_t j = 0; j < num_y; j++) {
-            g.x[i * num_y + j] = linspace_at(x0, x1, num_x, i);
-            g.y[i * num_y + j] = linspace_at(y0, y1, num_y, j);
-        }
-    }
-    return g;
-}
 
 /* Rotate every vertex about the origin by `angle`, then shift it. */
 static void rotate_shift(grid *g, double angle, double shift_x, double shift_y)
@@ -177,21 +106,6 @@ static double cell_area(const grid *g, int64_t cell)
 
 /* ---- running the kernels ------------------------------------------------------ */
 
-/* Every list from the kernel is sorted by (input, output), one entry per
- * pair, every index on its grid. */
-static void assert_sorted_unique_in_range(const spart_triples *t, int64_t num_input,
-                                          int64_t num_output)
-{
-    for (int64_t k = 0; k < t->count; k++) {
-        assert_true(t->indices_input[k] >= 0 && t->indices_input[k] < num_input);
-        assert_true(t->indices_output[k] >= 0 && t->indices_output[k] < num_output);
-        if (k > 0) {
-            int64_t i0 = t->indices_input[k - 1], i1 = t->indices_input[k];
-            assert_true(i0 < i1 || (i0 == i1 && t->indices_output[k - 1] < t->indices_output[k]));
-        }
-    }
-}
-
 static spart_triples clip_general(const grid *in, const grid *out, const double *weights_input,
                                   int parallel)
 {
@@ -257,17 +171,6 @@ static double max_difference(const spart_triples *a, const spart_triples *b)
     return largest;
 }
 
-/* The sum of each input cell's weights. */
-static double *input_totals(const spart_triples *t, int64_t num_input)
-{
-    double *totals = calloc((size_t)num_input, sizeof(double));
-    assert_non_null(totals);
-    for (int64_t k = 0; k < t->count; k++) {
-        totals[t->indices_input[k]] += t->values[k];
-    }
-    return totals;
-}
-
 /* The area each output cell receives: sum of weight * input cell area. */
 static double *output_areas(const spart_triples *t, const grid *in, int64_t num_output)
 {
@@ -277,22 +180,6 @@ static double *output_areas(const spart_triples *t, const grid *in, int64_t num_
         areas[t->indices_output[k]] += t->values[k] * fabs(cell_area(in, t->indices_input[k]));
     }
     return areas;
-}
-
-static void assert_close(double actual, double expected, double tolerance)
-{
-    if (!(fabs(actual - expected) <= tolerance)) {
-        fail_msg("%.17g differs from %.17g by more than %g", actual, expected, tolerance);
-    }
-}
-
-static void assert_triples_bits_equal(const spart_triples *a, const spart_triples *b)
-{
-    assert_int_equal(a->count, b->count);
-    size_t n = (size_t)a->count;
-    assert_memory_equal(a->indices_input, b->indices_input, n * sizeof(int64_t));
-    assert_memory_equal(a->indices_output, b->indices_output, n * sizeof(int64_t));
-    assert_memory_equal(a->values, b->values, n * sizeof(double));
 }
 
 /* ---- identical grids: the identity, without perturbation ---------------------- */
@@ -456,19 +343,6 @@ static void a_mirrored_lattice_matches_the_lattice_kernel(void **state)
 }
 
 /* ---- agreement with the other kernels ----------------------------------------------- */
-
-/* A lattice of num by num vertices spanning the bounding box of g. */
-static grid bounding_lattice(const grid *g, int64_t num)
-{
-    double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
-    for (int64_t k = 0; k < num_vertices(g); k++) {
-        x0 = fmin(x0, g->x[k]);
-        x1 = fmax(x1, g->x[k]);
-        y0 = fmin(y0, g->y[k]);
-        y1 = fmax(y1, g->y[k]);
-    }
-    return lattice(x0, x1, num, y0, y1, num);
-}
 
 static void check_against_the_lattice_kernel(const grid *in, const grid *out)
 {
@@ -992,43 +866,6 @@ static void grids_without_cells_give_nothing(void **state)
     spart_triples_release(&t);
     grid_free(&line);
     grid_free(&box);
-}
-
-/* An allocator that fails its n-th allocation and counts what is live. */
-typedef struct failing_allocator {
-    _Atomic int64_t allocations; /* atomic: blocks allocate from several threads */
-    int64_t fail_at;
-    _Atomic int64_t live;
-} failing_allocator;
-
-static void *failing_malloc(void *user, size_t size)
-{
-    failing_allocator *state = user;
-    if (state->allocations++ == state->fail_at) {
-        return NULL;
-    }
-    void *pointer = malloc(size);
-    state->live += pointer != NULL;
-    return pointer;
-}
-
-static void *failing_realloc(void *user, void *pointer, size_t size)
-{
-    failing_allocator *state = user;
-    if (state->allocations++ == state->fail_at) {
-        return NULL;
-    }
-    if (pointer == NULL) {
-        state->live++;
-    }
-    return realloc(pointer, size);
-}
-
-static void failing_free(void *user, void *pointer)
-{
-    failing_allocator *state = user;
-    state->live -= pointer != NULL;
-    free(pointer);
 }
 
 /* Every allocation failing in turn, serial and in blocks:

@@ -13,61 +13,10 @@
 
 #include "internal.h"
 #include "weights_kernels.h"
+#include "test_util.h"
+#include "test_conservative_util.h"
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static void *plain_malloc(void *user, size_t size)
-{
-    (void)user;
-    return malloc(size);
-}
-
-static void *plain_realloc(void *user, void *pointer, size_t size)
-{
-    (void)user;
-    return realloc(pointer, size);
-}
-
-static void plain_free(void *user, void *pointer)
-{
-    (void)user;
-    free(pointer);
-}
-
-static const spart_allocator plain_allocator = {plain_malloc, plain_realloc, plain_free, NULL};
-
-/* A grid of num_x by num_y vertices, x[i * num_y + j]. */
-typedef struct grid {
-    int64_t num_x;
-    int64_t num_y;
-    double *x;
-    double *y;
-} grid;
-
-/* Vertex k of numpy.linspace(start, stop, num). */
-static double linspace_at(double start, double stop, int64_t num, int64_t k)
-{
-    if (k == num - 1) {
-        return stop;
-    }
-    return (double)k * ((stop - start) / (double)(num - 1)) + start;
-}
-
-/* numpy.meshgrid(linspace(x0, x1, num_x), linspace(y0, y1, num_y), indexing="ij") */
-static grid grid_lattice(int64_t num_x, int64_t num_y, double x0, double x1, double y0, double y1)
-{
-    grid g = {num_x, num_y, malloc((size_t)(num_x * num_y) * sizeof(double)),
-              malloc((size_t)(num_x * num_y) * sizeof(double))};
-    assert_non_null(g.x);
-    assert_non_null(g.y);
-    for (int64_t i = 0; i < num_x; i++) {
-        for (int64_t j = 0; j < num_y; j++) {
-            g.x[i * num_y + j] = linspace_at(x0, x1, num_x, i);
-            g.y[i * num_y + j] = linspace_at(y0, y1, num_y, j);
-        }
-    }
-    return g;
-}
 
 /* x cos a - y sin a, x sin a + y cos a, then a shift. */
 static void grid_rotate_shift(grid *g, double angle, double shift_x, double shift_y)
@@ -80,17 +29,6 @@ static void grid_rotate_shift(grid *g, double angle, double shift_x, double shif
         g->x[k] = x * c - y * s + shift_x;
         g->y[k] = x * s + y * c + shift_y;
     }
-}
-
-static void grid_free(grid *g)
-{
-    free(g->x);
-    free(g->y);
-}
-
-static int64_t num_cells(const grid *g)
-{
-    return (g->num_x - 1) * (g->num_y - 1);
 }
 
 /* Run the kernel; every index must address a cell. */
@@ -133,32 +71,14 @@ static double *regrid(const spart_triples *triples, const double *values_input, 
     return values_output;
 }
 
-/* The sum of each input cell's weights. */
-static double *input_totals(const spart_triples *triples, int64_t num_input)
-{
-    double *totals = calloc((size_t)num_input, sizeof(double));
-    assert_non_null(totals);
-    for (int64_t k = 0; k < triples->count; k++) {
-        totals[triples->indices_input[k]] += triples->values[k];
-    }
-    return totals;
-}
-
-static void assert_close(double actual, double expected, double tolerance)
-{
-    if (!(fabs(actual - expected) <= tolerance)) {
-        fail_msg("%.17g differs from %.17g by more than %g", actual, expected, tolerance);
-    }
-}
-
 /* Regrid a constant from one lattice to another, the output shifted by
  * 1e-6 against degeneracy, and check every output value (rtol 1e-3). */
 static void check_lattice_regrid(int64_t nx_in, int64_t ny_in, double half_x_in, double half_y_in,
                                  int64_t nx_out, int64_t ny_out, double half_x_out,
                                  double half_y_out, double value, double expected)
 {
-    grid in = grid_lattice(nx_in, ny_in, -half_x_in, half_x_in, -half_y_in, half_y_in);
-    grid out = grid_lattice(nx_out, ny_out, -half_x_out, half_x_out, -half_y_out, half_y_out);
+    grid in = lattice(-half_x_in, half_x_in, nx_in, -half_y_in, half_y_in, ny_in);
+    grid out = lattice(-half_x_out, half_x_out, nx_out, -half_y_out, half_y_out, ny_out);
     grid_rotate_shift(&out, 0.0, 1e-6, 1e-6);
     spart_triples triples;
     spart_triples_init(&triples, &plain_allocator);
@@ -236,9 +156,9 @@ static void input_rotated_by_right_angles_gives_rot90(void **state)
         values[k] = (double)(k + 1);
     }
     for (int quarter = 1; quarter <= 3; quarter++) {
-        grid in = grid_lattice(n, n, -1, 1, -1, 1);
+        grid in = lattice(-1, 1, n, -1, 1, n);
         grid_rotate_shift(&in, quarter * 1.5707963267948966, 0, 0);
-        grid out = grid_lattice(n, n, -1, 1, -1, 1);
+        grid out = lattice(-1, 1, n, -1, 1, n);
         grid_rotate_shift(&out, 0, 1e-6, 1e-6);
         spart_triples triples;
         spart_triples_init(&triples, &plain_allocator);
@@ -273,9 +193,9 @@ static void input_rotated_by_right_angles_gives_rot90(void **state)
 static void rotated_grid_inside_the_output_keeps_every_total(void **state)
 {
     (void)state;
-    grid in = grid_lattice(13, 12, -1, 1, -1.1, 1);
+    grid in = lattice(-1, 1, 13, -1.1, 1, 12);
     grid_rotate_shift(&in, 0.2, 0, 0);
-    grid out = grid_lattice(21, 19, -1.6, 1.6, -1.7, 1.5);
+    grid out = lattice(-1.6, 1.6, 21, -1.7, 1.5, 19);
     grid_rotate_shift(&out, 0.01, 0, 0);
     spart_triples triples;
     spart_triples_init(&triples, &plain_allocator);
@@ -294,9 +214,9 @@ static void rotated_grid_inside_the_output_keeps_every_total(void **state)
 static void rotated_grid_half_covered_loses_the_uncovered_part(void **state)
 {
     (void)state;
-    grid in = grid_lattice(13, 12, -1, 1, -1.1, 1);
+    grid in = lattice(-1, 1, 13, -1.1, 1, 12);
     grid_rotate_shift(&in, 0.2, 0, 0);
-    grid out = grid_lattice(11, 19, 0, 1.6, -1.7, 1.5);
+    grid out = lattice(0, 1.6, 11, -1.7, 1.5, 19);
     grid_rotate_shift(&out, 0.01, 0, 0);
     spart_triples triples;
     spart_triples_init(&triples, &plain_allocator);
@@ -324,7 +244,7 @@ static void rotated_grid_half_covered_loses_the_uncovered_part(void **state)
 static void curvilinear_warp_keeps_every_total(void **state)
 {
     (void)state;
-    grid in = grid_lattice(66, 66, -5, 5, -5, 5);
+    grid in = lattice(-5, 5, 66, -5, 5, 66);
     grid_rotate_shift(&in, 0.4, 0, 0);
     double low = INFINITY;
     double high = -INFINITY;
@@ -336,7 +256,7 @@ static void curvilinear_warp_keeps_every_total(void **state)
         low = fmin(low, fmin(in.x[k], in.y[k]));
         high = fmax(high, fmax(in.x[k], in.y[k]));
     }
-    grid out = grid_lattice(33, 33, low - 0.1, high + 0.1, low - 0.1, high + 0.1);
+    grid out = lattice(low - 0.1, high + 0.1, 33, low - 0.1, high + 0.1, 33);
     spart_triples triples;
     spart_triples_init(&triples, &plain_allocator);
     assert_int_equal(sweep(&in, &out, NULL, 1, &triples), SPART_OK);
@@ -387,9 +307,9 @@ static const struct {
 static void rotated_grids_agree_with_regridding(void **state)
 {
     (void)state;
-    grid in = grid_lattice(4, 5, -1, 1, -1, 1.2);
+    grid in = lattice(-1, 1, 4, -1, 1.2, 5);
     grid_rotate_shift(&in, 0.3, 0, 0);
-    grid out = grid_lattice(5, 4, -1.2, 1.1, -0.9, 1.3);
+    grid out = lattice(-1.2, 1.1, 5, -0.9, 1.3, 4);
     grid_rotate_shift(&out, -0.1, 0.05, -0.02);
     spart_triples triples;
     spart_triples_init(&triples, &plain_allocator);
@@ -416,9 +336,9 @@ static void rotated_grids_agree_with_regridding(void **state)
 static void weights_input_scales_every_fragment(void **state)
 {
     (void)state;
-    grid in = grid_lattice(4, 5, -1, 1, -1, 1.2);
+    grid in = lattice(-1, 1, 4, -1, 1.2, 5);
     grid_rotate_shift(&in, 0.3, 0, 0);
-    grid out = grid_lattice(5, 4, -1.2, 1.1, -0.9, 1.3);
+    grid out = lattice(-1.2, 1.1, 5, -0.9, 1.3, 4);
     grid_rotate_shift(&out, -0.1, 0.05, -0.02);
     double weights_input[12];
     for (int k = 0; k < 12; k++) {
@@ -448,9 +368,9 @@ static void weights_input_scales_every_fragment(void **state)
 static void one_and_two_threads_give_identical_fragments(void **state)
 {
     (void)state;
-    grid in = grid_lattice(41, 37, -1, 1, -1, 1);
+    grid in = lattice(-1, 1, 41, -1, 1, 37);
     grid_rotate_shift(&in, 0.2, 0.01, 0);
-    grid out = grid_lattice(33, 35, -1.1, 1.1, -1.05, 1.1);
+    grid out = lattice(-1.1, 1.1, 33, -1.05, 1.1, 35);
     grid_rotate_shift(&out, -0.05, 0, 0.02);
     spart_triples one;
     spart_triples two;
@@ -477,9 +397,9 @@ static void one_and_two_threads_give_identical_fragments(void **state)
 static void serial_and_parallel_give_identical_fragments(void **state)
 {
     (void)state;
-    grid in = grid_lattice(21, 17, -1, 1, -1, 1);
+    grid in = lattice(-1, 1, 21, -1, 1, 17);
     grid_rotate_shift(&in, 0.2, 0.01, 0);
-    grid out = grid_lattice(13, 15, -1.1, 1.1, -1.05, 1.1);
+    grid out = lattice(-1.1, 1.1, 13, -1.05, 1.1, 15);
     grid_rotate_shift(&out, -0.05, 0, 0.02);
     spart_triples serial;
     spart_triples parallel;
@@ -501,9 +421,9 @@ static void serial_and_parallel_give_identical_fragments(void **state)
 static void grids_far_apart_give_no_entries(void **state)
 {
     (void)state;
-    grid in = grid_lattice(13, 12, -1, 1, -1.1, 1);
+    grid in = lattice(-1, 1, 13, -1.1, 1, 12);
     grid_rotate_shift(&in, 0.2, 0, 0);
-    grid out = grid_lattice(9, 8, -1.3, 1.2, -1.2, 1.25);
+    grid out = lattice(-1.3, 1.2, 9, -1.2, 1.25, 8);
     grid_rotate_shift(&out, -0.1, 10, 0);
     spart_triples triples;
     spart_triples_init(&triples, &plain_allocator);
@@ -520,8 +440,8 @@ static void grids_far_apart_give_no_entries(void **state)
 static void line_through_a_vertex_is_reported_not_looped_around(void **state)
 {
     (void)state;
-    grid in = grid_lattice(5, 5, 0, 4, 0, 4);
-    grid out = grid_lattice(7, 7, -1, 5, -3, 3);
+    grid in = lattice(0, 4, 5, 0, 4, 5);
+    grid out = lattice(-1, 5, 7, -3, 3, 7);
     for (int64_t k = 0; k < 49; k++) {
         double u = out.x[k];
         double v = out.y[k];
@@ -537,51 +457,14 @@ static void line_through_a_vertex_is_reported_not_looped_around(void **state)
     grid_free(&out);
 }
 
-/* An allocator that fails its n-th allocation and counts what is live. */
-typedef struct failing_allocator {
-    int64_t allocations;
-    int64_t fail_at;
-    int64_t live;
-} failing_allocator;
-
-static void *failing_malloc(void *user, size_t size)
-{
-    failing_allocator *state = user;
-    if (state->allocations++ == state->fail_at) {
-        return NULL;
-    }
-    void *pointer = malloc(size);
-    state->live += pointer != NULL;
-    return pointer;
-}
-
-static void *failing_realloc(void *user, void *pointer, size_t size)
-{
-    failing_allocator *state = user;
-    if (state->allocations++ == state->fail_at) {
-        return NULL;
-    }
-    if (pointer == NULL) {
-        state->live++;
-    }
-    return realloc(pointer, size);
-}
-
-static void failing_free(void *user, void *pointer)
-{
-    failing_allocator *state = user;
-    state->live -= pointer != NULL;
-    free(pointer);
-}
-
 /* Every allocation failing in turn: SPART_ERROR_OUT_OF_MEMORY, nothing
  * leaked, and the list keeps exactly the entries it came with. */
 static void out_of_memory_frees_everything_and_keeps_the_list(void **state)
 {
     (void)state;
-    grid in = grid_lattice(9, 8, -1, 1, -1.1, 1);
+    grid in = lattice(-1, 1, 9, -1.1, 1, 8);
     grid_rotate_shift(&in, 0.2, 0, 0);
-    grid out = grid_lattice(7, 9, -1.3, 1.2, -1.2, 1.25);
+    grid out = lattice(-1.3, 1.2, 7, -1.2, 1.25, 9);
     grid_rotate_shift(&out, -0.1, 0, 0);
     int succeeded = 0;
     for (int64_t fail_at = 1; !succeeded; fail_at++) {
@@ -615,9 +498,9 @@ static void out_of_memory_frees_everything_and_keeps_the_list(void **state)
 static void entries_are_appended_after_existing_ones(void **state)
 {
     (void)state;
-    grid in = grid_lattice(4, 5, -1, 1, -1, 1.2);
+    grid in = lattice(-1, 1, 4, -1, 1.2, 5);
     grid_rotate_shift(&in, 0.3, 0, 0);
-    grid out = grid_lattice(5, 4, -1.2, 1.1, -0.9, 1.3);
+    grid out = lattice(-1.2, 1.1, 5, -0.9, 1.3, 4);
     grid_rotate_shift(&out, -0.1, 0.05, -0.02);
     spart_triples fresh;
     spart_triples appended;

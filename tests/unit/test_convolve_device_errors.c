@@ -18,17 +18,7 @@
 #include <cmocka.h>
 
 #include "spart.h"
-
-static spart_shape shape_of(int ndim, const int64_t *dims)
-{
-    spart_shape shape;
-    memset(&shape, 0, sizeof shape);
-    shape.ndim = ndim;
-    for (int a = 0; a < ndim; a++) {
-        shape.dims[a] = dims[a];
-    }
-    return shape;
-}
+#include "test_util.h"
 
 /* Weights from a 2 x 2 input grid to a 4 x 4 output grid: input cell 0
  * sends two entries, input cell 3 one. */

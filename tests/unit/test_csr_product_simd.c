@@ -19,13 +19,7 @@
 
 #include "regridder_internal.h"
 #include "spart.h"
-
-/* A reproducible stream of numbers in [0, 1). */
-static double next_uniform(uint64_t *state)
-{
-    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(*state >> 11) / 9007199254740992.0;
-}
+#include "test_util.h"
 
 /* A regridder of one element from `columns` input cells to `rows` output
  * cells with `entries` entries: signed values, one in eight tiny (with
@@ -83,22 +77,6 @@ static double *x_values(int64_t columns, uint64_t seed, int tiny)
         x[321] = NAN;
     }
     return x;
-}
-
-/* a and b hold the same bits, except that a NaN may be any NaN: which NaN
- * an operation on two NaNs gives (the sign and payload of the first
- * operand, on x86) depends on the operand order the compiler picks, which
- * is not part of the summation order (a GPU gives its canonical NaN). */
-static void assert_same_bits_or_nan(const double *a, const double *b, int64_t n)
-{
-    for (int64_t k = 0; k < n; k++) {
-        if (isnan(a[k]) && isnan(b[k])) {
-            continue;
-        }
-        if (memcmp(&a[k], &b[k], sizeof(double)) != 0) {
-            fail_msg("value %lld: %a, expected %a", (long long)k, a[k], b[k]);
-        }
-    }
 }
 
 /* Every level up to the processor's gives the C kernel's y, computed in

@@ -28,29 +28,6 @@
 
 #include "test_cuda_util.h"
 
-typedef struct fixture {
-    spart_context *context;
-} fixture;
-
-static int set_up(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (f == NULL || spart_context_create(&f->context) != SPART_OK ||
-        spart_context_set_cuda_device(f->context, 0) != SPART_OK) {
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int tear_down(void **state)
-{
-    fixture *f = *state;
-    spart_context_free(f->context);
-    free(f);
-    return 0;
-}
-
 /* ---- weights and kernels ---------------------------------------------------------------- */
 
 /* Shapes and axes of weights, as spart_weights_create_from_arrays takes them. */
@@ -62,17 +39,6 @@ typedef struct weights_spec {
     int64_t max_run; /* entries an input cell sends out at most */
     int scatter;     /* nonzero: a run's cells anywhere, in any order, repeated */
 } weights_spec;
-
-static spart_shape make_shape(int ndim, const int64_t *dims)
-{
-    spart_shape shape;
-    memset(&shape, 0, sizeof shape);
-    shape.ndim = ndim;
-    for (int a = 0; a < ndim; a++) {
-        shape.dims[a] = dims[a];
-    }
-    return shape;
-}
 
 static int64_t resampled_size(const spart_shape *shape, int num_axes)
 {
@@ -89,7 +55,7 @@ static int64_t resampled_size(const spart_shape *shape, int num_axes)
  * with cells left out (and wrapping past a row's end, so not always a
  * rectangle), with spread values; or, with `scatter`, into cells
  * anywhere, in any order, some repeated. */
-static spart_weights *run_weights(fixture *f, const weights_spec *s, uint64_t seed)
+static spart_weights *run_weights(cuda_fixture *f, const weights_spec *s, uint64_t seed)
 {
     int64_t elements = spart_shape_size(&s->orthogonal);
     int64_t cells_in = resampled_size(&s->input, s->num_axes);
@@ -168,7 +134,7 @@ static double *make_kernel(const spart_shape *shape, double zero_fraction, uint6
 /* The device-convolved regridder holds the arrays of the host path
  * (spart_weights_convolve, then spart_regridder_create); its products too
  * when `with_product`. Returns the arrays' digest. */
-static uint64_t assert_convolved_equals_host(fixture *f, const spart_weights *weights,
+static uint64_t assert_convolved_equals_host(cuda_fixture *f, const spart_weights *weights,
                                              const spart_array *kernel,
                                              const spart_regridder_options *options,
                                              int with_product, const char *what)
@@ -197,7 +163,7 @@ static uint64_t assert_convolved_equals_host(fixture *f, const spart_weights *we
 }
 
 /* run_weights, then the comparison with a kernel of shape `kernel_shape`. */
-static uint64_t check_case(fixture *f, const weights_spec *s, const spart_shape *kernel_shape,
+static uint64_t check_case(cuda_fixture *f, const weights_spec *s, const spart_shape *kernel_shape,
                            double zero_fraction, uint64_t seed, const char *what)
 {
     spart_weights *weights = run_weights(f, s, seed);
@@ -213,191 +179,187 @@ static uint64_t check_case(fixture *f, const weights_spec *s, const spart_shape 
 
 static void a_shared_kernel_equals_the_host(void **state)
 {
-    fixture *f = *state;
-    weights_spec s = {make_shape(1, (int64_t[]){3}),
-                      make_shape(3, (int64_t[]){3, 7, 6}),
-                      make_shape(3, (int64_t[]){3, 12, 9}),
+    cuda_fixture *f = *state;
+    weights_spec s = {shape_of(1, (int64_t[]){3}),
+                      shape_of(3, (int64_t[]){3, 7, 6}),
+                      shape_of(3, (int64_t[]){3, 12, 9}),
                       2,
                       4,
                       0};
-    spart_shape kernel = make_shape(2, (int64_t[]){5, 3});
+    spart_shape kernel = shape_of(2, (int64_t[]){5, 3});
     check_case(f, &s, &kernel, 0.0, 1, "dense 5x3 kernel");
     check_case(f, &s, &kernel, 0.3, 2, "5x3 kernel with zeros");
-    kernel = make_shape(2, (int64_t[]){1, 1});
+    kernel = shape_of(2, (int64_t[]){1, 1});
     check_case(f, &s, &kernel, 0.0, 3, "delta kernel");
 }
 
 static void even_kernels_equal_the_host(void **state)
 {
-    fixture *f = *state;
-    weights_spec s = {make_shape(0, NULL),
-                      make_shape(2, (int64_t[]){5, 5}),
-                      make_shape(2, (int64_t[]){8, 7}),
-                      2,
-                      5,
-                      0};
-    spart_shape kernel = make_shape(2, (int64_t[]){4, 2});
+    cuda_fixture *f = *state;
+    weights_spec s = {
+        shape_of(0, NULL), shape_of(2, (int64_t[]){5, 5}), shape_of(2, (int64_t[]){8, 7}), 2, 5, 0};
+    spart_shape kernel = shape_of(2, (int64_t[]){4, 2});
     check_case(f, &s, &kernel, 0.0, 4, "4x2 kernel");
-    kernel = make_shape(2, (int64_t[]){6, 6});
+    kernel = shape_of(2, (int64_t[]){6, 6});
     check_case(f, &s, &kernel, 0.1, 5, "6x6 kernel with zeros");
 }
 
 static void kernels_larger_than_the_grid_equal_the_host(void **state)
 {
-    fixture *f = *state;
-    weights_spec s = {make_shape(1, (int64_t[]){2}),
-                      make_shape(3, (int64_t[]){2, 4, 4}),
-                      make_shape(3, (int64_t[]){2, 5, 4}),
+    cuda_fixture *f = *state;
+    weights_spec s = {shape_of(1, (int64_t[]){2}),
+                      shape_of(3, (int64_t[]){2, 4, 4}),
+                      shape_of(3, (int64_t[]){2, 5, 4}),
                       2,
                       3,
                       0};
-    spart_shape kernel = make_shape(2, (int64_t[]){9, 11});
+    spart_shape kernel = shape_of(2, (int64_t[]){9, 11});
     check_case(f, &s, &kernel, 0.0, 6, "9x11 kernel on a 5x4 grid");
-    kernel = make_shape(2, (int64_t[]){12, 3});
+    kernel = shape_of(2, (int64_t[]){12, 3});
     check_case(f, &s, &kernel, 0.2, 7, "12x3 kernel on a 5x4 grid");
 }
 
 static void per_element_kernels_equal_the_host(void **state)
 {
-    fixture *f = *state;
+    cuda_fixture *f = *state;
     /* (channel, wavelength) elements with a kernel per channel, as the PSF
      * tutorial's (4, 1, 1, 1, 21, 21) against (4, 20, 128, 64) */
-    weights_spec s = {make_shape(2, (int64_t[]){3, 4}),
-                      make_shape(4, (int64_t[]){3, 4, 6, 6}),
-                      make_shape(4, (int64_t[]){3, 4, 10, 8}),
+    weights_spec s = {shape_of(2, (int64_t[]){3, 4}),
+                      shape_of(4, (int64_t[]){3, 4, 6, 6}),
+                      shape_of(4, (int64_t[]){3, 4, 10, 8}),
                       2,
                       4,
                       0};
-    spart_shape kernel = make_shape(6, (int64_t[]){3, 1, 1, 1, 5, 5});
+    spart_shape kernel = shape_of(6, (int64_t[]){3, 1, 1, 1, 5, 5});
     check_case(f, &s, &kernel, 0.0, 8, "a kernel per channel");
-    kernel = make_shape(6, (int64_t[]){3, 4, 1, 1, 3, 4});
+    kernel = shape_of(6, (int64_t[]){3, 4, 1, 1, 3, 4});
     check_case(f, &s, &kernel, 0.2, 9, "a kernel per channel and wavelength");
 }
 
 static void kernels_varying_over_the_grid_equal_the_host(void **state)
 {
-    fixture *f = *state;
-    weights_spec s = {make_shape(1, (int64_t[]){2}),
-                      make_shape(3, (int64_t[]){2, 5, 5}),
-                      make_shape(3, (int64_t[]){2, 7, 6}),
+    cuda_fixture *f = *state;
+    weights_spec s = {shape_of(1, (int64_t[]){2}),
+                      shape_of(3, (int64_t[]){2, 5, 5}),
+                      shape_of(3, (int64_t[]){2, 7, 6}),
                       2,
                       4,
                       0};
-    spart_shape kernel = make_shape(4, (int64_t[]){7, 6, 3, 3});
+    spart_shape kernel = shape_of(4, (int64_t[]){7, 6, 3, 3});
     check_case(f, &s, &kernel, 0.0, 10, "a kernel per output cell");
-    kernel = make_shape(5, (int64_t[]){2, 7, 1, 3, 4});
+    kernel = shape_of(5, (int64_t[]){2, 7, 1, 3, 4});
     check_case(f, &s, &kernel, 0.25, 11, "a kernel per element and output row");
 }
 
 static void a_kernel_along_an_axis_the_weights_share_equals_the_host(void **state)
 {
-    fixture *f = *state;
+    cuda_fixture *f = *state;
     /* weights shared along the first axis (1), kernels varying along it (3) */
-    weights_spec s = {make_shape(1, (int64_t[]){1}),
-                      make_shape(3, (int64_t[]){1, 5, 4}),
-                      make_shape(3, (int64_t[]){1, 6, 6}),
+    weights_spec s = {shape_of(1, (int64_t[]){1}),
+                      shape_of(3, (int64_t[]){1, 5, 4}),
+                      shape_of(3, (int64_t[]){1, 6, 6}),
                       2,
                       3,
                       0};
-    spart_shape kernel = make_shape(5, (int64_t[]){3, 1, 1, 3, 3});
+    spart_shape kernel = shape_of(5, (int64_t[]){3, 1, 1, 3, 3});
     check_case(f, &s, &kernel, 0.1, 12, "kernels broadcasting the weights");
 }
 
 static void one_to_four_resampled_axes_equal_the_host(void **state)
 {
-    fixture *f = *state;
-    weights_spec one = {make_shape(1, (int64_t[]){2}),
-                        make_shape(2, (int64_t[]){2, 30}),
-                        make_shape(2, (int64_t[]){2, 25}),
+    cuda_fixture *f = *state;
+    weights_spec one = {shape_of(1, (int64_t[]){2}),
+                        shape_of(2, (int64_t[]){2, 30}),
+                        shape_of(2, (int64_t[]){2, 25}),
                         1,
                         4,
                         0};
-    spart_shape kernel = make_shape(1, (int64_t[]){7});
+    spart_shape kernel = shape_of(1, (int64_t[]){7});
     check_case(f, &one, &kernel, 0.2, 13, "one axis");
-    weights_spec three = {make_shape(0, NULL),
-                          make_shape(3, (int64_t[]){4, 4, 3}),
-                          make_shape(3, (int64_t[]){5, 4, 6}),
+    weights_spec three = {shape_of(0, NULL),
+                          shape_of(3, (int64_t[]){4, 4, 3}),
+                          shape_of(3, (int64_t[]){5, 4, 6}),
                           3,
                           4,
                           0};
-    kernel = make_shape(3, (int64_t[]){3, 2, 5});
+    kernel = shape_of(3, (int64_t[]){3, 2, 5});
     check_case(f, &three, &kernel, 0.1, 14, "three axes");
-    weights_spec four = {make_shape(0, NULL),
-                         make_shape(4, (int64_t[]){2, 3, 3, 2}),
-                         make_shape(4, (int64_t[]){3, 4, 3, 5}),
+    weights_spec four = {shape_of(0, NULL),
+                         shape_of(4, (int64_t[]){2, 3, 3, 2}),
+                         shape_of(4, (int64_t[]){3, 4, 3, 5}),
                          4,
                          3,
                          0};
-    kernel = make_shape(4, (int64_t[]){2, 3, 1, 3});
+    kernel = shape_of(4, (int64_t[]){2, 3, 1, 3});
     check_case(f, &four, &kernel, 0.1, 15, "four axes");
 }
 
 static void scattered_and_long_runs_equal_the_host(void **state)
 {
-    fixture *f = *state;
+    cuda_fixture *f = *state;
     /* cells anywhere, unsorted and repeated: no run fills its box */
-    weights_spec scattered = {make_shape(1, (int64_t[]){2}),
-                              make_shape(3, (int64_t[]){2, 3, 3}),
-                              make_shape(3, (int64_t[]){2, 9, 11}),
+    weights_spec scattered = {shape_of(1, (int64_t[]){2}),
+                              shape_of(3, (int64_t[]){2, 3, 3}),
+                              shape_of(3, (int64_t[]){2, 9, 11}),
                               2,
                               6,
                               1};
-    spart_shape kernel = make_shape(2, (int64_t[]){3, 3});
+    spart_shape kernel = shape_of(2, (int64_t[]){3, 3});
     check_case(f, &scattered, &kernel, 0.0, 16, "scattered runs");
     /* runs of up to 400 entries: several tiles of a block's entries */
-    weights_spec long_runs = {make_shape(0, NULL),
-                              make_shape(2, (int64_t[]){2, 2}),
-                              make_shape(2, (int64_t[]){40, 30}),
+    weights_spec long_runs = {shape_of(0, NULL),
+                              shape_of(2, (int64_t[]){2, 2}),
+                              shape_of(2, (int64_t[]){40, 30}),
                               2,
                               400,
                               1};
     check_case(f, &long_runs, &kernel, 0.1, 17, "long runs");
-    weights_spec long_patches = {make_shape(0, NULL),
-                                 make_shape(2, (int64_t[]){2, 2}),
-                                 make_shape(2, (int64_t[]){40, 30}),
+    weights_spec long_patches = {shape_of(0, NULL),
+                                 shape_of(2, (int64_t[]){2, 2}),
+                                 shape_of(2, (int64_t[]){40, 30}),
                                  2,
                                  300,
                                  0};
-    kernel = make_shape(2, (int64_t[]){4, 5});
+    kernel = shape_of(2, (int64_t[]){4, 5});
     check_case(f, &long_patches, &kernel, 0.0, 18, "long ascending runs");
 }
 
 static void empty_elements_and_zero_kernels_equal_the_host(void **state)
 {
-    fixture *f = *state;
+    cuda_fixture *f = *state;
     /* max_run 1: many input cells send nothing, some elements stay empty */
-    weights_spec s = {make_shape(1, (int64_t[]){5}),
-                      make_shape(3, (int64_t[]){5, 2, 1}),
-                      make_shape(3, (int64_t[]){5, 4, 4}),
+    weights_spec s = {shape_of(1, (int64_t[]){5}),
+                      shape_of(3, (int64_t[]){5, 2, 1}),
+                      shape_of(3, (int64_t[]){5, 4, 4}),
                       2,
                       1,
                       0};
-    spart_shape kernel = make_shape(2, (int64_t[]){3, 3});
+    spart_shape kernel = shape_of(2, (int64_t[]){3, 3});
     check_case(f, &s, &kernel, 0.0, 19, "sparse elements");
     check_case(f, &s, &kernel, 1.0, 20, "an all-zero kernel");
-    kernel = make_shape(2, (int64_t[]){0, 3});
+    kernel = shape_of(2, (int64_t[]){0, 3});
     check_case(f, &s, &kernel, 0.0, 21, "an empty kernel");
-    weights_spec none = {make_shape(1, (int64_t[]){2}),
-                         make_shape(3, (int64_t[]){2, 3, 3}),
-                         make_shape(3, (int64_t[]){2, 4, 4}),
+    weights_spec none = {shape_of(1, (int64_t[]){2}),
+                         shape_of(3, (int64_t[]){2, 3, 3}),
+                         shape_of(3, (int64_t[]){2, 4, 4}),
                          2,
                          0,
                          0};
-    kernel = make_shape(2, (int64_t[]){3, 3});
+    kernel = shape_of(2, (int64_t[]){3, 3});
     check_case(f, &none, &kernel, 0.0, 22, "no entries");
 }
 
 static void options_and_products_equal_the_host(void **state)
 {
-    fixture *f = *state;
-    weights_spec s = {make_shape(1, (int64_t[]){3}),
-                      make_shape(3, (int64_t[]){3, 6, 6}),
-                      make_shape(3, (int64_t[]){3, 9, 8}),
+    cuda_fixture *f = *state;
+    weights_spec s = {shape_of(1, (int64_t[]){3}),
+                      shape_of(3, (int64_t[]){3, 6, 6}),
+                      shape_of(3, (int64_t[]){3, 9, 8}),
                       2,
                       4,
                       0};
     spart_weights *weights = run_weights(f, &s, 24);
-    spart_shape shape = make_shape(5, (int64_t[]){3, 1, 1, 5, 5});
+    spart_shape shape = shape_of(5, (int64_t[]){3, 1, 1, 5, 5});
     double *data = make_kernel(&shape, 0.2, 25);
     spart_array kernel = {data, shape};
     spart_regridder_options options;
@@ -412,14 +374,14 @@ static void options_and_products_equal_the_host(void **state)
 
 static void repeated_runs_give_the_same_arrays(void **state)
 {
-    fixture *f = *state;
-    weights_spec s = {make_shape(1, (int64_t[]){4}),
-                      make_shape(3, (int64_t[]){4, 12, 12}),
-                      make_shape(3, (int64_t[]){4, 20, 16}),
+    cuda_fixture *f = *state;
+    weights_spec s = {shape_of(1, (int64_t[]){4}),
+                      shape_of(3, (int64_t[]){4, 12, 12}),
+                      shape_of(3, (int64_t[]){4, 20, 16}),
                       2,
                       5,
                       0};
-    spart_shape kernel = make_shape(5, (int64_t[]){4, 1, 1, 7, 7});
+    spart_shape kernel = shape_of(5, (int64_t[]){4, 1, 1, 7, 7});
     uint64_t first = check_case(f, &s, &kernel, 0.05, 26, "run 1");
     for (int run = 2; run <= 4; run++) {
         assert_true(check_case(f, &s, &kernel, 0.05, 26, "a later run") == first);
@@ -428,18 +390,14 @@ static void repeated_runs_give_the_same_arrays(void **state)
 
 static void bad_kernels_and_options_are_refused_as_on_the_host(void **state)
 {
-    fixture *f = *state;
-    weights_spec s = {make_shape(0, NULL),
-                      make_shape(2, (int64_t[]){3, 3}),
-                      make_shape(2, (int64_t[]){4, 4}),
-                      2,
-                      2,
-                      0};
+    cuda_fixture *f = *state;
+    weights_spec s = {
+        shape_of(0, NULL), shape_of(2, (int64_t[]){3, 3}), shape_of(2, (int64_t[]){4, 4}), 2, 2, 0};
     spart_weights *weights = run_weights(f, &s, 27);
     double data[9] = {0, 1, 0, 1, 1, 1, 0, 1, 0};
-    spart_array kernel = {data, make_shape(2, (int64_t[]){3, 3})};
+    spart_array kernel = {data, shape_of(2, (int64_t[]){3, 3})};
     spart_regridder *device = (spart_regridder *)&device;
-    spart_array wrong_rank = {data, make_shape(1, (int64_t[]){9})};
+    spart_array wrong_rank = {data, shape_of(1, (int64_t[]){9})};
     assert_int_equal(
         spart_regridder_create_device_convolved(f->context, weights, &wrong_rank, NULL, &device),
         SPART_ERROR_SHAPE_MISMATCH);
@@ -482,5 +440,5 @@ int main(void)
         cmocka_unit_test(repeated_runs_give_the_same_arrays),
         cmocka_unit_test(bad_kernels_and_options_are_refused_as_on_the_host),
     };
-    return cmocka_run_group_tests(tests, set_up, tear_down);
+    return cmocka_run_group_tests(tests, cuda_set_up, cuda_tear_down);
 }

@@ -28,29 +28,6 @@
 
 #include "test_cuda_util.h"
 
-typedef struct fixture {
-    spart_context *context;
-} fixture;
-
-static int set_up(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (f == NULL || spart_context_create(&f->context) != SPART_OK ||
-        spart_context_set_cuda_device(f->context, 0) != SPART_OK) {
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int tear_down(void **state)
-{
-    fixture *f = *state;
-    spart_context_free(f->context);
-    free(f);
-    return 0;
-}
-
 /* ---- weights as arrays ------------------------------------------------------------------ */
 
 /* Weights as spart_weights_create_from_arrays takes them, in host memory. */
@@ -76,26 +53,6 @@ typedef struct device_arrays {
     int64_t *indices_output;
     double *values;
 } device_arrays;
-
-static spart_shape make_shape(int ndim, const int64_t *dims)
-{
-    spart_shape shape;
-    memset(&shape, 0, sizeof shape);
-    shape.ndim = ndim;
-    for (int a = 0; a < ndim; a++) {
-        shape.dims[a] = dims[a];
-    }
-    return shape;
-}
-
-static int64_t resampled_cells(const spart_shape *shape, int count, const int *axes)
-{
-    int64_t cells = 1;
-    for (int a = 0; a < count; a++) {
-        cells *= shape->dims[axes[a]];
-    }
-    return cells;
-}
 
 /* Random entries for the shapes and axes already set in `a`: element e
  * gets counts[e] entries, or with counts NULL a random number up to
@@ -142,9 +99,9 @@ static host_arrays three_elements(const int64_t *counts, int64_t mean, uint64_t 
 {
     host_arrays a;
     memset(&a, 0, sizeof a);
-    a.orthogonal = make_shape(1, (const int64_t[]){3});
-    a.input = make_shape(2, (const int64_t[]){3, 40});
-    a.output = make_shape(2, (const int64_t[]){3, 30});
+    a.orthogonal = shape_of(1, (const int64_t[]){3});
+    a.input = shape_of(2, (const int64_t[]){3, 40});
+    a.output = shape_of(2, (const int64_t[]){3, 30});
     a.num_axis_input = 1;
     a.axis_input[0] = 1;
     a.num_axis_output = 1;
@@ -189,7 +146,7 @@ static void free_device(device_arrays *d)
 
 /* spart_regridder_create_device_from_arrays of a's shapes and offsets
  * with the given entry pointers. */
-static spart_status from_arrays(fixture *f, const host_arrays *a, const int64_t *indices_input,
+static spart_status from_arrays(cuda_fixture *f, const host_arrays *a, const int64_t *indices_input,
                                 const int64_t *indices_output, const double *values,
                                 const spart_regridder_options *options, spart_regridder **regridder)
 {
@@ -201,7 +158,7 @@ static spart_status from_arrays(fixture *f, const host_arrays *a, const int64_t 
 
 /* The path through the host: spart_weights_create_from_arrays, then
  * spart_regridder_create_device. */
-static spart_regridder *made_through_the_host(fixture *f, const host_arrays *a,
+static spart_regridder *made_through_the_host(cuda_fixture *f, const host_arrays *a,
                                               const spart_regridder_options *options)
 {
     spart_weights *weights = NULL;
@@ -231,7 +188,7 @@ static void assert_same_shape(spart_shape a, spart_shape b, const char *what)
 /* Two device regridders hold the same CSR arrays bit for bit (read back
  * through the public API), the same plan and long-row table, the same
  * shapes. */
-static void assert_same_regridder(fixture *f, const spart_regridder *expected,
+static void assert_same_regridder(cuda_fixture *f, const spart_regridder *expected,
                                   const spart_regridder *got, const char *what)
 {
     assert_int_equal(spart_regridder_cuda_device(got), 0);
@@ -287,7 +244,7 @@ static void assert_same_regridder(fixture *f, const spart_regridder *expected,
 
 /* The regridder from device arrays equals the one made through the host,
  * for `options`. */
-static void assert_equals_the_host_made_path(fixture *f, const host_arrays *a,
+static void assert_equals_the_host_made_path(cuda_fixture *f, const host_arrays *a,
                                              const spart_regridder_options *options,
                                              const char *what)
 {
@@ -308,7 +265,7 @@ static void assert_equals_the_host_made_path(fixture *f, const host_arrays *a,
 
 static void every_role_value_type_and_drop_zeros_equals_the_host_made_path(void **state)
 {
-    fixture *f = *state;
+    cuda_fixture *f = *state;
     host_arrays a = three_elements(NULL, 400, 1);
     /* N N N, N 1 N, N N 1, N 1 1, and a batch axis (1 M M) before N N N. */
     const int64_t inputs[5][3] = {{3, 40}, {1, 40}, {3, 40}, {1, 40}, {5, 3, 40}};
@@ -321,9 +278,9 @@ static void every_role_value_type_and_drop_zeros_equals_the_host_made_path(void 
                 spart_regridder_options options;
                 spart_regridder_options_init(&options);
                 options.has_shape_input = 1;
-                options.shape_input = make_shape(ndims[role], inputs[role]);
+                options.shape_input = shape_of(ndims[role], inputs[role]);
                 options.has_shape_output = 1;
-                options.shape_output = make_shape(ndims[role], outputs[role]);
+                options.shape_output = shape_of(ndims[role], outputs[role]);
                 options.value_type = float32 ? SPART_FLOAT32 : SPART_FLOAT64;
                 options.drop_zeros = drop_zeros;
                 char what[96];
@@ -341,12 +298,12 @@ static void every_role_value_type_and_drop_zeros_equals_the_host_made_path(void 
  * cells up in tables instead of multiplying by a stride. */
 static void resampled_axes_around_an_orthogonal_one_equal_the_host_made_path(void **state)
 {
-    fixture *f = *state;
+    cuda_fixture *f = *state;
     host_arrays a;
     memset(&a, 0, sizeof a);
-    a.orthogonal = make_shape(1, (const int64_t[]){3});
-    a.input = make_shape(3, (const int64_t[]){5, 3, 8});
-    a.output = make_shape(3, (const int64_t[]){4, 3, 6});
+    a.orthogonal = shape_of(1, (const int64_t[]){3});
+    a.input = shape_of(3, (const int64_t[]){5, 3, 8});
+    a.output = shape_of(3, (const int64_t[]){4, 3, 6});
     a.num_axis_input = 2;
     a.axis_input[0] = 0;
     a.axis_input[1] = -1; /* negative axes count from the end, as in NumPy */
@@ -367,12 +324,12 @@ static void resampled_axes_around_an_orthogonal_one_equal_the_host_made_path(voi
  * into chunks in the plan. */
 static void a_long_row_equals_the_host_made_path(void **state)
 {
-    fixture *f = *state;
+    cuda_fixture *f = *state;
     host_arrays a;
     memset(&a, 0, sizeof a);
-    a.orthogonal = make_shape(0, NULL);
-    a.input = make_shape(1, (const int64_t[]){5000});
-    a.output = make_shape(1, (const int64_t[]){64});
+    a.orthogonal = shape_of(0, NULL);
+    a.input = shape_of(1, (const int64_t[]){5000});
+    a.output = shape_of(1, (const int64_t[]){64});
     fill_random(&a, (const int64_t[]){4 * SPART_CHUNK_LENGTH}, 0, 3);
     for (int64_t k = 0; k < a.num_entries; k += 2) {
         a.indices_output[k] = 7;
@@ -383,7 +340,7 @@ static void a_long_row_equals_the_host_made_path(void **state)
 
 static void no_entries_and_null_pointers_equal_the_host_made_path(void **state)
 {
-    fixture *f = *state;
+    cuda_fixture *f = *state;
     host_arrays a = three_elements((const int64_t[]){0, 0, 0}, 0, 4);
     assert_int_equal(a.num_entries, 0);
     spart_regridder *got = NULL;
@@ -399,7 +356,7 @@ static void no_entries_and_null_pointers_equal_the_host_made_path(void **state)
 
 static void the_callers_arrays_are_left_as_they_were(void **state)
 {
-    fixture *f = *state;
+    cuda_fixture *f = *state;
     host_arrays a = three_elements(NULL, 2000, 5);
     device_arrays d = upload(&a);
     spart_regridder_options options;
@@ -434,7 +391,7 @@ static void the_callers_arrays_are_left_as_they_were(void **state)
  * copy, as the stream orders it. */
 static void entries_written_on_the_contexts_stream_are_read_after_that_work(void **state)
 {
-    fixture *f = *state;
+    cuda_fixture *f = *state;
     host_arrays a = three_elements(NULL, 20000, 6);
     size_t n = (size_t)a.num_entries;
     cudaStream_t stream = NULL;
@@ -477,7 +434,7 @@ static void entries_written_on_the_contexts_stream_are_read_after_that_work(void
 
 /* `a` holds an index out of range: the device path refuses it with the
  * status and the sentence of the host path, and makes no regridder. */
-static void assert_refused_as_on_the_host(fixture *f, const host_arrays *a, const char *what)
+static void assert_refused_as_on_the_host(cuda_fixture *f, const host_arrays *a, const char *what)
 {
     spart_weights *weights = NULL;
     assert_int_equal(spart_weights_create_from_arrays(
@@ -502,7 +459,7 @@ static void assert_refused_as_on_the_host(fixture *f, const host_arrays *a, cons
 
 static void out_of_range_indices_are_refused_naming_the_first_bad_entry(void **state)
 {
-    fixture *f = *state;
+    cuda_fixture *f = *state;
     /* Entries over many blocks; element 1 empty. */
     host_arrays a = three_elements((const int64_t[]){180000, 0, 200000}, 0, 7);
     int64_t last_of_2 = a.offsets[3] - 1, in_2 = a.offsets[2] + 123456;
@@ -526,7 +483,7 @@ static void out_of_range_indices_are_refused_naming_the_first_bad_entry(void **s
 
 static void host_memory_is_refused_and_never_read(void **state)
 {
-    fixture *f = *state;
+    cuda_fixture *f = *state;
     host_arrays a = three_elements((const int64_t[]){100, 50, 100}, 0, 8);
     spart_regridder *got = (spart_regridder *)&got;
     assert_int_equal(from_arrays(f, &a, a.indices_input, a.indices_output, a.values, NULL, &got),
@@ -564,5 +521,5 @@ int main(void)
         cmocka_unit_test(out_of_range_indices_are_refused_naming_the_first_bad_entry),
         cmocka_unit_test(host_memory_is_refused_and_never_read),
     };
-    return cmocka_run_group_tests(tests, set_up, tear_down);
+    return cmocka_run_group_tests(tests, cuda_set_up, cuda_tear_down);
 }

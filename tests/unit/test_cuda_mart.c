@@ -53,13 +53,6 @@ static void from_device(spart_context *context, double *host, const double *devi
                      SPART_OK);
 }
 
-static spart_context *context_or_fail(void)
-{
-    spart_context *context = NULL;
-    assert_int_equal(spart_context_create(&context), SPART_OK);
-    return context;
-}
-
 /* ---- building blocks ------------------------------------------------------------------------ */
 
 static void merits_equal_the_host(void **state)

@@ -22,36 +22,9 @@
 
 #include "spart.h"
 #include "test_cuda_util.h"
+#include "test_psf_util.h"
 
 /* ---- helpers ------------------------------------------------------------------------------- */
-
-static spart_context *context_or_fail(void)
-{
-    spart_context *context = NULL;
-    assert_int_equal(spart_context_create(&context), SPART_OK);
-    return context;
-}
-
-/* n values uniform in [low, low + 1). */
-static double *random_values(int64_t n, uint64_t seed, double low)
-{
-    double *values = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
-    assert_non_null(values);
-    uint64_t state = seed;
-    for (int64_t i = 0; i < n; i++) {
-        values[i] = low + next_uniform(&state);
-    }
-    return values;
-}
-
-static spart_shape make_shape(int ndim, const int64_t *dims)
-{
-    spart_shape shape = {ndim, {0}};
-    for (int axis = 0; axis < ndim; axis++) {
-        shape.dims[axis] = dims[axis];
-    }
-    return shape;
-}
 
 static double *device_copy(spart_context *context, const double *host, int64_t n)
 {
@@ -76,68 +49,6 @@ static void host_copy(spart_context *context, double *host, const double *device
     check_cuda(cudaDeviceSynchronize(), "the device work");
     assert_int_equal(spart_device_copy_to_host(context, host, device, (size_t)n * sizeof(double)),
                      SPART_OK);
-}
-
-/* The kernel image `image` uses: its orthogonal index broadcast against the
- * kernels' orthogonal shape. */
-static const double *kernel_for_image(const spart_shape *kernels, const double *kernel_values,
-                                      const spart_shape *images, int64_t image)
-{
-    int image_orthogonal = images->ndim - 2;
-    int kernel_orthogonal = kernels->ndim - 2;
-    int64_t kernel = 0;
-    int64_t stride = 1;
-    int64_t rest = image;
-    for (int axis = image_orthogonal - 1; axis >= 0; axis--) {
-        int64_t index = rest % images->dims[axis];
-        rest /= images->dims[axis];
-        int kernel_axis = axis - (image_orthogonal - kernel_orthogonal);
-        if (kernel_axis >= 0) {
-            int64_t extent = kernels->dims[kernel_axis];
-            kernel += (extent == 1 ? 0 : index) * stride;
-            stride *= extent;
-        }
-    }
-    int64_t ky = kernels->dims[kernels->ndim - 2];
-    int64_t kx = kernels->dims[kernels->ndim - 1];
-    return kernel_values + kernel * ky * kx;
-}
-
-/* The sums of spart/psf.h, directly: P in (adjoint = 0) or P^T in. */
-static void direct_psf(const spart_shape *kernels, const double *kernel_values,
-                       const spart_shape *images, const double *in, double *out, int adjoint)
-{
-    int64_t ny = images->dims[images->ndim - 2];
-    int64_t nx = images->dims[images->ndim - 1];
-    int64_t ky = kernels->dims[kernels->ndim - 2];
-    int64_t kx = kernels->dims[kernels->ndim - 1];
-    int64_t num_images = spart_shape_size(images) / (ny * nx);
-    for (int64_t image = 0; image < num_images; image++) {
-        const double *k = kernel_for_image(kernels, kernel_values, images, image);
-        const double *a = in + image * ny * nx;
-        double *b = out + image * ny * nx;
-        for (int64_t i = 0; i < ny * nx; i++) {
-            b[i] = 0.0;
-        }
-        for (int64_t yo = 0; yo < ny; yo++) {
-            for (int64_t xo = 0; xo < nx; xo++) {
-                for (int64_t yi = 0; yi < ny; yi++) {
-                    for (int64_t xi = 0; xi < nx; xi++) {
-                        int64_t jy = yo - yi + ky / 2;
-                        int64_t jx = xo - xi + kx / 2;
-                        if (jy < 0 || jy >= ky || jx < 0 || jx >= kx) {
-                            continue;
-                        }
-                        if (adjoint) {
-                            b[yi * nx + xi] += k[jy * kx + jx] * a[yo * nx + xo];
-                        } else {
-                            b[yo * nx + xo] += k[jy * kx + jx] * a[yi * nx + xi];
-                        }
-                    }
-                }
-            }
-        }
-    }
 }
 
 /* The scale of an output's rounding error: max |in| times the largest
@@ -203,8 +114,8 @@ static void expect_agreement(int image_ndim, const int64_t *image_dims, int kern
                              const int64_t *kernel_dims, uint64_t seed)
 {
     spart_context *context = context_or_fail();
-    spart_shape images = make_shape(image_ndim, image_dims);
-    spart_shape kernels = make_shape(kernel_ndim, kernel_dims);
+    spart_shape images = shape_of(image_ndim, image_dims);
+    spart_shape kernels = shape_of(kernel_ndim, kernel_dims);
     int64_t n = spart_shape_size(&images);
     int64_t kernel_size = kernel_dims[kernel_ndim - 2] * kernel_dims[kernel_ndim - 1];
     int64_t num_kernels = spart_shape_size(&kernels) / kernel_size;
@@ -296,15 +207,6 @@ static void one_row_one_column_and_one_pixel_match_direct_sums_and_the_host(void
 }
 
 /* ---- the adjoint -------------------------------------------------------------------------- */
-
-static double dot(const double *a, const double *b, int64_t n)
-{
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        sum += a[i] * b[i];
-    }
-    return sum;
-}
 
 static void the_device_adjoint_passes_the_dot_product_test(void **state)
 {

@@ -27,20 +27,7 @@
 #include "regridder_device.h"
 #include "test_cuda_util.h"
 
-typedef struct fixture {
-    spart_context *context;
-} fixture;
-
-static spart_regridder *to_device(fixture *f, const spart_regridder *host)
-{
-    spart_regridder *device = NULL;
-    if (spart_regridder_to_device(f->context, host, &device) != SPART_OK) {
-        fail_msg("spart_regridder_to_device: %s", spart_context_error(f->context));
-    }
-    return device;
-}
-
-static spart_regridder *transpose_of(fixture *f, spart_regridder *regridder)
+static spart_regridder *transpose_of(cuda_fixture *f, spart_regridder *regridder)
 {
     spart_regridder *transposed = NULL;
     if (spart_regridder_transpose(f->context, regridder, &transposed) != SPART_OK) {
@@ -49,24 +36,12 @@ static spart_regridder *transpose_of(fixture *f, spart_regridder *regridder)
     return transposed;
 }
 
-/* Row lengths drawn in [0, 2 * mean], a tenth of the rows empty. */
-static int64_t *random_lengths(int64_t rows, int64_t mean, uint64_t seed)
-{
-    int64_t *lengths = malloc((size_t)(rows > 0 ? rows : 1) * sizeof(int64_t));
-    uint64_t state = seed;
-    for (int64_t r = 0; r < rows; r++) {
-        int empty = next_uniform(&state) < 0.1;
-        lengths[r] = empty ? 0 : (int64_t)(next_uniform(&state) * (double)(2 * mean + 1));
-    }
-    return lengths;
-}
-
 /* The device transpose of `host` (through spart_regridder_transpose of a
  * device copy) equals the host transpose, products included; the
  * transpose of the transpose is the original object. */
-static void assert_transpose_equals_host(fixture *f, spart_regridder *host, const char *what)
+static void assert_transpose_equals_host(cuda_fixture *f, spart_regridder *host, const char *what)
 {
-    spart_regridder *device = to_device(f, host);
+    spart_regridder *device = regridder_on_device(f, host);
     spart_regridder *host_transposed = transpose_of(f, host);
     spart_regridder *device_transposed = transpose_of(f, device);
     (void)assert_same_csr(f->context, host_transposed, device_transposed, what);
@@ -83,7 +58,7 @@ static void assert_transpose_equals_host(fixture *f, spart_regridder *host, cons
 
 static void every_value_and_column_type_equals_the_host(void **state)
 {
-    fixture *f = *state;
+    cuda_fixture *f = *state;
     int64_t *lengths = random_lengths(20000, 12, 1);
     for (int float32 = 0; float32 <= 1; float32++) {
         for (int int64_columns = 0; int64_columns <= 1; int64_columns++) {
@@ -103,11 +78,11 @@ static void every_value_and_column_type_equals_the_host(void **state)
  * without, into fresh regridders: the host's arrays each time. */
 static void sixty_four_bit_sorts_and_repeated_runs_equal_the_host(void **state)
 {
-    fixture *f = *state;
+    cuda_fixture *f = *state;
     int64_t *lengths = random_lengths(50000, 20, 3);
     spart_regridder *host = csr_regridder(f->context, 50000, 30000, lengths, 1, 0, 4);
     spart_regridder *host_transposed = transpose_of(f, host);
-    spart_regridder *device = to_device(f, host);
+    spart_regridder *device = regridder_on_device(f, host);
     uint64_t first = 0;
     for (int run = 0; run < 6; run++) {
         int wide = run % 2;
@@ -131,7 +106,7 @@ static void sixty_four_bit_sorts_and_repeated_runs_equal_the_host(void **state)
 
 static void empty_operators_and_empty_rows_equal_the_host(void **state)
 {
-    fixture *f = *state;
+    cuda_fixture *f = *state;
     int64_t zeros[6] = {0, 0, 0, 0, 0, 0};
     spart_regridder *no_entries = csr_regridder(f->context, 6, 9, zeros, 0, 0, 5);
     assert_transpose_equals_host(f, no_entries, "no entries");
@@ -157,7 +132,7 @@ static void empty_operators_and_empty_rows_equal_the_host(void **state)
  * the transpose (chunked, with a long-row table built on the device). */
 static void an_enormous_row_and_enormous_columns_equal_the_host(void **state)
 {
-    fixture *f = *state;
+    cuda_fixture *f = *state;
     int64_t *lengths = random_lengths(3000, 4, 9);
     lengths[1234] = 3000000;
     spart_regridder *wide_row = csr_regridder(f->context, 3000, 200000, lengths, 1, 0, 10);
@@ -187,7 +162,7 @@ typedef struct conservative_case {
     spart_weights *weights;
 } conservative_case;
 
-static void make_conservative(fixture *f, conservative_case *c, int64_t elements, int64_t n_in,
+static void make_conservative(cuda_fixture *f, conservative_case *c, int64_t elements, int64_t n_in,
                               int64_t n_out)
 {
     memset(c, 0, sizeof *c);
@@ -234,7 +209,7 @@ static void free_conservative(conservative_case *c)
 
 /* A regridder for the case's weights with values of shape (in_elements,
  * n_in - 1) and (out_elements, n_out - 1), on the device or the host. */
-static spart_regridder *conservative_forward(fixture *f, const conservative_case *c,
+static spart_regridder *conservative_forward(cuda_fixture *f, const conservative_case *c,
                                              int64_t in_elements, int64_t out_elements, int float32,
                                              int on_device)
 {
@@ -255,15 +230,16 @@ static spart_regridder *conservative_forward(fixture *f, const conservative_case
     return regridder;
 }
 
-static spart_status conservative_of(fixture *f, const conservative_case *c,
+static spart_status conservative_of(cuda_fixture *f, const conservative_case *c,
                                     spart_regridder *forward, spart_regridder **conservative)
 {
     return spart_regridder_transpose_conservative(f->context, forward, 1, &c->grid_input,
                                                   &c->grid_output, &c->options, conservative);
 }
 
-static void check_conservative_role(fixture *f, const conservative_case *c, int64_t in_elements,
-                                    int64_t out_elements, int float32, const char *what)
+static void check_conservative_role(cuda_fixture *f, const conservative_case *c,
+                                    int64_t in_elements, int64_t out_elements, int float32,
+                                    const char *what)
 {
     spart_regridder *host = conservative_forward(f, c, in_elements, out_elements, float32, 0);
     spart_regridder *device = conservative_forward(f, c, in_elements, out_elements, float32, 1);
@@ -290,7 +266,7 @@ static void check_conservative_role(fixture *f, const conservative_case *c, int6
 
 static void the_conservative_transpose_equals_the_host(void **state)
 {
-    fixture *f = *state;
+    cuda_fixture *f = *state;
     conservative_case small, large;
     make_conservative(f, &small, 3, 9, 6);
     make_conservative(f, &large, 5, 4001, 3000);
@@ -306,7 +282,7 @@ static void the_conservative_transpose_equals_the_host(void **state)
 
 static void lost_elements_are_refused_on_the_device_too(void **state)
 {
-    fixture *f = *state;
+    cuda_fixture *f = *state;
     conservative_case c;
     make_conservative(f, &c, 3, 9, 6);
     spart_regridder *device = conservative_forward(f, &c, 1, 1, 0, 1);
@@ -319,25 +295,6 @@ static void lost_elements_are_refused_on_the_device_too(void **state)
 }
 
 /* ---- setup and main ------------------------------------------------------------------------ */
-
-static int set_up(void **state)
-{
-    static fixture f;
-    memset(&f, 0, sizeof f);
-    if (spart_context_create(&f.context) != SPART_OK ||
-        spart_context_set_cuda_device(f.context, 0) != SPART_OK) {
-        return -1;
-    }
-    *state = &f;
-    return 0;
-}
-
-static int tear_down(void **state)
-{
-    fixture *f = *state;
-    spart_context_free(f->context);
-    return 0;
-}
 
 int main(void)
 {
@@ -357,5 +314,5 @@ int main(void)
         cmocka_unit_test(the_conservative_transpose_equals_the_host),
         cmocka_unit_test(lost_elements_are_refused_on_the_device_too),
     };
-    return cmocka_run_group_tests(tests, set_up, tear_down);
+    return cmocka_run_group_tests(tests, cuda_set_up, cuda_tear_down);
 }

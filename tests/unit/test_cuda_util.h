@@ -1,10 +1,10 @@
 /*
- * tests/unit/test_cuda_util.h: what the device-building tests
- * (test_cuda_assembly.c, test_cuda_transpose.c) share: reproducible
- * numbers, CSR matrices made directly in the internal layout, comparing a
- * device regridder's arrays and products with a host regridder's bit for
- * bit, and the skip rule of the `cuda` label (exit 77 without a device,
- * failure with SPART_REQUIRE_GPU=1).
+ * tests/unit/test_cuda_util.h: what the device tests (test_cuda_*.c)
+ * share: reproducible numbers, CSR matrices made directly in the internal
+ * layout, comparing a device regridder's arrays and products with a host
+ * regridder's bit for bit, the fixture of a context on device 0, and the
+ * skip rule of the `cuda` label (exit 77 without a device, failure with
+ * SPART_REQUIRE_GPU=1).
  *
  * Include after <cmocka.h>. Everything is static inline, so a test that
  * uses only part of it builds without warnings.
@@ -22,15 +22,9 @@
 
 #include "regridder_internal.h"
 #include "spart.h"
+#include "test_util.h"
 
 /* ---- numbers ------------------------------------------------------------------------- */
-
-/* A reproducible stream of numbers in [0, 1) (not rand(): the same everywhere). */
-static inline double next_uniform(uint64_t *state)
-{
-    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(*state >> 11) / 9007199254740992.0;
-}
 
 /* A value of either sign whose exponent spans 2^-30 .. 2^30, so that any
  * change of order or rounding shows in the last bits. */
@@ -41,15 +35,26 @@ static inline double spread_value(uint64_t *state)
     return ldexp(mantissa, exponent);
 }
 
-/* FNV-1a over `bytes` bytes: the golden digest of an array. */
-static inline uint64_t digest_bytes(const void *data, size_t bytes)
+/* Row lengths drawn in [0, 2 * mean], a tenth of the rows empty. */
+static inline int64_t *random_lengths(int64_t rows, int64_t mean, uint64_t seed)
 {
-    uint64_t hash = 1469598103934665603ULL;
-    const unsigned char *p = data;
-    for (size_t k = 0; k < bytes; k++) {
-        hash = (hash ^ p[k]) * 1099511628211ULL;
+    int64_t *lengths = malloc((size_t)(rows > 0 ? rows : 1) * sizeof(int64_t));
+    uint64_t state = seed;
+    for (int64_t r = 0; r < rows; r++) {
+        int empty = next_uniform(&state) < 0.1;
+        lengths[r] = empty ? 0 : (int64_t)(next_uniform(&state) * (double)(2 * mean + 1));
     }
-    return hash;
+    return lengths;
+}
+
+/* The number of cells along `count` of a shape's axes. */
+static inline int64_t resampled_cells(const spart_shape *shape, int count, const int *axes)
+{
+    int64_t cells = 1;
+    for (int a = 0; a < count; a++) {
+        cells *= shape->dims[axes[a]];
+    }
+    return cells;
 }
 
 static inline void check_cuda(cudaError_t error, const char *what)
@@ -272,6 +277,45 @@ static inline void assert_same_products(spart_context *context, const spart_regr
     free(x);
     free(expected);
     free(got);
+}
+
+/* ---- the fixture ------------------------------------------------------------------------- */
+
+/* What a group of device tests shares: a context on CUDA device 0. */
+typedef struct cuda_fixture {
+    spart_context *context;
+} cuda_fixture;
+
+/* The group set-up of cmocka_run_group_tests: -1 (the group fails) when
+ * the context or device 0 cannot be had. */
+static inline int cuda_set_up(void **state)
+{
+    cuda_fixture *f = calloc(1, sizeof *f);
+    if (f == NULL || spart_context_create(&f->context) != SPART_OK ||
+        spart_context_set_cuda_device(f->context, 0) != SPART_OK) {
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static inline int cuda_tear_down(void **state)
+{
+    cuda_fixture *f = *state;
+    spart_context_free(f->context);
+    free(f);
+    return 0;
+}
+
+/* A copy of a host regridder on device 0 (the test fails if it cannot be made). */
+static inline spart_regridder *regridder_on_device(cuda_fixture *f, const spart_regridder *host)
+{
+    spart_regridder *device = NULL;
+    if (spart_regridder_to_device(f->context, host, &device) != SPART_OK) {
+        fail_msg("spart_regridder_to_device: %s", spart_context_error(f->context));
+    }
+    assert_int_equal(spart_regridder_cuda_device(device), 0);
+    return device;
 }
 
 /* ---- the skip rule ------------------------------------------------------------------------ */

@@ -20,17 +20,7 @@
 #include <cmocka.h>
 
 #include "spart.h"
-
-static spart_shape shape_of(int ndim, const int64_t *dims)
-{
-    spart_shape shape;
-    memset(&shape, 0, sizeof shape);
-    shape.ndim = ndim;
-    for (int a = 0; a < ndim; a++) {
-        shape.dims[a] = dims[a];
-    }
-    return shape;
-}
+#include "test_util.h"
 
 /* Weights as arrays: two elements along the first axis, from 2 x 3 input
  * cells to 4 input cells (resampled axes last), three entries each. */

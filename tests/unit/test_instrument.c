@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "spart/instrument.h"
+#include "test_util.h"
 
 /* A small instrument: 2 channels (0 and 90 degrees), 3 bins around 171 A,
  * a 6x6 scene over +-3" at 1"/pixel, a 16x16 sensor, all in memory owned
@@ -63,13 +64,6 @@ static void small_params(small_instrument *s)
     p->sensor_x = s->sensor_x;
     p->num_sensor_y = 16;
     p->sensor_y = s->sensor_y;
-}
-
-static spart_context *context_or_fail(void)
-{
-    spart_context *context = NULL;
-    assert_int_equal(spart_context_create(&context), SPART_OK);
-    return context;
 }
 
 static void sizes_follow_the_grids(void **state)

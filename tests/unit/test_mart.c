@@ -16,6 +16,7 @@
 #include "mart_math.h"
 #include "spart/mart.h"
 #include "spart/weights.h"
+#include "test_util.h"
 
 /* ---- the shared pow ------------------------------------------------------------------------ */
 
@@ -236,13 +237,6 @@ static toy one_voxel(void)
     t.weight[0][0][0] = 2.0;
     t.fail_forward_at = -1;
     return t;
-}
-
-static spart_context *context_or_fail(void)
-{
-    spart_context *context = NULL;
-    assert_int_equal(spart_context_create(&context), SPART_OK);
-    return context;
 }
 
 static void one_voxel_with_gamma_one_is_solved_in_one_update(void **state)

@@ -16,31 +16,7 @@
 #include <cmocka.h>
 
 #include "spart.h"
-
-/* A reproducible stream of numbers in [0, 1). */
-static double next_uniform(uint64_t *state)
-{
-    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(*state >> 11) / 9007199254740992.0;
-}
-
-static spart_shape shape_of(int ndim, const int64_t *dims)
-{
-    spart_shape shape;
-    memset(&shape, 0, sizeof shape);
-    shape.ndim = ndim;
-    for (int k = 0; k < ndim; k++) {
-        shape.dims[k] = dims[k];
-    }
-    return shape;
-}
-
-static spart_context *context_or_fail(void)
-{
-    spart_context *context = NULL;
-    assert_int_equal(spart_context_create(&context), SPART_OK);
-    return context;
-}
+#include "test_util.h"
 
 /* Random triples of `elements` weights elements: each of `voxels` voxels
  * reached by 0 to 4 of `pixels` pixels, values in [0, 1). */

@@ -18,103 +18,10 @@
 #include "spart/psf.h"
 #include "spart/regridder.h"
 #include "spart/weights.h"
+#include "test_util.h"
+#include "test_psf_util.h"
 
 /* ---- helpers ------------------------------------------------------------------------------- */
-
-static spart_context *context_or_fail(void)
-{
-    spart_context *context = NULL;
-    assert_int_equal(spart_context_create(&context), SPART_OK);
-    return context;
-}
-
-static double next_uniform(uint64_t *state)
-{
-    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(*state >> 11) / 9007199254740992.0;
-}
-
-/* n values uniform in [low, low + 1). */
-static double *random_values(int64_t n, uint64_t seed, double low)
-{
-    double *values = malloc((size_t)n * sizeof(double));
-    uint64_t state = seed;
-    for (int64_t i = 0; i < n; i++) {
-        values[i] = low + next_uniform(&state);
-    }
-    return values;
-}
-
-static spart_shape make_shape(int ndim, const int64_t *dims)
-{
-    spart_shape shape = {ndim, {0}};
-    for (int axis = 0; axis < ndim; axis++) {
-        shape.dims[axis] = dims[axis];
-    }
-    return shape;
-}
-
-/* The kernel image `image` uses: its orthogonal index broadcast against the
- * kernels' orthogonal shape. */
-static const double *kernel_for_image(const spart_shape *kernels, const double *kernel_values,
-                                      const spart_shape *images, int64_t image)
-{
-    int image_orthogonal = images->ndim - 2;
-    int kernel_orthogonal = kernels->ndim - 2;
-    int64_t kernel = 0;
-    int64_t stride = 1;
-    int64_t rest = image;
-    for (int axis = image_orthogonal - 1; axis >= 0; axis--) {
-        int64_t index = rest % images->dims[axis];
-        rest /= images->dims[axis];
-        int kernel_axis = axis - (image_orthogonal - kernel_orthogonal);
-        if (kernel_axis >= 0) {
-            int64_t extent = kernels->dims[kernel_axis];
-            kernel += (extent == 1 ? 0 : index) * stride;
-            stride *= extent;
-        }
-    }
-    int64_t ky = kernels->dims[kernels->ndim - 2];
-    int64_t kx = kernels->dims[kernels->ndim - 1];
-    return kernel_values + kernel * ky * kx;
-}
-
-/* The sums of spart/psf.h, directly: P in (adjoint = 0) or P^T in. */
-static void direct_psf(const spart_shape *kernels, const double *kernel_values,
-                       const spart_shape *images, const double *in, double *out, int adjoint)
-{
-    int64_t ny = images->dims[images->ndim - 2];
-    int64_t nx = images->dims[images->ndim - 1];
-    int64_t ky = kernels->dims[kernels->ndim - 2];
-    int64_t kx = kernels->dims[kernels->ndim - 1];
-    int64_t num_images = spart_shape_size(images) / (ny * nx);
-    for (int64_t image = 0; image < num_images; image++) {
-        const double *k = kernel_for_image(kernels, kernel_values, images, image);
-        const double *a = in + image * ny * nx;
-        double *b = out + image * ny * nx;
-        for (int64_t i = 0; i < ny * nx; i++) {
-            b[i] = 0.0;
-        }
-        for (int64_t yo = 0; yo < ny; yo++) {
-            for (int64_t xo = 0; xo < nx; xo++) {
-                for (int64_t yi = 0; yi < ny; yi++) {
-                    for (int64_t xi = 0; xi < nx; xi++) {
-                        int64_t jy = yo - yi + ky / 2;
-                        int64_t jx = xo - xi + kx / 2;
-                        if (jy < 0 || jy >= ky || jx < 0 || jx >= kx) {
-                            continue;
-                        }
-                        if (adjoint) {
-                            b[yi * nx + xi] += k[jy * kx + jx] * a[yo * nx + xo];
-                        } else {
-                            b[yo * nx + xo] += k[jy * kx + jx] * a[yi * nx + xi];
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
 
 /* max |a - b| / max |b|. */
 static double relative_error(const double *a, const double *b, int64_t n)
@@ -135,8 +42,8 @@ static void expect_direct_agreement(int image_ndim, const int64_t *image_dims, i
                                     const int64_t *kernel_dims, uint64_t seed)
 {
     spart_context *context = context_or_fail();
-    spart_shape images = make_shape(image_ndim, image_dims);
-    spart_shape kernels = make_shape(kernel_ndim, kernel_dims);
+    spart_shape images = shape_of(image_ndim, image_dims);
+    spart_shape kernels = shape_of(kernel_ndim, kernel_dims);
     int64_t n = spart_shape_size(&images);
     double *kernel_values = random_values(spart_shape_size(&kernels), seed, -0.25);
     double *in = random_values(n, seed + 1, 0.0);
@@ -267,15 +174,6 @@ static void per_element_kernels_match_direct_sums(void **state)
 
 /* ---- the adjoint -------------------------------------------------------------------------- */
 
-static double dot(const double *a, const double *b, int64_t n)
-{
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        sum += a[i] * b[i];
-    }
-    return sum;
-}
-
 static void adjoint_passes_the_dot_product_test(void **state)
 {
     (void)state;
@@ -287,8 +185,8 @@ static void adjoint_passes_the_dot_product_test(void **state)
         {1, 5, 4, 12, 9},
     };
     for (int c = 0; c < 3; c++) {
-        spart_shape images = make_shape(3, shapes[c]);
-        spart_shape kernels = make_shape(2, shapes[c] + 3);
+        spart_shape images = shape_of(3, shapes[c]);
+        spart_shape kernels = shape_of(2, shapes[c] + 3);
         int64_t n = spart_shape_size(&images);
         double *kernel_values = random_values(spart_shape_size(&kernels), 50 + (uint64_t)c, 0.0);
         double *a = random_values(n, 60 + (uint64_t)c, -0.5);
@@ -364,15 +262,6 @@ static void results_are_the_same_bits_for_any_thread_count_and_in_place(void **s
 }
 
 /* ---- errors ------------------------------------------------------------------------------- */
-
-static void expect_error(spart_context *context, spart_status status, spart_status expected,
-                         const char *words)
-{
-    assert_int_equal(status, expected);
-    if (strstr(spart_context_error(context), words) == NULL) {
-        fail_msg("the sentence \"%s\" does not say \"%s\"", spart_context_error(context), words);
-    }
-}
 
 static void kernels_or_images_of_the_wrong_rank_are_refused(void **state)
 {

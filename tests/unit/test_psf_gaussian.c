@@ -14,20 +14,7 @@
 #include <cmocka.h>
 
 #include "spart.h"
-
-static int set_up(void **state)
-{
-    spart_context *context = NULL;
-    assert_int_equal(spart_context_create(&context), SPART_OK);
-    *state = context;
-    return 0;
-}
-
-static int tear_down(void **state)
-{
-    spart_context_free(*state);
-    return 0;
-}
+#include "test_psf_util.h"
 
 enum { MAX_SAMPLES = 61 * 61 };
 
@@ -181,15 +168,6 @@ static void small_kernels_have_their_closed_forms(void **state)
     assert_true(three[0] == three[2]);
 }
 
-static void expect_error(spart_context *context, spart_status status, spart_status expected,
-                         const char *words)
-{
-    assert_int_equal(status, expected);
-    if (strstr(spart_context_error(context), words) == NULL) {
-        fail_msg("the sentence \"%s\" does not say \"%s\"", spart_context_error(context), words);
-    }
-}
-
 /* Bad arguments are refused with a sentence naming them, and the kernel
  * is left as it was. */
 static void bad_arguments_are_refused_and_nothing_is_written(void **state)
@@ -237,17 +215,19 @@ static void bad_arguments_are_refused_and_nothing_is_written(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(kernels_sum_to_one, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(odd_kernels_are_symmetric_about_their_centre, set_up,
-                                        tear_down),
-        cmocka_unit_test_setup_teardown(the_centre_is_at_half_the_size_rounded_down, set_up,
-                                        tear_down),
-        cmocka_unit_test_setup_teardown(a_quarter_turn_swaps_the_axes, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(second_moments_are_the_widths_turned_by_the_angle, set_up,
-                                        tear_down),
-        cmocka_unit_test_setup_teardown(small_kernels_have_their_closed_forms, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(bad_arguments_are_refused_and_nothing_is_written, set_up,
-                                        tear_down),
+        cmocka_unit_test_setup_teardown(kernels_sum_to_one, context_set_up, context_tear_down),
+        cmocka_unit_test_setup_teardown(odd_kernels_are_symmetric_about_their_centre,
+                                        context_set_up, context_tear_down),
+        cmocka_unit_test_setup_teardown(the_centre_is_at_half_the_size_rounded_down, context_set_up,
+                                        context_tear_down),
+        cmocka_unit_test_setup_teardown(a_quarter_turn_swaps_the_axes, context_set_up,
+                                        context_tear_down),
+        cmocka_unit_test_setup_teardown(second_moments_are_the_widths_turned_by_the_angle,
+                                        context_set_up, context_tear_down),
+        cmocka_unit_test_setup_teardown(small_kernels_have_their_closed_forms, context_set_up,
+                                        context_tear_down),
+        cmocka_unit_test_setup_teardown(bad_arguments_are_refused_and_nothing_is_written,
+                                        context_set_up, context_tear_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,36 +14,7 @@
 #include <cmocka.h>
 
 #include "spart.h"
-
-/* A reproducible stream of numbers in [0, 1) (not rand(): the same on
- * every platform). */
-static double next_uniform(uint64_t *state)
-{
-    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(*state >> 11) / 9007199254740992.0;
-}
-
-/* FNV-1a over the bytes of n doubles: the golden digest of a result. */
-static uint64_t digest(const double *values, int64_t n)
-{
-    uint64_t hash = 1469598103934665603ULL;
-    const unsigned char *bytes = (const unsigned char *)values;
-    for (size_t k = 0; k < (size_t)n * sizeof(double); k++) {
-        hash = (hash ^ bytes[k]) * 1099511628211ULL;
-    }
-    return hash;
-}
-
-static spart_shape shape_of(int ndim, const int64_t *dims)
-{
-    spart_shape shape;
-    memset(&shape, 0, sizeof shape);
-    shape.ndim = ndim;
-    for (int k = 0; k < ndim; k++) {
-        shape.dims[k] = dims[k];
-    }
-    return shape;
-}
+#include "test_util.h"
 
 /* Random weights: each of the orthogonal elements gets `per_element`
  * entries with random cells (repeats allowed) and values in [0.5, 1.5). */
@@ -501,22 +472,6 @@ static spart_weights *signed_weights(fixture *f, int64_t rows, int64_t columns, 
     return weights;
 }
 
-/* a and b hold the same bits, except that a NaN may be any NaN: which NaN
- * an operation on two NaNs gives (the sign and payload of the first
- * operand, on x86) depends on the operand order the compiler picks, which
- * is not part of the summation order (a GPU gives its canonical NaN). */
-static void assert_same_bits_or_nan(const double *a, const double *b, int64_t n)
-{
-    for (int64_t k = 0; k < n; k++) {
-        if (isnan(a[k]) && isnan(b[k])) {
-            continue;
-        }
-        if (memcmp(&a[k], &b[k], sizeof(double)) != 0) {
-            fail_msg("value %lld: %a, expected %a", (long long)k, a[k], b[k]);
-        }
-    }
-}
-
 /* y of `regridder` for x alone and inside a batch of two copies of x,
  * each bit for bit the documented order. */
 static void assert_documented_order(fixture *f, const spart_regridder *regridder, const double *x)
@@ -600,12 +555,13 @@ static void same_digest_for_any_thread_count(void **state)
         const void *values = NULL;
         assert_int_equal(spart_regridder_csr(regridder, &row_ptr, &columns, NULL, &values),
                          SPART_OK);
-        uint64_t arrays = digest((const double *)(const void *)columns, 96000 / 2) ^
-                          digest(values, 96000) ^ digest((const double *)(const void *)row_ptr, 9);
+        uint64_t arrays = digest_doubles((const double *)(const void *)columns, 96000 / 2) ^
+                          digest_doubles(values, 96000) ^
+                          digest_doubles((const double *)(const void *)row_ptr, 9);
         (void)first_row_ptr;
         int64_t n = 0;
         double *y = apply(f, regridder, &xa, &n);
-        digests[k] = digest(y, n) ^ (arrays * 31);
+        digests[k] = digest_doubles(y, n) ^ (arrays * 31);
         free(y);
         spart_regridder_free(regridder);
     }
@@ -651,7 +607,7 @@ static void golden_digest_run_after_run(void **state)
     double *y = apply(f, regridder, &batch, &n);
     /* The digest of this product, fixed when the order was first written
      * down: a change here means the summation order changed. */
-    uint64_t got = digest(y, n);
+    uint64_t got = digest_doubles(y, n);
     if (got != 0x7664992aa1b3b4f0ULL) {
         fail_msg("digest 0x%016llx, golden 0x7664992aa1b3b4f0", (unsigned long long)got);
     }

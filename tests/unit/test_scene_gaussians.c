@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "spart.h"
+#include "test_util.h"
 
 #define RTOL 1e-13
 
@@ -31,20 +32,6 @@ typedef struct reference_value {
     int l, i, j;
     double value;
 } reference_value;
-
-static int set_up(void **state)
-{
-    spart_context *context = NULL;
-    assert_int_equal(spart_context_create(&context), SPART_OK);
-    *state = context;
-    return 0;
-}
-
-static int tear_down(void **state)
-{
-    spart_context_free(*state);
-    return 0;
-}
 
 static void assert_close(double got, double expected, double rtol, const char *what)
 {
@@ -300,20 +287,22 @@ static void wavelength_from_velocity_rejects_bad_arguments(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(wavelength_edges_equal_named_arrays_from_velocity, set_up,
-                                        tear_down),
-        cmocka_unit_test_setup_teardown(default_widths_match_ctis, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(default_widths_sum_and_maximum_match_ctis, set_up,
-                                        tear_down),
-        cmocka_unit_test_setup_teardown(given_widths_match_ctis, set_up, tear_down),
+        cmocka_unit_test_setup_teardown(wavelength_edges_equal_named_arrays_from_velocity,
+                                        context_set_up, context_tear_down),
+        cmocka_unit_test_setup_teardown(default_widths_match_ctis, context_set_up,
+                                        context_tear_down),
+        cmocka_unit_test_setup_teardown(default_widths_sum_and_maximum_match_ctis, context_set_up,
+                                        context_tear_down),
+        cmocka_unit_test_setup_teardown(given_widths_match_ctis, context_set_up, context_tear_down),
         cmocka_unit_test_setup_teardown(decreasing_vertices_and_other_rest_wavelength_match_ctis,
-                                        set_up, tear_down),
-        cmocka_unit_test_setup_teardown(tutorial_grid_matches_ctis, set_up, tear_down),
+                                        context_set_up, context_tear_down),
+        cmocka_unit_test_setup_teardown(tutorial_grid_matches_ctis, context_set_up,
+                                        context_tear_down),
         cmocka_unit_test(options_init_gives_ctis_default_widths),
-        cmocka_unit_test_setup_teardown(bad_arguments_are_rejected_with_a_sentence, set_up,
-                                        tear_down),
-        cmocka_unit_test_setup_teardown(wavelength_from_velocity_rejects_bad_arguments, set_up,
-                                        tear_down),
+        cmocka_unit_test_setup_teardown(bad_arguments_are_rejected_with_a_sentence, context_set_up,
+                                        context_tear_down),
+        cmocka_unit_test_setup_teardown(wavelength_from_velocity_rejects_bad_arguments,
+                                        context_set_up, context_tear_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "spart.h"
+#include "test_util.h"
 
 /* ---- problems ------------------------------------------------------------ */
 
@@ -37,17 +38,6 @@ typedef struct problem {
     spart_array input[2], output[2];
     spart_weights_options options;
 } problem;
-
-static spart_shape shape_of(int ndim, const int64_t *dims)
-{
-    spart_shape shape;
-    memset(&shape, 0, sizeof shape);
-    shape.ndim = ndim;
-    for (int k = 0; k < ndim; k++) {
-        shape.dims[k] = dims[k];
-    }
-    return shape;
-}
 
 static void make_stack(problem *p)
 {

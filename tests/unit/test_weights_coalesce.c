@@ -12,26 +12,7 @@
 
 #include "triples.h"
 #include "weights_kernels.h"
-
-static void *test_malloc_fn(void *user, size_t size)
-{
-    (void)user;
-    return malloc(size);
-}
-
-static void *test_realloc_fn(void *user, void *pointer, size_t size)
-{
-    (void)user;
-    return realloc(pointer, size);
-}
-
-static void test_free_fn(void *user, void *pointer)
-{
-    (void)user;
-    free(pointer);
-}
-
-static const spart_allocator test_allocator = {test_malloc_fn, test_realloc_fn, test_free_fn, NULL};
+#include "test_util.h"
 
 static void append(spart_triples *t, int64_t input, int64_t output, double value)
 {
@@ -75,7 +56,7 @@ static void empty_and_single_lists_stay_as_they_are(void **state)
 {
     (void)state;
     spart_triples t;
-    spart_triples_init(&t, &test_allocator);
+    spart_triples_init(&t, &plain_allocator);
     coalesce(&t);
     assert_int_equal(t.count, 0);
     append(&t, 4, 2, 0.5);
@@ -89,7 +70,7 @@ static void a_sorted_list_of_unique_pairs_is_untouched(void **state)
 {
     (void)state;
     spart_triples t;
-    spart_triples_init(&t, &test_allocator);
+    spart_triples_init(&t, &plain_allocator);
     append(&t, 0, 3, 1.0);
     append(&t, 0, 4, 2.0);
     append(&t, 2, 0, 3.0);
@@ -107,7 +88,7 @@ static void entries_are_sorted_by_input_then_output(void **state)
 {
     (void)state;
     spart_triples t;
-    spart_triples_init(&t, &test_allocator);
+    spart_triples_init(&t, &plain_allocator);
     append(&t, 2, 1, 1.0);
     append(&t, 0, 7, 2.0);
     append(&t, 2, 0, 3.0);
@@ -129,7 +110,7 @@ static void repeated_pairs_are_summed_in_build_order(void **state)
 {
     (void)state;
     spart_triples t;
-    spart_triples_init(&t, &test_allocator);
+    spart_triples_init(&t, &plain_allocator);
     append(&t, 1, 1, 1.0);
     append(&t, 0, 5, 9.0);
     append(&t, 1, 1, 1e16);
@@ -157,7 +138,7 @@ static void runs_of_ones_after_1e16_match_numpy(void **state)
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         spart_triples t;
-        spart_triples_init(&t, &test_allocator);
+        spart_triples_init(&t, &plain_allocator);
         append(&t, 3, 3, 1e16);
         for (int64_t k = 1; k < cases[c].length; k++) {
             append(&t, 3, 3, 1.0);
@@ -222,7 +203,7 @@ static void interleaved_runs_match_numpy_reduceat(void **state)
 {
     (void)state;
     spart_triples t;
-    spart_triples_init(&t, &test_allocator);
+    spart_triples_init(&t, &plain_allocator);
     build_interleaved_runs(&t, 0);
     coalesce(&t);
     assert_int_equal(t.count, 8);
@@ -235,10 +216,10 @@ static void interleaved_runs_match_numpy_reduceat_in_a_long_list(void **state)
 {
     (void)state;
     spart_triples t;
-    spart_triples_init(&t, &test_allocator);
+    spart_triples_init(&t, &plain_allocator);
     build_interleaved_runs(&t, 3000);
     spart_triples copy;
-    spart_triples_init(&copy, &test_allocator);
+    spart_triples_init(&copy, &plain_allocator);
     assert_int_equal(spart_triples_extend(&copy, &t), 0);
     coalesce(&t);
     assert_int_equal(t.count, 8 + 3000);
@@ -256,7 +237,7 @@ static void signed_zeros_sum_as_numpy_does(void **state)
 {
     (void)state;
     spart_triples t;
-    spart_triples_init(&t, &test_allocator);
+    spart_triples_init(&t, &plain_allocator);
     append(&t, 1, 0, -0.0);
     append(&t, 0, 0, 2.0);
     append(&t, 1, 0, -0.0);
@@ -270,7 +251,7 @@ static void negative_and_far_apart_indices_are_sorted(void **state)
 {
     (void)state;
     spart_triples t;
-    spart_triples_init(&t, &test_allocator);
+    spart_triples_init(&t, &plain_allocator);
     /* spans of nearly 2^64 on both sides: too wide for one key */
     append(&t, INT64_MAX, INT64_MIN, 1.0);
     append(&t, INT64_MIN, INT64_MAX, 2.0);
@@ -338,7 +319,7 @@ static void check_against_reference(int64_t n, int64_t span_input, int64_t span_
                                     int64_t offset, uint64_t seed)
 {
     spart_triples t;
-    spart_triples_init(&t, &test_allocator);
+    spart_triples_init(&t, &plain_allocator);
     reference_entry *entries = malloc((size_t)n * sizeof *entries);
     double *run = malloc((size_t)n * sizeof *run);
     assert_non_null(entries);

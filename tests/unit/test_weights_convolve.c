@@ -13,17 +13,7 @@
 #include <cmocka.h>
 
 #include "spart.h"
-
-static spart_shape shape_of(int ndim, const int64_t *dims)
-{
-    spart_shape shape;
-    memset(&shape, 0, sizeof shape);
-    shape.ndim = ndim;
-    for (int a = 0; a < ndim; a++) {
-        shape.dims[a] = dims[a];
-    }
-    return shape;
-}
+#include "test_util.h"
 
 static spart_context *make_context(void)
 {

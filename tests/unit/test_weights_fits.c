@@ -20,6 +20,7 @@
 #include <fitsio.h>
 
 #include "spart.h"
+#include "test_util.h"
 
 /* ---- fixtures: a context and a fresh folder per test ------------------------------ */
 
@@ -80,17 +81,6 @@ static void list_folder(const char *folder, char *names, size_t size)
         snprintf(names + used, size - used, "%s%s", used == 0 ? "" : " ", entry->d_name);
     }
     closedir(handle);
-}
-
-static spart_shape shape_of(int ndim, const int64_t *dims)
-{
-    spart_shape shape;
-    memset(&shape, 0, sizeof shape);
-    shape.ndim = ndim;
-    for (int k = 0; k < ndim; k++) {
-        shape.dims[k] = dims[k];
-    }
-    return shape;
 }
 
 static double bits_to_double(uint64_t bits)
@@ -481,12 +471,6 @@ static void *failing_realloc(void *user, void *pointer, size_t size)
 {
     failing_allocator *state = user;
     return ++state->calls == state->fail_at ? NULL : realloc(pointer, size);
-}
-
-static void plain_free(void *user, void *pointer)
-{
-    (void)user;
-    free(pointer);
 }
 
 static void failed_save_leaves_nothing(void **state)
