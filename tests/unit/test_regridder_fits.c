@@ -28,15 +28,10 @@
 
 #include "regridder_internal.h"
 #include "spart.h"
+#include "test_fits_util.h"
+#include "test_util.h"
 
 /* ---- numbers ------------------------------------------------------------------------------ */
-
-/* A reproducible stream of numbers in [0, 1) (the same on every platform). */
-static double next_uniform(uint64_t *state)
-{
-    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(*state >> 11) / 9007199254740992.0;
-}
 
 static double *random_values(int64_t n, uint64_t seed)
 {
@@ -47,24 +42,6 @@ static double *random_values(int64_t n, uint64_t seed)
         values[k] = next_uniform(&state) * 2.0 - 1.0;
     }
     return values;
-}
-
-static double bits_to_double(uint64_t bits)
-{
-    double value;
-    memcpy(&value, &bits, sizeof value);
-    return value;
-}
-
-static spart_shape shape_of(int ndim, const int64_t *dims)
-{
-    spart_shape shape;
-    memset(&shape, 0, sizeof shape);
-    shape.ndim = ndim;
-    for (int k = 0; k < ndim; k++) {
-        shape.dims[k] = dims[k];
-    }
-    return shape;
 }
 
 /* ---- operators ------------------------------------------------------------------------------ */
@@ -227,75 +204,13 @@ static spart_regridder *empty_operator(spart_context *context)
 /* ---- fixtures: a context and a fresh folder per test ------------------------------------------
  */
 
-typedef struct fixture {
-    spart_context *context;
-    char folder[64];
-    char path[128];
-} fixture;
-
 static int set_up(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    assert_non_null(f);
-    assert_int_equal(spart_context_create(&f->context), SPART_OK);
-    snprintf(f->folder, sizeof f->folder, "test_regridder_fits-XXXXXX");
-    assert_non_null(mkdtemp(f->folder));
-    snprintf(f->path, sizeof f->path, "%s/operator.fits", f->folder);
-    *state = f;
-    return 0;
-}
-
-static int tear_down(void **state)
-{
-    fixture *f = *state;
-    DIR *folder = opendir(f->folder);
-    if (folder != NULL) {
-        struct dirent *entry;
-        while ((entry = readdir(folder)) != NULL) {
-            char name[512];
-            if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) {
-                continue;
-            }
-            snprintf(name, sizeof name, "%s/%s", f->folder, entry->d_name);
-            if (remove(name) != 0) {
-                rmdir(name);
-            }
-        }
-        closedir(folder);
-    }
-    rmdir(f->folder);
-    spart_context_free(f->context);
-    free(f);
-    return 0;
-}
-
-/* The names in `folder` besides . and .., joined by spaces. */
-static void list_folder(const char *folder, char *names, size_t size)
-{
-    names[0] = '\0';
-    DIR *handle = opendir(folder);
-    assert_non_null(handle);
-    struct dirent *entry;
-    while ((entry = readdir(handle)) != NULL) {
-        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) {
-            continue;
-        }
-        size_t used = strlen(names);
-        snprintf(names + used, size - used, "%s%s", used == 0 ? "" : " ", entry->d_name);
-    }
-    closedir(handle);
+    return fits_set_up(state, "test_regridder_fits", "operator.fits");
 }
 
 /* ---- comparing regridders
  * ------------------------------------------------------------------------- */
-
-static void assert_shapes_equal(spart_shape a, spart_shape b)
-{
-    assert_int_equal(a.ndim, b.ndim);
-    for (int k = 0; k < a.ndim; k++) {
-        assert_int_equal(a.dims[k], b.dims[k]);
-    }
-}
 
 /* Every field of an axis map, over the shape's axes. */
 static void assert_axis_maps_equal(const spart_axis_map *a, const spart_axis_map *b)
@@ -347,7 +262,7 @@ static void assert_regridders_identical(const spart_regridder *a, const spart_re
     assert_null(b->owner);
 }
 
-static spart_regridder *save_and_load(fixture *f, const spart_regridder *regridder)
+static spart_regridder *save_and_load(fits_fixture *f, const spart_regridder *regridder)
 {
     assert_int_equal(spart_regridder_save(f->context, regridder, f->path, 0), SPART_OK);
     spart_regridder *loaded = NULL;
@@ -413,7 +328,7 @@ static int has_empty_row(const spart_regridder *regridder)
 
 static void round_trip_of_float64_values_is_bit_for_bit(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_regridder *regridder = batch_operator(f->context, SPART_FLOAT64);
     assert_non_null(regridder->csr.columns32);
     assert_true(has_empty_row(regridder));
@@ -424,7 +339,7 @@ static void round_trip_of_float64_values_is_bit_for_bit(void **state)
 
 static void round_trip_of_float32_values_is_bit_for_bit(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_regridder *regridder = batch_operator(f->context, SPART_FLOAT32);
     assert_int_equal(spart_regridder_value_type(regridder), SPART_FLOAT32);
     spart_regridder *loaded = save_and_load(f, regridder);
@@ -434,7 +349,7 @@ static void round_trip_of_float32_values_is_bit_for_bit(void **state)
 
 static void special_values_survive_in_both_value_types(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     const spart_value_type types[] = {SPART_FLOAT64, SPART_FLOAT32};
     for (int t = 0; t < 2; t++) {
         spart_regridder *regridder = special_values_operator(f->context, types[t]);
@@ -447,7 +362,7 @@ static void special_values_survive_in_both_value_types(void **state)
 
 static void batch_products_of_the_loaded_operator_are_bit_for_bit(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     const spart_value_type types[] = {SPART_FLOAT64, SPART_FLOAT32};
     for (int t = 0; t < 2; t++) {
         spart_regridder *regridder = batch_operator(f->context, types[t]);
@@ -462,7 +377,7 @@ static void batch_products_of_the_loaded_operator_are_bit_for_bit(void **state)
 
 static void the_plan_of_long_rows_comes_back(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_regridder *regridder = dense_operator(f->context);
     assert_int_equal(spart_regridder_group_size(regridder), 32);
     spart_regridder *loaded = save_and_load(f, regridder);
@@ -474,7 +389,7 @@ static void the_plan_of_long_rows_comes_back(void **state)
 
 static void a_huge_column_count_keeps_int64_columns(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_regridder *regridder = huge_column_operator(f->context);
     assert_non_null(regridder->csr.columns64);
     spart_regridder *loaded = save_and_load(f, regridder);
@@ -486,7 +401,7 @@ static void a_huge_column_count_keeps_int64_columns(void **state)
 
 static void an_operator_without_entries_comes_back(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_regridder *regridder = empty_operator(f->context);
     assert_int_equal(spart_regridder_num_entries(regridder), 0);
     spart_regridder *loaded = save_and_load(f, regridder);
@@ -497,7 +412,7 @@ static void an_operator_without_entries_comes_back(void **state)
 
 static void the_loaded_operator_builds_the_same_transpose(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_regridder *regridder = batch_operator(f->context, SPART_FLOAT64);
     spart_regridder *loaded = save_and_load(f, regridder);
     spart_regridder *transposed = NULL, *loaded_transposed = NULL;
@@ -511,7 +426,7 @@ static void the_loaded_operator_builds_the_same_transpose(void **state)
 /* A transpose is a regridder too: saved, it loads as one of its own. */
 static void a_transpose_saves_as_a_regridder(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_regridder *regridder = batch_operator(f->context, SPART_FLOAT64);
     spart_regridder *transposed = NULL;
     assert_int_equal(spart_regridder_transpose(f->context, regridder, &transposed), SPART_OK);
@@ -526,7 +441,7 @@ static void a_transpose_saves_as_a_regridder(void **state)
 
 static void save_refuses_to_replace_a_file(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_regridder *first = batch_operator(f->context, SPART_FLOAT64);
     spart_regridder *second = dense_operator(f->context);
     assert_int_equal(spart_regridder_save(f->context, first, f->path, 0), SPART_OK);
@@ -543,7 +458,7 @@ static void save_refuses_to_replace_a_file(void **state)
 
 static void save_with_overwrite_replaces_a_file(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_regridder *first = batch_operator(f->context, SPART_FLOAT64);
     spart_regridder *second = dense_operator(f->context);
     assert_int_equal(spart_regridder_save(f->context, first, f->path, 0), SPART_OK);
@@ -558,7 +473,7 @@ static void save_with_overwrite_replaces_a_file(void **state)
 
 static void save_leaves_only_the_file(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_regridder *regridder = batch_operator(f->context, SPART_FLOAT64);
     assert_int_equal(spart_regridder_save(f->context, regridder, f->path, 0), SPART_OK);
     assert_int_equal(spart_regridder_save(f->context, regridder, f->path, 1), SPART_OK);
@@ -570,7 +485,7 @@ static void save_leaves_only_the_file(void **state)
 
 static void save_onto_a_folder_fails_and_leaves_no_temporary(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_regridder *regridder = batch_operator(f->context, SPART_FLOAT64);
     assert_int_equal(mkdir(f->path, 0700), 0);
     char inner[192];
@@ -604,15 +519,9 @@ static void *failing_realloc(void *user, void *pointer, size_t size)
     return state->armed ? NULL : realloc(pointer, size);
 }
 
-static void plain_free(void *user, void *pointer)
-{
-    (void)user;
-    free(pointer);
-}
-
 static void save_and_load_without_memory_leave_nothing(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_regridder *regridder = batch_operator(f->context, SPART_FLOAT64);
     assert_int_equal(spart_regridder_save(f->context, regridder, f->path, 0), SPART_OK);
     failing_allocator counter = {0};
@@ -639,7 +548,7 @@ static void save_and_load_without_memory_leave_nothing(void **state)
 
 static void null_arguments_are_refused(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_regridder *regridder = batch_operator(f->context, SPART_FLOAT64);
     spart_regridder *loaded = NULL;
     assert_int_equal(spart_regridder_save(NULL, regridder, f->path, 0), SPART_ERROR_NULL_POINTER);
@@ -665,7 +574,7 @@ static void null_arguments_are_refused(void **state)
 
 /* Load f->path and expect `status` with `words` in the sentence, which
  * always names the file. */
-static void assert_load_fails(fixture *f, spart_status status, const char *words)
+static void assert_load_fails(fits_fixture *f, spart_status status, const char *words)
 {
     spart_regridder *loaded = (spart_regridder *)f; /* anything but NULL */
     spart_status got = spart_regridder_load(f->context, f->path, &loaded);
@@ -679,47 +588,6 @@ static void assert_load_fails(fixture *f, spart_status status, const char *words
     assert_non_null(strstr(sentence, words));
 }
 
-static fitsfile *open_for_update(const char *path, const char *extension)
-{
-    fitsfile *file = NULL;
-    int status = 0;
-    fits_open_diskfile(&file, path, READWRITE, &status);
-    if (extension != NULL) {
-        fits_movnam_hdu(file, BINARY_TBL, (char *)extension, 0, &status);
-    }
-    assert_int_equal(status, 0);
-    return file;
-}
-
-static void close_updated(fitsfile *file)
-{
-    int status = 0;
-    fits_close_file(file, &status);
-    assert_int_equal(status, 0);
-}
-
-/* Overwrite one cell (0-based row) of an integer column. */
-static void set_cell(const char *path, const char *extension, const char *column, int64_t row,
-                     long long value)
-{
-    fitsfile *file = open_for_update(path, extension);
-    int status = 0;
-    int number = 0;
-    fits_get_colnum(file, CASEINSEN, (char *)column, &number, &status);
-    fits_write_col(file, TLONGLONG, number, (LONGLONG)row + 1, 1, 1, &value, &status);
-    assert_int_equal(status, 0);
-    close_updated(file);
-}
-
-static void set_integer_key(const char *path, const char *key, long long value)
-{
-    fitsfile *file = open_for_update(path, NULL);
-    int status = 0;
-    fits_update_key(file, TLONGLONG, key, &value, NULL, &status);
-    assert_int_equal(status, 0);
-    close_updated(file);
-}
-
 static void set_logical_key(const char *path, const char *key, int value)
 {
     fitsfile *file = open_for_update(path, NULL);
@@ -729,17 +597,8 @@ static void set_logical_key(const char *path, const char *key, int value)
     close_updated(file);
 }
 
-static void set_string_key(const char *path, const char *key, const char *value)
-{
-    fitsfile *file = open_for_update(path, NULL);
-    int status = 0;
-    fits_update_key(file, TSTRING, key, (char *)value, NULL, &status);
-    assert_int_equal(status, 0);
-    close_updated(file);
-}
-
 /* Save the example operator (float64 values unless said) to f->path. */
-static void save_example(fixture *f, spart_value_type value_type)
+static void save_example(fits_fixture *f, spart_value_type value_type)
 {
     spart_regridder *regridder = batch_operator(f->context, value_type);
     assert_int_equal(spart_regridder_save(f->context, regridder, f->path, 0), SPART_OK);
@@ -748,20 +607,20 @@ static void save_example(fixture *f, spart_value_type value_type)
 
 static void loading_a_missing_file_is_an_io_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     assert_load_fails(f, SPART_ERROR_IO, "CFITSIO");
 }
 
 static void loading_a_folder_is_an_io_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     assert_int_equal(mkdir(f->path, 0700), 0);
     assert_load_fails(f, SPART_ERROR_IO, "directory");
 }
 
 static void loading_a_text_file_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     FILE *text = fopen(f->path, "w");
     assert_non_null(text);
     fputs("row,column,value\n0,0,1.0\n", text);
@@ -771,7 +630,7 @@ static void loading_a_text_file_is_a_format_error(void **state)
 
 static void loading_a_weights_file_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     const int64_t input[] = {5}, output[] = {4};
     spart_shape orthogonal = shape_of(0, NULL), in = shape_of(1, input), out = shape_of(1, output);
     const int64_t offsets[] = {0, 1}, indices_input[] = {0}, indices_output[] = {3};
@@ -788,7 +647,7 @@ static void loading_a_weights_file_is_a_format_error(void **state)
 
 static void loading_a_regridder_file_as_weights_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     spart_weights *weights = NULL;
     assert_int_equal(spart_weights_load(f->context, f->path, &weights), SPART_ERROR_FILE_FORMAT);
@@ -798,7 +657,7 @@ static void loading_a_regridder_file_as_weights_is_a_format_error(void **state)
 
 static void loading_another_kind_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     set_string_key(f->path, "SPARTKND", "operator");
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "SPARTKND = 'operator'");
@@ -806,7 +665,7 @@ static void loading_another_kind_is_a_format_error(void **state)
 
 static void loading_a_newer_format_version_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     set_integer_key(f->path, "SPARTVER", 2);
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "SPARTVER = 2");
@@ -814,7 +673,7 @@ static void loading_a_newer_format_version_is_a_format_error(void **state)
 
 static void loading_a_truncated_file_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     struct stat info;
     assert_int_equal(stat(f->path, &info), 0);
@@ -828,7 +687,7 @@ static void loading_a_truncated_file_is_a_format_error(void **state)
 
 static void loading_row_pointers_that_decrease_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     set_cell(f->path, "ROW_PTR", "ROW_PTR", 5, 0);
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "ROW_PTR[5] = 0 is less than ROW_PTR[4]");
@@ -836,7 +695,7 @@ static void loading_row_pointers_that_decrease_is_a_format_error(void **state)
 
 static void loading_row_pointers_not_from_zero_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     set_cell(f->path, "ROW_PTR", "ROW_PTR", 0, 1);
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "ROW_PTR[0] = 1");
@@ -844,7 +703,7 @@ static void loading_row_pointers_not_from_zero_is_a_format_error(void **state)
 
 static void loading_row_pointers_short_of_the_entries_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_regridder *regridder = dense_operator(f->context); /* 300 entries, 3 long rows */
     assert_int_equal(spart_regridder_save(f->context, regridder, f->path, 0), SPART_OK);
     spart_regridder_free(regridder);
@@ -855,7 +714,7 @@ static void loading_row_pointers_short_of_the_entries_is_a_format_error(void **s
 
 static void loading_row_pointers_past_the_entries_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     set_cell(f->path, "ROW_PTR", "ROW_PTR", 10, 9);
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "ROW_PTR[10] = 9 is past NENTRIES = 8");
@@ -863,7 +722,7 @@ static void loading_row_pointers_past_the_entries_is_a_format_error(void **state
 
 static void loading_a_column_out_of_range_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64); /* 14 columns */
     set_cell(f->path, "ENTRIES", "COLUMN", 3, 14);
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "row 3 of ENTRIES");
@@ -873,7 +732,7 @@ static void loading_a_column_out_of_range_is_a_format_error(void **state)
 
 static void loading_a_negative_column_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     set_cell(f->path, "ENTRIES", "COLUMN", 0, -1);
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "COLUMN = -1");
@@ -881,7 +740,7 @@ static void loading_a_negative_column_is_a_format_error(void **state)
 
 static void loading_a_group_size_the_matrix_does_not_call_for_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64); /* 8 entries in 10 rows: 1 lane */
     set_integer_key(f->path, "GROUPSZ", 4);
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "GROUPSZ = 4 and CHUNKLEN = 4096, but");
@@ -889,7 +748,7 @@ static void loading_a_group_size_the_matrix_does_not_call_for_is_a_format_error(
 
 static void loading_a_group_size_that_is_no_power_of_two_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     set_integer_key(f->path, "GROUPSZ", 3);
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "GROUPSZ = 3 is not a power of two");
@@ -897,7 +756,7 @@ static void loading_a_group_size_that_is_no_power_of_two_is_a_format_error(void 
 
 static void loading_another_chunk_length_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     set_integer_key(f->path, "CHUNKLEN", 1024);
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "CHUNKLEN = 1024");
@@ -905,7 +764,7 @@ static void loading_another_chunk_length_is_a_format_error(void **state)
 
 static void loading_a_value_type_unlike_the_column_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     set_string_key(f->path, "VALTYPE", "float32");
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "column VALUE of table ENTRIES");
@@ -913,7 +772,7 @@ static void loading_a_value_type_unlike_the_column_is_a_format_error(void **stat
 
 static void loading_an_unknown_value_type_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     set_string_key(f->path, "VALTYPE", "float16");
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "VALTYPE = 'float16'");
@@ -921,7 +780,7 @@ static void loading_an_unknown_value_type_is_a_format_error(void **state)
 
 static void loading_int64_columns_for_a_small_matrix_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     fitsfile *file = open_for_update(f->path, "ENTRIES");
     int status = 0;
@@ -934,7 +793,7 @@ static void loading_int64_columns_for_a_small_matrix_is_a_format_error(void **st
 
 static void loading_batch_flags_that_change_the_matrix_size_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     set_logical_key(f->path, "INBAT1", 0); /* the batch axis of 4 would become columns */
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "NCOLS = 14, but");
@@ -942,7 +801,7 @@ static void loading_batch_flags_that_change_the_matrix_size_is_a_format_error(vo
 
 static void loading_batch_axes_that_differ_between_sides_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     /* Both sides keep their matrix sizes, but the batch lengths differ. */
     set_integer_key(f->path, "INDIM1", 3);
@@ -951,7 +810,7 @@ static void loading_batch_axes_that_differ_between_sides_is_a_format_error(void 
 
 static void loading_a_batch_flag_on_an_axis_of_one_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     set_integer_key(f->path, "INDIM1", 1);
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "INBAT1 = T, but axis 1 of length 1");
@@ -961,7 +820,7 @@ static void loading_a_batch_flag_on_an_axis_of_one_is_a_format_error(void **stat
  * extents' product overflows it. */
 static void loading_a_shape_whose_matrix_axes_overflow_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     set_integer_key(f->path, "INNDIM", 4);
     set_integer_key(f->path, "INDIM0", 0);
@@ -973,7 +832,7 @@ static void loading_a_shape_whose_matrix_axes_overflow_is_a_format_error(void **
 
 static void loading_a_missing_batch_flag_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     fitsfile *file = open_for_update(f->path, NULL);
     int status = 0;
@@ -985,7 +844,7 @@ static void loading_a_missing_batch_flag_is_a_format_error(void **state)
 
 static void loading_a_wrong_entry_count_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     set_integer_key(f->path, "NENTRIES", 9);
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT,
@@ -994,7 +853,7 @@ static void loading_a_wrong_entry_count_is_a_format_error(void **state)
 
 static void loading_a_file_without_a_table_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     fitsfile *file = open_for_update(f->path, "ROW_PTR");
     int status = 0;
@@ -1048,7 +907,7 @@ static int write_example(const char *path)
 
 static void the_roles_of_the_axes_come_back(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_regridder *regridder = batch_operator(f->context, SPART_FLOAT64);
     assert_true(regridder->has_roles);
     spart_regridder *loaded = save_and_load(f, regridder);
@@ -1070,7 +929,7 @@ static void the_roles_of_the_axes_come_back(void **state)
 
 static void a_transpose_saves_without_roles(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_regridder *regridder = batch_operator(f->context, SPART_FLOAT64);
     spart_regridder *transposed = NULL;
     assert_int_equal(spart_regridder_transpose(f->context, regridder, &transposed), SPART_OK);
@@ -1083,7 +942,7 @@ static void a_transpose_saves_without_roles(void **state)
 /* A file written before the role keywords existed loads as it did. */
 static void a_file_without_role_keywords_loads_without_roles(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     fitsfile *file = open_for_update(f->path, NULL);
     int status = 0;
@@ -1101,7 +960,7 @@ static void a_file_without_role_keywords_loads_without_roles(void **state)
 
 static void loading_a_weights_extent_that_fits_no_role_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     set_integer_key(f->path, "WEXT0", 3); /* the input and output have 2 there */
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "WEXT0 = 3 with input extent 2");
@@ -1109,7 +968,7 @@ static void loading_a_weights_extent_that_fits_no_role_is_a_format_error(void **
 
 static void loading_a_weights_extent_unlike_the_batch_flags_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     set_integer_key(f->path, "WEXT1", 4); /* axis 1 is a batch axis: 1 element */
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "disagrees with the batch flags");
@@ -1117,7 +976,7 @@ static void loading_a_weights_extent_unlike_the_batch_flags_is_a_format_error(vo
 
 static void loading_a_resampled_batch_axis_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     set_integer_key(f->path, "INRES0", 1);
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "INRES0 = 1 names a batch axis");
@@ -1125,7 +984,7 @@ static void loading_a_resampled_batch_axis_is_a_format_error(void **state)
 
 static void loading_resampled_axes_out_of_range_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     set_integer_key(f->path, "OUTRES0", 3);
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "OUTRES0 = 3 is not an axis");
@@ -1133,7 +992,7 @@ static void loading_resampled_axes_out_of_range_is_a_format_error(void **state)
 
 static void loading_a_missing_role_keyword_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
     fitsfile *file = open_for_update(f->path, NULL);
     int status = 0;
@@ -1143,7 +1002,7 @@ static void loading_a_missing_role_keyword_is_a_format_error(void **state)
     assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "WEXT1");
 }
 
-#define TEST(name) cmocka_unit_test_setup_teardown(name, set_up, tear_down)
+#define TEST(name) cmocka_unit_test_setup_teardown(name, set_up, fits_tear_down)
 
 int main(int argc, char **argv)
 {

@@ -21,73 +21,13 @@
 
 #include "spart.h"
 #include "test_util.h"
+#include "test_fits_util.h"
 
 /* ---- fixtures: a context and a fresh folder per test ------------------------------ */
 
-typedef struct fixture {
-    spart_context *context;
-    char folder[64];
-    char path[128];
-} fixture;
-
 static int set_up(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    assert_non_null(f);
-    assert_int_equal(spart_context_create(&f->context), SPART_OK);
-    snprintf(f->folder, sizeof f->folder, "test_weights_fits-XXXXXX");
-    assert_non_null(mkdtemp(f->folder));
-    snprintf(f->path, sizeof f->path, "%s/weights.fits", f->folder);
-    *state = f;
-    return 0;
-}
-
-static int tear_down(void **state)
-{
-    fixture *f = *state;
-    DIR *folder = opendir(f->folder);
-    if (folder != NULL) {
-        struct dirent *entry;
-        while ((entry = readdir(folder)) != NULL) {
-            char name[512];
-            if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) {
-                continue;
-            }
-            snprintf(name, sizeof name, "%s/%s", f->folder, entry->d_name);
-            if (remove(name) != 0) {
-                rmdir(name);
-            }
-        }
-        closedir(folder);
-    }
-    rmdir(f->folder);
-    spart_context_free(f->context);
-    free(f);
-    return 0;
-}
-
-/* The names in `folder` besides . and .., joined by spaces. */
-static void list_folder(const char *folder, char *names, size_t size)
-{
-    names[0] = '\0';
-    DIR *handle = opendir(folder);
-    assert_non_null(handle);
-    struct dirent *entry;
-    while ((entry = readdir(handle)) != NULL) {
-        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) {
-            continue;
-        }
-        size_t used = strlen(names);
-        snprintf(names + used, size - used, "%s%s", used == 0 ? "" : " ", entry->d_name);
-    }
-    closedir(handle);
-}
-
-static double bits_to_double(uint64_t bits)
-{
-    double value;
-    memcpy(&value, &bits, sizeof value);
-    return value;
+    return fits_set_up(state, "test_weights_fits", "weights.fits");
 }
 
 /* Weights with orthogonal shape 2x3 (six elements, two of them empty),
@@ -141,14 +81,6 @@ static spart_weights *scalar_weights(spart_context *context, double scale)
     return weights;
 }
 
-static void assert_shapes_equal(spart_shape a, spart_shape b)
-{
-    assert_int_equal(a.ndim, b.ndim);
-    for (int k = 0; k < a.ndim; k++) {
-        assert_int_equal(a.dims[k], b.dims[k]);
-    }
-}
-
 /* Every field, and every array bit for bit. */
 static void assert_weights_identical(const spart_weights *a, const spart_weights *b)
 {
@@ -182,7 +114,7 @@ static void assert_weights_identical(const spart_weights *a, const spart_weights
     }
 }
 
-static void save_and_load_identical(fixture *f, const spart_weights *weights)
+static void save_and_load_identical(fits_fixture *f, const spart_weights *weights)
 {
     assert_int_equal(spart_weights_save(f->context, weights, f->path, 0), SPART_OK);
     spart_weights *loaded = NULL;
@@ -194,7 +126,7 @@ static void save_and_load_identical(fixture *f, const spart_weights *weights)
 
 /* Load f->path and expect `status` with `words` in the sentence, which
  * always names the file. */
-static void assert_load_fails(fixture *f, spart_status status, const char *words)
+static void assert_load_fails(fits_fixture *f, spart_status status, const char *words)
 {
     spart_weights *loaded = (spart_weights *)f; /* anything but NULL */
     spart_status got = spart_weights_load(f->context, f->path, &loaded);
@@ -210,56 +142,6 @@ static void assert_load_fails(fixture *f, spart_status status, const char *words
 
 /* ---- editing saved files with CFITSIO, to spoil them ----------------------------------- */
 
-static fitsfile *open_for_update(const char *path, const char *extension)
-{
-    fitsfile *file = NULL;
-    int status = 0;
-    fits_open_diskfile(&file, path, READWRITE, &status);
-    if (extension != NULL) {
-        fits_movnam_hdu(file, BINARY_TBL, (char *)extension, 0, &status);
-    }
-    assert_int_equal(status, 0);
-    return file;
-}
-
-static void close_updated(fitsfile *file)
-{
-    int status = 0;
-    fits_close_file(file, &status);
-    assert_int_equal(status, 0);
-}
-
-/* Overwrite one cell (0-based row) of an integer column. */
-static void set_cell(const char *path, const char *extension, const char *column, int64_t row,
-                     long long value)
-{
-    fitsfile *file = open_for_update(path, extension);
-    int status = 0;
-    int number = 0;
-    fits_get_colnum(file, CASEINSEN, (char *)column, &number, &status);
-    fits_write_col(file, TLONGLONG, number, (LONGLONG)row + 1, 1, 1, &value, &status);
-    assert_int_equal(status, 0);
-    close_updated(file);
-}
-
-static void set_integer_key(const char *path, const char *key, long long value)
-{
-    fitsfile *file = open_for_update(path, NULL);
-    int status = 0;
-    fits_update_key(file, TLONGLONG, key, &value, NULL, &status);
-    assert_int_equal(status, 0);
-    close_updated(file);
-}
-
-static void set_string_key(const char *path, const char *key, const char *value)
-{
-    fitsfile *file = open_for_update(path, NULL);
-    int status = 0;
-    fits_update_key(file, TSTRING, key, (char *)value, NULL, &status);
-    assert_int_equal(status, 0);
-    close_updated(file);
-}
-
 static long file_size(const char *path)
 {
     struct stat info;
@@ -271,7 +153,7 @@ static long file_size(const char *path)
 
 static void round_trip_is_bit_for_bit(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     save_and_load_identical(f, weights);
     spart_weights_free(weights);
@@ -279,7 +161,7 @@ static void round_trip_is_bit_for_bit(void **state)
 
 static void round_trip_of_scalar_orthogonal_shape(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = scalar_weights(f->context, 1.0);
     save_and_load_identical(f, weights);
     spart_weights_free(weights);
@@ -287,7 +169,7 @@ static void round_trip_of_scalar_orthogonal_shape(void **state)
 
 static void round_trip_of_weights_without_entries(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     const int64_t dims_orthogonal[] = {3};
     const int64_t dims_input[] = {3, 4};
     const int64_t dims_output[] = {3, 2};
@@ -307,7 +189,7 @@ static void round_trip_of_weights_without_entries(void **state)
 
 static void round_trip_of_weights_without_elements(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     const int64_t dims_orthogonal[] = {0};
     const int64_t dims_input[] = {0, 4};
     const int64_t dims_output[] = {0, 2};
@@ -328,7 +210,7 @@ static void round_trip_of_weights_without_elements(void **state)
 /* Enough entries and elements that both tables move in many chunks. */
 static void round_trip_spans_many_chunks(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     enum { elements = 5000, per_element = 37, entries = elements * per_element };
     const int64_t dims_orthogonal[] = {elements};
     const int64_t dims_input[] = {elements, 50, 60};
@@ -371,7 +253,7 @@ static void round_trip_spans_many_chunks(void **state)
 /* CFITSIO's extended file-name syntax ([1], !, .gz) is not interpreted. */
 static void path_is_taken_literally(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = scalar_weights(f->context, 1.0);
     snprintf(f->path, sizeof f->path, "%s/!weights[1].fits.gz", f->folder);
     save_and_load_identical(f, weights);
@@ -388,7 +270,7 @@ static void path_is_taken_literally(void **state)
  * and leaves no file behind, even where CFITSIO's last flush misses it. */
 static void save_cut_short_fails_and_leaves_nothing(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     fflush(NULL);
     pid_t child = fork();
@@ -413,7 +295,7 @@ static void save_cut_short_fails_and_leaves_nothing(void **state)
 
 static void save_refuses_to_replace_a_file(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *first = sample_weights(f->context);
     spart_weights *second = scalar_weights(f->context, 1.0);
     assert_int_equal(spart_weights_save(f->context, first, f->path, 0), SPART_OK);
@@ -430,7 +312,7 @@ static void save_refuses_to_replace_a_file(void **state)
 
 static void save_with_overwrite_replaces_a_file(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *first = sample_weights(f->context);
     spart_weights *second = scalar_weights(f->context, 3.0);
     assert_int_equal(spart_weights_save(f->context, first, f->path, 0), SPART_OK);
@@ -445,7 +327,7 @@ static void save_with_overwrite_replaces_a_file(void **state)
 
 static void save_leaves_only_the_file(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     assert_int_equal(spart_weights_save(f->context, weights, f->path, 0), SPART_OK);
     assert_int_equal(spart_weights_save(f->context, weights, f->path, 1), SPART_OK);
@@ -475,7 +357,7 @@ static void *failing_realloc(void *user, void *pointer, size_t size)
 
 static void failed_save_leaves_nothing(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     int failures = 0;
     for (int fail_at = 2; fail_at < 12; fail_at++) {
@@ -503,7 +385,7 @@ static void failed_save_leaves_nothing(void **state)
 
 static void save_onto_a_folder_fails_and_leaves_no_temporary(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     assert_int_equal(mkdir(f->path, 0700), 0);
     char inner[192];
@@ -522,7 +404,7 @@ static void save_onto_a_folder_fails_and_leaves_no_temporary(void **state)
 
 static void save_into_a_missing_folder_is_an_io_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     char path[192];
     snprintf(path, sizeof path, "%s/no-such-folder/weights.fits", f->folder);
@@ -535,7 +417,7 @@ static void save_into_a_missing_folder_is_an_io_error(void **state)
 
 static void null_arguments_are_refused(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     spart_weights *loaded = NULL;
     assert_int_equal(spart_weights_save(NULL, weights, f->path, 0), SPART_ERROR_NULL_POINTER);
@@ -560,20 +442,20 @@ static void null_arguments_are_refused(void **state)
 
 static void loading_a_missing_file_is_an_io_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     assert_load_fails(f, SPART_ERROR_IO, "CFITSIO");
 }
 
 static void loading_a_folder_is_an_io_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     assert_int_equal(mkdir(f->path, 0700), 0);
     assert_load_fails(f, SPART_ERROR_IO, "directory");
 }
 
 static void loading_a_text_file_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     FILE *text = fopen(f->path, "w");
     assert_non_null(text);
     fputs("index_in,index_out,value\n0,0,1.0\n", text);
@@ -583,7 +465,7 @@ static void loading_a_text_file_is_a_format_error(void **state)
 
 static void loading_another_fits_file_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     fitsfile *file = NULL;
     int status = 0;
     long axes[2] = {4, 3};
@@ -598,7 +480,7 @@ static void loading_another_fits_file_is_a_format_error(void **state)
 
 static void loading_another_kind_of_spart_file_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     assert_int_equal(spart_weights_save(f->context, weights, f->path, 0), SPART_OK);
     set_string_key(f->path, "SPARTKND", "operator");
@@ -608,7 +490,7 @@ static void loading_another_kind_of_spart_file_is_a_format_error(void **state)
 
 static void loading_a_newer_format_version_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     assert_int_equal(spart_weights_save(f->context, weights, f->path, 0), SPART_OK);
     set_integer_key(f->path, "SPARTVER", 2);
@@ -618,7 +500,7 @@ static void loading_a_newer_format_version_is_a_format_error(void **state)
 
 static void loading_an_invalid_shape_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     assert_int_equal(spart_weights_save(f->context, weights, f->path, 0), SPART_OK);
     set_integer_key(f->path, "INDIM1", -3);
@@ -628,7 +510,7 @@ static void loading_an_invalid_shape_is_a_format_error(void **state)
 
 static void loading_axes_out_of_order_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     assert_int_equal(spart_weights_save(f->context, weights, f->path, 0), SPART_OK);
     set_integer_key(f->path, "INAX1", 1); /* axes 2, 1: not ascending */
@@ -638,7 +520,7 @@ static void loading_axes_out_of_order_is_a_format_error(void **state)
 
 static void loading_a_shape_that_disagrees_with_sizes_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     assert_int_equal(spart_weights_save(f->context, weights, f->path, 0), SPART_OK);
     set_integer_key(f->path, "OUTDIM2", 7); /* OUTSIZE still says 6 */
@@ -648,7 +530,7 @@ static void loading_a_shape_that_disagrees_with_sizes_is_a_format_error(void **s
 
 static void loading_a_wrong_entry_count_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     assert_int_equal(spart_weights_save(f->context, weights, f->path, 0), SPART_OK);
     set_integer_key(f->path, "NENTRIES", 11);
@@ -659,7 +541,7 @@ static void loading_a_wrong_entry_count_is_a_format_error(void **state)
 
 static void loading_a_truncated_file_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     assert_int_equal(spart_weights_save(f->context, weights, f->path, 0), SPART_OK);
     long size = file_size(f->path);
@@ -674,7 +556,7 @@ static void loading_a_truncated_file_is_a_format_error(void **state)
 
 static void loading_a_gap_between_elements_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     assert_int_equal(spart_weights_save(f->context, weights, f->path, 0), SPART_OK);
     set_cell(f->path, "ELEMENTS", "START", 3, 6); /* element 3 starts at row 5 */
@@ -684,7 +566,7 @@ static void loading_a_gap_between_elements_is_a_format_error(void **state)
 
 static void loading_counts_that_miss_rows_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     assert_int_equal(spart_weights_save(f->context, weights, f->path, 0), SPART_OK);
     set_cell(f->path, "ELEMENTS", "COUNT", 5, 0); /* the last row belongs to nobody */
@@ -694,7 +576,7 @@ static void loading_counts_that_miss_rows_is_a_format_error(void **state)
 
 static void loading_counts_past_the_table_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     assert_int_equal(spart_weights_save(f->context, weights, f->path, 0), SPART_OK);
     set_cell(f->path, "ELEMENTS", "COUNT", 5, 2);
@@ -704,7 +586,7 @@ static void loading_counts_past_the_table_is_a_format_error(void **state)
 
 static void loading_an_output_index_out_of_range_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     assert_int_equal(spart_weights_save(f->context, weights, f->path, 0), SPART_OK);
     set_cell(f->path, "WEIGHTS", "INDEX_OUT", 6, 6); /* 6 output cells: 0 to 5 */
@@ -714,7 +596,7 @@ static void loading_an_output_index_out_of_range_is_a_format_error(void **state)
 
 static void loading_a_negative_input_index_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     assert_int_equal(spart_weights_save(f->context, weights, f->path, 0), SPART_OK);
     set_cell(f->path, "WEIGHTS", "INDEX_IN", 0, -1);
@@ -724,7 +606,7 @@ static void loading_a_negative_input_index_is_a_format_error(void **state)
 
 static void loading_a_file_without_a_table_is_a_format_error(void **state)
 {
-    fixture *f = *state;
+    fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
     assert_int_equal(spart_weights_save(f->context, weights, f->path, 0), SPART_OK);
     fitsfile *file = open_for_update(f->path, "ELEMENTS");
@@ -739,53 +621,60 @@ static void loading_a_file_without_a_table_is_a_format_error(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(round_trip_is_bit_for_bit, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(round_trip_of_scalar_orthogonal_shape, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(round_trip_of_weights_without_entries, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(round_trip_of_weights_without_elements, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(round_trip_spans_many_chunks, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(path_is_taken_literally, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(save_cut_short_fails_and_leaves_nothing, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(save_refuses_to_replace_a_file, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(save_with_overwrite_replaces_a_file, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(save_leaves_only_the_file, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(failed_save_leaves_nothing, set_up, tear_down),
+        cmocka_unit_test_setup_teardown(round_trip_is_bit_for_bit, set_up, fits_tear_down),
+        cmocka_unit_test_setup_teardown(round_trip_of_scalar_orthogonal_shape, set_up,
+                                        fits_tear_down),
+        cmocka_unit_test_setup_teardown(round_trip_of_weights_without_entries, set_up,
+                                        fits_tear_down),
+        cmocka_unit_test_setup_teardown(round_trip_of_weights_without_elements, set_up,
+                                        fits_tear_down),
+        cmocka_unit_test_setup_teardown(round_trip_spans_many_chunks, set_up, fits_tear_down),
+        cmocka_unit_test_setup_teardown(path_is_taken_literally, set_up, fits_tear_down),
+        cmocka_unit_test_setup_teardown(save_cut_short_fails_and_leaves_nothing, set_up,
+                                        fits_tear_down),
+        cmocka_unit_test_setup_teardown(save_refuses_to_replace_a_file, set_up, fits_tear_down),
+        cmocka_unit_test_setup_teardown(save_with_overwrite_replaces_a_file, set_up,
+                                        fits_tear_down),
+        cmocka_unit_test_setup_teardown(save_leaves_only_the_file, set_up, fits_tear_down),
+        cmocka_unit_test_setup_teardown(failed_save_leaves_nothing, set_up, fits_tear_down),
         cmocka_unit_test_setup_teardown(save_onto_a_folder_fails_and_leaves_no_temporary, set_up,
-                                        tear_down),
+                                        fits_tear_down),
         cmocka_unit_test_setup_teardown(save_into_a_missing_folder_is_an_io_error, set_up,
-                                        tear_down),
-        cmocka_unit_test_setup_teardown(null_arguments_are_refused, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(loading_a_missing_file_is_an_io_error, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(loading_a_folder_is_an_io_error, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(loading_a_text_file_is_a_format_error, set_up, tear_down),
+                                        fits_tear_down),
+        cmocka_unit_test_setup_teardown(null_arguments_are_refused, set_up, fits_tear_down),
+        cmocka_unit_test_setup_teardown(loading_a_missing_file_is_an_io_error, set_up,
+                                        fits_tear_down),
+        cmocka_unit_test_setup_teardown(loading_a_folder_is_an_io_error, set_up, fits_tear_down),
+        cmocka_unit_test_setup_teardown(loading_a_text_file_is_a_format_error, set_up,
+                                        fits_tear_down),
         cmocka_unit_test_setup_teardown(loading_another_fits_file_is_a_format_error, set_up,
-                                        tear_down),
+                                        fits_tear_down),
         cmocka_unit_test_setup_teardown(loading_another_kind_of_spart_file_is_a_format_error,
-                                        set_up, tear_down),
+                                        set_up, fits_tear_down),
         cmocka_unit_test_setup_teardown(loading_a_newer_format_version_is_a_format_error, set_up,
-                                        tear_down),
+                                        fits_tear_down),
         cmocka_unit_test_setup_teardown(loading_an_invalid_shape_is_a_format_error, set_up,
-                                        tear_down),
+                                        fits_tear_down),
         cmocka_unit_test_setup_teardown(loading_axes_out_of_order_is_a_format_error, set_up,
-                                        tear_down),
+                                        fits_tear_down),
         cmocka_unit_test_setup_teardown(loading_a_shape_that_disagrees_with_sizes_is_a_format_error,
-                                        set_up, tear_down),
+                                        set_up, fits_tear_down),
         cmocka_unit_test_setup_teardown(loading_a_wrong_entry_count_is_a_format_error, set_up,
-                                        tear_down),
+                                        fits_tear_down),
         cmocka_unit_test_setup_teardown(loading_a_truncated_file_is_a_format_error, set_up,
-                                        tear_down),
+                                        fits_tear_down),
         cmocka_unit_test_setup_teardown(loading_a_gap_between_elements_is_a_format_error, set_up,
-                                        tear_down),
+                                        fits_tear_down),
         cmocka_unit_test_setup_teardown(loading_counts_that_miss_rows_is_a_format_error, set_up,
-                                        tear_down),
+                                        fits_tear_down),
         cmocka_unit_test_setup_teardown(loading_counts_past_the_table_is_a_format_error, set_up,
-                                        tear_down),
+                                        fits_tear_down),
         cmocka_unit_test_setup_teardown(loading_an_output_index_out_of_range_is_a_format_error,
-                                        set_up, tear_down),
+                                        set_up, fits_tear_down),
         cmocka_unit_test_setup_teardown(loading_a_negative_input_index_is_a_format_error, set_up,
-                                        tear_down),
+                                        fits_tear_down),
         cmocka_unit_test_setup_teardown(loading_a_file_without_a_table_is_a_format_error, set_up,
-                                        tear_down),
+                                        fits_tear_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
