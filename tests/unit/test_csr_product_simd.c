@@ -28,34 +28,11 @@
 static spart_regridder *random_regridder(spart_context *context, int64_t rows, int64_t columns,
                                          int64_t entries, uint64_t seed, int all_negative_tiny)
 {
-    int64_t offsets[2] = {0, entries};
-    int64_t *in = malloc((size_t)entries * sizeof(int64_t));
-    int64_t *out = malloc((size_t)entries * sizeof(int64_t));
-    double *values = malloc((size_t)entries * sizeof(double));
-    uint64_t state = seed;
-    for (int64_t k = 0; k < entries; k++) {
-        in[k] = (int64_t)(next_uniform(&state) * (double)columns);
-        out[k] = (int64_t)(next_uniform(&state) * (double)rows);
-        values[k] = 2.0 * next_uniform(&state) - 1.0;
-        if (all_negative_tiny) {
-            values[k] = -1e-200 * (1.0 + fabs(values[k]));
-        } else if (k % 8 == 3) {
-            values[k] *= 1e-200;
-        }
-    }
-    spart_shape orthogonal = {1, {1}}, input = {2, {1, columns}}, output = {2, {1, rows}};
-    const int axes[] = {1};
-    spart_weights *weights = NULL;
-    assert_int_equal(spart_weights_create_from_arrays(context, &orthogonal, &input, &output, 1,
-                                                      axes, 1, axes, offsets, in, out, values,
-                                                      &weights),
-                     SPART_OK);
+    spart_weights *weights =
+        signed_weights(context, rows, columns, entries, seed, all_negative_tiny);
     spart_regridder *regridder = NULL;
     assert_int_equal(spart_regridder_create(context, weights, NULL, &regridder), SPART_OK);
     spart_weights_free(weights);
-    free(in);
-    free(out);
-    free(values);
     return regridder;
 }
 

@@ -436,42 +436,6 @@ static void product_follows_the_documented_order_with_long_rows(void **state)
     spart_weights_free(weights);
 }
 
-/* One element from `columns` input cells to `rows` output cells with
- * `entries` entries: signed values, one in eight of them tiny, so that some
- * products underflow and some lanes end as -0.0; with `all_negative_tiny`,
- * every value is tiny and negative instead. */
-static spart_weights *signed_weights(fixture *f, int64_t rows, int64_t columns, int64_t entries,
-                                     uint64_t seed, int all_negative_tiny)
-{
-    const int64_t orthogonal[] = {1}, input[] = {1, columns}, output[] = {1, rows};
-    const int axes_input[] = {1}, axes_output[] = {1};
-    int64_t offsets[2] = {0, entries};
-    int64_t *in = malloc((size_t)entries * sizeof(int64_t));
-    int64_t *out = malloc((size_t)entries * sizeof(int64_t));
-    double *values = malloc((size_t)entries * sizeof(double));
-    uint64_t state = seed;
-    for (int64_t k = 0; k < entries; k++) {
-        in[k] = (int64_t)(next_uniform(&state) * (double)columns);
-        out[k] = (int64_t)(next_uniform(&state) * (double)rows);
-        values[k] = 2.0 * next_uniform(&state) - 1.0;
-        if (all_negative_tiny) {
-            values[k] = -1e-200 * (1.0 + fabs(values[k]));
-        } else if (k % 8 == 3) {
-            values[k] *= 1e-200;
-        }
-    }
-    spart_weights *weights = NULL;
-    spart_shape o = shape_of(1, orthogonal), i = shape_of(2, input), u = shape_of(2, output);
-    assert_int_equal(spart_weights_create_from_arrays(f->context, &o, &i, &u, 1, axes_input, 1,
-                                                      axes_output, offsets, in, out, values,
-                                                      &weights),
-                     SPART_OK);
-    free(in);
-    free(out);
-    free(values);
-    return weights;
-}
-
 /* y of `regridder` for x alone and inside a batch of two copies of x,
  * each bit for bit the documented order. */
 static void assert_documented_order(fixture *f, const spart_regridder *regridder, const double *x)
@@ -513,8 +477,8 @@ static void product_follows_the_documented_order_for_every_group_size(void **sta
     for (int m = 0; m < 7; m++) {
         int64_t entries = (int64_t)(mean_lengths[m] * (double)rows);
         for (int negative_zeros = 0; negative_zeros < 2; negative_zeros++) {
-            spart_weights *weights =
-                signed_weights(f, rows, columns, entries, 40 + (uint64_t)m, negative_zeros);
+            spart_weights *weights = signed_weights(f->context, rows, columns, entries,
+                                                    40 + (uint64_t)m, negative_zeros);
             spart_regridder *regridder = make(f, weights, 0, NULL, 0, NULL);
             assert_int_equal(spart_regridder_group_size(regridder), group_sizes[m]);
             double *x = random_values(columns, 50 + (uint64_t)m);

@@ -12,26 +12,7 @@
 #include <cmocka.h>
 
 #include "triples.h"
-
-static void *test_malloc_fn(void *user, size_t size)
-{
-    (void)user;
-    return malloc(size);
-}
-
-static void *test_realloc_fn(void *user, void *pointer, size_t size)
-{
-    (void)user;
-    return realloc(pointer, size);
-}
-
-static void test_free_fn(void *user, void *pointer)
-{
-    (void)user;
-    free(pointer);
-}
-
-static const spart_allocator test_allocator = {test_malloc_fn, test_realloc_fn, test_free_fn, NULL};
+#include "test_util.h"
 
 static void append_entries(spart_triples *t, int64_t first, int64_t count)
 {
@@ -54,7 +35,7 @@ static void test_prepare_keeps_the_entries(void **state)
 {
     (void)state;
     spart_triples t;
-    spart_triples_init(&t, &test_allocator);
+    spart_triples_init(&t, &plain_allocator);
     assert_int_equal(spart_triples_reserve(&t, 100000), 0);
     append_entries(&t, 0, 1000);
     spart_triples_prepare(&t, 50000);
@@ -68,7 +49,7 @@ static void test_prepare_stops_at_the_capacity(void **state)
 {
     (void)state;
     spart_triples t;
-    spart_triples_init(&t, &test_allocator);
+    spart_triples_init(&t, &plain_allocator);
     assert_int_equal(spart_triples_reserve(&t, 100), 0);
     append_entries(&t, 0, 10);
     spart_triples_prepare(&t, 1000000);
@@ -82,7 +63,7 @@ static void test_prepare_of_an_empty_list_does_nothing(void **state)
 {
     (void)state;
     spart_triples t;
-    spart_triples_init(&t, &test_allocator);
+    spart_triples_init(&t, &plain_allocator);
     spart_triples_prepare(&t, 1000);
     assert_int_equal(t.prepared, 0);
     assert_null(t.indices_input);
@@ -93,7 +74,7 @@ static void test_prepare_asks_in_chunks_and_not_twice(void **state)
 {
     (void)state;
     spart_triples t;
-    spart_triples_init(&t, &test_allocator);
+    spart_triples_init(&t, &plain_allocator);
     assert_int_equal(spart_triples_reserve(&t, 4 * SPART_TRIPLES_PREPARE), 0);
     spart_triples_prepare(&t, 10);
     assert_int_equal(t.prepared, SPART_TRIPLES_PREPARE); /* a whole chunk */
@@ -109,7 +90,7 @@ static void test_growing_forgets_what_was_prepared(void **state)
 {
     (void)state;
     spart_triples t;
-    spart_triples_init(&t, &test_allocator);
+    spart_triples_init(&t, &plain_allocator);
     assert_int_equal(spart_triples_reserve(&t, 1000), 0);
     append_entries(&t, 0, 300);
     spart_triples_prepare(&t, 500);

@@ -1,8 +1,8 @@
 /*
  * tests/unit/test_util.h: small helpers many unit tests share: a context
  * (alone, or as the fixture of a group), the C library's allocator,
- * reproducible numbers, shapes, golden digests, and comparing results bit
- * for bit.
+ * reproducible numbers, shapes, signed random weights, golden digests,
+ * and comparing results bit for bit.
  *
  * Include after <cmocka.h>. Everything is static inline, so a test that
  * uses only part of it builds without warnings.
@@ -82,6 +82,44 @@ static inline spart_shape shape_of(int ndim, const int64_t *dims)
         shape.dims[a] = dims[a];
     }
     return shape;
+}
+
+/* ---- weights --------------------------------------------------------------------------------- */
+
+/* One element from `columns` input cells to `rows` output cells with
+ * `entries` entries: signed values, one in eight of them tiny, so that some
+ * products underflow and some lanes end as -0.0; with `all_negative_tiny`,
+ * every value is tiny and negative instead. */
+static inline spart_weights *signed_weights(spart_context *context, int64_t rows, int64_t columns,
+                                            int64_t entries, uint64_t seed, int all_negative_tiny)
+{
+    const int64_t orthogonal[] = {1}, input[] = {1, columns}, output[] = {1, rows};
+    const int axes_input[] = {1}, axes_output[] = {1};
+    int64_t offsets[2] = {0, entries};
+    int64_t *in = malloc((size_t)entries * sizeof(int64_t));
+    int64_t *out = malloc((size_t)entries * sizeof(int64_t));
+    double *values = malloc((size_t)entries * sizeof(double));
+    uint64_t state = seed;
+    for (int64_t k = 0; k < entries; k++) {
+        in[k] = (int64_t)(next_uniform(&state) * (double)columns);
+        out[k] = (int64_t)(next_uniform(&state) * (double)rows);
+        values[k] = 2.0 * next_uniform(&state) - 1.0;
+        if (all_negative_tiny) {
+            values[k] = -1e-200 * (1.0 + fabs(values[k]));
+        } else if (k % 8 == 3) {
+            values[k] *= 1e-200;
+        }
+    }
+    spart_weights *weights = NULL;
+    spart_shape o = shape_of(1, orthogonal), i = shape_of(2, input), u = shape_of(2, output);
+    assert_int_equal(spart_weights_create_from_arrays(context, &o, &i, &u, 1, axes_input, 1,
+                                                      axes_output, offsets, in, out, values,
+                                                      &weights),
+                     SPART_OK);
+    free(in);
+    free(out);
+    free(values);
+    return weights;
 }
 
 /* ---- comparing results --------------------------------------------------------------------- */
