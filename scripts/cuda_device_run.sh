@@ -135,7 +135,9 @@ fi
 # without them).
 if [ -n "${SPART_NCU_MART:-}" ]; then
     sections=(--section SpeedOfLight --section Occupancy --section WarpStateStats
-        --section MemoryWorkloadAnalysis)
+        --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables
+        --section LaunchStats --section ComputeWorkloadAnalysis --section InstructionStats
+        --section SchedulerStats --section SourceCounters)
     {
         timeout 60 ncu --clock-control none "${sections[@]}" \
             -k regex:"backproject_update|merits_fused" -c 2 \
