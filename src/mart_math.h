@@ -119,6 +119,12 @@ SPART_MATH_FUNCTION double spart_mart_exp(double t)
  */
 SPART_MATH_FUNCTION double spart_mart_pow(double x, double y)
 {
+    /* Zeros first: each case below gives x for x = +-0, except x * x
+     * (+0). On a GPU a square root of 0 leaves the fast path for a called
+     * routine, and MART's zero voxels make such calls the common case. */
+    if (x == 0.0) {
+        return y == 2.0 ? x * x : x;
+    }
     if (y == 1.0) {
         return x;
     }
@@ -142,7 +148,14 @@ SPART_MATH_FUNCTION double spart_mart_pow(double x, double y)
 SPART_MATH_FUNCTION double spart_mart_ratio_power(double observed, double predicted, double gamma)
 {
     predicted = predicted < 0.0 ? 0.0 : predicted;
-    double ratio = observed / predicted;
+    /* Two exact shortcuts around the division, which on a GPU calls a slow
+     * routine for zero operands: observed / +-0 (or / NaN) is +-inf or NaN,
+     * so the ratio is 1 and 1^gamma = 1; and +-0 / predicted (predicted >
+     * 0) is observed itself. */
+    if (!(predicted > 0.0)) {
+        return 1.0;
+    }
+    double ratio = observed == 0.0 ? observed : observed / predicted;
     if (ratio != ratio || ratio == HUGE_VAL || ratio == -HUGE_VAL) {
         ratio = 1.0;
     }

@@ -62,6 +62,61 @@ static void pow_handles_subnormal_inputs_and_results(void **state)
     assert_true(fabs(small - pow(1e-200, 1.6)) <= 4.9406564584124654e-324 * 4);
 }
 
+/* The power of one ratio written out without shortcuts: the division
+ * always made, then each exponent case of the header's pow in its order. */
+static double plain_ratio_power(double observed, double predicted, double gamma)
+{
+    predicted = predicted < 0.0 ? 0.0 : predicted;
+    double r = observed / predicted;
+    if (r != r || r == HUGE_VAL || r == -HUGE_VAL) {
+        r = 1.0;
+    }
+    if (gamma == 1.0) {
+        return r;
+    }
+    if (gamma == 2.0) {
+        return r * r;
+    }
+    if (gamma == 0.5) {
+        return sqrt(r);
+    }
+    if (gamma == 0.25) {
+        return sqrt(sqrt(r));
+    }
+    if (r == 0.0 || r == 1.0 || r != r || r == HUGE_VAL) {
+        return r;
+    }
+    return spart_mart_exp(gamma * spart_mart_log(r));
+}
+
+/* Zero predictions and zero observations skip the division (and zeros the
+ * square roots): the same bits as the plain formula, signed zeros too. */
+static void ratio_power_shortcuts_give_the_bits_of_the_plain_formula(void **state)
+{
+    (void)state;
+    const double observed[] = {0.0, -0.0, 1.5, 1e-310, HUGE_VAL, NAN};
+    const double predicted[] = {0.0, -0.0, -2.0, 3.0, 1e-310, HUGE_VAL, NAN};
+    const double exponents[] = {1.0, 2.0, 0.5, 0.25, 0.3};
+    for (size_t o = 0; o < sizeof observed / sizeof observed[0]; o++) {
+        for (size_t p = 0; p < sizeof predicted / sizeof predicted[0]; p++) {
+            for (size_t g = 0; g < sizeof exponents / sizeof exponents[0]; g++) {
+                double got = spart_mart_ratio_power(observed[o], predicted[p], exponents[g]);
+                double expected = plain_ratio_power(observed[o], predicted[p], exponents[g]);
+                if (memcmp(&got, &expected, sizeof got) != 0 && !(isnan(got) && isnan(expected))) {
+                    fail_msg("observed %g, predicted %g, gamma %g: %a, plain formula %a",
+                             observed[o], predicted[p], exponents[g], got, expected);
+                }
+            }
+        }
+    }
+    for (size_t g = 0; g < sizeof exponents / sizeof exponents[0]; g++) {
+        double positive = spart_mart_pow(0.0, exponents[g]);
+        double negative = spart_mart_pow(-0.0, exponents[g]);
+        assert_true(positive == 0.0 && !signbit(positive));
+        assert_true(negative == 0.0 && signbit(negative) == (exponents[g] != 2.0));
+    }
+}
+
 /* ---- the steps ------------------------------------------------------------------------------ */
 
 static void correction_replaces_nan_and_infinite_ratios_by_one(void **state)
@@ -652,6 +707,7 @@ int main(void)
         cmocka_unit_test(pow_is_exact_for_exponents_one_two_and_half),
         cmocka_unit_test(pow_agrees_with_libm_to_a_few_ulp),
         cmocka_unit_test(pow_handles_subnormal_inputs_and_results),
+        cmocka_unit_test(ratio_power_shortcuts_give_the_bits_of_the_plain_formula),
         cmocka_unit_test(correction_replaces_nan_and_infinite_ratios_by_one),
         cmocka_unit_test(correction_of_a_zero_observation_is_zero),
         cmocka_unit_test(correction_is_the_root_of_the_product_of_powers),
