@@ -46,7 +46,7 @@ typedef struct weights_spec {
 
 /* Weights whose entries go to random cells in random order (so that rows
  * collect entries from all over the stream), with spread values. */
-static spart_weights *random_weights(cuda_fixture *f, const weights_spec *s, uint64_t seed)
+static spart_weights *random_weights(fixture *f, const weights_spec *s, uint64_t seed)
 {
     int64_t elements = spart_shape_size(&s->orthogonal);
     int64_t n = elements * s->entries_per_element;
@@ -85,7 +85,7 @@ static spart_weights *random_weights(cuda_fixture *f, const weights_spec *s, uin
 /* The host regridder and the device-assembled one for the same weights
  * and options hold the same arrays; their products agree too when
  * `with_product`. Returns the arrays' digest. */
-static uint64_t assert_device_assembly_equals_host(cuda_fixture *f, const spart_weights *weights,
+static uint64_t assert_device_assembly_equals_host(fixture *f, const spart_weights *weights,
                                                    const spart_regridder_options *options,
                                                    int with_product, const char *what)
 {
@@ -135,7 +135,7 @@ static weights_spec three_elements(int64_t entries_per_element, double zero_frac
 
 static void every_role_and_value_type_equals_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     weights_spec s = three_elements(500, 0.1);
     spart_weights *weights = random_weights(f, &s, 1);
     /* N N N, N 1 N, N N 1, N 1 1, and a batch axis (1 M M) before N N N. */
@@ -168,7 +168,7 @@ static void every_role_and_value_type_equals_the_host(void **state)
  * orthogonal axis between them) need lookup tables on both sides. */
 static void lookup_tables_equal_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     weights_spec s;
     memset(&s, 0, sizeof s);
     set_shape(&s.orthogonal, 1, (const int64_t[]){3});
@@ -195,7 +195,7 @@ static void lookup_tables_equal_the_host(void **state)
  * x would take 16 GiB). */
 static void int64_columns_equal_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     const int64_t big = ((int64_t)1 << 31) + 8;
     weights_spec s;
     memset(&s, 0, sizeof s);
@@ -224,7 +224,7 @@ static void int64_columns_equal_the_host(void **state)
  * of zeros only make an operator without entries. */
 static void zeros_are_dropped_as_on_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     for (int all_zero = 0; all_zero <= 1; all_zero++) {
         weights_spec s = three_elements(400, all_zero ? 1.0 : 0.4);
         spart_weights *weights = random_weights(f, &s, 4);
@@ -250,7 +250,7 @@ static void zeros_are_dropped_as_on_the_host(void **state)
 
 static void repeated_assemblies_give_the_same_arrays(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     weights_spec s;
     memset(&s, 0, sizeof s);
     set_shape(&s.orthogonal, 1, (const int64_t[]){4});
@@ -344,7 +344,7 @@ static const spart_device_assembly_options STAGED_ODD = {1, 1001};
 
 /* spart_host_csr_assemble and spart_device_csr_assemble (steered by
  * `options`) on the same source build the same arrays. */
-static void assert_source_assembles_alike(cuda_fixture *f, const source_arrays *a, int64_t num_rows,
+static void assert_source_assembles_alike(fixture *f, const source_arrays *a, int64_t num_rows,
                                           int64_t num_columns, spart_value_type value_type,
                                           spart_device_assembly_options options, const char *what)
 {
@@ -369,7 +369,7 @@ static void assert_source_assembles_alike(cuda_fixture *f, const source_arrays *
 
 static void sixty_four_bit_sort_keys_equal_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     source_arrays a;
     make_source(&a, 5, 20000, 7000, 9000, -1, 0.0, 1, 6);
     for (int type = 0; type <= 1; type++) {
@@ -384,7 +384,7 @@ static void sixty_four_bit_sort_keys_equal_the_host(void **state)
  * of 256 MiB or more) give the same arrays. */
 static void a_staged_copy_of_the_weights_equals_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     source_arrays a;
     make_source(&a, 5, 20000, 7000, 9000, -1, 0.0, 1, 11);
     assert_source_assembles_alike(f, &a, 7000, 9000, SPART_FLOAT32, STAGED, "staged copy");
@@ -395,7 +395,7 @@ static void a_staged_copy_of_the_weights_equals_the_host(void **state)
 
 static void an_operator_without_entries_or_rows_equals_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     source_arrays a;
     make_source(&a, 3, 0, 50, 40, -1, 0.0, 0, 7); /* elements without entries */
     assert_source_assembles_alike(f, &a, 50, 40, SPART_FLOAT64, PLAIN, "no entries");
@@ -412,7 +412,7 @@ static void an_operator_without_entries_or_rows_equals_the_host(void **state)
  * long-row table built on the device), a few short ones. */
 static void one_enormous_row_among_empty_rows_equals_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     source_arrays a;
     make_source(&a, 3, 1000000, 100000, 50000, 77777, 0.999, 1, 10);
     assert_source_assembles_alike(f, &a, 100000, 50000, SPART_FLOAT64, PLAIN, "one enormous row");

@@ -55,7 +55,7 @@ static int64_t resampled_size(const spart_shape *shape, int num_axes)
  * with cells left out (and wrapping past a row's end, so not always a
  * rectangle), with spread values; or, with `scatter`, into cells
  * anywhere, in any order, some repeated. */
-static spart_weights *run_weights(cuda_fixture *f, const weights_spec *s, uint64_t seed)
+static spart_weights *run_weights(fixture *f, const weights_spec *s, uint64_t seed)
 {
     int64_t elements = spart_shape_size(&s->orthogonal);
     int64_t cells_in = resampled_size(&s->input, s->num_axes);
@@ -134,7 +134,7 @@ static double *make_kernel(const spart_shape *shape, double zero_fraction, uint6
 /* The device-convolved regridder holds the arrays of the host path
  * (spart_weights_convolve, then spart_regridder_create); its products too
  * when `with_product`. Returns the arrays' digest. */
-static uint64_t assert_convolved_equals_host(cuda_fixture *f, const spart_weights *weights,
+static uint64_t assert_convolved_equals_host(fixture *f, const spart_weights *weights,
                                              const spart_array *kernel,
                                              const spart_regridder_options *options,
                                              int with_product, const char *what)
@@ -163,7 +163,7 @@ static uint64_t assert_convolved_equals_host(cuda_fixture *f, const spart_weight
 }
 
 /* run_weights, then the comparison with a kernel of shape `kernel_shape`. */
-static uint64_t check_case(cuda_fixture *f, const weights_spec *s, const spart_shape *kernel_shape,
+static uint64_t check_case(fixture *f, const weights_spec *s, const spart_shape *kernel_shape,
                            double zero_fraction, uint64_t seed, const char *what)
 {
     spart_weights *weights = run_weights(f, s, seed);
@@ -179,7 +179,7 @@ static uint64_t check_case(cuda_fixture *f, const weights_spec *s, const spart_s
 
 static void a_shared_kernel_equals_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     weights_spec s = {shape_of(1, (int64_t[]){3}),
                       shape_of(3, (int64_t[]){3, 7, 6}),
                       shape_of(3, (int64_t[]){3, 12, 9}),
@@ -195,7 +195,7 @@ static void a_shared_kernel_equals_the_host(void **state)
 
 static void even_kernels_equal_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     weights_spec s = {
         shape_of(0, NULL), shape_of(2, (int64_t[]){5, 5}), shape_of(2, (int64_t[]){8, 7}), 2, 5, 0};
     spart_shape kernel = shape_of(2, (int64_t[]){4, 2});
@@ -206,7 +206,7 @@ static void even_kernels_equal_the_host(void **state)
 
 static void kernels_larger_than_the_grid_equal_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     weights_spec s = {shape_of(1, (int64_t[]){2}),
                       shape_of(3, (int64_t[]){2, 4, 4}),
                       shape_of(3, (int64_t[]){2, 5, 4}),
@@ -221,7 +221,7 @@ static void kernels_larger_than_the_grid_equal_the_host(void **state)
 
 static void per_element_kernels_equal_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     /* (channel, wavelength) elements with a kernel per channel, as the PSF
      * tutorial's (4, 1, 1, 1, 21, 21) against (4, 20, 128, 64) */
     weights_spec s = {shape_of(2, (int64_t[]){3, 4}),
@@ -238,7 +238,7 @@ static void per_element_kernels_equal_the_host(void **state)
 
 static void kernels_varying_over_the_grid_equal_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     weights_spec s = {shape_of(1, (int64_t[]){2}),
                       shape_of(3, (int64_t[]){2, 5, 5}),
                       shape_of(3, (int64_t[]){2, 7, 6}),
@@ -253,7 +253,7 @@ static void kernels_varying_over_the_grid_equal_the_host(void **state)
 
 static void a_kernel_along_an_axis_the_weights_share_equals_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     /* weights shared along the first axis (1), kernels varying along it (3) */
     weights_spec s = {shape_of(1, (int64_t[]){1}),
                       shape_of(3, (int64_t[]){1, 5, 4}),
@@ -267,7 +267,7 @@ static void a_kernel_along_an_axis_the_weights_share_equals_the_host(void **stat
 
 static void one_to_four_resampled_axes_equal_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     weights_spec one = {shape_of(1, (int64_t[]){2}),
                         shape_of(2, (int64_t[]){2, 30}),
                         shape_of(2, (int64_t[]){2, 25}),
@@ -296,7 +296,7 @@ static void one_to_four_resampled_axes_equal_the_host(void **state)
 
 static void scattered_and_long_runs_equal_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     /* cells anywhere, unsorted and repeated: no run fills its box */
     weights_spec scattered = {shape_of(1, (int64_t[]){2}),
                               shape_of(3, (int64_t[]){2, 3, 3}),
@@ -326,7 +326,7 @@ static void scattered_and_long_runs_equal_the_host(void **state)
 
 static void empty_elements_and_zero_kernels_equal_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     /* max_run 1: many input cells send nothing, some elements stay empty */
     weights_spec s = {shape_of(1, (int64_t[]){5}),
                       shape_of(3, (int64_t[]){5, 2, 1}),
@@ -351,7 +351,7 @@ static void empty_elements_and_zero_kernels_equal_the_host(void **state)
 
 static void options_and_products_equal_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     weights_spec s = {shape_of(1, (int64_t[]){3}),
                       shape_of(3, (int64_t[]){3, 6, 6}),
                       shape_of(3, (int64_t[]){3, 9, 8}),
@@ -374,7 +374,7 @@ static void options_and_products_equal_the_host(void **state)
 
 static void repeated_runs_give_the_same_arrays(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     weights_spec s = {shape_of(1, (int64_t[]){4}),
                       shape_of(3, (int64_t[]){4, 12, 12}),
                       shape_of(3, (int64_t[]){4, 20, 16}),
@@ -390,7 +390,7 @@ static void repeated_runs_give_the_same_arrays(void **state)
 
 static void bad_kernels_and_options_are_refused_as_on_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     weights_spec s = {
         shape_of(0, NULL), shape_of(2, (int64_t[]){3, 3}), shape_of(2, (int64_t[]){4, 4}), 2, 2, 0};
     spart_weights *weights = run_weights(f, &s, 27);

@@ -146,7 +146,7 @@ static void free_device(device_arrays *d)
 
 /* spart_regridder_create_device_from_arrays of a's shapes and offsets
  * with the given entry pointers. */
-static spart_status from_arrays(cuda_fixture *f, const host_arrays *a, const int64_t *indices_input,
+static spart_status from_arrays(fixture *f, const host_arrays *a, const int64_t *indices_input,
                                 const int64_t *indices_output, const double *values,
                                 const spart_regridder_options *options, spart_regridder **regridder)
 {
@@ -158,7 +158,7 @@ static spart_status from_arrays(cuda_fixture *f, const host_arrays *a, const int
 
 /* The path through the host: spart_weights_create_from_arrays, then
  * spart_regridder_create_device. */
-static spart_regridder *made_through_the_host(cuda_fixture *f, const host_arrays *a,
+static spart_regridder *made_through_the_host(fixture *f, const host_arrays *a,
                                               const spart_regridder_options *options)
 {
     spart_weights *weights = NULL;
@@ -188,7 +188,7 @@ static void assert_same_shape(spart_shape a, spart_shape b, const char *what)
 /* Two device regridders hold the same CSR arrays bit for bit (read back
  * through the public API), the same plan and long-row table, the same
  * shapes. */
-static void assert_same_regridder(cuda_fixture *f, const spart_regridder *expected,
+static void assert_same_regridder(fixture *f, const spart_regridder *expected,
                                   const spart_regridder *got, const char *what)
 {
     assert_int_equal(spart_regridder_cuda_device(got), 0);
@@ -244,7 +244,7 @@ static void assert_same_regridder(cuda_fixture *f, const spart_regridder *expect
 
 /* The regridder from device arrays equals the one made through the host,
  * for `options`. */
-static void assert_equals_the_host_made_path(cuda_fixture *f, const host_arrays *a,
+static void assert_equals_the_host_made_path(fixture *f, const host_arrays *a,
                                              const spart_regridder_options *options,
                                              const char *what)
 {
@@ -265,7 +265,7 @@ static void assert_equals_the_host_made_path(cuda_fixture *f, const host_arrays 
 
 static void every_role_value_type_and_drop_zeros_equals_the_host_made_path(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     host_arrays a = three_elements(NULL, 400, 1);
     /* N N N, N 1 N, N N 1, N 1 1, and a batch axis (1 M M) before N N N. */
     const int64_t inputs[5][3] = {{3, 40}, {1, 40}, {3, 40}, {1, 40}, {5, 3, 40}};
@@ -298,7 +298,7 @@ static void every_role_value_type_and_drop_zeros_equals_the_host_made_path(void 
  * cells up in tables instead of multiplying by a stride. */
 static void resampled_axes_around_an_orthogonal_one_equal_the_host_made_path(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     host_arrays a;
     memset(&a, 0, sizeof a);
     a.orthogonal = shape_of(1, (const int64_t[]){3});
@@ -324,7 +324,7 @@ static void resampled_axes_around_an_orthogonal_one_equal_the_host_made_path(voi
  * into chunks in the plan. */
 static void a_long_row_equals_the_host_made_path(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     host_arrays a;
     memset(&a, 0, sizeof a);
     a.orthogonal = shape_of(0, NULL);
@@ -340,7 +340,7 @@ static void a_long_row_equals_the_host_made_path(void **state)
 
 static void no_entries_and_null_pointers_equal_the_host_made_path(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     host_arrays a = three_elements((const int64_t[]){0, 0, 0}, 0, 4);
     assert_int_equal(a.num_entries, 0);
     spart_regridder *got = NULL;
@@ -356,7 +356,7 @@ static void no_entries_and_null_pointers_equal_the_host_made_path(void **state)
 
 static void the_callers_arrays_are_left_as_they_were(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     host_arrays a = three_elements(NULL, 2000, 5);
     device_arrays d = upload(&a);
     spart_regridder_options options;
@@ -391,7 +391,7 @@ static void the_callers_arrays_are_left_as_they_were(void **state)
  * copy, as the stream orders it. */
 static void entries_written_on_the_contexts_stream_are_read_after_that_work(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     host_arrays a = three_elements(NULL, 20000, 6);
     size_t n = (size_t)a.num_entries;
     cudaStream_t stream = NULL;
@@ -434,7 +434,7 @@ static void entries_written_on_the_contexts_stream_are_read_after_that_work(void
 
 /* `a` holds an index out of range: the device path refuses it with the
  * status and the sentence of the host path, and makes no regridder. */
-static void assert_refused_as_on_the_host(cuda_fixture *f, const host_arrays *a, const char *what)
+static void assert_refused_as_on_the_host(fixture *f, const host_arrays *a, const char *what)
 {
     spart_weights *weights = NULL;
     assert_int_equal(spart_weights_create_from_arrays(
@@ -459,7 +459,7 @@ static void assert_refused_as_on_the_host(cuda_fixture *f, const host_arrays *a,
 
 static void out_of_range_indices_are_refused_naming_the_first_bad_entry(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     /* Entries over many blocks; element 1 empty. */
     host_arrays a = three_elements((const int64_t[]){180000, 0, 200000}, 0, 7);
     int64_t last_of_2 = a.offsets[3] - 1, in_2 = a.offsets[2] + 123456;
@@ -483,7 +483,7 @@ static void out_of_range_indices_are_refused_naming_the_first_bad_entry(void **s
 
 static void host_memory_is_refused_and_never_read(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     host_arrays a = three_elements((const int64_t[]){100, 50, 100}, 0, 8);
     spart_regridder *got = (spart_regridder *)&got;
     assert_int_equal(from_arrays(f, &a, a.indices_input, a.indices_output, a.values, NULL, &got),

@@ -35,18 +35,6 @@ static double *random_values(int64_t n, double low, double high, uint64_t seed)
     return values;
 }
 
-static double *to_device(spart_context *context, const double *host, int64_t n)
-{
-    void *device = NULL;
-    assert_int_equal(spart_device_malloc(context, (size_t)n * sizeof(double), &device), SPART_OK);
-    if (host != NULL) {
-        assert_int_equal(
-            spart_device_copy_to_device(context, device, host, (size_t)n * sizeof(double)),
-            SPART_OK);
-    }
-    return device;
-}
-
 static void from_device(spart_context *context, double *host, const double *device, int64_t n)
 {
     assert_int_equal(spart_device_copy_to_host(context, host, device, (size_t)n * sizeof(double)),
@@ -71,9 +59,9 @@ static void merits_equal_the_host(void **state)
     size_t bytes = spart_mart_workspace_size(channels, pixels, 1);
     void *workspace = NULL;
     assert_int_equal(spart_device_malloc(context, bytes, &workspace), SPART_OK);
-    double *d_observed = to_device(context, observed, n);
-    double *d_predicted = to_device(context, predicted, n);
-    double *d_widths = to_device(context, widths, n);
+    double *d_observed = doubles_to_device(context, observed, n);
+    double *d_predicted = doubles_to_device(context, predicted, n);
+    double *d_widths = doubles_to_device(context, widths, n);
     assert_int_equal(spart_mart_merits(context, d_observed, d_predicted, d_widths, channels, pixels,
                                        chi2_device, r_device, workspace, bytes, 1),
                      SPART_OK);
@@ -106,12 +94,12 @@ static void elementwise_steps_and_flat_guess_equal_the_host(void **state)
     double *widths_result = malloc((size_t)n * sizeof(double));
     double *guess_result = malloc((size_t)voxels * sizeof(double));
 
-    double *d_observed_back = to_device(context, observed_back, n);
-    double *d_predicted_back = to_device(context, predicted_back, n);
-    double *d_scene = to_device(context, scene, voxels);
-    double *d_images = to_device(context, images, n);
-    double *d_widths = to_device(context, NULL, n);
-    double *d_guess = to_device(context, NULL, voxels);
+    double *d_observed_back = doubles_to_device(context, observed_back, n);
+    double *d_predicted_back = doubles_to_device(context, predicted_back, n);
+    double *d_scene = doubles_to_device(context, scene, voxels);
+    double *d_images = doubles_to_device(context, images, n);
+    double *d_widths = doubles_to_device(context, NULL, n);
+    double *d_guess = doubles_to_device(context, NULL, voxels);
     size_t bytes = spart_mart_workspace_size(channels, 1, voxels);
     void *workspace = NULL;
     assert_int_equal(spart_device_malloc(context, bytes, &workspace), SPART_OK);
@@ -169,7 +157,7 @@ static void a_device_step_refuses_too_little_workspace(void **state)
 {
     (void)state;
     spart_context *context = context_or_fail();
-    double *d = to_device(context, NULL, 8);
+    double *d = doubles_to_device(context, NULL, 8);
     double chi2, r;
     assert_int_equal(spart_mart_merits(context, d, d, d, 1, 8, &chi2, &r, d, 8, 1),
                      SPART_ERROR_INVALID_ARGUMENT);
@@ -220,10 +208,10 @@ static void update_from_images_equals_the_host(void **state)
         double *scene = random_values(voxels, 0.1, 2.0, 500 + (uint64_t)m);
         double *scratch = malloc((size_t)rows * sizeof(double));
         double *result = malloc((size_t)voxels * sizeof(double));
-        double *d_images = to_device(context, images, pixels);
-        double *d_observed_back = to_device(context, observed_back, rows);
-        double *d_scene = to_device(context, scene, voxels);
-        double *d_scratch = to_device(context, NULL, rows);
+        double *d_images = doubles_to_device(context, images, pixels);
+        double *d_observed_back = doubles_to_device(context, observed_back, rows);
+        double *d_scene = doubles_to_device(context, scene, voxels);
+        double *d_scratch = doubles_to_device(context, NULL, rows);
         for (int k = 0; k < 2; k++) {
             double gamma = k == 0 ? 0.3 : 0.5;
             assert_int_equal(spart_mart_update_from_images(context, host, images, observed_back,
@@ -274,9 +262,9 @@ static void merits_of_large_images_equal_the_host(void **state)
     size_t bytes = spart_mart_workspace_size(channels, pixels, 1);
     void *workspace = NULL;
     assert_int_equal(spart_device_malloc(context, bytes, &workspace), SPART_OK);
-    double *d_observed = to_device(context, observed, n);
-    double *d_predicted = to_device(context, predicted, n);
-    double *d_widths = to_device(context, widths, n);
+    double *d_observed = doubles_to_device(context, observed, n);
+    double *d_predicted = doubles_to_device(context, predicted, n);
+    double *d_widths = doubles_to_device(context, widths, n);
     assert_int_equal(spart_mart_merits(context, d_observed, d_predicted, d_widths, channels, pixels,
                                        chi2_device, r_device, workspace, bytes, 1),
                      SPART_OK);
@@ -426,7 +414,7 @@ static void solve(spart_context *context, const spart_instrument *instrument,
         assert_int_equal(spart_mart_operators_from_regridders(context, &pair, &operators),
                          SPART_OK);
         assert_int_equal(operators.on_device, 1);
-        d_images = to_device(context, observed, 4 * operators.image_size);
+        d_images = doubles_to_device(context, observed, 4 * operators.image_size);
         images = d_images;
     }
     spart_mart_result *result = NULL;
@@ -548,7 +536,7 @@ static void long_rows_run_in_a_graph_as_on_the_host(void **state)
     pair.forward = d_forward;
     pair.backward = d_backward;
     assert_int_equal(spart_mart_operators_from_regridders(context, &pair, &operators), SPART_OK);
-    double *d_observed = to_device(context, observed, pixels);
+    double *d_observed = doubles_to_device(context, observed, pixels);
     spart_status status = spart_mart_solve(context, &operators, d_observed, &options, &result);
     if (status != SPART_OK) {
         fail_msg("%s", spart_context_error(context));

@@ -63,8 +63,7 @@ static spart_regridder *random_regridder(spart_context *context, int64_t rows, i
 
 /* ---- products on both sides ----------------------------------------------------------- */
 
-static int64_t size_of_y(cuda_fixture *f, const spart_regridder *regridder,
-                         const spart_shape *shape_x)
+static int64_t size_of_y(fixture *f, const spart_regridder *regridder, const spart_shape *shape_x)
 {
     spart_shape shape_y;
     assert_int_equal(spart_regridder_apply_shape(f->context, regridder, shape_x, &shape_y),
@@ -73,7 +72,7 @@ static int64_t size_of_y(cuda_fixture *f, const spart_regridder *regridder,
 }
 
 /* y = A x on the host, y poisoned first. */
-static double *host_product(cuda_fixture *f, const spart_regridder *host, const double *x,
+static double *host_product(fixture *f, const spart_regridder *host, const double *x,
                             spart_shape shape_x)
 {
     int64_t n = size_of_y(f, host, &shape_x);
@@ -127,7 +126,7 @@ static double *copy_back(const double *device_y, int64_t n)
 }
 
 /* y = A x through a device regridder, x given and y returned in host memory. */
-static double *device_product(cuda_fixture *f, const spart_regridder *device, const double *x,
+static double *device_product(fixture *f, const spart_regridder *device, const double *x,
                               spart_shape shape_x)
 {
     int64_t n = size_of_y(f, device, &shape_x);
@@ -145,7 +144,7 @@ static double *device_product(cuda_fixture *f, const spart_regridder *device, co
 
 /* The device product of `host` for x of shape (num_leading, columns) or
  * (columns) equals the host product bit for bit; returns its digest. */
-static uint64_t assert_device_equals_host(cuda_fixture *f, const spart_regridder *host,
+static uint64_t assert_device_equals_host(fixture *f, const spart_regridder *host,
                                           const spart_regridder *device, int64_t num_leading,
                                           uint64_t seed, const char *what)
 {
@@ -171,14 +170,14 @@ static uint64_t assert_device_equals_host(cuda_fixture *f, const spart_regridder
 
 static void every_value_and_column_type_equals_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     for (int float32 = 0; float32 <= 1; float32++) {
         for (int int64_columns = 0; int64_columns <= 1; int64_columns++) {
             spart_regridder *host =
                 random_regridder(f->context, 20000, 5000, 12, float32, int64_columns, 11);
             assert_true(float32 ? host->csr.values32 != NULL : host->csr.values64 != NULL);
             assert_true(int64_columns ? host->csr.columns64 != NULL : host->csr.columns32 != NULL);
-            spart_regridder *device = regridder_on_device(f, host);
+            spart_regridder *device = to_device(f, host);
             char what[64];
             snprintf(what, sizeof what, "float%d values, int%d columns", float32 ? 32 : 64,
                      int64_columns ? 64 : 32);
@@ -191,14 +190,14 @@ static void every_value_and_column_type_equals_the_host(void **state)
 
 static void every_group_size_equals_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     /* Mean lengths that give g = 1, 2, 4, 8, 16 and 32. */
     const int64_t means[] = {1, 3, 6, 12, 24, 100};
     int seen = 0;
     for (size_t m = 0; m < sizeof means / sizeof means[0]; m++) {
         spart_regridder *host = random_regridder(f->context, 3000, 4000, means[m], 0, 0, 20 + m);
         seen |= host->plan.group_size;
-        spart_regridder *device = regridder_on_device(f, host);
+        spart_regridder *device = to_device(f, host);
         char what[64];
         snprintf(what, sizeof what, "group size %d", host->plan.group_size);
         (void)assert_device_equals_host(f, host, device, 1, 30 + m, what);
@@ -211,10 +210,10 @@ static void every_group_size_equals_the_host(void **state)
 
 static void batches_of_1_3_8_33_equal_the_host_and_each_column_alone(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     for (int float32 = 0; float32 <= 1; float32++) {
         spart_regridder *host = random_regridder(f->context, 4000, 3000, 20, float32, 0, 50);
-        spart_regridder *device = regridder_on_device(f, host);
+        spart_regridder *device = to_device(f, host);
         const int64_t widths[] = {1, 3, 8, 33};
         for (size_t w = 0; w < 4; w++) {
             int64_t width = widths[w];
@@ -243,7 +242,7 @@ static void batches_of_1_3_8_33_equal_the_host_and_each_column_alone(void **stat
  * unpack kernels follow the axis maps. */
 static void declared_batch_axes_equal_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     const spart_shape orthogonal = {1, {3}}, input = {3, {3, 4, 5}}, output = {2, {3, 6}};
     const int axes_input[] = {1, 2}, axes_output[] = {1};
     const int64_t per_element = 29;
@@ -272,7 +271,7 @@ static void declared_batch_axes_equal_the_host(void **state)
     spart_regridder *host = NULL;
     assert_int_equal(spart_regridder_create(f->context, weights, &options, &host), SPART_OK);
     assert_int_equal(host->input.num_batch, 5);
-    spart_regridder *device = regridder_on_device(f, host);
+    spart_regridder *device = to_device(f, host);
     (void)assert_device_equals_host(f, host, device, 1, 70, "declared batch axis");
     (void)assert_device_equals_host(f, host, device, 2, 71, "declared batch axis and leading axis");
     spart_regridder_free(device);
@@ -282,8 +281,7 @@ static void declared_batch_axes_equal_the_host(void **state)
 
 /* One row of two million entries (489 chunks), short rows and empty rows
  * around it, and a second long row of just over one chunk. */
-static spart_regridder *long_row_regridder(cuda_fixture *f, int float32, int64_t rows,
-                                           uint64_t seed)
+static spart_regridder *long_row_regridder(fixture *f, int float32, int64_t rows, uint64_t seed)
 {
     int64_t *lengths = random_lengths(rows, rows > 100000 ? 1 : 8, seed);
     lengths[0] = 0;
@@ -297,13 +295,13 @@ static spart_regridder *long_row_regridder(cuda_fixture *f, int float32, int64_t
 
 static void a_row_of_two_million_entries_equals_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     /* 3000 rows: g = 32; 400000 rows of about one entry: g = 2. */
     const int64_t row_counts[] = {3000, 400000};
     for (int float32 = 0; float32 <= 1; float32++) {
         for (int c = 0; c < 2; c++) {
             spart_regridder *host = long_row_regridder(f, float32, row_counts[c], 80);
-            spart_regridder *device = regridder_on_device(f, host);
+            spart_regridder *device = to_device(f, host);
             assert_int_equal(device->device.num_long_rows, 2);
             assert_int_equal(device->device.num_long_chunks, (2000000 + 4095) / 4096 + 2);
             char what[64];
@@ -319,10 +317,10 @@ static void a_row_of_two_million_entries_equals_the_host(void **state)
 
 static void an_empty_operator_gives_zeros(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     int64_t lengths[5] = {0, 0, 0, 0, 0};
     spart_regridder *host = csr_regridder(f->context, 5, 7, lengths, 0, 0, 90);
-    spart_regridder *device = regridder_on_device(f, host);
+    spart_regridder *device = to_device(f, host);
     spart_shape shape = {2, {3, 7}};
     double *x = spread_values(21, 91);
     double *y = device_product(f, device, x, shape);
@@ -336,12 +334,12 @@ static void an_empty_operator_gives_zeros(void **state)
     spart_regridder_free(host);
     /* No rows at all, and no columns at all. */
     spart_regridder *no_rows = csr_regridder(f->context, 0, 7, lengths, 0, 0, 93);
-    device = regridder_on_device(f, no_rows);
+    device = to_device(f, no_rows);
     (void)assert_device_equals_host(f, no_rows, device, 4, 94, "no rows");
     spart_regridder_free(device);
     spart_regridder_free(no_rows);
     spart_regridder *no_columns = csr_regridder(f->context, 5, 0, lengths, 1, 0, 95);
-    device = regridder_on_device(f, no_columns);
+    device = to_device(f, no_columns);
     (void)assert_device_equals_host(f, no_columns, device, 1, 96, "no columns");
     (void)assert_device_equals_host(f, no_columns, device, 2, 97, "no columns, two vectors");
     spart_regridder_free(device);
@@ -350,9 +348,9 @@ static void an_empty_operator_gives_zeros(void **state)
 
 static void a_batch_of_zero_vectors_does_nothing(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     spart_regridder *host = random_regridder(f->context, 100, 50, 4, 0, 0, 100);
-    spart_regridder *device = regridder_on_device(f, host);
+    spart_regridder *device = to_device(f, host);
     spart_shape shape = {2, {0, 50}};
     size_t bytes = 1;
     assert_int_equal(spart_regridder_workspace_size(f->context, device, &shape, &bytes), SPART_OK);
@@ -372,9 +370,9 @@ static void a_batch_of_zero_vectors_does_nothing(void **state)
 
 static void one_hundred_runs_give_the_same_bits(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     spart_regridder *host = long_row_regridder(f, 1, 3000, 110);
-    spart_regridder *device = regridder_on_device(f, host);
+    spart_regridder *device = to_device(f, host);
     spart_shape shape = {2, {8, 100000}};
     int64_t n = 8 * 3000;
     double *x = spread_values(8 * 100000, 111);
@@ -404,9 +402,9 @@ static void one_hundred_runs_give_the_same_bits(void **state)
  * device (its value was computed by the host product, spart 0.1.0). */
 static void golden_digest_of_a_fixed_product(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     spart_regridder *host = random_regridder(f->context, 20000, 5000, 12, 1, 0, 120);
-    spart_regridder *device = regridder_on_device(f, host);
+    spart_regridder *device = to_device(f, host);
     uint64_t result = assert_device_equals_host(f, host, device, 3, 121, "golden product");
     assert_true(result == UINT64_C(0x709d322db549fac8));
     spart_regridder_free(device);
@@ -419,7 +417,7 @@ static void golden_digest_of_a_fixed_product(void **state)
  * same x values in the same order. */
 static void more_than_two_to_the_31_columns(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     const int64_t big = ((int64_t)1 << 31) + 8;
     size_t free_bytes = 0, total_bytes = 0;
     check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
@@ -438,7 +436,7 @@ static void more_than_two_to_the_31_columns(void **state)
     }
     double *x_compact = spread_values(64, 131);
     double *expected = host_product(f, compact, x_compact, (spart_shape){1, {64}});
-    spart_regridder *device = regridder_on_device(f, host);
+    spart_regridder *device = to_device(f, host);
     assert_non_null(device->csr.columns64);
     double *x_device = device_alloc((size_t)big * sizeof(double));
     check_cuda(cudaMemset(x_device, 0, (size_t)big * sizeof(double)), "cudaMemset");
@@ -464,9 +462,9 @@ static void more_than_two_to_the_31_columns(void **state)
 
 static void the_product_can_be_captured_in_a_cuda_graph(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     spart_regridder *host = long_row_regridder(f, 0, 3000, 140);
-    spart_regridder *device = regridder_on_device(f, host);
+    spart_regridder *device = to_device(f, host);
     spart_shape shape = {2, {3, 100000}};
     int64_t n = 3 * 3000;
     double *x = spread_values(3 * 100000, 141);
@@ -514,10 +512,10 @@ static void the_product_can_be_captured_in_a_cuda_graph(void **state)
 
 static void a_round_trip_through_the_device_keeps_the_arrays(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     spart_regridder *host = long_row_regridder(f, 1, 3000, 150);
-    spart_regridder *device = regridder_on_device(f, host);
-    spart_regridder *again = regridder_on_device(f, device); /* device to device */
+    spart_regridder *device = to_device(f, host);
+    spart_regridder *again = to_device(f, device); /* device to device */
     spart_regridder *back = NULL;
     assert_int_equal(spart_regridder_to_host(f->context, again, &back), SPART_OK);
     assert_int_equal(spart_regridder_cuda_device(back), -1);
@@ -538,9 +536,9 @@ static void a_round_trip_through_the_device_keeps_the_arrays(void **state)
 
 static void host_memory_and_host_only_work_are_refused_with_a_sentence(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     spart_regridder *host = random_regridder(f->context, 100, 50, 4, 0, 0, 160);
-    spart_regridder *device = regridder_on_device(f, host);
+    spart_regridder *device = to_device(f, host);
     double x[50] = {0}, y[100];
     double *y_device = device_poisoned(100);
     spart_array host_x = {x, {1, {50}}};
@@ -573,7 +571,7 @@ static void host_memory_and_host_only_work_are_refused_with_a_sentence(void **st
         lengths[r] = r == 7 ? SPART_CHUNK_LENGTH + 1 : 3;
     }
     spart_regridder *long_host = csr_regridder(f->context, 100, 50, lengths, 0, 0, 161);
-    spart_regridder *long_device = regridder_on_device(f, long_host);
+    spart_regridder *long_device = to_device(f, long_host);
     assert_int_equal(spart_regridder_workspace_size(f->context, long_device, &two.shape, &bytes),
                      SPART_OK);
     assert_true(bytes > sizeof small);

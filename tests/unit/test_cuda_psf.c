@@ -26,17 +26,6 @@
 
 /* ---- helpers ------------------------------------------------------------------------------- */
 
-static double *device_copy(spart_context *context, const double *host, int64_t n)
-{
-    void *device = NULL;
-    size_t bytes = (size_t)n * sizeof(double);
-    assert_int_equal(spart_device_malloc(context, bytes, &device), SPART_OK);
-    if (host != NULL) {
-        assert_int_equal(spart_device_copy_to_device(context, device, host, bytes), SPART_OK);
-    }
-    return device;
-}
-
 /* Fill n device doubles with NaN bit patterns, so that a value the
  * operator does not write shows. */
 static void poison(double *device, int64_t n)
@@ -126,8 +115,8 @@ static void expect_agreement(int image_ndim, const int64_t *image_dims, int kern
     double *device = malloc((size_t)n * sizeof(double));
     spart_psf *host_psf = NULL, *device_psf = NULL;
     make_psfs(context, &kernels, kernel_values, &images, &host_psf, &device_psf);
-    double *d_in = device_copy(context, in, n);
-    double *d_out = device_copy(context, NULL, n);
+    double *d_in = doubles_to_device(context, in, n);
+    double *d_out = doubles_to_device(context, NULL, n);
     double scale = error_scale(in, n, kernel_values, num_kernels, kernel_size);
     spart_array x = {in, images};
     for (int adjoint = 0; adjoint <= 1; adjoint++) {
@@ -222,9 +211,9 @@ static void the_device_adjoint_passes_the_dot_product_test(void **state)
     double *ptb = malloc((size_t)n * sizeof(double));
     spart_psf *host_psf = NULL, *device_psf = NULL;
     make_psfs(context, &kernels, kernel_values, &images, &host_psf, &device_psf);
-    double *d_a = device_copy(context, a, n);
-    double *d_b = device_copy(context, b, n);
-    double *d_out = device_copy(context, NULL, n);
+    double *d_a = doubles_to_device(context, a, n);
+    double *d_b = doubles_to_device(context, b, n);
+    double *d_out = doubles_to_device(context, NULL, n);
     device_apply(context, device_psf, d_a, d_out, n, 0);
     host_copy(context, pa, d_out, n);
     device_apply(context, device_psf, d_b, d_out, n, 1);
@@ -263,8 +252,8 @@ static void device_results_repeat_bit_for_bit_and_in_place(void **state)
     double *other = malloc((size_t)n * sizeof(double));
     spart_psf *host_psf = NULL, *device_psf = NULL;
     make_psfs(context, &kernels, kernel_values, &images, &host_psf, &device_psf);
-    double *d_in = device_copy(context, in, n);
-    double *d_out = device_copy(context, NULL, n);
+    double *d_in = doubles_to_device(context, in, n);
+    double *d_out = doubles_to_device(context, NULL, n);
     for (int adjoint = 0; adjoint <= 1; adjoint++) {
         poison(d_out, n);
         device_apply(context, device_psf, d_in, d_out, n, adjoint);
@@ -327,9 +316,9 @@ static void applies_recorded_in_a_cuda_graph_give_the_same_bits(void **state)
     double *got = malloc((size_t)n * sizeof(double));
     spart_psf *host_psf = NULL, *device_psf = NULL;
     make_psfs(context, &kernels, kernel_values, &images, &host_psf, &device_psf);
-    double *d_in = device_copy(context, in, n);
-    double *d_forward = device_copy(context, NULL, n);
-    double *d_adjoint = device_copy(context, NULL, n);
+    double *d_in = doubles_to_device(context, in, n);
+    double *d_forward = doubles_to_device(context, NULL, n);
+    double *d_adjoint = doubles_to_device(context, NULL, n);
     recorded_applies applies = {device_psf, d_in, d_forward, d_adjoint, n};
     spart_device_graph *graph = NULL;
     spart_status status = spart_device_graph_record(context, record_applies, &applies, &graph);
@@ -342,7 +331,7 @@ static void applies_recorded_in_a_cuda_graph_give_the_same_bits(void **state)
         assert_int_equal(spart_device_graph_launch(context, graph), SPART_OK);
         for (int adjoint = 0; adjoint <= 1; adjoint++) {
             host_copy(context, got, adjoint ? d_adjoint : d_forward, n);
-            double *d_direct = device_copy(context, NULL, n);
+            double *d_direct = doubles_to_device(context, NULL, n);
             device_apply(context, device_psf, d_in, d_direct, n, adjoint);
             host_copy(context, expected, d_direct, n);
             spart_device_free(context, d_direct);
@@ -379,8 +368,8 @@ static void pixels_no_light_reaches_are_exactly_zero_on_the_device(void **state)
     static double in[40 * 30], out[40 * 30];
     memset(in, 0, sizeof in);
     in[10 * 30 + 12] = 1234.5; /* one bright pixel */
-    double *d_in = device_copy(context, in, 40 * 30);
-    double *d_out = device_copy(context, NULL, 40 * 30);
+    double *d_in = doubles_to_device(context, in, 40 * 30);
+    double *d_out = doubles_to_device(context, NULL, 40 * 30);
     for (int adjoint = 0; adjoint < 2; adjoint++) {
         poison(d_out, 40 * 30);
         device_apply(context, device_psf, d_in, d_out, 40 * 30, adjoint);
@@ -427,8 +416,8 @@ static void a_copy_of_a_device_psf_applies_the_same_and_says_where_it_is(void **
     assert_true(spart_shape_size(&shape) == n);
     shape = spart_psf_shape_kernels(copy);
     assert_int_equal(shape.ndim, 2);
-    double *d_in = device_copy(context, in, n);
-    double *d_out = device_copy(context, NULL, n);
+    double *d_in = doubles_to_device(context, in, n);
+    double *d_out = doubles_to_device(context, NULL, n);
     device_apply(context, device_psf, d_in, d_out, n, 0);
     host_copy(context, a, d_out, n);
     poison(d_out, n);
@@ -457,8 +446,8 @@ static void a_device_psf_refuses_host_memory_and_wrong_shapes(void **state)
     spart_psf *host_psf = NULL, *device_psf = NULL;
     make_psfs(context, &kernels, kernel_values, &images, &host_psf, &device_psf);
     double host_in[30] = {0.0}, host_out[30];
-    double *d_in = device_copy(context, host_in, 30);
-    double *d_out = device_copy(context, NULL, 30);
+    double *d_in = doubles_to_device(context, host_in, 30);
+    double *d_out = doubles_to_device(context, NULL, 30);
     spart_array on_host = {host_in, images};
     spart_array on_device = {d_in, images};
     assert_int_equal(spart_psf_apply(context, device_psf, &on_host, d_out, 30),
@@ -681,7 +670,7 @@ static void device_mart_with_an_fft_psf_agrees_with_the_host(void **state)
         spart_mart_operators_from_regridders_psf(context, &d.problem, &device_operators), SPART_OK);
     assert_int_equal(device_operators.on_device, 1);
     assert_int_equal(device_operators.capturable, 1);
-    double *d_observed = device_copy(context, observed, pixels);
+    double *d_observed = doubles_to_device(context, observed, pixels);
     solve(context, &device_operators, d_observed, p.scene_size, &device);
     solve(context, &device_operators, d_observed, p.scene_size, &again);
 

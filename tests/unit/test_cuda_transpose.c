@@ -27,7 +27,7 @@
 #include "regridder_device.h"
 #include "test_cuda_util.h"
 
-static spart_regridder *transpose_of(cuda_fixture *f, spart_regridder *regridder)
+static spart_regridder *transpose_of(fixture *f, spart_regridder *regridder)
 {
     spart_regridder *transposed = NULL;
     if (spart_regridder_transpose(f->context, regridder, &transposed) != SPART_OK) {
@@ -39,9 +39,9 @@ static spart_regridder *transpose_of(cuda_fixture *f, spart_regridder *regridder
 /* The device transpose of `host` (through spart_regridder_transpose of a
  * device copy) equals the host transpose, products included; the
  * transpose of the transpose is the original object. */
-static void assert_transpose_equals_host(cuda_fixture *f, spart_regridder *host, const char *what)
+static void assert_transpose_equals_host(fixture *f, spart_regridder *host, const char *what)
 {
-    spart_regridder *device = regridder_on_device(f, host);
+    spart_regridder *device = to_device(f, host);
     spart_regridder *host_transposed = transpose_of(f, host);
     spart_regridder *device_transposed = transpose_of(f, device);
     (void)assert_same_csr(f->context, host_transposed, device_transposed, what);
@@ -58,7 +58,7 @@ static void assert_transpose_equals_host(cuda_fixture *f, spart_regridder *host,
 
 static void every_value_and_column_type_equals_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     int64_t *lengths = random_lengths(20000, 12, 1);
     for (int float32 = 0; float32 <= 1; float32++) {
         for (int int64_columns = 0; int64_columns <= 1; int64_columns++) {
@@ -78,11 +78,11 @@ static void every_value_and_column_type_equals_the_host(void **state)
  * without, into fresh regridders: the host's arrays each time. */
 static void sixty_four_bit_sorts_and_repeated_runs_equal_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     int64_t *lengths = random_lengths(50000, 20, 3);
     spart_regridder *host = csr_regridder(f->context, 50000, 30000, lengths, 1, 0, 4);
     spart_regridder *host_transposed = transpose_of(f, host);
-    spart_regridder *device = regridder_on_device(f, host);
+    spart_regridder *device = to_device(f, host);
     uint64_t first = 0;
     for (int run = 0; run < 6; run++) {
         int wide = run % 2;
@@ -106,7 +106,7 @@ static void sixty_four_bit_sorts_and_repeated_runs_equal_the_host(void **state)
 
 static void empty_operators_and_empty_rows_equal_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     int64_t zeros[6] = {0, 0, 0, 0, 0, 0};
     spart_regridder *no_entries = csr_regridder(f->context, 6, 9, zeros, 0, 0, 5);
     assert_transpose_equals_host(f, no_entries, "no entries");
@@ -132,7 +132,7 @@ static void empty_operators_and_empty_rows_equal_the_host(void **state)
  * the transpose (chunked, with a long-row table built on the device). */
 static void an_enormous_row_and_enormous_columns_equal_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     int64_t *lengths = random_lengths(3000, 4, 9);
     lengths[1234] = 3000000;
     spart_regridder *wide_row = csr_regridder(f->context, 3000, 200000, lengths, 1, 0, 10);
@@ -162,7 +162,7 @@ typedef struct conservative_case {
     spart_weights *weights;
 } conservative_case;
 
-static void make_conservative(cuda_fixture *f, conservative_case *c, int64_t elements, int64_t n_in,
+static void make_conservative(fixture *f, conservative_case *c, int64_t elements, int64_t n_in,
                               int64_t n_out)
 {
     memset(c, 0, sizeof *c);
@@ -209,7 +209,7 @@ static void free_conservative(conservative_case *c)
 
 /* A regridder for the case's weights with values of shape (in_elements,
  * n_in - 1) and (out_elements, n_out - 1), on the device or the host. */
-static spart_regridder *conservative_forward(cuda_fixture *f, const conservative_case *c,
+static spart_regridder *conservative_forward(fixture *f, const conservative_case *c,
                                              int64_t in_elements, int64_t out_elements, int float32,
                                              int on_device)
 {
@@ -230,16 +230,15 @@ static spart_regridder *conservative_forward(cuda_fixture *f, const conservative
     return regridder;
 }
 
-static spart_status conservative_of(cuda_fixture *f, const conservative_case *c,
+static spart_status conservative_of(fixture *f, const conservative_case *c,
                                     spart_regridder *forward, spart_regridder **conservative)
 {
     return spart_regridder_transpose_conservative(f->context, forward, 1, &c->grid_input,
                                                   &c->grid_output, &c->options, conservative);
 }
 
-static void check_conservative_role(cuda_fixture *f, const conservative_case *c,
-                                    int64_t in_elements, int64_t out_elements, int float32,
-                                    const char *what)
+static void check_conservative_role(fixture *f, const conservative_case *c, int64_t in_elements,
+                                    int64_t out_elements, int float32, const char *what)
 {
     spart_regridder *host = conservative_forward(f, c, in_elements, out_elements, float32, 0);
     spart_regridder *device = conservative_forward(f, c, in_elements, out_elements, float32, 1);
@@ -266,7 +265,7 @@ static void check_conservative_role(cuda_fixture *f, const conservative_case *c,
 
 static void the_conservative_transpose_equals_the_host(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     conservative_case small, large;
     make_conservative(f, &small, 3, 9, 6);
     make_conservative(f, &large, 5, 4001, 3000);
@@ -282,7 +281,7 @@ static void the_conservative_transpose_equals_the_host(void **state)
 
 static void lost_elements_are_refused_on_the_device_too(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     conservative_case c;
     make_conservative(f, &c, 3, 9, 6);
     spart_regridder *device = conservative_forward(f, &c, 1, 1, 0, 1);

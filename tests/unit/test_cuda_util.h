@@ -65,6 +65,19 @@ static inline void check_cuda(cudaError_t error, const char *what)
     }
 }
 
+/* n doubles of new device memory (through the context), a copy of host's
+ * when host is not NULL. */
+static inline double *doubles_to_device(spart_context *context, const double *host, int64_t n)
+{
+    void *device = NULL;
+    size_t bytes = (size_t)n * sizeof(double);
+    assert_int_equal(spart_device_malloc(context, bytes, &device), SPART_OK);
+    if (host != NULL) {
+        assert_int_equal(spart_device_copy_to_device(context, device, host, bytes), SPART_OK);
+    }
+    return device;
+}
+
 /* ---- matrices made directly --------------------------------------------------------- */
 
 /* A host regridder from x of shape (columns) to y of shape (rows) whose row
@@ -282,15 +295,15 @@ static inline void assert_same_products(spart_context *context, const spart_regr
 /* ---- the fixture ------------------------------------------------------------------------- */
 
 /* What a group of device tests shares: a context on CUDA device 0. */
-typedef struct cuda_fixture {
+typedef struct fixture {
     spart_context *context;
-} cuda_fixture;
+} fixture;
 
 /* The group set-up of cmocka_run_group_tests: -1 (the group fails) when
  * the context or device 0 cannot be had. */
 static inline int cuda_set_up(void **state)
 {
-    cuda_fixture *f = calloc(1, sizeof *f);
+    fixture *f = calloc(1, sizeof *f);
     if (f == NULL || spart_context_create(&f->context) != SPART_OK ||
         spart_context_set_cuda_device(f->context, 0) != SPART_OK) {
         return -1;
@@ -301,14 +314,14 @@ static inline int cuda_set_up(void **state)
 
 static inline int cuda_tear_down(void **state)
 {
-    cuda_fixture *f = *state;
+    fixture *f = *state;
     spart_context_free(f->context);
     free(f);
     return 0;
 }
 
 /* A copy of a host regridder on device 0 (the test fails if it cannot be made). */
-static inline spart_regridder *regridder_on_device(cuda_fixture *f, const spart_regridder *host)
+static inline spart_regridder *to_device(fixture *f, const spart_regridder *host)
 {
     spart_regridder *device = NULL;
     if (spart_regridder_to_device(f->context, host, &device) != SPART_OK) {
