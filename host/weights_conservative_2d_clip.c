@@ -581,10 +581,19 @@ static inline pair pair_abs(pair a)
     return (pair)((pair_mask)a & (pair_mask){INT64_MAX, INT64_MAX});
 }
 
-/* positive_part on each lane. */
+/* positive_part on each lane. With MAXPD (no branch) it is max(d, 0)
+ * itself, one instruction where the sum takes three, and the same number
+ * for every d it is given here: heights within a block of 2 x 2 lattice
+ * cells, far from overflow, -0 included (both give +0). (A NaN, which
+ * only an edge of NaN crossings could bring, gives 0 here but leaves the
+ * column's sums NaN all the same, through `below`.) */
 static inline pair pair_positive_part(pair d)
 {
+#ifdef __SSE2__
+    return pair_max(d, pair_of(0.0));
+#else
     return (d + pair_abs(d)) * 0.5;
+#endif
 }
 
 /* The corners of a cell in a block of two columns (0 <= x <= 2) clamped
