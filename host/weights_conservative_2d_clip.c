@@ -630,6 +630,24 @@ static inline void add_column_parts(columns_2x2 *columns, pair xa, pair ya, pair
     columns->width_0 += pair_abs(minus_dx_0);
 }
 
+/* The slopes (y[next] - y[k]) / (x[next] - x[k]) of a cell's four edges,
+ * two edges to a vector division: each lane is the division a lone double
+ * would do, so the slopes are the same numbers, for half the divisions.
+ * A vertical edge (x[next] = x[k]) gets an infinity or a NaN, which the
+ * callers never use: they skip vertical edges. */
+static inline void edge_slopes(const double *x, const double *y, double *slope)
+{
+    const pair dx_01 = (pair){x[1], x[2]} - (pair){x[0], x[1]};
+    const pair dx_23 = (pair){x[3], x[0]} - (pair){x[2], x[3]};
+    const pair dy_01 = (pair){y[1], y[2]} - (pair){y[0], y[1]};
+    const pair dy_23 = (pair){y[3], y[0]} - (pair){y[2], y[3]};
+    const pair slope_01 = dy_01 / dx_01, slope_23 = dy_23 / dx_23;
+    slope[0] = slope_01[0];
+    slope[1] = slope_01[1];
+    slope[2] = slope_23[0];
+    slope[3] = slope_23[1];
+}
+
 /* The overlaps of a cell that lies inside a block of 2 x 2 lattice cells
  * (block coordinates in [0, 2] x [0, 2]), overlap[c][r] for column c and
  * row r: the sums of the walk, with the one inner line of each axis
@@ -642,16 +660,16 @@ static void overlaps_within_2x2(const double *x, const double *y, double lowest,
 {
     pair clamped[4];
     clamp_to_columns(x, clamped);
+    double slope[4];
+    edge_slopes(x, y, slope);
     columns_2x2 sums = {pair_of(0.0), pair_of(0.0), pair_of(0.0), pair_of(0.0)};
     for (int k = 0; k < 4; k++) {
         const int next = (k + 1) % 4;
-        const double dx = x[next] - x[k];
-        if (dx == 0) {
+        if (x[next] == x[k]) {
             continue; /* vertical: no area */
         }
-        const double slope = (y[next] - y[k]) / dx;
-        add_column_parts(&sums, clamped[k], y[k] + (clamped[k] - x[k]) * slope, clamped[next],
-                         y[k] + (clamped[next] - x[k]) * slope, lowest);
+        add_column_parts(&sums, clamped[k], y[k] + (clamped[k] - x[k]) * slope[k], clamped[next],
+                         y[k] + (clamped[next] - x[k]) * slope[k], lowest);
     }
     for (int c = 0; c < 2; c++) {
         const column_2x2 column = {sums.moment_0[c], sums.moment_1[c], sums.height_1[c],
@@ -684,16 +702,16 @@ static void overlaps_within_one_row(const double *x, const double *y, double low
 {
     pair clamped[4];
     clamp_to_columns(x, clamped);
+    double slope[4];
+    edge_slopes(x, y, slope);
     pair twice_moment = pair_of(0.0);
     for (int k = 0; k < 4; k++) {
         const int next = (k + 1) % 4;
-        const double dx = x[next] - x[k];
-        if (dx == 0) {
+        if (x[next] == x[k]) {
             continue; /* vertical: no area */
         }
-        const double slope = (y[next] - y[k]) / dx;
-        const pair y_start = y[k] + (clamped[k] - x[k]) * slope;
-        const pair y_end = y[k] + (clamped[next] - x[k]) * slope;
+        const pair y_start = y[k] + (clamped[k] - x[k]) * slope[k];
+        const pair y_end = y[k] + (clamped[next] - x[k]) * slope[k];
         twice_moment += (clamped[k] - clamped[next]) * ((y_start - lowest) + (y_end - lowest));
     }
     for (int c = 0; c < 2; c++) {
