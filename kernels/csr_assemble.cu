@@ -357,6 +357,46 @@ __global__ void __launch_bounds__(threads_per_block)
     }
 }
 
+/* ---- the short-row index ------------------------------------------------------------------ */
+
+/* Each row's length as a byte (zero past the last row, to the end of its
+ * block), each block's first entry, and, per block of threads, whether
+ * any of its rows holds more than 255 entries (too_long[blockIdx.x]; a
+ * vote, not an atomic). */
+__global__ void __launch_bounds__(threads_per_block)
+    short_row_index(const int64_t *__restrict__ row_ptr, int64_t num_rows, int64_t padded_rows,
+                    uint8_t *__restrict__ row_lengths, int64_t *__restrict__ block_starts,
+                    int *__restrict__ too_long)
+{
+    int found = 0;
+    for (int64_t row = first_item(); row < padded_rows; row += item_stride()) {
+        const int64_t length = row < num_rows ? row_ptr[row + 1] - row_ptr[row] : 0;
+        found |= length > 255;
+        row_lengths[row] = (uint8_t)(length > 255 ? 255 : length);
+        if (row % SPART_DEVICE_SHORT_ROW_BLOCK == 0) {
+            block_starts[row / SPART_DEVICE_SHORT_ROW_BLOCK] = row_ptr[row];
+        }
+    }
+    found = __syncthreads_or(found);
+    if (threadIdx.x == 0) {
+        too_long[blockIdx.x] = found;
+    }
+}
+
+/* *any = whether any of flags[0 .. count) is set (one block). */
+__global__ void __launch_bounds__(threads_per_block)
+    any_flag(const int *__restrict__ flags, int count, int *__restrict__ any)
+{
+    int found = 0;
+    for (int k = threadIdx.x; k < count; k += blockDim.x) {
+        found |= flags[k];
+    }
+    found = __syncthreads_or(found);
+    if (threadIdx.x == 0) {
+        *any = found;
+    }
+}
+
 /* The long-row workspace: totals (2), is_long and first chunk (num_rows +
  * 1 each, scanned in place), CUB's scan scratch. */
 struct long_row_space {
@@ -533,4 +573,24 @@ extern "C" int spart_cuda_long_rows_fill(const int64_t *row_ptr, int64_t num_row
     return launch(long_row_table, num_rows + 1, static_cast<cudaStream_t>(stream), row_ptr,
                   num_rows, chunk_length, (const int64_t *)space.long_index,
                   (const int64_t *)space.first_chunk, num_long_rows, num_long_chunks, table);
+}
+
+extern "C" int spart_cuda_short_rows_index(const int64_t *row_ptr, int64_t num_rows,
+                                           uint8_t *row_lengths, int64_t *block_starts, int *flags,
+                                           void *stream)
+{
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    const int64_t block = SPART_DEVICE_SHORT_ROW_BLOCK;
+    const int64_t padded_rows = (num_rows + block - 1) / block * block;
+    /* At most SPART_DEVICE_SHORT_ROW_FLAGS - 1 blocks of threads, one flag each. */
+    const int64_t most = (int64_t)(SPART_DEVICE_SHORT_ROW_FLAGS - 1) * threads_per_block;
+    const int64_t items = padded_rows < most ? padded_rows : most;
+    const int blocks = (int)((items + threads_per_block - 1) / threads_per_block);
+    cudaError_t error = launch(short_row_index, items, s, row_ptr, num_rows, padded_rows,
+                               row_lengths, block_starts, flags);
+    if (error == cudaSuccess) {
+        error = launch(any_flag, 1, s, (const int *)flags, blocks,
+                       flags + SPART_DEVICE_SHORT_ROW_FLAGS - 1);
+    }
+    return error;
 }

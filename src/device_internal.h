@@ -56,6 +56,25 @@ typedef struct spart_device_csr {
     const int64_t *chunk_end;   /* and one past its last */
 } spart_device_csr;
 
+/* The short-row index of a device matrix of g <= 2 whose rows all hold at
+ * most 255 entries (so no long rows): row_lengths[r] = row_ptr[r + 1] -
+ * row_ptr[r], zero past the last row up to a whole block of
+ * SPART_DEVICE_SHORT_ROW_BLOCK rows, and block_starts[b] = row_ptr[b *
+ * SPART_DEVICE_SHORT_ROW_BLOCK]. A one-vector product reads it instead of
+ * row_ptr: 1 byte a row instead of 8. (Apart from spart_device_csr, whose
+ * size, as a kernel parameter, changes the registers ptxas gives the other
+ * product kernels.) */
+typedef struct spart_device_short_rows {
+    const uint8_t *row_lengths;
+    const int64_t *block_starts;
+} spart_device_short_rows;
+
+/* Rows per block of the short-row index (the host's SPART_SHORT_ROW_BLOCK). */
+#define SPART_DEVICE_SHORT_ROW_BLOCK 256
+
+/* Ints of workspace spart_cuda_short_rows_index needs. */
+#define SPART_DEVICE_SHORT_ROW_FLAGS 1025
+
 /* How one side's values map onto the matrix index and the batch index (as
  * spart_axis_map in regridder_internal.h). */
 typedef struct spart_device_axis_map {
@@ -79,6 +98,12 @@ int spart_cuda_csr_product(const spart_device_csr *matrix, const double *x, int6
  * Each vector's values are those of spart_cuda_csr_product, bit for bit. */
 int spart_cuda_csr_product_c_order(const spart_device_csr *matrix, const double *x,
                                    int64_t num_vectors, double *y, double *chunk_sums,
+                                   void *stream);
+
+/* y = A x for one vector through the matrix's short-row index (the same
+ * bits as spart_cuda_csr_product). The matrix has no long rows and g <= 2. */
+int spart_cuda_csr_product_indexed(const spart_device_csr *matrix,
+                                   const spart_device_short_rows *index, const double *x, double *y,
                                    void *stream);
 
 /* Move values between C order (num_leading blocks of the side's shape)
@@ -105,6 +130,15 @@ int spart_cuda_mart_backproject_update(const spart_device_csr *matrix, const dou
                                        void *stream);
 
 /* ---- assembly and the exact transpose (kernels/csr_assemble.cu) ------------------ */
+
+/* The short-row index of a matrix (see spart_device_csr) from its row
+ * pointers: row_lengths (num_rows rounded up to whole blocks of
+ * SPART_DEVICE_SHORT_ROW_BLOCK bytes) and block_starts (one per block).
+ * flags holds SPART_DEVICE_SHORT_ROW_FLAGS ints of workspace; the last one
+ * ends 1 when some row holds more than 255 entries (the index is then
+ * wrong and must not be used), else 0. num_rows > 0. */
+int spart_cuda_short_rows_index(const int64_t *row_ptr, int64_t num_rows, uint8_t *row_lengths,
+                                int64_t *block_starts, int *flags, void *stream);
 
 /* The weights' entries in device memory, laid out as spart_assembly_source
  * (src/regridder_internal.h) describes them: entry k of element e lands in

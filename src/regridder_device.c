@@ -404,6 +404,61 @@ static spart_status copy_csr(spart_context *context, const spart_csr *source, sp
     return status;
 }
 
+/* The device short-row index of a device matrix (see
+ * spart_device_short_rows), made on the device from its row pointers
+ * where the plan has g <= 2 and no row is long; kept only when no row
+ * holds more than 255 entries, which one int brought back says (the
+ * stream is waited for). The index is optional: without device memory
+ * for it, the matrix goes without. */
+static cudaError_t index_short_rows_on_device(spart_regridder *regridder, cudaStream_t stream)
+{
+    spart_regridder_device *device = &regridder->device;
+    int64_t rows = regridder->csr.num_rows;
+    if (rows == 0 || regridder->plan.group_size > 2 || device->num_long_rows > 0) {
+        return cudaSuccess;
+    }
+    int64_t blocks = (rows + SPART_DEVICE_SHORT_ROW_BLOCK - 1) / SPART_DEVICE_SHORT_ROW_BLOCK;
+    uint8_t *lengths = NULL;
+    int64_t *starts = NULL;
+    int *flags = NULL;
+    int too_long = 1;
+    cudaError_t error =
+        cudaMalloc((void **)&lengths, (size_t)blocks * SPART_DEVICE_SHORT_ROW_BLOCK);
+    if (error == cudaSuccess) {
+        error = cudaMalloc((void **)&starts, (size_t)blocks * sizeof(int64_t));
+    }
+    if (error == cudaSuccess) {
+        error =
+            cudaMallocAsync((void **)&flags, SPART_DEVICE_SHORT_ROW_FLAGS * sizeof(int), stream);
+    }
+    if (error == cudaSuccess) {
+        error = (cudaError_t)spart_cuda_short_rows_index(regridder->csr.row_ptr, rows, lengths,
+                                                         starts, flags, stream);
+    }
+    if (error == cudaSuccess) {
+        error = cudaMemcpyAsync(&too_long, flags + SPART_DEVICE_SHORT_ROW_FLAGS - 1, sizeof(int),
+                                cudaMemcpyDeviceToHost, stream);
+    }
+    if (error == cudaSuccess) {
+        error = cudaStreamSynchronize(stream);
+    }
+    if (flags != NULL) {
+        (void)cudaFreeAsync(flags, stream);
+    }
+    if (error == cudaSuccess && !too_long) {
+        device->short_row_lengths = lengths;
+        device->short_row_starts = starts;
+        return cudaSuccess;
+    }
+    (void)cudaFree(lengths);
+    (void)cudaFree(starts);
+    if (error == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError(); /* no room for the index: go without it */
+        return cudaSuccess;
+    }
+    return error;
+}
+
 /* A copy of `source` (host or device) in device memory of the context's
  * device (to_device) or in host memory. */
 static spart_status copy_regridder(spart_context *context, const spart_regridder *source,
@@ -448,6 +503,12 @@ static spart_status copy_regridder(spart_context *context, const spart_regridder
     status = copy_csr(context, &source->csr, &made->csr, to_device, stream);
     if (status == SPART_OK && to_device) {
         status = copy_long_table(context, source, made, stream);
+    }
+    if (status == SPART_OK && to_device) {
+        cudaError_t error = index_short_rows_on_device(made, stream);
+        if (error != cudaSuccess) {
+            status = cuda_failure(context, error, "indexing a regridder's short rows");
+        }
     }
     if (status == SPART_OK) {
         cudaError_t error = cudaStreamSynchronize(stream);
@@ -511,6 +572,8 @@ void spart_device_release(spart_regridder *regridder)
         (void)cudaFree(csr->columns32);
         (void)cudaFree(csr->columns64);
         (void)cudaFree(regridder->device.long_table);
+        (void)cudaFree(regridder->device.short_row_lengths);
+        (void)cudaFree(regridder->device.short_row_starts);
     }
     (void)cudaFree(csr->values64);
     (void)cudaFree(csr->values32);
@@ -718,6 +781,9 @@ static cudaError_t plan_on_device(spart_regridder *regridder, cudaStream_t strea
         }
     }
     discard(&workspace, stream);
+    if (error == cudaSuccess) {
+        error = index_short_rows_on_device(regridder, stream);
+    }
     return error;
 }
 
@@ -1198,7 +1264,11 @@ spart_status spart_device_product(spart_context *context, const spart_regridder 
     double *chunk_sums = (double *)free_space;
     free_space += round_up((size_t)matrix.num_long_chunks * vectors * sizeof(double));
     int error = cudaSuccess;
-    if (num_vectors == 1) {
+    if (num_vectors == 1 && regridder->device.short_row_lengths != NULL) {
+        spart_device_short_rows index = {regridder->device.short_row_lengths,
+                                         regridder->device.short_row_starts};
+        error = spart_cuda_csr_product_indexed(&matrix, &index, x->data, y, stream);
+    } else if (num_vectors == 1) {
         error = spart_cuda_csr_product(&matrix, x->data, 1, y, chunk_sums, stream);
     } else if (!packing_needed(regridder, num_vectors)) {
         error =

@@ -81,6 +81,12 @@ typedef struct spart_regridder_device {
     int64_t *long_first_chunk; /* num_long_rows + 1: each long row's first chunk */
     int64_t *chunk_begin;      /* num_long_chunks: each chunk's first entry */
     int64_t *chunk_end;        /* and one past its last */
+    /* The device short-row index (spart_device_short_rows in
+     * src/device_internal.h), made on the device where the matrix
+     * qualifies (g <= 2, no row longer than 255 entries), else NULL; owned
+     * with the pattern, like the long-row table. */
+    uint8_t *short_row_lengths;
+    int64_t *short_row_starts;
 } spart_regridder_device;
 
 struct spart_regridder {

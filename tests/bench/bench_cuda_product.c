@@ -13,8 +13,10 @@
  *     index type);
  *   - the floor: the product's compulsory bytes (matrix once, x once, y
  *     once) at the device-to-device copy rate measured here.
- * A second, skewed matrix (one row of 4 M entries among short rows) shows
- * the long-row path. Each time is the median of --repeat runs after a
+ * A matrix of rows of 3-4 entries (a conservative transpose's shape) shows
+ * the short-row index (timed with it and through the row pointers), and a
+ * skewed matrix (one row of 4 M entries among short rows) the long-row
+ * path. Each time is the median of --repeat runs after a
  * warm-up, by CUDA events. The device product is also compared bit for bit
  * with the host product.
  *
@@ -28,8 +30,11 @@
  * own row pointers are int64 and need no such limit. Its host side needs
  * about 60 GB of memory and the device about 40 GB.
  *
+ * With --skew-parts it times only the skewed matrix and its two parts
+ * (without its long row; the long row alone).
+ *
  * Usage: bench_cuda_product [--entries N] [--row-length L] [--columns C]
- *                           [--repeat R] [--esis]
+ *                           [--repeat R] [--esis] [--skew-parts]
  */
 #include <math.h>
 #include <stdint.h>
@@ -512,6 +517,28 @@ static void measure(spart_context *context, cusparseHandle_t handle, const char 
            100.0 * floor_ms / alg2_ms, alg2_differing, repeat - 1, relative);
     printf("  spart / cuSPARSE: %.2fx ALG1, %.2fx ALG2 (below 1: spart faster)\n",
            spart_ms / alg1_ms, spart_ms / alg2_ms);
+    if (device->device.short_row_lengths != NULL) {
+        /* The same product through the int64 row pointers (the index set
+         * aside for a moment): what the short-row index gains. */
+        uint8_t *lengths = device->device.short_row_lengths;
+        device->device.short_row_lengths = NULL;
+        int pointer_differing = 0;
+        double pointer_ms =
+            time_spart(context, device, x, one, y, rows, repeat, &pointer_differing);
+        int64_t pointer_rows = rows_differing_from_host(context, host, x, y);
+        device->device.short_row_lengths = lengths;
+        double index_bytes =
+            bytes - (double)(rows + 1) * 8.0 + (double)rows + (double)(rows / 256 + 1) * 8.0;
+        printf("  %-34s %9.3f ms  %6.2f TB/s  %5.1f%% of copy rate  (%lld rows differ from the "
+               "host; %d of %d runs differ from the first)\n",
+               "spart through row pointers", pointer_ms, bytes / (pointer_ms * 1e-3) * 1e-12,
+               100.0 * floor_ms / pointer_ms, (long long)pointer_rows, pointer_differing,
+               repeat - 1);
+        printf("  short-row index: spart above reads it (%.3f GB instead of %.3f GB: floor %.3f "
+               "ms, %.1f%% of it); through the index / through row pointers: %.2fx\n",
+               index_bytes * 1e-9, bytes * 1e-9, index_bytes / rate * 1e3,
+               100.0 * (index_bytes / rate * 1e3) / spart_ms, spart_ms / pointer_ms);
+    }
     if (with_batch) {
         spart_shape eight = {2, {8, columns}};
         int batch_differing = 0, spmm_differing[3] = {0, 0, 0};
@@ -580,14 +607,49 @@ static void measure_esis(spart_context *context, cusparseHandle_t handle, double
     free(lengths);
 }
 
+/* Skewed: one row of 4 Mi entries, the others 8 (float64 values, g = 8).
+ * With `parts`, its two parts as well: the same matrix without its long
+ * row (every row 8 entries), and the long row alone among 512 Ki empty
+ * rows (the same g, so the same chunk sums), to tell which costs what. */
+static void measure_skew(spart_context *context, cusparseHandle_t handle, double rate, int repeat,
+                         int parts)
+{
+    int64_t skew_rows = (int64_t)1 << 22;
+    int64_t *lengths = malloc((size_t)skew_rows * sizeof(int64_t));
+    for (int64_t r = 0; r < skew_rows; r++) {
+        lengths[r] = 8;
+    }
+    lengths[0] = skew_rows;
+    spart_regridder *skew = band_regridder(context, skew_rows, skew_rows, lengths, 64, 0, 2);
+    measure(context, handle, "skew", skew, rate, repeat, 0);
+    spart_regridder_free(skew);
+    if (parts) {
+        lengths[0] = 8;
+        skew = band_regridder(context, skew_rows, skew_rows, lengths, 64, 0, 2);
+        measure(context, handle, "skew without its long row", skew, rate, repeat, 0);
+        spart_regridder_free(skew);
+        int64_t few_rows = skew_rows / 8;
+        for (int64_t r = 0; r < few_rows; r++) {
+            lengths[r] = 0;
+        }
+        lengths[0] = skew_rows;
+        skew = band_regridder(context, few_rows, skew_rows, lengths, 64, 0, 2);
+        measure(context, handle, "the long row alone (among empty rows)", skew, rate, repeat, 0);
+        spart_regridder_free(skew);
+    }
+    free(lengths);
+}
+
 int main(int argc, char **argv)
 {
     int64_t entries = 100000000, row_length = 2000, columns = (int64_t)1 << 20;
-    int repeat = 20, esis = 0;
+    int repeat = 20, esis = 0, skew_parts = 0;
     for (int a = 1; a < argc; a++) {
         int has_value = a + 1 < argc;
         if (strcmp(argv[a], "--esis") == 0) {
             esis = 1;
+        } else if (strcmp(argv[a], "--skew-parts") == 0) {
+            skew_parts = 1;
         } else if (has_value && strcmp(argv[a], "--entries") == 0) {
             entries = atoll(argv[++a]);
         } else if (has_value && strcmp(argv[a], "--row-length") == 0) {
@@ -616,8 +678,12 @@ int main(int argc, char **argv)
     double rate = copy_rate(repeat);
     printf("device-to-device copy: %.3f TB/s (bytes read + written)\n", rate * 1e-12);
 
-    if (esis) {
-        measure_esis(context, handle, rate, repeat);
+    if (esis || skew_parts) {
+        if (esis) {
+            measure_esis(context, handle, rate, repeat);
+        } else {
+            measure_skew(context, handle, rate, repeat, 1);
+        }
         CHECK_CUSPARSE(cusparseDestroy(handle));
         spart_context_free(context);
         return 0;
@@ -639,17 +705,22 @@ int main(int argc, char **argv)
     spart_regridder_free(band);
     free(lengths);
 
-    /* Skewed: one row of 4 Mi entries, the others 8 (float64 values). */
-    int64_t skew_rows = (int64_t)1 << 22;
-    lengths = malloc((size_t)skew_rows * sizeof(int64_t));
-    for (int64_t r = 0; r < skew_rows; r++) {
-        lengths[r] = 8;
+    /* Short rows of 3 or 4 entries (about 3.4: a conservative transpose's
+     * shape, g = 2, the short-row index), columns in a band of 64. */
+    int64_t short_rows = entries * 10 / 34;
+    lengths = malloc((size_t)short_rows * sizeof(int64_t));
+    int64_t placed = 0;
+    for (int64_t r = 0; r < short_rows; r++) {
+        int64_t target = (r + 1) * entries / short_rows;
+        lengths[r] = target - placed;
+        placed = target;
     }
-    lengths[0] = skew_rows;
-    spart_regridder *skew = band_regridder(context, skew_rows, skew_rows, lengths, 64, 0, 2);
-    measure(context, handle, "skew", skew, rate, repeat, 0);
-    spart_regridder_free(skew);
+    spart_regridder *short_matrix = band_regridder(context, short_rows, columns, lengths, 64, 1, 5);
+    measure(context, handle, "short rows of 3-4", short_matrix, rate, repeat, 0);
+    spart_regridder_free(short_matrix);
     free(lengths);
+
+    measure_skew(context, handle, rate, repeat, 0);
 
     CHECK_CUSPARSE(cusparseDestroy(handle));
     spart_context_free(context);

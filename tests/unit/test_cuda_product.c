@@ -4,7 +4,8 @@
  * int64 columns, every group size, batches of 1, 3, 8 and 33 vectors
  * (a column alone equals the same column in a batch), declared batch axes,
  * a row of two million entries (the chunked long-row pass) beside empty
- * rows, an empty operator and a batch of zero vectors, run after run, and
+ * rows, short rows read through the device's short-row index, an empty
+ * operator and a batch of zero vectors, run after run, and
  * inside a CUDA Graph. Bad pointers get a sentence, not a crash.
  *
  * Exit code 77 (skipped) when no CUDA device is visible, unless
@@ -315,6 +316,40 @@ static void a_row_of_two_million_entries_equals_the_host(void **state)
     }
 }
 
+/* Rows of at most 255 entries and g <= 2 (a backprojection's shape): the
+ * device copy carries a short-row index (one byte a row), which its
+ * one-vector product reads instead of the row pointers, and equals the
+ * host bit for bit; with one row of 256 entries it has none, and still
+ * equals the host. Several blocks of 256 rows and a partial one, empty
+ * rows, a row of exactly 255 entries; g = 1 and g = 2. */
+static void short_rows_read_through_the_index_equal_the_host(void **state)
+{
+    fixture *f = *state;
+    const int64_t rows = 40 * 256 + 77;
+    int seen = 0;
+    for (int64_t longest = 255; longest <= 256; longest++) {
+        for (int64_t mean = 1; mean <= 3; mean += 2) {
+            int64_t *lengths = random_lengths(rows, mean, 170 + mean);
+            lengths[rows / 2] = longest;
+            spart_regridder *host =
+                csr_regridder(f->context, rows, 5000, lengths, mean == 3, 0, 171 + mean);
+            free(lengths);
+            assert_true(host->plan.group_size <= 2);
+            seen |= host->plan.group_size;
+            spart_regridder *device = to_device(f, host);
+            assert_int_equal(device->device.short_row_lengths != NULL, longest <= 255);
+            char what[80];
+            snprintf(what, sizeof what, "rows of at most %lld entries, group size %d",
+                     (long long)longest, host->plan.group_size);
+            (void)assert_device_equals_host(f, host, device, 1, 172, what);
+            (void)assert_device_equals_host(f, host, device, 2, 173, what);
+            spart_regridder_free(device);
+            spart_regridder_free(host);
+        }
+    }
+    assert_int_equal(seen, 1 | 2);
+}
+
 static void an_empty_operator_gives_zeros(void **state)
 {
     fixture *f = *state;
@@ -621,6 +656,7 @@ int main(void)
         TEST(batches_of_1_3_8_33_equal_the_host_and_each_column_alone),
         TEST(declared_batch_axes_equal_the_host),
         TEST(a_row_of_two_million_entries_equals_the_host),
+        TEST(short_rows_read_through_the_index_equal_the_host),
         TEST(an_empty_operator_gives_zeros),
         TEST(a_batch_of_zero_vectors_does_nothing),
         TEST(one_hundred_runs_give_the_same_bits),

@@ -45,6 +45,10 @@ static void assert_transpose_equals_host(fixture *f, spart_regridder *host, cons
     spart_regridder *host_transposed = transpose_of(f, host);
     spart_regridder *device_transposed = transpose_of(f, device);
     (void)assert_same_csr(f->context, host_transposed, device_transposed, what);
+    /* A short-row index (rows of at most 255 entries, g <= 2) on both
+     * sides or on neither: the device makes its own. */
+    assert_int_equal(device_transposed->device.short_row_lengths != NULL,
+                     host_transposed->plan.row_lengths != NULL);
     if (host_transposed->csr.num_columns > 0) {
         assert_same_products(f->context, host_transposed, device_transposed, 31, what);
     }
@@ -256,6 +260,8 @@ static void check_conservative_role(fixture *f, const conservative_case *c, int6
     /* The pattern is the exact transpose's, shared on the device. */
     spart_regridder *exact = transpose_of(f, device);
     assert_ptr_equal(device_conservative->csr.row_ptr, exact->csr.row_ptr);
+    assert_ptr_equal(device_conservative->device.short_row_lengths,
+                     exact->device.short_row_lengths);
     assert_true(device_conservative->csr.columns32 == exact->csr.columns32);
     assert_true(device_conservative->csr.values64 != exact->csr.values64 ||
                 device_conservative->csr.values32 != exact->csr.values32);
