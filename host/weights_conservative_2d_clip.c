@@ -671,10 +671,15 @@ static void overlaps_within_2x2(const double *x, const double *y, double lowest,
         add_column_parts(&sums, clamped[k], y[k] + (clamped[k] - x[k]) * slope[k], clamped[next],
                          y[k] + (clamped[next] - x[k]) * slope[k], lowest);
     }
+    /* column_overlaps on both columns at once: the same operations lane by
+     * lane, and +0 (all bits clear) where a column does not reach row 0 */
+    const pair row_0 = sums.moment_0 * 0.5 + (1.0 - lowest) * sums.height_1;
+    const pair_mask reaches_row_0 = sums.width_0 > 0.0;
+    const pair overlap_0 = (pair)((pair_mask)row_0 & reaches_row_0);
+    const pair overlap_1 = sums.moment_1 * 0.5;
     for (int c = 0; c < 2; c++) {
-        const column_2x2 column = {sums.moment_0[c], sums.moment_1[c], sums.height_1[c],
-                                   sums.width_0[c]};
-        column_overlaps(&column, lowest, overlap[c]);
+        overlap[c][0] = overlap_0[c];
+        overlap[c][1] = overlap_1[c];
     }
 }
 
