@@ -309,7 +309,7 @@ typedef struct edge_axis {
     double per_unit;
 } edge_axis;
 
-static edge_axis edge_axis_of(double start, double end, int64_t limit)
+static inline edge_axis edge_axis_of(double start, double end, int64_t limit)
 {
     edge_axis axis = {0, 0, 0, 0.0};
     if (end > start) {
