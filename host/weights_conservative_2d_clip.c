@@ -70,6 +70,9 @@
 /* The lattice's relative tolerance on its steps, as the reference's. */
 #define LATTICE_RTOL 1e-10
 
+/* How many cells of a row are made ready before they are weighed. */
+#define CELLS_PER_RUN 32
+
 /* Whether x[i * num_y + j] equals x[i * num_y] for every j (exactly, so a
  * NaN fails), i.e. x varies only along axis 0. */
 static int varies_only_along_axis_0(const double *x, int64_t num_x, int64_t num_y)
@@ -783,10 +786,27 @@ static cell_block block_of(const clip_problem *problem, double min_x, double max
     return block;
 }
 
-/* Weigh input cell (i, j) against the lattice cells of its bounding box
- * and append its entries. 0 on success, -1 when out of memory. */
-static int weigh_cell(const clip_problem *problem, block_sums *sums, int64_t i, int64_t j,
-                      spart_triples *list)
+/* The ways a cell is weighed: not at all (outside the lattice, or no
+ * area), inside one lattice cell (all of it), inside a block of at most
+ * 2 x 2 lattice cells (one row, one column, or both of each: sums with
+ * clamps), or by the walk along its edges. */
+enum cell_kind { CELL_NONE, CELL_INSIDE_ONE, CELL_ONE_ROW, CELL_ONE_COLUMN, CELL_2X2, CELL_WALK };
+
+/* An input cell made ready to be weighed: its corners in block
+ * coordinates (winding order), its block, its lowest y in block
+ * coordinates, and the weight of all of it (CELL_INSIDE_ONE:
+ * weights_input) or per unit of area (weights_input over the cell's
+ * area). */
+typedef struct cell_geometry {
+    double x[4], y[4];
+    cell_block block;
+    double lowest;
+    double weight;
+    int kind;
+} cell_geometry;
+
+/* Make input cell (i, j) ready to be weighed. */
+static void cell_geometry_of(const clip_problem *problem, int64_t i, int64_t j, cell_geometry *cell)
 {
     double cx[4], cy[4];
     cell_corners(problem, i, j, cx, cy);
@@ -795,20 +815,21 @@ static int weigh_cell(const clip_problem *problem, block_sums *sums, int64_t i, 
     const double min_y = min4(cy[0], cy[1], cy[2], cy[3]);
     const double max_y = max4(cy[0], cy[1], cy[2], cy[3]);
     const cell_block block = block_of(problem, min_x, max_x, min_y, max_y);
+    cell->block = block;
+    cell->kind = CELL_NONE;
     if (block.width <= 0 || block.height <= 0) {
-        return 0;
+        return;
     }
 
     /* the cell in block coordinates: small numbers, whose differences and
      * crossings with the lattice lines round little */
-    double x[4], y[4];
     for (int k = 0; k < 4; k++) {
-        x[k] = cx[k] - (double)block.lower_x;
-        y[k] = cy[k] - (double)block.lower_y;
+        cell->x[k] = cx[k] - (double)block.lower_x;
+        cell->y[k] = cy[k] - (double)block.lower_y;
     }
-    const double area_cell = quadrilateral_area(x, y);
+    const double area_cell = quadrilateral_area(cell->x, cell->y);
     if (area_cell == 0) {
-        return 0; /* no area to share out */
+        return; /* no area to share out */
     }
     const int64_t index_input = i * (problem->num_y - 1) + j;
     const double weight_input =
@@ -818,38 +839,58 @@ static int weigh_cell(const clip_problem *problem, block_sums *sums, int64_t i, 
     if (block.width == 1 && block.height == 1 && min_x >= (double)block.lower_x &&
         max_x <= (double)(block.lower_x + 1) && min_y >= (double)block.lower_y &&
         max_y <= (double)(block.lower_y + 1)) {
-        int64_t index_output = block.lower_x * problem->num_cells_y + block.lower_y;
-        return spart_triples_append(list, index_input, index_output, weight_input);
+        cell->kind = CELL_INSIDE_ONE;
+        cell->weight = weight_input;
+        return;
     }
 
     /* the fraction of the cell in a lattice cell, times weights_input */
-    const double weight_per_area = weight_input / area_cell;
+    cell->weight = weight_input / area_cell;
+    cell->lowest = min_y - (double)block.lower_y;
 
     /* inside a block of 2 x 2 lattice cells at most: without a walk */
     if (block.width <= 2 && block.height <= 2 && min_x >= (double)block.lower_x &&
         max_x <= (double)(block.lower_x + block.width) && min_y >= (double)block.lower_y &&
         max_y <= (double)(block.lower_y + block.height)) {
-        double overlap[2][2];
-        const double lowest = min_y - (double)block.lower_y;
-        if (block.height == 1) {
-            overlaps_within_one_row(x, y, lowest, overlap);
-        } else if (block.width == 1) {
-            overlaps_within_one_column(x, y, lowest, overlap);
-        } else {
-            overlaps_within_2x2(x, y, lowest, overlap);
-        }
-        return append_overlaps_2x2(overlap, &block, problem->num_cells_y, index_input,
-                                   weight_per_area, list);
+        cell->kind = block.height == 1  ? CELL_ONE_ROW
+                     : block.width == 1 ? CELL_ONE_COLUMN
+                                        : CELL_2X2;
+        return;
     }
+    cell->kind = CELL_WALK;
+}
 
-    if (block_sums_start(sums, block.width, block.height) != 0) {
-        return -1;
+/* Weigh input cell `index_input`, made ready in `cell`, against the
+ * lattice cells of its block and append its entries. 0 on success, -1
+ * when out of memory. */
+static int weigh_cell(const clip_problem *problem, block_sums *sums, const cell_geometry *cell,
+                      int64_t index_input, spart_triples *list)
+{
+    const cell_block *block = &cell->block;
+    double overlap[2][2];
+    switch (cell->kind) {
+    case CELL_INSIDE_ONE:
+        return spart_triples_append(list, index_input,
+                                    block->lower_x * problem->num_cells_y + block->lower_y,
+                                    cell->weight);
+    case CELL_ONE_ROW: overlaps_within_one_row(cell->x, cell->y, cell->lowest, overlap); break;
+    case CELL_ONE_COLUMN:
+        overlaps_within_one_column(cell->x, cell->y, cell->lowest, overlap);
+        break;
+    case CELL_2X2: overlaps_within_2x2(cell->x, cell->y, cell->lowest, overlap); break;
+    case CELL_WALK:
+        if (block_sums_start(sums, block->width, block->height) != 0) {
+            return -1;
+        }
+        for (int k = 0; k < 4; k++) {
+            int next = (k + 1) % 4;
+            add_edge(sums, cell->x[k], cell->y[k], cell->x[next], cell->y[next]);
+        }
+        return append_overlaps(sums, block, problem->num_cells_y, index_input, cell->weight, list);
+    default: return 0; /* CELL_NONE */
     }
-    for (int k = 0; k < 4; k++) {
-        int next = (k + 1) % 4;
-        add_edge(sums, x[k], y[k], x[next], y[next]);
-    }
-    return append_overlaps(sums, &block, problem->num_cells_y, index_input, weight_per_area, list);
+    return append_overlaps_2x2(overlap, block, problem->num_cells_y, index_input, cell->weight,
+                               list);
 }
 
 /* About how many entries rows first..last-1 of input cells give: a box of
@@ -894,12 +935,25 @@ static int clip_rows(const clip_problem *problem, int64_t first, int64_t last, s
     block_sums sums;
     block_sums_init(&sums, list->allocator);
     int failed = 0;
+    const int64_t num_cells_row = problem->num_y - 1;
     for (int64_t i = first; i < last && !failed; i++) {
         /* page in the room of a row in bulk: most cells give at most 4
          * entries */
-        spart_triples_prepare(list, 4 * (problem->num_y - 1));
-        for (int64_t j = 0; j + 1 < problem->num_y && !failed; j++) {
-            failed = weigh_cell(problem, &sums, i, j, list) != 0;
+        spart_triples_prepare(list, 4 * num_cells_row);
+        /* A run of cells is made ready first, then weighed: the first
+         * loop's cells are short and independent, so the processor
+         * overlaps them, and the second starts each cell's sums at once. */
+        for (int64_t j_run = 0; j_run < num_cells_row && !failed; j_run += CELLS_PER_RUN) {
+            const int64_t run =
+                num_cells_row - j_run < CELLS_PER_RUN ? num_cells_row - j_run : CELLS_PER_RUN;
+            cell_geometry cells[CELLS_PER_RUN];
+            for (int64_t k = 0; k < run; k++) {
+                cell_geometry_of(problem, i, j_run + k, &cells[k]);
+            }
+            const int64_t first_index = i * num_cells_row + j_run;
+            for (int64_t k = 0; k < run && !failed; k++) {
+                failed = weigh_cell(problem, &sums, &cells[k], first_index + k, list) != 0;
+            }
         }
     }
     block_sums_release(&sums);
