@@ -21,6 +21,14 @@
  * instead of serialising the product, and the arithmetic is the sequential
  * one, bit for bit.
  *
+ * Rows of one round. A one-vector product of a matrix of g = 2, 4 or 8
+ * whose rows other than the long ones hold about g entries or fewer
+ * (rows_fit_one_round) gives each row one thread instead of g lanes
+ * (product_rows_by_thread): a warp loads the entries of 32 rows with
+ * coalesced loads, forms each entry's term fma(v, x, +0.0), and each
+ * thread adds its row's terms in the lanes' tree. Warps whose 32 rows do
+ * not all fit one round sum them by groups, as above.
+ *
  * Short-row index. A matrix of g <= 2 whose rows hold at most 255 entries
  * may carry an index (one byte a row and every 256th row start, see
  * spart_device_short_rows); a one-vector product then reads it instead of
@@ -82,6 +90,34 @@ template <int TILE> __host__ __device__ constexpr int chunk_unroll()
     return TILE == 1 ? 8 : 4;
 }
 
+/* The long rows' chunks first_chunk, first_chunk + chunk_stride, ... for
+ * vectors t0 .. t0 + width - 1: one group a chunk, chunk_unroll entries a
+ * lane in flight, each chunk's sum into chunk_sums[chunk * T + t]. */
+template <typename Value, typename Column, int TILE>
+__device__ __forceinline__ void
+sum_long_chunks(const spart_device_csr &matrix, const Column *__restrict__ columns,
+                const Value *__restrict__ values, const double *__restrict__ x,
+                const vector_layout &layout, int64_t num_vectors, int64_t t0, int width,
+                const row_group &group, int64_t first_chunk, int64_t chunk_stride,
+                double *__restrict__ chunk_sums)
+{
+    for (int64_t chunk = first_chunk; chunk < matrix.num_long_chunks; chunk += chunk_stride) {
+        const int64_t begin[1] = {matrix.chunk_begin[chunk]};
+        const int64_t end[1] = {matrix.chunk_end[chunk]};
+        double sum[1][TILE];
+        rows_sum<Value, Column, TILE, 1, chunk_unroll<TILE>()>(columns, values, begin, end, group,
+                                                               x, layout, t0, width, sum);
+        if (group.lane == 0) {
+#pragma unroll
+            for (int j = 0; j < TILE; j++) {
+                if (j < width) {
+                    chunk_sums[chunk * num_vectors + t0 + j] = sum[0][j];
+                }
+            }
+        }
+    }
+}
+
 /* One launch for both kinds of work, so that the long rows' chunks run
  * beside the short rows rather than after them: blocks [0, chunk_blocks)
  * take the long rows' chunks (one group per chunk, chunk_unroll entries a
@@ -112,21 +148,9 @@ __global__ void __launch_bounds__(threads_per_block)
         const int64_t t0 = tile * TILE;
         const int width = num_vectors - t0 < TILE ? (int)(num_vectors - t0) : TILE;
         if (CHUNKS && do_chunks) {
-            for (int64_t chunk = first_item; chunk < matrix.num_long_chunks; chunk += item_stride) {
-                const int64_t begin[1] = {matrix.chunk_begin[chunk]};
-                const int64_t end[1] = {matrix.chunk_end[chunk]};
-                double sum[1][TILE];
-                rows_sum<Value, Column, TILE, 1, chunk_unroll<TILE>()>(
-                    columns, values, begin, end, group, x, layout, t0, width, sum);
-                if (group.lane == 0) {
-#pragma unroll
-                    for (int j = 0; j < TILE; j++) {
-                        if (j < width) {
-                            chunk_sums[chunk * num_vectors + t0 + j] = sum[0][j];
-                        }
-                    }
-                }
-            }
+            sum_long_chunks<Value, Column, TILE>(matrix, columns, values, x, layout, num_vectors,
+                                                 t0, width, group, first_item, item_stride,
+                                                 chunk_sums);
             continue;
         }
         for (int64_t base = first_item; base < matrix.num_rows; base += item_stride * ROWS) {
@@ -183,6 +207,168 @@ __global__ void __launch_bounds__(threads_per_block)
         }
         const int64_t row = matrix.long_rows[long_row];
         y[num_vectors == 1 ? row : row * layout.y_row + t * layout.y_vector] = total;
+    }
+}
+
+/* Rows of at most G entries, one thread a row (one vector, 2 <= G <= 8).
+ * A row that fits one round of its G lanes gives lane l the single term
+ * fma(v_l, x_l, +0.0) for l < length and +0.0 for the others; the thread
+ * forms those G values and adds them in the lanes' tree (l += l + h for h
+ * = G/2, ..., 1), the same operations as the group, so the same bits.
+ *
+ * Each warp takes 32 neighbouring rows at a time. When all of them hold
+ * at most G entries their entries lie together, [begin of the first, end
+ * of the last), at most 32 G: the warp loads them with coalesced loads
+ * (lane k takes entries k, k + 32, ...), gathers x, forms every entry's
+ * term fma(v, x, +0.0) (which does not depend on the lane that forms it)
+ * into shared memory, and each thread then reads its row's terms there.
+ * A warp thus sums 32 rows a trip to memory, where groups of G lanes sum
+ * 4 x 32 / G. Term p lies at p + p / G, so that rows of exactly G entries
+ * (thread t reads terms G t + l) fall in distinct banks.
+ *
+ * A warp whose rows are not all that short (a long row among them, or one
+ * of more than G entries) sums them as product_rows does, by groups of G
+ * lanes, four rows a group, two entries a lane a round; long rows are
+ * left to their chunks. Blocks [0, chunk_blocks) take the long rows'
+ * chunks, as in product_rows. */
+template <int G> __device__ __forceinline__ int staged_slot(int term)
+{
+    return term + term / G;
+}
+
+template <typename Value, typename Column, int G>
+__device__ __forceinline__ void
+sum_rows_by_thread(const Column *__restrict__ columns, const Value *__restrict__ values,
+                   const double *__restrict__ x, int64_t begin, int64_t end, int64_t row,
+                   int64_t num_rows, double *__restrict__ staged, double *__restrict__ y)
+{
+    const unsigned warp = 0xffffffffu;
+    const int warp_lane = (int)(threadIdx.x & 31u);
+    const int64_t warp_begin = __shfl_sync(warp, begin, 0);
+    const int total = (int)(__shfl_sync(warp, end, 31) - warp_begin);
+    if (total > 0) {
+        /* Every load issued without a branch (a slot past the rows reads
+         * the first entry; its term is not stored), as in round_sum. */
+        double value[G];
+        int64_t column[G];
+        double xv[G];
+#pragma unroll
+        for (int i = 0; i < G; i++) {
+            const int term = warp_lane + 32 * i;
+            const int64_t at = warp_begin + (term < total ? term : 0);
+            value[i] = (double)values[at];
+            column[i] = (int64_t)columns[at];
+        }
+#pragma unroll
+        for (int i = 0; i < G; i++) {
+            xv[i] = x[column[i]];
+        }
+#pragma unroll
+        for (int i = 0; i < G; i++) {
+            const int term = warp_lane + 32 * i;
+            if (term < total) {
+                staged[staged_slot<G>(term)] = __fma_rn(value[i], xv[i], 0.0);
+            }
+        }
+        __syncwarp();
+    }
+    const int length = (int)(end - begin);
+    const int start = (int)(begin - warp_begin);
+    double lane[G];
+#pragma unroll
+    for (int l = 0; l < G; l++) {
+        lane[l] = l < length ? staged[staged_slot<G>(start + l)] : 0.0;
+    }
+#pragma unroll
+    for (int h = G / 2; h >= 1; h /= 2) {
+#pragma unroll
+        for (int l = 0; l < h; l++) {
+            lane[l] = __dadd_rn(lane[l], lane[l + h]);
+        }
+    }
+    if (row < num_rows) {
+        y[row] = lane[0];
+    }
+    __syncwarp(); /* the terms are read before the next rows' overwrite them */
+}
+
+/* The warp's 32 rows (first_row + lane, their ranges [begin, end) in the
+ * lanes) by groups of G lanes, four rows a group, as product_rows sums
+ * them; rows past the matrix and long rows are not written. */
+template <typename Value, typename Column, int G>
+__device__ __forceinline__ void
+sum_rows_by_groups(const spart_device_csr &matrix, const Column *__restrict__ columns,
+                   const Value *__restrict__ values, const double *__restrict__ x, int64_t begin,
+                   int64_t end, int64_t first_row, double *__restrict__ y)
+{
+    constexpr int ROWS = 4;
+    constexpr int groups = 32 / G;
+    const unsigned warp = 0xffffffffu;
+    const row_group group = group_of_thread(G);
+    const int group_in_warp = (int)(threadIdx.x & 31u) / G;
+    const vector_layout one = {1, 1, 1, 1}; /* one vector: x[column], y[row] */
+    for (int first = 0; first < 32; first += ROWS * groups) {
+        int64_t row_begin[ROWS], row_end[ROWS];
+        bool mine[ROWS];
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            const int local = first + r * groups + group_in_warp;
+            const int64_t b = __shfl_sync(warp, begin, local & 31);
+            const int64_t e = __shfl_sync(warp, end, local & 31);
+            mine[r] =
+                local < 32 && first_row + local < matrix.num_rows && e - b <= matrix.chunk_length;
+            row_begin[r] = b;
+            row_end[r] = mine[r] ? e : b;
+        }
+        double sum[ROWS][1];
+        rows_sum<Value, Column, 1, ROWS, 2>(columns, values, row_begin, row_end, group, x, one, 0,
+                                            1, sum);
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            if (mine[r]) {
+                store_row<1>(group, sum[r], 1, one, first_row + first + r * groups + group_in_warp,
+                             0, y);
+            }
+        }
+    }
+}
+
+template <typename Value, typename Column, int G, bool CHUNKS>
+__global__ void __launch_bounds__(threads_per_block)
+    product_rows_by_thread(spart_device_csr matrix, const Column *__restrict__ columns,
+                           const Value *__restrict__ values, const double *__restrict__ x,
+                           double *__restrict__ y, double *__restrict__ chunk_sums,
+                           unsigned chunk_blocks)
+{
+    constexpr int warps_per_block = threads_per_block / 32;
+    __shared__ double staged[warps_per_block][32 * G + 32];
+    const int warp_lane = (int)(threadIdx.x & 31u);
+    const int warp_in_block = (int)(threadIdx.x / 32);
+    if (CHUNKS && blockIdx.x < chunk_blocks) {
+        const vector_layout one = {1, 1, 1, 1};
+        const row_group group = group_of_thread(G);
+        const int64_t groups_per_block = threads_per_block / G;
+        const int64_t first_chunk = (int64_t)blockIdx.x * groups_per_block + threadIdx.x / G;
+        sum_long_chunks<Value, Column, 1>(matrix, columns, values, x, one, 1, 0, 1, group,
+                                          first_chunk, chunk_blocks * groups_per_block, chunk_sums);
+        return;
+    }
+    const int64_t warps = (int64_t)(gridDim.x - chunk_blocks) * warps_per_block;
+    const int64_t first_warp =
+        (int64_t)(blockIdx.x - chunk_blocks) * warps_per_block + warp_in_block;
+    for (int64_t first_row = first_warp * 32; first_row < matrix.num_rows;
+         first_row += warps * 32) {
+        const int64_t row = first_row + warp_lane;
+        const bool inside = row < matrix.num_rows;
+        const int64_t begin = matrix.row_ptr[inside ? row : matrix.num_rows];
+        const int64_t end = inside ? matrix.row_ptr[row + 1] : begin;
+        if (__all_sync(0xffffffffu, end - begin <= G)) {
+            sum_rows_by_thread<Value, Column, G>(columns, values, x, begin, end, row,
+                                                 matrix.num_rows, staged[warp_in_block], y);
+        } else {
+            sum_rows_by_groups<Value, Column, G>(matrix, columns, values, x, begin, end, first_row,
+                                                 y);
+        }
     }
 }
 
@@ -347,6 +533,52 @@ cudaError_t launch_product(const spart_device_csr &matrix, const Column *columns
                   num_vectors, layout, y);
 }
 
+/* One vector, rows of at most G entries a thread (product_rows_by_thread),
+ * with the long rows' chunks in the same launch and their sums after. */
+template <typename Value, typename Column, int G>
+cudaError_t launch_rows_by_thread(const spart_device_csr &matrix, const Column *columns,
+                                  const Value *values, const double *x, double *y,
+                                  double *chunk_sums, cudaStream_t stream)
+{
+    const unsigned chunk_blocks =
+        (unsigned)(matrix.num_long_chunks > 0
+                       ? blocks_for(matrix.num_long_chunks, threads_per_block / G)
+                       : 0);
+    const int64_t row_warps = (matrix.num_rows + 31) / 32;
+    const unsigned row_blocks = (unsigned)blocks_for(row_warps, threads_per_block / 32);
+    const dim3 grid(chunk_blocks + row_blocks);
+    if (matrix.num_long_chunks == 0) {
+        return launch(product_rows_by_thread<Value, Column, G, false>, grid, stream, matrix,
+                      columns, values, x, y, chunk_sums, 0u);
+    }
+    cudaError_t error = launch(product_rows_by_thread<Value, Column, G, true>, grid, stream, matrix,
+                               columns, values, x, y, chunk_sums, chunk_blocks);
+    if (error != cudaSuccess) {
+        return error;
+    }
+    const vector_layout one = {1, 1, 1, 1};
+    unsigned blocks = (unsigned)blocks_for(matrix.num_long_rows, threads_per_block);
+    return launch(add_chunk_sums, dim3(blocks), stream, matrix, (const double *)chunk_sums,
+                  (int64_t)1, one, y);
+}
+
+/* Whether a matrix of g = 2, 4 or 8 looks like rows of at most g entries
+ * beside its long rows: its entries less num_long_chunks whole chunks (no
+ * fewer than the long rows hold) are at most g a short row, give or take
+ * one entry for every 32 rows. Then most warps find 32 rows that each fit
+ * one round; the others are summed by groups all the same. (The plan
+ * takes g with a mean of g to 2g entries a row, so this is a matrix of
+ * rows of about g, such as the skewed matrix of docs/benchmarks.md.) */
+bool rows_fit_one_round(const spart_device_csr &matrix)
+{
+    const int64_t g = matrix.group_size;
+    const int64_t short_rows = matrix.num_rows - matrix.num_long_rows;
+    const int64_t fewest_short_entries =
+        matrix.num_entries - matrix.num_long_chunks * matrix.chunk_length;
+    return g >= 2 && g <= 8 && matrix.num_entries > 0 && short_rows > 0 &&
+           fewest_short_entries <= g * short_rows + short_rows / 32;
+}
+
 /* The row shape for a tile width, group size and mean row length. A group
  * size g < 32 means rows of 1 to 4 entries a lane on average (the plan
  * doubles g while the mean row holds 2g entries or more): one vector
@@ -355,7 +587,9 @@ cudaError_t launch_product(const spart_device_csr &matrix, const Column *columns
  * a lane, two rows and four entries a round; longer rows eight entries a
  * round. Tiles of 4 and 8 vectors take one row and four entries a round,
  * each holding TILE values of x. (These shapes take 32 to 64 registers for
- * one vector, 48 to 96 for tiles; two rows a group in tiles took 100.) */
+ * one vector, 48 to 96 for tiles; two rows a group in tiles took 100.)
+ * One vector over rows of about g entries, g = 2, 4 or 8, takes a thread
+ * a row (launch_rows_by_thread). */
 template <typename Value, typename Column, int TILE>
 cudaError_t launch_for_shape(const spart_device_csr &matrix, const Column *columns,
                              const Value *values, const double *x, const vector_layout &layout,
@@ -365,6 +599,18 @@ cudaError_t launch_for_shape(const spart_device_csr &matrix, const Column *colum
     const int g = matrix.group_size;
     const int64_t mean = matrix.num_rows > 0 ? matrix.num_entries / matrix.num_rows : 0;
     if constexpr (TILE == 1) {
+        if (rows_fit_one_round(matrix)) {
+            if (g == 2) {
+                return launch_rows_by_thread<Value, Column, 2>(matrix, columns, values, x, y,
+                                                               chunk_sums, stream);
+            }
+            if (g == 4) {
+                return launch_rows_by_thread<Value, Column, 4>(matrix, columns, values, x, y,
+                                                               chunk_sums, stream);
+            }
+            return launch_rows_by_thread<Value, Column, 8>(matrix, columns, values, x, y,
+                                                           chunk_sums, stream);
+        }
         if (g < 16) {
             return launch_product<Value, Column, TILE, 4, 2>(matrix, columns, values, x, layout,
                                                              num_vectors, y, chunk_sums, stream);

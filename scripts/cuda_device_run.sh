@@ -9,7 +9,8 @@
 # are unpacked under /opt/deps and found from there.
 #
 # SPART_CUDA_BENCH selects the benchmarks, one or a comma-separated list
-# of: "assembly" (the default), "product", "both" (assembly and product),
+# of: "assembly" (the default), "product" (bench_cuda_product, then its
+# --skew-parts), "both" (assembly and product),
 # "mart" (MART on host and device), "convolve" (a PSF folded into weights
 # on host and device), "psf" (MART with a PSF, FFT against folded,
 # bench_mart_psf), "esis" (bench_cuda_product --esis: the two
@@ -111,6 +112,7 @@ if wants calls; then
 fi
 if wants product; then
     timeout 200 tests/bench_cuda_product 2>&1 | tee -a "$out/bench.log"
+    timeout 100 tests/bench_cuda_product --skew-parts 2>&1 | tee -a "$out/bench.log"
 fi
 if wants esis; then
     timeout 400 tests/bench_cuda_product --esis --repeat 5 2>&1 | tee -a "$out/bench.log"
@@ -161,6 +163,8 @@ if [ -n "$baseline" ]; then
         fi
         if wants product; then
             timeout 120 "$baseline_build/tests/bench_cuda_product" 2>&1 |
+                tee -a "$out/baseline_bench.log"
+            timeout 100 "$baseline_build/tests/bench_cuda_product" --skew-parts 2>&1 |
                 tee -a "$out/baseline_bench.log"
         fi
     else

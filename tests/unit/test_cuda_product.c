@@ -350,6 +350,61 @@ static void short_rows_read_through_the_index_equal_the_host(void **state)
     assert_int_equal(seen, 1 | 2);
 }
 
+/* Rows of g entries, g = 2, 4 and 8, one thread a row on the device: a
+ * row of exactly g entries gives each lane one term fma(v, x, +0.0), and
+ * the thread adds them in the lanes' tree. Around them: shorter and empty
+ * rows, 32 rows of g + 1 to g + 4 entries (a warp that sums its rows by
+ * groups), a long row (chunks), a partial last warp, and a row whose
+ * every term is exactly -0.0 (v = -0.0 where x > 0, +0.0 where x < 0),
+ * whose sum is +0.0 only if each lane starts from +0.0. */
+static void rows_of_at_most_g_entries_summed_a_thread_a_row_equal_the_host(void **state)
+{
+    fixture *f = *state;
+    const int64_t rows = 300 * 32 + 13, columns = 5000, zero_row = 77;
+    const uint64_t x_seed = 191;
+    int seen = 0;
+    for (int g = 2; g <= 8; g *= 2) {
+        int64_t *lengths = malloc((size_t)rows * sizeof(int64_t));
+        uint64_t draw = 190 + (uint64_t)g;
+        for (int64_t r = 0; r < rows; r++) {
+            lengths[r] = r % 41 == 5 ? (int64_t)(next_uniform(&draw) * (double)g) : g;
+        }
+        for (int64_t r = 64 * 32; r < 65 * 32; r++) {
+            lengths[r] = g + 1 + r % 4;
+        }
+        lengths[5000] = 3 * SPART_CHUNK_LENGTH + 5;
+        spart_regridder *host = csr_regridder(f->context, rows, columns, lengths, g == 4, 0, draw);
+        free(lengths);
+        double *x = spread_values(columns, x_seed);
+        spart_csr *csr = &host->csr;
+        for (int64_t k = csr->row_ptr[zero_row]; k < csr->row_ptr[zero_row + 1]; k++) {
+            int64_t column = csr->columns32[k];
+            double zero = x[column] > 0.0 ? -0.0 : 0.0;
+            if (csr->values64 != NULL) {
+                csr->values64[k] = zero;
+            } else {
+                csr->values32[k] = (float)zero;
+            }
+        }
+        assert_int_equal(host->plan.group_size, g);
+        seen |= g;
+        spart_shape shape = spart_regridder_shape_input(host);
+        double *y = host_product(f, host, x, shape);
+        assert_true(y[zero_row] == 0.0 && !signbit(y[zero_row]));
+        free(y);
+        free(x);
+        spart_regridder *device = to_device(f, host);
+        assert_int_equal(device->device.num_long_rows, 1);
+        char what[64];
+        snprintf(what, sizeof what, "rows of %d entries, group size %d", g, g);
+        (void)assert_device_equals_host(f, host, device, 1, x_seed, what);
+        (void)assert_device_equals_host(f, host, device, 2, x_seed + 1, what);
+        spart_regridder_free(device);
+        spart_regridder_free(host);
+    }
+    assert_int_equal(seen, 2 | 4 | 8);
+}
+
 static void an_empty_operator_gives_zeros(void **state)
 {
     fixture *f = *state;
@@ -657,6 +712,7 @@ int main(void)
         TEST(declared_batch_axes_equal_the_host),
         TEST(a_row_of_two_million_entries_equals_the_host),
         TEST(short_rows_read_through_the_index_equal_the_host),
+        TEST(rows_of_at_most_g_entries_summed_a_thread_a_row_equal_the_host),
         TEST(an_empty_operator_gives_zeros),
         TEST(a_batch_of_zero_vectors_does_nothing),
         TEST(one_hundred_runs_give_the_same_bits),
