@@ -106,6 +106,23 @@ void spart_fits_write_shape_keys(fitsfile *file, const char *prefix, const char 
     }
 }
 
+/* Keywords <prefix>NAX and <prefix>AX0 ...: the resampled axes, ascending. */
+void spart_fits_write_axes_keys(fitsfile *file, const char *prefix, const char *what, int num_axes,
+                                const int *axes, int *fits_status)
+{
+    char key[FLEN_KEYWORD];
+    char comment[FLEN_COMMENT];
+    spart_fits_make_key(key, prefix, "NAX", -1);
+    snprintf(comment, sizeof comment, "number of resampled axes of the %s", what);
+    fits_write_key(file, TINT, key, &num_axes, comment, fits_status);
+    for (int k = 0; k < num_axes; k++) {
+        int axis = axes[k];
+        spart_fits_make_key(key, prefix, "AX", k);
+        snprintf(comment, sizeof comment, "resampled axis of the %s (0 = first)", what);
+        fits_write_key(file, TINT, key, &axis, comment, fits_status);
+    }
+}
+
 void spart_fits_write_identity(fitsfile *file, const char *kind, int version, int *fits_status)
 {
     char comment[FLEN_COMMENT];
@@ -364,6 +381,41 @@ spart_status spart_fits_check_identity(const spart_fits_io *io, const char *kind
                                        "format version SPARTVER = %lld, but this library (spart "
                                        "%s) reads version %d",
                                        (long long)found_version, spart_version(), version);
+    }
+    return SPART_OK;
+}
+
+/* Keywords <prefix>NAX and <prefix>AXk: ascending axes of `shape`. */
+spart_status spart_fits_read_axes_keys(const spart_fits_io *io, const char *prefix,
+                                       const spart_shape *shape, int *num_axes, int *axes)
+{
+    char key[FLEN_KEYWORD];
+    int64_t count = 0;
+    spart_fits_make_key(key, prefix, "NAX", -1);
+    spart_status status = spart_fits_read_integer_key(io, key, &count);
+    if (status != SPART_OK) {
+        return status;
+    }
+    if (count < 0 || count > shape->ndim) {
+        return spart_fits_format_error(io, "%s = %lld is outside [0, %sNDIM = %d]", key,
+                                       (long long)count, prefix, shape->ndim);
+    }
+    *num_axes = (int)count;
+    for (int k = 0; k < *num_axes; k++) {
+        int64_t axis = 0;
+        spart_fits_make_key(key, prefix, "AX", k);
+        status = spart_fits_read_integer_key(io, key, &axis);
+        if (status != SPART_OK) {
+            return status;
+        }
+        int lowest = k == 0 ? 0 : axes[k - 1] + 1;
+        if (axis < lowest || axis >= shape->ndim) {
+            return spart_fits_format_error(io,
+                                           "%s = %lld: resampled axes must be ascending and in "
+                                           "[0, %sNDIM = %d)",
+                                           key, (long long)axis, prefix, shape->ndim);
+        }
+        axes[k] = (int)axis;
     }
     return SPART_OK;
 }

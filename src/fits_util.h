@@ -64,6 +64,11 @@ int64_t spart_fits_chunk_rows(fitsfile *file, int *fits_status);
 
 /* ---- saving ------------------------------------------------------------------------ */
 
+/* Keywords <prefix>NAX and <prefix>AX0 ...: the resampled axes of a
+ * side, ascending; `what` names the side in the comments. */
+void spart_fits_write_axes_keys(fitsfile *file, const char *prefix, const char *what, int num_axes,
+                                const int *axes, int *fits_status);
+
 /* Keywords <prefix>NDIM and <prefix>DIM0 ... (axis 0 first, NumPy order);
  * `what` names the shape in the comments. */
 void spart_fits_write_shape_keys(fitsfile *file, const char *prefix, const char *what,
@@ -104,6 +109,11 @@ spart_status spart_fits_read_integer_key(const spart_fits_io *io, const char *ke
 
 /* SPARTKND must be `kind` and SPARTVER `version`. */
 spart_status spart_fits_check_identity(const spart_fits_io *io, const char *kind, int version);
+
+/* Keywords <prefix>NAX and <prefix>AXk: ascending axes of `shape`, at
+ * most its number of axes. */
+spart_status spart_fits_read_axes_keys(const spart_fits_io *io, const char *prefix,
+                                       const spart_shape *shape, int *num_axes, int *axes);
 
 /* Keywords <prefix>NDIM and <prefix>DIMk into a valid shape (at most
  * SPART_MAX_NDIM axes, no negative extent, a size int64 can count). */

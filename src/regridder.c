@@ -71,7 +71,7 @@ static spart_status resampled_axes(spart_context *context, const char *side,
     return SPART_OK;
 }
 
-static int list_orthogonal(const spart_shape *shape, const int *resampled, int count, int *axes)
+int spart_list_orthogonal_axes(const spart_shape *shape, const int *resampled, int count, int *axes)
 {
     int n = 0;
     for (int k = 0; k < shape->ndim; k++) {
@@ -160,10 +160,10 @@ static spart_status make_layout(spart_context *context, const spart_weights *wei
     }
     layout->num_resampled_input = weights->num_axis_input;
     layout->num_resampled_output = weights->num_axis_output;
-    int n_in = list_orthogonal(&layout->shape_input, layout->axes_input,
-                               layout->num_resampled_input, layout->orthogonal_input);
-    int n_out = list_orthogonal(&layout->shape_output, layout->axes_output,
-                                layout->num_resampled_output, layout->orthogonal_output);
+    int n_in = spart_list_orthogonal_axes(&layout->shape_input, layout->axes_input,
+                                          layout->num_resampled_input, layout->orthogonal_input);
+    int n_out = spart_list_orthogonal_axes(&layout->shape_output, layout->axes_output,
+                                           layout->num_resampled_output, layout->orthogonal_output);
     if (n_in != n_out) {
         return spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
                           "the input values have %d orthogonal axes and the output values %d: "

@@ -94,23 +94,6 @@ static void write_axis_map_keys(fitsfile *file, const char *prefix, const char *
     }
 }
 
-/* A side's resampled axes: <prefix>NRES of them, <prefix>RESk each. */
-static void write_resampled_keys(fitsfile *file, const char *prefix, const char *what,
-                                 const int *axes, int count, int *fits_status)
-{
-    char key[FLEN_KEYWORD];
-    char comment[FLEN_COMMENT];
-    spart_fits_make_key(key, prefix, "NRES", -1);
-    snprintf(comment, sizeof comment, "resampled axes of the %s shape", what);
-    fits_write_key(file, TINT, key, &count, comment, fits_status);
-    for (int a = 0; a < count; a++) {
-        int axis = axes[a];
-        spart_fits_make_key(key, prefix, "RES", a);
-        snprintf(comment, sizeof comment, "%s axis %d is resampled", what, axis);
-        fits_write_key(file, TINT, key, &axis, comment, fits_status);
-    }
-}
-
 /* The roles of the axes, which the conservative transpose needs: ROLES T,
  * each side's resampled axes, and WEXTk, the weights' extent along the
  * k-th orthogonal axis (the axes that are not resampled, in order). A
@@ -125,10 +108,10 @@ static void write_roles_keys(fitsfile *file, const regridder_header *header, int
         return;
     }
     const spart_regridder_roles *roles = &header->roles;
-    write_resampled_keys(file, "IN", "input", roles->axes_input, roles->num_resampled_input,
-                         fits_status);
-    write_resampled_keys(file, "OUT", "output", roles->axes_output, roles->num_resampled_output,
-                         fits_status);
+    spart_fits_write_axes_keys(file, "IN", "input", roles->num_resampled_input, roles->axes_input,
+                               fits_status);
+    spart_fits_write_axes_keys(file, "OUT", "output", roles->num_resampled_output,
+                               roles->axes_output, fits_status);
     for (int k = 0; k < roles->num_orthogonal; k++) {
         char key[FLEN_KEYWORD];
         char comment[FLEN_COMMENT];
@@ -431,51 +414,24 @@ static spart_status read_axis_maps(const spart_fits_io *io, regridder_header *he
                                   "the product of the batch axes");
 }
 
-/* A side's resampled axes (<prefix>NRES, <prefix>RESk): ascending axes of
- * its shape, none a batch axis. The other axes, in order, are its
- * orthogonal axes. */
-static spart_status read_resampled_keys(const spart_fits_io *io, const char *prefix,
+/* A side's resampled axes (<prefix>NAX, <prefix>AXk, as in weights
+ * files), none a batch axis; the other axes, in order, are its orthogonal
+ * axes. */
+static spart_status read_resampled_axes(const spart_fits_io *io, const char *prefix,
                                         const spart_axis_map *map, int *axes, int *count,
                                         int *orthogonal, int *num_orthogonal)
 {
-    char key[FLEN_KEYWORD];
-    int64_t number = 0;
-    spart_fits_make_key(key, prefix, "NRES", -1);
-    spart_status status = spart_fits_read_integer_key(io, key, &number);
+    spart_status status = spart_fits_read_axes_keys(io, prefix, &map->shape, count, axes);
     if (status != SPART_OK) {
         return status;
     }
-    if (number < 0 || number > map->shape.ndim) {
-        return spart_fits_format_error(io, "%s = %lld, but the shape has %d axes", key,
-                                       (long long)number, map->shape.ndim);
-    }
-    *count = (int)number;
-    int resampled[SPART_MAX_NDIM] = {0};
     for (int a = 0; a < *count; a++) {
-        spart_fits_make_key(key, prefix, "RES", a);
-        status = spart_fits_read_integer_key(io, key, &number);
-        if (status != SPART_OK) {
-            return status;
-        }
-        int previous = a > 0 ? axes[a - 1] : -1;
-        if (number <= previous || number >= map->shape.ndim) {
-            return spart_fits_format_error(io,
-                                           "%s = %lld is not an axis of the %d-axis shape "
-                                           "after the resampled axes before it",
-                                           key, (long long)number, map->shape.ndim);
-        }
-        axes[a] = (int)number;
         if (map->is_batch[axes[a]]) {
-            return spart_fits_format_error(io, "%s = %d names a batch axis", key, axes[a]);
-        }
-        resampled[axes[a]] = 1;
-    }
-    *num_orthogonal = 0;
-    for (int axis = 0; axis < map->shape.ndim; axis++) {
-        if (!resampled[axis]) {
-            orthogonal[(*num_orthogonal)++] = axis;
+            return spart_fits_format_error(io, "%sAX%d = %d names a batch axis", prefix, a,
+                                           axes[a]);
         }
     }
+    *num_orthogonal = spart_list_orthogonal_axes(&map->shape, axes, *count, orthogonal);
     return SPART_OK;
 }
 
@@ -533,11 +489,11 @@ static spart_status read_roles(const spart_fits_io *io, regridder_header *header
     roles->shape_input = header->input.shape;
     roles->shape_output = header->output.shape;
     int orthogonal_output = 0;
-    spart_status status = read_resampled_keys(io, "IN", &header->input, roles->axes_input,
+    spart_status status = read_resampled_axes(io, "IN", &header->input, roles->axes_input,
                                               &roles->num_resampled_input, roles->orthogonal_input,
                                               &roles->num_orthogonal);
     if (status == SPART_OK) {
-        status = read_resampled_keys(io, "OUT", &header->output, roles->axes_output,
+        status = read_resampled_axes(io, "OUT", &header->output, roles->axes_output,
                                      &roles->num_resampled_output, roles->orthogonal_output,
                                      &orthogonal_output);
     }

@@ -66,6 +66,11 @@ typedef struct spart_regridder_roles {
     int64_t weights_extent[SPART_MAX_NDIM]; /* nw of orthogonal axis k */
 } spart_regridder_roles;
 
+/* The axes of `shape` that are not among the `count` resampled ones, in
+ * order, into `axes`; returns how many (src/regridder.c). */
+int spart_list_orthogonal_axes(const spart_shape *shape, const int *resampled, int count,
+                               int *axes);
+
 /* Where a regridder's arrays live. A device regridder's CSR arrays, and
  * the table of its long rows (rows of more than one chunk, which the
  * device product sums chunk by chunk in a pass of their own), are CUDA

@@ -82,23 +82,6 @@ static void header_from_weights(const spart_weights *weights, weights_header *he
 
 /* ---- saving ---------------------------------------------------------------------------- */
 
-/* Keywords <prefix>NAX and <prefix>AX0 ...: the resampled axes, ascending. */
-static void write_axes_keys(fitsfile *file, const char *prefix, const char *what, int num_axes,
-                            const int *axes, int *fits_status)
-{
-    char key[FLEN_KEYWORD];
-    char comment[FLEN_COMMENT];
-    spart_fits_make_key(key, prefix, "NAX", -1);
-    snprintf(comment, sizeof comment, "number of resampled axes of the %s", what);
-    fits_write_key(file, TINT, key, &num_axes, comment, fits_status);
-    for (int k = 0; k < num_axes; k++) {
-        int axis = axes[k];
-        spart_fits_make_key(key, prefix, "AX", k);
-        snprintf(comment, sizeof comment, "resampled axis of the %s (0 = first)", what);
-        fits_write_key(file, TINT, key, &axis, comment, fits_status);
-    }
-}
-
 static void write_primary_header(fitsfile *file, const weights_header *header, int *fits_status)
 {
     long long num_elements = header->num_elements;
@@ -117,9 +100,10 @@ static void write_primary_header(fitsfile *file, const weights_header *header, i
     spart_fits_write_shape_keys(file, "ORT", "orthogonal", &header->shape_orthogonal, fits_status);
     spart_fits_write_shape_keys(file, "IN", "input", &header->shape_input, fits_status);
     spart_fits_write_shape_keys(file, "OUT", "output", &header->shape_output, fits_status);
-    write_axes_keys(file, "IN", "input", header->num_axis_input, header->axis_input, fits_status);
-    write_axes_keys(file, "OUT", "output", header->num_axis_output, header->axis_output,
-                    fits_status);
+    spart_fits_write_axes_keys(file, "IN", "input", header->num_axis_input, header->axis_input,
+                               fits_status);
+    spart_fits_write_axes_keys(file, "OUT", "output", header->num_axis_output, header->axis_output,
+                               fits_status);
     /* One card per line, each under the 72 characters a COMMENT card holds. */
     static const char *const explanation[] = {
         "Regridding weights written by the spart library (docs/formats.md).",
@@ -239,41 +223,6 @@ spart_status spart_weights_save(spart_context *context, const spart_weights *wei
 
 /* ---- loading ---------------------------------------------------------------------------- */
 
-/* Keywords <prefix>NAX and <prefix>AXk: ascending axes of `shape`. */
-static spart_status read_axes_keys(const spart_fits_io *io, const char *prefix,
-                                   const spart_shape *shape, int *num_axes, int *axes)
-{
-    char key[FLEN_KEYWORD];
-    int64_t count = 0;
-    spart_fits_make_key(key, prefix, "NAX", -1);
-    spart_status status = spart_fits_read_integer_key(io, key, &count);
-    if (status != SPART_OK) {
-        return status;
-    }
-    if (count < 0 || count > shape->ndim) {
-        return spart_fits_format_error(io, "%s = %lld is outside [0, %sNDIM = %d]", key,
-                                       (long long)count, prefix, shape->ndim);
-    }
-    *num_axes = (int)count;
-    for (int k = 0; k < *num_axes; k++) {
-        int64_t axis = 0;
-        spart_fits_make_key(key, prefix, "AX", k);
-        status = spart_fits_read_integer_key(io, key, &axis);
-        if (status != SPART_OK) {
-            return status;
-        }
-        int lowest = k == 0 ? 0 : axes[k - 1] + 1;
-        if (axis < lowest || axis >= shape->ndim) {
-            return spart_fits_format_error(io,
-                                           "%s = %lld: resampled axes must be ascending and in "
-                                           "[0, %sNDIM = %d)",
-                                           key, (long long)axis, prefix, shape->ndim);
-        }
-        axes[k] = (int)axis;
-    }
-    return SPART_OK;
-}
-
 /* Everything the primary header says, checked for consistency. */
 static spart_status read_primary_header(const spart_fits_io *io, weights_header *header)
 {
@@ -289,12 +238,12 @@ static spart_status read_primary_header(const spart_fits_io *io, weights_header 
         status = spart_fits_read_shape_keys(io, "OUT", &header->shape_output);
     }
     if (status == SPART_OK) {
-        status = read_axes_keys(io, "IN", &header->shape_input, &header->num_axis_input,
-                                header->axis_input);
+        status = spart_fits_read_axes_keys(io, "IN", &header->shape_input, &header->num_axis_input,
+                                           header->axis_input);
     }
     if (status == SPART_OK) {
-        status = read_axes_keys(io, "OUT", &header->shape_output, &header->num_axis_output,
-                                header->axis_output);
+        status = spart_fits_read_axes_keys(io, "OUT", &header->shape_output,
+                                           &header->num_axis_output, header->axis_output);
     }
     if (status != SPART_OK) {
         return status;

@@ -946,7 +946,7 @@ static void a_file_without_role_keywords_loads_without_roles(void **state)
     save_example(f, SPART_FLOAT64);
     fitsfile *file = open_for_update(f->path, NULL);
     int status = 0;
-    const char *keys[] = {"ROLES", "INNRES", "INRES0", "OUTNRES", "OUTRES0", "WEXT0", "WEXT1"};
+    const char *keys[] = {"ROLES", "INNAX", "INAX0", "OUTNAX", "OUTAX0", "WEXT0", "WEXT1"};
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
         fits_delete_key(file, (char *)keys[k], &status);
     }
@@ -978,16 +978,16 @@ static void loading_a_resampled_batch_axis_is_a_format_error(void **state)
 {
     fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
-    set_integer_key(f->path, "INRES0", 1);
-    assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "INRES0 = 1 names a batch axis");
+    set_integer_key(f->path, "INAX0", 1);
+    assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "INAX0 = 1 names a batch axis");
 }
 
 static void loading_resampled_axes_out_of_range_is_a_format_error(void **state)
 {
     fits_fixture *f = *state;
     save_example(f, SPART_FLOAT64);
-    set_integer_key(f->path, "OUTRES0", 3);
-    assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "OUTRES0 = 3 is not an axis");
+    set_integer_key(f->path, "OUTAX0", 3);
+    assert_load_fails(f, SPART_ERROR_FILE_FORMAT, "OUTAX0 = 3: resampled axes must be ascending");
 }
 
 static void loading_a_missing_role_keyword_is_a_format_error(void **state)
