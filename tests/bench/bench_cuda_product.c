@@ -261,6 +261,31 @@ static double time_spart(spart_context *context, const spart_regridder *device,
     return bench_median(times, repeat);
 }
 
+/* cuSPARSE's description of the device regridder's CSR matrix, with
+ * int32 row offsets made from its int64 row pointers (*offsets_device,
+ * device memory the caller frees). */
+static cusparseSpMatDescr_t cusparse_matrix(const spart_regridder *host,
+                                            const spart_regridder *device, int32_t **offsets_device)
+{
+    const spart_csr *csr = &host->csr;
+    int32_t *offsets = malloc((size_t)(csr->num_rows + 1) * sizeof(int32_t));
+    for (int64_t r = 0; r <= csr->num_rows; r++) {
+        offsets[r] = (int32_t)csr->row_ptr[r];
+    }
+    CHECK_CUDA(cudaMalloc((void **)offsets_device, (size_t)(csr->num_rows + 1) * sizeof(int32_t)));
+    CHECK_CUDA(cudaMemcpy(*offsets_device, offsets, (size_t)(csr->num_rows + 1) * sizeof(int32_t),
+                          cudaMemcpyHostToDevice));
+    free(offsets);
+    int float32 = csr->values32 != NULL;
+    void *values = float32 ? (void *)device->csr.values32 : (void *)device->csr.values64;
+    cusparseSpMatDescr_t matrix;
+    CHECK_CUSPARSE(cusparseCreateCsr(&matrix, csr->num_rows, csr->num_columns, csr->num_entries,
+                                     *offsets_device, device->csr.columns32, values,
+                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                     CUSPARSE_INDEX_BASE_ZERO, float32 ? CUDA_R_32F : CUDA_R_64F));
+    return matrix;
+}
+
 /* Median time of cuSPARSE SpMV with `algorithm` on the device regridder's
  * arrays (int32 row offsets made from its int64 row pointers). */
 static double time_cusparse(cusparseHandle_t handle, const spart_regridder *host,
@@ -269,23 +294,9 @@ static double time_cusparse(cusparseHandle_t handle, const spart_regridder *host
 {
     run_check check = run_check_open(host->csr.num_rows);
     const spart_csr *csr = &host->csr;
-    int32_t *offsets = malloc((size_t)(csr->num_rows + 1) * sizeof(int32_t));
-    for (int64_t r = 0; r <= csr->num_rows; r++) {
-        offsets[r] = (int32_t)csr->row_ptr[r];
-    }
     int32_t *offsets_device = NULL;
-    CHECK_CUDA(cudaMalloc((void **)&offsets_device, (size_t)(csr->num_rows + 1) * sizeof(int32_t)));
-    CHECK_CUDA(cudaMemcpy(offsets_device, offsets, (size_t)(csr->num_rows + 1) * sizeof(int32_t),
-                          cudaMemcpyHostToDevice));
-    free(offsets);
-    int float32 = csr->values32 != NULL;
-    void *values = float32 ? (void *)device->csr.values32 : (void *)device->csr.values64;
-    cusparseSpMatDescr_t matrix;
+    cusparseSpMatDescr_t matrix = cusparse_matrix(host, device, &offsets_device);
     cusparseDnVecDescr_t x, y;
-    CHECK_CUSPARSE(cusparseCreateCsr(&matrix, csr->num_rows, csr->num_columns, csr->num_entries,
-                                     offsets_device, device->csr.columns32, values,
-                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                     CUSPARSE_INDEX_BASE_ZERO, float32 ? CUDA_R_32F : CUDA_R_64F));
     CHECK_CUSPARSE(cusparseCreateDnVec(&x, csr->num_columns, (void *)x_device, CUDA_R_64F));
     CHECK_CUSPARSE(cusparseCreateDnVec(&y, csr->num_rows, y_device, CUDA_R_64F));
     double alpha = 1.0, beta = 0.0;
@@ -333,23 +344,9 @@ static double time_cusparse_spmm(cusparseHandle_t handle, const spart_regridder 
                                  int repeat, int *differing)
 {
     const spart_csr *csr = &host->csr;
-    int32_t *offsets = malloc((size_t)(csr->num_rows + 1) * sizeof(int32_t));
-    for (int64_t r = 0; r <= csr->num_rows; r++) {
-        offsets[r] = (int32_t)csr->row_ptr[r];
-    }
     int32_t *offsets_device = NULL;
-    CHECK_CUDA(cudaMalloc((void **)&offsets_device, (size_t)(csr->num_rows + 1) * sizeof(int32_t)));
-    CHECK_CUDA(cudaMemcpy(offsets_device, offsets, (size_t)(csr->num_rows + 1) * sizeof(int32_t),
-                          cudaMemcpyHostToDevice));
-    free(offsets);
-    int float32 = csr->values32 != NULL;
-    void *values = float32 ? (void *)device->csr.values32 : (void *)device->csr.values64;
-    cusparseSpMatDescr_t matrix;
+    cusparseSpMatDescr_t matrix = cusparse_matrix(host, device, &offsets_device);
     cusparseDnMatDescr_t x, y;
-    CHECK_CUSPARSE(cusparseCreateCsr(&matrix, csr->num_rows, csr->num_columns, csr->num_entries,
-                                     offsets_device, device->csr.columns32, values,
-                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                     CUSPARSE_INDEX_BASE_ZERO, float32 ? CUDA_R_32F : CUDA_R_64F));
     CHECK_CUSPARSE(cusparseCreateDnMat(&x, csr->num_columns, width, csr->num_columns,
                                        (void *)x_device, CUDA_R_64F, CUSPARSE_ORDER_COL));
     CHECK_CUSPARSE(cusparseCreateDnMat(&y, csr->num_rows, width, csr->num_rows, y_device,
