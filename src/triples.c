@@ -18,6 +18,21 @@ void spart_triples_init(spart_triples *triples, const spart_allocator *allocator
 /* Arrays of at least this many bytes are offered transparent huge pages. */
 #define HUGE_PAGE_ARRAY_BYTES ((size_t)4 << 20)
 
+#if defined(__linux__) && (defined(MADV_HUGEPAGE) || defined(MADV_POPULATE_WRITE))
+/* madvise(advice) over the part of [start, start + bytes) made of whole
+ * blocks of `alignment` bytes (a power of two: pages, or huge pages). A
+ * hint: a failure is ignored. */
+static void advise_aligned_part(void *start, size_t bytes, uintptr_t alignment, int advice)
+{
+    const uintptr_t address = (uintptr_t)start;
+    const uintptr_t first = (address + alignment - 1) / alignment * alignment;
+    const uintptr_t last = (address + bytes) / alignment * alignment;
+    if (last > first) {
+        (void)madvise((char *)start + (first - address), last - first, advice);
+    }
+}
+#endif
+
 /* Ask Linux to back the 2 MiB-aligned part of a large array with
  * transparent huge pages (MADV_HUGEPAGE), as NumPy does for its arrays of
  * 4 MiB or more: paging in a list of weights of tens of megabytes then
@@ -28,15 +43,8 @@ void spart_triples_init(spart_triples *triples, const spart_allocator *allocator
 static void advise_huge_pages(void *start, size_t bytes)
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (start == NULL || bytes < HUGE_PAGE_ARRAY_BYTES) {
-        return;
-    }
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    const uintptr_t address = (uintptr_t)start;
-    const uintptr_t first = (address + huge - 1) / huge * huge;
-    const uintptr_t last = (address + bytes) / huge * huge;
-    if (last > first) {
-        (void)madvise((char *)start + (first - address), last - first, MADV_HUGEPAGE);
+    if (start != NULL && bytes >= HUGE_PAGE_ARRAY_BYTES) {
+        advise_aligned_part(start, bytes, (uintptr_t)2 << 20, MADV_HUGEPAGE);
     }
 #else
     (void)start;
@@ -88,16 +96,8 @@ static void page_in_for_writing(void *start, size_t bytes)
 {
 #if defined(__linux__) && defined(MADV_POPULATE_WRITE)
     const long page_size = sysconf(_SC_PAGESIZE);
-    if (page_size <= 0 || bytes == 0) {
-        return;
-    }
-    /* the whole pages inside the range: from `first` to `last` */
-    const uintptr_t page = (uintptr_t)page_size;
-    const uintptr_t address = (uintptr_t)start;
-    const uintptr_t first = (address + page - 1) / page * page;
-    const uintptr_t last = (address + bytes) / page * page;
-    if (last > first) {
-        (void)madvise((char *)start + (first - address), last - first, MADV_POPULATE_WRITE);
+    if (page_size > 0 && bytes > 0) {
+        advise_aligned_part(start, bytes, (uintptr_t)page_size, MADV_POPULATE_WRITE);
     }
 #else
     (void)start;
