@@ -44,6 +44,16 @@ __device__ __forceinline__ double combine_lanes(double value)
     return value;
 }
 
+/* Whether a batched MART run has stopped (`stop` is its flag in device
+ * memory, or NULL outside such a run): the steps that would change the
+ * state or the merits then return at once. The flag changes only between
+ * kernels (spart_mart_device_decide), so every thread of a launch reads
+ * the same value and a block returns as a whole. */
+__device__ __forceinline__ bool run_stopped(const int *stop)
+{
+    return stop != nullptr && *stop != SPART_MART_DEVICE_RUNNING;
+}
+
 int64_t blocks_for(int64_t n)
 {
     int64_t blocks = (n + threads_per_block - 1) / threads_per_block;
@@ -75,10 +85,13 @@ __global__ void widths_kernel(double *images, double *widths, int64_t n, double 
 constexpr int64_t fused_merit_chunks = 64;
 
 /* Values a lane loads before it adds any: a chunk's 32 values a lane then
- * cost four round trips to memory instead of 32 (the additions keep their
- * order). A slot past the chunk's end reads the chunk's first value, which
- * is not added, so that every load of a round is issued without a branch. */
-constexpr int merit_batch = 8;
+ * cost two round trips to memory instead of 32 (the additions keep their
+ * order; 8 values, four round trips, took 11 us for the tutorial's 4 x
+ * 8192 pixels, latency alone). The 48 doubles of pass 1 fit in registers:
+ * the merits run few blocks, so registers are not what limits them. A
+ * slot past the chunk's end reads the chunk's first value, which is not
+ * added, so that every load of a round is issued without a branch. */
+constexpr int merit_batch = 16;
 
 /* Pass 1 over chunk k of one channel by one warp: lane 0 ends with the
  * chunk's sums of z^2 over unmasked pixels, their count, predicted and
@@ -196,8 +209,11 @@ __device__ __forceinline__ double finish_pass2(const double (&totals)[3], int64_
 /* Pass 1: block (chunk, channel), one warp. partial[(c * chunks + k) * 4 + q]. */
 __global__ void merits_pass1_kernel(const double *observed, const double *predicted,
                                     const double *widths, int64_t image_size, int64_t chunks,
-                                    double *partial)
+                                    double *partial, const int *stop)
 {
+    if (run_stopped(stop)) {
+        return;
+    }
     int64_t k = blockIdx.x;
     int64_t c = blockIdx.y;
     int lane = threadIdx.x;
@@ -214,8 +230,12 @@ __global__ void merits_pass1_kernel(const double *observed, const double *predic
 /* chi2[c] and the means of channel c into results (chi2 at c, means at
  * 2C + 2c and 2C + 2c + 1). */
 __global__ void merits_finish1_kernel(const double *partial, int64_t num_channel,
-                                      int64_t image_size, int64_t chunks, double *results)
+                                      int64_t image_size, int64_t chunks, double *results,
+                                      const int *stop)
 {
+    if (run_stopped(stop)) {
+        return;
+    }
     for (int64_t c = threadIdx.x; c < num_channel; c += blockDim.x) {
         double totals[SPART_MART_PASS_SUMS];
         add_chunks(partial + c * chunks * SPART_MART_PASS_SUMS, chunks, SPART_MART_PASS_SUMS,
@@ -227,8 +247,11 @@ __global__ void merits_finish1_kernel(const double *partial, int64_t num_channel
 
 __global__ void merits_pass2_kernel(const double *observed, const double *predicted,
                                     int64_t image_size, int64_t num_channel, int64_t chunks,
-                                    const double *results, double *partial)
+                                    const double *results, double *partial, const int *stop)
 {
+    if (run_stopped(stop)) {
+        return;
+    }
     int64_t k = blockIdx.x;
     int64_t c = blockIdx.y;
     int lane = threadIdx.x;
@@ -243,8 +266,12 @@ __global__ void merits_pass2_kernel(const double *observed, const double *predic
 }
 
 __global__ void merits_finish2_kernel(const double *partial, int64_t num_channel,
-                                      int64_t image_size, int64_t chunks, double *results)
+                                      int64_t image_size, int64_t chunks, double *results,
+                                      const int *stop)
 {
+    if (run_stopped(stop)) {
+        return;
+    }
     for (int64_t c = threadIdx.x; c < num_channel; c += blockDim.x) {
         double totals[3];
         add_chunks(partial + c * chunks * SPART_MART_PASS_SUMS, chunks, 3, totals);
@@ -259,9 +286,12 @@ __global__ void merits_finish2_kernel(const double *partial, int64_t num_channel
  * sums, same order, as the four kernels above. */
 __global__ void merits_fused_kernel(const double *observed, const double *predicted,
                                     const double *widths, int64_t num_channel, int64_t image_size,
-                                    int64_t chunks, double *results)
+                                    int64_t chunks, double *results, const int *stop)
 {
     extern __shared__ double partial[]; /* chunks x SPART_MART_PASS_SUMS, then 2 means */
+    if (run_stopped(stop)) {
+        return; /* the whole block: before any barrier */
+    }
     double *means = partial + chunks * SPART_MART_PASS_SUMS;
     const int64_t c = blockIdx.x;
     const int lane = (int)(threadIdx.x % SPART_MART_LANES);
@@ -350,8 +380,11 @@ __global__ void fill_kernel(double *scene, int64_t n, const double *value)
 
 __global__ void update_kernel(double *scene, const double *observed_back,
                               const double *predicted_back, int64_t num_channel, int64_t scene_size,
-                              double gamma, double inverse_channels)
+                              double gamma, double inverse_channels, const int *stop)
 {
+    if (run_stopped(stop)) {
+        return;
+    }
     for (int64_t v = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; v < scene_size;
          v += (int64_t)gridDim.x * blockDim.x) {
         double f = spart_mart_correction(observed_back + v, predicted_back + v, scene_size,
@@ -371,8 +404,11 @@ __global__ void __launch_bounds__(threads_per_block)
                               const Value *__restrict__ values, const double *__restrict__ images,
                               const double *__restrict__ observed_back, double *__restrict__ scene,
                               int64_t num_channel, int64_t scene_size, double gamma,
-                              double inverse_channels)
+                              double inverse_channels, const int *stop)
 {
+    if (run_stopped(stop)) {
+        return;
+    }
     const spart_rows::row_group group = spart_rows::group_of_thread(matrix.group_size);
     const spart_rows::vector_layout single = {1, 0, 1, 0};
     const int64_t groups_per_block = blockDim.x / matrix.group_size;
@@ -419,7 +455,7 @@ cudaError_t launch_backproject_update(const spart_device_csr &matrix, const Colu
                                       const Value *values, const double *images,
                                       const double *observed_back, double *scene,
                                       int64_t num_channel, int64_t scene_size, double gamma,
-                                      cudaStream_t stream)
+                                      const int *stop, cudaStream_t stream)
 {
     const double inverse_channels = 1.0 / (double)num_channel;
     const int64_t groups_per_block = threads_per_block / matrix.group_size;
@@ -429,19 +465,65 @@ cudaError_t launch_backproject_update(const spart_device_csr &matrix, const Colu
         backproject_update_kernel<Value, Column, 4, 2>
             <<<(unsigned)blocks, threads_per_block, 0, stream>>>(
                 matrix, columns, values, images, observed_back, scene, num_channel, scene_size,
-                gamma, inverse_channels);
+                gamma, inverse_channels, stop);
     } else if (matrix.group_size == 16) {
         backproject_update_kernel<Value, Column, 2, 4>
             <<<(unsigned)blocks, threads_per_block, 0, stream>>>(
                 matrix, columns, values, images, observed_back, scene, num_channel, scene_size,
-                gamma, inverse_channels);
+                gamma, inverse_channels, stop);
     } else {
         backproject_update_kernel<Value, Column, 1, 8>
             <<<(unsigned)blocks, threads_per_block, 0, stream>>>(
                 matrix, columns, values, images, observed_back, scene, num_channel, scene_size,
-                gamma, inverse_channels);
+                gamma, inverse_channels, stop);
     }
     return cudaGetLastError();
+}
+
+/* The end of one iteration of a batched run (one thread): unless the run
+ * has stopped, its merits to `history_row`, the iteration counted, and the
+ * rule checked as the driver's rule_stops checks it on the host: the mean
+ * merit summed in channel order from 0.0 and divided, then the same
+ * comparison, so that both stop at the same iteration. */
+__global__ void decide_kernel(spart_mart_device_rule rule, const double *merits,
+                              double *history_row, spart_mart_device_state *state)
+{
+    if (state->stopped != SPART_MART_DEVICE_RUNNING) {
+        return;
+    }
+    const int64_t channels = rule.num_channel;
+    double sum = 0.0;
+    for (int64_t c = 0; c < channels; c++) {
+        history_row[c] = merits[c];
+        history_row[channels + c] = merits[channels + c];
+        sum = sum + merits[c];
+    }
+    const double merit = sum / (double)channels;
+    const bool below_threshold =
+        rule.stop_below_threshold && state->merit_previous - merit < rule.threshold;
+    const bool at_target = rule.stop_at_target && merit <= rule.target;
+    state->iterations = state->iterations + 1;
+    if (below_threshold || at_target) {
+        state->stopped = SPART_MART_DEVICE_STOPPED_BY_RULE;
+    } else {
+        state->merit_previous = merit;
+        if (state->iterations >= rule.max_iterations) {
+            state->stopped = SPART_MART_DEVICE_OUT_OF_ITERATIONS;
+        }
+    }
+}
+
+/* kept = scene, unless the batched run has stopped. */
+__global__ void keep_kernel(const double *scene, int64_t scene_size, double *kept,
+                            const spart_mart_device_state *state)
+{
+    if (state->stopped != SPART_MART_DEVICE_RUNNING) {
+        return;
+    }
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < scene_size;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        kept[i] = scene[i];
+    }
 }
 
 } /* namespace */
@@ -449,7 +531,8 @@ cudaError_t launch_backproject_update(const spart_device_csr &matrix, const Colu
 extern "C" int spart_cuda_mart_backproject_update(const spart_device_csr *matrix,
                                                   const double *images, const double *observed_back,
                                                   double *scene, int64_t num_channel,
-                                                  int64_t scene_size, double gamma, void *stream)
+                                                  int64_t scene_size, double gamma, const int *stop,
+                                                  void *stream)
 {
     cudaStream_t s = (cudaStream_t)stream;
     if (scene_size <= 0 || num_channel <= 0) {
@@ -459,21 +542,21 @@ extern "C" int spart_cuda_mart_backproject_update(const spart_device_csr *matrix
     if (m.values64 != nullptr && m.columns32 != nullptr) {
         return (int)launch_backproject_update<double, int32_t>(m, m.columns32, m.values64, images,
                                                                observed_back, scene, num_channel,
-                                                               scene_size, gamma, s);
+                                                               scene_size, gamma, stop, s);
     }
     if (m.values64 != nullptr) {
         return (int)launch_backproject_update<double, int64_t>(m, m.columns64, m.values64, images,
                                                                observed_back, scene, num_channel,
-                                                               scene_size, gamma, s);
+                                                               scene_size, gamma, stop, s);
     }
     if (m.columns32 != nullptr) {
         return (int)launch_backproject_update<float, int32_t>(m, m.columns32, m.values32, images,
                                                               observed_back, scene, num_channel,
-                                                              scene_size, gamma, s);
+                                                              scene_size, gamma, stop, s);
     }
     return (int)launch_backproject_update<float, int64_t>(m, m.columns64, m.values32, images,
                                                           observed_back, scene, num_channel,
-                                                          scene_size, gamma, s);
+                                                          scene_size, gamma, stop, s);
 }
 
 extern "C" int spart_mart_device_clamp(double *values, int64_t n, void *stream)
@@ -494,7 +577,7 @@ extern "C" int spart_mart_device_noise_widths(double *images, double *widths, in
 extern "C" int spart_mart_device_merits(const double *observed, const double *predicted,
                                         const double *widths, int64_t num_channel,
                                         int64_t image_size, double *chi2, double *correlation,
-                                        void *workspace, void *stream)
+                                        void *workspace, const int *stop, void *stream)
 {
     cudaStream_t s = (cudaStream_t)stream;
     int64_t chunks = spart_mart_num_chunks(image_size);
@@ -505,15 +588,17 @@ extern "C" int spart_mart_device_merits(const double *observed, const double *pr
         size_t shared = (size_t)(chunks * SPART_MART_PASS_SUMS + 2) * sizeof(double);
         merits_fused_kernel<<<(unsigned)num_channel, (unsigned)(warps * SPART_MART_LANES), shared,
                               s>>>(observed, predicted, widths, num_channel, image_size, chunks,
-                                   results);
+                                   results, stop);
     } else {
         dim3 grid((unsigned)chunks, (unsigned)num_channel);
         merits_pass1_kernel<<<grid, SPART_MART_LANES, 0, s>>>(observed, predicted, widths,
-                                                              image_size, chunks, partial);
-        merits_finish1_kernel<<<1, 256, 0, s>>>(partial, num_channel, image_size, chunks, results);
+                                                              image_size, chunks, partial, stop);
+        merits_finish1_kernel<<<1, 256, 0, s>>>(partial, num_channel, image_size, chunks, results,
+                                                stop);
         merits_pass2_kernel<<<grid, SPART_MART_LANES, 0, s>>>(
-            observed, predicted, image_size, num_channel, chunks, results, partial);
-        merits_finish2_kernel<<<1, 256, 0, s>>>(partial, num_channel, image_size, chunks, results);
+            observed, predicted, image_size, num_channel, chunks, results, partial, stop);
+        merits_finish2_kernel<<<1, 256, 0, s>>>(partial, num_channel, image_size, chunks, results,
+                                                stop);
     }
     cudaError_t error = cudaGetLastError();
     if (error != cudaSuccess || chi2 == NULL) {
@@ -549,11 +634,29 @@ extern "C" int spart_mart_device_flat_guess(const double *backprojected, int64_t
 
 extern "C" int spart_mart_device_update(double *scene, const double *observed_back,
                                         const double *predicted_back, int64_t num_channel,
-                                        int64_t scene_size, double gamma, void *stream)
+                                        int64_t scene_size, double gamma, const int *stop,
+                                        void *stream)
 {
     double inverse_channels = 1.0 / (double)num_channel;
     update_kernel<<<(unsigned)blocks_for(scene_size), threads_per_block, 0, (cudaStream_t)stream>>>(
-        scene, observed_back, predicted_back, num_channel, scene_size, gamma, inverse_channels);
+        scene, observed_back, predicted_back, num_channel, scene_size, gamma, inverse_channels,
+        stop);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int spart_mart_device_decide_launch(const spart_mart_device_rule *rule,
+                                               const double *merits, double *history_row,
+                                               spart_mart_device_state *state, void *stream)
+{
+    decide_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(*rule, merits, history_row, state);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int spart_mart_device_keep_launch(const double *scene, int64_t scene_size, double *kept,
+                                             const spart_mart_device_state *state, void *stream)
+{
+    keep_kernel<<<(unsigned)blocks_for(scene_size), threads_per_block, 0, (cudaStream_t)stream>>>(
+        scene, scene_size, kept, state);
     return (int)cudaGetLastError();
 }
 

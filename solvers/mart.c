@@ -1,7 +1,8 @@
 /*
  * solvers/mart.c: the MART driver (spart/mart.h), ctis.inverters.
  * MartInverter step for step, over caller-supplied operators. Uses the
- * public API only.
+ * public API, and src/mart_device_batch.h for the iterations it runs on a
+ * device in batches (below).
  *
  * The steps are the building blocks of spart/mart.h, on the host or, for
  * operators on a CUDA device, on the device: the working arrays live where
@@ -9,6 +10,18 @@
  * kept states come back to the host. The steps sum in one fixed order, on
  * the host and the device alike, so a run gives the same bits for any
  * thread count and on either.
+ *
+ * Batches: with capturable device operators and no callback, the driver
+ * records `batch_iterations` iterations as one CUDA graph, each ending with
+ * its stopping rule checked on the device (spart_mart_device_decide), and
+ * reads the merits of the whole batch with one copy: one launch and one
+ * wait per batch instead of per iteration. The iterations of a batch after
+ * the rule stopped the run, or after the iteration limit, change nothing
+ * (the update, the merits and the decision read the device's stop flag;
+ * the prediction runs, from the unchanged state, which gives the same
+ * images again). The host then walks the batch's merits with the same
+ * rule and checks that the device stopped where it does, so the result
+ * is that of the one-by-one loop, bit for bit.
  */
 #include <math.h>
 #include <omp.h>
@@ -19,6 +32,7 @@
 
 #include "spart/device_memory.h"
 #include "spart/mart.h"
+#include "mart_device_batch.h"
 #include "mart_internal.h"
 
 struct spart_mart_result {
@@ -272,9 +286,10 @@ static spart_status copy_scene_to_host(spart_context *context, const mart_work *
     return SPART_OK;
 }
 
-/* Append the current state to the kept solutions (growing by doubling). */
+/* Append a state (`state`: scene_size values, where the work's arrays are)
+ * to the kept solutions (growing by doubling). */
 static spart_status keep_solution(spart_context *context, spart_mart_result *result,
-                                  const mart_work *work, int64_t *capacity)
+                                  const mart_work *work, const double *state, int64_t *capacity)
 {
     if (result->num_solutions == *capacity) {
         int64_t grown = *capacity * 2;
@@ -288,9 +303,14 @@ static spart_status keep_solution(spart_context *context, spart_mart_result *res
         result->solutions = bigger;
         *capacity = grown;
     }
-    spart_status status =
-        copy_scene_to_host(context, work, result->scene_size,
-                           result->solutions + result->num_solutions * result->scene_size);
+    double *destination = result->solutions + result->num_solutions * result->scene_size;
+    size_t bytes = (size_t)result->scene_size * sizeof(double);
+    spart_status status = SPART_OK;
+    if (work->on_device) {
+        status = spart_device_copy_to_host(context, destination, state, bytes);
+    } else {
+        memcpy(destination, state, bytes);
+    }
     if (status == SPART_OK) {
         result->num_solutions++;
     }
@@ -550,6 +570,230 @@ static void out_of_iterations(const spart_mart_options *options, spart_mart_resu
     }
 }
 
+/* The end of iteration `iteration`, whose merits are in work->chi2 and
+ * work->correlation (and whose state was kept, when asked): the merits
+ * recorded, the callback told, the rule checked. *stopped becomes 1 when
+ * the callback or the rule ends the run; *merit_previous follows ctis. */
+static spart_status conclude_iteration(spart_context *context, const spart_mart_options *options,
+                                       spart_mart_result *result, const mart_work *work,
+                                       int64_t iteration, double start_time, double *merit_previous,
+                                       int *stopped)
+{
+    spart_status status = record_merit(context, result, work);
+    if (status != SPART_OK) {
+        return status;
+    }
+    int64_t channels = result->num_channel;
+    double merit = mean_merit(work, channels);
+    if (options->callback != NULL) {
+        spart_mart_progress progress = {iteration,         channels, work->chi2,
+                                        work->correlation, merit,    omp_get_wtime() - start_time};
+        if (options->callback(options->callback_user, &progress) != 0) {
+            snprintf(result->message, sizeof result->message,
+                     "Stopped by the callback at iteration %lld.", (long long)iteration);
+            *stopped = 1;
+            return SPART_OK;
+        }
+    }
+    if (rule_stops(options, *merit_previous, merit, iteration, result)) {
+        result->success = 1;
+        *stopped = 1;
+        return SPART_OK;
+    }
+    *merit_previous = merit;
+    return SPART_OK;
+}
+
+/* ---- batches of iterations on the device (see the top of this file) ---- */
+
+/* Iterations recorded in one batch: one launch and one wait for this many.
+ * Small, since a batch that the rule stops early still runs the prediction
+ * of each iteration after the stop. */
+enum { batch_iterations = 8 };
+
+typedef struct mart_batch {
+    spart_device_graph *graph;
+    spart_mart_device_rule rule;
+    int64_t scene_size;
+    int keep;                       /* keep the state of each iteration */
+    void *block;                    /* device: the state, then the merit rows */
+    spart_mart_device_state *state; /* at the start of block */
+    double *history;                /* batch_iterations rows of 2 num_channel values */
+    double *kept;                   /* device: batch_iterations states, or NULL */
+    void *copy;                     /* host: block as the last batch left it */
+    size_t block_bytes;
+    /* what a recorded iteration needs */
+    const spart_mart_operators *operators;
+    const double *observed;
+    mart_work *work;
+    double gamma;
+} mart_batch;
+
+/* Room for the state at the start of the block, in whole doubles so that
+ * the rows after it stay aligned. */
+static size_t state_bytes(void)
+{
+    size_t doubles = (sizeof(spart_mart_device_state) + sizeof(double) - 1) / sizeof(double);
+    return doubles * sizeof(double);
+}
+
+static void free_batch(spart_context *context, mart_batch *batch)
+{
+    spart_device_graph_free(batch->graph);
+    spart_device_free(context, batch->block);
+    spart_device_free(context, batch->kept);
+    spart_context_free_memory(context, batch->copy);
+    batch->graph = NULL;
+    batch->block = NULL;
+    batch->kept = NULL;
+    batch->copy = NULL;
+}
+
+/* Whether the run can go in batches: device operators that only enqueue
+ * work, and no callback (which sees every iteration on the host and may
+ * stop the run). */
+static int runs_in_batches(const spart_mart_operators *operators, const spart_mart_options *options)
+{
+    return operators->on_device && operators->capturable && options->callback == NULL &&
+           options->max_iterations > 1;
+}
+
+/* batch_iterations iterations as the graph replays them: the update that
+ * ends the previous iteration, the prediction and merits of the new state,
+ * its state kept (when asked), and the rule on the device, every step but
+ * the prediction reading the stop flag. */
+static spart_status record_batch(void *user, spart_context *context)
+{
+    mart_batch *batch = user;
+    int64_t channels = batch->rule.num_channel;
+    spart_mart_device_gate(context, batch->state);
+    spart_status status = SPART_OK;
+    for (int k = 0; k < batch_iterations && status == SPART_OK; k++) {
+        status = advance(context, batch->operators, batch->work, batch->gamma);
+        if (status == SPART_OK) {
+            status =
+                predict_and_measure(context, batch->operators, batch->observed, batch->work, 1, 1);
+        }
+        if (status == SPART_OK && batch->keep) {
+            status = spart_mart_device_keep(context, batch->work->scene, batch->scene_size,
+                                            batch->kept + k * batch->scene_size, batch->state);
+        }
+        if (status == SPART_OK) {
+            status = spart_mart_device_decide(context, &batch->rule, batch->work->workspace,
+                                              batch->history + k * 2 * channels, batch->state);
+        }
+    }
+    spart_mart_device_gate(context, NULL);
+    return status;
+}
+
+/* Allocate a batch and record its graph. */
+static spart_status prepare_batch(spart_context *context, const spart_mart_operators *operators,
+                                  const double *observed, const spart_mart_options *options,
+                                  mart_work *work, double gamma, mart_batch *batch)
+{
+    int64_t channels = operators->num_channel;
+    memset(batch, 0, sizeof *batch);
+    batch->rule.num_channel = channels;
+    batch->rule.max_iterations = options->max_iterations;
+    batch->rule.stop_below_threshold = options->stop_rule == SPART_MART_STOP_THRESHOLD;
+    batch->rule.stop_at_target = options->stop_rule == SPART_MART_STOP_TARGET;
+    batch->rule.threshold = options->threshold;
+    batch->rule.target = options->target;
+    batch->scene_size = operators->scene_size;
+    batch->keep = options->keep_intermediate != 0;
+    batch->operators = operators;
+    batch->observed = observed;
+    batch->work = work;
+    batch->gamma = gamma;
+    batch->block_bytes = state_bytes() + (size_t)(batch_iterations * 2 * channels) * sizeof(double);
+    spart_status status = spart_device_malloc(context, batch->block_bytes, &batch->block);
+    if (status == SPART_OK && batch->keep) {
+        size_t kept_bytes = (size_t)(batch_iterations * batch->scene_size) * sizeof(double);
+        status = spart_device_malloc(context, kept_bytes, (void **)&batch->kept);
+    }
+    if (status == SPART_OK) {
+        batch->copy = spart_context_malloc(context, batch->block_bytes);
+        status = batch->copy != NULL ? SPART_OK : SPART_ERROR_OUT_OF_MEMORY;
+        if (status != SPART_OK) {
+            spart_context_set_error(context, status, "mart: could not allocate %zu bytes",
+                                    batch->block_bytes);
+        }
+    }
+    if (status == SPART_OK) {
+        batch->state = batch->block;
+        batch->history = (double *)((char *)batch->block + state_bytes());
+        status = spart_device_graph_record(context, record_batch, batch, &batch->graph);
+    }
+    if (status != SPART_OK) {
+        free_batch(context, batch);
+    }
+    return status;
+}
+
+/* The device's state as the host left it after `iterations` iterations,
+ * the last merit that did not stop the run being `merit_previous`. */
+static spart_status start_batches(spart_context *context, mart_batch *batch, int64_t iterations,
+                                  double merit_previous)
+{
+    spart_mart_device_state state;
+    memset(&state, 0, sizeof state);
+    state.stopped = SPART_MART_DEVICE_RUNNING;
+    state.iterations = iterations;
+    state.merit_previous = merit_previous;
+    return spart_device_copy_to_device(context, batch->state, &state, sizeof state);
+}
+
+/* One batch: the graph launched, its merits (and the device's state) read
+ * with one copy, then the host's walk over them from iteration *iteration,
+ * as the one-by-one loop walks them, checking that the device stopped
+ * where the host does. */
+static spart_status run_batch(spart_context *context, const spart_mart_options *options,
+                              spart_mart_result *result, mart_work *work, mart_batch *batch,
+                              double start_time, int64_t *iteration, double *merit_previous,
+                              int *stopped, int64_t *solution_capacity)
+{
+    int64_t channels = batch->rule.num_channel;
+    spart_status status = spart_device_graph_launch(context, batch->graph);
+    if (status == SPART_OK) {
+        status = spart_device_copy_to_host(context, batch->copy, batch->block, batch->block_bytes);
+    }
+    const double *rows = (const double *)((const char *)batch->copy + state_bytes());
+    for (int k = 0; k < batch_iterations && status == SPART_OK && !*stopped &&
+                    *iteration < options->max_iterations;
+         k++) {
+        memcpy(work->chi2, rows + k * 2 * channels, (size_t)channels * sizeof(double));
+        memcpy(work->correlation, rows + k * 2 * channels + channels,
+               (size_t)channels * sizeof(double));
+        if (batch->keep) {
+            status = keep_solution(context, result, work, batch->kept + k * batch->scene_size,
+                                   solution_capacity);
+        }
+        if (status == SPART_OK) {
+            status = conclude_iteration(context, options, result, work, *iteration, start_time,
+                                        merit_previous, stopped);
+        }
+        (*iteration)++;
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    spart_mart_device_state device;
+    memcpy(&device, batch->copy, sizeof device);
+    int expected = *stopped                                ? SPART_MART_DEVICE_STOPPED_BY_RULE
+                   : *iteration == options->max_iterations ? SPART_MART_DEVICE_OUT_OF_ITERATIONS
+                                                           : SPART_MART_DEVICE_RUNNING;
+    if (device.iterations != *iteration || device.stopped != expected) {
+        return spart_context_set_error(context, SPART_ERROR_INTERNAL,
+                                       "mart: the device's stopping rule left the run at %lld "
+                                       "iterations (state %d) where the host's left it at %lld "
+                                       "(state %d)",
+                                       (long long)device.iterations, device.stopped,
+                                       (long long)*iteration, expected);
+    }
+    return SPART_OK;
+}
+
 spart_status spart_mart_solve(spart_context *context, const spart_mart_operators *operators,
                               const double *observed, const spart_mart_options *options,
                               spart_mart_result **result)
@@ -586,51 +830,50 @@ spart_status spart_mart_solve(spart_context *context, const spart_mart_operators
     }
     status = start(context, operators, observed, options, &work);
 
-    /* Device operators that only enqueue work: one graph per iteration. */
+    /* Device operators that only enqueue work: batches of iterations in
+     * one graph each or, with a callback, one graph per iteration. */
     spart_device_graph *graph = NULL;
+    mart_batch batch;
+    memset(&batch, 0, sizeof batch);
     recorded_iteration recorded = {operators, observed, &work, gamma};
-    if (status == SPART_OK && work.on_device && operators->capturable &&
-        options->max_iterations > 1) {
+    if (status == SPART_OK && runs_in_batches(operators, options)) {
+        status = prepare_batch(context, operators, observed, options, &work, gamma, &batch);
+    } else if (status == SPART_OK && work.on_device && operators->capturable &&
+               options->max_iterations > 1) {
         status = spart_device_graph_record(context, record_iteration, &recorded, &graph);
     }
 
     int64_t solution_capacity = 1;
     double merit_previous = INFINITY;
     int stopped = 0;
-    for (int64_t i = 0; status == SPART_OK && i < options->max_iterations; i++) {
+    int64_t i = 0;
+    while (status == SPART_OK && !stopped && i < options->max_iterations) {
+        if (batch.graph != NULL && i > 0) {
+            status = run_batch(context, options, made, &work, &batch, start_time, &i,
+                               &merit_previous, &stopped, &solution_capacity);
+            continue;
+        }
         status = next_merits(context, operators, observed, &work, gamma, graph, i);
         if (status == SPART_OK && options->keep_intermediate) {
-            status = keep_solution(context, made, &work, &solution_capacity);
+            status = keep_solution(context, made, &work, work.scene, &solution_capacity);
         }
         if (status == SPART_OK) {
-            status = record_merit(context, made, &work);
+            status = conclude_iteration(context, options, made, &work, i, start_time,
+                                        &merit_previous, &stopped);
         }
-        if (status != SPART_OK) {
-            break;
+        i++;
+        /* the first iteration's merits came to the host: the device's
+         * rule takes over from there */
+        if (status == SPART_OK && !stopped && batch.graph != NULL) {
+            status = start_batches(context, &batch, i, merit_previous);
         }
-        double merit = mean_merit(&work, channels);
-        if (options->callback != NULL) {
-            spart_mart_progress progress = {
-                i, channels, work.chi2, work.correlation, merit, omp_get_wtime() - start_time};
-            if (options->callback(options->callback_user, &progress) != 0) {
-                snprintf(made->message, sizeof made->message,
-                         "Stopped by the callback at iteration %lld.", (long long)i);
-                stopped = 1;
-                break;
-            }
-        }
-        if (rule_stops(options, merit_previous, merit, i, made)) {
-            made->success = 1;
-            stopped = 1;
-            break;
-        }
-        merit_previous = merit;
     }
     /* A run that used every iteration makes the last update too (ctis). */
     if (status == SPART_OK && !stopped) {
         status = advance(context, operators, &work, gamma);
     }
     spart_device_graph_free(graph);
+    free_batch(context, &batch);
     if (status == SPART_OK && !stopped) {
         out_of_iterations(options, made);
     }

@@ -123,11 +123,12 @@ int spart_cuda_unpack(const spart_device_axis_map *map, int64_t num_leading, con
  * pass: each row summed as spart_cuda_csr_product sums it, so the result
  * is that product followed by spart_mart_device_update, bit for bit,
  * without the backprojection in memory. The matrix must have no long rows
- * (num_long_rows == 0). */
+ * (num_long_rows == 0). With `stop` (device memory, or NULL) nonzero when
+ * the kernel runs, it changes nothing (a stopped batched MART run). */
 int spart_cuda_mart_backproject_update(const spart_device_csr *matrix, const double *images,
                                        const double *observed_back, double *scene,
                                        int64_t num_channel, int64_t scene_size, double gamma,
-                                       void *stream);
+                                       const int *stop, void *stream);
 
 /* ---- assembly and the exact transpose (kernels/csr_assemble.cu) ------------------ */
 

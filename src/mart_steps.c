@@ -5,6 +5,7 @@
  */
 #include "device_select.h"
 #include "internal.h"
+#include "mart_device_batch.h"
 #include "mart_steps.h"
 #include "regridder_internal.h"
 #include "spart/mart.h"
@@ -98,10 +99,10 @@ int spart_mart_device_noise_widths(double *images, double *widths, int64_t n, do
 }
 int spart_mart_device_merits(const double *observed, const double *predicted, const double *widths,
                              int64_t num_channel, int64_t image_size, double *chi2,
-                             double *correlation, void *workspace, void *stream)
+                             double *correlation, void *workspace, const int *stop, void *stream)
 {
     (void)observed, (void)predicted, (void)widths, (void)num_channel, (void)image_size;
-    (void)chi2, (void)correlation, (void)workspace, (void)stream;
+    (void)chi2, (void)correlation, (void)workspace, (void)stop, (void)stream;
     return -1;
 }
 int spart_mart_device_flat_guess(const double *backprojected, int64_t num_channel,
@@ -113,10 +114,23 @@ int spart_mart_device_flat_guess(const double *backprojected, int64_t num_channe
 }
 int spart_mart_device_update(double *scene, const double *observed_back,
                              const double *predicted_back, int64_t num_channel, int64_t scene_size,
-                             double gamma, void *stream)
+                             double gamma, const int *stop, void *stream)
 {
     (void)scene, (void)observed_back, (void)predicted_back, (void)num_channel;
-    (void)scene_size, (void)gamma, (void)stream;
+    (void)scene_size, (void)gamma, (void)stop, (void)stream;
+    return -1;
+}
+int spart_mart_device_decide_launch(const spart_mart_device_rule *rule, const double *merits,
+                                    double *history_row, spart_mart_device_state *state,
+                                    void *stream)
+{
+    (void)rule, (void)merits, (void)history_row, (void)state, (void)stream;
+    return -1;
+}
+int spart_mart_device_keep_launch(const double *scene, int64_t scene_size, double *kept,
+                                  const spart_mart_device_state *state, void *stream)
+{
+    (void)scene, (void)scene_size, (void)kept, (void)state, (void)stream;
     return -1;
 }
 const char *spart_mart_device_error_string(int error)
@@ -207,7 +221,8 @@ spart_status spart_mart_merits(spart_context *context, const double *observed,
     int error = 0;
     if (on_device) {
         error = spart_mart_device_merits(observed, predicted, widths, num_channel, image_size, chi2,
-                                         correlation, workspace, context->cuda_stream);
+                                         correlation, workspace, context->cuda_mart_stop,
+                                         context->cuda_stream);
     } else {
         spart_mart_host_merits(observed, predicted, widths, num_channel, image_size, chi2,
                                correlation, spart_threads(context));
@@ -269,8 +284,9 @@ spart_status spart_mart_update(spart_context *context, double *scene, const doub
     }
     int error = 0;
     if (on_device) {
-        error = spart_mart_device_update(scene, observed_back, predicted_back, num_channel,
-                                         scene_size, gamma, context->cuda_stream);
+        error =
+            spart_mart_device_update(scene, observed_back, predicted_back, num_channel, scene_size,
+                                     gamma, context->cuda_mart_stop, context->cuda_stream);
     } else {
         spart_mart_host_update(scene, observed_back, predicted_back, num_channel, scene_size, gamma,
                                spart_threads(context));
@@ -355,4 +371,56 @@ spart_status spart_mart_update_from_images(spart_context *context, const spart_r
                                    scene_size, gamma, backward->device.on_device);
     }
     return status;
+}
+
+/* ---- the stopping rule on the device (src/mart_device_batch.h) ---- */
+
+void spart_mart_device_gate(spart_context *context, const spart_mart_device_state *state)
+{
+    if (context != NULL) {
+        context->cuda_mart_stop = state != NULL ? &state->stopped : NULL;
+    }
+}
+
+spart_status spart_mart_device_decide(spart_context *context, const spart_mart_device_rule *rule,
+                                      const double *merits, double *history_row,
+                                      spart_mart_device_state *state)
+{
+    if (context == NULL || rule == NULL || merits == NULL || history_row == NULL || state == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "mart_device_decide: NULL argument");
+    }
+    spart_status status =
+        check_sizes(context, "mart_device_decide", rule->num_channel, rule->max_iterations);
+    int previous;
+    if (status == SPART_OK) {
+        const void *pointers[] = {merits, history_row, state};
+        const char *names[] = {"merits", "history_row", "state"};
+        status = begin(context, 1, "mart_device_decide", &previous, 3, pointers, names);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    int error =
+        spart_mart_device_decide_launch(rule, merits, history_row, state, context->cuda_stream);
+    return finish(context, 1, error, "mart_device_decide", previous);
+}
+
+spart_status spart_mart_device_keep(spart_context *context, const double *scene, int64_t scene_size,
+                                    double *kept, const spart_mart_device_state *state)
+{
+    if (context == NULL || scene == NULL || kept == NULL || state == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "mart_device_keep: NULL argument");
+    }
+    spart_status status = check_sizes(context, "mart_device_keep", scene_size, 1);
+    int previous;
+    if (status == SPART_OK) {
+        const void *pointers[] = {scene, kept, state};
+        const char *names[] = {"scene", "kept", "state"};
+        status = begin(context, 1, "mart_device_keep", &previous, 3, pointers, names);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    int error = spart_mart_device_keep_launch(scene, scene_size, kept, state, context->cuda_stream);
+    return finish(context, 1, error, "mart_device_keep", previous);
 }

@@ -67,22 +67,59 @@ void spart_mart_host_backproject_update(double *scene, const spart_backward_rows
                                         int64_t num_channel, int64_t scene_size, double gamma,
                                         int threads);
 
+/* ---- the stopping rule of a MART run on the device, in batches
+ * (src/mart_device_batch.h) ---- */
+/* Why a run recorded in batches stopped (spart_mart_device_state.stopped). */
+enum {
+    SPART_MART_DEVICE_RUNNING = 0,
+    SPART_MART_DEVICE_STOPPED_BY_RULE = 1,
+    SPART_MART_DEVICE_OUT_OF_ITERATIONS = 2
+};
+
+/* The state of a run on the device, in device memory. `stopped` comes
+ * first: its address is the stop flag the MART steps read. */
+typedef struct spart_mart_device_state {
+    int stopped;           /* SPART_MART_DEVICE_RUNNING until the run ends */
+    int unused;            /* keeps the layout the same in C and CUDA */
+    int64_t iterations;    /* iterations whose merits were recorded */
+    double merit_previous; /* the last recorded merit that did not stop the run */
+} spart_mart_device_state;
+
+/* The rule, as the driver resolved it from spart_mart_options. */
+typedef struct spart_mart_device_rule {
+    int64_t num_channel;
+    int64_t max_iterations;
+    int stop_below_threshold; /* SPART_MART_STOP_THRESHOLD: previous - merit < threshold */
+    int stop_at_target;       /* SPART_MART_STOP_TARGET: merit <= target */
+    double threshold;
+    double target;
+} spart_mart_device_rule;
+
 /* ---- device: each enqueues on `stream` (a cudaStream_t) and returns a
  * cudaError_t as int (0: success). `workspace` is device memory of
  * spart_mart_workspace_size bytes. spart_mart_device_merits copies the
  * results to the host arrays and waits for the stream, or with NULL host
- * arrays leaves them in the workspace (chi2, then r) and does not wait. ---- */
+ * arrays leaves them in the workspace (chi2, then r) and does not wait.
+ * `stop` (device memory, or NULL): when it is nonzero as the kernels run,
+ * the merits and the update change nothing (a stopped batched run). ---- */
 int spart_mart_device_clamp(double *values, int64_t n, void *stream);
 int spart_mart_device_noise_widths(double *images, double *widths, int64_t n, double gain,
                                    double read_variance, void *stream);
 int spart_mart_device_merits(const double *observed, const double *predicted, const double *widths,
                              int64_t num_channel, int64_t image_size, double *chi2,
-                             double *correlation, void *workspace, void *stream);
+                             double *correlation, void *workspace, const int *stop, void *stream);
 int spart_mart_device_flat_guess(const double *backprojected, int64_t num_channel,
                                  int64_t scene_size, double *scene, void *workspace, void *stream);
 int spart_mart_device_update(double *scene, const double *observed_back,
                              const double *predicted_back, int64_t num_channel, int64_t scene_size,
-                             double gamma, void *stream);
+                             double gamma, const int *stop, void *stream);
+/* The end of an iteration of a batched run and the copy of a kept state
+ * (spart_mart_device_decide and spart_mart_device_keep). */
+int spart_mart_device_decide_launch(const spart_mart_device_rule *rule, const double *merits,
+                                    double *history_row, spart_mart_device_state *state,
+                                    void *stream);
+int spart_mart_device_keep_launch(const double *scene, int64_t scene_size, double *kept,
+                                  const spart_mart_device_state *state, void *stream);
 /* The sentence of a cudaError_t. */
 const char *spart_mart_device_error_string(int error);
 

@@ -1327,9 +1327,9 @@ spart_status spart_device_mart_backproject_update(spart_context *context,
     }
     if (status == SPART_OK) {
         spart_device_csr matrix = describe_matrix(backward);
-        int error =
-            spart_cuda_mart_backproject_update(&matrix, images, observed_back, scene, num_channel,
-                                               scene_size, gamma, context->cuda_stream);
+        int error = spart_cuda_mart_backproject_update(
+            &matrix, images, observed_back, scene, num_channel, scene_size, gamma,
+            context->cuda_mart_stop, context->cuda_stream);
         if (error != cudaSuccess) {
             status = cuda_failure(context, (cudaError_t)error, "mart update from images");
         }

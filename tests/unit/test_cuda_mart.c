@@ -468,6 +468,204 @@ static void instrument_runs_equal_the_host_bit_for_bit(void **state)
     spart_context_free(context);
 }
 
+/* ---- runs in batches: the stopping rule on the device ------------------------------------ */
+
+/* Without a callback, device runs go in batches of iterations whose rule
+ * is checked on the device (solvers/mart.c, 8 iterations a batch); each
+ * case below stops where the host's run stops (the iteration counts are
+ * those of the host on this problem, checked here so that each case
+ * tests what it says), with the host's merits, message and states. */
+typedef struct batch_case {
+    const char *what;
+    spart_mart_stop_rule rule;
+    double threshold, target, gamma;
+    int64_t max_iterations;
+    int keep_intermediate;
+    int64_t iterations; /* the host's */
+    int success;        /* the host's */
+} batch_case;
+
+static const batch_case batch_cases[] = {
+    {"ctis's rule, stopping inside the seventh batch", SPART_MART_STOP_THRESHOLD, 1e-3, 1.0, 0.0,
+     100, 0, 56, 1},
+    {"ctis's rule with intermediate states", SPART_MART_STOP_THRESHOLD, 1e-3, 1.0, 0.0, 100, 1, 56,
+     1},
+    {"a rising merit (gamma 2.05) at iteration 3", SPART_MART_STOP_THRESHOLD, 1e-3, 1.0, 2.05, 100,
+     0, 4, 1},
+    {"a rising merit with intermediate states", SPART_MART_STOP_THRESHOLD, 1e-3, 1.0, 2.05, 100, 1,
+     4, 1},
+    {"the target (2) inside the first batch", SPART_MART_STOP_TARGET, 1e-3, 2.0, 0.0, 100, 0, 7, 1},
+    {"the target (1) at the last iteration of the first batch", SPART_MART_STOP_TARGET, 1e-3, 1.0,
+     0.0, 100, 1, 9, 1},
+    {"the target met by the first iteration (no batch runs)", SPART_MART_STOP_TARGET, 1e-3, 1e300,
+     0.0, 100, 0, 1, 1},
+    {"the iteration limit (11) inside the second batch", SPART_MART_STOP_THRESHOLD, 1e-4, 1.0, 0.0,
+     11, 0, 11, 0},
+    {"the iteration limit with intermediate states", SPART_MART_STOP_THRESHOLD, 1e-4, 1.0, 0.0, 11,
+     1, 11, 0},
+    {"a fixed count (17) ending at the last iteration of a batch", SPART_MART_STOP_COUNT, 1e-3, 1.0,
+     0.0, 17, 0, 17, 1},
+};
+
+static void options_of_case(const batch_case *c, spart_mart_options *options)
+{
+    spart_mart_options_init(options);
+    options->stop_rule = c->rule;
+    options->threshold = c->threshold;
+    options->target = c->target;
+    options->gamma = c->gamma;
+    options->max_iterations = c->max_iterations;
+    options->keep_intermediate = c->keep_intermediate;
+}
+
+static double mean_merit_of(const run *r, int64_t iteration)
+{
+    const double *chi2 = r->chi2 + 4 * iteration;
+    return (chi2[0] + chi2[1] + chi2[2] + chi2[3]) / 4.0;
+}
+
+/* The host's run is the case it claims to be. */
+static void assert_host_run_is(const batch_case *c, const run *host)
+{
+    if (host->iterations != c->iterations || host->success != c->success) {
+        fail_msg("%s: the host ran %lld iterations (success %d), the case expects %lld (%d)",
+                 c->what, (long long)host->iterations, host->success, (long long)c->iterations,
+                 c->success);
+    }
+    if (c->gamma == 2.05) {
+        assert_true(mean_merit_of(host, host->iterations - 1) >
+                    mean_merit_of(host, host->iterations - 2));
+    }
+}
+
+static void batched_runs_stop_where_the_host_stops(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    problem p;
+    make_problem(context, &p);
+    spart_instrument *instrument = NULL;
+    assert_int_equal(spart_instrument_create(context, &p.params, &instrument), SPART_OK);
+    int64_t pixels = 4 * spart_instrument_image_size(instrument);
+    double *observed = malloc((size_t)pixels * sizeof(double));
+    assert_int_equal(spart_instrument_observe(context, instrument, p.scene, 7, observed, NULL),
+                     SPART_OK);
+    for (size_t k = 0; k < sizeof batch_cases / sizeof batch_cases[0]; k++) {
+        const batch_case *c = &batch_cases[k];
+        spart_mart_options options;
+        options_of_case(c, &options);
+        run host, device;
+        solve(context, instrument, observed, &options, 0, p.scene_size, &host);
+        solve(context, instrument, observed, &options, 1, p.scene_size, &device);
+        assert_host_run_is(c, &host);
+        print_message("%s: %lld iterations\n", c->what, (long long)device.iterations);
+        assert_runs_equal(&host, &device, p.scene_size);
+        free_run(&host);
+        free_run(&device);
+    }
+    free(observed);
+    free(p.scene);
+    spart_instrument_free(instrument);
+    spart_context_free(context);
+}
+
+/* Operators of the caller's own (not those of
+ * spart_mart_operators_from_regridders): the driver ends each iteration
+ * with the backward operator and spart_mart_update, whose kernel reads the
+ * stop flag too. */
+static spart_status own_forward(void *user, spart_context *context, const double *scene,
+                                double *images, double *widths)
+{
+    const spart_mart_regridder_pair *pair = user;
+    spart_array x = {scene, spart_regridder_shape_input(pair->forward)};
+    int64_t size = spart_regridder_num_rows(pair->forward);
+    spart_status status = spart_regridder_apply(context, pair->forward, &x, images, size);
+    if (status == SPART_OK) {
+        status =
+            spart_mart_noise_widths(context, images, widths, size, pair->gain, pair->read_noise,
+                                    spart_regridder_cuda_device(pair->forward) >= 0);
+    }
+    return status;
+}
+
+static spart_status own_backward(void *user, spart_context *context, const double *images,
+                                 double *scenes)
+{
+    const spart_mart_regridder_pair *pair = user;
+    spart_array x = {images, spart_regridder_shape_input(pair->backward)};
+    return spart_regridder_apply(context, pair->backward, &x, scenes,
+                                 spart_regridder_num_rows(pair->backward));
+}
+
+/* Run with own_forward and own_backward over the instrument's
+ * Regridders, on the host or moved to the device. */
+static void solve_with_own_operators(spart_context *context, const spart_instrument *instrument,
+                                     const double *observed, const spart_mart_options *options,
+                                     int on_device, int64_t scene_size, run *out)
+{
+    spart_mart_regridder_pair pair;
+    spart_mart_operators operators;
+    assert_int_equal(spart_instrument_mart_operators(context, instrument, &pair, &operators),
+                     SPART_OK);
+    spart_regridder *forward = NULL, *backward = NULL;
+    const double *images = observed;
+    double *d_images = NULL;
+    if (on_device) {
+        assert_int_equal(spart_regridder_to_device(context, pair.forward, &forward), SPART_OK);
+        assert_int_equal(spart_regridder_to_device(context, pair.backward, &backward), SPART_OK);
+        pair.forward = forward;
+        pair.backward = backward;
+        d_images = doubles_to_device(context, observed, 4 * operators.image_size);
+        images = d_images;
+    }
+    operators.forward = own_forward;
+    operators.backward = own_backward;
+    operators.user = &pair;
+    operators.on_device = on_device;
+    operators.capturable = on_device;
+    spart_mart_result *result = NULL;
+    spart_status status = spart_mart_solve(context, &operators, images, options, &result);
+    if (status != SPART_OK) {
+        fail_msg("%s", spart_context_error(context));
+    }
+    keep_run(result, scene_size, out);
+    spart_mart_result_free(result);
+    spart_device_free(context, d_images);
+    spart_regridder_free(forward);
+    spart_regridder_free(backward);
+}
+
+static void batched_runs_of_own_operators_stop_where_the_host_stops(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    problem p;
+    make_problem(context, &p);
+    spart_instrument *instrument = NULL;
+    assert_int_equal(spart_instrument_create(context, &p.params, &instrument), SPART_OK);
+    int64_t pixels = 4 * spart_instrument_image_size(instrument);
+    double *observed = malloc((size_t)pixels * sizeof(double));
+    assert_int_equal(spart_instrument_observe(context, instrument, p.scene, 7, observed, NULL),
+                     SPART_OK);
+    const size_t cases[] = {0, 8}; /* ctis's rule; the iteration limit with states */
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const batch_case *c = &batch_cases[cases[k]];
+        spart_mart_options options;
+        options_of_case(c, &options);
+        run host, device;
+        solve_with_own_operators(context, instrument, observed, &options, 0, p.scene_size, &host);
+        solve_with_own_operators(context, instrument, observed, &options, 1, p.scene_size, &device);
+        assert_host_run_is(c, &host);
+        assert_runs_equal(&host, &device, p.scene_size);
+        free_run(&host);
+        free_run(&device);
+    }
+    free(observed);
+    free(p.scene);
+    spart_instrument_free(instrument);
+    spart_context_free(context);
+}
+
 /* A forward operator whose rows are longer than SPART_CHUNK_LENGTH (so
  * its device product needs a workspace, which the driver's CUDA graph
  * must record): 4 pixels each seeing all of 6000 voxels. */
@@ -554,6 +752,8 @@ int main(void)
         cmocka_unit_test(a_device_step_refuses_host_memory),
         cmocka_unit_test(instrument_runs_equal_the_host_bit_for_bit),
         cmocka_unit_test(long_rows_run_in_a_graph_as_on_the_host),
+        cmocka_unit_test(batched_runs_stop_where_the_host_stops),
+        cmocka_unit_test(batched_runs_of_own_operators_stop_where_the_host_stops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
