@@ -17,6 +17,11 @@
  *     pass (spart_cuda_mart_backproject_update): each voxel's rows summed
  *     as the product sums them (kernels/csr_row_sum.cuh), then its
  *     correction, so the backprojection never goes to memory.
+ *
+ * Batched runs (src/mart_device_batch.h): the merits and update kernels
+ * take the run's stop flag (or NULL) and return at once once it is set;
+ * decide_kernel checks the stopping rule on the device after each
+ * iteration's merits, one thread, in the host's order of operations.
  */
 #include <cuda_runtime.h>
 
@@ -85,13 +90,10 @@ __global__ void widths_kernel(double *images, double *widths, int64_t n, double 
 constexpr int64_t fused_merit_chunks = 64;
 
 /* Values a lane loads before it adds any: a chunk's 32 values a lane then
- * cost two round trips to memory instead of 32 (the additions keep their
- * order; 8 values, four round trips, took 11 us for the tutorial's 4 x
- * 8192 pixels, latency alone). The 48 doubles of pass 1 fit in registers:
- * the merits run few blocks, so registers are not what limits them. A
- * slot past the chunk's end reads the chunk's first value, which is not
- * added, so that every load of a round is issued without a branch. */
-constexpr int merit_batch = 16;
+ * cost four round trips to memory instead of 32 (the additions keep their
+ * order). A slot past the chunk's end reads the chunk's first value, which
+ * is not added, so that every load of a round is issued without a branch. */
+constexpr int merit_batch = 8;
 
 /* Pass 1 over chunk k of one channel by one warp: lane 0 ends with the
  * chunk's sums of z^2 over unmasked pixels, their count, predicted and
