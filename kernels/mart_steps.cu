@@ -89,12 +89,6 @@ __global__ void widths_kernel(double *images, double *widths, int64_t n, double 
  * spread the chunks over the whole device. */
 constexpr int64_t fused_merit_chunks = 64;
 
-/* The block of such a launch, and the chunks whose squared residuals it
- * makes at a time (64 KiB of shared memory: the tutorial's 8192-pixel
- * images in one group). */
-constexpr int fused_merit_threads = 512;
-constexpr int64_t merit_group_chunks = 8;
-
 /* Values a lane loads before it adds any: a chunk's 32 values a lane then
  * cost four round trips to memory instead of 32 (the additions keep their
  * order). A slot past the chunk's end reads the chunk's first value, which
@@ -134,62 +128,6 @@ __device__ __forceinline__ void merit_chunk_pass1(const double *o, const double 
                 }
                 sums[2] = sums[2] + dv[u];
                 sums[3] = sums[3] + residual;
-            }
-        }
-    }
-    for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
-        sums[q] = combine_lanes(sums[q]);
-    }
-}
-
-/* The code of one pixel's squared normalised residual in pass 1: z^2 =
- * ((o - d) / w)^2 where the width w is not 0, else -1 (the pixel is left
- * out). z^2 is never -1 (it is >= 0, +inf or NaN), so the code says both
- * what to add and whether to count the pixel. */
-constexpr double left_out = -1.0;
-
-__device__ __forceinline__ double squared_z_code(double o, double d, double w)
-{
-    if (w != 0.0) {
-        double z = (o - d) / w;
-        return z * z;
-    }
-    return left_out;
-}
-
-/* merit_chunk_pass1 with the squared residuals already made
- * (`codes[p - first]`: squared_z_code of pixel p, in shared memory): the
- * same sums in the same order, without the divisions on the warp's path. */
-__device__ __forceinline__ void merit_chunk_pass1_coded(const double *o, const double *d,
-                                                        const double *codes, int64_t first,
-                                                        int64_t image_size, int64_t k, int lane,
-                                                        double (&sums)[SPART_MART_PASS_SUMS])
-{
-    int64_t start = k * SPART_MART_CHUNK;
-    int64_t end = start + SPART_MART_CHUNK < image_size ? start + SPART_MART_CHUNK : image_size;
-    for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
-        sums[q] = 0.0;
-    }
-    for (int64_t base = start + lane; base < end; base += merit_batch * SPART_MART_LANES) {
-        double ov[merit_batch], dv[merit_batch];
-#pragma unroll
-        for (int u = 0; u < merit_batch; u++) {
-            const int64_t p = base + u * SPART_MART_LANES;
-            const int64_t at = p < end ? p : start;
-            ov[u] = o[at];
-            dv[u] = d[at];
-        }
-#pragma unroll
-        for (int u = 0; u < merit_batch; u++) {
-            const int64_t p = base + u * SPART_MART_LANES;
-            if (p < end) {
-                const double code = codes[p - first];
-                if (code != left_out) {
-                    sums[0] = sums[0] + code;
-                    sums[1] = sums[1] + 1.0;
-                }
-                sums[2] = sums[2] + dv[u];
-                sums[3] = sums[3] + (ov[u] - dv[u]);
             }
         }
     }
@@ -343,27 +281,19 @@ __global__ void merits_finish2_kernel(const double *partial, int64_t num_channel
     }
 }
 
-/* Both passes of one channel (blockIdx.x) in one block of
- * fused_merit_threads. Pass 1 goes through the chunks in groups of
- * merit_group_chunks: every thread of the block makes the squared
- * residuals of the group's pixels (the divisions, spread over all the
- * block's warps) into shared memory, then warp w sums chunk w of the
- * group from there. Pass 2: warp w takes chunks w, w + warps, .... The
- * chunk sums wait in shared memory for thread 0, which adds them in chunk
- * order between the block's barriers. Same sums, same order, as the four
- * kernels above. Shared memory: merit_group_chunks x SPART_MART_CHUNK
- * codes, chunks x SPART_MART_PASS_SUMS sums, then the two means. */
-__global__ void __launch_bounds__(fused_merit_threads)
-    merits_fused_kernel(const double *observed, const double *predicted, const double *widths,
-                        int64_t num_channel, int64_t image_size, int64_t chunks, double *results,
-                        const int *stop)
+/* Both passes of one channel (blockIdx.x) in one block: warp w takes
+ * chunks w, w + warps, ...; the chunk sums wait in shared memory
+ * (chunks x SPART_MART_PASS_SUMS doubles, then the two means) for thread
+ * 0, which adds them in chunk order between the block's barriers. Same
+ * sums, same order, as the four kernels above. */
+__global__ void merits_fused_kernel(const double *observed, const double *predicted,
+                                    const double *widths, int64_t num_channel, int64_t image_size,
+                                    int64_t chunks, double *results, const int *stop)
 {
-    extern __shared__ double shared[];
+    extern __shared__ double partial[]; /* chunks x SPART_MART_PASS_SUMS, then 2 means */
     if (run_stopped(stop)) {
         return; /* the whole block: before any barrier */
     }
-    double *codes = shared;
-    double *partial = codes + merit_group_chunks * SPART_MART_CHUNK;
     double *means = partial + chunks * SPART_MART_PASS_SUMS;
     const int64_t c = blockIdx.x;
     const int lane = (int)(threadIdx.x % SPART_MART_LANES);
@@ -372,27 +302,16 @@ __global__ void __launch_bounds__(fused_merit_threads)
     const double *o = observed + c * image_size;
     const double *d = predicted + c * image_size;
     const double *w = widths + c * image_size;
-    for (int64_t group = 0; group < chunks; group += merit_group_chunks) {
-        const int64_t first = group * SPART_MART_CHUNK;
-        const int64_t last = first + merit_group_chunks * SPART_MART_CHUNK < image_size
-                                 ? first + merit_group_chunks * SPART_MART_CHUNK
-                                 : image_size;
-        for (int64_t p = first + threadIdx.x; p < last; p += blockDim.x) {
-            codes[p - first] = squared_z_code(o[p], d[p], w[p]);
-        }
-        __syncthreads();
-        const int64_t k = group + warp;
-        if (warp < merit_group_chunks && k < chunks) {
-            double sums[SPART_MART_PASS_SUMS];
-            merit_chunk_pass1_coded(o, d, codes, first, image_size, k, lane, sums);
-            if (lane == 0) {
-                for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
-                    partial[k * SPART_MART_PASS_SUMS + q] = sums[q];
-                }
+    for (int64_t k = warp; k < chunks; k += warps) {
+        double sums[SPART_MART_PASS_SUMS];
+        merit_chunk_pass1(o, d, w, image_size, k, lane, sums);
+        if (lane == 0) {
+            for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
+                partial[k * SPART_MART_PASS_SUMS + q] = sums[q];
             }
         }
-        __syncthreads(); /* before the next group's codes */
     }
+    __syncthreads();
     if (threadIdx.x == 0) {
         double totals[SPART_MART_PASS_SUMS];
         add_chunks(partial, chunks, SPART_MART_PASS_SUMS, totals);
@@ -667,16 +586,11 @@ extern "C" int spart_mart_device_merits(const double *observed, const double *pr
     double *results = (double *)workspace; /* 4 C: chi2, r, means */
     double *partial = results + 4 * num_channel;
     if (chunks <= fused_merit_chunks) {
-        size_t shared =
-            (size_t)(merit_group_chunks * SPART_MART_CHUNK + chunks * SPART_MART_PASS_SUMS + 2) *
-            sizeof(double);
-        cudaError_t error = cudaFuncSetAttribute(
-            merits_fused_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);
-        if (error != cudaSuccess) {
-            return (int)error;
-        }
-        merits_fused_kernel<<<(unsigned)num_channel, fused_merit_threads, shared, s>>>(
-            observed, predicted, widths, num_channel, image_size, chunks, results, stop);
+        int64_t warps = chunks < 32 ? chunks : 32;
+        size_t shared = (size_t)(chunks * SPART_MART_PASS_SUMS + 2) * sizeof(double);
+        merits_fused_kernel<<<(unsigned)num_channel, (unsigned)(warps * SPART_MART_LANES), shared,
+                              s>>>(observed, predicted, widths, num_channel, image_size, chunks,
+                                   results, stop);
     } else {
         dim3 grid((unsigned)chunks, (unsigned)num_channel);
         merits_pass1_kernel<<<grid, SPART_MART_LANES, 0, s>>>(observed, predicted, widths,
