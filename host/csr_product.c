@@ -194,26 +194,30 @@ KERNEL_INLINE void chunk_sum_batch(const int32_t *columns32, const int64_t *colu
     }
 }
 
-/* Rows [row_begin, row_end) for num_vectors > 1 interleaved vectors, into
- * y[0 .. (row_end - row_begin) * num_vectors). */
+/* Rows [row_begin, row_end) for num_vectors > 1 interleaved vectors, row
+ * r's values where `layout` puts row r - row_begin of y. */
 KERNEL_INLINE void rows_batch(const int64_t *row_ptr, const int32_t *columns32,
                               const int64_t *columns64, const double *values64,
                               const float *values32, int64_t chunk, int group_size, const double *x,
-                              int64_t num_vectors, double *y, int64_t row_begin, int64_t row_end,
-                              double *lanes)
+                              int64_t num_vectors, double *y, const spart_batch_layout *layout,
+                              int64_t row_begin, int64_t row_end, double *lanes)
 {
+    int64_t vector_stride = layout->vector_stride;
     for (int64_t r = row_begin; r < row_end; r++) {
         int64_t begin = row_ptr[r], end = row_ptr[r + 1];
-        double *yr = y + (r - row_begin) * num_vectors;
+        double *yr = y + (r - row_begin) * layout->row_stride;
         if (begin == end) {
-            memset(yr, 0, (size_t)num_vectors * sizeof(double));
+            for (int64_t t = 0; t < num_vectors; t++) {
+                yr[t * vector_stride] = 0.0;
+            }
         }
         for (int64_t start = begin; start < end; start += chunk) {
             int64_t stop = end - start > chunk ? start + chunk : end;
             chunk_sum_batch(columns32, columns64, values64, values32, start, stop, group_size, x,
                             num_vectors, lanes);
             for (int64_t t = 0; t < num_vectors; t++) {
-                yr[t] = start == begin ? lanes[t] : yr[t] + lanes[t];
+                double *at = yr + t * vector_stride;
+                *at = start == begin ? lanes[t] : *at + lanes[t];
             }
         }
     }
@@ -256,7 +260,8 @@ KERNEL_INLINE void rows_single_usual(const spart_csr *csr, int64_t chunk, int gr
  * constant (the loops over the vectors then unroll). */
 KERNEL_INLINE void rows_batch_usual(const spart_csr *csr, int64_t chunk, int group_size,
                                     const double *x, int64_t num_vectors, double *y,
-                                    int64_t row_begin, int64_t row_end, double *lanes)
+                                    const spart_batch_layout *layout, int64_t row_begin,
+                                    int64_t row_end, double *lanes)
 {
     const int64_t *row_ptr = csr->row_ptr;
     const int32_t *columns = csr->columns32;
@@ -266,20 +271,20 @@ KERNEL_INLINE void rows_batch_usual(const spart_csr *csr, int64_t chunk, int gro
     }
     switch (num_vectors) {
     case 2:
-        rows_batch(row_ptr, columns, NULL, values, NULL, chunk, group_size, x, 2, y, row_begin,
-                   row_end, lanes);
+        rows_batch(row_ptr, columns, NULL, values, NULL, chunk, group_size, x, 2, y, layout,
+                   row_begin, row_end, lanes);
         break;
     case 4:
-        rows_batch(row_ptr, columns, NULL, values, NULL, chunk, group_size, x, 4, y, row_begin,
-                   row_end, lanes);
+        rows_batch(row_ptr, columns, NULL, values, NULL, chunk, group_size, x, 4, y, layout,
+                   row_begin, row_end, lanes);
         break;
     case 8:
-        rows_batch(row_ptr, columns, NULL, values, NULL, chunk, group_size, x, 8, y, row_begin,
-                   row_end, lanes);
+        rows_batch(row_ptr, columns, NULL, values, NULL, chunk, group_size, x, 8, y, layout,
+                   row_begin, row_end, lanes);
         break;
     default:
         rows_batch(row_ptr, columns, NULL, values, NULL, chunk, group_size, x, num_vectors, y,
-                   row_begin, row_end, lanes);
+                   layout, row_begin, row_end, lanes);
         break;
     }
 }
@@ -287,7 +292,8 @@ KERNEL_INLINE void rows_batch_usual(const spart_csr *csr, int64_t chunk, int gro
 /* Rows [row_begin, row_end) of Y = A X, into y from its first row on. */
 KERNEL_CLONES static void product_rows(const spart_csr *csr, const spart_product_plan *plan,
                                        const double *x, int64_t num_vectors, double *y,
-                                       int64_t row_begin, int64_t row_end, double *lanes)
+                                       const spart_batch_layout *layout, int64_t row_begin,
+                                       int64_t row_end, double *lanes)
 {
     int group_size = plan->group_size;
     int64_t chunk = plan->chunk_length;
@@ -299,10 +305,11 @@ KERNEL_CLONES static void product_rows(const spart_csr *csr, const spart_product
         rows_single(csr->row_ptr, csr->columns32, csr->columns64, csr->values64, csr->values32,
                     chunk, group_size, x, y, row_begin, row_end);
     } else if (usual) {
-        rows_batch_usual(csr, chunk, group_size, x, num_vectors, y, row_begin, row_end, lanes);
+        rows_batch_usual(csr, chunk, group_size, x, num_vectors, y, layout, row_begin, row_end,
+                         lanes);
     } else {
         rows_batch(csr->row_ptr, csr->columns32, csr->columns64, csr->values64, csr->values32,
-                   chunk, group_size, x, num_vectors, y, row_begin, row_end, lanes);
+                   chunk, group_size, x, num_vectors, y, layout, row_begin, row_end, lanes);
     }
 }
 
@@ -323,12 +330,13 @@ void spart_host_csr_product_rows(const spart_csr *csr, const spart_product_plan 
     if (level != SPART_SIMD_NONE) {
         spart_host_csr_rows_simd(csr, plan, x, y_rows, row_begin, row_end, level);
     } else {
-        product_rows(csr, plan, x, 1, y_rows, row_begin, row_end, NULL);
+        product_rows(csr, plan, x, 1, y_rows, NULL, row_begin, row_end, NULL);
     }
 }
 
 void spart_host_csr_product(const spart_csr *csr, const spart_product_plan *plan, const double *x,
-                            int64_t num_vectors, double *y, int threads, double *scratch)
+                            int64_t num_vectors, double *y, const spart_batch_layout *layout,
+                            int threads, double *scratch)
 {
     if (num_vectors <= 0) {
         return;
@@ -364,10 +372,14 @@ void spart_host_csr_product(const spart_csr *csr, const spart_product_plan *plan
             if (level != SPART_SIMD_NONE && num_vectors == 1) {
                 spart_host_csr_rows_simd(csr, plan, x, y + begin, begin, end, level);
             } else if (level != SPART_SIMD_NONE) {
-                spart_host_csr_rows_simd_batch(csr, plan, x, num_vectors, y + begin * num_vectors,
-                                               begin, end, level);
+                spart_host_csr_rows_simd_batch(csr, plan, x, num_vectors,
+                                               y + begin * layout->row_stride, layout, begin, end,
+                                               level);
+            } else if (num_vectors == 1) {
+                product_rows(csr, plan, x, 1, y + begin, NULL, begin, end, NULL);
             } else {
-                product_rows(csr, plan, x, num_vectors, y + begin * num_vectors, begin, end, lanes);
+                product_rows(csr, plan, x, num_vectors, y + begin * layout->row_stride, layout,
+                             begin, end, lanes);
             }
         }
     }

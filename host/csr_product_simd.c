@@ -397,11 +397,29 @@ AVX2_FUNCTION void chunk_sum_batch_avx2(const int32_t *columns, const double *va
     }
 }
 
+/* Four of row r's sums (vectors 4 * half to 4 * half + 3) into y (at row
+ * r - row_begin of the layout). */
+AVX2_FUNCTION void store_batch_quad_avx2(double *y, const spart_batch_layout *layout, int64_t row,
+                                         int half, __m256d sums)
+{
+    int64_t stride = layout->vector_stride;
+    double *at = y + row * layout->row_stride + 4 * half * stride;
+    if (stride == 1) {
+        _mm256_storeu_pd(at, sums);
+        return;
+    }
+    __m128d low = _mm256_castpd256_pd128(sums), high = _mm256_extractf128_pd(sums, 1);
+    _mm_storel_pd(at, low);
+    _mm_storeh_pd(at + stride, low);
+    _mm_storel_pd(at + 2 * stride, high);
+    _mm_storeh_pd(at + 3 * stride, high);
+}
+
 AVX2_FUNCTION void rows_batch_avx2(const int64_t *row_ptr, const int32_t *columns,
                                    const double *values, int64_t chunk, const double *x, double *y,
-                                   int64_t row_begin, int64_t row_end, int group_size, int halves)
+                                   const spart_batch_layout *layout, int64_t row_begin,
+                                   int64_t row_end, int group_size, int halves)
 {
-    int width = 4 * halves;
     for (int64_t r = row_begin; r < row_end; r++) {
         int64_t begin = row_ptr[r], end = row_ptr[r + 1];
         __m256d total[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
@@ -414,32 +432,73 @@ AVX2_FUNCTION void rows_batch_avx2(const int64_t *row_ptr, const int32_t *column
             }
         }
         for (int h = 0; h < halves; h++) { /* an empty row: +0.0 */
-            _mm256_storeu_pd(y + (r - row_begin) * width + 4 * h, total[h]);
+            store_batch_quad_avx2(y, layout, r - row_begin, h, total[h]);
         }
     }
 }
 
-/* One chunk of a batch of 8 vectors in AVX-512 registers, g lanes. */
+/* Lanes of a batch of 8 kept in registers at a time: 16 of the 32
+ * AVX-512 registers, leaving the others for the values and x lines being
+ * multiplied. A chunk of g = 32 lanes is walked twice, once for each
+ * half of its lanes; each entry is still read once. */
+#define BATCH_LANE_BLOCK 16
+
+/* acc + values[k] * X[columns[k]] for the 8 interleaved vectors. */
+AVX512_FUNCTION __m512d batch_octet_fma(const int32_t *columns, const double *values,
+                                        const double *x, int64_t k, __m512d acc)
+{
+    __m512d xk = _mm512_loadu_pd(x + (int64_t)columns[k] * 8);
+    return _mm512_fmadd_pd(_mm512_set1_pd(values[k]), xk, acc);
+}
+
+/* Lanes [first_lane, first_lane + count) of one chunk of a batch of 8
+ * (count = g, or BATCH_LANE_BLOCK when g is larger): lane first_lane + l
+ * sums entries begin + first_lane + l, + g, + 2g, ... with fma from +0.0,
+ * into sums[l]. Unrolled over the lanes, so that each lane is a register. */
+AVX512_FUNCTION void batch_lane_block_avx512(const int32_t *columns, const double *values,
+                                             const double *x, int64_t begin, int64_t end,
+                                             int group_size, int first_lane, int count,
+                                             __m512d *sums)
+{
+    __m512d lanes[BATCH_LANE_BLOCK];
+#pragma GCC unroll 16
+    for (int l = 0; l < count; l++) {
+        lanes[l] = _mm512_setzero_pd();
+    }
+    int64_t k = begin + first_lane;
+    for (; k + count <= end; k += group_size) {
+#pragma GCC unroll 16
+        for (int l = 0; l < count; l++) {
+            lanes[l] = batch_octet_fma(columns, values, x, k + l, lanes[l]);
+        }
+    }
+#pragma GCC unroll 16
+    for (int l = 0; l < count; l++) { /* the partial group */
+        if (k + l < end) {
+            lanes[l] = batch_octet_fma(columns, values, x, k + l, lanes[l]);
+        }
+    }
+#pragma GCC unroll 16
+    for (int l = 0; l < count; l++) {
+        sums[l] = lanes[l];
+    }
+}
+
+/* One chunk of a batch of 8 vectors in AVX-512 registers, g lanes: the
+ * lanes by blocks, then the tree. */
 AVX512_FUNCTION __m512d chunk_sum_batch_avx512(const int32_t *columns, const double *values,
                                                const double *x, int64_t begin, int64_t end,
                                                int group_size)
 {
     __m512d lanes[32];
-    for (int l = 0; l < group_size; l++) {
-        lanes[l] = _mm512_setzero_pd();
+    int count = group_size < BATCH_LANE_BLOCK ? group_size : BATCH_LANE_BLOCK;
+    for (int first = 0; first < group_size; first += count) {
+        batch_lane_block_avx512(columns, values, x, begin, end, group_size, first, count,
+                                lanes + first);
     }
-    int64_t k = begin;
-    for (; k + group_size <= end; k += group_size) {
-        for (int l = 0; l < group_size; l++) {
-            __m512d xk = _mm512_loadu_pd(x + (int64_t)columns[k + l] * 8);
-            lanes[l] = _mm512_fmadd_pd(_mm512_set1_pd(values[k + l]), xk, lanes[l]);
-        }
-    }
-    for (int l = 0; l < group_size && k + l < end; l++) { /* the partial group */
-        __m512d xk = _mm512_loadu_pd(x + (int64_t)columns[k + l] * 8);
-        lanes[l] = _mm512_fmadd_pd(_mm512_set1_pd(values[k + l]), xk, lanes[l]);
-    }
+#pragma GCC unroll 32
     for (int half = group_size / 2; half >= 1; half /= 2) {
+#pragma GCC unroll 16
         for (int l = 0; l < half; l++) {
             lanes[l] = _mm512_add_pd(lanes[l], lanes[l + half]);
         }
@@ -447,11 +506,26 @@ AVX512_FUNCTION __m512d chunk_sum_batch_avx512(const int32_t *columns, const dou
     return lanes[0];
 }
 
+/* Row r's 8 sums into y (at row r - row_begin of the layout). */
+AVX512_FUNCTION void store_batch_row_avx512(double *y, const spart_batch_layout *layout,
+                                            int64_t row, __m512i vector_offsets, __m512d sums)
+{
+    double *at = y + row * layout->row_stride;
+    if (layout->vector_stride == 1) {
+        _mm512_storeu_pd(at, sums);
+    } else {
+        _mm512_i64scatter_pd(at, vector_offsets, sums, 8);
+    }
+}
+
 AVX512_FUNCTION void rows_batch_avx512(const int64_t *row_ptr, const int32_t *columns,
                                        const double *values, int64_t chunk, const double *x,
-                                       double *y, int64_t row_begin, int64_t row_end,
-                                       int group_size)
+                                       double *y, const spart_batch_layout *layout,
+                                       int64_t row_begin, int64_t row_end, int group_size)
 {
+    int64_t stride = layout->vector_stride;
+    __m512i vector_offsets = _mm512_setr_epi64(0, stride, 2 * stride, 3 * stride, 4 * stride,
+                                               5 * stride, 6 * stride, 7 * stride);
     for (int64_t r = row_begin; r < row_end; r++) {
         int64_t begin = row_ptr[r], end = row_ptr[r + 1];
         __m512d total = _mm512_setzero_pd(); /* an empty row: +0.0 */
@@ -460,66 +534,68 @@ AVX512_FUNCTION void rows_batch_avx512(const int64_t *row_ptr, const int32_t *co
             __m512d sum = chunk_sum_batch_avx512(columns, values, x, start, stop, group_size);
             total = start == begin ? sum : _mm512_add_pd(total, sum);
         }
-        _mm512_storeu_pd(y + (r - row_begin) * 8, total);
+        store_batch_row_avx512(y, layout, r - row_begin, vector_offsets, total);
     }
 }
 
 /* rows_batch_avx2 with the group size a constant (halves constant too). */
 AVX2_FUNCTION void rows_batch_avx2_of_group_size(const spart_csr *csr, int64_t chunk,
                                                  int group_size, const double *x, int halves,
-                                                 double *y, int64_t row_begin, int64_t row_end)
+                                                 double *y, const spart_batch_layout *layout,
+                                                 int64_t row_begin, int64_t row_end)
 {
     const int64_t *p = csr->row_ptr;
     const int32_t *c = csr->columns32;
     const double *v = csr->values64;
     switch (group_size) {
-    case 1: rows_batch_avx2(p, c, v, chunk, x, y, row_begin, row_end, 1, halves); break;
-    case 2: rows_batch_avx2(p, c, v, chunk, x, y, row_begin, row_end, 2, halves); break;
-    case 4: rows_batch_avx2(p, c, v, chunk, x, y, row_begin, row_end, 4, halves); break;
-    case 8: rows_batch_avx2(p, c, v, chunk, x, y, row_begin, row_end, 8, halves); break;
-    case 16: rows_batch_avx2(p, c, v, chunk, x, y, row_begin, row_end, 16, halves); break;
-    default: rows_batch_avx2(p, c, v, chunk, x, y, row_begin, row_end, 32, halves); break;
+    case 1: rows_batch_avx2(p, c, v, chunk, x, y, layout, row_begin, row_end, 1, halves); break;
+    case 2: rows_batch_avx2(p, c, v, chunk, x, y, layout, row_begin, row_end, 2, halves); break;
+    case 4: rows_batch_avx2(p, c, v, chunk, x, y, layout, row_begin, row_end, 4, halves); break;
+    case 8: rows_batch_avx2(p, c, v, chunk, x, y, layout, row_begin, row_end, 8, halves); break;
+    case 16: rows_batch_avx2(p, c, v, chunk, x, y, layout, row_begin, row_end, 16, halves); break;
+    default: rows_batch_avx2(p, c, v, chunk, x, y, layout, row_begin, row_end, 32, halves); break;
     }
 }
 
-__attribute__((target("avx2,fma"))) static void batch_avx2(const spart_csr *csr, int64_t chunk,
-                                                           int group_size, const double *x,
-                                                           int halves, double *y, int64_t row_begin,
-                                                           int64_t row_end)
+__attribute__((target("avx2,fma"))) static void
+batch_avx2(const spart_csr *csr, int64_t chunk, int group_size, const double *x, int halves,
+           double *y, const spart_batch_layout *layout, int64_t row_begin, int64_t row_end)
 {
     if (halves == 1) {
-        rows_batch_avx2_of_group_size(csr, chunk, group_size, x, 1, y, row_begin, row_end);
+        rows_batch_avx2_of_group_size(csr, chunk, group_size, x, 1, y, layout, row_begin, row_end);
     } else {
-        rows_batch_avx2_of_group_size(csr, chunk, group_size, x, 2, y, row_begin, row_end);
+        rows_batch_avx2_of_group_size(csr, chunk, group_size, x, 2, y, layout, row_begin, row_end);
     }
 }
 
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) static void
 batch_avx512(const spart_csr *csr, int64_t chunk, int group_size, const double *x, double *y,
-             int64_t row_begin, int64_t row_end)
+             const spart_batch_layout *layout, int64_t row_begin, int64_t row_end)
 {
     const int64_t *p = csr->row_ptr;
     const int32_t *c = csr->columns32;
     const double *v = csr->values64;
     switch (group_size) {
-    case 1: rows_batch_avx512(p, c, v, chunk, x, y, row_begin, row_end, 1); break;
-    case 2: rows_batch_avx512(p, c, v, chunk, x, y, row_begin, row_end, 2); break;
-    case 4: rows_batch_avx512(p, c, v, chunk, x, y, row_begin, row_end, 4); break;
-    case 8: rows_batch_avx512(p, c, v, chunk, x, y, row_begin, row_end, 8); break;
-    case 16: rows_batch_avx512(p, c, v, chunk, x, y, row_begin, row_end, 16); break;
-    default: rows_batch_avx512(p, c, v, chunk, x, y, row_begin, row_end, 32); break;
+    case 1: rows_batch_avx512(p, c, v, chunk, x, y, layout, row_begin, row_end, 1); break;
+    case 2: rows_batch_avx512(p, c, v, chunk, x, y, layout, row_begin, row_end, 2); break;
+    case 4: rows_batch_avx512(p, c, v, chunk, x, y, layout, row_begin, row_end, 4); break;
+    case 8: rows_batch_avx512(p, c, v, chunk, x, y, layout, row_begin, row_end, 8); break;
+    case 16: rows_batch_avx512(p, c, v, chunk, x, y, layout, row_begin, row_end, 16); break;
+    default: rows_batch_avx512(p, c, v, chunk, x, y, layout, row_begin, row_end, 32); break;
     }
 }
 
 void spart_host_csr_rows_simd_batch(const spart_csr *csr, const spart_product_plan *plan,
                                     const double *x, int64_t num_vectors, double *y_rows,
-                                    int64_t row_begin, int64_t row_end, spart_simd_level level)
+                                    const spart_batch_layout *layout, int64_t row_begin,
+                                    int64_t row_end, spart_simd_level level)
 {
     if (num_vectors == 8 && level == SPART_SIMD_AVX512) {
-        batch_avx512(csr, plan->chunk_length, plan->group_size, x, y_rows, row_begin, row_end);
+        batch_avx512(csr, plan->chunk_length, plan->group_size, x, y_rows, layout, row_begin,
+                     row_end);
     } else if ((num_vectors == 4 || num_vectors == 8) && level != SPART_SIMD_NONE) {
         batch_avx2(csr, plan->chunk_length, plan->group_size, x, (int)(num_vectors / 4), y_rows,
-                   row_begin, row_end);
+                   layout, row_begin, row_end);
     }
 }
 
@@ -540,9 +616,10 @@ void spart_host_csr_rows_simd(const spart_csr *csr, const spart_product_plan *pl
 
 void spart_host_csr_rows_simd_batch(const spart_csr *csr, const spart_product_plan *plan,
                                     const double *x, int64_t num_vectors, double *y_rows,
-                                    int64_t row_begin, int64_t row_end, spart_simd_level level)
+                                    const spart_batch_layout *layout, int64_t row_begin,
+                                    int64_t row_end, spart_simd_level level)
 {
-    (void)csr, (void)plan, (void)x, (void)num_vectors, (void)y_rows, (void)row_begin;
+    (void)csr, (void)plan, (void)x, (void)num_vectors, (void)y_rows, (void)layout, (void)row_begin;
     (void)row_end, (void)level;
 }
 

@@ -179,11 +179,25 @@ void spart_regridder_index_short_rows(spart_regridder *regridder, int threads);
 /* Free a CSR matrix's arrays and zero it. */
 void spart_csr_release(const spart_allocator *allocator, spart_csr *csr);
 
-/* Y = A X for X and Y of num_vectors interleaved columns (X[c * num_vectors
- * + t]), in the plan's order, with `threads` OpenMP threads. scratch holds
- * spart_host_csr_product_scratch(plan, num_vectors) doubles per thread. */
+/* Where a batched product writes Y: vector t's value of row r goes to
+ * y[r * row_stride + t * vector_stride]. Interleaved vectors, as X is
+ * packed: row_stride = T, vector_stride = 1; vectors one after another, as
+ * leading axes lay them out: row_stride = 1, vector_stride = the number
+ * of rows (the kernels then write the caller's y, and no unpacking pass is
+ * needed). */
+typedef struct spart_batch_layout {
+    int64_t row_stride;
+    int64_t vector_stride;
+} spart_batch_layout;
+
+/* Y = A X for X of num_vectors interleaved columns (X[c * num_vectors +
+ * t]), in the plan's order, with `threads` OpenMP threads; Y laid out as
+ * `layout` says (one vector: y as it lies, layout unused and may be NULL).
+ * scratch holds spart_host_csr_product_scratch(plan, num_vectors) doubles
+ * per thread. */
 void spart_host_csr_product(const spart_csr *csr, const spart_product_plan *plan, const double *x,
-                            int64_t num_vectors, double *y, int threads, double *scratch);
+                            int64_t num_vectors, double *y, const spart_batch_layout *layout,
+                            int threads, double *scratch);
 size_t spart_host_csr_product_scratch(const spart_product_plan *plan, int64_t num_vectors);
 
 /* The vector instructions of host/csr_product_simd.c's kernels that this
@@ -201,12 +215,13 @@ spart_simd_level spart_host_csr_simd_level(const spart_csr *csr, const spart_pro
 
 /* The kernels of host/csr_product_simd.c for batches: rows [row_begin,
  * row_end) of Y = A X for num_vectors = 4 or 8 interleaved vectors
- * (X[column * num_vectors + t]) into y_rows[0 .. (row_end - row_begin) *
- * num_vectors), level AVX2 or AVX512, a matrix with float64 values and
- * int32 columns: bit for bit as the C kernel. */
+ * (X[column * num_vectors + t]), row r's values written where `layout`
+ * puts row r - row_begin of y_rows, level AVX2 or AVX512, a matrix with
+ * float64 values and int32 columns: bit for bit as the C kernel. */
 void spart_host_csr_rows_simd_batch(const spart_csr *csr, const spart_product_plan *plan,
                                     const double *x, int64_t num_vectors, double *y_rows,
-                                    int64_t row_begin, int64_t row_end, spart_simd_level level);
+                                    const spart_batch_layout *layout, int64_t row_begin,
+                                    int64_t row_end, spart_simd_level level);
 
 /* Rows [row_begin, row_end) of y = A x for one vector, on the calling
  * thread, into y_rows[0 .. row_end - row_begin), in the plan's order: the

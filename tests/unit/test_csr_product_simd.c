@@ -3,9 +3,9 @@
  * host/csr_product_simd.c give the C kernel's bits (the documented order,
  * which test_regridder holds against a plain reference) at every level
  * this processor has (AVX2, AVX-512), for one vector and batches of 4 and
- * 8, every group size, partial groups, rows cut into chunks, -0.0,
- * infinities and NaN, for any range of rows, and through the short-row
- * index of matrices of short rows.
+ * 8 (y interleaved or as leading axes lay it out), every group size, partial groups, rows cut into
+ * chunks, -0.0, infinities and NaN, for any range of rows, and through the short-row index of
+ * matrices of short rows.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -84,8 +84,39 @@ static void assert_levels_agree(const spart_regridder *regridder, const double *
     free(got);
 }
 
-/* Batches of 4 and 8 interleaved vectors at every level: each vector's y
- * is its y alone from the C kernel. */
+/* Rows [0, rows) of a batch of `width` packed vectors at one level, in
+ * three ranges of rows, written as `layout` says into a poisoned y; then
+ * each vector's y is its y alone from the C kernel. */
+static void assert_batch_layout_agrees(const spart_regridder *regridder, const double *packed_width,
+                                       int64_t width, const spart_batch_layout *layout, int level,
+                                       const double *alone)
+{
+    const spart_csr *csr = &regridder->csr;
+    int64_t rows = csr->num_rows;
+    double *got = malloc((size_t)(width * rows) * sizeof(double));
+    double *column = malloc((size_t)rows * sizeof(double));
+    for (int64_t k = 0; k < width * rows; k++) {
+        got[k] = 12345.0; /* poisoned */
+    }
+    int64_t cuts[4] = {0, rows / 3, rows / 3 + 1, rows};
+    for (int part = 0; part < 3; part++) {
+        spart_host_csr_rows_simd_batch(csr, &regridder->plan, packed_width, width,
+                                       got + cuts[part] * layout->row_stride, layout, cuts[part],
+                                       cuts[part + 1], (spart_simd_level)level);
+    }
+    for (int64_t t = 0; t < width; t++) {
+        for (int64_t r = 0; r < rows; r++) {
+            column[r] = got[r * layout->row_stride + t * layout->vector_stride];
+        }
+        assert_same_bits_or_nan(column, alone + t * rows, rows);
+    }
+    free(column);
+    free(got);
+}
+
+/* Batches of 4 and 8 interleaved vectors at every level, y written
+ * interleaved and as leading axes lay it out (vectors one after another):
+ * each vector's y is its y alone from the C kernel. */
 static void assert_batches_agree(const spart_regridder *regridder, const double *x)
 {
     const spart_csr *csr = &regridder->csr;
@@ -93,7 +124,6 @@ static void assert_batches_agree(const spart_regridder *regridder, const double 
     int64_t rows = csr->num_rows, columns = csr->num_columns;
     double *alone = malloc((size_t)(8 * rows) * sizeof(double));
     double *packed = malloc((size_t)(8 * columns) * sizeof(double));
-    double *got = malloc((size_t)(8 * rows) * sizeof(double));
     double *shifted = malloc((size_t)columns * sizeof(double));
     for (int t = 0; t < 8; t++) { /* vector t: x rotated by t columns */
         for (int64_t c = 0; c < columns; c++) {
@@ -110,27 +140,16 @@ static void assert_batches_agree(const spart_regridder *regridder, const double 
                 packed_width[c * width + t] = packed[c * 8 + t];
             }
         }
+        spart_batch_layout interleaved = {width, 1}, one_after_another = {1, rows};
         for (int level = SPART_SIMD_AVX2; level <= (int)top; level++) {
-            int64_t cuts[4] = {0, rows / 3, rows / 3 + 1, rows};
-            for (int part = 0; part < 3; part++) {
-                spart_host_csr_rows_simd_batch(csr, plan, packed_width, width,
-                                               got + cuts[part] * width, cuts[part], cuts[part + 1],
-                                               (spart_simd_level)level);
-            }
-            double *column = malloc((size_t)rows * sizeof(double));
-            for (int64_t t = 0; t < width; t++) {
-                for (int64_t r = 0; r < rows; r++) {
-                    column[r] = got[r * width + t];
-                }
-                assert_same_bits_or_nan(column, alone + t * rows, rows);
-            }
-            free(column);
+            assert_batch_layout_agrees(regridder, packed_width, width, &interleaved, level, alone);
+            assert_batch_layout_agrees(regridder, packed_width, width, &one_after_another, level,
+                                       alone);
         }
         free(packed_width);
     }
     free(alone);
     free(packed);
-    free(got);
     free(shifted);
 }
 
