@@ -60,6 +60,27 @@ using spart_rows::rows_sum;
 using spart_rows::vector_layout;
 
 constexpr int threads_per_block = 256;
+
+/* Blocks a multiprocessor for the kernels whose group size is fixed at
+ * compile time (a launch bound, so at most 64 registers a thread). With
+ * the group size a constant, a round's loads have constant strides, and
+ * with a launch bound that names blocks a multiprocessor ptxas issues all
+ * of them (and, in the rounds without checks, the next round's too)
+ * before the first fma; with the group size read at run time, or without
+ * that bound (ptxas then held the kernel to 32 registers), it interleaved
+ * loads and fmas. Measured on an H200 (docs/benchmarks.md, "GPU speed,
+ * fifth pass"): 4 blocks (64 registers) was within 3 % of the fastest
+ * choice on the ESIS-scale forward operator and the fastest on a band
+ * whose columns spread over 65536; 1 block (72 registers) was 10 % slower
+ * there. */
+constexpr int min_blocks_fixed_group = 4;
+
+/* The same for the short-row index's kernel (group size 1 or 2): 2
+ * blocks (up to 128 registers; it takes 80) and 1 block were equally
+ * fast on the ESIS-scale transpose shape, 8 % faster than the group size
+ * read at run time without the bound. */
+constexpr int min_blocks_indexed = 2;
+
 constexpr int64_t max_blocks_x = (int64_t)1 << 24; /* grid-stride beyond this */
 constexpr int64_t max_blocks_y = 65535;            /* vector tiles, grid-stride beyond */
 
@@ -127,16 +148,19 @@ sum_long_chunks(const spart_device_csr &matrix, const Column *__restrict__ colum
  * neighbouring rows; long rows are skipped there). blockIdx.y walks the
  * tiles of TILE vectors. A matrix without long rows takes the instance
  * without the chunks' code (CHUNKS false), whose registers are the short
- * rows' alone. */
-template <typename Value, typename Column, int TILE, int ROWS, int UNROLL, bool CHUNKS>
-__global__ void __launch_bounds__(threads_per_block)
+ * rows' alone. G, when not 0, is the matrix's group size fixed at compile
+ * time, and the kernel is built for min_blocks_fixed_group blocks a
+ * multiprocessor (see there). */
+template <typename Value, typename Column, int TILE, int ROWS, int UNROLL, bool CHUNKS, int G>
+__global__ void __launch_bounds__(threads_per_block, G > 0 ? min_blocks_fixed_group : 0)
     product_rows(spart_device_csr matrix, const Column *__restrict__ columns,
                  const Value *__restrict__ values, const double *__restrict__ x,
                  vector_layout layout, int64_t num_vectors, double *__restrict__ y,
                  double *__restrict__ chunk_sums, unsigned chunk_blocks)
 {
-    const row_group group = group_of_thread(matrix.group_size);
-    const int64_t groups_per_block = blockDim.x / matrix.group_size;
+    const int group_size = G > 0 ? G : matrix.group_size;
+    const row_group group = group_of_thread(group_size);
+    const int64_t groups_per_block = blockDim.x / group_size;
     const int64_t group_in_block = threadIdx.x / group.size;
     const int do_chunks = blockIdx.x < chunk_blocks;
     const int64_t block = do_chunks ? blockIdx.x : blockIdx.x - chunk_blocks;
@@ -381,14 +405,14 @@ __global__ void __launch_bounds__(threads_per_block)
  * first + r * groups + group), as the row-pointer path has them. */
 constexpr int index_block = SPART_DEVICE_SHORT_ROW_BLOCK;
 
-template <typename Value, typename Column, int ROWS, int UNROLL>
-__global__ void __launch_bounds__(threads_per_block)
+template <typename Value, typename Column, int G, int ROWS, int UNROLL>
+__global__ void __launch_bounds__(threads_per_block, min_blocks_indexed)
     product_indexed_rows(spart_device_csr matrix, spart_device_short_rows index,
                          const Column *__restrict__ columns, const Value *__restrict__ values,
                          const double *__restrict__ x, double *__restrict__ y)
 {
     __shared__ int row_starts[threads_per_block / 32][index_block + 1];
-    const row_group group = group_of_thread(matrix.group_size);
+    const row_group group = group_of_thread(G);
     const int warp_lane = (int)(threadIdx.x & 31u);
     const int warp_in_block = (int)(threadIdx.x / 32);
     const int groups = 32 / group.size;
@@ -499,8 +523,9 @@ cudaError_t launch(void (*kernel)(Parameters...), dim3 grid, cudaStream_t stream
 
 /* The launches of one product, for one value type, column type, tile
  * width and row shape (ROWS rows a group, UNROLL entries a lane per
- * round): the rows and the long rows' chunks, then the chunk sums. */
-template <typename Value, typename Column, int TILE, int ROWS, int UNROLL>
+ * round; G the group size when fixed at compile time, else 0): the rows
+ * and the long rows' chunks, then the chunk sums. */
+template <typename Value, typename Column, int TILE, int ROWS, int UNROLL, int G = 0>
 cudaError_t launch_product(const spart_device_csr &matrix, const Column *columns,
                            const Value *values, const double *x, const vector_layout &layout,
                            int64_t num_vectors, double *y, double *chunk_sums, cudaStream_t stream)
@@ -519,12 +544,12 @@ cudaError_t launch_product(const spart_device_csr &matrix, const Column *columns
     }
     const dim3 grid(chunk_blocks + row_blocks, tile_blocks);
     if (matrix.num_long_chunks == 0) {
-        return launch(product_rows<Value, Column, TILE, ROWS, UNROLL, false>, grid, stream, matrix,
-                      columns, values, x, layout, num_vectors, y, chunk_sums, 0u);
+        return launch(product_rows<Value, Column, TILE, ROWS, UNROLL, false, G>, grid, stream,
+                      matrix, columns, values, x, layout, num_vectors, y, chunk_sums, 0u);
     }
     cudaError_t error =
-        launch(product_rows<Value, Column, TILE, ROWS, UNROLL, true>, grid, stream, matrix, columns,
-               values, x, layout, num_vectors, y, chunk_sums, chunk_blocks);
+        launch(product_rows<Value, Column, TILE, ROWS, UNROLL, true, G>, grid, stream, matrix,
+               columns, values, x, layout, num_vectors, y, chunk_sums, chunk_blocks);
     if (error != cudaSuccess) {
         return error;
     }
@@ -585,11 +610,12 @@ bool rows_fit_one_round(const spart_device_csr &matrix)
  * takes four rows a group and two entries a lane per round, so that most
  * rows cost one round trip; g = 16, or g = 32 with rows of up to 4 entries
  * a lane, two rows and four entries a round; longer rows eight entries a
- * round. Tiles of 4 and 8 vectors take one row and four entries a round,
- * each holding TILE values of x. (These shapes take 32 to 64 registers for
- * one vector, 48 to 96 for tiles; two rows a group in tiles took 100.)
- * One vector over rows of about g entries, g = 2, 4 or 8, takes a thread
- * a row (launch_rows_by_thread). */
+ * round, with g = 32 fixed at compile time. Tiles of 4 and 8 vectors
+ * take one row and four entries a round, each holding TILE values of x.
+ * (These shapes take 32 to 64 registers for one vector, 48 to 96 for
+ * tiles; two rows a group in tiles took 100.) One vector over rows of
+ * about g entries, g = 2, 4 or 8, takes a thread a row
+ * (launch_rows_by_thread). */
 template <typename Value, typename Column, int TILE>
 cudaError_t launch_for_shape(const spart_device_csr &matrix, const Column *columns,
                              const Value *values, const double *x, const vector_layout &layout,
@@ -619,8 +645,10 @@ cudaError_t launch_for_shape(const spart_device_csr &matrix, const Column *colum
             return launch_product<Value, Column, TILE, 2, 4>(matrix, columns, values, x, layout,
                                                              num_vectors, y, chunk_sums, stream);
         }
-        return launch_product<Value, Column, TILE, 1, 8>(matrix, columns, values, x, layout,
-                                                         num_vectors, y, chunk_sums, stream);
+        /* Here g = 32 (g < 16 and g = 16 were taken above), fixed at
+         * compile time. */
+        return launch_product<Value, Column, TILE, 1, 8, 32>(matrix, columns, values, x, layout,
+                                                             num_vectors, y, chunk_sums, stream);
     } else {
         (void)g, (void)mean;
         return launch_product<Value, Column, TILE, 1, 4>(matrix, columns, values, x, layout,
@@ -650,7 +678,8 @@ cudaError_t launch_for_types(const spart_device_csr &matrix, const double *x,
 }
 
 /* One vector through the short-row index: four rows a group, two entries
- * a lane per round (the row-pointer path's shape for g < 16). */
+ * a lane per round (the row-pointer path's shape for g < 16), the group
+ * size (1 or 2) fixed at compile time. */
 template <typename Value, typename Column>
 cudaError_t launch_indexed(const spart_device_csr &matrix, const spart_device_short_rows &index,
                            const Column *columns, const Value *values, const double *x, double *y,
@@ -661,8 +690,12 @@ cudaError_t launch_indexed(const spart_device_csr &matrix, const spart_device_sh
     }
     const int64_t index_blocks = (matrix.num_rows + index_block - 1) / index_block;
     const dim3 grid((unsigned)blocks_for(index_blocks, threads_per_block / 32));
-    return launch(product_indexed_rows<Value, Column, 4, 2>, grid, stream, matrix, index, columns,
-                  values, x, y);
+    if (matrix.group_size == 1) {
+        return launch(product_indexed_rows<Value, Column, 1, 4, 2>, grid, stream, matrix, index,
+                      columns, values, x, y);
+    }
+    return launch(product_indexed_rows<Value, Column, 2, 4, 2>, grid, stream, matrix, index,
+                  columns, values, x, y);
 }
 
 cudaError_t launch_indexed_for_types(const spart_device_csr &matrix,

@@ -316,6 +316,40 @@ static void a_row_of_two_million_entries_equals_the_host(void **state)
     }
 }
 
+/* Rows of several rounds of eight entries a lane with g = 32 (a mean of
+ * about 270 entries: the kernel whose group size is fixed at compile
+ * time), for every value and column type, without and with a long row
+ * (its chunks in the same launch), equal the host bit for bit. */
+static void rows_of_several_rounds_with_g_32_equal_the_host_for_every_type(void **state)
+{
+    fixture *f = *state;
+    const int64_t rows = 2000;
+    for (int float32 = 0; float32 <= 1; float32++) {
+        for (int int64_columns = 0; int64_columns <= 1; int64_columns++) {
+            for (int with_long_row = 0; with_long_row <= 1; with_long_row++) {
+                int64_t *lengths = random_lengths(rows, 300, 190 + float32);
+                if (with_long_row) {
+                    lengths[7] = 3 * SPART_CHUNK_LENGTH + 5;
+                }
+                spart_regridder *host = csr_regridder(f->context, rows, 50000, lengths, float32,
+                                                      int64_columns, 191 + int64_columns);
+                free(lengths);
+                assert_int_equal(host->plan.group_size, 32);
+                assert_true(host->csr.num_entries > 128 * rows);
+                spart_regridder *device = to_device(f, host);
+                assert_int_equal(device->device.num_long_rows, with_long_row);
+                char what[96];
+                snprintf(what, sizeof what, "g = 32, float%d values, int%d columns%s",
+                         float32 ? 32 : 64, int64_columns ? 64 : 32,
+                         with_long_row ? ", a long row" : "");
+                (void)assert_device_equals_host(f, host, device, 1, 192, what);
+                spart_regridder_free(device);
+                spart_regridder_free(host);
+            }
+        }
+    }
+}
+
 /* Rows of at most 255 entries and g <= 2 (a backprojection's shape): the
  * device copy carries a short-row index (one byte a row), which its
  * one-vector product reads instead of the row pointers, and equals the
@@ -711,6 +745,7 @@ int main(void)
         TEST(batches_of_1_3_8_33_equal_the_host_and_each_column_alone),
         TEST(declared_batch_axes_equal_the_host),
         TEST(a_row_of_two_million_entries_equals_the_host),
+        TEST(rows_of_several_rounds_with_g_32_equal_the_host_for_every_type),
         TEST(short_rows_read_through_the_index_equal_the_host),
         TEST(rows_of_at_most_g_entries_summed_a_thread_a_row_equal_the_host),
         TEST(an_empty_operator_gives_zeros),
