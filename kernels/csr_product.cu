@@ -64,15 +64,15 @@ constexpr int threads_per_block = 256;
 /* Blocks a multiprocessor for the kernels whose group size is fixed at
  * compile time (a launch bound, so at most 64 registers a thread). With
  * the group size a constant, a round's loads have constant strides, and
- * with a launch bound that names blocks a multiprocessor ptxas issues all
- * of them (and, in the rounds without checks, the next round's too)
- * before the first fma; with the group size read at run time, or without
- * that bound (ptxas then held the kernel to 32 registers), it interleaved
- * loads and fmas. Measured on an H200 (docs/benchmarks.md, "GPU speed,
- * fifth pass"): 4 blocks (64 registers) was within 3 % of the fastest
- * choice on the ESIS-scale forward operator and the fastest on a band
- * whose columns spread over 65536; 1 block (72 registers) was 10 % slower
- * there. */
+ * with a launch bound that names blocks a multiprocessor ptxas issues a
+ * round's loads before its first fma (seen in the machine code of a
+ * one-block build); with the group size read at run time, or without that
+ * bound (ptxas then held the kernel to 32 registers), it interleaved
+ * loads and fmas. Measured on an H200 (docs/benchmarks.md, "GPU product:
+ * group sizes fixed at compile time"): 4 blocks (64 registers) was within
+ * 3 % of the fastest choice on the ESIS-scale forward operator and the
+ * fastest on a band whose columns spread over 65536; 1 block (72
+ * registers) was 11 % slower there. */
 constexpr int min_blocks_fixed_group = 4;
 
 /* The same for the short-row index's kernel (group size 1 or 2): 2
