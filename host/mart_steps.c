@@ -162,6 +162,30 @@ enum { UPDATE_BLOCK = 256 };
 #define UPDATE_INLINE static inline
 #endif
 
+/* The exponents of one update, chosen once per call (src/mart_math.h):
+ * per_channel says whether the corrections take ctis's per-channel form
+ * (ratio^gamma, then the product^inverse_channels) or the product of the
+ * ratios to the single power `exponent` = gamma / N. */
+typedef struct update_powers {
+    double gamma;
+    double inverse_channels;
+    double exponent;
+    int per_channel;
+    double ratio_low, ratio_high; /* the single power's range of ratios */
+} update_powers;
+
+static update_powers powers_of(double gamma, int64_t num_channel)
+{
+    update_powers powers;
+    powers.gamma = gamma;
+    powers.inverse_channels = 1.0 / (double)num_channel;
+    powers.exponent = spart_mart_voxel_exponent(gamma, powers.inverse_channels);
+    powers.per_channel = spart_mart_per_channel_form(gamma, powers.inverse_channels);
+    powers.ratio_low = spart_mart_single_ratio_low(num_channel);
+    powers.ratio_high = spart_mart_single_ratio_high(num_channel);
+    return powers;
+}
+
 /* values[i] = values[i]^y, y one of spart_mart_pow's exact cases or not. */
 UPDATE_INLINE void power_in_place(double *values, int count, double y)
 {
@@ -180,6 +204,10 @@ UPDATE_INLINE void power_in_place(double *values, int count, double y)
         for (int i = 0; i < count; i++) {
             values[i] = sqrt(sqrt(values[i]));
         }
+    } else if (y == 0.125) {
+        for (int i = 0; i < count; i++) {
+            values[i] = sqrt(sqrt(sqrt(values[i])));
+        }
     } else {
         for (int i = 0; i < count; i++) {
             values[i] = spart_mart_pow(values[i], y);
@@ -187,34 +215,80 @@ UPDATE_INLINE void power_in_place(double *values, int count, double y)
     }
 }
 
-/* product[i] *= ratio[i]^gamma for one channel's block, ratio =
- * observed / max(predicted, 0) with NaN and +-inf replaced by 1. The ratio
- * test keeps finite values and puts 1 for NaN and +-inf, as
- * spart_mart_correction's three comparisons do (NaN fails every
- * comparison). Inlined with count a constant (a full block), the loops
- * have a known trip count and the compiler vectorises them even at -O2. */
-UPDATE_INLINE void multiply_channel_ratio(double *restrict product, const double *restrict observed,
-                                          const double *restrict predicted, int count, double gamma)
+/* The ratio observed / max(predicted, 0) with NaN and +-inf replaced by 1:
+ * the test keeps finite values and puts 1 for NaN and +-inf, as
+ * spart_mart_ratio's three comparisons do (NaN fails every comparison). */
+UPDATE_INLINE double block_ratio(double observed, double predicted)
 {
-    double ratio[UPDATE_BLOCK];
-    for (int i = 0; i < count; i++) {
-        double clamped = predicted[i] < 0.0 ? 0.0 : predicted[i];
-        double r = observed[i] / clamped;
-        ratio[i] = fabs(r) <= DBL_MAX ? r : 1.0;
+    double clamped = predicted < 0.0 ? 0.0 : predicted;
+    double r = observed / clamped;
+    return fabs(r) <= DBL_MAX ? r : 1.0;
+}
+
+/* product[i] *= ratio[i], or ratio[i]^gamma in the per-channel form, for
+ * one channel's block. A ratio outside the single power's range
+ * (spart_mart_single_power_ratio) enters the product as NaN, which the
+ * product keeps to the end (NaN times anything is NaN), and which marks
+ * the voxel for the per-channel form: in range, ratios are finite and
+ * their products finite, never NaN. Inlined with count a constant (a full
+ * block), the loops have a known trip count and the compiler vectorises
+ * them even at -O2. */
+UPDATE_INLINE void multiply_channel_ratio(double *restrict product, const double *restrict observed,
+                                          const double *restrict predicted, int count,
+                                          const update_powers *powers)
+{
+    if (powers->per_channel) {
+        double ratio[UPDATE_BLOCK];
+        for (int i = 0; i < count; i++) {
+            ratio[i] = block_ratio(observed[i], predicted[i]);
+        }
+        power_in_place(ratio, count, powers->gamma);
+        for (int i = 0; i < count; i++) {
+            product[i] = product[i] * ratio[i];
+        }
+        return;
     }
-    power_in_place(ratio, count, gamma);
+    double low = powers->ratio_low, high = powers->ratio_high;
     for (int i = 0; i < count; i++) {
-        product[i] = product[i] * ratio[i];
+        double r = block_ratio(observed[i], predicted[i]);
+        product[i] = product[i] * (spart_mart_single_power_ratio(r, low, high) ? r : NAN);
     }
 }
 
-/* scene[i] *= product[i]^inverse_channels (the product is used up). */
-UPDATE_INLINE void multiply_scene(double *restrict scene, double *restrict product, int count,
-                                  double inverse_channels)
+/* product[i] = 1 for a block's voxels. */
+UPDATE_INLINE void start_products(double *product, int count)
 {
-    power_in_place(product, count, inverse_channels);
     for (int i = 0; i < count; i++) {
-        scene[i] = scene[i] * product[i];
+        product[i] = 1.0;
+    }
+}
+
+/* product[i] = product[i] to the voxel's power: the corrections, except
+ * the NaN of voxels marked for the per-channel form. */
+UPDATE_INLINE void power_products(double *product, int count, const update_powers *powers)
+{
+    power_in_place(product, count,
+                   powers->per_channel ? powers->inverse_channels : powers->exponent);
+}
+
+/* Whether any voxel of the block is marked for the per-channel form (a
+ * NaN correction), in one vectorised pass: the scalar search runs only
+ * where it will find one. */
+UPDATE_INLINE int any_marked(const double *correction, int count)
+{
+    int marked = 0;
+    for (int i = 0; i < count; i++) {
+        marked = marked | (correction[i] != correction[i]);
+    }
+    return marked;
+}
+
+/* scene[i] *= correction[i]. */
+UPDATE_INLINE void multiply_scene(double *restrict scene, const double *restrict correction,
+                                  int count)
+{
+    for (int i = 0; i < count; i++) {
+        scene[i] = scene[i] * correction[i];
     }
 }
 
@@ -222,30 +296,59 @@ UPDATE_INLINE void multiply_scene(double *restrict scene, double *restrict produ
  * stored backprojections (`stride` apart per channel). */
 UPDATE_INLINE void update_voxels(double *restrict scene, const double *observed_back,
                                  const double *predicted_back, int64_t stride, int count,
-                                 int64_t num_channel, double gamma, double inverse_channels)
+                                 int64_t num_channel, const update_powers *powers)
 {
     double product[UPDATE_BLOCK];
-    for (int i = 0; i < count; i++) {
-        product[i] = 1.0;
-    }
+    start_products(product, count);
     for (int64_t c = 0; c < num_channel; c++) {
         multiply_channel_ratio(product, observed_back + c * stride, predicted_back + c * stride,
-                               count, gamma);
+                               count, powers);
     }
-    multiply_scene(scene, product, count, inverse_channels);
+    power_products(product, count, powers);
+    if (!powers->per_channel && any_marked(product, count)) {
+        for (int i = 0; i < count; i++) {
+            if (product[i] != product[i]) {
+                product[i] = spart_mart_correction_per_channel(
+                    observed_back + i, predicted_back + i, stride, num_channel, powers->gamma,
+                    powers->inverse_channels);
+            }
+        }
+    }
+    multiply_scene(scene, product, count);
 }
 
 UPDATE_CLONES static void update_block(double *restrict scene, const double *observed_back,
                                        const double *predicted_back, int64_t stride, int count,
-                                       int64_t num_channel, double gamma, double inverse_channels)
+                                       int64_t num_channel, const update_powers *powers)
 {
     if (count == UPDATE_BLOCK) {
         update_voxels(scene, observed_back, predicted_back, stride, UPDATE_BLOCK, num_channel,
-                      gamma, inverse_channels);
+                      powers);
     } else {
-        update_voxels(scene, observed_back, predicted_back, stride, count, num_channel, gamma,
-                      inverse_channels);
+        update_voxels(scene, observed_back, predicted_back, stride, count, num_channel, powers);
     }
+}
+
+/* The per-channel correction of voxel `voxel`, its backprojections made
+ * again row by row (rows c * stride + voxel): for the rare voxels that
+ * leave the single power's range, when the block's rows are gone.
+ * A row's sum does not depend on the rows computed with it. */
+static double backproject_correction_per_channel(const double *observed_back,
+                                                 const spart_backward_rows *backward,
+                                                 const double *images, int64_t voxel,
+                                                 int64_t stride, int64_t num_channel,
+                                                 const update_powers *powers)
+{
+    double product = 1.0;
+    for (int64_t c = 0; c < num_channel; c++) {
+        int64_t row = c * stride + voxel;
+        double predicted;
+        spart_host_csr_product_rows(backward->csr, backward->plan, images, &predicted, row, row + 1,
+                                    (spart_simd_level)backward->level);
+        product =
+            product * spart_mart_ratio_power(observed_back[c * stride], predicted, powers->gamma);
+    }
+    return spart_mart_pow(product, powers->inverse_channels);
 }
 
 /* The same for voxels [first, first + count), their backprojections made
@@ -254,21 +357,28 @@ UPDATE_CLONES static void update_block(double *restrict scene, const double *obs
 UPDATE_INLINE void backproject_update_voxels(double *restrict scene, const double *observed_back,
                                              const spart_backward_rows *backward,
                                              const double *images, int64_t first, int count,
-                                             int64_t stride, int64_t num_channel, double gamma,
-                                             double inverse_channels)
+                                             int64_t stride, int64_t num_channel,
+                                             const update_powers *powers)
 {
     double product[UPDATE_BLOCK];
     double predicted[UPDATE_BLOCK];
-    for (int i = 0; i < count; i++) {
-        product[i] = 1.0;
-    }
+    start_products(product, count);
     for (int64_t c = 0; c < num_channel; c++) {
         int64_t row = c * stride + first;
         spart_host_csr_product_rows(backward->csr, backward->plan, images, predicted, row,
                                     row + count, (spart_simd_level)backward->level);
-        multiply_channel_ratio(product, observed_back + c * stride, predicted, count, gamma);
+        multiply_channel_ratio(product, observed_back + c * stride, predicted, count, powers);
     }
-    multiply_scene(scene, product, count, inverse_channels);
+    power_products(product, count, powers);
+    if (!powers->per_channel && any_marked(product, count)) {
+        for (int i = 0; i < count; i++) {
+            if (product[i] != product[i]) {
+                product[i] = backproject_correction_per_channel(
+                    observed_back + i, backward, images, first + i, stride, num_channel, powers);
+            }
+        }
+    }
+    multiply_scene(scene, product, count);
 }
 
 UPDATE_CLONES static void backproject_update_block(double *restrict scene,
@@ -276,14 +386,14 @@ UPDATE_CLONES static void backproject_update_block(double *restrict scene,
                                                    const spart_backward_rows *backward,
                                                    const double *images, int64_t first, int count,
                                                    int64_t stride, int64_t num_channel,
-                                                   double gamma, double inverse_channels)
+                                                   const update_powers *powers)
 {
     if (count == UPDATE_BLOCK) {
         backproject_update_voxels(scene, observed_back, backward, images, first, UPDATE_BLOCK,
-                                  stride, num_channel, gamma, inverse_channels);
+                                  stride, num_channel, powers);
     } else {
         backproject_update_voxels(scene, observed_back, backward, images, first, count, stride,
-                                  num_channel, gamma, inverse_channels);
+                                  num_channel, powers);
     }
 }
 
@@ -292,14 +402,14 @@ void spart_mart_host_backproject_update(double *scene, const spart_backward_rows
                                         int64_t num_channel, int64_t scene_size, double gamma,
                                         int threads)
 {
-    double inverse_channels = 1.0 / (double)num_channel;
+    update_powers powers = powers_of(gamma, num_channel);
     int64_t blocks = (scene_size + UPDATE_BLOCK - 1) / UPDATE_BLOCK;
 #pragma omp parallel for num_threads(threads) schedule(static) if (scene_size > 4096)
     for (int64_t b = 0; b < blocks; b++) {
         int64_t first = b * UPDATE_BLOCK;
         int count = (int)(scene_size - first < UPDATE_BLOCK ? scene_size - first : UPDATE_BLOCK);
         backproject_update_block(scene + first, observed_back + first, backward, images, first,
-                                 count, scene_size, num_channel, gamma, inverse_channels);
+                                 count, scene_size, num_channel, &powers);
     }
 }
 
@@ -307,13 +417,13 @@ void spart_mart_host_update(double *scene, const double *observed_back,
                             const double *predicted_back, int64_t num_channel, int64_t scene_size,
                             double gamma, int threads)
 {
-    double inverse_channels = 1.0 / (double)num_channel;
+    update_powers powers = powers_of(gamma, num_channel);
     int64_t blocks = (scene_size + UPDATE_BLOCK - 1) / UPDATE_BLOCK;
 #pragma omp parallel for num_threads(threads) schedule(static) if (scene_size > 16384)
     for (int64_t b = 0; b < blocks; b++) {
         int64_t start = b * UPDATE_BLOCK;
         int count = (int)(scene_size - start < UPDATE_BLOCK ? scene_size - start : UPDATE_BLOCK);
         update_block(scene + start, observed_back + start, predicted_back + start, scene_size,
-                     count, num_channel, gamma, inverse_channels);
+                     count, num_channel, &powers);
     }
 }

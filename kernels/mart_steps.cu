@@ -395,11 +395,67 @@ __global__ void update_kernel(double *scene, const double *observed_back,
     }
 }
 
-/* scene[v] *= its correction from the rows c * scene_size + v of the
- * backprojection, summed by a group of g lanes ROWS channels at a time
- * (as the product sums them; kernels/csr_row_sum.cuh), and observed_back.
- * The correction's product runs in channel order from 1 in lane 0, as
- * spart_mart_correction's. One voxel per group, grid-stride. */
+/* The product over channels of voxel v's factors, its rows c * scene_size
+ * + v summed by a group of g lanes ROWS channels at a time (as the product
+ * sums them; kernels/csr_row_sum.cuh), in channel order from 1 in lane 0,
+ * as spart_mart_correction's: the ratios (PER_CHANNEL false; *single_power says
+ * whether every ratio is in the single power's range,
+ * spart_mart_single_power_ratio) or, in ctis's per-channel form, their
+ * powers ratio^gamma (true). Lane 0 holds the result. */
+template <bool PER_CHANNEL, typename Value, typename Column, int ROWS, int UNROLL>
+__device__ __forceinline__ double
+voxel_product(const spart_device_csr &matrix, const Column *__restrict__ columns,
+              const Value *__restrict__ values, const double *__restrict__ images,
+              const double *__restrict__ observed_back, const spart_rows::row_group &group,
+              int64_t v, int64_t num_channel, int64_t scene_size, double gamma, bool *single_power)
+{
+    const spart_rows::vector_layout single = {1, 0, 1, 0};
+    double product = 1.0;
+    bool all_ratios = true;
+    const double low = spart_mart_single_ratio_low(num_channel);
+    const double high = spart_mart_single_ratio_high(num_channel);
+    for (int64_t c0 = 0; c0 < num_channel; c0 += ROWS) {
+        int64_t begin[ROWS], end[ROWS];
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            begin[r] = 0;
+            end[r] = 0;
+            if (c0 + r < num_channel) {
+                const int64_t row = (c0 + r) * scene_size + v;
+                begin[r] = matrix.row_ptr[row];
+                end[r] = matrix.row_ptr[row + 1];
+            }
+        }
+        double sum[ROWS][1];
+        spart_rows::rows_sum<Value, Column, 1, ROWS, UNROLL>(columns, values, begin, end, group,
+                                                             images, single, 0, 1, sum);
+        if (group.lane == 0) {
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) {
+                if (c0 + r < num_channel) {
+                    const double observed = observed_back[(c0 + r) * scene_size + v];
+                    if (PER_CHANNEL) {
+                        product = product * spart_mart_ratio_power(observed, sum[r][0], gamma);
+                    } else {
+                        const double ratio = spart_mart_ratio(observed, sum[r][0]);
+                        all_ratios =
+                            all_ratios && spart_mart_single_power_ratio(ratio, low, high) != 0;
+                        product = product * ratio;
+                    }
+                }
+            }
+        }
+    }
+    *single_power = all_ratios;
+    return product;
+}
+
+/* scene[v] *= its correction (spart_mart_correction) from the rows
+ * c * scene_size + v of the backprojection and observed_back. One voxel
+ * per group, grid-stride. The product of the ratios first; where a ratio
+ * is outside the single power's range the group sums the voxel's rows again for
+ * the per-channel form (the same sums, so the same bits), as it does for
+ * every voxel when spart_mart_per_channel_form says. */
 template <typename Value, typename Column, int ROWS, int UNROLL>
 __global__ void __launch_bounds__(threads_per_block)
     backproject_update_kernel(spart_device_csr matrix, const Column *__restrict__ columns,
@@ -412,39 +468,30 @@ __global__ void __launch_bounds__(threads_per_block)
         return;
     }
     const spart_rows::row_group group = spart_rows::group_of_thread(matrix.group_size);
-    const spart_rows::vector_layout single = {1, 0, 1, 0};
+    const bool per_channel = spart_mart_per_channel_form(gamma, inverse_channels) != 0;
+    const double exponent = spart_mart_voxel_exponent(gamma, inverse_channels);
     const int64_t groups_per_block = blockDim.x / matrix.group_size;
     const int64_t first = (int64_t)blockIdx.x * groups_per_block + threadIdx.x / group.size;
     const int64_t stride = (int64_t)gridDim.x * groups_per_block;
     for (int64_t v = first; v < scene_size; v += stride) {
+        bool single_power = false;
         double product = 1.0;
-        for (int64_t c0 = 0; c0 < num_channel; c0 += ROWS) {
-            int64_t begin[ROWS], end[ROWS];
-#pragma unroll
-            for (int r = 0; r < ROWS; r++) {
-                begin[r] = 0;
-                end[r] = 0;
-                if (c0 + r < num_channel) {
-                    const int64_t row = (c0 + r) * scene_size + v;
-                    begin[r] = matrix.row_ptr[row];
-                    end[r] = matrix.row_ptr[row + 1];
-                }
-            }
-            double sum[ROWS][1];
-            spart_rows::rows_sum<Value, Column, 1, ROWS, UNROLL>(columns, values, begin, end, group,
-                                                                 images, single, 0, 1, sum);
-            if (group.lane == 0) {
-#pragma unroll
-                for (int r = 0; r < ROWS; r++) {
-                    if (c0 + r < num_channel) {
-                        const double observed = observed_back[(c0 + r) * scene_size + v];
-                        product = product * spart_mart_ratio_power(observed, sum[r][0], gamma);
-                    }
-                }
-            }
+        if (!per_channel) {
+            product = voxel_product<false, Value, Column, ROWS, UNROLL>(
+                matrix, columns, values, images, observed_back, group, v, num_channel, scene_size,
+                gamma, &single_power);
+            /* lane 0 knows; the whole group sums the rows again or not */
+            single_power = __shfl_sync(group.mask, single_power ? 1 : 0, 0, group.size) != 0;
+        }
+        if (!single_power) {
+            bool unused;
+            product = voxel_product<true, Value, Column, ROWS, UNROLL>(
+                matrix, columns, values, images, observed_back, group, v, num_channel, scene_size,
+                gamma, &unused);
         }
         if (group.lane == 0) {
-            scene[v] = scene[v] * spart_mart_pow(product, inverse_channels);
+            scene[v] =
+                scene[v] * spart_mart_pow(product, single_power ? exponent : inverse_channels);
         }
     }
 }

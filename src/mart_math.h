@@ -8,9 +8,33 @@
  * the last place, enough for MART, whose exponents are small (gamma and
  * 1 / channels) and whose ratios stay near 1 as it converges. Exponents
  * 1, 2 and 0.5 are exact (x, x * x, sqrt x) as NumPy's fast paths make
- * them, so that ctis's gamma = 1 and gamma = 0.5 runs repeat bit for bit;
- * exponent 0.25 (the root of four channels) is sqrt(sqrt(x)), within an
- * ulp of the true value.
+ * them; exponent 0.25 is sqrt(sqrt(x)) and 0.125 (gamma / channels for
+ * ctis's default gamma = 2 / 4 with four channels) sqrt(sqrt(sqrt(x))),
+ * each within an ulp of the true value.
+ *
+ * The correction of a voxel, (prod over c of ratio_c^gamma)^(1 / N) for N
+ * channels, is taken as (prod over c of ratio_c)^(gamma / N): one power a
+ * voxel instead of N + 1 (for four channels and gamma = 1/2, 3 square
+ * roots instead of 6). Equal in exact arithmetic; in floating point within
+ * a few ulp of ctis's per-channel form (1.3 ulp apart for gamma = 1/2, 3
+ * for gamma = 0.3, in test_mart), not bit for bit. The per-channel form,
+ * bit for bit as before, is kept
+ * - where both of ctis's powers are NumPy's exact ones (gamma and 1 / N in
+ *   {1, 2, 1/2}: N = 1, or N = 2 with gamma = 1/2, 1 or 2), so those runs
+ *   repeat ctis's bits;
+ * - for gamma > 1 (ctis asks for 0 < gamma < 1; its default 2 / N is at
+ *   most 1 from N = 2 on), whose powered factors can overflow where the
+ *   ratios do not;
+ * - for a voxel with a ratio outside [2^-k, 2^k], k = floor(1022 / N)
+ *   (2^-255 to 2^255 for four channels), a negative one too (an observed
+ *   backprojection that was not clamped): inside, every partial product
+ *   of the ratios is a normal number, rounded once; outside, it could
+ *   overflow, or pass through the subnormals and lose digits, where the
+ *   powered factors (gamma < 1) may not.
+ * An exact 0 in the product, from a ratio 0 (observed 0, predicted > 0),
+ * stays in the single form: with gamma <= 1 ctis's factors are finite, so
+ * both forms give a zero, and of the same sign (x^y keeps the sign of a
+ * zero for every exponent but 2).
  *
  * The functions are static inline and use no library state (the
  * exponent is read from and written into the bits of a double, with
@@ -115,7 +139,8 @@ SPART_MATH_FUNCTION double spart_mart_exp(double t)
 }
 
 /* x^y for x >= 0 (or NaN) and finite y > 0: 0 for x = 0, x for y = 1,
- * x * x for y = 2, sqrt x for y = 0.5, sqrt(sqrt x) for y = 0.25, +inf for x = +inf, NaN for NaN.
+ * x * x for y = 2, sqrt x for y = 0.5, sqrt(sqrt x) for y = 0.25,
+ * sqrt(sqrt(sqrt x)) for y = 0.125, +inf for x = +inf, NaN for NaN.
  */
 SPART_MATH_FUNCTION double spart_mart_pow(double x, double y)
 {
@@ -137,21 +162,24 @@ SPART_MATH_FUNCTION double spart_mart_pow(double x, double y)
     if (y == 0.25) { /* the root of 4 channels: two correctly rounded roots */
         return sqrt(sqrt(x));
     }
+    if (y == 0.125) { /* gamma / N for 4 channels and gamma = 1/2: three roots */
+        return sqrt(sqrt(sqrt(x)));
+    }
     if (x == 0.0 || x == 1.0 || x != x || x == HUGE_VAL) { /* NaN != NaN */
         return x;
     }
     return spart_mart_exp(y * spart_mart_log(x));
 }
 
-/* One channel's factor of the MART correction: (observed / max(predicted,
- * 0))^gamma, the ratio with NaN and +-inf replaced by 1, as ctis. */
-SPART_MATH_FUNCTION double spart_mart_ratio_power(double observed, double predicted, double gamma)
+/* One channel's ratio observed / max(predicted, 0), with NaN and +-inf
+ * replaced by 1, as ctis. */
+SPART_MATH_FUNCTION double spart_mart_ratio(double observed, double predicted)
 {
     predicted = predicted < 0.0 ? 0.0 : predicted;
     /* Two exact shortcuts around the division, which on a GPU calls a slow
      * routine for zero operands: observed / +-0 (or / NaN) is +-inf or NaN,
-     * so the ratio is 1 and 1^gamma = 1; and +-0 / predicted (predicted >
-     * 0) is observed itself. */
+     * so the ratio is 1; and +-0 / predicted (predicted > 0) is observed
+     * itself. */
     if (!(predicted > 0.0)) {
         return 1.0;
     }
@@ -159,17 +187,68 @@ SPART_MATH_FUNCTION double spart_mart_ratio_power(double observed, double predic
     if (ratio != ratio || ratio == HUGE_VAL || ratio == -HUGE_VAL) {
         ratio = 1.0;
     }
-    return spart_mart_pow(ratio, gamma);
+    return ratio;
 }
 
-/* The MART correction of one voxel from its backprojections of the
- * observed images (clamped) and of the predicted images (clamped here) in
- * each channel, `stride` apart: (prod over c of ratio_c^gamma)^(1 /
- * channels), the product taken in channel order from 1. */
-SPART_MATH_FUNCTION double spart_mart_correction(const double *observed_back,
-                                                 const double *predicted_back, int64_t stride,
-                                                 int64_t num_channel, double gamma,
-                                                 double inverse_channels)
+/* One channel's factor of ctis's per-channel form: ratio^gamma. */
+SPART_MATH_FUNCTION double spart_mart_ratio_power(double observed, double predicted, double gamma)
+{
+    return spart_mart_pow(spart_mart_ratio(observed, predicted), gamma);
+}
+
+/* Whether NumPy's x ** y is exact for this exponent (its fast paths). */
+SPART_MATH_FUNCTION int spart_mart_exact_exponent(double y)
+{
+    return y == 1.0 || y == 2.0 || y == 0.5;
+}
+
+/* Whether the corrections take ctis's per-channel form everywhere: both
+ * of its powers exact, or gamma > 1 (see the top). */
+SPART_MATH_FUNCTION int spart_mart_per_channel_form(double gamma, double inverse_channels)
+{
+    return gamma > 1.0 ||
+           (spart_mart_exact_exponent(gamma) && spart_mart_exact_exponent(inverse_channels));
+}
+
+/* The single exponent of the correction, gamma / N, as host and device
+ * both compute it. */
+SPART_MATH_FUNCTION double spart_mart_voxel_exponent(double gamma, double inverse_channels)
+{
+    return gamma * inverse_channels;
+}
+
+/* The range of ratios in which the single power is used: ratios in
+ * [2^-k, 2^k] with k = floor(1022 / N), so that every partial product of
+ * up to N of them is a normal number (rounded to nearest, a product of
+ * values within [2^-ik, 2^ik] and [2^-k, 2^k] stays within [2^-(i+1)k,
+ * 2^(i+1)k]), each rounded once, to half an ulp. */
+SPART_MATH_FUNCTION double spart_mart_single_ratio_high(int64_t num_channel)
+{
+    return spart_mart_power_of_two((int)(1022 / num_channel));
+}
+
+SPART_MATH_FUNCTION double spart_mart_single_ratio_low(int64_t num_channel)
+{
+    return spart_mart_power_of_two(-(int)(1022 / num_channel));
+}
+
+/* Whether a ratio keeps its voxel in the single power (see the top): 0
+ * (either sign; the product is then an exact zero), or within [low,
+ * high], which leaves out negative ratios too. */
+SPART_MATH_FUNCTION int spart_mart_single_power_ratio(double ratio, double low, double high)
+{
+    return ratio <= high && (ratio >= low || ratio == 0.0);
+}
+
+/* The MART correction of one voxel in ctis's per-channel form from its
+ * backprojections of the observed images (clamped) and of the predicted
+ * images (clamped here) in each channel, `stride` apart: (prod over c of
+ * ratio_c^gamma)^(1 / channels), the product taken in channel order
+ * from 1. */
+SPART_MATH_FUNCTION double spart_mart_correction_per_channel(const double *observed_back,
+                                                             const double *predicted_back,
+                                                             int64_t stride, int64_t num_channel,
+                                                             double gamma, double inverse_channels)
 {
     double product = 1.0;
     for (int64_t c = 0; c < num_channel; c++) {
@@ -177,6 +256,30 @@ SPART_MATH_FUNCTION double spart_mart_correction(const double *observed_back,
                                                    predicted_back[c * stride], gamma);
     }
     return spart_mart_pow(product, inverse_channels);
+}
+
+/* The MART correction of one voxel as spart computes it (see the top):
+ * (prod over c of ratio_c)^(gamma / channels), the product taken in
+ * channel order from 1, or the per-channel form where the top says. */
+SPART_MATH_FUNCTION double spart_mart_correction(const double *observed_back,
+                                                 const double *predicted_back, int64_t stride,
+                                                 int64_t num_channel, double gamma,
+                                                 double inverse_channels)
+{
+    int single = !spart_mart_per_channel_form(gamma, inverse_channels);
+    double low = spart_mart_single_ratio_low(num_channel);
+    double high = spart_mart_single_ratio_high(num_channel);
+    double product = 1.0;
+    for (int64_t c = 0; c < num_channel && single; c++) {
+        double ratio = spart_mart_ratio(observed_back[c * stride], predicted_back[c * stride]);
+        single = spart_mart_single_power_ratio(ratio, low, high);
+        product = product * ratio;
+    }
+    if (single) {
+        return spart_mart_pow(product, spart_mart_voxel_exponent(gamma, inverse_channels));
+    }
+    return spart_mart_correction_per_channel(observed_back, predicted_back, stride, num_channel,
+                                             gamma, inverse_channels);
 }
 
 /* A predicted count, clamped at 0, and its noise width sqrt(gain d +

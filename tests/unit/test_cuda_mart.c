@@ -252,6 +252,85 @@ static void update_from_images_equals_the_host(void **state)
     spart_context_free(context);
 }
 
+/* Observed backprojections far from the predictions (ratios whose product
+ * overflows, or passes through the subnormals) and negative ones (not
+ * clamped): the voxels that leave the single power for ctis's per-channel
+ * form (src/mart_math.h), on the device as on the host, in the update and
+ * in the fused update; gammas 0.5 and 0.3 (the single power elsewhere) and
+ * 2 (the per-channel form everywhere). */
+static void corrections_outside_the_single_power_equal_the_host(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    const int64_t channels = 4, voxels = 3001, pixels = 500, rows = channels * voxels;
+    const double extremes[] = {1e300, 1e-300, 1e-310, -1.0};
+    double *observed_back = random_values(rows, 0.0, 3.0, 600);
+    for (int64_t v = 0; v < voxels; v += 5) {
+        observed_back[v] = extremes[(v / 5) % 4];          /* channel 0 */
+        observed_back[voxels + v] = extremes[(v / 5) % 4]; /* and 1: the product leaves the range */
+    }
+    double *predicted_back = random_values(rows, 0.0, 3.0, 601);
+    double *images = random_values(pixels, 0.0, 50.0, 602);
+    double *start = random_values(voxels, 0.1, 2.0, 603);
+    int64_t *lengths = random_lengths(rows, 6, 604);
+    spart_regridder *host = csr_regridder(context, rows, pixels, lengths, 0, 0, 605);
+    free(lengths);
+    spart_regridder *device = NULL;
+    assert_int_equal(spart_regridder_to_device(context, host, &device), SPART_OK);
+    double *scene = malloc((size_t)voxels * sizeof(double));
+    double *scratch = malloc((size_t)rows * sizeof(double));
+    double *result = malloc((size_t)voxels * sizeof(double));
+    double *d_observed_back = doubles_to_device(context, observed_back, rows);
+    double *d_predicted_back = doubles_to_device(context, predicted_back, rows);
+    double *d_images = doubles_to_device(context, images, pixels);
+    double *d_scene = doubles_to_device(context, NULL, voxels);
+    double *d_scratch = doubles_to_device(context, NULL, rows);
+    const double gammas[] = {0.5, 0.3, 2.0};
+    for (int g = 0; g < 3; g++) {
+        for (int fused = 0; fused < 2; fused++) {
+            memcpy(scene, start, (size_t)voxels * sizeof(double));
+            assert_int_equal(spart_device_copy_to_device(context, d_scene, start,
+                                                         (size_t)voxels * sizeof(double)),
+                             SPART_OK);
+            spart_status on_host, on_device;
+            if (fused) {
+                on_host = spart_mart_update_from_images(context, host, images, observed_back,
+                                                        channels, gammas[g], scene, scratch);
+                on_device = spart_mart_update_from_images(context, device, d_images,
+                                                          d_observed_back, channels, gammas[g],
+                                                          d_scene, d_scratch);
+            } else {
+                on_host = spart_mart_update(context, scene, observed_back, predicted_back,
+                                            channels, voxels, gammas[g], 0);
+                on_device = spart_mart_update(context, d_scene, d_observed_back,
+                                              d_predicted_back, channels, voxels, gammas[g], 1);
+            }
+            assert_int_equal(on_host, SPART_OK);
+            assert_int_equal(on_device, SPART_OK);
+            from_device(context, result, d_scene, voxels);
+            if (memcmp(result, scene, (size_t)voxels * sizeof(double)) != 0) {
+                fail_msg("gamma %g, %s: the device scene differs from the host's", gammas[g],
+                         fused ? "fused update" : "update");
+            }
+        }
+    }
+    spart_device_free(context, d_observed_back);
+    spart_device_free(context, d_predicted_back);
+    spart_device_free(context, d_images);
+    spart_device_free(context, d_scene);
+    spart_device_free(context, d_scratch);
+    free(observed_back);
+    free(predicted_back);
+    free(images);
+    free(start);
+    free(scene);
+    free(scratch);
+    free(result);
+    spart_regridder_free(device);
+    spart_regridder_free(host);
+    spart_context_free(context);
+}
+
 /* Merits of images too large for the one-launch path (more than 64 chunks
  * a channel) give the host's bits too. */
 static void merits_of_large_images_equal_the_host(void **state)
@@ -747,6 +826,7 @@ int main(void)
         cmocka_unit_test(merits_equal_the_host),
         cmocka_unit_test(merits_of_large_images_equal_the_host),
         cmocka_unit_test(update_from_images_equals_the_host),
+        cmocka_unit_test(corrections_outside_the_single_power_equal_the_host),
         cmocka_unit_test(elementwise_steps_and_flat_guess_equal_the_host),
         cmocka_unit_test(a_device_step_refuses_too_little_workspace),
         cmocka_unit_test(a_device_step_refuses_host_memory),
