@@ -296,14 +296,14 @@ static void corrections_outside_the_single_power_equal_the_host(void **state)
             if (fused) {
                 on_host = spart_mart_update_from_images(context, host, images, observed_back,
                                                         channels, gammas[g], scene, scratch);
-                on_device = spart_mart_update_from_images(context, device, d_images,
-                                                          d_observed_back, channels, gammas[g],
-                                                          d_scene, d_scratch);
+                on_device =
+                    spart_mart_update_from_images(context, device, d_images, d_observed_back,
+                                                  channels, gammas[g], d_scene, d_scratch);
             } else {
-                on_host = spart_mart_update(context, scene, observed_back, predicted_back,
-                                            channels, voxels, gammas[g], 0);
-                on_device = spart_mart_update(context, d_scene, d_observed_back,
-                                              d_predicted_back, channels, voxels, gammas[g], 1);
+                on_host = spart_mart_update(context, scene, observed_back, predicted_back, channels,
+                                            voxels, gammas[g], 0);
+                on_device = spart_mart_update(context, d_scene, d_observed_back, d_predicted_back,
+                                              channels, voxels, gammas[g], 1);
             }
             assert_int_equal(on_host, SPART_OK);
             assert_int_equal(on_device, SPART_OK);
