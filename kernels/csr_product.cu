@@ -254,7 +254,7 @@ __global__ void __launch_bounds__(threads_per_block)
  * of more than G entries) sums them as product_rows does, by groups of G
  * lanes, four rows a group, two entries a lane a round; long rows are
  * left to their chunks. Blocks [0, chunk_blocks) take the long rows'
- * chunks, as in product_rows. */
+ * chunks, one block a chunk (sum_chunk_staged). */
 template <int G> __device__ __forceinline__ int staged_slot(int term)
 {
     return term + term / G;
@@ -357,6 +357,66 @@ sum_rows_by_groups(const spart_device_csr &matrix, const Column *__restrict__ co
     }
 }
 
+/* One long row's chunk [begin, end) (at most chunk_length entries) by a
+ * whole block, into *chunk_sum: the block's threads load a part of the
+ * chunk at a time (value as a double, and x at its column) into shared
+ * memory, every load of the part in flight at once; then threads 0 .. G -
+ * 1, the chunk's G lanes, add the part's terms from there: lane l the
+ * entries l, l + G, ... in order with fma from +0.0, as rows_sum, and at
+ * the end the lanes' tree. The same operations as a group of G lanes
+ * reading memory, so the same bits; but a chunk costs a few trips to
+ * memory instead of one for every UNROLL entries of a lane. `staged`
+ * holds 2 part_length doubles; part_length is a multiple of
+ * threads_per_block and of G. All the block's threads call it. */
+template <typename Value, typename Column, int G, int PART>
+__device__ __forceinline__ void
+sum_chunk_staged(const Column *__restrict__ columns, const Value *__restrict__ values,
+                 const double *__restrict__ x, int64_t begin, int64_t end,
+                 double *__restrict__ staged, double *__restrict__ chunk_sum)
+{
+    double *staged_values = staged;
+    double *staged_x = staged + PART;
+    const int length = (int)(end - begin);
+    const int lane = (int)threadIdx.x; /* the chunk's lanes: threads 0 .. G - 1 */
+    double sum = 0.0;
+    for (int part = 0; part < length; part += PART) {
+        const int count = length - part < PART ? length - part : PART;
+        double value[PART / threads_per_block];
+        int64_t column[PART / threads_per_block];
+#pragma unroll
+        for (int i = 0; i < PART / threads_per_block; i++) {
+            const int k = (int)threadIdx.x + i * threads_per_block;
+            const int64_t at = begin + part + (k < count ? k : 0);
+            value[i] = (double)values[at];
+            column[i] = (int64_t)columns[at];
+        }
+#pragma unroll
+        for (int i = 0; i < PART / threads_per_block; i++) {
+            const int k = (int)threadIdx.x + i * threads_per_block;
+            if (k < count) {
+                staged_values[k] = value[i];
+                staged_x[k] = x[column[i]];
+            }
+        }
+        __syncthreads();
+        if (lane < G) {
+            for (int k = lane; k < count; k += G) {
+                sum = __fma_rn(staged_values[k], staged_x[k], sum);
+            }
+        }
+        __syncthreads(); /* the part is read before the next one overwrites it */
+    }
+    if (lane < G) {
+        const unsigned mask = (1u << G) - 1u;
+        for (int h = G / 2; h >= 1; h /= 2) {
+            sum = __dadd_rn(sum, __shfl_down_sync(mask, sum, h, G));
+        }
+        if (lane == 0) {
+            *chunk_sum = sum;
+        }
+    }
+}
+
 template <typename Value, typename Column, int G, bool CHUNKS>
 __global__ void __launch_bounds__(threads_per_block)
     product_rows_by_thread(spart_device_csr matrix, const Column *__restrict__ columns,
@@ -369,12 +429,15 @@ __global__ void __launch_bounds__(threads_per_block)
     const int warp_lane = (int)(threadIdx.x & 31u);
     const int warp_in_block = (int)(threadIdx.x / 32);
     if (CHUNKS && blockIdx.x < chunk_blocks) {
-        const vector_layout one = {1, 1, 1, 1};
-        const row_group group = group_of_thread(G);
-        const int64_t groups_per_block = threads_per_block / G;
-        const int64_t first_chunk = (int64_t)blockIdx.x * groups_per_block + threadIdx.x / G;
-        sum_long_chunks<Value, Column, 1>(matrix, columns, values, x, one, 1, 0, 1, group,
-                                          first_chunk, chunk_blocks * groups_per_block, chunk_sums);
+        /* Half the staging room for values, half for x, in whole blocks of
+         * threads: 1024 entries a part for G = 8. */
+        constexpr int part_length =
+            warps_per_block * (32 * G + 32) / 2 / threads_per_block * threads_per_block;
+        for (int64_t chunk = blockIdx.x; chunk < matrix.num_long_chunks; chunk += chunk_blocks) {
+            sum_chunk_staged<Value, Column, G, part_length>(
+                columns, values, x, matrix.chunk_begin[chunk], matrix.chunk_end[chunk],
+                &staged[0][0], chunk_sums + chunk);
+        }
         return;
     }
     const int64_t warps = (int64_t)(gridDim.x - chunk_blocks) * warps_per_block;
@@ -566,9 +629,7 @@ cudaError_t launch_rows_by_thread(const spart_device_csr &matrix, const Column *
                                   double *chunk_sums, cudaStream_t stream)
 {
     const unsigned chunk_blocks =
-        (unsigned)(matrix.num_long_chunks > 0
-                       ? blocks_for(matrix.num_long_chunks, threads_per_block / G)
-                       : 0);
+        (unsigned)(matrix.num_long_chunks > 0 ? blocks_for(matrix.num_long_chunks, 1) : 0);
     const int64_t row_warps = (matrix.num_rows + 31) / 32;
     const unsigned row_blocks = (unsigned)blocks_for(row_warps, threads_per_block / 32);
     const dim3 grid(chunk_blocks + row_blocks);

@@ -10,7 +10,7 @@
 #
 # SPART_CUDA_BENCH selects the benchmarks, one or a comma-separated list
 # of: "assembly" (the default), "product" (bench_cuda_product, then its
-# --skew-parts), "both" (assembly and product),
+# --skew-parts), "skew" (--skew-parts alone), "both" (assembly and product),
 # "mart" (MART on host and device), "convolve" (a PSF folded into weights
 # on host and device), "psf" (MART with a PSF, FFT against folded,
 # bench_mart_psf), "esis" (bench_cuda_product --esis: the two
@@ -72,7 +72,7 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCH
 targets=("${cuda_tests[@]}" test_device_api test_convolve_device_errors
     test_device_from_arrays_errors)
 if wants assembly || wants calls; then targets+=(bench_cuda_assembly); fi
-if wants product || wants esis; then targets+=(bench_cuda_product); fi
+if wants product || wants esis || wants skew; then targets+=(bench_cuda_product); fi
 if wants mart; then targets+=(bench_mart_device); fi
 if wants convolve; then targets+=(bench_cuda_convolve); fi
 if wants psf; then targets+=(bench_mart_psf); fi
@@ -112,6 +112,9 @@ if wants calls; then
 fi
 if wants product; then
     timeout 200 tests/bench_cuda_product 2>&1 | tee -a "$out/bench.log"
+    timeout 100 tests/bench_cuda_product --skew-parts 2>&1 | tee -a "$out/bench.log"
+fi
+if wants skew; then
     timeout 100 tests/bench_cuda_product --skew-parts 2>&1 | tee -a "$out/bench.log"
 fi
 if wants esis; then
@@ -164,6 +167,10 @@ if [ -n "$baseline" ]; then
         if wants product; then
             timeout 120 "$baseline_build/tests/bench_cuda_product" 2>&1 |
                 tee -a "$out/baseline_bench.log"
+            timeout 100 "$baseline_build/tests/bench_cuda_product" --skew-parts 2>&1 |
+                tee -a "$out/baseline_bench.log"
+        fi
+        if wants skew; then
             timeout 100 "$baseline_build/tests/bench_cuda_product" --skew-parts 2>&1 |
                 tee -a "$out/baseline_bench.log"
         fi
