@@ -27,7 +27,9 @@
  * (product_rows_by_thread): a warp loads the entries of 32 rows with
  * coalesced loads, forms each entry's term fma(v, x, +0.0), and each
  * thread adds its row's terms in the lanes' tree. Warps whose 32 rows do
- * not all fit one round sum them by groups, as above.
+ * not all fit one round sum them by groups, as above. There each long
+ * row's chunk gets a whole block, which stages the chunk's values and x
+ * in shared memory before its g lanes add them (sum_chunk_staged).
  *
  * Short-row index. A matrix of g <= 2 whose rows hold at most 255 entries
  * may carry an index (one byte a row and every 256th row start, see
@@ -209,28 +211,50 @@ __global__ void __launch_bounds__(threads_per_block, G > 0 ? min_blocks_fixed_gr
 }
 
 /* Each long row's value for each vector: its chunk sums added in chunk
- * order, starting from the first (one thread per row and vector). The
- * loads are unrolled so that several are in flight; the additions stay in
- * order. */
+ * order, starting from the first; a warp per row and vector. The warp's
+ * lanes load the chunk sums 32 x chunks_ahead at a time (all in flight
+ * together), and every lane then adds them in chunk order from the
+ * shuffled values, the same additions in every lane (lane 0 writes). One
+ * thread adding from memory waited on a trip to memory every eight chunk
+ * sums: 128 trips for the 1024 chunks of a row of 4 Mi entries. */
+constexpr int chunks_ahead = 4;
+
 __global__ void __launch_bounds__(threads_per_block)
     add_chunk_sums(spart_device_csr matrix, const double *__restrict__ chunk_sums,
                    int64_t num_vectors, vector_layout layout, double *__restrict__ y)
 {
+    const unsigned warp = 0xffffffffu;
+    const int lane = (int)(threadIdx.x & 31u);
     const int64_t count = matrix.num_long_rows * num_vectors;
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t item = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; item < count;
-         item += stride) {
+    const int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
+    for (int64_t item = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; item < count;
+         item += warps) {
         const int64_t long_row = item / num_vectors;
         const int64_t t = item - long_row * num_vectors;
         const int64_t first = matrix.long_first_chunk[long_row];
         const int64_t last = matrix.long_first_chunk[long_row + 1];
         double total = chunk_sums[first * num_vectors + t];
-#pragma unroll 8
-        for (int64_t chunk = first + 1; chunk < last; chunk++) {
-            total = __dadd_rn(total, chunk_sums[chunk * num_vectors + t]);
+        for (int64_t base = first + 1; base < last; base += 32 * chunks_ahead) {
+            double loaded[chunks_ahead];
+#pragma unroll
+            for (int a = 0; a < chunks_ahead; a++) {
+                const int64_t chunk = base + 32 * a + lane;
+                loaded[a] = chunk < last ? chunk_sums[chunk * num_vectors + t] : 0.0;
+            }
+#pragma unroll
+            for (int a = 0; a < chunks_ahead; a++) {
+                for (int j = 0; j < 32; j++) {
+                    const double next = __shfl_sync(warp, loaded[a], j);
+                    if (base + 32 * a + j < last) {
+                        total = __dadd_rn(total, next);
+                    }
+                }
+            }
         }
-        const int64_t row = matrix.long_rows[long_row];
-        y[num_vectors == 1 ? row : row * layout.y_row + t * layout.y_vector] = total;
+        if (lane == 0) {
+            const int64_t row = matrix.long_rows[long_row];
+            y[num_vectors == 1 ? row : row * layout.y_row + t * layout.y_vector] = total;
+        }
     }
 }
 
@@ -616,7 +640,8 @@ cudaError_t launch_product(const spart_device_csr &matrix, const Column *columns
     if (error != cudaSuccess) {
         return error;
     }
-    unsigned blocks = (unsigned)blocks_for(matrix.num_long_rows * num_vectors, threads_per_block);
+    unsigned blocks =
+        (unsigned)blocks_for(matrix.num_long_rows * num_vectors * 32, threads_per_block);
     return launch(add_chunk_sums, dim3(blocks), stream, matrix, (const double *)chunk_sums,
                   num_vectors, layout, y);
 }
@@ -643,7 +668,7 @@ cudaError_t launch_rows_by_thread(const spart_device_csr &matrix, const Column *
         return error;
     }
     const vector_layout one = {1, 1, 1, 1};
-    unsigned blocks = (unsigned)blocks_for(matrix.num_long_rows, threads_per_block);
+    unsigned blocks = (unsigned)blocks_for(matrix.num_long_rows * 32, threads_per_block);
     return launch(add_chunk_sums, dim3(blocks), stream, matrix, (const double *)chunk_sums,
                   (int64_t)1, one, y);
 }
