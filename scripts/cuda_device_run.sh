@@ -24,8 +24,10 @@
 # another source tree (the main checkout, say) whose own mart and product
 # benchmarks are built beside this one and run (those that SPART_CUDA_BENCH
 # names) after this tree's, before the sanitizers, for figures before and
-# after a change in one run. SPART_NCU_MART=N profiles the MART kernels
-# (below).
+# after a change in one run (built in SPART_BASELINE_BUILD, default
+# /tmp/spart-baseline-build; SPART_CUDA_BUILD names this tree's build, so
+# that calls on a machine another tree used keep their own builds).
+# SPART_NCU_MART=N profiles the MART kernels (below).
 set -uo pipefail
 started=$SECONDS
 root=$(pwd)
@@ -77,7 +79,7 @@ if wants mart; then targets+=(bench_mart_device); fi
 if wants convolve; then targets+=(bench_cuda_convolve); fi
 if wants psf; then targets+=(bench_mart_psf); fi
 baseline=${SPART_BASELINE_SOURCE:-}
-baseline_build=/tmp/spart-baseline-build
+baseline_build=${SPART_BASELINE_BUILD:-/tmp/spart-baseline-build}
 if [ -n "$baseline" ]; then
     baseline=$(cd "$baseline" && pwd)
     (cmake -S "$baseline" -B "$baseline_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
