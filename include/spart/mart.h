@@ -89,9 +89,12 @@ typedef struct spart_mart_operators {
     int on_device;
     /* Nonzero (device operators only): the callbacks only enqueue work on
      * the context's stream (no synchronisation, no copies to pageable host
-     * memory, the same work every call), so the driver may record an
-     * iteration once as a CUDA graph and replay it (spart/device_memory.h).
-     * The operators of spart_mart_operators_from_regridders are. */
+     * memory, the same work every call), so the driver may record
+     * iterations once as a CUDA graph and replay it (spart/device_memory.h):
+     * without a callback, batches of 8 iterations, each ending with the
+     * stopping rule checked on the device, the merits read once a batch
+     * (the same result as one iteration at a time); with one, an iteration
+     * a graph. The operators of spart_mart_operators_from_regridders are. */
     int capturable;
 } spart_mart_operators;
 
