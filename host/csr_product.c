@@ -73,7 +73,48 @@ spart_product_plan spart_plan_product(const spart_csr *csr)
     plan.chunk_length = SPART_CHUNK_LENGTH;
     plan.row_lengths = NULL;
     plan.block_starts = NULL;
+    plan.row_stripes = 1;
     return plan;
+}
+
+/* How the product's rows are handed out: tasks of rows_per_task rows
+ * within each stripe of stripe_rows rows, the stripes side by side. */
+typedef struct task_split {
+    int64_t stripes;
+    int64_t stripe_rows;
+    int64_t rows_per_task;
+    int64_t tasks_per_stripe;
+} task_split;
+
+/* Tasks of about ENTRIES_PER_TASK entries (as whole rows), so that two
+ * threads also share a matrix of a few long rows; stripes as the plan
+ * says when they divide the rows evenly. */
+static task_split split_tasks(const spart_csr *csr, const spart_product_plan *plan)
+{
+    task_split split;
+    int64_t mean_row = csr->num_rows > 0 ? csr->num_entries / csr->num_rows : 0;
+    split.rows_per_task = ENTRIES_PER_TASK / (mean_row > 0 ? mean_row : 1);
+    if (split.rows_per_task < 1) {
+        split.rows_per_task = 1;
+    }
+    split.stripes = plan->row_stripes;
+    if (split.stripes < 1 || csr->num_rows % split.stripes != 0) {
+        split.stripes = 1;
+    }
+    split.stripe_rows = csr->num_rows / split.stripes;
+    split.tasks_per_stripe = (split.stripe_rows + split.rows_per_task - 1) / split.rows_per_task;
+    return split;
+}
+
+/* Task t's rows [*begin, *end): block t / stripes of stripe t % stripes,
+ * so that consecutive tasks are the same rows of each stripe, reading the
+ * same part of x while it is in the caches. */
+static void task_rows(const task_split *split, int64_t task, int64_t *begin, int64_t *end)
+{
+    int64_t stripe = task % split->stripes, block = task / split->stripes;
+    int64_t stripe_end = (stripe + 1) * split->stripe_rows;
+    *begin = stripe * split->stripe_rows + block * split->rows_per_task;
+    *end = *begin + split->rows_per_task < stripe_end ? *begin + split->rows_per_task : stripe_end;
 }
 
 size_t spart_host_csr_product_scratch(const spart_product_plan *plan, int64_t num_vectors)
@@ -341,12 +382,8 @@ void spart_host_csr_product(const spart_csr *csr, const spart_product_plan *plan
     if (num_vectors <= 0) {
         return;
     }
-    int64_t mean_row = csr->num_rows > 0 ? csr->num_entries / csr->num_rows : 0;
-    int64_t rows_per_task = ENTRIES_PER_TASK / (mean_row > 0 ? mean_row : 1);
-    if (rows_per_task < 1) {
-        rows_per_task = 1;
-    }
-    int64_t tasks = (csr->num_rows + rows_per_task - 1) / rows_per_task;
+    task_split split = split_tasks(csr, plan);
+    int64_t tasks = split.stripes * split.tasks_per_stripe;
     size_t per_thread = spart_host_csr_product_scratch(plan, num_vectors);
     /* One vector, or a batch of 4 or 8, of the usual matrix: the same order
      * in vector instructions where the processor has them
@@ -366,9 +403,8 @@ void spart_host_csr_product(const spart_csr *csr, const spart_product_plan *plan
         }
 #pragma omp for schedule(dynamic, 1)
         for (int64_t task = 0; task < tasks; task++) {
-            int64_t begin = task * rows_per_task;
-            int64_t end =
-                begin + rows_per_task < csr->num_rows ? begin + rows_per_task : csr->num_rows;
+            int64_t begin = 0, end = 0;
+            task_rows(&split, task, &begin, &end);
             if (level != SPART_SIMD_NONE && num_vectors == 1) {
                 spart_host_csr_rows_simd(csr, plan, x, y + begin, begin, end, level);
             } else if (level != SPART_SIMD_NONE) {

@@ -421,6 +421,36 @@ spart_status spart_regridder_check_options(spart_context *context, const spart_w
                         &num_columns, &output, &num_rows);
 }
 
+/* The stripes of rows that read the same input: the leading output axes
+ * that are orthogonal axes of a shared input (N 1 N: the weights and the
+ * output vary along them, the input does not) cut the rows into that many
+ * equal, contiguous stripes, each element applied to the same x (the
+ * channels of a CTIS forward model). The host product visits the
+ * stripes' rows side by side, so that the part of x they read is fetched
+ * from memory once rather than once per stripe; the order of each row's
+ * sums does not change. */
+static int64_t shared_input_stripes(const spart_regridder_roles *layout,
+                                    const spart_axis_map *output)
+{
+    int64_t stripes = 1;
+    for (int axis = 0; axis < output->shape.ndim; axis++) {
+        int k = 0;
+        while (k < layout->num_orthogonal && layout->orthogonal_output[k] != axis) {
+            k++;
+        }
+        int64_t extent = output->shape.dims[axis];
+        if (extent == 1) {
+            continue; /* one stripe either way */
+        }
+        if (k == layout->num_orthogonal || output->is_batch[axis] ||
+            layout->shape_input.dims[layout->orthogonal_input[k]] != 1) {
+            break; /* a resampled axis, a batch axis, or an input of its own */
+        }
+        stripes *= extent;
+    }
+    return stripes;
+}
+
 /* spart_regridder_create_on, with the entries in device memory when
  * device_entries is not NULL (cuda_device >= 0 then). */
 static spart_status create_regridder(spart_context *context, const spart_weights *weights,
@@ -467,6 +497,7 @@ static spart_status create_regridder(spart_context *context, const spart_weights
         return status;
     }
     made->plan = spart_plan_product(&made->csr);
+    made->plan.row_stripes = shared_input_stripes(&layout, &output);
     spart_regridder_index_short_rows(made, spart_threads(context));
     made->roles = layout;
     made->has_roles = 1;

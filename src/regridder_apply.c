@@ -180,6 +180,10 @@ static void repack(const spart_axis_map *map, int64_t num_leading, const double 
                    double *to_values, double *packed, int threads)
 {
     int64_t size = spart_shape_size(&map->shape);
+    if (map->num_batch == 1 && from_values != NULL && num_leading == 8 &&
+        spart_host_pack_eight(from_values, size, packed, threads)) {
+        return;
+    }
     if (map->num_batch == 1) {
         transpose_tiles(num_leading, size, from_values, to_values, packed, threads);
         return;

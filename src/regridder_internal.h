@@ -38,6 +38,10 @@ typedef struct spart_product_plan {
     int64_t chunk_length; /* entries per chunk of a row */
     const uint8_t *row_lengths;
     const int64_t *block_starts;
+    /* The host product's order of work, not of sums: the rows form this
+     * many equal stripes (elements applied to the same input), whose
+     * blocks of rows the threads take side by side (1: rows in order). */
+    int64_t row_stripes;
 } spart_product_plan;
 
 /* How one side's values map to the matrix: each axis of the values' shape
@@ -199,6 +203,13 @@ void spart_host_csr_product(const spart_csr *csr, const spart_product_plan *plan
                             int64_t num_vectors, double *y, const spart_batch_layout *layout,
                             int threads, double *scratch);
 size_t spart_host_csr_product_scratch(const spart_product_plan *plan, int64_t num_vectors);
+
+/* Pack 8 vectors laid one after another (x[t * columns + c]) into
+ * interleaved ones (packed[c * 8 + t]) with AVX-512, `threads` OpenMP
+ * threads (host/batch_pack_simd.c). packed must be 64-byte aligned.
+ * Returns 1 when done, 0 (nothing written) where this processor or
+ * build has no AVX-512 or packed is not aligned. */
+int spart_host_pack_eight(const double *x, int64_t columns, double *packed, int threads);
 
 /* The vector instructions of host/csr_product_simd.c's kernels that this
  * processor has (x86-64 only). */

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "regridder_internal.h"
+
 #include "spart.h"
 #include "test_util.h"
 
@@ -580,6 +582,58 @@ static void golden_digest_run_after_run(void **state)
     spart_regridder_free(regridder);
 }
 
+/* y of a regridder for x, once with the plan's stripes and once with
+ * rows in order (row_stripes = 1), with 1 and 2 threads: all the same bits. */
+static void assert_stripes_keep_the_sums(fixture *f, spart_regridder *regridder,
+                                         const spart_array *x)
+{
+    int64_t stripes = regridder->plan.row_stripes, n = 0;
+    double *expected = NULL;
+    for (int threads = 1; threads <= 2; threads++) {
+        assert_int_equal(spart_context_set_threads(f->context, threads), SPART_OK);
+        for (int in_order = 0; in_order < 2; in_order++) {
+            regridder->plan.row_stripes = in_order ? 1 : stripes;
+            double *y = apply(f, regridder, x, &n);
+            if (expected == NULL) {
+                expected = y;
+                continue;
+            }
+            assert_memory_equal(y, expected, (size_t)n * sizeof(double));
+            free(y);
+        }
+    }
+    regridder->plan.row_stripes = stripes;
+    assert_int_equal(spart_context_set_threads(f->context, 0), SPART_OK);
+    free(expected);
+}
+
+/* A forward model of 4 channels sharing one scene (wavelengths summed):
+ * the rows form 4 stripes, one per channel, each cut into several tasks;
+ * working them side by side changes no bit of y, for one vector or 8. */
+static void shared_input_rows_are_worked_in_stripes_with_the_same_sums(void **state)
+{
+    fixture *f = *state;
+    const int64_t orthogonal[] = {4, 2}, input[] = {4, 2, 300}, output[] = {4, 2, 200};
+    const int axes[] = {2};
+    spart_weights *weights = random_weights(f->context, shape_of(2, orthogonal), shape_of(3, input),
+                                            1, axes, shape_of(3, output), 1, axes, 20000, 41);
+    const int64_t in[] = {1, 2, 300}, out[] = {4, 1, 200};
+    spart_regridder *regridder = make(f, weights, 3, in, 3, out);
+    assert_int_equal(regridder->plan.row_stripes, 4);
+    double *x = random_values(8 * 600, 42);
+    spart_array one = {x, {3, {1, 2, 300}}}, eight = {x, {4, {8, 1, 2, 300}}};
+    assert_stripes_keep_the_sums(f, regridder, &one);
+    assert_stripes_keep_the_sums(f, regridder, &eight);
+    spart_regridder_free(regridder);
+    /* each channel with its own scene: rows in order */
+    const int64_t own[] = {4, 2, 300};
+    regridder = make(f, weights, 3, own, 3, out);
+    assert_int_equal(regridder->plan.row_stripes, 1);
+    spart_regridder_free(regridder);
+    free(x);
+    spart_weights_free(weights);
+}
+
 /* ---- transpose ------------------------------------------------------------------- */
 
 static void transpose_passes_the_dot_product_test(void **state)
@@ -805,6 +859,7 @@ int main(void)
         TEST(same_digest_for_any_thread_count),
         TEST(a_column_alone_equals_the_column_in_a_batch),
         TEST(golden_digest_run_after_run),
+        TEST(shared_input_rows_are_worked_in_stripes_with_the_same_sums),
         TEST(transpose_passes_the_dot_product_test),
         TEST(empty_elements_and_rows_give_zeros),
         TEST(nan_reaches_only_the_rows_that_touch_it),
