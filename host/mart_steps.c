@@ -6,6 +6,14 @@
 #include <float.h>
 #include <math.h>
 
+/* The power functions inlined into each caller, the AVX2 clones of the
+ * update below included: called out of line, the general power (exp and
+ * log) ran as baseline SSE code between AVX2 loops, and the switches
+ * between the two cost 6 times its arithmetic (250 against 39 ns a voxel
+ * for gamma 0.3 with 4 channels). The same operations, so the same bits. */
+#if defined(__GNUC__)
+#define SPART_MATH_FUNCTION static inline __attribute__((always_inline))
+#endif
 #include "mart_math.h"
 #include "mart_steps.h"
 #include "regridder_internal.h"
