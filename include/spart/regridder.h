@@ -143,7 +143,9 @@ spart_regridder_workspace_size(spart_context *context, const spart_regridder *re
 /* y = A x, x of shape leading axes + shape_input (dense, C order), y of
  * the shape spart_regridder_apply_shape gives, size_y values, overwritten.
  * The simple entry point allocates its scratch; the _workspace one takes
- * `workspace` of at least the queried bytes (aligned for double). */
+ * `workspace` of at least the queried bytes (aligned for double: on the
+ * host the packed vectors are placed on the first 64-byte boundary inside
+ * it, which the queried size leaves room for). */
 SPART_NODISCARD SPART_API spart_status spart_regridder_apply(spart_context *context,
                                                              const spart_regridder *regridder,
                                                              const spart_array *x, double *y,
