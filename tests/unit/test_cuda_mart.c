@@ -45,7 +45,9 @@ static void from_device(spart_context *context, double *host, const double *devi
 
 /* spart_mart_merits of random images (seeds seed, seed + 1, seed + 2;
  * widths with some exact zeros, which the merits leave out) on the device
- * give the host's bits. */
+ * give the host's bits, whatever the workspace held before (all bits set
+ * here) and again on a second call with the same workspace (the chunk
+ * counters are left as they were found). */
 static void assert_merits_equal_the_host(int64_t channels, int64_t pixels, uint64_t seed)
 {
     spart_context *context = context_or_fail();
@@ -64,11 +66,20 @@ static void assert_merits_equal_the_host(int64_t channels, int64_t pixels, uint6
     double *d_observed = doubles_to_device(context, observed, n);
     double *d_predicted = doubles_to_device(context, predicted, n);
     double *d_widths = doubles_to_device(context, widths, n);
-    assert_int_equal(spart_mart_merits(context, d_observed, d_predicted, d_widths, channels, pixels,
-                                       chi2_device, r_device, workspace, bytes, 1),
-                     SPART_OK);
-    assert_memory_equal(chi2_host, chi2_device, (size_t)channels * sizeof(double));
-    assert_memory_equal(r_host, r_device, (size_t)channels * sizeof(double));
+    unsigned char *garbage = malloc(bytes);
+    assert_non_null(garbage);
+    memset(garbage, 0xff, bytes);
+    assert_int_equal(spart_device_copy_to_device(context, workspace, garbage, bytes), SPART_OK);
+    free(garbage);
+    for (int call = 0; call < 2; call++) {
+        memset(chi2_device, 0, sizeof chi2_device);
+        memset(r_device, 0, sizeof r_device);
+        assert_int_equal(spart_mart_merits(context, d_observed, d_predicted, d_widths, channels,
+                                           pixels, chi2_device, r_device, workspace, bytes, 1),
+                         SPART_OK);
+        assert_memory_equal(chi2_host, chi2_device, (size_t)channels * sizeof(double));
+        assert_memory_equal(r_host, r_device, (size_t)channels * sizeof(double));
+    }
     spart_device_free(context, d_observed);
     spart_device_free(context, d_predicted);
     spart_device_free(context, d_widths);
@@ -331,12 +342,31 @@ static void corrections_outside_the_single_power_equal_the_host(void **state)
     spart_context_free(context);
 }
 
-/* Merits of images too large for the one-launch path (more than 64 chunks
- * a channel) give the host's bits too. */
+/* Merits of images of more than 64 chunks a channel give the host's bits
+ * too. */
 static void merits_of_large_images_equal_the_host(void **state)
 {
     (void)state;
     assert_merits_equal_the_host(2, 70 * 1024 + 77, 11);
+}
+
+/* Images of many chunks a channel (a block each: 301 chunks, more than
+ * the 128 the last block stages at a time) give the host's bits. */
+static void merits_of_many_chunks_a_channel_equal_the_host(void **state)
+{
+    (void)state;
+    assert_merits_equal_the_host(4, 300 * 1024 + 5, 21);
+}
+
+/* Small odd images (one pixel; under, just over and just under a warp and
+ * a chunk) give the host's bits. */
+static void merits_of_small_odd_images_equal_the_host(void **state)
+{
+    (void)state;
+    const int64_t sizes[] = {1, 31, 33, 1023, 1025};
+    for (int k = 0; k < 5; k++) {
+        assert_merits_equal_the_host(1 + k % 4, sizes[k], 31 + 3 * (uint64_t)k);
+    }
 }
 
 /* ---- whole runs ---------------------------------------------------------------------------- */
@@ -825,6 +855,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(merits_equal_the_host),
         cmocka_unit_test(merits_of_large_images_equal_the_host),
+        cmocka_unit_test(merits_of_many_chunks_a_channel_equal_the_host),
+        cmocka_unit_test(merits_of_small_odd_images_equal_the_host),
         cmocka_unit_test(update_from_images_equals_the_host),
         cmocka_unit_test(corrections_outside_the_single_power_equal_the_host),
         cmocka_unit_test(elementwise_steps_and_flat_guess_equal_the_host),
