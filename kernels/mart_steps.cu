@@ -6,14 +6,14 @@
  * per chunk of SPART_MART_CHUNK (1024) values, lane l adding values l, l + 32, ... from 0.0,
  * the lanes combined by __shfl_down_sync (lane l += lane l + h, h = 16..1,
  * exactly the host's pairs), then one thread per channel adding the chunk
- * sums in chunk order. Everything on the caller's stream.
+ * sums in chunk order. No atomics; everything on the caller's stream.
  *
- * The merits take two launches over (chunk, channel) blocks of one warp;
- * the last block of a channel to finish a pass (a counter per channel,
- * the only atomic, which picks who adds and not the order) adds the
- * channel's chunk sums in chunk order.
- *
- * Fused step, giving the bits of the steps it replaces:
+ * Fused steps, each giving the bits of the steps it replaces:
+ *   - the merits of images of at most SPART_MART_FUSED_CHUNKS chunks a
+ *     channel in one launch (one block per channel: its warps share the
+ *     chunks, and the block's barriers order the two passes), instead of
+ *     four; up to 8 chunks, a warp a chunk holding the chunk's values in
+ *     registers between the passes (merits_held_kernel);
  *   - the backprojection of the predicted images and the update in one
  *     pass (spart_cuda_mart_backproject_update): each voxel's rows summed
  *     as the product sums them (kernels/csr_row_sum.cuh), then its
@@ -84,6 +84,11 @@ __global__ void widths_kernel(double *images, double *widths, int64_t n, double 
         widths[i] = spart_mart_width(d, gain, read_variance);
     }
 }
+
+/* Images of at most this many chunks a channel have their merits in one
+ * launch (a block per channel); larger ones take four launches that
+ * spread the chunks over the whole device. */
+constexpr int64_t fused_merit_chunks = 64;
 
 /* Values a lane loads before it adds any: a chunk's 32 values a lane then
  * cost four round trips to memory instead of 32 (the additions keep their
@@ -169,59 +174,17 @@ __device__ __forceinline__ void merit_chunk_pass2(const double *o, const double 
     }
 }
 
-/* Chunks whose sums the last block of a channel stages in shared memory
- * at a time before its lane 0 adds them. */
-constexpr int merit_tile_chunks = 128;
-
-/* Whether this block (one warp) is the last of its channel's `chunks`
- * blocks to have written its chunk sums. The counter only picks which
- * block adds the sums; the sums are still added in chunk order. The last
- * block sets the counter back to zero, for the next pass and for a graph's
- * next replay. */
-__device__ bool last_block_of_channel(unsigned int *counter, int64_t chunks, int lane)
+/* Chunk sums of `count` quantities, added in chunk order from 0.0
+ * (partial[k * SPART_MART_PASS_SUMS + q]). */
+__device__ void add_chunks(const double *partial, int64_t chunks, int count, double *totals)
 {
-    unsigned int blocks_done = 0;
-    if (lane == 0) {
-        __threadfence(); /* this block's chunk sums are visible before it counts itself */
-        blocks_done = atomicAdd(counter, 1u) + 1u;
-    }
-    blocks_done = __shfl_sync(full_warp, blocks_done, 0);
-    const bool last = blocks_done == (unsigned int)chunks;
-    if (last && lane == 0) {
-        __threadfence(); /* the other blocks' sums are read after their counts */
-        *counter = 0u;
-    }
-    __syncwarp();
-    return last;
-}
-
-/* Chunk sums of `count` quantities of one channel, added in chunk order
- * from 0.0 (partial[k * SPART_MART_PASS_SUMS + q]) by lane 0, which alone
- * holds the totals: the warp stages the sums in shared memory a tile at a
- * time so that their loads from L2 are issued together. */
-__device__ void add_chunks(const double *partial, int64_t chunks, int count, int lane,
-                           double (&totals)[SPART_MART_PASS_SUMS])
-{
-    __shared__ double tile[merit_tile_chunks * SPART_MART_PASS_SUMS];
-    for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
+    for (int q = 0; q < count; q++) {
         totals[q] = 0.0;
     }
-    for (int64_t first = 0; first < chunks; first += merit_tile_chunks) {
-        const int64_t in_tile =
-            chunks - first < merit_tile_chunks ? chunks - first : merit_tile_chunks;
-        const double *source = partial + first * SPART_MART_PASS_SUMS;
-        for (int64_t i = lane; i < in_tile * SPART_MART_PASS_SUMS; i += SPART_MART_LANES) {
-            tile[i] = __ldcg(source + i); /* from L2: written by other blocks */
+    for (int64_t k = 0; k < chunks; k++) {
+        for (int q = 0; q < count; q++) {
+            totals[q] = totals[q] + partial[k * SPART_MART_PASS_SUMS + q];
         }
-        __syncwarp();
-        if (lane == 0) {
-            for (int64_t k = 0; k < in_tile; k++) {
-                for (int q = 0; q < count; q++) {
-                    totals[q] = totals[q] + tile[k * SPART_MART_PASS_SUMS + q];
-                }
-            }
-        }
-        __syncwarp();
     }
 }
 
@@ -246,72 +209,243 @@ __device__ __forceinline__ double finish_pass2(const double (&totals)[3], int64_
     return covariance / (deviation_predicted * deviation_residual);
 }
 
-/* Pass 1: block (chunk k, channel c), one warp, writes the chunk's sums
- * to partial[(c * chunks + k) * SPART_MART_PASS_SUMS + q]; the channel's
- * last block adds them in chunk order and writes chi2[c] and the means
- * into results (chi2 at c, means at 2C + 2c and 2C + 2c + 1). */
+/* Pass 1: block (chunk, channel), one warp. partial[(c * chunks + k) * 4 + q]. */
 __global__ void merits_pass1_kernel(const double *observed, const double *predicted,
-                                    const double *widths, int64_t num_channel, int64_t image_size,
-                                    int64_t chunks, double *partial, unsigned int *counters,
-                                    double *results, const int *stop)
+                                    const double *widths, int64_t image_size, int64_t chunks,
+                                    double *partial, const int *stop)
 {
     if (run_stopped(stop)) {
         return;
     }
-    const int64_t k = blockIdx.x;
-    const int64_t c = blockIdx.y;
-    const int lane = (int)threadIdx.x;
-    double *channel_partial = partial + c * chunks * SPART_MART_PASS_SUMS;
+    int64_t k = blockIdx.x;
+    int64_t c = blockIdx.y;
+    int lane = threadIdx.x;
     double sums[SPART_MART_PASS_SUMS];
     merit_chunk_pass1(observed + c * image_size, predicted + c * image_size,
                       widths + c * image_size, image_size, k, lane, sums);
     if (lane == 0) {
         for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
-            channel_partial[k * SPART_MART_PASS_SUMS + q] = sums[q];
+            partial[(c * chunks + k) * SPART_MART_PASS_SUMS + q] = sums[q];
         }
     }
-    if (!last_block_of_channel(&counters[c], chunks, lane)) {
+}
+
+/* chi2[c] and the means of channel c into results (chi2 at c, means at
+ * 2C + 2c and 2C + 2c + 1). */
+__global__ void merits_finish1_kernel(const double *partial, int64_t num_channel,
+                                      int64_t image_size, int64_t chunks, double *results,
+                                      const int *stop)
+{
+    if (run_stopped(stop)) {
         return;
     }
-    double totals[SPART_MART_PASS_SUMS];
-    add_chunks(channel_partial, chunks, SPART_MART_PASS_SUMS, lane, totals);
-    if (lane == 0) {
+    for (int64_t c = threadIdx.x; c < num_channel; c += blockDim.x) {
+        double totals[SPART_MART_PASS_SUMS];
+        add_chunks(partial + c * chunks * SPART_MART_PASS_SUMS, chunks, SPART_MART_PASS_SUMS,
+                   totals);
         finish_pass1(totals, image_size, &results[c], &results[2 * num_channel + 2 * c],
                      &results[2 * num_channel + 2 * c + 1]);
     }
 }
 
-/* Pass 2, laid out as pass 1 (the same partial rows, free again once pass
- * 1 has ended): the centred sums of each chunk, then the channel's last
- * block writes its correlation to results[C + c]. */
 __global__ void merits_pass2_kernel(const double *observed, const double *predicted,
-                                    int64_t num_channel, int64_t image_size, int64_t chunks,
-                                    double *partial, unsigned int *counters, double *results,
-                                    const int *stop)
+                                    int64_t image_size, int64_t num_channel, int64_t chunks,
+                                    const double *results, double *partial, const int *stop)
 {
     if (run_stopped(stop)) {
         return;
     }
-    const int64_t k = blockIdx.x;
-    const int64_t c = blockIdx.y;
-    const int lane = (int)threadIdx.x;
-    double *channel_partial = partial + c * chunks * SPART_MART_PASS_SUMS;
+    int64_t k = blockIdx.x;
+    int64_t c = blockIdx.y;
+    int lane = threadIdx.x;
     double sums[3];
     merit_chunk_pass2(observed + c * image_size, predicted + c * image_size, image_size, k, lane,
                       results[2 * num_channel + 2 * c], results[2 * num_channel + 2 * c + 1], sums);
     if (lane == 0) {
         for (int q = 0; q < 3; q++) {
-            channel_partial[k * SPART_MART_PASS_SUMS + q] = sums[q];
+            partial[(c * chunks + k) * SPART_MART_PASS_SUMS + q] = sums[q];
         }
     }
-    if (!last_block_of_channel(&counters[c], chunks, lane)) {
+}
+
+__global__ void merits_finish2_kernel(const double *partial, int64_t num_channel,
+                                      int64_t image_size, int64_t chunks, double *results,
+                                      const int *stop)
+{
+    if (run_stopped(stop)) {
         return;
     }
-    double totals[SPART_MART_PASS_SUMS];
-    add_chunks(channel_partial, chunks, 3, lane, totals);
+    for (int64_t c = threadIdx.x; c < num_channel; c += blockDim.x) {
+        double totals[3];
+        add_chunks(partial + c * chunks * SPART_MART_PASS_SUMS, chunks, 3, totals);
+        results[num_channel + c] = finish_pass2(totals, image_size);
+    }
+}
+
+/* Both passes of one channel (blockIdx.x) in one block: warp w takes
+ * chunks w, w + warps, ...; the chunk sums wait in shared memory
+ * (chunks x SPART_MART_PASS_SUMS doubles, then the two means) for thread
+ * 0, which adds them in chunk order between the block's barriers. Same
+ * sums, same order, as the four kernels above. */
+__global__ void merits_fused_kernel(const double *observed, const double *predicted,
+                                    const double *widths, int64_t num_channel, int64_t image_size,
+                                    int64_t chunks, double *results, const int *stop)
+{
+    extern __shared__ double partial[]; /* chunks x SPART_MART_PASS_SUMS, then 2 means */
+    if (run_stopped(stop)) {
+        return; /* the whole block: before any barrier */
+    }
+    double *means = partial + chunks * SPART_MART_PASS_SUMS;
+    const int64_t c = blockIdx.x;
+    const int lane = (int)(threadIdx.x % SPART_MART_LANES);
+    const int64_t warp = threadIdx.x / SPART_MART_LANES;
+    const int64_t warps = blockDim.x / SPART_MART_LANES;
+    const double *o = observed + c * image_size;
+    const double *d = predicted + c * image_size;
+    const double *w = widths + c * image_size;
+    for (int64_t k = warp; k < chunks; k += warps) {
+        double sums[SPART_MART_PASS_SUMS];
+        merit_chunk_pass1(o, d, w, image_size, k, lane, sums);
+        if (lane == 0) {
+            for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
+                partial[k * SPART_MART_PASS_SUMS + q] = sums[q];
+            }
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double totals[SPART_MART_PASS_SUMS];
+        add_chunks(partial, chunks, SPART_MART_PASS_SUMS, totals);
+        finish_pass1(totals, image_size, &results[c], &means[0], &means[1]);
+        results[2 * num_channel + 2 * c] = means[0];
+        results[2 * num_channel + 2 * c + 1] = means[1];
+    }
+    __syncthreads();
+    const double mean_predicted = means[0];
+    const double mean_residual = means[1];
+    for (int64_t k = warp; k < chunks; k += warps) {
+        double sums[3];
+        merit_chunk_pass2(o, d, image_size, k, lane, mean_predicted, mean_residual, sums);
+        if (lane == 0) {
+            for (int q = 0; q < 3; q++) {
+                partial[k * SPART_MART_PASS_SUMS + q] = sums[q];
+            }
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double totals[3];
+        add_chunks(partial, chunks, 3, totals);
+        results[num_channel + c] = finish_pass2(totals, image_size);
+    }
+}
+
+/* Images of at most this many chunks a channel have their merits from
+ * merits_held_kernel: a warp per chunk that keeps its chunk's predicted
+ * values and residuals in registers between the passes (64 doubles a
+ * lane, so at most 8 warps a block fit the register file). */
+constexpr int64_t held_merit_chunks = 8;
+
+/* Values of a chunk a lane holds: SPART_MART_CHUNK / SPART_MART_LANES. */
+constexpr int held_values = SPART_MART_CHUNK / SPART_MART_LANES;
+
+/* As merits_fused_kernel for images of at most held_merit_chunks chunks a
+ * channel, warp k taking chunk k: pass 1 loads the chunk (the same rounds
+ * of merit_batch loads, the same additions as merit_chunk_pass1) and keeps
+ * each predicted value and residual in registers, so pass 2 (the same
+ * additions as merit_chunk_pass2) reads no memory. */
+__global__ void __launch_bounds__(held_merit_chunks *SPART_MART_LANES)
+    merits_held_kernel(const double *observed, const double *predicted, const double *widths,
+                       int64_t num_channel, int64_t image_size, int64_t chunks, double *results,
+                       const int *stop)
+{
+    __shared__ double partial[held_merit_chunks * SPART_MART_PASS_SUMS];
+    __shared__ double means[2];
+    if (run_stopped(stop)) {
+        return; /* the whole block: before any barrier */
+    }
+    const int64_t c = blockIdx.x;
+    const int lane = (int)(threadIdx.x % SPART_MART_LANES);
+    const int64_t k = threadIdx.x / SPART_MART_LANES;
+    const double *o = observed + c * image_size;
+    const double *d = predicted + c * image_size;
+    const double *w = widths + c * image_size;
+    const int64_t start = k * SPART_MART_CHUNK;
+    const int64_t end =
+        start + SPART_MART_CHUNK < image_size ? start + SPART_MART_CHUNK : image_size;
+    double held_predicted[held_values], held_residual[held_values];
+    double sums[SPART_MART_PASS_SUMS] = {0.0, 0.0, 0.0, 0.0};
+#pragma unroll
+    for (int round = 0; round < held_values / merit_batch; round++) {
+        const int64_t base = start + lane + (int64_t)round * merit_batch * SPART_MART_LANES;
+        double ov[merit_batch], wv[merit_batch];
+#pragma unroll
+        for (int u = 0; u < merit_batch; u++) {
+            const int64_t p = base + u * SPART_MART_LANES;
+            const int64_t at = p < end ? p : start;
+            ov[u] = o[at];
+            held_predicted[round * merit_batch + u] = d[at];
+            wv[u] = w[at];
+        }
+#pragma unroll
+        for (int u = 0; u < merit_batch; u++) {
+            const double dv = held_predicted[round * merit_batch + u];
+            const double residual = ov[u] - dv;
+            held_residual[round * merit_batch + u] = residual;
+            if (base + u * SPART_MART_LANES < end) {
+                if (wv[u] != 0.0) {
+                    double z = residual / wv[u];
+                    sums[0] = sums[0] + z * z;
+                    sums[1] = sums[1] + 1.0;
+                }
+                sums[2] = sums[2] + dv;
+                sums[3] = sums[3] + residual;
+            }
+        }
+    }
+    for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
+        sums[q] = combine_lanes(sums[q]);
+    }
     if (lane == 0) {
-        const double pass2_totals[3] = {totals[0], totals[1], totals[2]};
-        results[num_channel + c] = finish_pass2(pass2_totals, image_size);
+        for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
+            partial[k * SPART_MART_PASS_SUMS + q] = sums[q];
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double totals[SPART_MART_PASS_SUMS];
+        add_chunks(partial, chunks, SPART_MART_PASS_SUMS, totals);
+        finish_pass1(totals, image_size, &results[c], &means[0], &means[1]);
+        results[2 * num_channel + 2 * c] = means[0];
+        results[2 * num_channel + 2 * c + 1] = means[1];
+    }
+    __syncthreads();
+    const double mean_predicted = means[0];
+    const double mean_residual = means[1];
+    double centred[3] = {0.0, 0.0, 0.0};
+#pragma unroll
+    for (int v = 0; v < held_values; v++) {
+        if (start + lane + (int64_t)v * SPART_MART_LANES < end) {
+            double de = held_predicted[v] - mean_predicted;
+            double dr = held_residual[v] - mean_residual;
+            centred[0] = centred[0] + de * dr;
+            centred[1] = centred[1] + de * de;
+            centred[2] = centred[2] + dr * dr;
+        }
+    }
+    for (int q = 0; q < 3; q++) {
+        centred[q] = combine_lanes(centred[q]);
+    }
+    if (lane == 0) { /* thread 0 read pass 1's sums before the barrier above */
+        for (int q = 0; q < 3; q++) {
+            partial[k * SPART_MART_PASS_SUMS + q] = centred[q];
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double totals[3];
+        add_chunks(partial, chunks, 3, totals);
+        results[num_channel + c] = finish_pass2(totals, image_size);
     }
 }
 
@@ -611,21 +745,27 @@ extern "C" int spart_mart_device_merits(const double *observed, const double *pr
     int64_t chunks = spart_mart_num_chunks(image_size);
     double *results = (double *)workspace; /* 4 C: chi2, r, means */
     double *partial = results + 4 * num_channel;
-    unsigned int *counters =
-        (unsigned int *)(partial + num_channel * chunks * SPART_MART_PASS_SUMS);
-    /* The counters start at zero whatever the workspace held; the last
-     * blocks leave them at zero. */
-    cudaError_t error = cudaMemsetAsync(counters, 0, (size_t)num_channel * sizeof(unsigned int), s);
-    if (error != cudaSuccess) {
-        return (int)error;
+    if (chunks <= held_merit_chunks) {
+        merits_held_kernel<<<(unsigned)num_channel, (unsigned)(chunks * SPART_MART_LANES), 0, s>>>(
+            observed, predicted, widths, num_channel, image_size, chunks, results, stop);
+    } else if (chunks <= fused_merit_chunks) {
+        int64_t warps = chunks < 32 ? chunks : 32;
+        size_t shared = (size_t)(chunks * SPART_MART_PASS_SUMS + 2) * sizeof(double);
+        merits_fused_kernel<<<(unsigned)num_channel, (unsigned)(warps * SPART_MART_LANES), shared,
+                              s>>>(observed, predicted, widths, num_channel, image_size, chunks,
+                                   results, stop);
+    } else {
+        dim3 grid((unsigned)chunks, (unsigned)num_channel);
+        merits_pass1_kernel<<<grid, SPART_MART_LANES, 0, s>>>(observed, predicted, widths,
+                                                              image_size, chunks, partial, stop);
+        merits_finish1_kernel<<<1, 256, 0, s>>>(partial, num_channel, image_size, chunks, results,
+                                                stop);
+        merits_pass2_kernel<<<grid, SPART_MART_LANES, 0, s>>>(
+            observed, predicted, image_size, num_channel, chunks, results, partial, stop);
+        merits_finish2_kernel<<<1, 256, 0, s>>>(partial, num_channel, image_size, chunks, results,
+                                                stop);
     }
-    dim3 grid((unsigned)chunks, (unsigned)num_channel);
-    merits_pass1_kernel<<<grid, SPART_MART_LANES, 0, s>>>(observed, predicted, widths, num_channel,
-                                                          image_size, chunks, partial, counters,
-                                                          results, stop);
-    merits_pass2_kernel<<<grid, SPART_MART_LANES, 0, s>>>(
-        observed, predicted, num_channel, image_size, chunks, partial, counters, results, stop);
-    error = cudaGetLastError();
+    cudaError_t error = cudaGetLastError();
     if (error != cudaSuccess || chi2 == NULL) {
         return (int)error; /* without host arrays the results stay in the workspace */
     }

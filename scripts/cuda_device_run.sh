@@ -147,7 +147,7 @@ if [ -n "${SPART_NCU_MART:-}" ]; then
         --section SchedulerStats --section SourceCounters)
     {
         timeout 60 ncu --clock-control none "${sections[@]}" \
-            -k regex:"backproject_update|merits_pass" -c 2 \
+            -k regex:"backproject_update|merits_" -c 2 \
             tests/bench_mart_device --profile "$SPART_NCU_MART"
         timeout 60 ncu --clock-control none "${sections[@]}" -k regex:product_rows -s 1 -c 1 \
             tests/bench_mart_device --profile "$SPART_NCU_MART"

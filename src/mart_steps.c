@@ -15,8 +15,7 @@ size_t spart_mart_workspace_size(int64_t num_channel, int64_t image_size, int64_
     if (num_channel < 1 || image_size < 1 || scene_size < 1) {
         return 0;
     }
-    /* results, chunk sums, then a counter per channel (a double's room each) */
-    size_t merits = (size_t)(5 * num_channel + num_channel * spart_mart_num_chunks(image_size) *
+    size_t merits = (size_t)(4 * num_channel + num_channel * spart_mart_num_chunks(image_size) *
                                                    SPART_MART_PASS_SUMS);
     size_t flat = (size_t)(1 + spart_mart_num_chunks(scene_size));
     return (merits > flat ? merits : flat) * sizeof(double);

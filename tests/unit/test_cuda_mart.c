@@ -46,8 +46,7 @@ static void from_device(spart_context *context, double *host, const double *devi
 /* spart_mart_merits of random images (seeds seed, seed + 1, seed + 2;
  * widths with some exact zeros, which the merits leave out) on the device
  * give the host's bits, whatever the workspace held before (all bits set
- * here) and again on a second call with the same workspace (the chunk
- * counters are left as they were found). */
+ * here) and again on a second call with the same workspace. */
 static void assert_merits_equal_the_host(int64_t channels, int64_t pixels, uint64_t seed)
 {
     spart_context *context = context_or_fail();
@@ -93,7 +92,7 @@ static void assert_merits_equal_the_host(int64_t channels, int64_t pixels, uint6
 static void merits_equal_the_host(void **state)
 {
     (void)state;
-    assert_merits_equal_the_host(3, 10007, 1); /* 3 chunks, the last short */
+    assert_merits_equal_the_host(3, 10007, 1); /* 10 chunks, the last short */
 }
 
 static void elementwise_steps_and_flat_guess_equal_the_host(void **state)
@@ -350,12 +349,23 @@ static void merits_of_large_images_equal_the_host(void **state)
     assert_merits_equal_the_host(2, 70 * 1024 + 77, 11);
 }
 
-/* Images of many chunks a channel (a block each: 301 chunks, more than
- * the 128 the last block stages at a time) give the host's bits. */
+/* Images of many chunks a channel (301, each chunk its own block) give
+ * the host's bits. */
 static void merits_of_many_chunks_a_channel_equal_the_host(void **state)
 {
     (void)state;
     assert_merits_equal_the_host(4, 300 * 1024 + 5, 21);
+}
+
+/* Images of up to 8 chunks a channel (a warp a chunk, which keeps its
+ * values between the passes), at the limit and just past it, give the
+ * host's bits. */
+static void merits_of_a_chunk_a_warp_equal_the_host(void **state)
+{
+    (void)state;
+    assert_merits_equal_the_host(4, 8 * 1024, 41);
+    assert_merits_equal_the_host(3, 8 * 1024 - 5, 44);
+    assert_merits_equal_the_host(2, 8 * 1024 + 1, 47);
 }
 
 /* Small odd images (one pixel; under, just over and just under a warp and
@@ -857,6 +867,7 @@ int main(void)
         cmocka_unit_test(merits_of_large_images_equal_the_host),
         cmocka_unit_test(merits_of_many_chunks_a_channel_equal_the_host),
         cmocka_unit_test(merits_of_small_odd_images_equal_the_host),
+        cmocka_unit_test(merits_of_a_chunk_a_warp_equal_the_host),
         cmocka_unit_test(update_from_images_equals_the_host),
         cmocka_unit_test(corrections_outside_the_single_power_equal_the_host),
         cmocka_unit_test(elementwise_steps_and_flat_guess_equal_the_host),
