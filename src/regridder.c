@@ -429,7 +429,7 @@ spart_status spart_regridder_check_options(spart_context *context, const spart_w
  * stripes' rows side by side, so that the part of x they read is fetched
  * from memory once rather than once per stripe; the order of each row's
  * sums does not change. */
-static int64_t shared_input_stripes(const spart_regridder_roles *layout,
+int64_t spart_regridder_row_stripes(const spart_regridder_roles *layout,
                                     const spart_axis_map *output)
 {
     int64_t stripes = 1;
@@ -497,7 +497,7 @@ static spart_status create_regridder(spart_context *context, const spart_weights
         return status;
     }
     made->plan = spart_plan_product(&made->csr);
-    made->plan.row_stripes = shared_input_stripes(&layout, &output);
+    made->plan.row_stripes = spart_regridder_row_stripes(&layout, &output);
     spart_regridder_index_short_rows(made, spart_threads(context));
     made->roles = layout;
     made->has_roles = 1;

@@ -794,6 +794,9 @@ static spart_status read_regridder_file(const spart_fits_io *io, spart_regridder
     }
     if (status == SPART_OK) {
         made->plan = spart_plan_product(&made->csr);
+        if (made->has_roles) {
+            made->plan.row_stripes = spart_regridder_row_stripes(&made->roles, &made->output);
+        }
         status = check_plan(io, &header, made);
     }
     if (status == SPART_OK) {

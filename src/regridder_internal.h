@@ -75,6 +75,13 @@ typedef struct spart_regridder_roles {
 int spart_list_orthogonal_axes(const spart_shape *shape, const int *resampled, int count,
                                int *axes);
 
+/* The plan's row_stripes for an operator of these roles and output axes:
+ * the leading output axes along which a shared input is applied again
+ * (src/regridder.c). Derived from the roles, so a regridder that has its
+ * roles (made from weights, or loaded with them) gets the same stripes. */
+int64_t spart_regridder_row_stripes(const spart_regridder_roles *layout,
+                                    const spart_axis_map *output);
+
 /* Where a regridder's arrays live. A device regridder's CSR arrays, and
  * the table of its long rows (rows of more than one chunk, which the
  * device product sums chunk by chunk in a pass of their own), are CUDA

@@ -410,6 +410,31 @@ static void an_operator_without_entries_comes_back(void **state)
     spart_regridder_free(regridder);
 }
 
+/* A forward model's channels applied to one shared input: the loaded
+ * operator works its rows in the same stripes (derived from its roles)
+ * and gives the same bits. */
+static void the_loaded_operator_keeps_its_row_stripes(void **state)
+{
+    fits_fixture *f = *state;
+    const int64_t orthogonal[] = {4};
+    const int64_t weights_input[] = {4, 30}, weights_output[] = {4, 20};
+    const int64_t input[] = {1, 30}, output[] = {4, 20};
+    const int axes[] = {1};
+    spart_weights *weights =
+        random_weights(f->context, shape_of(1, orthogonal), shape_of(2, weights_input), axes,
+                       shape_of(2, weights_output), axes, 30, 20, 50, 13);
+    spart_shape shape_input = shape_of(2, input), shape_output = shape_of(2, output);
+    spart_regridder *regridder =
+        make(f->context, weights, &shape_input, &shape_output, SPART_FLOAT64);
+    spart_weights_free(weights);
+    assert_int_equal(regridder->plan.row_stripes, 4);
+    spart_regridder *loaded = save_and_load(f, regridder);
+    assert_int_equal(loaded->plan.row_stripes, 4);
+    assert_products_identical(f->context, regridder, loaded);
+    spart_regridder_free(loaded);
+    spart_regridder_free(regridder);
+}
+
 static void the_loaded_operator_builds_the_same_transpose(void **state)
 {
     fits_fixture *f = *state;
@@ -1017,6 +1042,7 @@ int main(int argc, char **argv)
         TEST(the_plan_of_long_rows_comes_back),
         TEST(a_huge_column_count_keeps_int64_columns),
         TEST(an_operator_without_entries_comes_back),
+        TEST(the_loaded_operator_keeps_its_row_stripes),
         TEST(the_loaded_operator_builds_the_same_transpose),
         TEST(a_transpose_saves_as_a_regridder),
         TEST(save_refuses_to_replace_a_file),
