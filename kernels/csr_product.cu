@@ -27,9 +27,10 @@
  * (product_rows_by_thread): a warp loads the entries of 32 rows with
  * coalesced loads, forms each entry's term fma(v, x, +0.0), and each
  * thread adds its row's terms in the lanes' tree. Warps whose 32 rows do
- * not all fit one round sum them by groups, as above. There each long
- * row's chunk gets a whole block, which stages the chunk's values and x
- * in shared memory before its g lanes add them (sum_chunk_staged).
+ * not all fit one round sum them by groups, as above. There a block
+ * takes 16/g of the long rows' chunks at once: all its threads stage the
+ * chunks' values and x in shared memory, and 16 lanes, g a chunk,
+ * adds them (sum_chunks_staged).
  *
  * Short-row index. A matrix of g <= 2 whose rows hold at most 255 entries
  * may carry an index (one byte a row and every 256th row start, see
@@ -82,6 +83,12 @@ constexpr int min_blocks_fixed_group = 4;
  * fast on the ESIS-scale transpose shape, 8 % faster than the group size
  * read at run time without the bound. */
 constexpr int min_blocks_indexed = 2;
+
+/* Blocks a multiprocessor for product_rows_by_thread with long rows (at
+ * most 64 registers a thread): the chunks' blocks are many and each waits
+ * while its adding warp works, so the more of them side by side the
+ * better. */
+constexpr int min_blocks_chunks = 4;
 
 constexpr int64_t max_blocks_x = (int64_t)1 << 24; /* grid-stride beyond this */
 constexpr int64_t max_blocks_y = 65535;            /* vector tiles, grid-stride beyond */
@@ -211,47 +218,68 @@ __global__ void __launch_bounds__(threads_per_block, G > 0 ? min_blocks_fixed_gr
 }
 
 /* Each long row's value for each vector: its chunk sums added in chunk
- * order, starting from the first; a warp per row and vector. The warp's
- * lanes load the chunk sums 32 x chunks_ahead at a time (all in flight
- * together), and every lane then adds them in chunk order from the
- * shuffled values, the same additions in every lane (lane 0 writes). One
- * thread adding from memory waited on a trip to memory every eight chunk
- * sums: 128 trips for the 1024 chunks of a row of 4 Mi entries. */
-constexpr int chunks_ahead = 4;
+ * order, starting from the first; a block per row and vector. The block's
+ * threads stage up to staged_chunk_sums of the row's chunk sums in shared
+ * memory at once (16 loads a thread in flight, one trip to memory), and
+ * thread 0 then adds them in order, reading 16 ahead of its additions.
+ * Measured on an H200, a row of 1024 chunks: a warp loading 128 sums a
+ * trip took 13-15 us, one trip after another; staged, the additions wait
+ * on nothing but each other. */
+constexpr int staged_chunk_sums = 16 * threads_per_block;
 
 __global__ void __launch_bounds__(threads_per_block)
     add_chunk_sums(spart_device_csr matrix, const double *__restrict__ chunk_sums,
                    int64_t num_vectors, vector_layout layout, double *__restrict__ y)
 {
-    const unsigned warp = 0xffffffffu;
-    const int lane = (int)(threadIdx.x & 31u);
+    __shared__ double staged[staged_chunk_sums];
     const int64_t count = matrix.num_long_rows * num_vectors;
-    const int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
-    for (int64_t item = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; item < count;
-         item += warps) {
+    for (int64_t item = blockIdx.x; item < count; item += gridDim.x) {
         const int64_t long_row = item / num_vectors;
         const int64_t t = item - long_row * num_vectors;
         const int64_t first = matrix.long_first_chunk[long_row];
         const int64_t last = matrix.long_first_chunk[long_row + 1];
-        double total = chunk_sums[first * num_vectors + t];
-        for (int64_t base = first + 1; base < last; base += 32 * chunks_ahead) {
-            double loaded[chunks_ahead];
+        double total = 0.0;
+        for (int64_t piece = first; piece < last; piece += staged_chunk_sums) {
+            const int n =
+                last - piece < staged_chunk_sums ? (int)(last - piece) : staged_chunk_sums;
+            double loaded[staged_chunk_sums / threads_per_block];
 #pragma unroll
-            for (int a = 0; a < chunks_ahead; a++) {
-                const int64_t chunk = base + 32 * a + lane;
-                loaded[a] = chunk < last ? chunk_sums[chunk * num_vectors + t] : 0.0;
+            for (int i = 0; i < staged_chunk_sums / threads_per_block; i++) {
+                const int k = (int)threadIdx.x + i * threads_per_block;
+                loaded[i] = k < n ? chunk_sums[(piece + k) * num_vectors + t] : 0.0;
             }
 #pragma unroll
-            for (int a = 0; a < chunks_ahead; a++) {
-                for (int j = 0; j < 32; j++) {
-                    const double next = __shfl_sync(warp, loaded[a], j);
-                    if (base + 32 * a + j < last) {
-                        total = __dadd_rn(total, next);
-                    }
+            for (int i = 0; i < staged_chunk_sums / threads_per_block; i++) {
+                const int k = (int)threadIdx.x + i * threads_per_block;
+                if (k < n) {
+                    staged[k] = loaded[i];
                 }
             }
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                int k = 0;
+                if (piece == first) {
+                    total = staged[0]; /* the first chunk's sum starts the total */
+                    k = 1;
+                }
+                for (; k + 16 <= n; k += 16) {
+                    double next[16];
+#pragma unroll
+                    for (int j = 0; j < 16; j++) {
+                        next[j] = staged[k + j];
+                    }
+#pragma unroll
+                    for (int j = 0; j < 16; j++) {
+                        total = __dadd_rn(total, next[j]);
+                    }
+                }
+                for (; k < n; k++) {
+                    total = __dadd_rn(total, staged[k]);
+                }
+            }
+            __syncthreads(); /* the piece is added before the next overwrites it */
         }
-        if (lane == 0) {
+        if (threadIdx.x == 0) {
             const int64_t row = matrix.long_rows[long_row];
             y[num_vectors == 1 ? row : row * layout.y_row + t * layout.y_vector] = total;
         }
@@ -278,7 +306,7 @@ __global__ void __launch_bounds__(threads_per_block)
  * of more than G entries) sums them as product_rows does, by groups of G
  * lanes, four rows a group, two entries a lane a round; long rows are
  * left to their chunks. Blocks [0, chunk_blocks) take the long rows'
- * chunks, one block a chunk (sum_chunk_staged). */
+ * chunks, 16 / G chunks a block (sum_chunks_staged). */
 template <int G> __device__ __forceinline__ int staged_slot(int term)
 {
     return term + term / G;
@@ -381,86 +409,152 @@ sum_rows_by_groups(const spart_device_csr &matrix, const Column *__restrict__ co
     }
 }
 
-/* One long row's chunk [begin, end) (at most chunk_length entries) by a
- * whole block, into *chunk_sum: the block's threads load a part of the
- * chunk at a time (value as a double, and x at its column) into shared
- * memory, every load of the part in flight at once; then threads 0 .. G -
- * 1, the chunk's G lanes, add the part's terms from there: lane l the
- * entries l, l + G, ... in order with fma from +0.0, as rows_sum, and at
- * the end the lanes' tree. The same operations as a group of G lanes
- * reading memory, so the same bits; but a chunk costs a few trips to
- * memory instead of one for every UNROLL entries of a lane. `staged`
- * holds 2 part_length doubles; part_length is a multiple of
- * threads_per_block and of G. All the block's threads call it. */
-template <typename Value, typename Column, int G, int PART>
-__device__ __forceinline__ void
-sum_chunk_staged(const Column *__restrict__ columns, const Value *__restrict__ values,
-                 const double *__restrict__ x, int64_t begin, int64_t end,
-                 double *__restrict__ staged, double *__restrict__ chunk_sum)
+/* The staging of long rows' chunks in product_rows_by_thread: a block
+ * takes 16 / G chunks at once, added by half its first warp (lanes c G ..
+ * c G + G - 1 are chunk c's G lanes). A round stages chunk_part entries
+ * of each chunk (values as doubles, and x at their columns), 2048 entries
+ * in all, 8 loads a thread in flight; each chunk's part sits chunk_part +
+ * G doubles after the previous one, so that the adding lanes fall in
+ * distinct banks. Measured on an H200 with a row of 4 Mi entries (g = 8,
+ * 1024 chunks): a block a chunk left 7 warps of 8 idle while the adding
+ * lanes worked; 32 / G chunks a block gave too few blocks (256) to keep
+ * the multiprocessors' loads in flight; 16 / G gives 512, about four a
+ * multiprocessor. */
+template <int G> __host__ __device__ constexpr int chunks_per_block()
 {
+    return 16 / G;
+}
+template <int G> __host__ __device__ constexpr int chunk_part()
+{
+    return 128 * G;
+}
+template <int G> __host__ __device__ constexpr int chunk_part_stride()
+{
+    return 128 * G + G;
+}
+template <int G> __host__ __device__ constexpr int chunk_staging_doubles()
+{
+    return 2 * chunks_per_block<G>() * chunk_part_stride<G>();
+}
+
+/* Chunks first_chunk .. first_chunk + 16 / G - 1 (those that exist) into
+ * chunk_sums, staged as above. Lane l of a chunk adds the entries l, l +
+ * G, ... of every part in order with fma from +0.0, and at the end the
+ * chunk's lanes add in the fixed tree: the operations of a group of G
+ * lanes reading memory (rows_sum), so the same bits. While the adding
+ * lanes work, the block's other warps wait, and the multiprocessor's
+ * other blocks fill the gap. All the block's threads call it. */
+template <typename Value, typename Column, int G>
+__device__ __forceinline__ void
+sum_chunks_staged(const spart_device_csr &matrix, const Column *__restrict__ columns,
+                  const Value *__restrict__ values, const double *__restrict__ x,
+                  int64_t first_chunk, double *__restrict__ staged, double *__restrict__ chunk_sums)
+{
+    constexpr int chunks = chunks_per_block<G>();
+    constexpr int part = chunk_part<G>();
+    constexpr int stride = chunk_part_stride<G>();
+    constexpr int loads = chunks * part / threads_per_block;
     double *staged_values = staged;
-    double *staged_x = staged + PART;
-    const int length = (int)(end - begin);
-    const int lane = (int)threadIdx.x; /* the chunk's lanes: threads 0 .. G - 1 */
-    double sum = 0.0;
-    for (int part = 0; part < length; part += PART) {
-        const int count = length - part < PART ? length - part : PART;
-        double value[PART / threads_per_block];
-        int64_t column[PART / threads_per_block];
+    double *staged_x = staged + chunks * stride;
+    __shared__ int64_t begin[chunks];
+    __shared__ int length[chunks];
+    if (threadIdx.x < chunks) {
+        const int64_t chunk = first_chunk + threadIdx.x;
+        const bool exists = chunk < matrix.num_long_chunks;
+        begin[threadIdx.x] = exists ? matrix.chunk_begin[chunk] : 0;
+        length[threadIdx.x] =
+            exists ? (int)(matrix.chunk_end[chunk] - matrix.chunk_begin[chunk]) : 0;
+    }
+    __syncthreads();
+    int longest = 0;
 #pragma unroll
-        for (int i = 0; i < PART / threads_per_block; i++) {
+    for (int c = 0; c < chunks; c++) {
+        longest = length[c] > longest ? length[c] : longest;
+    }
+    const int adder = (int)threadIdx.x; /* < 16: the adding lanes */
+    const int my_chunk = adder / G, lane = adder % G;
+    double sum = 0.0;
+    for (int start = 0; start < longest; start += part) {
+        double value[loads];
+        Column column[loads];
+#pragma unroll
+        for (int i = 0; i < loads; i++) {
             const int k = (int)threadIdx.x + i * threads_per_block;
-            const int64_t at = begin + part + (k < count ? k : 0);
-            value[i] = (double)values[at];
-            column[i] = (int64_t)columns[at];
+            const int c = k / part, offset = k % part;
+            const bool inside = start + offset < length[c];
+            const int64_t at = begin[c] + start + (inside ? offset : 0);
+            value[i] = inside ? (double)values[at] : 0.0;
+            column[i] = inside ? columns[at] : 0;
         }
 #pragma unroll
-        for (int i = 0; i < PART / threads_per_block; i++) {
+        for (int i = 0; i < loads; i++) {
             const int k = (int)threadIdx.x + i * threads_per_block;
-            if (k < count) {
-                staged_values[k] = value[i];
-                staged_x[k] = x[column[i]];
+            const int c = k / part, offset = k % part;
+            if (start + offset < length[c]) {
+                staged_values[c * stride + offset] = value[i];
+                staged_x[c * stride + offset] = x[(int64_t)column[i]];
             }
         }
         __syncthreads();
-        if (lane < G) {
-            for (int k = lane; k < count; k += G) {
-                sum = __fma_rn(staged_values[k], staged_x[k], sum);
+        if (adder < 16) {
+            const int count = length[my_chunk] - start < part ? length[my_chunk] - start : part;
+            const int steps = lane < count ? (count - lane + G - 1) / G : 0;
+            const double *v = staged_values + my_chunk * stride + lane;
+            const double *xs = staged_x + my_chunk * stride + lane;
+            int s = 0;
+            /* Eight terms' operands read before their fmas, in order. */
+            for (; s + 8 <= steps; s += 8) {
+                double a[8], b[8];
+#pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    a[j] = v[(s + j) * G];
+                    b[j] = xs[(s + j) * G];
+                }
+#pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    sum = __fma_rn(a[j], b[j], sum);
+                }
+            }
+            for (; s < steps; s++) {
+                sum = __fma_rn(v[s * G], xs[s * G], sum);
             }
         }
-        __syncthreads(); /* the part is read before the next one overwrites it */
+        __syncthreads(); /* the round is read before the next one overwrites it */
     }
-    if (lane < G) {
-        const unsigned mask = (1u << G) - 1u;
+    if (adder < 16) {
+#pragma unroll
         for (int h = G / 2; h >= 1; h /= 2) {
-            sum = __dadd_rn(sum, __shfl_down_sync(mask, sum, h, G));
+            sum = __dadd_rn(sum, __shfl_down_sync(0xffffu, sum, h, G));
         }
-        if (lane == 0) {
-            *chunk_sum = sum;
+        if (lane == 0 && first_chunk + my_chunk < matrix.num_long_chunks) {
+            chunk_sums[first_chunk + my_chunk] = sum;
         }
     }
+    __syncthreads(); /* begin and length are read before the next call sets them */
 }
 
 template <typename Value, typename Column, int G, bool CHUNKS>
-__global__ void __launch_bounds__(threads_per_block)
+__global__ void __launch_bounds__(threads_per_block, CHUNKS ? min_blocks_chunks : 0)
     product_rows_by_thread(spart_device_csr matrix, const Column *__restrict__ columns,
                            const Value *__restrict__ values, const double *__restrict__ x,
                            double *__restrict__ y, double *__restrict__ chunk_sums,
                            unsigned chunk_blocks)
 {
     constexpr int warps_per_block = threads_per_block / 32;
-    __shared__ double staged[warps_per_block][32 * G + 32];
+    constexpr int row_staging = warps_per_block * (32 * G + 32);
+    constexpr int staging = CHUNKS && chunk_staging_doubles<G>() > row_staging
+                                ? chunk_staging_doubles<G>()
+                                : row_staging;
+    __shared__ double staged_all[staging];
+    double(*staged)[32 * G + 32] = reinterpret_cast<double(*)[32 * G + 32]>(staged_all);
     const int warp_lane = (int)(threadIdx.x & 31u);
     const int warp_in_block = (int)(threadIdx.x / 32);
     if (CHUNKS && blockIdx.x < chunk_blocks) {
-        /* Half the staging room for values, half for x, in whole blocks of
-         * threads: 1024 entries a part for G = 8. */
-        constexpr int part_length =
-            warps_per_block * (32 * G + 32) / 2 / threads_per_block * threads_per_block;
-        for (int64_t chunk = blockIdx.x; chunk < matrix.num_long_chunks; chunk += chunk_blocks) {
-            sum_chunk_staged<Value, Column, G, part_length>(
-                columns, values, x, matrix.chunk_begin[chunk], matrix.chunk_end[chunk],
-                &staged[0][0], chunk_sums + chunk);
+        constexpr int chunks = chunks_per_block<G>();
+        for (int64_t first = (int64_t)blockIdx.x * chunks; first < matrix.num_long_chunks;
+             first += (int64_t)chunk_blocks * chunks) {
+            sum_chunks_staged<Value, Column, G>(matrix, columns, values, x, first, staged_all,
+                                                chunk_sums);
         }
         return;
     }
@@ -640,8 +734,7 @@ cudaError_t launch_product(const spart_device_csr &matrix, const Column *columns
     if (error != cudaSuccess) {
         return error;
     }
-    unsigned blocks =
-        (unsigned)blocks_for(matrix.num_long_rows * num_vectors * 32, threads_per_block);
+    unsigned blocks = (unsigned)blocks_for(matrix.num_long_rows * num_vectors, 1);
     return launch(add_chunk_sums, dim3(blocks), stream, matrix, (const double *)chunk_sums,
                   num_vectors, layout, y);
 }
@@ -654,7 +747,9 @@ cudaError_t launch_rows_by_thread(const spart_device_csr &matrix, const Column *
                                   double *chunk_sums, cudaStream_t stream)
 {
     const unsigned chunk_blocks =
-        (unsigned)(matrix.num_long_chunks > 0 ? blocks_for(matrix.num_long_chunks, 1) : 0);
+        (unsigned)(matrix.num_long_chunks > 0
+                       ? blocks_for(matrix.num_long_chunks, chunks_per_block<G>())
+                       : 0);
     const int64_t row_warps = (matrix.num_rows + 31) / 32;
     const unsigned row_blocks = (unsigned)blocks_for(row_warps, threads_per_block / 32);
     const dim3 grid(chunk_blocks + row_blocks);
@@ -668,7 +763,7 @@ cudaError_t launch_rows_by_thread(const spart_device_csr &matrix, const Column *
         return error;
     }
     const vector_layout one = {1, 1, 1, 1};
-    unsigned blocks = (unsigned)blocks_for(matrix.num_long_rows * 32, threads_per_block);
+    unsigned blocks = (unsigned)blocks_for(matrix.num_long_rows, 1);
     return launch(add_chunk_sums, dim3(blocks), stream, matrix, (const double *)chunk_sums,
                   (int64_t)1, one, y);
 }

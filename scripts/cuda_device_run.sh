@@ -27,7 +27,8 @@
 # after a change in one run (built in SPART_BASELINE_BUILD, default
 # /tmp/spart-baseline-build; SPART_CUDA_BUILD names this tree's build, so
 # that calls on a machine another tree used keep their own builds).
-# SPART_NCU_MART=N profiles the MART kernels (below).
+# SPART_NCU_MART=N profiles the MART kernels, SPART_NCU_PRODUCT=1 the
+# product kernels of a long row (below).
 set -uo pipefail
 started=$SECONDS
 root=$(pwd)
@@ -154,6 +155,18 @@ if [ -n "${SPART_NCU_MART:-}" ]; then
     } > "$out/ncu_mart.txt" 2>&1
     grep -E "^  [a-z_].*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy" \
         "$out/ncu_mart.txt" | head -40
+fi
+
+# SPART_NCU_PRODUCT=1: the same view of the product kernels for the long
+# row alone among empty rows (bench_cuda_product --long-row), in
+# $out/ncu_product.txt.
+if [ -n "${SPART_NCU_PRODUCT:-}" ]; then
+    timeout 120 ncu --clock-control none --section SpeedOfLight --section Occupancy \
+        --section WarpStateStats --section LaunchStats --section MemoryWorkloadAnalysis \
+        --section SchedulerStats -k regex:"product_rows|add_chunk_sums" -s 4 -c 4 \
+        tests/bench_cuda_product --long-row --repeat 2 > "$out/ncu_product.txt" 2>&1
+    grep -E "^  [a-z_].*\(|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Limit" \
+        "$out/ncu_product.txt" | head -60
 fi
 
 # The baseline's figures come before the sanitizers, so that a time limit

@@ -31,10 +31,11 @@
  * about 60 GB of memory and the device about 40 GB.
  *
  * With --skew-parts it times only the skewed matrix and its two parts
- * (without its long row; the long row alone).
+ * (without its long row; the long row alone); with --long-row, only the
+ * long row alone.
  *
  * Usage: bench_cuda_product [--entries N] [--row-length L] [--columns C]
- *                           [--repeat R] [--esis] [--skew-parts]
+ *                           [--repeat R] [--esis] [--skew-parts] [--long-row]
  */
 #include <math.h>
 #include <stdint.h>
@@ -605,9 +606,10 @@ static void measure_esis(spart_context *context, cusparseHandle_t handle, double
 }
 
 /* Skewed: one row of 4 Mi entries, the others 8 (float64 values, g = 8).
- * With `parts`, its two parts as well: the same matrix without its long
+ * With `parts` 1, its two parts as well: the same matrix without its long
  * row (every row 8 entries), and the long row alone among 512 Ki empty
- * rows (the same g, so the same chunk sums), to tell which costs what. */
+ * rows (the same g, so the same chunk sums), to tell which costs what;
+ * with `parts` 2, the long row alone only (for a profiler). */
 static void measure_skew(spart_context *context, cusparseHandle_t handle, double rate, int repeat,
                          int parts)
 {
@@ -617,14 +619,19 @@ static void measure_skew(spart_context *context, cusparseHandle_t handle, double
         lengths[r] = 8;
     }
     lengths[0] = skew_rows;
-    spart_regridder *skew = band_regridder(context, skew_rows, skew_rows, lengths, 64, 0, 2);
-    measure(context, handle, "skew", skew, rate, repeat, 0);
-    spart_regridder_free(skew);
-    if (parts) {
+    spart_regridder *skew = NULL;
+    if (parts < 2) {
+        skew = band_regridder(context, skew_rows, skew_rows, lengths, 64, 0, 2);
+        measure(context, handle, "skew", skew, rate, repeat, 0);
+        spart_regridder_free(skew);
+    }
+    if (parts == 1) {
         lengths[0] = 8;
         skew = band_regridder(context, skew_rows, skew_rows, lengths, 64, 0, 2);
         measure(context, handle, "skew without its long row", skew, rate, repeat, 0);
         spart_regridder_free(skew);
+    }
+    if (parts > 0) {
         int64_t few_rows = skew_rows / 8;
         for (int64_t r = 0; r < few_rows; r++) {
             lengths[r] = 0;
@@ -647,6 +654,8 @@ int main(int argc, char **argv)
             esis = 1;
         } else if (strcmp(argv[a], "--skew-parts") == 0) {
             skew_parts = 1;
+        } else if (strcmp(argv[a], "--long-row") == 0) {
+            skew_parts = 2;
         } else if (has_value && strcmp(argv[a], "--entries") == 0) {
             entries = atoll(argv[++a]);
         } else if (has_value && strcmp(argv[a], "--row-length") == 0) {
@@ -679,7 +688,7 @@ int main(int argc, char **argv)
         if (esis) {
             measure_esis(context, handle, rate, repeat);
         } else {
-            measure_skew(context, handle, rate, repeat, 1);
+            measure_skew(context, handle, rate, repeat, skew_parts);
         }
         CHECK_CUSPARSE(cusparseDestroy(handle));
         spart_context_free(context);

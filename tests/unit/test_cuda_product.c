@@ -388,13 +388,14 @@ static void short_rows_read_through_the_index_equal_the_host(void **state)
  * row of exactly g entries gives each lane one term fma(v, x, +0.0), and
  * the thread adds them in the lanes' tree. Around them: shorter and empty
  * rows, 32 rows of g + 1 to g + 4 entries (a warp that sums its rows by
- * groups), a long row (chunks), a partial last warp, and a row whose
- * every term is exactly -0.0 (v = -0.0 where x > 0, +0.0 where x < 0),
- * whose sum is +0.0 only if each lane starts from +0.0. */
+ * groups), long rows (chunks, several blocks of them), a partial last
+ * warp, and a row whose every term is exactly -0.0 (v = -0.0 where x > 0,
+ * +0.0 where x < 0), whose sum is +0.0 only if each lane starts from +0.0. */
 static void rows_of_at_most_g_entries_summed_a_thread_a_row_equal_the_host(void **state)
 {
     fixture *f = *state;
-    const int64_t rows = 300 * 32 + 13, columns = 5000, zero_row = 77;
+    /* Enough rows that the long rows leave the mean, and so g, as it is. */
+    const int64_t rows = 3000 * 32 + 13, columns = 5000, zero_row = 77;
     const uint64_t x_seed = 191;
     int seen = 0;
     for (int g = 2; g <= 8; g *= 2) {
@@ -406,7 +407,11 @@ static void rows_of_at_most_g_entries_summed_a_thread_a_row_equal_the_host(void 
         for (int64_t r = 64 * 32; r < 65 * 32; r++) {
             lengths[r] = g + 1 + r % 4;
         }
+        /* Long rows of 4, 2 and 18 chunks: 24 chunks of several lengths,
+         * more than one block's 32 / g and not a multiple of it. */
         lengths[5000] = 3 * SPART_CHUNK_LENGTH + 5;
+        lengths[6000] = SPART_CHUNK_LENGTH + 1;
+        lengths[7000] = 18 * SPART_CHUNK_LENGTH - 1;
         spart_regridder *host = csr_regridder(f->context, rows, columns, lengths, g == 4, 0, draw);
         free(lengths);
         double *x = spread_values(columns, x_seed);
@@ -428,7 +433,8 @@ static void rows_of_at_most_g_entries_summed_a_thread_a_row_equal_the_host(void 
         free(y);
         free(x);
         spart_regridder *device = to_device(f, host);
-        assert_int_equal(device->device.num_long_rows, 1);
+        assert_int_equal(device->device.num_long_rows, 3);
+        assert_int_equal(device->device.num_long_chunks, 4 + 2 + 18);
         char what[64];
         snprintf(what, sizeof what, "rows of %d entries, group size %d", g, g);
         (void)assert_device_equals_host(f, host, device, 1, x_seed, what);
