@@ -412,29 +412,54 @@ sum_rows_by_groups(const spart_device_csr &matrix, const Column *__restrict__ co
 /* The staging of long rows' chunks in product_rows_by_thread: a block
  * takes 16 / G chunks at once, added by half its first warp (lanes c G ..
  * c G + G - 1 are chunk c's G lanes). A round stages chunk_part entries
- * of each chunk (values as doubles, and x at their columns), 2048 entries
- * in all, 8 loads a thread in flight; each chunk's part sits chunk_part +
- * G doubles after the previous one, so that the adding lanes fall in
- * distinct banks. Measured on an H200 with a row of 4 Mi entries (g = 8,
- * 1024 chunks): a block a chunk left 7 warps of 8 idle while the adding
- * lanes worked; 32 / G chunks a block gave too few blocks (256) to keep
- * the multiprocessors' loads in flight; 16 / G gives 512, about four a
- * multiprocessor. */
+ * of each chunk (values as doubles, and x at their columns), 1024 entries
+ * in all, 4 loads a thread, in one of two buffers, while the adding lanes
+ * add the previous round from the other; each chunk's part sits
+ * chunk_part + G doubles after the previous one, so that the adding lanes
+ * fall in distinct banks. Measured on an H200 with a row of 4 Mi entries
+ * (g = 8, 1024 chunks; docs/benchmarks.md, "The long row on the GPU"): a
+ * block a chunk left 7 warps of 8 idle while its lanes added; 32 / G
+ * chunks a block gave too few blocks (256) to keep the multiprocessors'
+ * loads in flight; 16 / G gives 512, about four a multiprocessor. */
 template <int G> __host__ __device__ constexpr int chunks_per_block()
 {
     return 16 / G;
 }
 template <int G> __host__ __device__ constexpr int chunk_part()
 {
-    return 128 * G;
+    return 64 * G;
 }
 template <int G> __host__ __device__ constexpr int chunk_part_stride()
 {
-    return 128 * G + G;
+    return 64 * G + G;
 }
+/* Two rounds' values and x (one being added, the next being staged). */
 template <int G> __host__ __device__ constexpr int chunk_staging_doubles()
 {
-    return 2 * chunks_per_block<G>() * chunk_part_stride<G>();
+    return 2 * 2 * chunks_per_block<G>() * chunk_part_stride<G>();
+}
+
+/* A thread's loads of one round of the staged chunks (entries start ..
+ * start + chunk_part - 1 of each chunk): values as doubles and their
+ * columns, +0.0 and column 0 where a chunk has ended. */
+template <typename Value, typename Column, int G>
+__device__ __forceinline__ void
+load_chunk_round(const Column *__restrict__ columns, const Value *__restrict__ values,
+                 const int64_t *begin, const int *length, int start,
+                 double (&value)[chunks_per_block<G>() * chunk_part<G>() / threads_per_block],
+                 Column (&column)[chunks_per_block<G>() * chunk_part<G>() / threads_per_block])
+{
+    constexpr int part = chunk_part<G>();
+    constexpr int loads = chunks_per_block<G>() * part / threads_per_block;
+#pragma unroll
+    for (int i = 0; i < loads; i++) {
+        const int k = (int)threadIdx.x + i * threads_per_block;
+        const int c = k / part, offset = k % part;
+        const bool inside = start + offset < length[c];
+        const int64_t at = begin[c] + start + (inside ? offset : 0);
+        value[i] = inside ? (double)values[at] : 0.0;
+        column[i] = inside ? columns[at] : 0;
+    }
 }
 
 /* Chunks first_chunk .. first_chunk + 16 / G - 1 (those that exist) into
@@ -455,7 +480,6 @@ sum_chunks_staged(const spart_device_csr &matrix, const Column *__restrict__ col
     constexpr int stride = chunk_part_stride<G>();
     constexpr int loads = chunks * part / threads_per_block;
     double *staged_values = staged;
-    double *staged_x = staged + chunks * stride;
     __shared__ int64_t begin[chunks];
     __shared__ int length[chunks];
     if (threadIdx.x < chunks) {
@@ -474,44 +498,57 @@ sum_chunks_staged(const spart_device_csr &matrix, const Column *__restrict__ col
     const int adder = (int)threadIdx.x; /* < 16: the adding lanes */
     const int my_chunk = adder / G, lane = adder % G;
     double sum = 0.0;
-    for (int start = 0; start < longest; start += part) {
-        double value[loads];
-        Column column[loads];
+    /* Round r's values and columns are loaded while round r - 1 is added:
+     * a round then costs one trip to memory (the gathers of x), not two. */
+    double value[loads];
+    Column column[loads];
+    load_chunk_round<Value, Column, G>(columns, values, begin, length, 0, value, column);
+    for (int start = 0, round = 0; start < longest; start += part, round++) {
+        double *round_values = staged_values + (round & 1) * 2 * chunks * stride;
+        double *round_x = round_values + chunks * stride;
+        double xv[loads];
 #pragma unroll
         for (int i = 0; i < loads; i++) {
-            const int k = (int)threadIdx.x + i * threads_per_block;
-            const int c = k / part, offset = k % part;
-            const bool inside = start + offset < length[c];
-            const int64_t at = begin[c] + start + (inside ? offset : 0);
-            value[i] = inside ? (double)values[at] : 0.0;
-            column[i] = inside ? columns[at] : 0;
+            xv[i] = x[(int64_t)column[i]];
         }
 #pragma unroll
         for (int i = 0; i < loads; i++) {
             const int k = (int)threadIdx.x + i * threads_per_block;
             const int c = k / part, offset = k % part;
             if (start + offset < length[c]) {
-                staged_values[c * stride + offset] = value[i];
-                staged_x[c * stride + offset] = x[(int64_t)column[i]];
+                round_values[c * stride + offset] = value[i];
             }
         }
+        load_chunk_round<Value, Column, G>(columns, values, begin, length, start + part, value,
+                                           column);
+#pragma unroll
+        for (int i = 0; i < loads; i++) {
+            const int k = (int)threadIdx.x + i * threads_per_block;
+            const int c = k / part, offset = k % part;
+            if (start + offset < length[c]) {
+                round_x[c * stride + offset] = xv[i];
+            }
+        }
+        /* Round r's stores are seen by the adders; round r - 1's additions,
+         * in the other buffer, ended before this barrier, and round r + 1
+         * writes that buffer only after it. */
         __syncthreads();
         if (adder < 16) {
             const int count = length[my_chunk] - start < part ? length[my_chunk] - start : part;
             const int steps = lane < count ? (count - lane + G - 1) / G : 0;
-            const double *v = staged_values + my_chunk * stride + lane;
-            const double *xs = staged_x + my_chunk * stride + lane;
+            const double *v = round_values + my_chunk * stride + lane;
+            const double *xs = round_x + my_chunk * stride + lane;
             int s = 0;
-            /* Eight terms' operands read before their fmas, in order. */
-            for (; s + 8 <= steps; s += 8) {
-                double a[8], b[8];
+            /* Four terms' operands read before their fmas, in order. */
+            for (; s + 4 <= steps; s += 4) {
+                double a[4], b[4];
 #pragma unroll
-                for (int j = 0; j < 8; j++) {
+                for (int j = 0; j < 4; j++) {
                     a[j] = v[(s + j) * G];
                     b[j] = xs[(s + j) * G];
                 }
 #pragma unroll
-                for (int j = 0; j < 8; j++) {
+                for (int j = 0; j < 4; j++) {
                     sum = __fma_rn(a[j], b[j], sum);
                 }
             }
@@ -519,7 +556,6 @@ sum_chunks_staged(const spart_device_csr &matrix, const Column *__restrict__ col
                 sum = __fma_rn(v[s * G], xs[s * G], sum);
             }
         }
-        __syncthreads(); /* the round is read before the next one overwrites it */
     }
     if (adder < 16) {
 #pragma unroll

@@ -640,6 +640,79 @@ static void the_product_can_be_captured_in_a_cuda_graph(void **state)
     spart_regridder_free(host);
 }
 
+/* One vector, rows of about g = 2 entries (a thread a row) and two long
+ * rows (chunk sums in the workspace): a workspace full of 0xff bytes,
+ * used again, and the same captured graph replayed give the host's bits
+ * every time. */
+static void long_rows_in_a_dirty_workspace_repeat_in_a_graph(void **state)
+{
+    fixture *f = *state;
+    const int64_t rows = 40000, columns = 5000;
+    int64_t *lengths = malloc((size_t)rows * sizeof(int64_t));
+    for (int64_t r = 0; r < rows; r++) {
+        lengths[r] = 2;
+    }
+    lengths[100] = 3 * SPART_CHUNK_LENGTH + 7;
+    lengths[20000] = 5 * SPART_CHUNK_LENGTH;
+    spart_regridder *host = csr_regridder(f->context, rows, columns, lengths, 0, 0, 170);
+    free(lengths);
+    assert_int_equal(host->plan.group_size, 2);
+    spart_regridder *device = to_device(f, host);
+    assert_int_equal(device->device.num_long_rows, 2);
+    spart_shape shape = {1, {columns}};
+    double *x = spread_values(columns, 171);
+    double *expected = host_product(f, host, x, shape);
+    double *x_device = device_copy(x, columns);
+    double *y_device = device_poisoned(rows);
+    size_t bytes = 0;
+    assert_int_equal(spart_regridder_workspace_size(f->context, device, &shape, &bytes), SPART_OK);
+    assert_true(bytes >= 9 * sizeof(double));
+    void *workspace = device_alloc(bytes);
+    check_cuda(cudaMemset(workspace, 0xff, bytes), "cudaMemset");
+    spart_array xa = {x_device, shape};
+    for (int call = 0; call < 2; call++) {
+        assert_int_equal(spart_regridder_apply_workspace(f->context, device, &xa, y_device, rows,
+                                                         workspace, bytes),
+                         SPART_OK);
+        double *got = copy_back(y_device, rows);
+        assert_same_bits(got, expected, rows, "one vector, long rows, a reused workspace");
+        free(got);
+    }
+    cudaStream_t stream = NULL;
+    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    assert_int_equal(spart_context_set_cuda_stream(f->context, stream), SPART_OK);
+    check_cuda(cudaMemset(workspace, 0xff, bytes), "cudaMemset");
+    check_cuda(cudaDeviceSynchronize(), "before the capture");
+    cudaGraph_t graph = NULL;
+    check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
+    spart_status status =
+        spart_regridder_apply_workspace(f->context, device, &xa, y_device, rows, workspace, bytes);
+    check_cuda(cudaStreamEndCapture(stream, &graph), "end capture");
+    assert_int_equal(status, SPART_OK);
+    cudaGraphExec_t exec = NULL;
+    check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    for (int launch = 0; launch < 3; launch++) {
+        check_cuda(cudaMemsetAsync(y_device, 0xff, (size_t)rows * sizeof(double), stream),
+                   "cudaMemsetAsync");
+        check_cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+        check_cuda(cudaStreamSynchronize(stream), "the graph");
+        double *got = copy_back(y_device, rows);
+        assert_same_bits(got, expected, rows, "one vector, long rows, the graph replayed");
+        free(got);
+    }
+    assert_int_equal(spart_context_set_cuda_stream(f->context, NULL), SPART_OK);
+    check_cuda(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
+    check_cuda(cudaGraphDestroy(graph), "cudaGraphDestroy");
+    check_cuda(cudaStreamDestroy(stream), "cudaStreamDestroy");
+    check_cuda(cudaFree(workspace), "cudaFree");
+    check_cuda(cudaFree(x_device), "cudaFree");
+    check_cuda(cudaFree(y_device), "cudaFree");
+    free(x);
+    free(expected);
+    spart_regridder_free(device);
+    spart_regridder_free(host);
+}
+
 static void a_round_trip_through_the_device_keeps_the_arrays(void **state)
 {
     fixture *f = *state;
@@ -760,6 +833,7 @@ int main(void)
         TEST(golden_digest_of_a_fixed_product),
         TEST(more_than_two_to_the_31_columns),
         TEST(the_product_can_be_captured_in_a_cuda_graph),
+        TEST(long_rows_in_a_dirty_workspace_repeat_in_a_graph),
         TEST(a_round_trip_through_the_device_keeps_the_arrays),
         TEST(host_memory_and_host_only_work_are_refused_with_a_sentence),
     };
