@@ -590,6 +590,41 @@ static void more_than_two_to_the_31_columns(void **state)
     spart_regridder_free(compact);
 }
 
+/* Captures y = A x (apply_workspace on the context's stream) in a CUDA
+ * graph on a stream of its own, then replays the graph `launches` times,
+ * y poisoned before each: every replay must give `expected`, bit for bit. */
+static void assert_replayed_graph_gives(fixture *f, const spart_regridder *device,
+                                        const spart_array *x, double *y_device, int64_t n,
+                                        void *workspace, size_t bytes, const double *expected,
+                                        int launches, const char *what)
+{
+    cudaStream_t stream = NULL;
+    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    assert_int_equal(spart_context_set_cuda_stream(f->context, stream), SPART_OK);
+    check_cuda(cudaDeviceSynchronize(), "the copies before the capture");
+    cudaGraph_t graph = NULL;
+    check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
+    spart_status status =
+        spart_regridder_apply_workspace(f->context, device, x, y_device, n, workspace, bytes);
+    check_cuda(cudaStreamEndCapture(stream, &graph), "end capture");
+    assert_int_equal(status, SPART_OK);
+    cudaGraphExec_t exec = NULL;
+    check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    for (int launch = 0; launch < launches; launch++) {
+        check_cuda(cudaMemsetAsync(y_device, 0xff, (size_t)n * sizeof(double), stream),
+                   "cudaMemsetAsync");
+        check_cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+        check_cuda(cudaStreamSynchronize(stream), "the graph");
+        double *got = copy_back(y_device, n);
+        assert_same_bits(got, expected, n, what);
+        free(got);
+    }
+    assert_int_equal(spart_context_set_cuda_stream(f->context, NULL), SPART_OK);
+    check_cuda(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
+    check_cuda(cudaGraphDestroy(graph), "cudaGraphDestroy");
+    check_cuda(cudaStreamDestroy(stream), "cudaStreamDestroy");
+}
+
 static void the_product_can_be_captured_in_a_cuda_graph(void **state)
 {
     fixture *f = *state;
@@ -605,32 +640,9 @@ static void the_product_can_be_captured_in_a_cuda_graph(void **state)
     assert_int_equal(spart_regridder_workspace_size(f->context, device, &shape, &bytes), SPART_OK);
     assert_true(bytes > 0);
     void *workspace = device_alloc(bytes);
-    cudaStream_t stream = NULL;
-    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    assert_int_equal(spart_context_set_cuda_stream(f->context, stream), SPART_OK);
-    cudaGraph_t graph = NULL;
-    check_cuda(cudaDeviceSynchronize(), "the copies before the capture");
-    check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
     spart_array xa = {x_device, shape};
-    spart_status status =
-        spart_regridder_apply_workspace(f->context, device, &xa, y_device, n, workspace, bytes);
-    check_cuda(cudaStreamEndCapture(stream, &graph), "end capture");
-    assert_int_equal(status, SPART_OK);
-    cudaGraphExec_t exec = NULL;
-    check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-    for (int launch = 0; launch < 2; launch++) {
-        check_cuda(cudaMemsetAsync(y_device, 0xff, (size_t)n * sizeof(double), stream),
-                   "cudaMemsetAsync");
-        check_cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
-        check_cuda(cudaStreamSynchronize(stream), "the graph");
-        double *got = copy_back(y_device, n);
-        assert_same_bits(got, expected, n, "the graph's product");
-        free(got);
-    }
-    assert_int_equal(spart_context_set_cuda_stream(f->context, NULL), SPART_OK);
-    check_cuda(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
-    check_cuda(cudaGraphDestroy(graph), "cudaGraphDestroy");
-    check_cuda(cudaStreamDestroy(stream), "cudaStreamDestroy");
+    assert_replayed_graph_gives(f, device, &xa, y_device, n, workspace, bytes, expected, 2,
+                                "the graph's product");
     check_cuda(cudaFree(workspace), "cudaFree");
     check_cuda(cudaFree(x_device), "cudaFree");
     check_cuda(cudaFree(y_device), "cudaFree");
@@ -678,32 +690,9 @@ static void long_rows_in_a_dirty_workspace_repeat_in_a_graph(void **state)
         assert_same_bits(got, expected, rows, "one vector, long rows, a reused workspace");
         free(got);
     }
-    cudaStream_t stream = NULL;
-    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    assert_int_equal(spart_context_set_cuda_stream(f->context, stream), SPART_OK);
     check_cuda(cudaMemset(workspace, 0xff, bytes), "cudaMemset");
-    check_cuda(cudaDeviceSynchronize(), "before the capture");
-    cudaGraph_t graph = NULL;
-    check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
-    spart_status status =
-        spart_regridder_apply_workspace(f->context, device, &xa, y_device, rows, workspace, bytes);
-    check_cuda(cudaStreamEndCapture(stream, &graph), "end capture");
-    assert_int_equal(status, SPART_OK);
-    cudaGraphExec_t exec = NULL;
-    check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-    for (int launch = 0; launch < 3; launch++) {
-        check_cuda(cudaMemsetAsync(y_device, 0xff, (size_t)rows * sizeof(double), stream),
-                   "cudaMemsetAsync");
-        check_cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
-        check_cuda(cudaStreamSynchronize(stream), "the graph");
-        double *got = copy_back(y_device, rows);
-        assert_same_bits(got, expected, rows, "one vector, long rows, the graph replayed");
-        free(got);
-    }
-    assert_int_equal(spart_context_set_cuda_stream(f->context, NULL), SPART_OK);
-    check_cuda(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
-    check_cuda(cudaGraphDestroy(graph), "cudaGraphDestroy");
-    check_cuda(cudaStreamDestroy(stream), "cudaStreamDestroy");
+    assert_replayed_graph_gives(f, device, &xa, y_device, rows, workspace, bytes, expected, 3,
+                                "one vector, long rows, the graph replayed");
     check_cuda(cudaFree(workspace), "cudaFree");
     check_cuda(cudaFree(x_device), "cudaFree");
     check_cuda(cudaFree(y_device), "cudaFree");
