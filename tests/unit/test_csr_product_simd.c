@@ -4,8 +4,8 @@
  * which test_regridder holds against a plain reference) at every level
  * this processor has (AVX2, AVX-512), for one vector and batches of 4 and
  * 8 (y interleaved or as leading axes lay it out), every group size, partial groups, rows cut into
- * chunks, -0.0, infinities and NaN, for any range of rows, and through the short-row index of
- * matrices of short rows.
+ * chunks, rows of every length up to 2g + 1 entries, -0.0, infinities and NaN, for any range of
+ * rows, and through the short-row index of matrices of short rows.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -225,11 +225,67 @@ static void a_row_too_long_for_the_index_leaves_it_out(void **state)
     spart_context_free(context);
 }
 
+/* Rows of every length from 0 to 2g + 1 entries, each three times, and
+ * enough rows of 4g entries that the plan picks g: for g = 1 to 32 every
+ * batch kernel gives the C kernel's bits (a batch of 8 on AVX-512 sums the
+ * rows of at most 2g entries lane by lane in the tree's order). */
+static void batch_rows_of_up_to_twice_g_entries_give_the_c_kernels_bits(void **state)
+{
+    (void)state;
+    spart_context *context = NULL;
+    assert_int_equal(spart_context_create(&context), SPART_OK);
+    const int64_t columns = 500;
+    for (int64_t g = 1; g <= 32; g *= 2) {
+        int64_t short_rows = 3 * (2 * g + 2);
+        /* (g + 1)(2g - 1) / (2g) rows of 4g lift the mean length to 2g */
+        int64_t long_rows = g == 1 ? 0 : ((g + 1) * (2 * g - 1) + 2 * g - 1) / (2 * g);
+        int64_t rows = short_rows + long_rows, entries = 0;
+        int64_t *lengths = malloc((size_t)rows * sizeof(int64_t));
+        for (int64_t r = 0; r < rows; r++) {
+            lengths[r] = r < short_rows ? r % (2 * g + 2) : 4 * g;
+            entries += lengths[r];
+        }
+        int64_t offsets[2] = {0, entries};
+        int64_t *in = malloc((size_t)entries * sizeof(int64_t));
+        int64_t *out = malloc((size_t)entries * sizeof(int64_t));
+        double *values = malloc((size_t)entries * sizeof(double));
+        uint64_t rng = 100 + (uint64_t)g;
+        for (int64_t r = 0, k = 0; r < rows; r++) {
+            for (int64_t e = 0; e < lengths[r]; e++, k++) {
+                in[k] = (int64_t)(next_uniform(&rng) * (double)columns);
+                out[k] = r;
+                values[k] = (2.0 * next_uniform(&rng) - 1.0) * (k % 8 == 3 ? 1e-200 : 1.0);
+            }
+        }
+        spart_shape orthogonal = {1, {1}}, input = {2, {1, columns}}, output = {2, {1, rows}};
+        const int axes[] = {1};
+        spart_weights *weights = NULL;
+        assert_int_equal(spart_weights_create_from_arrays(context, &orthogonal, &input, &output, 1,
+                                                          axes, 1, axes, offsets, in, out, values,
+                                                          &weights),
+                         SPART_OK);
+        spart_regridder *regridder = NULL;
+        assert_int_equal(spart_regridder_create(context, weights, NULL, &regridder), SPART_OK);
+        assert_int_equal(spart_regridder_group_size(regridder), (int)g);
+        double *x = x_values(columns, 110 + (uint64_t)g, 0);
+        assert_batches_agree(regridder, x);
+        free(x);
+        spart_regridder_free(regridder);
+        spart_weights_free(weights);
+        free(lengths);
+        free(in);
+        free(out);
+        free(values);
+    }
+    spart_context_free(context);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_level_gives_the_c_kernels_bits),
         cmocka_unit_test(a_row_too_long_for_the_index_leaves_it_out),
+        cmocka_unit_test(batch_rows_of_up_to_twice_g_entries_give_the_c_kernels_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
