@@ -2,11 +2,13 @@
  * src/regridder_apply.c: y = A x. x is leading axes + the input shape; its
  * matrix axes give the column, its leading and batch axes the vector. When
  * there is one vector (no leading or batch axes) x and y are the column
- * and the result as they lie; otherwise x is packed into interleaved
- * vectors X[column * T + vector] and multiplied. The product writes y as
- * it lies when the output has no batch axes (its vectors one after
- * another, as leading axes lay them out); otherwise into interleaved
- * vectors Y, unpacked into y after.
+ * and the result as they lie. Otherwise the kernels read interleaved
+ * vectors X[column * T + vector]: x is used as it lies when it is laid
+ * out so already (batch axes after the matrix axes, no leading axes),
+ * else packed into the workspace. The product writes y as it lies when
+ * the output has no batch axes (its vectors one after another, as leading
+ * axes lay them out) or lies interleaved like x; otherwise into
+ * interleaved vectors Y, unpacked into y after.
  */
 #include <stdint.h>
 #include <string.h>
@@ -90,21 +92,56 @@ static int output_written_in_place(const spart_regridder *regridder)
     return regridder->output.num_batch == 1;
 }
 
+/* Whether one side's values, for num_leading leading vectors, already lie
+ * as the kernels' interleaved vectors (the value of matrix index m and
+ * vector t at m * T + t): no leading axes, and every axis's C-order
+ * stride is its stride in that layout, as when the batch axes come after
+ * the matrix axes (x of shape (..., N, N, 8) for a trailing batch axis of
+ * 8). Axes of extent 1 are free to lie anywhere. */
+static int lies_interleaved(const spart_axis_map *map, int64_t num_leading)
+{
+    if (num_leading != 1) {
+        return 0;
+    }
+    int64_t c_stride = 1;
+    for (int k = map->shape.ndim - 1; k >= 0; k--) {
+        int64_t interleaved_stride =
+            map->is_batch[k] ? map->batch_stride[k] : map->matrix_stride[k] * map->num_batch;
+        if (map->shape.dims[k] > 1 && interleaved_stride != c_stride) {
+            return 0;
+        }
+        c_stride *= map->shape.dims[k];
+    }
+    return 1;
+}
+
+/* Whether the product writes y as it lies, interleaved like X. */
+static int output_lies_interleaved(const spart_regridder *regridder, int64_t num_leading)
+{
+    return !output_written_in_place(regridder) && lies_interleaved(&regridder->output, num_leading);
+}
+
 /* Packed x starts on a cache line of the workspace: a batch of 8 reads
  * one column's 8 values as one 64-byte load, which would otherwise cost
  * two lines each time (a third slower, measured). */
 #define PACKED_ALIGNMENT 64
 
-static size_t workspace_doubles(const spart_regridder *regridder, int64_t num_vectors, int threads)
+static size_t workspace_doubles(const spart_regridder *regridder, int64_t num_leading,
+                                int64_t num_vectors, int threads)
 {
     if (!packing_needed(num_vectors)) {
         return 0;
     }
     size_t vectors = (size_t)num_vectors;
+    size_t packed_x = lies_interleaved(&regridder->input, num_leading)
+                          ? 0
+                          : (size_t)regridder->csr.num_columns * vectors;
     size_t packed_y =
-        output_written_in_place(regridder) ? 0 : (size_t)regridder->csr.num_rows * vectors;
+        output_written_in_place(regridder) || output_lies_interleaved(regridder, num_leading)
+            ? 0
+            : (size_t)regridder->csr.num_rows * vectors;
     size_t alignment_slack = PACKED_ALIGNMENT / sizeof(double);
-    return alignment_slack + (size_t)regridder->csr.num_columns * vectors + packed_y +
+    return alignment_slack + packed_x + packed_y +
            (size_t)threads * spart_host_csr_product_scratch(&regridder->plan, num_vectors);
 }
 
@@ -135,7 +172,8 @@ spart_status spart_regridder_workspace_size(spart_context *context,
     if (status == SPART_OK && regridder->device.on_device) {
         *bytes = spart_device_workspace_bytes(regridder, num_vectors);
     } else if (status == SPART_OK) {
-        *bytes = workspace_doubles(regridder, num_vectors, spart_threads(context)) * sizeof(double);
+        *bytes = workspace_doubles(regridder, num_leading, num_vectors, spart_threads(context)) *
+                 sizeof(double);
     }
     return status;
 }
@@ -273,7 +311,8 @@ spart_status spart_regridder_apply_checked(spart_context *context, const spart_r
                                     workspace, workspace_bytes, workspace_is_ours);
     }
     int threads = spart_threads(context);
-    size_t needed = workspace_doubles(regridder, num_vectors, threads) * sizeof(double);
+    size_t needed =
+        workspace_doubles(regridder, num_leading, num_vectors, threads) * sizeof(double);
     if (workspace_bytes < needed || (needed > 0 && workspace == NULL)) {
         return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
                           "workspace of %zu bytes given, %zu needed (spart_regridder_workspace_"
@@ -288,16 +327,26 @@ spart_status spart_regridder_apply_checked(spart_context *context, const spart_r
     if (workspace == NULL) {
         return spart_fail(context, SPART_ERROR_NULL_POINTER, "workspace is NULL");
     }
-    double *packed_x = first_aligned(workspace);
-    repack(&regridder->input, num_leading, x->data, NULL, packed_x, threads);
-    double *after_x = packed_x + regridder->csr.num_columns * num_vectors;
+    double *free_space = first_aligned(workspace);
+    const double *packed_x = x->data;
+    if (!lies_interleaved(&regridder->input, num_leading)) {
+        repack(&regridder->input, num_leading, x->data, NULL, free_space, threads);
+        packed_x = free_space;
+        free_space += regridder->csr.num_columns * num_vectors;
+    }
     if (output_written_in_place(regridder)) {
         spart_batch_layout in_place = {1, regridder->csr.num_rows};
         spart_host_csr_product(&regridder->csr, &regridder->plan, packed_x, num_vectors, y,
-                               &in_place, threads, after_x);
+                               &in_place, threads, free_space);
         return SPART_OK;
     }
-    double *packed_y = after_x;
+    if (output_lies_interleaved(regridder, num_leading)) {
+        spart_batch_layout interleaved = {num_vectors, 1};
+        spart_host_csr_product(&regridder->csr, &regridder->plan, packed_x, num_vectors, y,
+                               &interleaved, threads, free_space);
+        return SPART_OK;
+    }
+    double *packed_y = free_space;
     double *lanes = packed_y + regridder->csr.num_rows * num_vectors;
     spart_batch_layout interleaved = {num_vectors, 1};
     spart_host_csr_product(&regridder->csr, &regridder->plan, packed_x, num_vectors, packed_y,

@@ -376,6 +376,65 @@ static void batch_axis_applies_one_matrix_to_every_input(void **state)
     spart_weights_free(weights);
 }
 
+/* A batch axis after the matrix axes (weights with a trailing orthogonal
+ * axis of 1, values of shape (..., T)) lies as the kernels read it: x and
+ * y are used in place, the workspace holds no packed copy, and each vector
+ * gets the bits it gets alone, for x on a cache line or not. */
+static void trailing_batch_axis_is_read_and_written_in_place(void **state)
+{
+    fixture *f = *state;
+    const int64_t orthogonal[] = {3, 1}, input[] = {3, 4, 5, 1}, output[] = {3, 6, 1};
+    const int axes_input[] = {1, 2}, axes_output[] = {1};
+    spart_weights *weights =
+        random_weights(f->context, shape_of(2, orthogonal), shape_of(4, input), 2, axes_input,
+                       shape_of(3, output), 1, axes_output, 400, 13);
+    spart_regridder *single = make(f, weights, 0, NULL, 0, NULL);
+    assert_int_equal(spart_regridder_group_size(single), 32);
+    const int64_t widths[] = {3, 4, 8};
+    for (int w = 0; w < 3; w++) {
+        int64_t width = widths[w];
+        const int64_t in[] = {3, 4, 5, width}, out[] = {3, 6, width};
+        spart_regridder *regridder = make(f, weights, 4, in, 3, out);
+        /* the workspace of the same vectors as a leading axis, less their packed copy */
+        size_t bytes = 0, bytes_leading = 0;
+        spart_shape shape_x = shape_of(4, in), shape_leading = {5, {width, 3, 4, 5, 1}};
+        assert_int_equal(spart_regridder_workspace_size(f->context, regridder, &shape_x, &bytes),
+                         SPART_OK);
+        assert_int_equal(
+            spart_regridder_workspace_size(f->context, single, &shape_leading, &bytes_leading),
+            SPART_OK);
+        assert_int_equal(bytes, bytes_leading - (size_t)(60 * width) * sizeof(double));
+        /* x on its own allocation, and one double further on */
+        double *x = random_values(60 * width + 1, 30 + (uint64_t)w);
+        for (int shift = 0; shift < 2; shift++) {
+            spart_array xa = {x + shift, shape_x};
+            int64_t n = 0;
+            double *y = apply(f, regridder, &xa, &n);
+            assert_int_equal(n, 18 * width);
+            double *xt = malloc(60 * sizeof(double));
+            for (int64_t t = 0; t < width; t++) {
+                for (int64_t m = 0; m < 60; m++) {
+                    xt[m] = x[shift + m * width + t];
+                }
+                spart_array alone = {xt, {4, {3, 4, 5, 1}}};
+                int64_t m = 0;
+                double *yt = apply(f, single, &alone, &m);
+                assert_int_equal(m, 18);
+                for (int64_t r = 0; r < 18; r++) {
+                    assert_memory_equal(&y[r * width + t], &yt[r], sizeof(double));
+                }
+                free(yt);
+            }
+            free(xt);
+            free(y);
+        }
+        free(x);
+        spart_regridder_free(regridder);
+    }
+    spart_regridder_free(single);
+    spart_weights_free(weights);
+}
+
 static void impossible_role_names_the_axis_and_lengths(void **state)
 {
     fixture *f = *state;
@@ -853,6 +912,7 @@ int main(void)
         TEST(sum_of_elements_role),
         TEST(interleaved_axes_diagonal_and_summed),
         TEST(batch_axis_applies_one_matrix_to_every_input),
+        TEST(trailing_batch_axis_is_read_and_written_in_place),
         TEST(impossible_role_names_the_axis_and_lengths),
         TEST(product_follows_the_documented_order_with_long_rows),
         TEST(product_follows_the_documented_order_for_every_group_size),
