@@ -145,7 +145,17 @@ spart_regridder_workspace_size(spart_context *context, const spart_regridder *re
  * The simple entry point allocates its scratch; the _workspace one takes
  * `workspace` of at least the queried bytes (aligned for double: on the
  * host the packed vectors are placed on the first 64-byte boundary inside
- * it, which the queried size leaves room for). */
+ * it, which the queried size leaves room for).
+ *
+ * Batches on the host: the kernels read the vectors of a batch side by
+ * side, each column's values together. Vectors given as leading axes are
+ * first copied into that layout in the workspace (x read, written and
+ * read again). A batch axis after the matrix axes and no leading axes (x
+ * of shape (..., N, N, 8): weights with a trailing orthogonal axis of 1,
+ * shapes with the batch there) is that layout already: x and y are used
+ * in place, with no copy and a smaller workspace, the fastest layout for
+ * a large x. Keep such an x on a 64-byte boundary, so that a column's 8
+ * values are one cache line. Every layout gives the same bits. */
 SPART_NODISCARD SPART_API spart_status spart_regridder_apply(spart_context *context,
                                                              const spart_regridder *regridder,
                                                              const spart_array *x, double *y,

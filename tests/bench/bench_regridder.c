@@ -28,7 +28,10 @@
  *
  * Measured (each once to warm up, then N times; the best counts):
  *   - spart_regridder_apply_workspace for one vector and a batch of 8
- *     (leading axis), the workspace allocated once beforehand;
+ *     (leading axis), the workspace allocated once beforehand; and the
+ *     batch of 8 as a trailing axis (x of shape (1, W, N, N, 8), from
+ *     weights with a trailing orthogonal axis of 1), which the product
+ *     reads and writes in place, checked to give the leading batch's bits;
  *   - the bandwidth floor of each product: the bytes it must move (values,
  *     columns, row_ptr, x and y, once each) over the bandwidth of a
  *     STREAM-like copy this program measures with OpenMP on the same
@@ -119,6 +122,8 @@ typedef struct result {
     int64_t entries, rows, columns, longest_row;
     int group_size;
     double product_1, product_8;   /* spart seconds */
+    double product_8_trailing;     /* spart seconds, the batch as a trailing axis */
+    int same_trailing;             /* the trailing batch gave the leading batch's bits */
     double bytes_1, bytes_8;       /* what the products must move */
     double assembly, sort_build;   /* seconds */
     int same_csr_sort;             /* the qsort build gave spart's arrays */
@@ -259,6 +264,37 @@ static spart_status load_weights(spart_context *context, const operator_weights 
     return spart_weights_create_from_arrays(context, &orthogonal, &in, &out, 2, axes, 2, axes,
                                             op->offsets, op->indices_input, op->indices_output,
                                             op->values, weights);
+}
+
+/* The same weights with a trailing orthogonal axis of 1, to which values
+ * can give a trailing batch axis. */
+static spart_status load_weights_trailing(spart_context *context, const operator_weights *op,
+                                          spart_weights **weights)
+{
+    int64_t n = op->scene, m = op->scene_output, c = op->channels, w = op->wavelengths;
+    spart_shape orthogonal = bench_shape_of(3, (int64_t[]){c, w, 1});
+    spart_shape in = bench_shape_of(5, (int64_t[]){c, w, n, n, 1});
+    spart_shape out = bench_shape_of(5, (int64_t[]){c, w, m, m, 1});
+    int axes[2] = {2, 3};
+    return spart_weights_create_from_arrays(context, &orthogonal, &in, &out, 2, axes, 2, axes,
+                                            op->offsets, op->indices_input, op->indices_output,
+                                            op->values, weights);
+}
+
+/* The forward operator of make_regridder for a batch of BATCH vectors as a
+ * trailing axis: the scene (1, W, N, N, 8), the images (C, 1, N', N', 8). */
+static spart_status make_regridder_trailing(spart_context *context, const operator_weights *op,
+                                            const spart_weights *weights,
+                                            spart_regridder **regridder)
+{
+    int64_t n = op->scene, m = op->scene_output;
+    spart_regridder_options options;
+    spart_regridder_options_init(&options);
+    options.has_shape_input = 1;
+    options.shape_input = bench_shape_of(5, (int64_t[]){1, op->wavelengths, n, n, BATCH});
+    options.has_shape_output = 1;
+    options.shape_output = bench_shape_of(5, (int64_t[]){op->channels, 1, m, m, BATCH});
+    return spart_regridder_create(context, weights, &options, regridder);
 }
 
 /* The CTIS forward operator: the scene (1, W, N, N) shared by the
@@ -410,6 +446,49 @@ static int time_product(spart_context *context, const spart_regridder *regridder
     }
     free(workspace);
     return 0;
+}
+
+/* Time the batch of 8 as a trailing axis: x8 (leading) transposed into
+ * (..., 8), y compared with y8 (leading) bit for bit. */
+static int time_trailing(spart_context *context, const operator_weights *op, int repeat,
+                         const double *x8, const double *y8, result *r)
+{
+    spart_weights *weights = NULL;
+    spart_regridder *regridder = NULL;
+    int64_t columns = r->columns, rows = r->rows;
+    /* on cache lines: each column's 8 values are then one line */
+    double *x = aligned_alloc(64, (size_t)(columns * BATCH) * sizeof(double));
+    double *y = aligned_alloc(64, (size_t)(rows * BATCH) * sizeof(double));
+    int failed = x == NULL || y == NULL ||
+                 load_weights_trailing(context, op, &weights) != SPART_OK ||
+                 make_regridder_trailing(context, op, weights, &regridder) != SPART_OK;
+    if (!failed) {
+        for (int64_t c = 0; c < columns; c++) {
+            for (int64_t t = 0; t < BATCH; t++) {
+                x[c * BATCH + t] = x8[t * columns + c];
+            }
+        }
+        int64_t n = op->scene, w = op->wavelengths;
+        spart_array a = {x, bench_shape_of(5, (int64_t[]){1, w, n, n, BATCH})};
+        failed = time_product(context, regridder, &a, y, rows * BATCH, repeat,
+                              &r->product_8_trailing) != 0;
+    }
+    if (!failed) {
+        r->same_trailing = 1;
+        for (int64_t row = 0; row < rows; row++) {
+            for (int64_t t = 0; t < BATCH; t++) {
+                r->same_trailing &=
+                    memcmp(&y[row * BATCH + t], &y8[t * rows + row], sizeof(double)) == 0;
+            }
+        }
+    } else {
+        fprintf(stderr, "bench_regridder: the trailing batch: %s\n", spart_context_error(context));
+    }
+    free(x);
+    free(y);
+    spart_regridder_free(regridder);
+    spart_weights_free(weights);
+    return failed ? -1 : 0;
 }
 
 static int time_assembly(spart_context *context, const operator_weights *op,
@@ -619,6 +698,11 @@ static int run_case(spart_context *context, const spec *s, int repeat, int threa
             fprintf(stderr, "bench_regridder: cannot write case %s to %s\n", s->name, folder);
         }
     }
+    spart_regridder_free(regridder); /* before the trailing batch's regridder is made */
+    regridder = NULL;
+    if (!failed) {
+        failed = time_trailing(context, &op, repeat, x8, y8, r) != 0;
+    }
     free(x1);
     free(y1);
     free(x8);
@@ -771,6 +855,15 @@ static void print_tables(const result *results, double bandwidth, int threads, i
                    1e3 * results[c].reference[SCIPY_8]);
         }
     }
+    printf("\nbatch of 8 as a trailing axis (ms, %% of the same floor; read in place): ");
+    for (int c = 0; c < NUM_CASES; c++) {
+        const result *r = &results[c];
+        if (!r->skipped) {
+            printf("%s %.3f (%.0f %%%s); ", SPECS[c].name, 1e3 * r->product_8_trailing,
+                   100.0 * r->bytes_8 / bandwidth / r->product_8_trailing,
+                   r->same_trailing ? "" : ", NOT the leading batch's bits");
+        }
+    }
     printf("\n\nassembly (s per million weights)\n");
     printf("%-4s %9s %9s %12s %14s %9s %14s %s\n", "case", "rows", "longest", "spart",
            "qsort (1 th)", "x", "numpy argsort", "same CSR (qsort, argsort)");
@@ -830,13 +923,15 @@ static void write_json(const char *path, const result *results, double bandwidth
                 "    {\"case\": \"%s\", \"description\": \"%s\", \"entries\": %lld, \"rows\": "
                 "%lld, \"columns\": %lld, \"longest_row\": %lld, \"group_size\": %d,\n"
                 "     \"spart_product_1_seconds\": %.6e, \"spart_product_8_seconds\": %.6e,\n"
+                "     \"spart_product_8_trailing_seconds\": %.6e, \"trailing_same_bits\": %s,\n"
                 "     \"bytes_1\": %.0f, \"bytes_8\": %.0f, \"floor_fraction_1\": %.4f, "
                 "\"floor_fraction_8\": %.4f,\n"
                 "     \"spart_assembly_seconds\": %.6e, \"qsort_build_seconds\": %.6e, "
                 "\"qsort_same_csr\": %s",
                 SPECS[c].name, SPECS[c].description, (long long)r->entries, (long long)r->rows,
                 (long long)r->columns, (long long)r->longest_row, r->group_size, r->product_1,
-                r->product_8, r->bytes_1, r->bytes_8, r->bytes_1 / bandwidth / r->product_1,
+                r->product_8, r->product_8_trailing, r->same_trailing ? "true" : "false",
+                r->bytes_1, r->bytes_8, r->bytes_1 / bandwidth / r->product_1,
                 r->bytes_8 / bandwidth / r->product_8, r->assembly, r->sort_build,
                 r->same_csr_sort ? "true" : "false");
         for (int m = 0; m < NUM_METRICS; m++) {
