@@ -548,12 +548,16 @@ int main(int argc, char **argv)
 {
     const char *json = NULL;
     int profile_scene = 0;
+    int only_scene = 0; /* --scene N: that problem alone (64 or 256) */
     for (int k = 1; k + 1 < argc; k++) {
         if (strcmp(argv[k], "--json") == 0) {
             json = argv[k + 1];
         }
         if (strcmp(argv[k], "--profile") == 0) {
             profile_scene = atoi(argv[k + 1]);
+        }
+        if (strcmp(argv[k], "--scene") == 0) {
+            only_scene = atoi(argv[k + 1]);
         }
     }
     spart_context *context = NULL;
@@ -580,6 +584,9 @@ int main(int argc, char **argv)
            "entries back", "build ms", "host ms", "device ms", "floor ms", "host/dev", "floor/dev",
            "bits");
     for (int k = 0; k < 2; k++) {
+        if (only_scene != 0 && sizes[k] != only_scene) {
+            continue;
+        }
         if (!run_problem(context, sizes[k], bandwidth, &figures[k])) {
             spart_context_free(context);
             return 1;

@@ -341,6 +341,88 @@ static void corrections_outside_the_single_power_equal_the_host(void **state)
     spart_context_free(context);
 }
 
+/* One fused update of `channels` channels on the device against the host:
+ * rows of mean length `mean`, every fifth voxel's observed
+ * backprojections in channels 0 and 1 far from its predictions (the
+ * per-channel form), gamma 0.5, 0.3 and 2. */
+static void assert_fused_update_equals_the_host(spart_context *context, int64_t channels,
+                                                int64_t mean, int expected_group_size)
+{
+    const int64_t voxels = 2011, pixels = 600, rows = channels * voxels;
+    const double extremes[] = {1e300, 1e-300, 1e-310, -1.0};
+    const uint64_t seed = 700 + 10 * (uint64_t)channels + (uint64_t)mean;
+    double *observed_back = random_values(rows, 0.0, 3.0, seed);
+    for (int64_t v = 0; v < voxels; v += 5) {
+        for (int64_t c = 0; c < channels && c < 2; c++) {
+            observed_back[c * voxels + v] = extremes[(v / 5) % 4];
+        }
+    }
+    double *images = random_values(pixels, 0.0, 50.0, seed + 1);
+    double *start = random_values(voxels, 0.1, 2.0, seed + 2);
+    int64_t *lengths = random_lengths(rows, mean, seed + 3);
+    spart_regridder *host = csr_regridder(context, rows, pixels, lengths, 0, 0, seed + 4);
+    free(lengths);
+    assert_int_equal(host->plan.group_size, expected_group_size);
+    spart_regridder *device = NULL;
+    assert_int_equal(spart_regridder_to_device(context, host, &device), SPART_OK);
+    double *scene = malloc((size_t)voxels * sizeof(double));
+    double *scratch = malloc((size_t)rows * sizeof(double));
+    double *result = malloc((size_t)voxels * sizeof(double));
+    double *d_observed_back = doubles_to_device(context, observed_back, rows);
+    double *d_images = doubles_to_device(context, images, pixels);
+    double *d_scene = doubles_to_device(context, NULL, voxels);
+    double *d_scratch = doubles_to_device(context, NULL, rows);
+    const double gammas[] = {0.5, 0.3, 2.0};
+    for (int g = 0; g < 3; g++) {
+        memcpy(scene, start, (size_t)voxels * sizeof(double));
+        assert_int_equal(
+            spart_device_copy_to_device(context, d_scene, start, (size_t)voxels * sizeof(double)),
+            SPART_OK);
+        assert_int_equal(spart_mart_update_from_images(context, host, images, observed_back,
+                                                       channels, gammas[g], scene, scratch),
+                         SPART_OK);
+        assert_int_equal(spart_mart_update_from_images(context, device, d_images, d_observed_back,
+                                                       channels, gammas[g], d_scene, d_scratch),
+                         SPART_OK);
+        from_device(context, result, d_scene, voxels);
+        if (memcmp(result, scene, (size_t)voxels * sizeof(double)) != 0) {
+            fail_msg("%lld channels, group size %d, gamma %g: the device scene differs from the "
+                     "host's",
+                     (long long)channels, expected_group_size, gammas[g]);
+        }
+    }
+    spart_device_free(context, d_observed_back);
+    spart_device_free(context, d_images);
+    spart_device_free(context, d_scene);
+    spart_device_free(context, d_scratch);
+    free(observed_back);
+    free(images);
+    free(start);
+    free(scene);
+    free(scratch);
+    free(result);
+    spart_regridder_free(device);
+    spart_regridder_free(host);
+}
+
+/* The fused update sums a voxel's rows four channels at a time: a thread a
+ * voxel for rows of about one entry (group size 1, MART's
+ * backprojections), a group of lanes for longer rows (group size 4). Any
+ * number of channels, fewer than four, a multiple of four and one or two
+ * batches past it, gives the host's bits, in the single power and in
+ * ctis's per-channel form. */
+static void fused_update_of_any_channel_count_equals_the_host(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    const int64_t channel_counts[] = {1, 2, 4, 5, 9};
+    for (size_t k = 0; k < sizeof channel_counts / sizeof channel_counts[0]; k++) {
+        assert_fused_update_equals_the_host(context, channel_counts[k], 1, 1);
+        assert_fused_update_equals_the_host(context, channel_counts[k], 6, 4);
+    }
+    spart_context_free(context);
+}
+
 /* Merits of images of more than 64 chunks a channel give the host's bits
  * too. */
 static void merits_of_large_images_equal_the_host(void **state)
@@ -870,6 +952,7 @@ int main(void)
         cmocka_unit_test(merits_of_a_chunk_a_warp_equal_the_host),
         cmocka_unit_test(update_from_images_equals_the_host),
         cmocka_unit_test(corrections_outside_the_single_power_equal_the_host),
+        cmocka_unit_test(fused_update_of_any_channel_count_equals_the_host),
         cmocka_unit_test(elementwise_steps_and_flat_guess_equal_the_host),
         cmocka_unit_test(a_device_step_refuses_too_little_workspace),
         cmocka_unit_test(a_device_step_refuses_host_memory),

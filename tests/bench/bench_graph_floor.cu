@@ -1,0 +1,135 @@
+/*
+ * tests/bench/bench_graph_floor.cu: the floor of a CUDA graph of K kernel
+ * nodes on this device, to judge the MART iteration's goal honestly: an
+ * iteration on the device is a chain of kernels (the update, the forward
+ * product, the widths, the merits, the decision), recorded 8 iterations to
+ * a graph (solvers/mart.c), so it cannot take less than its chain of
+ * kernel nodes does with no work in them.
+ *
+ * For K = 1 .. 40 it records K dependent launches in one graph, of an
+ * empty kernel (one block of 32 threads) and of a small one (32 blocks of
+ * 256 threads writing 8192 doubles, the size of one channel's image of the
+ * tutorial), replays the graph 200 times back to back between two events
+ * and prints the microseconds a graph and a node (the best of 5 such
+ * runs). Label `bench`; exits 77 without a device.
+ */
+#include <cuda_runtime.h>
+
+#include <stdio.h>
+
+namespace
+{
+
+__global__ void empty_kernel() {}
+
+__global__ void small_kernel(double *values, int n)
+{
+    const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i < n) {
+        values[i] = values[i] * 0.5 + 1.0;
+    }
+}
+
+bool ok(cudaError_t error, const char *what)
+{
+    if (error != cudaSuccess) {
+        fprintf(stderr, "bench_graph_floor: %s: %s\n", what, cudaGetErrorString(error));
+        return false;
+    }
+    return true;
+}
+
+/* Microseconds a replay of a graph of `nodes` dependent launches (small
+ * kernels when `values` is not NULL, else empty ones), best of 5 runs of
+ * 200 replays; negative on a CUDA error. */
+double graph_microseconds(cudaStream_t stream, int nodes, double *values)
+{
+    const int n = 8192;
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    if (!ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture")) {
+        return -1.0;
+    }
+    for (int k = 0; k < nodes; k++) {
+        if (values != nullptr) {
+            small_kernel<<<(n + 255) / 256, 256, 0, stream>>>(values, n);
+        } else {
+            empty_kernel<<<1, 32, 0, stream>>>();
+        }
+    }
+    bool fine = ok(cudaGetLastError(), "launch") &&
+                ok(cudaStreamEndCapture(stream, &graph), "end capture") &&
+                ok(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+    cudaEvent_t start = nullptr, stop = nullptr;
+    fine = fine && ok(cudaEventCreate(&start), "event") && ok(cudaEventCreate(&stop), "event");
+    fine = fine && ok(cudaGraphLaunch(exec, stream), "warm-up") &&
+           ok(cudaStreamSynchronize(stream), "wait");
+    const int replays = 200;
+    double best = 1e30;
+    for (int run = 0; fine && run < 5; run++) {
+        fine = ok(cudaEventRecord(start, stream), "record");
+        for (int r = 0; fine && r < replays; r++) {
+            fine = ok(cudaGraphLaunch(exec, stream), "graph launch");
+        }
+        float milliseconds = 0.0f;
+        fine = fine && ok(cudaEventRecord(stop, stream), "record") &&
+               ok(cudaEventSynchronize(stop), "wait") &&
+               ok(cudaEventElapsedTime(&milliseconds, start, stop), "elapsed");
+        const double microseconds = 1e3 * (double)milliseconds / replays;
+        best = microseconds < best ? microseconds : best;
+    }
+    if (start != nullptr) {
+        (void)cudaEventDestroy(start);
+    }
+    if (stop != nullptr) {
+        (void)cudaEventDestroy(stop);
+    }
+    if (exec != nullptr) {
+        (void)cudaGraphExecDestroy(exec);
+    }
+    if (graph != nullptr) {
+        (void)cudaGraphDestroy(graph);
+    }
+    return fine ? best : -1.0;
+}
+
+} // namespace
+
+int main()
+{
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+        printf("bench_graph_floor: no CUDA device\n");
+        return 77;
+    }
+    cudaDeviceProp properties;
+    if (!ok(cudaGetDeviceProperties(&properties, 0), "device properties")) {
+        return 1;
+    }
+    cudaStream_t stream = nullptr;
+    double *values = nullptr;
+    if (!ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream") ||
+        !ok(cudaMalloc(&values, 8192 * sizeof(double)), "malloc") ||
+        !ok(cudaMemset(values, 0, 8192 * sizeof(double)), "memset")) {
+        return 1;
+    }
+    printf("CUDA graph of K dependent kernel nodes, %s: us a replay (best of 5 x 200 replays)\n",
+           properties.name);
+    printf("%6s %14s %14s %14s %14s\n", "K", "empty us", "empty us/node", "small us",
+           "small us/node");
+    const int counts[] = {1, 2, 3, 4, 5, 6, 8, 16, 40};
+    int status = 0;
+    for (int count : counts) {
+        const double empty = graph_microseconds(stream, count, nullptr);
+        const double small = graph_microseconds(stream, count, values);
+        if (empty < 0.0 || small < 0.0) {
+            status = 1;
+            break;
+        }
+        printf("%6d %14.2f %14.3f %14.2f %14.3f\n", count, empty, empty / count, small,
+               small / count);
+    }
+    (void)cudaFree(values);
+    (void)cudaStreamDestroy(stream);
+    return status;
+}
