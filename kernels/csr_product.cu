@@ -825,7 +825,11 @@ bool rows_fit_one_round(const spart_device_csr &matrix)
  * size g < 32 means rows of 1 to 4 entries a lane on average (the plan
  * doubles g while the mean row holds 2g entries or more): one vector
  * takes four rows a group and two entries a lane per round, so that most
- * rows cost one round trip; g = 16, or g = 32 with rows of up to 4 entries
+ * rows cost one round trip; g = 32 with rows of 1 to 2 entries a lane
+ * the same, g fixed at compile time (the forward operator of the ctis
+ * tutorial, 32 entries a row: 10.8 -> 7.5 us on an H200, where two rows
+ * and four entries a round left three of a lane's four slots empty and
+ * took twice the warps); g = 16, or g = 32 with rows of up to 4 entries
  * a lane, two rows and four entries a round; longer rows eight entries a
  * round, with g = 32 fixed at compile time. Tiles of 4 and 8 vectors
  * take one row and four entries a round, each holding TILE values of x.
@@ -857,6 +861,10 @@ cudaError_t launch_for_shape(const spart_device_csr &matrix, const Column *colum
         if (g < 16) {
             return launch_product<Value, Column, TILE, 4, 2>(matrix, columns, values, x, layout,
                                                              num_vectors, y, chunk_sums, stream);
+        }
+        if (g == 32 && mean < 2 * 32) {
+            return launch_product<Value, Column, TILE, 4, 2, 32>(
+                matrix, columns, values, x, layout, num_vectors, y, chunk_sums, stream);
         }
         if (g == 16 || mean <= 4 * 32) {
             return launch_product<Value, Column, TILE, 2, 4>(matrix, columns, values, x, layout,

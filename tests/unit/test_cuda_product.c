@@ -350,6 +350,43 @@ static void rows_of_several_rounds_with_g_32_equal_the_host_for_every_type(void 
     }
 }
 
+/* Rows of 32 to 63 entries on average (the forward operator of the ctis
+ * tutorial has 32): g = 32 with one or two entries a lane, summed four
+ * rows a group and two entries a lane per round; rows of up to 80 entries
+ * take a second round, a tenth are empty, and one of the matrices has a
+ * long row beside them. The host's bits, for every value and column type. */
+static void rows_of_one_or_two_entries_a_lane_with_g_32_equal_the_host(void **state)
+{
+    fixture *f = *state;
+    const int64_t rows = 2003; /* not a whole number of blocks */
+    for (int float32 = 0; float32 <= 1; float32++) {
+        for (int int64_columns = 0; int64_columns <= 1; int64_columns++) {
+            for (int with_long_row = 0; with_long_row <= 1; with_long_row++) {
+                int64_t *lengths = random_lengths(rows, 40, 230 + float32);
+                if (with_long_row) {
+                    lengths[11] = 2 * SPART_CHUNK_LENGTH + 3;
+                }
+                spart_regridder *host = csr_regridder(f->context, rows, 30000, lengths, float32,
+                                                      int64_columns, 231 + int64_columns);
+                free(lengths);
+                assert_int_equal(host->plan.group_size, 32);
+                if (!with_long_row) {
+                    assert_true(host->csr.num_entries >= 32 * rows);
+                    assert_true(host->csr.num_entries < 64 * rows);
+                }
+                spart_regridder *device = to_device(f, host);
+                char what[96];
+                snprintf(what, sizeof what, "g = 32, 32 to 63 a row, float%d, int%d columns%s",
+                         float32 ? 32 : 64, int64_columns ? 64 : 32,
+                         with_long_row ? ", a long row" : "");
+                (void)assert_device_equals_host(f, host, device, 1, 232, what);
+                spart_regridder_free(device);
+                spart_regridder_free(host);
+            }
+        }
+    }
+}
+
 /* Rows of at most 255 entries and g <= 2 (a backprojection's shape): the
  * device copy carries a short-row index (one byte a row), which its
  * one-vector product reads instead of the row pointers, and equals the
@@ -814,6 +851,7 @@ int main(void)
         TEST(declared_batch_axes_equal_the_host),
         TEST(a_row_of_two_million_entries_equals_the_host),
         TEST(rows_of_several_rounds_with_g_32_equal_the_host_for_every_type),
+        TEST(rows_of_one_or_two_entries_a_lane_with_g_32_equal_the_host),
         TEST(short_rows_read_through_the_index_equal_the_host),
         TEST(rows_of_at_most_g_entries_summed_a_thread_a_row_equal_the_host),
         TEST(an_empty_operator_gives_zeros),
