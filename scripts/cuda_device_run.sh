@@ -16,7 +16,8 @@
 # bench_mart_psf), "esis" (bench_cuda_product --esis: the two
 # ESIS-scale operators, about 60 GB of host and 40 GB of device memory),
 # "calls" (the host time per product call alone:
-# bench_cuda_assembly --cases x) or "none"; SPART_BENCH_ARGS adds arguments to
+# bench_cuda_assembly --cases x), "graph" (bench_graph_floor: a CUDA graph
+# of K empty or small kernel nodes) or "none"; SPART_BENCH_ARGS adds arguments to
 # bench_cuda_assembly; SPART_SANITIZER_TIMEOUT bounds each sanitizer run
 # (seconds, default 240); SPART_CUDA_TESTS names the cuda tests built and
 # run (default: all of them); SPART_SANITIZE_TESTS names the cuda tests the
@@ -79,6 +80,7 @@ if wants product || wants esis || wants skew; then targets+=(bench_cuda_product)
 if wants mart; then targets+=(bench_mart_device); fi
 if wants convolve; then targets+=(bench_cuda_convolve); fi
 if wants psf; then targets+=(bench_mart_psf); fi
+if wants graph; then targets+=(bench_graph_floor); fi
 baseline=${SPART_BASELINE_SOURCE:-}
 baseline_build=${SPART_BASELINE_BUILD:-/tmp/spart-baseline-build}
 if [ -n "$baseline" ]; then
@@ -134,6 +136,9 @@ fi
 if wants psf; then
     timeout 300 tests/bench_mart_psf 2>&1 | tee -a "$out/bench.log"
 fi
+if wants graph; then
+    timeout 100 tests/bench_graph_floor 2>&1 | tee -a "$out/bench.log"
+fi
 
 # SPART_NCU_MART=N: Nsight Compute's view (speed of light, occupancy, warp
 # states, memory) of the MART kernels of one 3-iteration device solve of
@@ -155,6 +160,15 @@ if [ -n "${SPART_NCU_MART:-}" ]; then
     } > "$out/ncu_mart.txt" 2>&1
     grep -E "^  [a-z_].*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy" \
         "$out/ncu_mart.txt" | head -40
+    # The fused update's machine code with each instruction's executions
+    # and stall samples (where its warps wait), in $out/ncu_update_sass.csv.
+    timeout 90 ncu --clock-control none --set full -k regex:backproject_update -c 1 \
+        -o /tmp/ncu_update -f tests/bench_mart_device --profile "$SPART_NCU_MART" > /dev/null 2>&1
+    ncu --import /tmp/ncu_update.ncu-rep --page source --print-source sass --csv \
+        > "$out/ncu_update_sass.csv" 2>&1
+    ncu --import /tmp/ncu_update.ncu-rep --page details 2>&1 |
+        grep -E "Duration|Registers Per|Achieved Occupancy|DRAM Throughput|Executed Instructions  " |
+        sed "s/^/update (full set): /"
 fi
 
 # SPART_NCU_PRODUCT=1: the same view of the product kernels for the long

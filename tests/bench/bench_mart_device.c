@@ -7,7 +7,8 @@
  * must move (CSR arrays, x and y) and its elementwise steps must read and
  * write, over the device copy bandwidth measured in the same run.
  *
- * Prints a table; --json FILE writes the figures. Label `bench` (built
+ * Prints a table; --json FILE writes the figures; --scene N runs the N x N
+ * problem alone (64 or 256). Label `bench` (built
  * with -DSPART_BUILD_BENCHMARKS=ON). Without a device, the device columns
  * say so and the program exits 77.
  */
