@@ -593,6 +593,9 @@ int main(int argc, char **argv)
             return 1;
         }
         problem_figures *f = &figures[k];
+        if (f->scene == 0) {
+            continue; /* not run (--scene) */
+        }
         printf("%3dx%-3d %12lld %12lld %10.1f %10.3f %10.3f %10.3f %9.1f %8.0f%% %6s\n", f->scene,
                f->scene, (long long)f->entries_forward, (long long)f->entries_backward, f->build_ms,
                f->host_ms, f->device_ms, f->floor_ms,
@@ -607,6 +610,9 @@ int main(int argc, char **argv)
            "fused floor", "fused/dev");
     for (int k = 0; k < 2; k++) {
         problem_figures *f = &figures[k];
+        if (f->scene == 0) {
+            continue; /* not run (--scene) */
+        }
         printf("%3dx%-3d %12.4f %10.4f %9.0f%% %12.4f %11.0f%%\n", f->scene, f->scene,
                f->device_marginal_ms, f->floor_ms,
                f->device_marginal_ms > 0 ? 100.0 * f->floor_ms / f->device_marginal_ms : 0.0,
@@ -621,6 +627,9 @@ int main(int argc, char **argv)
            "update", "update floor", "iteration", "host gap");
     for (int k = 0; k < 2; k++) {
         problem_figures *f = &figures[k];
+        if (f->scene == 0) {
+            continue; /* not run (--scene) */
+        }
         printf("%3dx%-3d %10.4f %10.4f %10.4f %10.4f %12.4f %10.4f %10.4f\n", f->scene, f->scene,
                f->graph_forward_ms, f->graph_widths_ms, f->graph_merits_ms, f->graph_update_ms,
                f->update_floor_ms, f->graph_iteration_ms,
@@ -635,6 +644,9 @@ int main(int argc, char **argv)
            "floor ms");
     for (int k = 0; k < 2; k++) {
         problem_figures *f = &figures[k];
+        if (f->scene == 0) {
+            continue; /* not run (--scene) */
+        }
         printf("%3dx%-3d %12.4f %12.4f %12.4f %12.4f\n", f->scene, f->scene, f->forward_ms,
                f->forward_floor_ms, f->backward_ms, f->backward_floor_ms);
     }
@@ -642,6 +654,9 @@ int main(int argc, char **argv)
            "merits ms", "widths ms", "backward + update ms");
     for (int k = 0; k < 2; k++) {
         problem_figures *f = &figures[k];
+        if (f->scene == 0) {
+            continue; /* not run (--scene) */
+        }
         printf("%3dx%-3d %12.4f %12.4f %12.4f %22.4f\n", f->scene, f->scene, f->update_ms,
                f->merits_ms, f->widths_ms, f->backward_update_ms);
     }
@@ -650,8 +665,12 @@ int main(int argc, char **argv)
         if (file != NULL) {
             fprintf(file, "{\"bandwidth_bytes_per_s\": %.6e, \"threads\": %d, \"problems\": [",
                     bandwidth, spart_context_threads(context));
+            int written = 0;
             for (int k = 0; k < 2; k++) {
                 problem_figures *f = &figures[k];
+                if (f->scene == 0) {
+                    continue; /* not run (--scene) */
+                }
                 fprintf(file,
                         "%s{\"scene\": %d, \"entries_forward\": %lld, \"entries_backward\": %lld, "
                         "\"build_ms\": %.3f, \"host_ms\": %.4f, \"device_ms\": %.4f, "
@@ -660,7 +679,7 @@ int main(int argc, char **argv)
                         "\"graph_widths_ms\": %.4f, \"graph_merits_ms\": %.4f, "
                         "\"graph_update_ms\": %.4f, \"update_floor_ms\": %.4f, "
                         "\"graph_iteration_ms\": %.4f, \"same_bits\": %d}",
-                        k ? ", " : "", f->scene, (long long)f->entries_forward,
+                        written++ ? ", " : "", f->scene, (long long)f->entries_forward,
                         (long long)f->entries_backward, f->build_ms, f->host_ms, f->device_ms,
                         f->floor_ms, f->device_marginal_ms, f->fused_floor_ms, f->graph_forward_ms,
                         f->graph_widths_ms, f->graph_merits_ms, f->graph_update_ms,
