@@ -10,7 +10,8 @@
 #
 # SPART_CUDA_BENCH selects the benchmarks, one or a comma-separated list
 # of: "assembly" (the default), "product" (bench_cuda_product, then its
-# --skew-parts), "skew" (--skew-parts alone), "both" (assembly and product),
+# --skew-parts), "skew" (--skew-parts alone), "ctis" (--ctis: the CTIS-shaped
+# operators of bench_regridder and their transposes), "both" (assembly and product),
 # "mart" (MART on host and device), "convolve" (a PSF folded into weights
 # on host and device), "psf" (MART with a PSF, FFT against folded,
 # bench_mart_psf), "esis" (bench_cuda_product --esis: the two
@@ -76,7 +77,7 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCH
 targets=("${cuda_tests[@]}" test_device_api test_convolve_device_errors
     test_device_from_arrays_errors)
 if wants assembly || wants calls; then targets+=(bench_cuda_assembly); fi
-if wants product || wants esis || wants skew; then targets+=(bench_cuda_product); fi
+if wants product || wants esis || wants skew || wants ctis; then targets+=(bench_cuda_product); fi
 if wants mart; then targets+=(bench_mart_device); fi
 if wants convolve; then targets+=(bench_cuda_convolve); fi
 if wants psf; then targets+=(bench_mart_psf); fi
@@ -118,6 +119,9 @@ fi
 if wants product; then
     timeout 200 tests/bench_cuda_product 2>&1 | tee -a "$out/bench.log"
     timeout 100 tests/bench_cuda_product --skew-parts 2>&1 | tee -a "$out/bench.log"
+fi
+if wants ctis; then
+    timeout 200 tests/bench_cuda_product --ctis 2>&1 | tee -a "$out/bench.log"
 fi
 if wants skew; then
     timeout 100 tests/bench_cuda_product --skew-parts 2>&1 | tee -a "$out/bench.log"

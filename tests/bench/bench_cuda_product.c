@@ -32,10 +32,12 @@
  *
  * With --skew-parts it times only the skewed matrix and its two parts
  * (without its long row; the long row alone); with --long-row, only the
- * long row alone.
+ * long row alone. With --ctis, the CTIS-shaped operators of the host
+ * benchmark (bench_ctis_operators.h) and their transposes, one vector and
+ * eight.
  *
  * Usage: bench_cuda_product [--entries N] [--row-length L] [--columns C]
- *                           [--repeat R] [--esis] [--skew-parts] [--long-row]
+ *                           [--repeat R] [--esis] [--skew-parts] [--long-row] [--ctis]
  */
 #include <math.h>
 #include <stdint.h>
@@ -46,8 +48,9 @@
 #include <cuda_runtime_api.h>
 #include <cusparse.h>
 
-#include "regridder_internal.h"
+#include "bench_ctis_operators.h"
 #include "bench_util.h"
+#include "regridder_internal.h"
 #include "spart.h"
 
 /* CHECK_CUDA and CHECK_SPART (bench_util.h) for a cuSPARSE call. */
@@ -425,7 +428,7 @@ static int64_t rows_differing_from_host(spart_context *context, const spart_regr
     double *got = malloc((size_t)rows * sizeof(double));
     CHECK_CUDA(cudaMemcpy(x, x_device, (size_t)columns * sizeof(double), cudaMemcpyDeviceToHost));
     CHECK_CUDA(cudaMemcpy(got, y_device, (size_t)rows * sizeof(double), cudaMemcpyDeviceToHost));
-    spart_array xa = {x, {1, {columns}}};
+    spart_array xa = {x, spart_regridder_shape_input(host)};
     CHECK_SPART(context, spart_regridder_apply(context, host, &xa, expected, rows));
     int64_t differing = 0;
     for (int64_t r = 0; r < rows; r++) {
@@ -486,7 +489,7 @@ static void measure(spart_context *context, cusparseHandle_t handle, const char 
     double bytes = (double)entries * (value_bytes + 4.0) + (double)(rows + 1) * 8.0 +
                    (double)columns * 8.0 + (double)rows * 8.0;
     double floor_ms = bytes / rate * 1e3;
-    spart_shape one = {1, {columns}};
+    spart_shape one = spart_regridder_shape_input(host);
     int spart_differing = 0, alg1_differing = 0, alg2_differing = 0;
     double spart_ms = time_spart(context, device, x, one, y, rows, repeat, &spart_differing);
     int64_t differing = rows_differing_from_host(context, host, x, y);
@@ -538,7 +541,10 @@ static void measure(spart_context *context, cusparseHandle_t handle, const char 
                100.0 * (index_bytes / rate * 1e3) / spart_ms, spart_ms / pointer_ms);
     }
     if (with_batch) {
-        spart_shape eight = {2, {8, columns}};
+        spart_shape eight = one; /* (8, the input's shape) */
+        memmove(eight.dims + 1, eight.dims, (size_t)eight.ndim * sizeof(int64_t));
+        eight.dims[0] = 8;
+        eight.ndim++;
         int batch_differing = 0, spmm_differing[3] = {0, 0, 0};
         double batch_ms =
             time_spart(context, device, x, eight, y, rows * 8, repeat, &batch_differing);
@@ -644,10 +650,40 @@ static void measure_skew(spart_context *context, cusparseHandle_t handle, double
     free(lengths);
 }
 
+/* The CTIS-shaped operators of the host benchmark (bench_ctis_operators.h:
+ * a, the tutorial's forward model; b, its 256 x 256 scene; c, a PSF-folded
+ * forward model with rows of up to 4096 entries), float64 values: each
+ * forward operator and its exact transpose (the backprojection's pattern;
+ * the conservative transpose has the same arrays with other values). */
+static void measure_ctis(spart_context *context, cusparseHandle_t handle, double rate, int repeat)
+{
+    for (int k = 0; k < BENCH_CTIS_CASES; k++) {
+        const bench_ctis_spec *s = &BENCH_CTIS_SPECS[k];
+        bench_ctis_weights op;
+        if (bench_ctis_make_weights(s, &op) != 0) {
+            fprintf(stderr, "out of host memory for case %s\n", s->name);
+            exit(1);
+        }
+        spart_weights *weights = NULL;
+        spart_regridder *forward = NULL, *transpose = NULL;
+        CHECK_SPART(context, bench_ctis_load_weights(context, &op, &weights));
+        CHECK_SPART(context, bench_ctis_regridder(context, &op, weights, &forward));
+        CHECK_SPART(context, spart_regridder_transpose(context, forward, &transpose));
+        char name[160];
+        snprintf(name, sizeof name, "CTIS %s, forward (%s)", s->name, s->description);
+        measure(context, handle, name, forward, rate, repeat, 1);
+        snprintf(name, sizeof name, "CTIS %s, its transpose", s->name);
+        measure(context, handle, name, transpose, rate, repeat, 1);
+        spart_regridder_free(forward); /* and the transpose it owns */
+        spart_weights_free(weights);
+        bench_ctis_free_weights(&op);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int64_t entries = 100000000, row_length = 2000, columns = (int64_t)1 << 20;
-    int repeat = 20, esis = 0, skew_parts = 0;
+    int repeat = 20, esis = 0, skew_parts = 0, ctis = 0;
     for (int a = 1; a < argc; a++) {
         int has_value = a + 1 < argc;
         if (strcmp(argv[a], "--esis") == 0) {
@@ -656,6 +692,8 @@ int main(int argc, char **argv)
             skew_parts = 1;
         } else if (strcmp(argv[a], "--long-row") == 0) {
             skew_parts = 2;
+        } else if (strcmp(argv[a], "--ctis") == 0) {
+            ctis = 1;
         } else if (has_value && strcmp(argv[a], "--entries") == 0) {
             entries = atoll(argv[++a]);
         } else if (has_value && strcmp(argv[a], "--row-length") == 0) {
@@ -684,6 +722,12 @@ int main(int argc, char **argv)
     double rate = copy_rate(repeat);
     printf("device-to-device copy: %.3f TB/s (bytes read + written)\n", rate * 1e-12);
 
+    if (ctis) {
+        measure_ctis(context, handle, rate, repeat);
+        CHECK_CUSPARSE(cusparseDestroy(handle));
+        spart_context_free(context);
+        return 0;
+    }
     if (esis || skew_parts) {
         if (esis) {
             measure_esis(context, handle, rate, repeat);
