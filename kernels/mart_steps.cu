@@ -511,8 +511,107 @@ __global__ void update_kernel(double *scene, const double *observed_back,
  * as spart_mart_correction's: the ratios (per_channel false; *single_power
  * says whether every ratio is in the single power's range,
  * spart_mart_single_power_ratio) or, in ctis's per-channel form, their
- * powers ratio^gamma (true). Lane 0 holds the result, and *state the
- * voxel's value scene[v].
+ * powers ratio^gamma (true). Lane 0 holds the result. */
+template <typename Value, typename Column, int ROWS, int UNROLL>
+__device__ __forceinline__ double
+voxel_product(const spart_device_csr &matrix, const Column *__restrict__ columns,
+              const Value *__restrict__ values, const double *__restrict__ images,
+              const double *__restrict__ observed_back, const spart_rows::row_group &group,
+              int64_t v, int64_t num_channel, int64_t scene_size, double gamma, bool per_channel,
+              bool *single_power)
+{
+    const spart_rows::vector_layout single = {1, 0, 1, 0};
+    double product = 1.0;
+    bool all_ratios = true;
+    const double low = spart_mart_single_ratio_low(num_channel);
+    const double high = spart_mart_single_ratio_high(num_channel);
+    for (int64_t c0 = 0; c0 < num_channel; c0 += ROWS) {
+        int64_t begin[ROWS], end[ROWS];
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            begin[r] = 0;
+            end[r] = 0;
+            if (c0 + r < num_channel) {
+                const int64_t row = (c0 + r) * scene_size + v;
+                begin[r] = matrix.row_ptr[row];
+                end[r] = matrix.row_ptr[row + 1];
+            }
+        }
+        double sum[ROWS][1];
+        spart_rows::rows_sum<Value, Column, 1, ROWS, UNROLL>(columns, values, begin, end, group,
+                                                             images, single, 0, 1, sum);
+        if (group.lane == 0) {
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) {
+                if (c0 + r < num_channel) {
+                    const double observed = observed_back[(c0 + r) * scene_size + v];
+                    if (per_channel) {
+                        product = product * spart_mart_ratio_power(observed, sum[r][0], gamma);
+                    } else {
+                        const double ratio = spart_mart_ratio(observed, sum[r][0]);
+                        all_ratios =
+                            all_ratios && spart_mart_single_power_ratio(ratio, low, high) != 0;
+                        product = product * ratio;
+                    }
+                }
+            }
+        }
+    }
+    *single_power = all_ratios;
+    return product;
+}
+
+/* scene[v] *= its correction (spart_mart_correction) from the rows
+ * c * scene_size + v of the backprojection and observed_back. One voxel
+ * per group, grid-stride. The product of the ratios first; where a ratio
+ * is outside the single power's range the group sums the voxel's rows
+ * again for the per-channel form (the same sums, so the same bits), as it
+ * does for every voxel when spart_mart_per_channel_form says. Both passes
+ * go through one call of voxel_product: two inlined copies of the rows'
+ * sums made the kernel 19 % slower on the H200 (75.7 -> 90 us at
+ * 256 x 256), though the second copy almost never runs. */
+template <typename Value, typename Column, int ROWS, int UNROLL>
+__global__ void __launch_bounds__(threads_per_block)
+    backproject_update_kernel(spart_device_csr matrix, const Column *__restrict__ columns,
+                              const Value *__restrict__ values, const double *__restrict__ images,
+                              const double *__restrict__ observed_back, double *__restrict__ scene,
+                              int64_t num_channel, int64_t scene_size, double gamma,
+                              double inverse_channels, const int *stop)
+{
+    if (run_stopped(stop)) {
+        return;
+    }
+    const spart_rows::row_group group = spart_rows::group_of_thread(matrix.group_size);
+    const bool per_channel_form = spart_mart_per_channel_form(gamma, inverse_channels) != 0;
+    const double exponent = spart_mart_voxel_exponent(gamma, inverse_channels);
+    const int64_t groups_per_block = blockDim.x / matrix.group_size;
+    const int64_t first = (int64_t)blockIdx.x * groups_per_block + threadIdx.x / group.size;
+    const int64_t stride = (int64_t)gridDim.x * groups_per_block;
+    for (int64_t v = first; v < scene_size; v += stride) {
+        bool per_channel = per_channel_form;
+        double product = 1.0;
+        for (;;) {
+            bool single_power = false;
+            product = voxel_product<Value, Column, ROWS, UNROLL>(
+                matrix, columns, values, images, observed_back, group, v, num_channel, scene_size,
+                gamma, per_channel, &single_power);
+            /* lane 0 knows; the whole group sums the rows again or not */
+            single_power = __shfl_sync(group.mask, single_power ? 1 : 0, 0, group.size) != 0;
+            if (per_channel || single_power) {
+                break;
+            }
+            per_channel = true;
+        }
+        if (group.lane == 0) {
+            scene[v] =
+                scene[v] * spart_mart_pow(product, per_channel ? inverse_channels : exponent);
+        }
+    }
+}
+
+/* voxel_product (above) with the loads held together, for the kernel of
+ * a thread a voxel (group size 1): lane 0 holds the result, and *state
+ * the voxel's value scene[v].
  *
  * Once a batch of rows is summed, lane 0 loads the batch's observed
  * backprojections (and, with the first batch, scene[v]) together, before
@@ -522,11 +621,12 @@ __global__ void update_kernel(double *scene, const double *observed_back,
  * Nsight Compute: a quarter of the kernel's stalls at 256 x 256). */
 template <typename Value, typename Column, int ROWS, int UNROLL>
 __device__ __forceinline__ double
-voxel_product(const int64_t *__restrict__ row_ptr, const Column *__restrict__ columns,
-              const Value *__restrict__ values, const double *__restrict__ images,
-              const double *__restrict__ observed_back, const double *__restrict__ scene,
-              const spart_rows::row_group &group, int64_t v, int64_t num_channel,
-              int64_t scene_size, double gamma, bool per_channel, bool *single_power, double *state)
+voxel_product_held(const int64_t *__restrict__ row_ptr, const Column *__restrict__ columns,
+                   const Value *__restrict__ values, const double *__restrict__ images,
+                   const double *__restrict__ observed_back, const double *__restrict__ scene,
+                   const spart_rows::row_group &group, int64_t v, int64_t num_channel,
+                   int64_t scene_size, double gamma, bool per_channel, bool *single_power,
+                   double *state)
 {
     const spart_rows::vector_layout single = {1, 0, 1, 0};
     double product = 1.0;
@@ -577,7 +677,7 @@ voxel_product(const int64_t *__restrict__ row_ptr, const Column *__restrict__ co
     return product;
 }
 
-/* voxel_product in ctis's per-channel form, out of line: the rare pass (a
+/* voxel_product_held in ctis's per-channel form, out of line: the rare pass (a
  * ratio outside the single power's range, or every voxel where
  * spart_mart_per_channel_form says) then costs the common pass no
  * registers. Inlined twice, the rows' sums made the kernel 19 % slower on
@@ -585,35 +685,36 @@ voxel_product(const int64_t *__restrict__ row_ptr, const Column *__restrict__ co
  * one inlined call, the powers of the per-channel form held registers in
  * the common pass (48 registers either way, but 76.1 against 73.8 us). */
 template <typename Value, typename Column, int ROWS, int UNROLL>
-__device__ __noinline__ double
-voxel_product_per_channel(const int64_t *__restrict__ row_ptr, const Column *__restrict__ columns,
-                          const Value *__restrict__ values, const double *__restrict__ images,
-                          const double *__restrict__ observed_back,
-                          const double *__restrict__ scene, spart_rows::row_group group, int64_t v,
-                          int64_t num_channel, int64_t scene_size, double gamma, double *state)
+__device__ __noinline__ double voxel_product_held_per_channel(
+    const int64_t *__restrict__ row_ptr, const Column *__restrict__ columns,
+    const Value *__restrict__ values, const double *__restrict__ images,
+    const double *__restrict__ observed_back, const double *__restrict__ scene,
+    spart_rows::row_group group, int64_t v, int64_t num_channel, int64_t scene_size, double gamma,
+    double *state)
 {
     bool ignored = false;
-    return voxel_product<Value, Column, ROWS, UNROLL>(row_ptr, columns, values, images,
-                                                      observed_back, scene, group, v, num_channel,
-                                                      scene_size, gamma, true, &ignored, state);
+    return voxel_product_held<Value, Column, ROWS, UNROLL>(
+        row_ptr, columns, values, images, observed_back, scene, group, v, num_channel, scene_size,
+        gamma, true, &ignored, state);
 }
 
-/* scene[v] *= its correction (spart_mart_correction) from the rows
- * c * scene_size + v of the backprojection and observed_back. One voxel
- * per group, grid-stride. The product of the ratios first; where a ratio
- * is outside the single power's range the group sums the voxel's rows
- * again for the per-channel form (the same sums, so the same bits), as it
- * does for every voxel when spart_mart_per_channel_form says. G, when not
- * 0, is the group size fixed at compile time: 1 for the backprojections
- * of MART (1 to 2 entries a row), where a thread is a voxel and the
- * group's arithmetic and shuffles go away. */
+/* backproject_update_kernel (above) for matrices of group size G = 1
+ * (MART's backprojection at 256 x 256: 1.43 entries a row), a thread a
+ * voxel: the group's arithmetic and shuffles go away, the loads of observed
+ * and state are held together (voxel_product_held), and the per-channel
+ * pass is out of line. H200, 256 x 256: 82 -> 71 us in a graph. For group
+ * size 2 (the tutorial's backprojection, 3.24 entries a row) the held
+ * loads took 64 registers, so its 640 blocks no longer fit one wave: 8.5
+ * -> 10.3 us; that size keeps the kernel above. */
 template <typename Value, typename Column, int ROWS, int UNROLL, int G>
 __global__ void __launch_bounds__(threads_per_block)
-    backproject_update_kernel(spart_device_csr matrix, const Column *__restrict__ columns,
-                              const Value *__restrict__ values, const double *__restrict__ images,
-                              const double *__restrict__ observed_back, double *__restrict__ scene,
-                              int64_t num_channel, int64_t scene_size, double gamma,
-                              double inverse_channels, const int *stop)
+    backproject_update_held_kernel(spart_device_csr matrix, const Column *__restrict__ columns,
+                                   const Value *__restrict__ values,
+                                   const double *__restrict__ images,
+                                   const double *__restrict__ observed_back,
+                                   double *__restrict__ scene, int64_t num_channel,
+                                   int64_t scene_size, double gamma, double inverse_channels,
+                                   const int *stop)
 {
     if (run_stopped(stop)) {
         return;
@@ -630,7 +731,7 @@ __global__ void __launch_bounds__(threads_per_block)
         double state = 0.0;
         if (!per_channel) {
             bool single_power = false;
-            product = voxel_product<Value, Column, ROWS, UNROLL>(
+            product = voxel_product_held<Value, Column, ROWS, UNROLL>(
                 matrix.row_ptr, columns, values, images, observed_back, scene, group, v,
                 num_channel, scene_size, gamma, false, &single_power, &state);
             if (G != 1) { /* lane 0 knows; the whole group sums the rows again or not */
@@ -639,7 +740,7 @@ __global__ void __launch_bounds__(threads_per_block)
             per_channel = !single_power;
         }
         if (per_channel) {
-            product = voxel_product_per_channel<Value, Column, ROWS, UNROLL>(
+            product = voxel_product_held_per_channel<Value, Column, ROWS, UNROLL>(
                 matrix.row_ptr, columns, values, images, observed_back, scene, group, v,
                 num_channel, scene_size, gamma, &state);
         }
@@ -665,22 +766,22 @@ cudaError_t launch_backproject_update(const spart_device_csr &matrix, const Colu
     int64_t blocks = (scene_size + groups_per_block - 1) / groups_per_block;
     blocks = blocks < 65535 * 16 ? blocks : 65535 * 16;
     if (matrix.group_size == 1) {
-        backproject_update_kernel<Value, Column, 4, 2, 1>
+        backproject_update_held_kernel<Value, Column, 4, 2, 1>
             <<<(unsigned)blocks, threads_per_block, 0, stream>>>(
                 matrix, columns, values, images, observed_back, scene, num_channel, scene_size,
                 gamma, inverse_channels, stop);
     } else if (matrix.group_size < 16) {
-        backproject_update_kernel<Value, Column, 4, 2, 0>
+        backproject_update_kernel<Value, Column, 4, 2>
             <<<(unsigned)blocks, threads_per_block, 0, stream>>>(
                 matrix, columns, values, images, observed_back, scene, num_channel, scene_size,
                 gamma, inverse_channels, stop);
     } else if (matrix.group_size == 16) {
-        backproject_update_kernel<Value, Column, 2, 4, 0>
+        backproject_update_kernel<Value, Column, 2, 4>
             <<<(unsigned)blocks, threads_per_block, 0, stream>>>(
                 matrix, columns, values, images, observed_back, scene, num_channel, scene_size,
                 gamma, inverse_channels, stop);
     } else {
-        backproject_update_kernel<Value, Column, 1, 8, 0>
+        backproject_update_kernel<Value, Column, 1, 8>
             <<<(unsigned)blocks, threads_per_block, 0, stream>>>(
                 matrix, columns, values, images, observed_back, scene, num_channel, scene_size,
                 gamma, inverse_channels, stop);

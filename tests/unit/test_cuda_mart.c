@@ -342,11 +342,13 @@ static void corrections_outside_the_single_power_equal_the_host(void **state)
 }
 
 /* One fused update of `channels` channels on the device against the host:
- * rows of mean length `mean`, every fifth voxel's observed
- * backprojections in channels 0 and 1 far from its predictions (the
- * per-channel form), gamma 0.5, 0.3 and 2. */
+ * rows of mean length `mean` (with `long_every` > 0, every long_every-th
+ * row holds 150 entries), every fifth voxel's observed backprojections in
+ * channels 0 and 1 far from its predictions (the per-channel form), gamma
+ * 0.5, 0.3 and 2. */
 static void assert_fused_update_equals_the_host(spart_context *context, int64_t channels,
-                                                int64_t mean, int expected_group_size)
+                                                int64_t mean, int64_t long_every,
+                                                int expected_group_size)
 {
     const int64_t voxels = 2011, pixels = 600, rows = channels * voxels;
     const double extremes[] = {1e300, 1e-300, 1e-310, -1.0};
@@ -360,6 +362,9 @@ static void assert_fused_update_equals_the_host(spart_context *context, int64_t 
     double *images = random_values(pixels, 0.0, 50.0, seed + 1);
     double *start = random_values(voxels, 0.1, 2.0, seed + 2);
     int64_t *lengths = random_lengths(rows, mean, seed + 3);
+    for (int64_t r = long_every - 1; long_every > 0 && r < rows; r += long_every) {
+        lengths[r] = 150;
+    }
     spart_regridder *host = csr_regridder(context, rows, pixels, lengths, 0, 0, seed + 4);
     free(lengths);
     assert_int_equal(host->plan.group_size, expected_group_size);
@@ -405,20 +410,23 @@ static void assert_fused_update_equals_the_host(spart_context *context, int64_t 
     spart_regridder_free(host);
 }
 
-/* The fused update sums a voxel's rows four channels at a time: a thread a
- * voxel for rows of about one entry (group size 1, MART's
- * backprojections), a group of lanes for longer rows (group size 4). Any
- * number of channels, fewer than four, a multiple of four and one or two
- * batches past it, gives the host's bits, in the single power and in
- * ctis's per-channel form. */
+/* The fused update sums a voxel's rows several channels at a time: a
+ * thread a voxel for rows of about one to four entries (group sizes 1 and
+ * 2, MART's backprojections), a few of them of 150 entries; a group of
+ * lanes for longer rows (group size 4). Any number of channels, fewer than
+ * four, a multiple of four and one or two batches past it, gives the
+ * host's bits, in the single power and in ctis's per-channel form. */
 static void fused_update_of_any_channel_count_equals_the_host(void **state)
 {
     (void)state;
     spart_context *context = context_or_fail();
     const int64_t channel_counts[] = {1, 2, 4, 5, 9};
     for (size_t k = 0; k < sizeof channel_counts / sizeof channel_counts[0]; k++) {
-        assert_fused_update_equals_the_host(context, channel_counts[k], 1, 1);
-        assert_fused_update_equals_the_host(context, channel_counts[k], 6, 4);
+        assert_fused_update_equals_the_host(context, channel_counts[k], 1, 0, 1);
+        assert_fused_update_equals_the_host(context, channel_counts[k], 1, 997, 1);
+        assert_fused_update_equals_the_host(context, channel_counts[k], 3, 0, 2);
+        assert_fused_update_equals_the_host(context, channel_counts[k], 3, 1201, 2);
+        assert_fused_update_equals_the_host(context, channel_counts[k], 6, 0, 4);
     }
     spart_context_free(context);
 }
