@@ -21,7 +21,7 @@
  * instead of serialising the product, and the arithmetic is the sequential
  * one, bit for bit.
  *
- * Rows of one round. A one-vector product of a matrix of g = 2, 4 or 8
+ * Rows of one round. A one-vector product of a matrix of g = 2, 4, 8 or 16
  * whose rows other than the long ones hold about g entries or fewer
  * (rows_fit_one_round) gives each row one thread instead of g lanes
  * (product_rows_by_thread): a warp loads the entries of 32 rows with
@@ -89,6 +89,11 @@ constexpr int min_blocks_indexed = 2;
  * while its adding warp works, so the more of them side by side the
  * better. */
 constexpr int min_blocks_chunks = 4;
+
+/* The same for its rows of 16 (up to 128 registers): a lane's 16 loads in
+ * flight need more than 64 (ptxas spilled them, or kept them in local
+ * memory, under the bound above or none). */
+constexpr int min_blocks_sixteen = 2;
 
 constexpr int64_t max_blocks_x = (int64_t)1 << 24; /* grid-stride beyond this */
 constexpr int64_t max_blocks_y = 65535;            /* vector tiles, grid-stride beyond */
@@ -286,7 +291,7 @@ __global__ void __launch_bounds__(threads_per_block)
     }
 }
 
-/* Rows of at most G entries, one thread a row (one vector, 2 <= G <= 8).
+/* Rows of at most G entries, one thread a row (one vector, 2 <= G <= 16).
  * A row that fits one round of its G lanes gives lane l the single term
  * fma(v_l, x_l, +0.0) for l < length and +0.0 for the others; the thread
  * forms those G values and adds them in the lanes' tree (l += l + h for h
@@ -326,18 +331,18 @@ sum_rows_by_thread(const Column *__restrict__ columns, const Value *__restrict__
         /* Every load issued without a branch (a slot past the rows reads
          * the first entry; its term is not stored), as in round_sum. */
         double value[G];
-        int64_t column[G];
+        Column column[G];
         double xv[G];
 #pragma unroll
         for (int i = 0; i < G; i++) {
             const int term = warp_lane + 32 * i;
             const int64_t at = warp_begin + (term < total ? term : 0);
             value[i] = (double)values[at];
-            column[i] = (int64_t)columns[at];
+            column[i] = columns[at];
         }
 #pragma unroll
         for (int i = 0; i < G; i++) {
-            xv[i] = x[column[i]];
+            xv[i] = x[(int64_t)column[i]];
         }
 #pragma unroll
         for (int i = 0; i < G; i++) {
@@ -355,11 +360,17 @@ sum_rows_by_thread(const Column *__restrict__ columns, const Value *__restrict__
     for (int l = 0; l < G; l++) {
         lane[l] = l < length ? staged[staged_slot<G>(start + l)] : 0.0;
     }
+    /* The tree's levels h = G / 2, ..., 1 with a constant bound on the
+     * inner loop, so that nvcc unrolls both and lane[] stays in registers
+     * (with the bound h it kept a lane[] of 16 in local memory). */
 #pragma unroll
-    for (int h = G / 2; h >= 1; h /= 2) {
+    for (int level = 1; level < G; level *= 2) {
+        const int h = G / (2 * level); /* G / 2, ..., 1 */
 #pragma unroll
-        for (int l = 0; l < h; l++) {
-            lane[l] = __dadd_rn(lane[l], lane[l + h]);
+        for (int l = 0; l < G / 2; l++) {
+            if (l < h) {
+                lane[l] = __dadd_rn(lane[l], lane[l + h]);
+            }
         }
     }
     if (row < num_rows) {
@@ -570,7 +581,9 @@ sum_chunks_staged(const spart_device_csr &matrix, const Column *__restrict__ col
 }
 
 template <typename Value, typename Column, int G, bool CHUNKS>
-__global__ void __launch_bounds__(threads_per_block, CHUNKS ? min_blocks_chunks : 0)
+__global__ void __launch_bounds__(threads_per_block, G == 16  ? min_blocks_sixteen
+                                                     : CHUNKS ? min_blocks_chunks
+                                                              : 0)
     product_rows_by_thread(spart_device_csr matrix, const Column *__restrict__ columns,
                            const Value *__restrict__ values, const double *__restrict__ x,
                            double *__restrict__ y, double *__restrict__ chunk_sums,
@@ -804,20 +817,22 @@ cudaError_t launch_rows_by_thread(const spart_device_csr &matrix, const Column *
                   (int64_t)1, one, y);
 }
 
-/* Whether a matrix of g = 2, 4 or 8 looks like rows of at most g entries
+/* Whether a matrix of g = 2, 4, 8 or 16 looks like rows of at most g entries
  * beside its long rows: its entries less num_long_chunks whole chunks (no
  * fewer than the long rows hold) are at most g a short row, give or take
  * one entry for every 32 rows. Then most warps find 32 rows that each fit
  * one round; the others are summed by groups all the same. (The plan
  * takes g with a mean of g to 2g entries a row, so this is a matrix of
- * rows of about g, such as the skewed matrix of docs/benchmarks.md.) */
+ * rows of about g, such as the skewed matrix of docs/benchmarks.md, or
+ * the transpose of a CTIS forward operator, whose rows, scene cells, hold
+ * 4 entries a channel: 16 for four channels.) */
 bool rows_fit_one_round(const spart_device_csr &matrix)
 {
     const int64_t g = matrix.group_size;
     const int64_t short_rows = matrix.num_rows - matrix.num_long_rows;
     const int64_t fewest_short_entries =
         matrix.num_entries - matrix.num_long_chunks * matrix.chunk_length;
-    return g >= 2 && g <= 8 && matrix.num_entries > 0 && short_rows > 0 &&
+    return g >= 2 && g <= 16 && matrix.num_entries > 0 && short_rows > 0 &&
            fewest_short_entries <= g * short_rows + short_rows / 32;
 }
 
@@ -835,7 +850,7 @@ bool rows_fit_one_round(const spart_device_csr &matrix)
  * take one row and four entries a round, each holding TILE values of x.
  * (These shapes take 32 to 64 registers for one vector, 48 to 96 for
  * tiles; two rows a group in tiles took 100.) One vector over rows of
- * about g entries, g = 2, 4 or 8, takes a thread a row
+ * about g entries, g = 2, 4, 8 or 16, takes a thread a row
  * (launch_rows_by_thread). */
 template <typename Value, typename Column, int TILE>
 cudaError_t launch_for_shape(const spart_device_csr &matrix, const Column *columns,
@@ -855,8 +870,12 @@ cudaError_t launch_for_shape(const spart_device_csr &matrix, const Column *colum
                 return launch_rows_by_thread<Value, Column, 4>(matrix, columns, values, x, y,
                                                                chunk_sums, stream);
             }
-            return launch_rows_by_thread<Value, Column, 8>(matrix, columns, values, x, y,
-                                                           chunk_sums, stream);
+            if (g == 8) {
+                return launch_rows_by_thread<Value, Column, 8>(matrix, columns, values, x, y,
+                                                               chunk_sums, stream);
+            }
+            return launch_rows_by_thread<Value, Column, 16>(matrix, columns, values, x, y,
+                                                            chunk_sums, stream);
         }
         if (g < 16) {
             return launch_product<Value, Column, TILE, 4, 2>(matrix, columns, values, x, layout,
