@@ -10,7 +10,7 @@
  *                   [--case a,b,c] [--scratch DIR] [--keep] [--require-goals]
  *                   [--products-only]
  *
- * The operators (weights synthesised here, then written to files in a
+ * The operators (weights synthesised in bench_ctis_operators.h, then written to files in a
  * scratch folder for the Python side, so that both use the same numbers):
  *   a  tutorial-sized forward model: a 64x64 scene at 16 wavelengths seen
  *      by 4 channels (orthogonal elements (4, 16)); each element moves every
@@ -59,6 +59,7 @@
 
 #include <omp.h>
 
+#include "bench_ctis_operators.h"
 #include "bench_util.h"
 #include "spart.h"
 
@@ -66,37 +67,7 @@
 #define SPART_BENCH_REFERENCE "bench_regridder_reference.py"
 #endif
 
-#define NUM_CASES 3
 #define BATCH 8
-#define DISPERSION 0.37 /* cells per wavelength step */
-
-/* How an operator is made. */
-typedef struct spec {
-    const char *name;
-    const char *description;
-    int64_t channels;    /* C */
-    int64_t wavelengths; /* W */
-    int64_t scene;       /* N: the scene is N x N cells */
-    int64_t footprint;   /* 0: 2x2 area fractions; F: an F x F Gaussian PSF */
-} spec;
-
-static const spec SPECS[NUM_CASES] = {
-    {"a", "tutorial: 4 ch x 16 wl, 64^2 scene, 2x2 overlaps", 4, 16, 64, 0},
-    {"b", "256^2 scene: 4 ch x 16 wl, 2x2 overlaps", 4, 16, 256, 0},
-    {"c", "PSF-folded: 1 ch x 16 wl, 48^2 scene, 16x16 PSF", 1, 16, 48, 16},
-};
-
-/* The weights of one operator, as regridding lays them out: elements
- * (channel, wavelength) in C order, each a list of (input cell, output
- * cell, value) sorted by input cell, then output cell. */
-typedef struct operator_weights {
-    int64_t channels, wavelengths, scene, scene_output, margin;
-    int64_t num_elements, num_entries;
-    int64_t *offsets;
-    int64_t *indices_input;
-    int64_t *indices_output;
-    double *values;
-} operator_weights;
 
 /* What the Python side reports, by the names it prints. */
 enum reference_metric {
@@ -132,143 +103,9 @@ typedef struct result {
 
 /* ---- the operators ------------------------------------------------------------ */
 
-/* Where element (c, w) moves a scene cell: the channel's direction, the
- * dispersion of the wavelength, and a fixed sub-cell offset so that no
- * area fraction is exactly 0 or 1. */
-static void displacement(const operator_weights *op, int64_t c, int64_t w, double *dx, double *dy)
-{
-    const double pi = 3.14159265358979323846;
-    double angle = 2.0 * pi * (double)c / (double)op->channels;
-    double along = DISPERSION * ((double)w - 0.5 * (double)(op->wavelengths - 1));
-    *dx = along * cos(angle) + 0.25;
-    *dy = along * sin(angle) + 0.4;
-}
-
-/* The 2x2 output cells a unit square at (px, py) overlaps, with their area
- * fractions, in ascending order of output cell. */
-static int64_t emit_overlaps(const operator_weights *op, int64_t cell_in, double px, double py,
-                             int64_t *ii, int64_t *io, double *v)
-{
-    int64_t ox = (int64_t)floor(px), oy = (int64_t)floor(py);
-    double fx = px - (double)ox, fy = py - (double)oy;
-    double wx[2] = {1.0 - fx, fx}, wy[2] = {1.0 - fy, fy};
-    int64_t n = 0;
-    for (int a = 0; a < 2; a++) {
-        for (int b = 0; b < 2; b++) {
-            double value = wx[a] * wy[b];
-            if (value != 0.0) {
-                ii[n] = cell_in;
-                io[n] = (ox + a) * op->scene_output + (oy + b);
-                v[n] = value;
-                n++;
-            }
-        }
-    }
-    return n;
-}
-
-/* An F x F Gaussian footprint (sigma F / 6) centred at (px, py), its
- * values normalised to sum to 1, in ascending order of output cell. */
-static int64_t emit_psf(const operator_weights *op, int64_t footprint, int64_t cell_in, double px,
-                        double py, int64_t *ii, int64_t *io, double *v)
-{
-    double gx[64], gy[64], sx = 0.0, sy = 0.0;
-    double sigma = (double)footprint / 6.0;
-    int64_t x0 = (int64_t)floor(px) - footprint / 2 + 1,
-            y0 = (int64_t)floor(py) - footprint / 2 + 1;
-    for (int64_t k = 0; k < footprint; k++) {
-        double ex = ((double)(x0 + k) + 0.5 - px) / sigma;
-        double ey = ((double)(y0 + k) + 0.5 - py) / sigma;
-        gx[k] = exp(-0.5 * ex * ex);
-        gy[k] = exp(-0.5 * ey * ey);
-        sx += gx[k];
-        sy += gy[k];
-    }
-    int64_t n = 0;
-    for (int64_t a = 0; a < footprint; a++) {
-        for (int64_t b = 0; b < footprint; b++) {
-            ii[n] = cell_in;
-            io[n] = (x0 + a) * op->scene_output + (y0 + b);
-            v[n] = (gx[a] / sx) * (gy[b] / sy);
-            n++;
-        }
-    }
-    return n;
-}
-
-static void free_weights(operator_weights *op)
-{
-    free(op->offsets);
-    free(op->indices_input);
-    free(op->indices_output);
-    free(op->values);
-    memset(op, 0, sizeof *op);
-}
-
-static int make_weights(const spec *s, operator_weights *op)
-{
-    memset(op, 0, sizeof *op);
-    op->channels = s->channels;
-    op->wavelengths = s->wavelengths;
-    op->scene = s->scene;
-    op->margin = (int64_t)ceil(DISPERSION * 0.5 * (double)s->wavelengths) + 2;
-    op->scene_output = s->scene + 2 * op->margin + (s->footprint > 0 ? s->footprint : 1);
-    op->num_elements = s->channels * s->wavelengths;
-    int64_t per_cell = s->footprint > 0 ? s->footprint * s->footprint : 4;
-    size_t most = (size_t)(op->num_elements * s->scene * s->scene * per_cell);
-    op->offsets = malloc((size_t)(op->num_elements + 1) * sizeof(int64_t));
-    op->indices_input = malloc(most * sizeof(int64_t));
-    op->indices_output = malloc(most * sizeof(int64_t));
-    op->values = malloc(most * sizeof(double));
-    if (op->offsets == NULL || op->indices_input == NULL || op->indices_output == NULL ||
-        op->values == NULL || s->footprint > 64) {
-        free_weights(op);
-        return -1;
-    }
-    int64_t n = 0;
-    op->offsets[0] = 0;
-    for (int64_t c = 0; c < s->channels; c++) {
-        for (int64_t w = 0; w < s->wavelengths; w++) {
-            double dx, dy;
-            displacement(op, c, w, &dx, &dy);
-            for (int64_t i = 0; i < s->scene; i++) {
-                for (int64_t j = 0; j < s->scene; j++) {
-                    /* a footprint starts F/2 - 1 cells before its centre */
-                    double start = (double)(op->margin + s->footprint / 2);
-                    double px = (double)i + start + dx, py = (double)j + start + dy;
-                    int64_t cell = i * s->scene + j;
-                    n += s->footprint > 0
-                             ? emit_psf(op, s->footprint, cell, px, py, op->indices_input + n,
-                                        op->indices_output + n, op->values + n)
-                             : emit_overlaps(op, cell, px, py, op->indices_input + n,
-                                             op->indices_output + n, op->values + n);
-                }
-            }
-            op->offsets[c * s->wavelengths + w + 1] = n;
-        }
-    }
-    op->num_entries = n;
-    return 0;
-}
-
-/* The weights as spart weights: orthogonal (C, W), input cells (C, W, N, N)
- * and output cells (C, W, N', N'), resampled axes 2 and 3 on both sides. */
-static spart_status load_weights(spart_context *context, const operator_weights *op,
-                                 spart_weights **weights)
-{
-    int64_t n = op->scene, m = op->scene_output;
-    spart_shape orthogonal = bench_shape_of(2, (int64_t[]){op->channels, op->wavelengths});
-    spart_shape in = bench_shape_of(4, (int64_t[]){op->channels, op->wavelengths, n, n});
-    spart_shape out = bench_shape_of(4, (int64_t[]){op->channels, op->wavelengths, m, m});
-    int axes[2] = {2, 3};
-    return spart_weights_create_from_arrays(context, &orthogonal, &in, &out, 2, axes, 2, axes,
-                                            op->offsets, op->indices_input, op->indices_output,
-                                            op->values, weights);
-}
-
 /* The same weights with a trailing orthogonal axis of 1, to which values
  * can give a trailing batch axis. */
-static spart_status load_weights_trailing(spart_context *context, const operator_weights *op,
+static spart_status load_weights_trailing(spart_context *context, const bench_ctis_weights *op,
                                           spart_weights **weights)
 {
     int64_t n = op->scene, m = op->scene_output, c = op->channels, w = op->wavelengths;
@@ -281,9 +118,9 @@ static spart_status load_weights_trailing(spart_context *context, const operator
                                             op->values, weights);
 }
 
-/* The forward operator of make_regridder for a batch of BATCH vectors as a
+/* The forward operator of bench_ctis_regridder for a batch of BATCH vectors as a
  * trailing axis: the scene (1, W, N, N, 8), the images (C, 1, N', N', 8). */
-static spart_status make_regridder_trailing(spart_context *context, const operator_weights *op,
+static spart_status make_regridder_trailing(spart_context *context, const bench_ctis_weights *op,
                                             const spart_weights *weights,
                                             spart_regridder **regridder)
 {
@@ -294,21 +131,6 @@ static spart_status make_regridder_trailing(spart_context *context, const operat
     options.shape_input = bench_shape_of(5, (int64_t[]){1, op->wavelengths, n, n, BATCH});
     options.has_shape_output = 1;
     options.shape_output = bench_shape_of(5, (int64_t[]){op->channels, 1, m, m, BATCH});
-    return spart_regridder_create(context, weights, &options, regridder);
-}
-
-/* The CTIS forward operator: the scene (1, W, N, N) shared by the
- * channels, the wavelengths summed into (C, 1, N', N'). */
-static spart_status make_regridder(spart_context *context, const operator_weights *op,
-                                   const spart_weights *weights, spart_regridder **regridder)
-{
-    spart_regridder_options options;
-    spart_regridder_options_init(&options);
-    options.has_shape_input = 1;
-    options.shape_input = bench_shape_of(4, (int64_t[]){1, op->wavelengths, op->scene, op->scene});
-    options.has_shape_output = 1;
-    options.shape_output =
-        bench_shape_of(4, (int64_t[]){op->channels, 1, op->scene_output, op->scene_output});
     return spart_regridder_create(context, weights, &options, regridder);
 }
 
@@ -337,7 +159,7 @@ typedef struct plain_csr {
 /* The operator's CSR arrays by qsort of (row, position): the row and
  * column of entry k of element (c, w) are c N'^2 + output cell and
  * w N^2 + input cell. Returns -1 when out of memory. */
-static int sort_build(const operator_weights *op, int64_t num_rows, plain_csr *csr)
+static int sort_build(const bench_ctis_weights *op, int64_t num_rows, plain_csr *csr)
 {
     int64_t n = op->num_entries;
     size_t count = (size_t)(n > 0 ? n : 1);
@@ -450,7 +272,7 @@ static int time_product(spart_context *context, const spart_regridder *regridder
 
 /* Time the batch of 8 as a trailing axis: x8 (leading) transposed into
  * (..., 8), y compared with y8 (leading) bit for bit. */
-static int time_trailing(spart_context *context, const operator_weights *op, int repeat,
+static int time_trailing(spart_context *context, const bench_ctis_weights *op, int repeat,
                          const double *x8, const double *y8, result *r)
 {
     spart_weights *weights = NULL;
@@ -491,14 +313,14 @@ static int time_trailing(spart_context *context, const operator_weights *op, int
     return failed ? -1 : 0;
 }
 
-static int time_assembly(spart_context *context, const operator_weights *op,
+static int time_assembly(spart_context *context, const bench_ctis_weights *op,
                          const spart_weights *weights, int repeat, double *best)
 {
     *best = INFINITY;
     for (int r = -1; r < repeat; r++) {
         spart_regridder *regridder = NULL;
         double start = bench_seconds();
-        spart_status status = make_regridder(context, op, weights, &regridder);
+        spart_status status = bench_ctis_regridder(context, op, weights, &regridder);
         double elapsed = bench_seconds() - start;
         spart_regridder_free(regridder);
         if (status != SPART_OK) {
@@ -512,7 +334,7 @@ static int time_assembly(spart_context *context, const operator_weights *op,
     return 0;
 }
 
-static int time_sort_build(const operator_weights *op, int64_t rows, int repeat,
+static int time_sort_build(const bench_ctis_weights *op, int64_t rows, int repeat,
                            const spart_regridder *regridder, double *best, int *same)
 {
     *best = INFINITY;
@@ -565,7 +387,7 @@ static const char *const FILE_NAMES[] = {"offsets",
 
 /* The weights, spart's CSR arrays, and x and y of both products, as raw
  * little-endian arrays, and a text file of the sizes. */
-static int write_case(const char *folder, const char *name, const operator_weights *op,
+static int write_case(const char *folder, const char *name, const bench_ctis_weights *op,
                       const spart_regridder *regridder, const double *x1, const double *y1,
                       const double *x8, const double *y8, int threads)
 {
@@ -647,19 +469,19 @@ static int64_t longest_row(const spart_regridder *regridder)
     return longest;
 }
 
-static int run_case(spart_context *context, const spec *s, int repeat, int threads,
+static int run_case(spart_context *context, const bench_ctis_spec *s, int repeat, int threads,
                     int products_only, const char *folder, result *r)
 {
-    operator_weights op;
-    if (make_weights(s, &op) != 0) {
+    bench_ctis_weights op;
+    if (bench_ctis_make_weights(s, &op) != 0) {
         fprintf(stderr, "bench_regridder: case %s: out of memory\n", s->name);
         return -1;
     }
     spart_weights *weights = NULL;
     spart_regridder *regridder = NULL;
     double *x1 = NULL, *y1 = NULL, *x8 = NULL, *y8 = NULL;
-    int failed = load_weights(context, &op, &weights) != SPART_OK ||
-                 make_regridder(context, &op, weights, &regridder) != SPART_OK;
+    int failed = bench_ctis_load_weights(context, &op, &weights) != SPART_OK ||
+                 bench_ctis_regridder(context, &op, weights, &regridder) != SPART_OK;
     if (failed) {
         fprintf(stderr, "bench_regridder: case %s: %s\n", s->name, spart_context_error(context));
     } else {
@@ -709,7 +531,7 @@ static int run_case(spart_context *context, const spec *s, int repeat, int threa
     free(y8);
     spart_regridder_free(regridder);
     spart_weights_free(weights);
-    free_weights(&op);
+    bench_ctis_free_weights(&op);
     return failed ? -1 : 0;
 }
 
@@ -736,9 +558,10 @@ static int time_reference(const char *python, const char *reference, const char 
             fprintf(stderr, "bench_regridder: reference says: %s", line);
             continue;
         }
-        for (int c = 0; c < NUM_CASES; c++) {
+        for (int c = 0; c < BENCH_CTIS_CASES; c++) {
             for (int m = 0; m < NUM_METRICS; m++) {
-                if (strcmp(SPECS[c].name, name) == 0 && strcmp(METRIC_NAMES[m], metric) == 0) {
+                if (strcmp(BENCH_CTIS_SPECS[c].name, name) == 0 &&
+                    strcmp(METRIC_NAMES[m], metric) == 0) {
                     results[c].reference[m] = value;
                 }
             }
@@ -785,7 +608,7 @@ static void print_seconds(double value)
 static int check_goals(const result *results, double bandwidth)
 {
     int missed = 0;
-    for (int c = 0; c < NUM_CASES; c++) {
+    for (int c = 0; c < BENCH_CTIS_CASES; c++) {
         const result *r = &results[c];
         if (r->skipped) {
             continue;
@@ -796,22 +619,22 @@ static int check_goals(const result *results, double bandwidth)
         const char *width[2] = {"1 vector", "8 vectors"};
         for (int k = 0; k < 2; k++) {
             double floor_fraction = bytes[k] / bandwidth / seconds[k];
-            int large = strcmp(SPECS[c].name, "a") != 0;
+            int large = strcmp(BENCH_CTIS_SPECS[c].name, "a") != 0;
             if (large && floor_fraction < 0.70) {
                 printf("goal missed: case %s, %s: %.0f %% of the bandwidth floor (goal 70 %%)\n",
-                       SPECS[c].name, width[k], 100.0 * floor_fraction);
+                       BENCH_CTIS_SPECS[c].name, width[k], 100.0 * floor_fraction);
                 missed++;
             }
             double versus_package = ratio(r->reference[package[k]], seconds[k]);
             if (versus_package >= 0 && versus_package < 5.0) {
                 printf("goal missed: case %s, %s: %.1fx regrid_from_weights (goal 5x)\n",
-                       SPECS[c].name, width[k], versus_package);
+                       BENCH_CTIS_SPECS[c].name, width[k], versus_package);
                 missed++;
             }
             double versus_scipy = ratio(r->reference[scipy[k]], seconds[k]);
             if (versus_scipy >= 0 && versus_scipy <= 1.0) {
-                printf("goal missed: case %s, %s: %.2fx scipy (goal: faster)\n", SPECS[c].name,
-                       width[k], versus_scipy);
+                printf("goal missed: case %s, %s: %.2fx scipy (goal: faster)\n",
+                       BENCH_CTIS_SPECS[c].name, width[k], versus_scipy);
                 missed++;
             }
         }
@@ -827,13 +650,13 @@ static void print_tables(const result *results, double bandwidth, int threads, i
     printf("%-4s %-48s %9s %5s %9s %9s %5s %9s %9s %9s %9s %9s %9s %9s %9s\n", "case", "operator",
            "entries", "g", "spart 1", "floor 1", "%", "rfw 1", "x", "scipy 1", "x", "spart 8",
            "floor %", "rfw 8 x", "scipy 8 x");
-    for (int c = 0; c < NUM_CASES; c++) {
+    for (int c = 0; c < BENCH_CTIS_CASES; c++) {
         const result *r = &results[c];
         if (r->skipped) {
             continue;
         }
-        printf("%-4s %-48s %9lld %5d", SPECS[c].name, SPECS[c].description, (long long)r->entries,
-               r->group_size);
+        printf("%-4s %-48s %9lld %5d", BENCH_CTIS_SPECS[c].name, BENCH_CTIS_SPECS[c].description,
+               (long long)r->entries, r->group_size);
         print_seconds(r->product_1);
         print_seconds(r->bytes_1 / bandwidth);
         printf(" %4.0f%%", 100.0 * r->bytes_1 / bandwidth / r->product_1);
@@ -848,18 +671,18 @@ static void print_tables(const result *results, double bandwidth, int threads, i
         printf("\n");
     }
     printf("\nbatch of 8 (ms): ");
-    for (int c = 0; c < NUM_CASES; c++) {
+    for (int c = 0; c < BENCH_CTIS_CASES; c++) {
         if (!results[c].skipped) {
-            printf("%s spart %.3f, rfw %.3f, scipy %.3f; ", SPECS[c].name,
+            printf("%s spart %.3f, rfw %.3f, scipy %.3f; ", BENCH_CTIS_SPECS[c].name,
                    1e3 * results[c].product_8, 1e3 * results[c].reference[PACKAGE_8],
                    1e3 * results[c].reference[SCIPY_8]);
         }
     }
     printf("\nbatch of 8 as a trailing axis (ms, %% of the same floor; read in place): ");
-    for (int c = 0; c < NUM_CASES; c++) {
+    for (int c = 0; c < BENCH_CTIS_CASES; c++) {
         const result *r = &results[c];
         if (!r->skipped) {
-            printf("%s %.3f (%.0f %%%s); ", SPECS[c].name, 1e3 * r->product_8_trailing,
+            printf("%s %.3f (%.0f %%%s); ", BENCH_CTIS_SPECS[c].name, 1e3 * r->product_8_trailing,
                    100.0 * r->bytes_8 / bandwidth / r->product_8_trailing,
                    r->same_trailing ? "" : ", NOT the leading batch's bits");
         }
@@ -867,13 +690,13 @@ static void print_tables(const result *results, double bandwidth, int threads, i
     printf("\n\nassembly (s per million weights)\n");
     printf("%-4s %9s %9s %12s %14s %9s %14s %s\n", "case", "rows", "longest", "spart",
            "qsort (1 th)", "x", "numpy argsort", "same CSR (qsort, argsort)");
-    for (int c = 0; c < NUM_CASES; c++) {
+    for (int c = 0; c < BENCH_CTIS_CASES; c++) {
         const result *r = &results[c];
         if (r->skipped) {
             continue;
         }
         double million = 1e-6 * (double)r->entries;
-        printf("%-4s %9lld %9lld %12.4f %14.4f", SPECS[c].name, (long long)r->rows,
+        printf("%-4s %9lld %9lld %12.4f %14.4f", BENCH_CTIS_SPECS[c].name, (long long)r->rows,
                (long long)r->longest_row, r->assembly / million, r->sort_build / million);
         print_ratio(ratio(r->sort_build, r->assembly));
         if (r->reference[ARGSORT_BUILD] >= 0) {
@@ -887,10 +710,10 @@ static void print_tables(const result *results, double bandwidth, int threads, i
                                                      : "NO");
     }
     printf("\nagreement with spart's y (max |diff| / max |y|): ");
-    for (int c = 0; c < NUM_CASES; c++) {
+    for (int c = 0; c < BENCH_CTIS_CASES; c++) {
         const result *r = &results[c];
         if (!r->skipped && r->reference[DIFF_PACKAGE_1] >= 0) {
-            printf("%s rfw %.1g/%.1g scipy %.1g/%.1g; ", SPECS[c].name,
+            printf("%s rfw %.1g/%.1g scipy %.1g/%.1g; ", BENCH_CTIS_SPECS[c].name,
                    r->reference[DIFF_PACKAGE_1], r->reference[DIFF_PACKAGE_8],
                    r->reference[DIFF_SCIPY_1], r->reference[DIFF_SCIPY_8]);
         }
@@ -912,7 +735,7 @@ static void write_json(const char *path, const result *results, double bandwidth
             "  \"cases\": [\n",
             spart_version(), threads, repeat, bandwidth, python != NULL ? python : "");
     const char *separator = "";
-    for (int c = 0; c < NUM_CASES; c++) {
+    for (int c = 0; c < BENCH_CTIS_CASES; c++) {
         const result *r = &results[c];
         if (r->skipped) {
             continue;
@@ -928,12 +751,12 @@ static void write_json(const char *path, const result *results, double bandwidth
                 "\"floor_fraction_8\": %.4f,\n"
                 "     \"spart_assembly_seconds\": %.6e, \"qsort_build_seconds\": %.6e, "
                 "\"qsort_same_csr\": %s",
-                SPECS[c].name, SPECS[c].description, (long long)r->entries, (long long)r->rows,
-                (long long)r->columns, (long long)r->longest_row, r->group_size, r->product_1,
-                r->product_8, r->product_8_trailing, r->same_trailing ? "true" : "false",
-                r->bytes_1, r->bytes_8, r->bytes_1 / bandwidth / r->product_1,
-                r->bytes_8 / bandwidth / r->product_8, r->assembly, r->sort_build,
-                r->same_csr_sort ? "true" : "false");
+                BENCH_CTIS_SPECS[c].name, BENCH_CTIS_SPECS[c].description, (long long)r->entries,
+                (long long)r->rows, (long long)r->columns, (long long)r->longest_row, r->group_size,
+                r->product_1, r->product_8, r->product_8_trailing,
+                r->same_trailing ? "true" : "false", r->bytes_1, r->bytes_8,
+                r->bytes_1 / bandwidth / r->product_1, r->bytes_8 / bandwidth / r->product_8,
+                r->assembly, r->sort_build, r->same_csr_sort ? "true" : "false");
         for (int m = 0; m < NUM_METRICS; m++) {
             if (r->reference[m] >= 0) {
                 fprintf(file, ", \"%s\": %.6e", METRIC_NAMES[m], r->reference[m]);
@@ -1002,10 +825,10 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    result results[NUM_CASES];
+    result results[BENCH_CTIS_CASES];
     memset(results, 0, sizeof results);
-    for (int c = 0; c < NUM_CASES; c++) {
-        results[c].skipped = strstr(selected, SPECS[c].name) == NULL;
+    for (int c = 0; c < BENCH_CTIS_CASES; c++) {
+        results[c].skipped = strstr(selected, BENCH_CTIS_SPECS[c].name) == NULL;
         for (int m = 0; m < NUM_METRICS; m++) {
             results[c].reference[m] = -1.0;
         }
@@ -1014,9 +837,9 @@ int main(int argc, char **argv)
     spart_context *context = NULL;
     int failed = bandwidth <= 0 || spart_context_create(&context) != SPART_OK ||
                  spart_context_set_threads(context, threads) != SPART_OK;
-    for (int c = 0; c < NUM_CASES && !failed; c++) {
+    for (int c = 0; c < BENCH_CTIS_CASES && !failed; c++) {
         if (!results[c].skipped) {
-            failed = run_case(context, &SPECS[c], repeat, threads, products_only,
+            failed = run_case(context, &BENCH_CTIS_SPECS[c], repeat, threads, products_only,
                               python != NULL ? folder : NULL, &results[c]) != 0;
         }
     }
@@ -1026,8 +849,8 @@ int main(int argc, char **argv)
     }
     if (python != NULL) {
         if (!keep) {
-            for (int c = 0; c < NUM_CASES; c++) {
-                remove_case(folder, SPECS[c].name);
+            for (int c = 0; c < BENCH_CTIS_CASES; c++) {
+                remove_case(folder, BENCH_CTIS_SPECS[c].name);
             }
             rmdir(folder);
         } else {
