@@ -30,7 +30,7 @@
  * not all fit one round sum them by groups, as above. There a block
  * takes 16/g of the long rows' chunks at once: all its threads stage the
  * chunks' values and x in shared memory, and 16 lanes, g a chunk,
- * adds them (sum_chunks_staged).
+ * add them (sum_chunks_staged).
  *
  * Short-row index. A matrix of g <= 2 whose rows hold at most 255 entries
  * may carry an index (one byte a row and every 256th row start, see
@@ -86,8 +86,8 @@ constexpr int min_blocks_indexed = 2;
 
 /* Blocks a multiprocessor for product_rows_by_thread with long rows (at
  * most 64 registers a thread): the chunks' blocks are many and each waits
- * while its adding warp works, so the more of them side by side the
- * better. */
+ * at its barriers while its adding lanes work, so the more of them side
+ * by side the better. */
 constexpr int min_blocks_chunks = 4;
 
 /* The same for its rows of 16 (up to 128 registers): a lane's 16 loads in
@@ -478,8 +478,8 @@ load_chunk_round(const Column *__restrict__ columns, const Value *__restrict__ v
  * G, ... of every part in order with fma from +0.0, and at the end the
  * chunk's lanes add in the fixed tree: the operations of a group of G
  * lanes reading memory (rows_sum), so the same bits. While the adding
- * lanes work, the block's other warps wait, and the multiprocessor's
- * other blocks fill the gap. All the block's threads call it. */
+ * lanes work, the block's other warps gather and stage the next round,
+ * then wait at its barrier. All the block's threads call it. */
 template <typename Value, typename Column, int G>
 __device__ __forceinline__ void
 sum_chunks_staged(const spart_device_csr &matrix, const Column *__restrict__ columns,

@@ -444,17 +444,20 @@ static void rows_of_at_most_g_entries_summed_a_thread_a_row_equal_the_host(void 
         for (int64_t r = 64 * 32; r < 65 * 32; r++) {
             lengths[r] = g + 1 + r % 4;
         }
-        /* Long rows of 4, 2 and 18 chunks: 24 chunks of several lengths,
-         * more than one block's 32 / g and not a multiple of it. */
+        /* Long rows of 4, 3 and 18 chunks: 25 chunks of several lengths,
+         * more than one block's 16 / g and, for g < 16, not a multiple of
+         * it (the last block has empty chunk slots). float32 values for
+         * g = 4, int64 columns for g = 8. */
         lengths[5000] = 3 * SPART_CHUNK_LENGTH + 5;
-        lengths[6000] = SPART_CHUNK_LENGTH + 1;
+        lengths[6000] = 2 * SPART_CHUNK_LENGTH + 1;
         lengths[7000] = 18 * SPART_CHUNK_LENGTH - 1;
-        spart_regridder *host = csr_regridder(f->context, rows, columns, lengths, g == 4, 0, draw);
+        spart_regridder *host =
+            csr_regridder(f->context, rows, columns, lengths, g == 4, g == 8, draw);
         free(lengths);
         double *x = spread_values(columns, x_seed);
         spart_csr *csr = &host->csr;
         for (int64_t k = csr->row_ptr[zero_row]; k < csr->row_ptr[zero_row + 1]; k++) {
-            int64_t column = csr->columns32[k];
+            int64_t column = csr->columns32 != NULL ? csr->columns32[k] : csr->columns64[k];
             double zero = x[column] > 0.0 ? -0.0 : 0.0;
             if (csr->values64 != NULL) {
                 csr->values64[k] = zero;
@@ -471,7 +474,7 @@ static void rows_of_at_most_g_entries_summed_a_thread_a_row_equal_the_host(void 
         free(x);
         spart_regridder *device = to_device(f, host);
         assert_int_equal(device->device.num_long_rows, 3);
-        assert_int_equal(device->device.num_long_chunks, 4 + 2 + 18);
+        assert_int_equal(device->device.num_long_chunks, 4 + 3 + 18);
         char what[64];
         snprintf(what, sizeof what, "rows of %d entries, group size %d", g, g);
         (void)assert_device_equals_host(f, host, device, 1, x_seed, what);
