@@ -78,6 +78,19 @@ spart_status spart_regridder_apply_shape(spart_context *context, const spart_reg
     return SPART_OK;
 }
 
+/* Whether the n_a doubles at a and the n_b at b share memory (addresses
+ * compared as integers: the arrays may belong to different objects). */
+static int values_overlap(const double *a, int64_t n_a, const double *b, int64_t n_b)
+{
+    if (a == NULL || b == NULL || n_a <= 0 || n_b <= 0) {
+        return 0;
+    }
+    uintptr_t a_begin = (uintptr_t)a, b_begin = (uintptr_t)b;
+    uintptr_t a_end = a_begin + (uintptr_t)n_a * sizeof(double);
+    uintptr_t b_end = b_begin + (uintptr_t)n_b * sizeof(double);
+    return a_begin < b_end && b_begin < a_end;
+}
+
 /* Whether x and y can be used as they lie: one vector. */
 static int packing_needed(int64_t num_vectors)
 {
@@ -302,6 +315,11 @@ spart_status spart_regridder_apply_checked(spart_context *context, const spart_r
     }
     if (x->data == NULL && spart_shape_size(&x->shape) > 0) {
         return spart_fail(context, SPART_ERROR_NULL_POINTER, "x->data is NULL");
+    }
+    if (values_overlap(x->data, spart_shape_size(&x->shape), y, size_y)) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "x and y overlap: y is written while x is still read (give y its own "
+                          "memory)");
     }
     if (num_vectors == 0) {
         return SPART_OK;

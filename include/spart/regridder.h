@@ -133,15 +133,18 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_apply_shape(spart_context
                                                                    spart_shape *shape_y);
 
 /* Bytes of scratch spart_regridder_apply_workspace needs for x of shape
- * `shape_x` (0 when x and y can be used in place, without packing; on a
- * device, vectors of leading axes need none either, unless the matrix has
- * rows longer than a chunk, whose chunk sums it holds). */
+ * `shape_x` (0 for one vector, no leading or batch axes; a batch read in
+ * place still needs a little, see below; on a device, vectors of leading
+ * axes need none either, unless the matrix has rows longer than a chunk,
+ * whose chunk sums it holds). */
 SPART_NODISCARD SPART_API spart_status
 spart_regridder_workspace_size(spart_context *context, const spart_regridder *regridder,
                                const spart_shape *shape_x, size_t *bytes);
 
 /* y = A x, x of shape leading axes + shape_input (dense, C order), y of
  * the shape spart_regridder_apply_shape gives, size_y values, overwritten.
+ * x and y must not overlap (y is written while x is still read):
+ * SPART_ERROR_INVALID_ARGUMENT.
  * The simple entry point allocates its scratch; the _workspace one takes
  * `workspace` of at least the queried bytes (aligned for double: on the
  * host the packed vectors are placed on the first 64-byte boundary inside

@@ -888,6 +888,16 @@ static void apply_rejects_bad_shapes_and_sizes(void **state)
     assert_non_null(strstr(spart_context_error(f->context), "size_y = 35"));
     assert_int_equal(spart_regridder_apply(f->context, regridder, &right, NULL, 36),
                      SPART_ERROR_NULL_POINTER);
+    /* y where x still lies, in part or whole: refused, nothing written */
+    static double shared[156];
+    spart_array x_in_shared = {shared, {4, {2, 3, 4, 5}}};
+    assert_int_equal(spart_regridder_apply(f->context, regridder, &x_in_shared, shared + 100, 36),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(spart_context_error(f->context), "x and y overlap"));
+    assert_int_equal(spart_regridder_apply(f->context, regridder, &x_in_shared, shared, 36),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(spart_regridder_apply(f->context, regridder, &x_in_shared, shared + 120, 36),
+                     SPART_OK); /* just past x: no overlap */
     static double xb[240];
     spart_array batch = {xb, {5, {2, 2, 3, 4, 5}}};
     size_t bytes = 0;
