@@ -36,6 +36,18 @@ static spart_regridder *random_regridder(spart_context *context, int64_t rows, i
     return regridder;
 }
 
+/* A regridder of one element whose entries are given (one_element_weights). */
+static spart_regridder *regridder_of_entries(spart_context *context, int64_t rows, int64_t columns,
+                                             int64_t entries, const int64_t *in, const int64_t *out,
+                                             const double *values)
+{
+    spart_weights *weights = one_element_weights(context, rows, columns, entries, in, out, values);
+    spart_regridder *regridder = NULL;
+    assert_int_equal(spart_regridder_create(context, weights, NULL, &regridder), SPART_OK);
+    spart_weights_free(weights);
+    return regridder;
+}
+
 static double *x_values(int64_t columns, uint64_t seed, int tiny)
 {
     double *x = malloc((size_t)columns * sizeof(double));
@@ -193,7 +205,6 @@ static void a_row_too_long_for_the_index_leaves_it_out(void **state)
     spart_context *context = NULL;
     assert_int_equal(spart_context_create(&context), SPART_OK);
     const int64_t rows = 1000, columns = 500, entries = 1300;
-    int64_t offsets[2] = {0, entries};
     int64_t *in = malloc((size_t)entries * sizeof(int64_t));
     int64_t *out = malloc((size_t)entries * sizeof(int64_t));
     double *values = malloc((size_t)entries * sizeof(double));
@@ -203,15 +214,8 @@ static void a_row_too_long_for_the_index_leaves_it_out(void **state)
         out[k] = k < 300 ? 7 : k - 300; /* row 7: 300 entries and one more */
         values[k] = next_uniform(&rng);
     }
-    spart_shape orthogonal = {1, {1}}, input = {2, {1, columns}}, output = {2, {1, rows}};
-    const int axes[] = {1};
-    spart_weights *weights = NULL;
-    assert_int_equal(spart_weights_create_from_arrays(context, &orthogonal, &input, &output, 1,
-                                                      axes, 1, axes, offsets, in, out, values,
-                                                      &weights),
-                     SPART_OK);
-    spart_regridder *regridder = NULL;
-    assert_int_equal(spart_regridder_create(context, weights, NULL, &regridder), SPART_OK);
+    spart_regridder *regridder =
+        regridder_of_entries(context, rows, columns, entries, in, out, values);
     assert_int_equal(spart_regridder_group_size(regridder), 1);
     assert_null(regridder->plan.row_lengths);
     double *x = x_values(columns, 91, 0);
@@ -220,7 +224,6 @@ static void a_row_too_long_for_the_index_leaves_it_out(void **state)
     free(in);
     free(out);
     free(values);
-    spart_weights_free(weights);
     spart_regridder_free(regridder);
     spart_context_free(context);
 }
@@ -245,7 +248,6 @@ static void batch_rows_of_up_to_twice_g_entries_give_the_c_kernels_bits(void **s
             lengths[r] = r < short_rows ? r % (2 * g + 2) : 4 * g;
             entries += lengths[r];
         }
-        int64_t offsets[2] = {0, entries};
         int64_t *in = malloc((size_t)entries * sizeof(int64_t));
         int64_t *out = malloc((size_t)entries * sizeof(int64_t));
         double *values = malloc((size_t)entries * sizeof(double));
@@ -257,21 +259,13 @@ static void batch_rows_of_up_to_twice_g_entries_give_the_c_kernels_bits(void **s
                 values[k] = (2.0 * next_uniform(&rng) - 1.0) * (k % 8 == 3 ? 1e-200 : 1.0);
             }
         }
-        spart_shape orthogonal = {1, {1}}, input = {2, {1, columns}}, output = {2, {1, rows}};
-        const int axes[] = {1};
-        spart_weights *weights = NULL;
-        assert_int_equal(spart_weights_create_from_arrays(context, &orthogonal, &input, &output, 1,
-                                                          axes, 1, axes, offsets, in, out, values,
-                                                          &weights),
-                         SPART_OK);
-        spart_regridder *regridder = NULL;
-        assert_int_equal(spart_regridder_create(context, weights, NULL, &regridder), SPART_OK);
+        spart_regridder *regridder =
+            regridder_of_entries(context, rows, columns, entries, in, out, values);
         assert_int_equal(spart_regridder_group_size(regridder), (int)g);
         double *x = x_values(columns, 110 + (uint64_t)g, 0);
         assert_batches_agree(regridder, x);
         free(x);
         spart_regridder_free(regridder);
-        spart_weights_free(weights);
         free(lengths);
         free(in);
         free(out);

@@ -86,6 +86,25 @@ static inline spart_shape shape_of(int ndim, const int64_t *dims)
 
 /* ---- weights --------------------------------------------------------------------------------- */
 
+/* One element from `columns` input cells to `rows` output cells, its
+ * `entries` entries given: input cell in[k], output cell out[k], values[k]. */
+static inline spart_weights *one_element_weights(spart_context *context, int64_t rows,
+                                                 int64_t columns, int64_t entries,
+                                                 const int64_t *in, const int64_t *out,
+                                                 const double *values)
+{
+    const int64_t orthogonal[] = {1}, input[] = {1, columns}, output[] = {1, rows};
+    const int axes_input[] = {1}, axes_output[] = {1};
+    int64_t offsets[2] = {0, entries};
+    spart_weights *weights = NULL;
+    spart_shape o = shape_of(1, orthogonal), i = shape_of(2, input), u = shape_of(2, output);
+    assert_int_equal(spart_weights_create_from_arrays(context, &o, &i, &u, 1, axes_input, 1,
+                                                      axes_output, offsets, in, out, values,
+                                                      &weights),
+                     SPART_OK);
+    return weights;
+}
+
 /* One element from `columns` input cells to `rows` output cells with
  * `entries` entries: signed values, one in eight of them tiny, so that some
  * products underflow and some lanes end as -0.0; with `all_negative_tiny`,
@@ -93,9 +112,6 @@ static inline spart_shape shape_of(int ndim, const int64_t *dims)
 static inline spart_weights *signed_weights(spart_context *context, int64_t rows, int64_t columns,
                                             int64_t entries, uint64_t seed, int all_negative_tiny)
 {
-    const int64_t orthogonal[] = {1}, input[] = {1, columns}, output[] = {1, rows};
-    const int axes_input[] = {1}, axes_output[] = {1};
-    int64_t offsets[2] = {0, entries};
     int64_t *in = malloc((size_t)entries * sizeof(int64_t));
     int64_t *out = malloc((size_t)entries * sizeof(int64_t));
     double *values = malloc((size_t)entries * sizeof(double));
@@ -110,12 +126,7 @@ static inline spart_weights *signed_weights(spart_context *context, int64_t rows
             values[k] *= 1e-200;
         }
     }
-    spart_weights *weights = NULL;
-    spart_shape o = shape_of(1, orthogonal), i = shape_of(2, input), u = shape_of(2, output);
-    assert_int_equal(spart_weights_create_from_arrays(context, &o, &i, &u, 1, axes_input, 1,
-                                                      axes_output, offsets, in, out, values,
-                                                      &weights),
-                     SPART_OK);
+    spart_weights *weights = one_element_weights(context, rows, columns, entries, in, out, values);
     free(in);
     free(out);
     free(values);
