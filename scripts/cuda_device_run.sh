@@ -207,6 +207,10 @@ if [ -n "$baseline" ]; then
             timeout 100 "$baseline_build/tests/bench_cuda_product" --skew-parts 2>&1 |
                 tee -a "$out/baseline_bench.log"
         fi
+        if wants ctis; then
+            timeout 200 "$baseline_build/tests/bench_cuda_product" --ctis 2>&1 |
+                tee -a "$out/baseline_bench.log"
+        fi
     else
         echo "the baseline did not build:"
         tail -20 "$out/baseline_build.log"
