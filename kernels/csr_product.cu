@@ -50,6 +50,7 @@
 #include <cuda_runtime.h>
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "csr_row_sum.cuh"
 #include "device_internal.h"
@@ -895,6 +896,30 @@ cudaError_t launch_for_shape(const spart_device_csr &matrix, const Column *colum
                                                              num_vectors, y, chunk_sums, stream);
     } else {
         (void)g, (void)mean;
+        if constexpr (sizeof(Value) == 8 && sizeof(Column) == 4) {
+            const char *shape = getenv("SPART_EXP_SHAPE");
+            const int which = shape != nullptr ? atoi(shape) : 14;
+            if (which == 22) {
+                return launch_product<Value, Column, TILE, 2, 2>(matrix, columns, values, x, layout,
+                                                                 num_vectors, y, chunk_sums, stream);
+            }
+            if (which == 21) {
+                return launch_product<Value, Column, TILE, 2, 1>(matrix, columns, values, x, layout,
+                                                                 num_vectors, y, chunk_sums, stream);
+            }
+            if (which == 41) {
+                return launch_product<Value, Column, TILE, 4, 1>(matrix, columns, values, x, layout,
+                                                                 num_vectors, y, chunk_sums, stream);
+            }
+            if (which == 12) {
+                return launch_product<Value, Column, TILE, 1, 2>(matrix, columns, values, x, layout,
+                                                                 num_vectors, y, chunk_sums, stream);
+            }
+            if (which == 11) {
+                return launch_product<Value, Column, TILE, 1, 1>(matrix, columns, values, x, layout,
+                                                                 num_vectors, y, chunk_sums, stream);
+            }
+        }
         return launch_product<Value, Column, TILE, 1, 4>(matrix, columns, values, x, layout,
                                                          num_vectors, y, chunk_sums, stream);
     }
@@ -968,7 +993,8 @@ cudaError_t launch_any(const spart_device_csr &matrix, const double *x, const ve
     if (num_vectors == 1) {
         return launch_for_types<1>(matrix, x, layout, num_vectors, y, chunk_sums, stream);
     }
-    if (num_vectors <= 4) {
+    const char *tile = getenv("SPART_EXP_TILE");
+    if (num_vectors <= 4 || (tile != nullptr && atoi(tile) == 4)) {
         return launch_for_types<4>(matrix, x, layout, num_vectors, y, chunk_sums, stream);
     }
     return launch_for_types<8>(matrix, x, layout, num_vectors, y, chunk_sums, stream);
