@@ -129,7 +129,7 @@ template <int TILE> __host__ __device__ constexpr int chunk_unroll()
 /* The long rows' chunks first_chunk, first_chunk + chunk_stride, ... for
  * vectors t0 .. t0 + width - 1: one group a chunk, chunk_unroll entries a
  * lane in flight, each chunk's sum into chunk_sums[chunk * T + t]. */
-template <typename Value, typename Column, int TILE>
+template <typename Value, typename Column, int TILE, bool X_TILES>
 __device__ __forceinline__ void
 sum_long_chunks(const spart_device_csr &matrix, const Column *__restrict__ columns,
                 const Value *__restrict__ values, const double *__restrict__ x,
@@ -141,8 +141,8 @@ sum_long_chunks(const spart_device_csr &matrix, const Column *__restrict__ colum
         const int64_t begin[1] = {matrix.chunk_begin[chunk]};
         const int64_t end[1] = {matrix.chunk_end[chunk]};
         double sum[1][TILE];
-        rows_sum<Value, Column, TILE, 1, chunk_unroll<TILE>()>(columns, values, begin, end, group,
-                                                               x, layout, t0, width, sum);
+        rows_sum<Value, Column, TILE, 1, chunk_unroll<TILE>(), X_TILES>(
+            columns, values, begin, end, group, x, layout, t0, width, sum);
         if (group.lane == 0) {
 #pragma unroll
             for (int j = 0; j < TILE; j++) {
@@ -166,7 +166,8 @@ sum_long_chunks(const spart_device_csr &matrix, const Column *__restrict__ colum
  * rows' alone. G, when not 0, is the matrix's group size fixed at compile
  * time, and the kernel is built for min_blocks_fixed_group blocks a
  * multiprocessor (see there). */
-template <typename Value, typename Column, int TILE, int ROWS, int UNROLL, bool CHUNKS, int G>
+template <typename Value, typename Column, int TILE, int ROWS, int UNROLL, bool CHUNKS, int G,
+          bool X_TILES>
 __global__ void __launch_bounds__(threads_per_block, G > 0 ? min_blocks_fixed_group : 0)
     product_rows(spart_device_csr matrix, const Column *__restrict__ columns,
                  const Value *__restrict__ values, const double *__restrict__ x,
@@ -187,7 +188,7 @@ __global__ void __launch_bounds__(threads_per_block, G > 0 ? min_blocks_fixed_gr
         const int64_t t0 = tile * TILE;
         const int width = num_vectors - t0 < TILE ? (int)(num_vectors - t0) : TILE;
         if (CHUNKS && do_chunks) {
-            sum_long_chunks<Value, Column, TILE>(matrix, columns, values, x, layout, num_vectors,
+            sum_long_chunks<Value, Column, TILE, X_TILES>(matrix, columns, values, x, layout, num_vectors,
                                                  t0, width, group, first_item, item_stride,
                                                  chunk_sums);
             continue;
@@ -211,8 +212,8 @@ __global__ void __launch_bounds__(threads_per_block, G > 0 ? min_blocks_fixed_gr
                 }
             }
             double sum[ROWS][TILE];
-            rows_sum<Value, Column, TILE, ROWS, UNROLL>(columns, values, begin, end, group, x,
-                                                        layout, t0, width, sum);
+            rows_sum<Value, Column, TILE, ROWS, UNROLL, X_TILES>(columns, values, begin, end, group,
+                                                                 x, layout, t0, width, sum);
 #pragma unroll
             for (int r = 0; r < ROWS; r++) {
                 if (mine[r]) {
@@ -394,7 +395,7 @@ sum_rows_by_groups(const spart_device_csr &matrix, const Column *__restrict__ co
     const unsigned warp = 0xffffffffu;
     const row_group group = group_of_thread(G);
     const int group_in_warp = (int)(threadIdx.x & 31u) / G;
-    const vector_layout one = {1, 1, 1, 1}; /* one vector: x[column], y[row] */
+    const vector_layout one = {1, 1, 1, 1, 1}; /* one vector: x[column], y[row] */
     for (int first = 0; first < 32; first += ROWS * groups) {
         int64_t row_begin[ROWS], row_end[ROWS];
         bool mine[ROWS];
@@ -652,7 +653,7 @@ __global__ void __launch_bounds__(threads_per_block, min_blocks_indexed)
     const int64_t num_blocks = (matrix.num_rows + index_block - 1) / index_block;
     const uint64_t *words = reinterpret_cast<const uint64_t *>(index.row_lengths);
     int *starts = row_starts[warp_in_block];
-    const vector_layout one = {1, 1, 1, 1}; /* one vector: x[column], y[row] */
+    const vector_layout one = {1, 1, 1, 1, 1}; /* one vector: x[column], y[row] */
     for (int64_t b = (int64_t)blockIdx.x * (blockDim.x / 32) + warp_in_block; b < num_blocks;
          b += warps) {
         const uint64_t word = words[b * (index_block / 8) + warp_lane];
@@ -731,6 +732,35 @@ __global__ void __launch_bounds__(threads_per_block)
     }
 }
 
+/* Vectors one after the other in C order (x[t * columns + column]) into
+ * tiles of 8 interleaved vectors (tiles[(t / 8) * columns * 8 + column * 8
+ * + t % 8]), the last tile padded with zeros: a thread a column and tile,
+ * its 8 loads coalesced across the warp (neighbouring columns), its 64
+ * bytes stored in four 16-byte stores. */
+__global__ void __launch_bounds__(threads_per_block)
+    pack_tiles(const double *__restrict__ x, int64_t columns, int64_t num_vectors,
+               double *__restrict__ tiles)
+{
+    const int64_t count = (num_vectors + 7) / 8 * columns;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t item = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; item < count;
+         item += stride) {
+        const int64_t tile = item / columns;
+        const int64_t column = item - tile * columns;
+        double v[8];
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const int64_t t = tile * 8 + j;
+            v[j] = t < num_vectors ? x[t * columns + column] : 0.0;
+        }
+        double2 *to = reinterpret_cast<double2 *>(tiles + item * 8);
+#pragma unroll
+        for (int h = 0; h < 4; h++) {
+            to[h] = make_double2(v[2 * h], v[2 * h + 1]);
+        }
+    }
+}
+
 int64_t blocks_for(int64_t items, int64_t items_per_block)
 {
     int64_t blocks = (items + items_per_block - 1) / items_per_block;
@@ -756,7 +786,8 @@ cudaError_t launch(void (*kernel)(Parameters...), dim3 grid, cudaStream_t stream
  * width and row shape (ROWS rows a group, UNROLL entries a lane per
  * round; G the group size when fixed at compile time, else 0): the rows
  * and the long rows' chunks, then the chunk sums. */
-template <typename Value, typename Column, int TILE, int ROWS, int UNROLL, int G = 0>
+template <typename Value, typename Column, int TILE, int ROWS, int UNROLL, int G = 0,
+          bool X_TILES = false>
 cudaError_t launch_product(const spart_device_csr &matrix, const Column *columns,
                            const Value *values, const double *x, const vector_layout &layout,
                            int64_t num_vectors, double *y, double *chunk_sums, cudaStream_t stream)
@@ -775,11 +806,11 @@ cudaError_t launch_product(const spart_device_csr &matrix, const Column *columns
     }
     const dim3 grid(chunk_blocks + row_blocks, tile_blocks);
     if (matrix.num_long_chunks == 0) {
-        return launch(product_rows<Value, Column, TILE, ROWS, UNROLL, false, G>, grid, stream,
+        return launch(product_rows<Value, Column, TILE, ROWS, UNROLL, false, G, X_TILES>, grid, stream,
                       matrix, columns, values, x, layout, num_vectors, y, chunk_sums, 0u);
     }
     cudaError_t error =
-        launch(product_rows<Value, Column, TILE, ROWS, UNROLL, true, G>, grid, stream, matrix,
+        launch(product_rows<Value, Column, TILE, ROWS, UNROLL, true, G, X_TILES>, grid, stream, matrix,
                columns, values, x, layout, num_vectors, y, chunk_sums, chunk_blocks);
     if (error != cudaSuccess) {
         return error;
@@ -812,7 +843,7 @@ cudaError_t launch_rows_by_thread(const spart_device_csr &matrix, const Column *
     if (error != cudaSuccess) {
         return error;
     }
-    const vector_layout one = {1, 1, 1, 1};
+    const vector_layout one = {1, 1, 1, 1, 1};
     unsigned blocks = (unsigned)blocks_for(matrix.num_long_rows, 1);
     return launch(add_chunk_sums, dim3(blocks), stream, matrix, (const double *)chunk_sums,
                   (int64_t)1, one, y);
@@ -853,7 +884,39 @@ bool rows_fit_one_round(const spart_device_csr &matrix)
  * tiles; two rows a group in tiles took 100.) One vector over rows of
  * about g entries, g = 2, 4, 8 or 16, takes a thread a row
  * (launch_rows_by_thread). */
-template <typename Value, typename Column, int TILE>
+/* Tiles of 4 or 8 vectors (8 in tiles of X_TILES). EXPERIMENT: the row
+ * shape from SPART_EXP_SHAPE (ROWS * 10 + UNROLL) for float64 values and
+ * int32 columns. */
+template <typename Value, typename Column, int TILE, bool X_TILES>
+cudaError_t launch_tiles(const spart_device_csr &matrix, const Column *columns,
+                         const Value *values, const double *x, const vector_layout &layout,
+                         int64_t num_vectors, double *y, double *chunk_sums, cudaStream_t stream)
+{
+    if constexpr (sizeof(Value) == 8 && sizeof(Column) == 4) {
+        const char *shape = getenv("SPART_EXP_SHAPE");
+        const int which = shape != nullptr ? atoi(shape) : 14;
+        if (which == 22) {
+            return launch_product<Value, Column, TILE, 2, 2, 0, X_TILES>(
+                matrix, columns, values, x, layout, num_vectors, y, chunk_sums, stream);
+        }
+        if (which == 21) {
+            return launch_product<Value, Column, TILE, 2, 1, 0, X_TILES>(
+                matrix, columns, values, x, layout, num_vectors, y, chunk_sums, stream);
+        }
+        if (which == 12) {
+            return launch_product<Value, Column, TILE, 1, 2, 0, X_TILES>(
+                matrix, columns, values, x, layout, num_vectors, y, chunk_sums, stream);
+        }
+        if (which == 11) {
+            return launch_product<Value, Column, TILE, 1, 1, 0, X_TILES>(
+                matrix, columns, values, x, layout, num_vectors, y, chunk_sums, stream);
+        }
+    }
+    return launch_product<Value, Column, TILE, 1, 4, 0, X_TILES>(matrix, columns, values, x, layout,
+                                                                 num_vectors, y, chunk_sums, stream);
+}
+
+template <typename Value, typename Column, int TILE, bool X_TILES = false>
 cudaError_t launch_for_shape(const spart_device_csr &matrix, const Column *columns,
                              const Value *values, const double *x, const vector_layout &layout,
                              int64_t num_vectors, double *y, double *chunk_sums,
@@ -896,53 +959,29 @@ cudaError_t launch_for_shape(const spart_device_csr &matrix, const Column *colum
                                                              num_vectors, y, chunk_sums, stream);
     } else {
         (void)g, (void)mean;
-        if constexpr (sizeof(Value) == 8 && sizeof(Column) == 4) {
-            const char *shape = getenv("SPART_EXP_SHAPE");
-            const int which = shape != nullptr ? atoi(shape) : 14;
-            if (which == 22) {
-                return launch_product<Value, Column, TILE, 2, 2>(matrix, columns, values, x, layout,
-                                                                 num_vectors, y, chunk_sums, stream);
-            }
-            if (which == 21) {
-                return launch_product<Value, Column, TILE, 2, 1>(matrix, columns, values, x, layout,
-                                                                 num_vectors, y, chunk_sums, stream);
-            }
-            if (which == 41) {
-                return launch_product<Value, Column, TILE, 4, 1>(matrix, columns, values, x, layout,
-                                                                 num_vectors, y, chunk_sums, stream);
-            }
-            if (which == 12) {
-                return launch_product<Value, Column, TILE, 1, 2>(matrix, columns, values, x, layout,
-                                                                 num_vectors, y, chunk_sums, stream);
-            }
-            if (which == 11) {
-                return launch_product<Value, Column, TILE, 1, 1>(matrix, columns, values, x, layout,
-                                                                 num_vectors, y, chunk_sums, stream);
-            }
-        }
-        return launch_product<Value, Column, TILE, 1, 4>(matrix, columns, values, x, layout,
-                                                         num_vectors, y, chunk_sums, stream);
+        return launch_tiles<Value, Column, TILE, X_TILES>(matrix, columns, values, x, layout,
+                                                          num_vectors, y, chunk_sums, stream);
     }
 }
 
-template <int TILE>
+template <int TILE, bool X_TILES = false>
 cudaError_t launch_for_types(const spart_device_csr &matrix, const double *x,
                              const vector_layout &layout, int64_t num_vectors, double *y,
                              double *chunk_sums, cudaStream_t stream)
 {
     if (matrix.values64 != nullptr && matrix.columns32 != nullptr) {
-        return launch_for_shape<double, int32_t, TILE>(matrix, matrix.columns32, matrix.values64, x,
+        return launch_for_shape<double, int32_t, TILE, X_TILES>(matrix, matrix.columns32, matrix.values64, x,
                                                        layout, num_vectors, y, chunk_sums, stream);
     }
     if (matrix.values64 != nullptr) {
-        return launch_for_shape<double, int64_t, TILE>(matrix, matrix.columns64, matrix.values64, x,
+        return launch_for_shape<double, int64_t, TILE, X_TILES>(matrix, matrix.columns64, matrix.values64, x,
                                                        layout, num_vectors, y, chunk_sums, stream);
     }
     if (matrix.columns32 != nullptr) {
-        return launch_for_shape<float, int32_t, TILE>(matrix, matrix.columns32, matrix.values32, x,
+        return launch_for_shape<float, int32_t, TILE, X_TILES>(matrix, matrix.columns32, matrix.values32, x,
                                                       layout, num_vectors, y, chunk_sums, stream);
     }
-    return launch_for_shape<float, int64_t, TILE>(matrix, matrix.columns64, matrix.values32, x,
+    return launch_for_shape<float, int64_t, TILE, X_TILES>(matrix, matrix.columns64, matrix.values32, x,
                                                   layout, num_vectors, y, chunk_sums, stream);
 }
 
@@ -983,12 +1022,17 @@ cudaError_t launch_indexed_for_types(const spart_device_csr &matrix,
     return launch_indexed(matrix, index, matrix.columns64, matrix.values32, x, y, stream);
 }
 
-/* The product for any layout: tiles of 1, 4 or 8 vectors. */
+/* The product for any layout: tiles of 1, 4 or 8 vectors; x in tiles of
+ * 8 interleaved vectors where x_tiles says (vector_layout). */
 cudaError_t launch_any(const spart_device_csr &matrix, const double *x, const vector_layout &layout,
-                       int64_t num_vectors, double *y, double *chunk_sums, cudaStream_t stream)
+                       int64_t num_vectors, double *y, double *chunk_sums, bool x_tiles,
+                       cudaStream_t stream)
 {
     if (num_vectors <= 0) {
         return cudaSuccess;
+    }
+    if (x_tiles) {
+        return launch_for_types<8, true>(matrix, x, layout, num_vectors, y, chunk_sums, stream);
     }
     if (num_vectors == 1) {
         return launch_for_types<1>(matrix, x, layout, num_vectors, y, chunk_sums, stream);
@@ -1020,8 +1064,8 @@ extern "C" int spart_cuda_csr_product(const spart_device_csr *matrix, const doub
                                       int64_t num_vectors, double *y, double *chunk_sums,
                                       void *stream)
 {
-    const vector_layout interleaved = {num_vectors, 1, num_vectors, 1};
-    return launch_any(*matrix, x, interleaved, num_vectors, y, chunk_sums,
+    const vector_layout interleaved = {num_vectors, 1, num_vectors, 1, 1};
+    return launch_any(*matrix, x, interleaved, num_vectors, y, chunk_sums, false,
                       static_cast<cudaStream_t>(stream));
 }
 
@@ -1036,12 +1080,26 @@ extern "C" int spart_cuda_csr_product_indexed(const spart_device_csr *matrix,
 }
 
 extern "C" int spart_cuda_csr_product_c_order(const spart_device_csr *matrix, const double *x,
-                                              int64_t num_vectors, double *y, double *chunk_sums,
-                                              void *stream)
+                                              int64_t num_vectors, double *x_tiles, double *y,
+                                              double *chunk_sums, void *stream)
 {
-    const vector_layout c_order = {1, matrix->num_columns, 1, matrix->num_rows};
-    return launch_any(*matrix, x, c_order, num_vectors, y, chunk_sums,
-                      static_cast<cudaStream_t>(stream));
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    const int64_t columns = matrix->num_columns;
+    if (x_tiles == nullptr) {
+        const vector_layout c_order = {1, columns, 1, matrix->num_rows, columns};
+        return launch_any(*matrix, x, c_order, num_vectors, y, chunk_sums, false, s);
+    }
+    const int64_t tiles = (num_vectors + 7) / 8;
+    if (tiles * columns > 0) {
+        const unsigned blocks = (unsigned)blocks_for(tiles * columns, threads_per_block);
+        const cudaError_t error =
+            launch(pack_tiles, dim3(blocks), s, x, columns, num_vectors, x_tiles);
+        if (error != cudaSuccess) {
+            return error;
+        }
+    }
+    const vector_layout in_tiles = {8, 1, 1, matrix->num_rows, columns};
+    return launch_any(*matrix, x_tiles, in_tiles, num_vectors, y, chunk_sums, true, s);
 }
 
 extern "C" int spart_cuda_pack(const spart_device_axis_map *map, int64_t num_leading,

@@ -55,16 +55,21 @@ __device__ __forceinline__ row_group group_of_thread(int group_size)
     return group;
 }
 
-/* Where vector t of x and y lies: x[column * x_column + t * x_vector] and
- * y[row * y_row + t * y_vector]. Interleaved vectors (X[column * T + t])
- * have x_column = T, x_vector = 1; vectors one after the other in C order
- * (x[t * columns + column]) have x_column = 1, x_vector = columns. A single
- * vector ignores the layout (x[column], y[row]). */
+/* Where vector t = t0 + j of a tile of vectors t0, t0 + 1, ... lies:
+ * x[column * x_column + t0 * x_tile + j * x_vector] and y[row * y_row + t *
+ * y_vector]. Interleaved vectors (X[column * T + t]) have x_column = T,
+ * x_vector = x_tile = 1; vectors one after the other in C order
+ * (x[t * columns + column]) have x_column = 1, x_vector = x_tile =
+ * columns; tiles of 8 interleaved vectors one after the other (the
+ * tile of vectors t0 .. t0 + 7 at x[t0 * columns], see
+ * spart_cuda_csr_product_c_order) have x_column = 8, x_vector = 1, x_tile
+ * = columns. A single vector ignores the layout (x[column], y[row]). */
 struct vector_layout {
     int64_t x_column;
     int64_t x_vector;
     int64_t y_row;
     int64_t y_vector;
+    int64_t x_tile;
 };
 
 /* One round of rows_sum: entries offset + u g, u < UNROLL, of each of the
@@ -73,7 +78,8 @@ struct vector_layout {
  * instead (it exists: some row of the round has an entry), so that every
  * load is still issued without a branch, and its term is not added;
  * without, every slot must lie in its row (the rounds before the last). */
-template <typename Value, typename Column, int TILE, int ROWS, int UNROLL, bool CHECKED>
+template <typename Value, typename Column, int TILE, int ROWS, int UNROLL, bool CHECKED,
+          bool X_TILES = false>
 __device__ __forceinline__ void
 round_sum(const Column *__restrict__ columns, const Value *__restrict__ values,
           const int64_t (&begin)[ROWS], const int (&length)[ROWS], int offset, int g,
@@ -90,13 +96,28 @@ round_sum(const Column *__restrict__ columns, const Value *__restrict__ values,
             const int64_t at = !CHECKED || k < length[r] ? begin[r] + k : 0;
             value[r][u] = (double)values[at];
             const int64_t column = (int64_t)columns[at];
+            if constexpr (X_TILES && TILE == 8) {
+                /* A column's 8 values lie together, 64-byte aligned: four
+                 * 16-byte loads. (Vectors past `width` read the tile's
+                 * padding, whose sums are not stored.) */
+                const double2 *tile =
+                    reinterpret_cast<const double2 *>(x + column * 8 + t0 * layout.x_tile);
 #pragma unroll
-            for (int j = 0; j < TILE; j++) {
-                if (TILE == 1) {
-                    xv[r][u][j] = x[column];
-                } else {
-                    const int64_t t = j < width ? t0 + j : t0;
-                    xv[r][u][j] = x[column * layout.x_column + t * layout.x_vector];
+                for (int h = 0; h < 4; h++) {
+                    const double2 pair = tile[h];
+                    xv[r][u][2 * h] = pair.x;
+                    xv[r][u][2 * h + 1] = pair.y;
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < TILE; j++) {
+                    if (TILE == 1) {
+                        xv[r][u][j] = x[column];
+                    } else {
+                        const int64_t jj = j < width ? j : 0;
+                        xv[r][u][j] = x[column * layout.x_column + t0 * layout.x_tile +
+                                        jj * layout.x_vector];
+                    }
                 }
             }
         }
@@ -120,7 +141,7 @@ round_sum(const Column *__restrict__ columns, const Value *__restrict__ values,
  * empty range gives +0.0. All g lanes of the group must call it with the
  * same ranges. Lanes other than 0 end with values nobody reads (the host
  * never forms them). */
-template <typename Value, typename Column, int TILE, int ROWS, int UNROLL>
+template <typename Value, typename Column, int TILE, int ROWS, int UNROLL, bool X_TILES = false>
 __device__ __forceinline__ void
 rows_sum(const Column *__restrict__ columns, const Value *__restrict__ values,
          const int64_t (&begin)[ROWS], const int64_t (&end)[ROWS], const row_group &group,
@@ -152,12 +173,12 @@ rows_sum(const Column *__restrict__ columns, const Value *__restrict__ values,
      * entries a lane, which seldom fill a round) 15 to 20 % slower. */
     if constexpr (UNROLL >= 4) {
         for (; offset + (UNROLL - 1) * g < shortest; offset += UNROLL * g) {
-            round_sum<Value, Column, TILE, ROWS, UNROLL, false>(
+            round_sum<Value, Column, TILE, ROWS, UNROLL, false, X_TILES>(
                 columns, values, begin, length, offset, g, x, layout, t0, width, sum);
         }
     }
     for (; offset < longest; offset += UNROLL * g) {
-        round_sum<Value, Column, TILE, ROWS, UNROLL, true>(columns, values, begin, length, offset,
+        round_sum<Value, Column, TILE, ROWS, UNROLL, true, X_TILES>(columns, values, begin, length, offset,
                                                            g, x, layout, t0, width, sum);
     }
     /* The tree: lane l += lane l + h, h = g/2, ..., 1. */

@@ -520,7 +520,7 @@ voxel_product(const spart_device_csr &matrix, const Column *__restrict__ columns
               int64_t v, int64_t num_channel, int64_t scene_size, double gamma, bool per_channel,
               bool *single_power)
 {
-    const spart_rows::vector_layout single = {1, 0, 1, 0};
+    const spart_rows::vector_layout single = {1, 0, 1, 0, 0};
     double product = 1.0;
     bool all_ratios = true;
     const double low = spart_mart_single_ratio_low(num_channel);
@@ -628,7 +628,7 @@ voxel_product_held(const int64_t *__restrict__ row_ptr, const Column *__restrict
                    int64_t scene_size, double gamma, bool per_channel, bool *single_power,
                    double *state)
 {
-    const spart_rows::vector_layout single = {1, 0, 1, 0};
+    const spart_rows::vector_layout single = {1, 0, 1, 0, 0};
     double product = 1.0;
     bool all_ratios = true;
     const double low = spart_mart_single_ratio_low(num_channel);

@@ -94,11 +94,15 @@ int spart_cuda_csr_product(const spart_device_csr *matrix, const double *x, int6
 
 /* The same product for num_vectors >= 1 vectors lying one after the other
  * in C order (x[t * num_columns + column], y[t * num_rows + row]), as
- * leading axes give them: no packing, one launch (two with long rows).
+ * leading axes give them. With x_tiles NULL, x is read as it lies: one
+ * launch (two with long rows). Otherwise x_tiles (ceil(num_vectors / 8) *
+ * 8 * num_columns doubles) first receives x in tiles of 8 interleaved
+ * vectors (a column's 8 values in one 64-byte line instead of 8 lines),
+ * which the product then reads; y is written in C order either way.
  * Each vector's values are those of spart_cuda_csr_product, bit for bit. */
 int spart_cuda_csr_product_c_order(const spart_device_csr *matrix, const double *x,
-                                   int64_t num_vectors, double *y, double *chunk_sums,
-                                   void *stream);
+                                   int64_t num_vectors, double *x_tiles, double *y,
+                                   double *chunk_sums, void *stream);
 
 /* y = A x for one vector through the matrix's short-row index (the same
  * bits as spart_cuda_csr_product). The matrix has no long rows and g <= 2. */

@@ -12,6 +12,7 @@
  * Built without CUDA (no SPART_HAVE_CUDA), every entry point says
  * SPART_ERROR_NO_DEVICE and a device regridder cannot exist.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef SPART_HAVE_CUDA
@@ -1157,6 +1158,21 @@ static int packing_needed(const spart_regridder *regridder, int64_t num_vectors)
            (regridder->input.num_batch != 1 || regridder->output.num_batch != 1);
 }
 
+/* Whether vectors one after the other in C order (leading axes alone) are
+ * first copied into tiles of 8 interleaved vectors for the product
+ * (spart_cuda_csr_product_c_order): for 5 or more vectors, which the
+ * product takes 8 at a time. Read as they lie, each term gathers its x
+ * from 8 planes, a 32-byte sector each for 8 bytes used; in tiles, from
+ * one 64-byte line. EXPERIMENT: SPART_EXP_TILES=0 turns it off. */
+static int x_tiles_needed(const spart_regridder *regridder, int64_t num_vectors)
+{
+    const char *knob = getenv("SPART_EXP_TILES");
+    if (knob != NULL && atoi(knob) == 0) {
+        return 0;
+    }
+    return num_vectors >= 5 && !packing_needed(regridder, num_vectors);
+}
+
 size_t spart_device_workspace_bytes(const spart_regridder *regridder, int64_t num_vectors)
 {
     size_t vectors = (size_t)(num_vectors > 0 ? num_vectors : 0);
@@ -1164,6 +1180,10 @@ size_t spart_device_workspace_bytes(const spart_regridder *regridder, int64_t nu
     if (packing_needed(regridder, num_vectors)) {
         bytes += round_up((size_t)regridder->csr.num_columns * vectors * sizeof(double));
         bytes += round_up((size_t)regridder->csr.num_rows * vectors * sizeof(double));
+    }
+    if (x_tiles_needed(regridder, num_vectors)) {
+        size_t tiles = (vectors + 7) / 8;
+        bytes += round_up((size_t)regridder->csr.num_columns * tiles * 8 * sizeof(double));
     }
     return bytes;
 }
@@ -1271,8 +1291,9 @@ spart_status spart_device_product(spart_context *context, const spart_regridder 
     } else if (num_vectors == 1) {
         error = spart_cuda_csr_product(&matrix, x->data, 1, y, chunk_sums, stream);
     } else if (!packing_needed(regridder, num_vectors)) {
-        error =
-            spart_cuda_csr_product_c_order(&matrix, x->data, num_vectors, y, chunk_sums, stream);
+        double *x_tiles = x_tiles_needed(regridder, num_vectors) ? (double *)free_space : NULL;
+        error = spart_cuda_csr_product_c_order(&matrix, x->data, num_vectors, x_tiles, y,
+                                               chunk_sums, stream);
     } else {
         double *packed_x = (double *)free_space;
         free_space += round_up((size_t)matrix.num_columns * vectors * sizeof(double));

@@ -212,8 +212,10 @@ static void every_group_size_equals_the_host(void **state)
 static void batches_of_1_3_8_33_equal_the_host_and_each_column_alone(void **state)
 {
     fixture *f = *state;
-    for (int float32 = 0; float32 <= 1; float32++) {
-        spart_regridder *host = random_regridder(f->context, 4000, 3000, 20, float32, 0, 50);
+    for (int types = 0; types < 4; types++) {
+        const int float32 = types & 1, int64_columns = types >> 1;
+        spart_regridder *host =
+            random_regridder(f->context, 4000, 3000, 20, float32, int64_columns, 50 + types);
         spart_regridder *device = to_device(f, host);
         const int64_t widths[] = {1, 3, 8, 33};
         for (size_t w = 0; w < 4; w++) {
