@@ -50,7 +50,6 @@
 #include <cuda_runtime.h>
 
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "csr_row_sum.cuh"
 #include "device_internal.h"
@@ -878,44 +877,15 @@ bool rows_fit_one_round(const spart_device_csr &matrix)
  * and four entries a round left three of a lane's four slots empty and
  * took twice the warps); g = 16, or g = 32 with rows of up to 4 entries
  * a lane, two rows and four entries a round; longer rows eight entries a
- * round, with g = 32 fixed at compile time. Tiles of 4 and 8 vectors
- * take one row and four entries a round, each holding TILE values of x.
- * (These shapes take 32 to 64 registers for one vector, 48 to 96 for
- * tiles; two rows a group in tiles took 100.) One vector over rows of
+ * round, with g = 32 fixed at compile time. Tiles of 4 vectors take one
+ * row and four entries a round, each holding TILE values of x; tiles of 8
+ * one row and two entries a round (on an H200, the CTIS operators of
+ * bench_cuda_product --ctis: as fast or up to 15 % faster than four,
+ * docs/benchmarks.md "Eight vectors in tiles"). (These shapes take 32 to
+ * 64 registers for one vector, 48 to 96 for tiles; two rows a group in
+ * tiles took 100.) One vector over rows of
  * about g entries, g = 2, 4, 8 or 16, takes a thread a row
  * (launch_rows_by_thread). */
-/* Tiles of 4 or 8 vectors (8 in tiles of X_TILES). EXPERIMENT: the row
- * shape from SPART_EXP_SHAPE (ROWS * 10 + UNROLL) for float64 values and
- * int32 columns. */
-template <typename Value, typename Column, int TILE, bool X_TILES>
-cudaError_t launch_tiles(const spart_device_csr &matrix, const Column *columns,
-                         const Value *values, const double *x, const vector_layout &layout,
-                         int64_t num_vectors, double *y, double *chunk_sums, cudaStream_t stream)
-{
-    if constexpr (sizeof(Value) == 8 && sizeof(Column) == 4) {
-        const char *shape = getenv("SPART_EXP_SHAPE");
-        const int which = shape != nullptr ? atoi(shape) : 14;
-        if (which == 22) {
-            return launch_product<Value, Column, TILE, 2, 2, 0, X_TILES>(
-                matrix, columns, values, x, layout, num_vectors, y, chunk_sums, stream);
-        }
-        if (which == 21) {
-            return launch_product<Value, Column, TILE, 2, 1, 0, X_TILES>(
-                matrix, columns, values, x, layout, num_vectors, y, chunk_sums, stream);
-        }
-        if (which == 12) {
-            return launch_product<Value, Column, TILE, 1, 2, 0, X_TILES>(
-                matrix, columns, values, x, layout, num_vectors, y, chunk_sums, stream);
-        }
-        if (which == 11) {
-            return launch_product<Value, Column, TILE, 1, 1, 0, X_TILES>(
-                matrix, columns, values, x, layout, num_vectors, y, chunk_sums, stream);
-        }
-    }
-    return launch_product<Value, Column, TILE, 1, 4, 0, X_TILES>(matrix, columns, values, x, layout,
-                                                                 num_vectors, y, chunk_sums, stream);
-}
-
 template <typename Value, typename Column, int TILE, bool X_TILES = false>
 cudaError_t launch_for_shape(const spart_device_csr &matrix, const Column *columns,
                              const Value *values, const double *x, const vector_layout &layout,
@@ -959,8 +929,13 @@ cudaError_t launch_for_shape(const spart_device_csr &matrix, const Column *colum
                                                              num_vectors, y, chunk_sums, stream);
     } else {
         (void)g, (void)mean;
-        return launch_tiles<Value, Column, TILE, X_TILES>(matrix, columns, values, x, layout,
-                                                          num_vectors, y, chunk_sums, stream);
+        if constexpr (TILE == 8) {
+            return launch_product<Value, Column, TILE, 1, 2, 0, X_TILES>(
+                matrix, columns, values, x, layout, num_vectors, y, chunk_sums, stream);
+        } else {
+            return launch_product<Value, Column, TILE, 1, 4>(matrix, columns, values, x, layout,
+                                                             num_vectors, y, chunk_sums, stream);
+        }
     }
 }
 
@@ -1037,8 +1012,7 @@ cudaError_t launch_any(const spart_device_csr &matrix, const double *x, const ve
     if (num_vectors == 1) {
         return launch_for_types<1>(matrix, x, layout, num_vectors, y, chunk_sums, stream);
     }
-    const char *tile = getenv("SPART_EXP_TILE");
-    if (num_vectors <= 4 || (tile != nullptr && atoi(tile) == 4)) {
+    if (num_vectors <= 4) {
         return launch_for_types<4>(matrix, x, layout, num_vectors, y, chunk_sums, stream);
     }
     return launch_for_types<8>(matrix, x, layout, num_vectors, y, chunk_sums, stream);

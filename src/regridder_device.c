@@ -12,7 +12,6 @@
  * Built without CUDA (no SPART_HAVE_CUDA), every entry point says
  * SPART_ERROR_NO_DEVICE and a device regridder cannot exist.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #ifdef SPART_HAVE_CUDA
@@ -1158,19 +1157,25 @@ static int packing_needed(const spart_regridder *regridder, int64_t num_vectors)
            (regridder->input.num_batch != 1 || regridder->output.num_batch != 1);
 }
 
+/* Bytes of x at and above which a batch of vectors in C order is read in
+ * tiles (below). */
+static const double x_tile_bytes = 8.0 * 1024 * 1024;
+
 /* Whether vectors one after the other in C order (leading axes alone) are
  * first copied into tiles of 8 interleaved vectors for the product
- * (spart_cuda_csr_product_c_order): for 5 or more vectors, which the
- * product takes 8 at a time. Read as they lie, each term gathers its x
- * from 8 planes, a 32-byte sector each for 8 bytes used; in tiles, from
- * one 64-byte line. EXPERIMENT: SPART_EXP_TILES=0 turns it off. */
+ * (spart_cuda_csr_product_c_order): for 5 or more vectors (the product
+ * takes them 8 at a time) whose x fills 8 MiB or more. Read as they lie,
+ * each term gathers its x from 8 planes, a 32-byte sector each for 8
+ * bytes used; in tiles, from one 64-byte line, at the price of one more
+ * pass over x. Measured on an H200 (docs/benchmarks.md, "Eight vectors in
+ * tiles"): 8 vectors of the CTIS operator b and its transpose, x of 67
+ * and 18 MB, 20 % and 13 % faster in tiles; of a, c and their
+ * transposes, x of 0.4 to 4 MB, one 6 % faster, the others 6 to 34 %
+ * slower (the copy is not paid back where x stays in the caches). */
 static int x_tiles_needed(const spart_regridder *regridder, int64_t num_vectors)
 {
-    const char *knob = getenv("SPART_EXP_TILES");
-    if (knob != NULL && atoi(knob) == 0) {
-        return 0;
-    }
-    return num_vectors >= 5 && !packing_needed(regridder, num_vectors);
+    double x_bytes = (double)regridder->csr.num_columns * (double)num_vectors * sizeof(double);
+    return num_vectors >= 5 && x_bytes >= x_tile_bytes && !packing_needed(regridder, num_vectors);
 }
 
 size_t spart_device_workspace_bytes(const spart_regridder *regridder, int64_t num_vectors)

@@ -240,6 +240,44 @@ static void batches_of_1_3_8_33_equal_the_host_and_each_column_alone(void **stat
     }
 }
 
+/* Batches whose x fills 8 MiB or more (150000 columns, 8 and 13 vectors)
+ * are copied into tiles of 8 interleaved vectors before the product
+ * (x_tiles_needed in src/regridder_device.c; 13 leaves the second tile 3
+ * vectors of padding): the same bits as the host for every value and
+ * column type, and each column alone. */
+static void batches_read_in_tiles_equal_the_host(void **state)
+{
+    fixture *f = *state;
+    const int64_t rows = 2000, columns = 150000;
+    for (int types = 0; types < 4; types++) {
+        const int float32 = types & 1, int64_columns = types >> 1;
+        spart_regridder *host =
+            random_regridder(f->context, rows, columns, 40, float32, int64_columns, 70 + types);
+        spart_regridder *device = to_device(f, host);
+        const int64_t widths[] = {8, 13};
+        for (size_t w = 0; w < 2; w++) {
+            int64_t width = widths[w];
+            assert_true((double)columns * width * 8 >= 8.0 * 1024 * 1024);
+            spart_shape shape = {2, {width, columns}};
+            double *x = spread_values(width * columns, 80 + w);
+            double *batch = device_product(f, device, x, shape);
+            double *expected = host_product(f, host, x, shape);
+            assert_same_bits(batch, expected, width * rows, "a batch in tiles against the host");
+            spart_shape one = {1, {columns}};
+            for (int64_t t = 0; t < width; t += 4) {
+                double *alone = device_product(f, device, x + t * columns, one);
+                assert_same_bits(batch + t * rows, alone, rows, "a column alone against the batch");
+                free(alone);
+            }
+            free(x);
+            free(batch);
+            free(expected);
+        }
+        spart_regridder_free(device);
+        spart_regridder_free(host);
+    }
+}
+
 /* Weights with one orthogonal axis of 3 and x with a declared batch axis of
  * 5 in front of it (role 1 M M), plus a leading axis of 2: the pack and
  * unpack kernels follow the axis maps. */
@@ -853,6 +891,7 @@ int main(void)
         TEST(every_value_and_column_type_equals_the_host),
         TEST(every_group_size_equals_the_host),
         TEST(batches_of_1_3_8_33_equal_the_host_and_each_column_alone),
+        TEST(batches_read_in_tiles_equal_the_host),
         TEST(declared_batch_axes_equal_the_host),
         TEST(a_row_of_two_million_entries_equals_the_host),
         TEST(rows_of_several_rounds_with_g_32_equal_the_host_for_every_type),
