@@ -609,6 +609,41 @@ __global__ void __launch_bounds__(threads_per_block)
     }
 }
 
+/* Where the backprojection's row c * scene_size + v lies, from its row
+ * pointers. */
+struct pointer_rows {
+    const int64_t *__restrict__ row_ptr;
+    int64_t scene_size;
+
+    __device__ __forceinline__ void range(int64_t c, int64_t v, int64_t *begin,
+                                          int64_t *end) const
+    {
+        const int64_t row = c * scene_size + v;
+        *begin = row_ptr[row];
+        *end = row_ptr[row + 1];
+    }
+};
+
+/* The same from the short-row index, for the voxels of one block of
+ * SPART_DEVICE_SHORT_ROW_BLOCK (first_voxel, first_voxel + 1, ...): each
+ * channel's row starts within its index block, scanned into shared memory
+ * (starts[c * (block + 1) + local]), and the block's first entry
+ * (block_starts[c]). */
+struct indexed_rows {
+    const int *starts;
+    const int64_t *block_starts;
+    int64_t first_voxel;
+
+    __device__ __forceinline__ void range(int64_t c, int64_t v, int64_t *begin,
+                                          int64_t *end) const
+    {
+        const int *channel = starts + c * (SPART_DEVICE_SHORT_ROW_BLOCK + 1);
+        const int local = (int)(v - first_voxel);
+        *begin = block_starts[c] + channel[local];
+        *end = block_starts[c] + channel[local + 1];
+    }
+};
+
 /* voxel_product (above) with the loads held together, for the kernel of
  * a thread a voxel (group size 1): lane 0 holds the result, and *state
  * the voxel's value scene[v].
@@ -619,9 +654,9 @@ __global__ void __launch_bounds__(threads_per_block)
  * a positive prediction, each waited for its own trip to memory, four
  * trips and a fifth for the state where one does (measured on an H200,
  * Nsight Compute: a quarter of the kernel's stalls at 256 x 256). */
-template <typename Value, typename Column, int ROWS, int UNROLL>
+template <typename Value, typename Column, int ROWS, int UNROLL, typename Rows>
 __device__ __forceinline__ double
-voxel_product_held(const int64_t *__restrict__ row_ptr, const Column *__restrict__ columns,
+voxel_product_held(const Rows &rows, const Column *__restrict__ columns,
                    const Value *__restrict__ values, const double *__restrict__ images,
                    const double *__restrict__ observed_back, const double *__restrict__ scene,
                    const spart_rows::row_group &group, int64_t v, int64_t num_channel,
@@ -640,9 +675,7 @@ voxel_product_held(const int64_t *__restrict__ row_ptr, const Column *__restrict
             begin[r] = 0;
             end[r] = 0;
             if (c0 + r < num_channel) {
-                const int64_t row = (c0 + r) * scene_size + v;
-                begin[r] = row_ptr[row];
-                end[r] = row_ptr[row + 1];
+                rows.range(c0 + r, v, &begin[r], &end[r]);
             }
         }
         double sum[ROWS][1];
@@ -684,9 +717,9 @@ voxel_product_held(const int64_t *__restrict__ row_ptr, const Column *__restrict
  * the H200 (75.7 -> 90 us at 256 x 256); in one loop of two passes through
  * one inlined call, the powers of the per-channel form held registers in
  * the common pass (48 registers either way, but 76.1 against 73.8 us). */
-template <typename Value, typename Column, int ROWS, int UNROLL>
+template <typename Value, typename Column, int ROWS, int UNROLL, typename Rows>
 __device__ __noinline__ double voxel_product_held_per_channel(
-    const int64_t *__restrict__ row_ptr, const Column *__restrict__ columns,
+    const Rows rows, const Column *__restrict__ columns,
     const Value *__restrict__ values, const double *__restrict__ images,
     const double *__restrict__ observed_back, const double *__restrict__ scene,
     spart_rows::row_group group, int64_t v, int64_t num_channel, int64_t scene_size, double gamma,
@@ -694,8 +727,42 @@ __device__ __noinline__ double voxel_product_held_per_channel(
 {
     bool ignored = false;
     return voxel_product_held<Value, Column, ROWS, UNROLL>(
-        row_ptr, columns, values, images, observed_back, scene, group, v, num_channel, scene_size,
+        rows, columns, values, images, observed_back, scene, group, v, num_channel, scene_size,
         gamma, true, &ignored, state);
+}
+
+/* Voxel v's update by its group (lane 0 writes scene[v]): the product of
+ * its ratios, and where one lies outside the single power's range (or
+ * per_channel_form says) ctis's per-channel form, then the power. */
+template <typename Value, typename Column, int ROWS, int UNROLL, int G, typename Rows>
+__device__ __forceinline__ void
+update_voxel(const Rows &rows, const Column *__restrict__ columns, const Value *__restrict__ values,
+             const double *__restrict__ images, const double *__restrict__ observed_back,
+             double *__restrict__ scene, const spart_rows::row_group &group, int64_t v,
+             int64_t num_channel, int64_t scene_size, double gamma, double inverse_channels,
+             bool per_channel_form, double exponent)
+{
+    bool per_channel = per_channel_form;
+    double product = 1.0;
+    double state = 0.0;
+    if (!per_channel) {
+        bool single_power = false;
+        product = voxel_product_held<Value, Column, ROWS, UNROLL>(
+            rows, columns, values, images, observed_back, scene, group, v, num_channel,
+            scene_size, gamma, false, &single_power, &state);
+        if (G != 1) { /* lane 0 knows; the whole group sums the rows again or not */
+            single_power = __shfl_sync(group.mask, single_power ? 1 : 0, 0, group.size) != 0;
+        }
+        per_channel = !single_power;
+    }
+    if (per_channel) {
+        product = voxel_product_held_per_channel<Value, Column, ROWS, UNROLL>(
+            rows, columns, values, images, observed_back, scene, group, v, num_channel,
+            scene_size, gamma, &state);
+    }
+    if (group.lane == 0) {
+        scene[v] = state * spart_mart_pow(product, per_channel ? inverse_channels : exponent);
+    }
 }
 
 /* backproject_update_kernel (above) for matrices of group size G = 1
@@ -725,28 +792,113 @@ __global__ void __launch_bounds__(threads_per_block)
     const int64_t groups_per_block = threads_per_block / group.size;
     const int64_t first = (int64_t)blockIdx.x * groups_per_block + threadIdx.x / group.size;
     const int64_t stride = (int64_t)gridDim.x * groups_per_block;
+    const pointer_rows rows = {matrix.row_ptr, scene_size};
     for (int64_t v = first; v < scene_size; v += stride) {
-        bool per_channel = per_channel_form;
-        double product = 1.0;
-        double state = 0.0;
-        if (!per_channel) {
-            bool single_power = false;
-            product = voxel_product_held<Value, Column, ROWS, UNROLL>(
-                matrix.row_ptr, columns, values, images, observed_back, scene, group, v,
-                num_channel, scene_size, gamma, false, &single_power, &state);
-            if (G != 1) { /* lane 0 knows; the whole group sums the rows again or not */
-                single_power = __shfl_sync(group.mask, single_power ? 1 : 0, 0, group.size) != 0;
+        update_voxel<Value, Column, ROWS, UNROLL, G>(rows, columns, values, images, observed_back,
+                                                     scene, group, v, num_channel, scene_size,
+                                                     gamma, inverse_channels, per_channel_form,
+                                                     exponent);
+    }
+}
+
+/* Warps of backproject_update_indexed_kernel a block, and the most
+ * channels it takes (the starts of each channel's rows are held in
+ * shared memory: 4 x 257 ints a warp). */
+constexpr int indexed_update_warps = threads_per_block / 32;
+constexpr int indexed_update_channels = 4;
+
+/* Its blocks a multiprocessor (a launch bound: at most 64 registers a
+ * thread, as the held kernel takes; without it ptxas took 80 to 96, which
+ * left room for 2 blocks). */
+constexpr int indexed_update_min_blocks = 4;
+
+/* backproject_update_held_kernel for group size 1 through the matrix's
+ * short-row index (spart_device_short_rows), for scenes whose size is a
+ * multiple of SPART_DEVICE_SHORT_ROW_BLOCK and at most
+ * indexed_update_channels channels: the rows of one block of 256 voxels
+ * then make one index block in each channel. A warp takes such a block:
+ * its lanes read each channel's row lengths (8 bytes a lane) and first
+ * entry, scan them into row starts in shared memory (as
+ * product_indexed_rows does), and then update the block's voxels, a
+ * thread a voxel, 32 neighbouring voxels at a time. The index takes 1
+ * byte a row where the row pointers take 8: at 256 x 256 with four
+ * channels, 42 of the update's 195 MB. The same sums, ratios and powers
+ * as the held kernel, so the same bits. */
+template <typename Value, typename Column>
+__global__ void __launch_bounds__(threads_per_block, indexed_update_min_blocks)
+    backproject_update_indexed_kernel(spart_device_short_rows index,
+                                      const Column *__restrict__ columns,
+                                      const Value *__restrict__ values,
+                                      const double *__restrict__ images,
+                                      const double *__restrict__ observed_back,
+                                      double *__restrict__ scene, int64_t num_channel,
+                                      int64_t scene_size, double gamma, double inverse_channels,
+                                      const int *stop)
+{
+    constexpr int block = SPART_DEVICE_SHORT_ROW_BLOCK;
+    __shared__ int row_starts[indexed_update_warps][indexed_update_channels * (block + 1)];
+    __shared__ int64_t first_entries[indexed_update_warps][indexed_update_channels];
+    if (run_stopped(stop)) {
+        return;
+    }
+    const spart_rows::row_group group = spart_rows::group_of_thread(1);
+    const bool per_channel_form = spart_mart_per_channel_form(gamma, inverse_channels) != 0;
+    const double exponent = spart_mart_voxel_exponent(gamma, inverse_channels);
+    const int lane = (int)(threadIdx.x & 31u);
+    const int warp_in_block = (int)(threadIdx.x / 32);
+    const int64_t warps = (int64_t)gridDim.x * indexed_update_warps;
+    const int64_t blocks_per_channel = scene_size / block;
+    const uint64_t *words = reinterpret_cast<const uint64_t *>(index.row_lengths);
+    int *starts = row_starts[warp_in_block];
+    int64_t *block_starts = first_entries[warp_in_block];
+    for (int64_t b = (int64_t)blockIdx.x * indexed_update_warps + warp_in_block;
+         b < blocks_per_channel; b += warps) {
+        /* Every channel's lengths loaded before any scan: one trip. */
+        uint64_t word[indexed_update_channels];
+#pragma unroll
+        for (int c = 0; c < indexed_update_channels; c++) {
+            const int64_t index_block = (c < num_channel ? c : 0) * blocks_per_channel + b;
+            word[c] = words[index_block * (block / 8) + lane];
+            if (lane == c && c < num_channel) {
+                block_starts[c] = index.block_starts[index_block];
             }
-            per_channel = !single_power;
         }
-        if (per_channel) {
-            product = voxel_product_held_per_channel<Value, Column, ROWS, UNROLL>(
-                matrix.row_ptr, columns, values, images, observed_back, scene, group, v,
-                num_channel, scene_size, gamma, &state);
+#pragma unroll
+        for (int c = 0; c < indexed_update_channels; c++) {
+            if (c >= num_channel) {
+                break;
+            }
+            int within[8];
+            int share = 0;
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                within[k] = share;
+                share += (int)((word[c] >> (8 * k)) & 0xffu);
+            }
+            int inclusive = share;
+#pragma unroll
+            for (int d = 1; d < 32; d *= 2) {
+                const int before = __shfl_up_sync(0xffffffffu, inclusive, d);
+                inclusive += lane >= d ? before : 0;
+            }
+            int *channel = starts + c * (block + 1);
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                channel[lane * 8 + k] = inclusive - share + within[k];
+            }
+            if (lane == 31) {
+                channel[block] = inclusive;
+            }
         }
-        if (group.lane == 0) {
-            scene[v] = state * spart_mart_pow(product, per_channel ? inverse_channels : exponent);
+        __syncwarp();
+        const indexed_rows rows = {starts, block_starts, b * block};
+        for (int k = 0; k < block / 32; k++) {
+            const int64_t v = b * block + k * 32 + lane;
+            update_voxel<Value, Column, 4, 2, 1>(rows, columns, values, images, observed_back,
+                                                 scene, group, v, num_channel, scene_size, gamma,
+                                                 inverse_channels, per_channel_form, exponent);
         }
+        __syncwarp(); /* the starts are read before the next block's overwrite them */
     }
 }
 
@@ -759,13 +911,23 @@ cudaError_t launch_backproject_update(const spart_device_csr &matrix, const Colu
                                       const Value *values, const double *images,
                                       const double *observed_back, double *scene,
                                       int64_t num_channel, int64_t scene_size, double gamma,
-                                      const int *stop, cudaStream_t stream)
+                                      const spart_device_short_rows *index, const int *stop,
+                                      cudaStream_t stream)
 {
     const double inverse_channels = 1.0 / (double)num_channel;
     const int64_t groups_per_block = threads_per_block / matrix.group_size;
     int64_t blocks = (scene_size + groups_per_block - 1) / groups_per_block;
     blocks = blocks < 65535 * 16 ? blocks : 65535 * 16;
-    if (matrix.group_size == 1) {
+    if (matrix.group_size == 1 && index != nullptr && num_channel <= indexed_update_channels &&
+        scene_size % SPART_DEVICE_SHORT_ROW_BLOCK == 0) {
+        const int64_t voxel_blocks = scene_size / SPART_DEVICE_SHORT_ROW_BLOCK;
+        int64_t warp_blocks = (voxel_blocks + indexed_update_warps - 1) / indexed_update_warps;
+        warp_blocks = warp_blocks < 65535 * 16 ? warp_blocks : 65535 * 16;
+        backproject_update_indexed_kernel<Value, Column>
+            <<<(unsigned)warp_blocks, threads_per_block, 0, stream>>>(
+                *index, columns, values, images, observed_back, scene, num_channel, scene_size,
+                gamma, inverse_channels, stop);
+    } else if (matrix.group_size == 1) {
         backproject_update_held_kernel<Value, Column, 4, 2, 1>
             <<<(unsigned)blocks, threads_per_block, 0, stream>>>(
                 matrix, columns, values, images, observed_back, scene, num_channel, scene_size,
@@ -840,7 +1002,9 @@ __global__ void keep_kernel(const double *scene, int64_t scene_size, double *kep
 extern "C" int spart_cuda_mart_backproject_update(const spart_device_csr *matrix,
                                                   const double *images, const double *observed_back,
                                                   double *scene, int64_t num_channel,
-                                                  int64_t scene_size, double gamma, const int *stop,
+                                                  int64_t scene_size, double gamma,
+                                                  const spart_device_short_rows *index,
+                                                  const int *stop,
                                                   void *stream)
 {
     cudaStream_t s = (cudaStream_t)stream;
@@ -851,21 +1015,21 @@ extern "C" int spart_cuda_mart_backproject_update(const spart_device_csr *matrix
     if (m.values64 != nullptr && m.columns32 != nullptr) {
         return (int)launch_backproject_update<double, int32_t>(m, m.columns32, m.values64, images,
                                                                observed_back, scene, num_channel,
-                                                               scene_size, gamma, stop, s);
+                                                               scene_size, gamma, index, stop, s);
     }
     if (m.values64 != nullptr) {
         return (int)launch_backproject_update<double, int64_t>(m, m.columns64, m.values64, images,
                                                                observed_back, scene, num_channel,
-                                                               scene_size, gamma, stop, s);
+                                                               scene_size, gamma, index, stop, s);
     }
     if (m.columns32 != nullptr) {
         return (int)launch_backproject_update<float, int32_t>(m, m.columns32, m.values32, images,
                                                               observed_back, scene, num_channel,
-                                                              scene_size, gamma, stop, s);
+                                                              scene_size, gamma, index, stop, s);
     }
     return (int)launch_backproject_update<float, int64_t>(m, m.columns64, m.values32, images,
                                                           observed_back, scene, num_channel,
-                                                          scene_size, gamma, stop, s);
+                                                          scene_size, gamma, index, stop, s);
 }
 
 extern "C" int spart_mart_device_clamp(double *values, int64_t n, void *stream)

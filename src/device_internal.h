@@ -127,12 +127,17 @@ int spart_cuda_unpack(const spart_device_axis_map *map, int64_t num_leading, con
  * pass: each row summed as spart_cuda_csr_product sums it, so the result
  * is that product followed by spart_mart_device_update, bit for bit,
  * without the backprojection in memory. The matrix must have no long rows
- * (num_long_rows == 0). With `stop` (device memory, or NULL) nonzero when
- * the kernel runs, it changes nothing (a stopped batched MART run). */
+ * (num_long_rows == 0). `index` is the matrix's short-row index or NULL:
+ * with group size 1, at most 4 channels and a scene size that is a
+ * multiple of SPART_DEVICE_SHORT_ROW_BLOCK, the rows are found through it
+ * (1 byte a row read instead of 8; the same bits). With `stop` (device
+ * memory, or NULL) nonzero when the kernel runs, it changes nothing (a
+ * stopped batched MART run). */
 int spart_cuda_mart_backproject_update(const spart_device_csr *matrix, const double *images,
                                        const double *observed_back, double *scene,
                                        int64_t num_channel, int64_t scene_size, double gamma,
-                                       const int *stop, void *stream);
+                                       const spart_device_short_rows *index, const int *stop,
+                                       void *stream);
 
 /* ---- assembly and the exact transpose (kernels/csr_assemble.cu) ------------------ */
 

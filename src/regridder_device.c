@@ -1353,9 +1353,12 @@ spart_status spart_device_mart_backproject_update(spart_context *context,
     }
     if (status == SPART_OK) {
         spart_device_csr matrix = describe_matrix(backward);
+        spart_device_short_rows index = {backward->device.short_row_lengths,
+                                         backward->device.short_row_starts};
         int error = spart_cuda_mart_backproject_update(
             &matrix, images, observed_back, scene, num_channel, scene_size, gamma,
-            context->cuda_mart_stop, context->cuda_stream);
+            index.row_lengths != NULL ? &index : NULL, context->cuda_mart_stop,
+            context->cuda_stream);
         if (error != cudaSuccess) {
             status = cuda_failure(context, (cudaError_t)error, "mart update from images");
         }

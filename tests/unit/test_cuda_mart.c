@@ -347,10 +347,10 @@ static void corrections_outside_the_single_power_equal_the_host(void **state)
  * channels 0 and 1 far from its predictions (the per-channel form), gamma
  * 0.5, 0.3 and 2. */
 static void assert_fused_update_equals_the_host(spart_context *context, int64_t channels,
-                                                int64_t mean, int64_t long_every,
+                                                int64_t voxels, int64_t mean, int64_t long_every,
                                                 int expected_group_size)
 {
-    const int64_t voxels = 2011, pixels = 600, rows = channels * voxels;
+    const int64_t pixels = 600, rows = channels * voxels;
     const double extremes[] = {1e300, 1e-300, 1e-310, -1.0};
     const uint64_t seed = 700 + 10 * (uint64_t)channels + (uint64_t)mean;
     double *observed_back = random_values(rows, 0.0, 3.0, seed);
@@ -370,6 +370,9 @@ static void assert_fused_update_equals_the_host(spart_context *context, int64_t 
     assert_int_equal(host->plan.group_size, expected_group_size);
     spart_regridder *device = NULL;
     assert_int_equal(spart_regridder_to_device(context, host, &device), SPART_OK);
+    if (expected_group_size == 1) { /* rows of at most 255 entries */
+        assert_non_null(device->device.short_row_lengths);
+    }
     double *scene = malloc((size_t)voxels * sizeof(double));
     double *scratch = malloc((size_t)rows * sizeof(double));
     double *result = malloc((size_t)voxels * sizeof(double));
@@ -415,18 +418,23 @@ static void assert_fused_update_equals_the_host(spart_context *context, int64_t 
  * 2, MART's backprojections), a few of them of 150 entries; a group of
  * lanes for longer rows (group size 4). Any number of channels, fewer than
  * four, a multiple of four and one or two batches past it, gives the
- * host's bits, in the single power and in ctis's per-channel form. */
+ * host's bits, in the single power and in ctis's per-channel form. Group
+ * size 1 with 2048 voxels (8 blocks of 256) and at most 4 channels finds
+ * the rows through the short-row index (backproject_update_indexed_kernel),
+ * with 2011 voxels or more channels through the row pointers. */
 static void fused_update_of_any_channel_count_equals_the_host(void **state)
 {
     (void)state;
     spart_context *context = context_or_fail();
     const int64_t channel_counts[] = {1, 2, 4, 5, 9};
     for (size_t k = 0; k < sizeof channel_counts / sizeof channel_counts[0]; k++) {
-        assert_fused_update_equals_the_host(context, channel_counts[k], 1, 0, 1);
-        assert_fused_update_equals_the_host(context, channel_counts[k], 1, 997, 1);
-        assert_fused_update_equals_the_host(context, channel_counts[k], 3, 0, 2);
-        assert_fused_update_equals_the_host(context, channel_counts[k], 3, 1201, 2);
-        assert_fused_update_equals_the_host(context, channel_counts[k], 6, 0, 4);
+        assert_fused_update_equals_the_host(context, channel_counts[k], 2011, 1, 0, 1);
+        assert_fused_update_equals_the_host(context, channel_counts[k], 2011, 1, 997, 1);
+        assert_fused_update_equals_the_host(context, channel_counts[k], 2048, 1, 0, 1);
+        assert_fused_update_equals_the_host(context, channel_counts[k], 2048, 1, 997, 1);
+        assert_fused_update_equals_the_host(context, channel_counts[k], 2011, 3, 0, 2);
+        assert_fused_update_equals_the_host(context, channel_counts[k], 2011, 3, 1201, 2);
+        assert_fused_update_equals_the_host(context, channel_counts[k], 2011, 6, 0, 4);
     }
     spart_context_free(context);
 }
