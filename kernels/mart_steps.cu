@@ -801,29 +801,29 @@ __global__ void __launch_bounds__(threads_per_block)
     }
 }
 
-/* Warps of backproject_update_indexed_kernel a block, and the most
- * channels it takes (the starts of each channel's rows are held in
- * shared memory: 4 x 257 ints a warp). */
-constexpr int indexed_update_warps = threads_per_block / 32;
+/* The most channels backproject_update_indexed_kernel takes (the starts
+ * of each channel's rows in a block are held in shared memory). */
 constexpr int indexed_update_channels = 4;
 
 /* Its blocks a multiprocessor (a launch bound: at most 64 registers a
- * thread, as the held kernel takes; without it ptxas took 80 to 96, which
- * left room for 2 blocks). */
+ * thread, as the held kernel takes; without it ptxas took up to 80, which
+ * left room for 3 blocks). */
 constexpr int indexed_update_min_blocks = 4;
 
 /* backproject_update_held_kernel for group size 1 through the matrix's
  * short-row index (spart_device_short_rows), for scenes whose size is a
- * multiple of SPART_DEVICE_SHORT_ROW_BLOCK and at most
- * indexed_update_channels channels: the rows of one block of 256 voxels
- * then make one index block in each channel. A warp takes such a block:
- * its lanes read each channel's row lengths (8 bytes a lane) and first
- * entry, scan them into row starts in shared memory (as
- * product_indexed_rows does), and then update the block's voxels, a
- * thread a voxel, 32 neighbouring voxels at a time. The index takes 1
- * byte a row where the row pointers take 8: at 256 x 256 with four
- * channels, 42 of the update's 195 MB. The same sums, ratios and powers
- * as the held kernel, so the same bits. */
+ * multiple of SPART_DEVICE_SHORT_ROW_BLOCK (256, the threads of a block)
+ * and at most indexed_update_channels channels: the rows of one block of
+ * 256 voxels then make one index block in each channel. A thread block
+ * takes such a block of voxels: warp c reads channel c's row lengths (8
+ * bytes a lane) and first entry and scans them into row starts in shared
+ * memory (as product_indexed_rows does), and then each thread updates its
+ * voxel as the held kernel does. The index takes 1 byte a row where the
+ * row pointers take 8: at 256 x 256 with four channels, 42 of the
+ * update's 195 MB. The same sums, ratios and powers as the held kernel,
+ * so the same bits. (A warp a block of voxels, its 8 rounds of 32 voxels
+ * one after the other, took 104 us at 256 x 256 on an H200 against the
+ * held kernel's 71: each round waited for its own loads.) */
 template <typename Value, typename Column>
 __global__ void __launch_bounds__(threads_per_block, indexed_update_min_blocks)
     backproject_update_indexed_kernel(spart_device_short_rows index,
@@ -836,8 +836,9 @@ __global__ void __launch_bounds__(threads_per_block, indexed_update_min_blocks)
                                       const int *stop)
 {
     constexpr int block = SPART_DEVICE_SHORT_ROW_BLOCK;
-    __shared__ int row_starts[indexed_update_warps][indexed_update_channels * (block + 1)];
-    __shared__ int64_t first_entries[indexed_update_warps][indexed_update_channels];
+    static_assert(block == threads_per_block, "a thread a voxel of the index block");
+    __shared__ int starts[indexed_update_channels * (block + 1)];
+    __shared__ int64_t block_starts[indexed_update_channels];
     if (run_stopped(stop)) {
         return;
     }
@@ -845,35 +846,22 @@ __global__ void __launch_bounds__(threads_per_block, indexed_update_min_blocks)
     const bool per_channel_form = spart_mart_per_channel_form(gamma, inverse_channels) != 0;
     const double exponent = spart_mart_voxel_exponent(gamma, inverse_channels);
     const int lane = (int)(threadIdx.x & 31u);
-    const int warp_in_block = (int)(threadIdx.x / 32);
-    const int64_t warps = (int64_t)gridDim.x * indexed_update_warps;
+    const int warp = (int)(threadIdx.x / 32);
     const int64_t blocks_per_channel = scene_size / block;
     const uint64_t *words = reinterpret_cast<const uint64_t *>(index.row_lengths);
-    int *starts = row_starts[warp_in_block];
-    int64_t *block_starts = first_entries[warp_in_block];
-    for (int64_t b = (int64_t)blockIdx.x * indexed_update_warps + warp_in_block;
-         b < blocks_per_channel; b += warps) {
-        /* Every channel's lengths loaded before any scan: one trip. */
-        uint64_t word[indexed_update_channels];
-#pragma unroll
-        for (int c = 0; c < indexed_update_channels; c++) {
-            const int64_t index_block = (c < num_channel ? c : 0) * blocks_per_channel + b;
-            word[c] = words[index_block * (block / 8) + lane];
-            if (lane == c && c < num_channel) {
-                block_starts[c] = index.block_starts[index_block];
-            }
-        }
-#pragma unroll
-        for (int c = 0; c < indexed_update_channels; c++) {
-            if (c >= num_channel) {
-                break;
+    for (int64_t b = blockIdx.x; b < blocks_per_channel; b += gridDim.x) {
+        if (warp < num_channel) {
+            const int64_t index_block = warp * blocks_per_channel + b;
+            const uint64_t word = words[index_block * (block / 8) + lane];
+            if (lane == 0) {
+                block_starts[warp] = index.block_starts[index_block];
             }
             int within[8];
             int share = 0;
 #pragma unroll
             for (int k = 0; k < 8; k++) {
                 within[k] = share;
-                share += (int)((word[c] >> (8 * k)) & 0xffu);
+                share += (int)((word >> (8 * k)) & 0xffu);
             }
             int inclusive = share;
 #pragma unroll
@@ -881,7 +869,7 @@ __global__ void __launch_bounds__(threads_per_block, indexed_update_min_blocks)
                 const int before = __shfl_up_sync(0xffffffffu, inclusive, d);
                 inclusive += lane >= d ? before : 0;
             }
-            int *channel = starts + c * (block + 1);
+            int *channel = starts + warp * (block + 1);
 #pragma unroll
             for (int k = 0; k < 8; k++) {
                 channel[lane * 8 + k] = inclusive - share + within[k];
@@ -890,15 +878,13 @@ __global__ void __launch_bounds__(threads_per_block, indexed_update_min_blocks)
                 channel[block] = inclusive;
             }
         }
-        __syncwarp();
+        __syncthreads();
         const indexed_rows rows = {starts, block_starts, b * block};
-        for (int k = 0; k < block / 32; k++) {
-            const int64_t v = b * block + k * 32 + lane;
-            update_voxel<Value, Column, 4, 2, 1>(rows, columns, values, images, observed_back,
-                                                 scene, group, v, num_channel, scene_size, gamma,
-                                                 inverse_channels, per_channel_form, exponent);
-        }
-        __syncwarp(); /* the starts are read before the next block's overwrite them */
+        update_voxel<Value, Column, 4, 2, 1>(rows, columns, values, images, observed_back, scene,
+                                             group, b * block + threadIdx.x, num_channel,
+                                             scene_size, gamma, inverse_channels, per_channel_form,
+                                             exponent);
+        __syncthreads(); /* the starts are read before the next block's overwrite them */
     }
 }
 
@@ -920,11 +906,10 @@ cudaError_t launch_backproject_update(const spart_device_csr &matrix, const Colu
     blocks = blocks < 65535 * 16 ? blocks : 65535 * 16;
     if (matrix.group_size == 1 && index != nullptr && num_channel <= indexed_update_channels &&
         scene_size % SPART_DEVICE_SHORT_ROW_BLOCK == 0) {
-        const int64_t voxel_blocks = scene_size / SPART_DEVICE_SHORT_ROW_BLOCK;
-        int64_t warp_blocks = (voxel_blocks + indexed_update_warps - 1) / indexed_update_warps;
-        warp_blocks = warp_blocks < 65535 * 16 ? warp_blocks : 65535 * 16;
+        int64_t voxel_blocks = scene_size / SPART_DEVICE_SHORT_ROW_BLOCK;
+        voxel_blocks = voxel_blocks < 65535 * 16 ? voxel_blocks : 65535 * 16;
         backproject_update_indexed_kernel<Value, Column>
-            <<<(unsigned)warp_blocks, threads_per_block, 0, stream>>>(
+            <<<(unsigned)voxel_blocks, threads_per_block, 0, stream>>>(
                 *index, columns, values, images, observed_back, scene, num_channel, scene_size,
                 gamma, inverse_channels, stop);
     } else if (matrix.group_size == 1) {
