@@ -5,9 +5,10 @@
  * on the device from weights, and its exact and conservative transposes
  * (kernels/csr_assemble.cu, kernels/csr_transpose.cu); checking that
  * pointers are device memory; and a product's launches: one launch for
- * one vector or for vectors one after the other (leading axes); pack x
- * into interleaved vectors, multiply, unpack y where batch axes are
- * declared (kernels/csr_product.cu).
+ * one vector or for vectors one after the other (leading axes), with x
+ * first copied into tiles of 8 interleaved vectors for a large batch
+ * (x_tiles_needed); pack x into interleaved vectors, multiply, unpack y
+ * where batch axes are declared (kernels/csr_product.cu).
  *
  * Built without CUDA (no SPART_HAVE_CUDA), every entry point says
  * SPART_ERROR_NO_DEVICE and a device regridder cannot exist.
