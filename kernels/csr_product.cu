@@ -187,9 +187,9 @@ __global__ void __launch_bounds__(threads_per_block, G > 0 ? min_blocks_fixed_gr
         const int64_t t0 = tile * TILE;
         const int width = num_vectors - t0 < TILE ? (int)(num_vectors - t0) : TILE;
         if (CHUNKS && do_chunks) {
-            sum_long_chunks<Value, Column, TILE, X_TILES>(matrix, columns, values, x, layout, num_vectors,
-                                                 t0, width, group, first_item, item_stride,
-                                                 chunk_sums);
+            sum_long_chunks<Value, Column, TILE, X_TILES>(matrix, columns, values, x, layout,
+                                                          num_vectors, t0, width, group, first_item,
+                                                          item_stride, chunk_sums);
             continue;
         }
         for (int64_t base = first_item; base < matrix.num_rows; base += item_stride * ROWS) {
@@ -805,12 +805,12 @@ cudaError_t launch_product(const spart_device_csr &matrix, const Column *columns
     }
     const dim3 grid(chunk_blocks + row_blocks, tile_blocks);
     if (matrix.num_long_chunks == 0) {
-        return launch(product_rows<Value, Column, TILE, ROWS, UNROLL, false, G, X_TILES>, grid, stream,
-                      matrix, columns, values, x, layout, num_vectors, y, chunk_sums, 0u);
+        return launch(product_rows<Value, Column, TILE, ROWS, UNROLL, false, G, X_TILES>, grid,
+                      stream, matrix, columns, values, x, layout, num_vectors, y, chunk_sums, 0u);
     }
     cudaError_t error =
-        launch(product_rows<Value, Column, TILE, ROWS, UNROLL, true, G, X_TILES>, grid, stream, matrix,
-               columns, values, x, layout, num_vectors, y, chunk_sums, chunk_blocks);
+        launch(product_rows<Value, Column, TILE, ROWS, UNROLL, true, G, X_TILES>, grid, stream,
+               matrix, columns, values, x, layout, num_vectors, y, chunk_sums, chunk_blocks);
     if (error != cudaSuccess) {
         return error;
     }
@@ -945,19 +945,22 @@ cudaError_t launch_for_types(const spart_device_csr &matrix, const double *x,
                              double *chunk_sums, cudaStream_t stream)
 {
     if (matrix.values64 != nullptr && matrix.columns32 != nullptr) {
-        return launch_for_shape<double, int32_t, TILE, X_TILES>(matrix, matrix.columns32, matrix.values64, x,
-                                                       layout, num_vectors, y, chunk_sums, stream);
+        return launch_for_shape<double, int32_t, TILE, X_TILES>(matrix, matrix.columns32,
+                                                                matrix.values64, x, layout,
+                                                                num_vectors, y, chunk_sums, stream);
     }
     if (matrix.values64 != nullptr) {
-        return launch_for_shape<double, int64_t, TILE, X_TILES>(matrix, matrix.columns64, matrix.values64, x,
-                                                       layout, num_vectors, y, chunk_sums, stream);
+        return launch_for_shape<double, int64_t, TILE, X_TILES>(matrix, matrix.columns64,
+                                                                matrix.values64, x, layout,
+                                                                num_vectors, y, chunk_sums, stream);
     }
     if (matrix.columns32 != nullptr) {
-        return launch_for_shape<float, int32_t, TILE, X_TILES>(matrix, matrix.columns32, matrix.values32, x,
-                                                      layout, num_vectors, y, chunk_sums, stream);
+        return launch_for_shape<float, int32_t, TILE, X_TILES>(matrix, matrix.columns32,
+                                                               matrix.values32, x, layout,
+                                                               num_vectors, y, chunk_sums, stream);
     }
-    return launch_for_shape<float, int64_t, TILE, X_TILES>(matrix, matrix.columns64, matrix.values32, x,
-                                                  layout, num_vectors, y, chunk_sums, stream);
+    return launch_for_shape<float, int64_t, TILE, X_TILES>(
+        matrix, matrix.columns64, matrix.values32, x, layout, num_vectors, y, chunk_sums, stream);
 }
 
 /* One vector through the short-row index: four rows a group, two entries

@@ -115,8 +115,8 @@ round_sum(const Column *__restrict__ columns, const Value *__restrict__ values,
                         xv[r][u][j] = x[column];
                     } else {
                         const int64_t jj = j < width ? j : 0;
-                        xv[r][u][j] = x[column * layout.x_column + t0 * layout.x_tile +
-                                        jj * layout.x_vector];
+                        xv[r][u][j] =
+                            x[column * layout.x_column + t0 * layout.x_tile + jj * layout.x_vector];
                     }
                 }
             }
@@ -178,8 +178,8 @@ rows_sum(const Column *__restrict__ columns, const Value *__restrict__ values,
         }
     }
     for (; offset < longest; offset += UNROLL * g) {
-        round_sum<Value, Column, TILE, ROWS, UNROLL, true, X_TILES>(columns, values, begin, length, offset,
-                                                           g, x, layout, t0, width, sum);
+        round_sum<Value, Column, TILE, ROWS, UNROLL, true, X_TILES>(
+            columns, values, begin, length, offset, g, x, layout, t0, width, sum);
     }
     /* The tree: lane l += lane l + h, h = g/2, ..., 1. */
     for (int h = group.size / 2; h >= 1; h /= 2) {

@@ -615,8 +615,7 @@ struct pointer_rows {
     const int64_t *__restrict__ row_ptr;
     int64_t scene_size;
 
-    __device__ __forceinline__ void range(int64_t c, int64_t v, int64_t *begin,
-                                          int64_t *end) const
+    __device__ __forceinline__ void range(int64_t c, int64_t v, int64_t *begin, int64_t *end) const
     {
         const int64_t row = c * scene_size + v;
         *begin = row_ptr[row];
@@ -634,8 +633,7 @@ struct indexed_rows {
     const int64_t *block_starts;
     int64_t first_voxel;
 
-    __device__ __forceinline__ void range(int64_t c, int64_t v, int64_t *begin,
-                                          int64_t *end) const
+    __device__ __forceinline__ void range(int64_t c, int64_t v, int64_t *begin, int64_t *end) const
     {
         const int *channel = starts + c * (SPART_DEVICE_SHORT_ROW_BLOCK + 1);
         const int local = (int)(v - first_voxel);
@@ -719,11 +717,10 @@ voxel_product_held(const Rows &rows, const Column *__restrict__ columns,
  * the common pass (48 registers either way, but 76.1 against 73.8 us). */
 template <typename Value, typename Column, int ROWS, int UNROLL, typename Rows>
 __device__ __noinline__ double voxel_product_held_per_channel(
-    const Rows rows, const Column *__restrict__ columns,
-    const Value *__restrict__ values, const double *__restrict__ images,
-    const double *__restrict__ observed_back, const double *__restrict__ scene,
-    spart_rows::row_group group, int64_t v, int64_t num_channel, int64_t scene_size, double gamma,
-    double *state)
+    const Rows rows, const Column *__restrict__ columns, const Value *__restrict__ values,
+    const double *__restrict__ images, const double *__restrict__ observed_back,
+    const double *__restrict__ scene, spart_rows::row_group group, int64_t v, int64_t num_channel,
+    int64_t scene_size, double gamma, double *state)
 {
     bool ignored = false;
     return voxel_product_held<Value, Column, ROWS, UNROLL>(
@@ -748,8 +745,8 @@ update_voxel(const Rows &rows, const Column *__restrict__ columns, const Value *
     if (!per_channel) {
         bool single_power = false;
         product = voxel_product_held<Value, Column, ROWS, UNROLL>(
-            rows, columns, values, images, observed_back, scene, group, v, num_channel,
-            scene_size, gamma, false, &single_power, &state);
+            rows, columns, values, images, observed_back, scene, group, v, num_channel, scene_size,
+            gamma, false, &single_power, &state);
         if (G != 1) { /* lane 0 knows; the whole group sums the rows again or not */
             single_power = __shfl_sync(group.mask, single_power ? 1 : 0, 0, group.size) != 0;
         }
@@ -757,8 +754,8 @@ update_voxel(const Rows &rows, const Column *__restrict__ columns, const Value *
     }
     if (per_channel) {
         product = voxel_product_held_per_channel<Value, Column, ROWS, UNROLL>(
-            rows, columns, values, images, observed_back, scene, group, v, num_channel,
-            scene_size, gamma, &state);
+            rows, columns, values, images, observed_back, scene, group, v, num_channel, scene_size,
+            gamma, &state);
     }
     if (group.lane == 0) {
         scene[v] = state * spart_mart_pow(product, per_channel ? inverse_channels : exponent);
@@ -794,10 +791,9 @@ __global__ void __launch_bounds__(threads_per_block)
     const int64_t stride = (int64_t)gridDim.x * groups_per_block;
     const pointer_rows rows = {matrix.row_ptr, scene_size};
     for (int64_t v = first; v < scene_size; v += stride) {
-        update_voxel<Value, Column, ROWS, UNROLL, G>(rows, columns, values, images, observed_back,
-                                                     scene, group, v, num_channel, scene_size,
-                                                     gamma, inverse_channels, per_channel_form,
-                                                     exponent);
+        update_voxel<Value, Column, ROWS, UNROLL, G>(
+            rows, columns, values, images, observed_back, scene, group, v, num_channel, scene_size,
+            gamma, inverse_channels, per_channel_form, exponent);
     }
 }
 
@@ -826,14 +822,11 @@ constexpr int indexed_update_min_blocks = 4;
  * held kernel's 71: each round waited for its own loads.) */
 template <typename Value, typename Column>
 __global__ void __launch_bounds__(threads_per_block, indexed_update_min_blocks)
-    backproject_update_indexed_kernel(spart_device_short_rows index,
-                                      const Column *__restrict__ columns,
-                                      const Value *__restrict__ values,
-                                      const double *__restrict__ images,
-                                      const double *__restrict__ observed_back,
-                                      double *__restrict__ scene, int64_t num_channel,
-                                      int64_t scene_size, double gamma, double inverse_channels,
-                                      const int *stop)
+    backproject_update_indexed_kernel(
+        spart_device_short_rows index, const Column *__restrict__ columns,
+        const Value *__restrict__ values, const double *__restrict__ images,
+        const double *__restrict__ observed_back, double *__restrict__ scene, int64_t num_channel,
+        int64_t scene_size, double gamma, double inverse_channels, const int *stop)
 {
     constexpr int block = SPART_DEVICE_SHORT_ROW_BLOCK;
     static_assert(block == threads_per_block, "a thread a voxel of the index block");
@@ -880,10 +873,9 @@ __global__ void __launch_bounds__(threads_per_block, indexed_update_min_blocks)
         }
         __syncthreads();
         const indexed_rows rows = {starts, block_starts, b * block};
-        update_voxel<Value, Column, 4, 2, 1>(rows, columns, values, images, observed_back, scene,
-                                             group, b * block + threadIdx.x, num_channel,
-                                             scene_size, gamma, inverse_channels, per_channel_form,
-                                             exponent);
+        update_voxel<Value, Column, 4, 2, 1>(
+            rows, columns, values, images, observed_back, scene, group, b * block + threadIdx.x,
+            num_channel, scene_size, gamma, inverse_channels, per_channel_form, exponent);
         __syncthreads(); /* the starts are read before the next block's overwrite them */
     }
 }
@@ -989,8 +981,7 @@ extern "C" int spart_cuda_mart_backproject_update(const spart_device_csr *matrix
                                                   double *scene, int64_t num_channel,
                                                   int64_t scene_size, double gamma,
                                                   const spart_device_short_rows *index,
-                                                  const int *stop,
-                                                  void *stream)
+                                                  const int *stop, void *stream)
 {
     cudaStream_t s = (cudaStream_t)stream;
     if (scene_size <= 0 || num_channel <= 0) {
