@@ -657,28 +657,7 @@ __global__ void __launch_bounds__(threads_per_block, min_blocks_indexed)
          b += warps) {
         const uint64_t word = words[b * (index_block / 8) + warp_lane];
         const int64_t block_start = index.block_starts[b];
-        /* This lane's eight rows: their starts within the lane's share,
-         * then the lanes' shares scanned across the warp. */
-        int within[8];
-        int share = 0;
-#pragma unroll
-        for (int k = 0; k < 8; k++) {
-            within[k] = share;
-            share += (int)((word >> (8 * k)) & 0xffu);
-        }
-        int inclusive = share;
-#pragma unroll
-        for (int d = 1; d < 32; d *= 2) {
-            const int before = __shfl_up_sync(0xffffffffu, inclusive, d);
-            inclusive += warp_lane >= d ? before : 0;
-        }
-#pragma unroll
-        for (int k = 0; k < 8; k++) {
-            starts[warp_lane * 8 + k] = inclusive - share + within[k];
-        }
-        if (warp_lane == 31) {
-            starts[index_block] = inclusive;
-        }
+        spart_rows::scan_short_row_starts(word, warp_lane, starts);
         __syncwarp();
         for (int first = 0; first < index_block; first += ROWS * groups) {
             int64_t begin[ROWS], end[ROWS];

@@ -55,6 +55,35 @@ __device__ __forceinline__ row_group group_of_thread(int group_size)
     return group;
 }
 
+/* The row starts of one block of a short-row index (one byte a row,
+ * SPART_DEVICE_SHORT_ROW_BLOCK = 256 rows: 8 a lane, the lane's eight
+ * lengths in `word`), scanned by a whole warp into starts[0 .. 256]
+ * relative to the block's first entry: each lane's rows within its share,
+ * then the lanes' shares across the warp. */
+__device__ __forceinline__ void scan_short_row_starts(uint64_t word, int lane, int *starts)
+{
+    int within[8];
+    int share = 0;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        within[k] = share;
+        share += (int)((word >> (8 * k)) & 0xffu);
+    }
+    int inclusive = share;
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+        const int before = __shfl_up_sync(0xffffffffu, inclusive, d);
+        inclusive += lane >= d ? before : 0;
+    }
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        starts[lane * 8 + k] = inclusive - share + within[k];
+    }
+    if (lane == 31) {
+        starts[8 * 32] = inclusive;
+    }
+}
+
 /* Where vector t = t0 + j of a tile of vectors t0, t0 + 1, ... lies:
  * x[column * x_column + t0 * x_tile + j * x_vector] and y[row * y_row + t *
  * y_vector]. Interleaved vectors (X[column * T + t]) have x_column = T,

@@ -849,27 +849,7 @@ __global__ void __launch_bounds__(threads_per_block, indexed_update_min_blocks)
             if (lane == 0) {
                 block_starts[warp] = index.block_starts[index_block];
             }
-            int within[8];
-            int share = 0;
-#pragma unroll
-            for (int k = 0; k < 8; k++) {
-                within[k] = share;
-                share += (int)((word >> (8 * k)) & 0xffu);
-            }
-            int inclusive = share;
-#pragma unroll
-            for (int d = 1; d < 32; d *= 2) {
-                const int before = __shfl_up_sync(0xffffffffu, inclusive, d);
-                inclusive += lane >= d ? before : 0;
-            }
-            int *channel = starts + warp * (block + 1);
-#pragma unroll
-            for (int k = 0; k < 8; k++) {
-                channel[lane * 8 + k] = inclusive - share + within[k];
-            }
-            if (lane == 31) {
-                channel[block] = inclusive;
-            }
+            spart_rows::scan_short_row_starts(word, lane, starts + warp * (block + 1));
         }
         __syncthreads();
         const indexed_rows rows = {starts, block_starts, b * block};
