@@ -42,7 +42,9 @@
  * parameter), interleaved (X[column * T + t]) or one after the other in C
  * order (x[t * columns + column], no packing needed): each vector's sum
  * follows the single-vector order exactly, so a column alone equals the
- * column inside any batch, in either layout.
+ * column inside any batch, in either layout. Batches in 64-byte tiles of 8
+ * vectors over matrices of short rows have kernels of their own
+ * (kernels/csr_product_tiles.cu).
  *
  * Everything is enqueued on the caller's stream; nothing synchronises,
  * allocates or uses atomics.
@@ -53,16 +55,19 @@
 
 #include "csr_row_sum.cuh"
 #include "device_internal.h"
+#include "launch.cuh"
 
 namespace
 {
 
+using spart_launch::blocks_for;
+using spart_launch::launch;
+using spart_launch::max_blocks_y;
+using spart_launch::threads_per_block;
 using spart_rows::group_of_thread;
 using spart_rows::row_group;
 using spart_rows::rows_sum;
 using spart_rows::vector_layout;
-
-constexpr int threads_per_block = 256;
 
 /* Blocks a multiprocessor for the kernels whose group size is fixed at
  * compile time (a launch bound, so at most 64 registers a thread). With
@@ -94,9 +99,6 @@ constexpr int min_blocks_chunks = 4;
  * flight need more than 64 (ptxas spilled them, or kept them in local
  * memory, under the bound above or none). */
 constexpr int min_blocks_sixteen = 2;
-
-constexpr int64_t max_blocks_x = (int64_t)1 << 24; /* grid-stride beyond this */
-constexpr int64_t max_blocks_y = 65535;            /* vector tiles, grid-stride beyond */
 
 /* Write lane 0's sums for vectors t0 .. t0 + width - 1 of row `row`. */
 template <int TILE>
@@ -710,65 +712,17 @@ __global__ void __launch_bounds__(threads_per_block)
     }
 }
 
-/* Vectors one after the other in C order (x[t * columns + column]) into
- * tiles of 8 interleaved vectors (tiles[(t / 8) * columns * 8 + column * 8
- * + t % 8]), the last tile padded with zeros: a thread a column and tile,
- * its 8 loads coalesced across the warp (neighbouring columns), its 64
- * bytes stored in four 16-byte stores. */
-__global__ void __launch_bounds__(threads_per_block)
-    pack_tiles(const double *__restrict__ x, int64_t columns, int64_t num_vectors,
-               double *__restrict__ tiles)
-{
-    const int64_t count = (num_vectors + 7) / 8 * columns;
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t item = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; item < count;
-         item += stride) {
-        const int64_t tile = item / columns;
-        const int64_t column = item - tile * columns;
-        double v[8];
-#pragma unroll
-        for (int j = 0; j < 8; j++) {
-            const int64_t t = tile * 8 + j;
-            v[j] = t < num_vectors ? x[t * columns + column] : 0.0;
-        }
-        double2 *to = reinterpret_cast<double2 *>(tiles + item * 8);
-#pragma unroll
-        for (int h = 0; h < 4; h++) {
-            to[h] = make_double2(v[2 * h], v[2 * h + 1]);
-        }
-    }
-}
-
-int64_t blocks_for(int64_t items, int64_t items_per_block)
-{
-    int64_t blocks = (items + items_per_block - 1) / items_per_block;
-    return blocks < max_blocks_x ? blocks : max_blocks_x;
-}
-
-/* Launch `kernel` on `grid` blocks of threads_per_block threads. The
- * launch's own error is returned (cudaLaunchKernelEx), never an earlier
- * one left in the thread's last-error state by someone else's call. */
-template <typename... Parameters, typename... Arguments>
-cudaError_t launch(void (*kernel)(Parameters...), dim3 grid, cudaStream_t stream,
-                   Arguments... arguments)
-{
-    cudaLaunchConfig_t config = {};
-    config.gridDim = grid;
-    config.blockDim = dim3(threads_per_block);
-    config.dynamicSmemBytes = 0;
-    config.stream = stream;
-    return cudaLaunchKernelEx(&config, kernel, arguments...);
-}
-
 /* The launches of one product, for one value type, column type, tile
  * width and row shape (ROWS rows a group, UNROLL entries a lane per
  * round; G the group size when fixed at compile time, else 0): the rows
- * and the long rows' chunks, then the chunk sums. */
+ * and the long rows' chunks, then the chunk sums. With long_rows_only,
+ * the long rows alone (the others summed by another kernel). */
 template <typename Value, typename Column, int TILE, int ROWS, int UNROLL, int G = 0,
           bool X_TILES = false>
 cudaError_t launch_product(const spart_device_csr &matrix, const Column *columns,
                            const Value *values, const double *x, const vector_layout &layout,
-                           int64_t num_vectors, double *y, double *chunk_sums, cudaStream_t stream)
+                           int64_t num_vectors, double *y, double *chunk_sums, cudaStream_t stream,
+                           bool long_rows_only = false)
 {
     const int64_t groups_per_block = threads_per_block / matrix.group_size;
     const int64_t tiles = (num_vectors + TILE - 1) / TILE;
@@ -778,7 +732,8 @@ cudaError_t launch_product(const spart_device_csr &matrix, const Column *columns
                                               : 0);
     const int64_t row_items = (matrix.num_rows + ROWS - 1) / ROWS;
     const unsigned row_blocks =
-        (unsigned)(matrix.num_rows > 0 ? blocks_for(row_items, groups_per_block) : 0);
+        (unsigned)(matrix.num_rows > 0 && !long_rows_only ? blocks_for(row_items, groups_per_block)
+                                                          : 0);
     if (chunk_blocks + row_blocks == 0) {
         return cudaSuccess;
     }
@@ -827,25 +782,6 @@ cudaError_t launch_rows_by_thread(const spart_device_csr &matrix, const Column *
                   (int64_t)1, one, y);
 }
 
-/* Whether a matrix of g = 2, 4, 8 or 16 looks like rows of at most g entries
- * beside its long rows: its entries less num_long_chunks whole chunks (no
- * fewer than the long rows hold) are at most g a short row, give or take
- * one entry for every 32 rows. Then most warps find 32 rows that each fit
- * one round; the others are summed by groups all the same. (The plan
- * takes g with a mean of g to 2g entries a row, so this is a matrix of
- * rows of about g, such as the skewed matrix of docs/benchmarks.md, or
- * the transpose of a CTIS forward operator, whose rows, scene cells, hold
- * 4 entries a channel: 16 for four channels.) */
-bool rows_fit_one_round(const spart_device_csr &matrix)
-{
-    const int64_t g = matrix.group_size;
-    const int64_t short_rows = matrix.num_rows - matrix.num_long_rows;
-    const int64_t fewest_short_entries =
-        matrix.num_entries - matrix.num_long_chunks * matrix.chunk_length;
-    return g >= 2 && g <= 16 && matrix.num_entries > 0 && short_rows > 0 &&
-           fewest_short_entries <= g * short_rows + short_rows / 32;
-}
-
 /* The row shape for a tile width, group size and mean row length. A group
  * size g < 32 means rows of 1 to 4 entries a lane on average (the plan
  * doubles g while the mean row holds 2g entries or more): one vector
@@ -860,9 +796,13 @@ bool rows_fit_one_round(const spart_device_csr &matrix)
  * row and four entries a round, each holding TILE values of x; tiles of 8
  * one row and two entries a round (on an H200, the CTIS operators of
  * bench_cuda_product --ctis: as fast or up to 15 % faster than four,
- * docs/benchmarks.md "Eight vectors in tiles"). (These shapes take 32 to
- * 64 registers for one vector, 48 to 96 for tiles; two rows a group in
- * tiles took 100.) One vector over rows of
+ * docs/benchmarks.md "Eight vectors in tiles"), except that tiles of 8
+ * vectors as they lie (not in 64-byte tiles) at g = 32 without long rows
+ * take one entry a round with g fixed at compile time (8 vectors of the
+ * transpose of CTIS c, rows of 256 entries: 0.111 -> 0.093 ms on an H200,
+ * docs/benchmarks.md "Eight vectors by quads of lanes"). (These shapes
+ * take 32 to 64 registers for one vector, 48 to 96 for tiles; two rows a
+ * group in tiles took 100.) One vector over rows of
  * about g entries, g = 2, 4, 8 or 16, takes a thread a row
  * (launch_rows_by_thread). */
 template <typename Value, typename Column, int TILE, bool X_TILES = false>
@@ -874,7 +814,7 @@ cudaError_t launch_for_shape(const spart_device_csr &matrix, const Column *colum
     const int g = matrix.group_size;
     const int64_t mean = matrix.num_rows > 0 ? matrix.num_entries / matrix.num_rows : 0;
     if constexpr (TILE == 1) {
-        if (rows_fit_one_round(matrix)) {
+        if (spart_device_rows_fit_one_round(&matrix)) {
             if (g == 2) {
                 return launch_rows_by_thread<Value, Column, 2>(matrix, columns, values, x, y,
                                                                chunk_sums, stream);
@@ -908,6 +848,12 @@ cudaError_t launch_for_shape(const spart_device_csr &matrix, const Column *colum
                                                              num_vectors, y, chunk_sums, stream);
     } else {
         (void)g, (void)mean;
+        if constexpr (TILE == 8 && !X_TILES) {
+            if (g == 32 && matrix.num_long_chunks == 0) {
+                return launch_product<Value, Column, TILE, 1, 1, 32>(
+                    matrix, columns, values, x, layout, num_vectors, y, chunk_sums, stream);
+            }
+        }
         if constexpr (TILE == 8) {
             return launch_product<Value, Column, TILE, 1, 2, 0, X_TILES>(
                 matrix, columns, values, x, layout, num_vectors, y, chunk_sums, stream);
@@ -979,6 +925,33 @@ cudaError_t launch_indexed_for_types(const spart_device_csr &matrix,
     return launch_indexed(matrix, index, matrix.columns64, matrix.values32, x, y, stream);
 }
 
+/* The long rows alone of a product in tiles of 8 vectors (their chunks,
+ * then the chunk sums), beside spart_cuda_csr_product_short_rows_in_tiles,
+ * which leaves them out. */
+cudaError_t launch_long_rows_in_tiles(const spart_device_csr &matrix, const double *x_tiles,
+                                      const vector_layout &layout, int64_t num_vectors, double *y,
+                                      double *chunk_sums, cudaStream_t stream)
+{
+    if (matrix.values64 != nullptr && matrix.columns32 != nullptr) {
+        return launch_product<double, int32_t, 8, 1, 2, 0, true>(
+            matrix, matrix.columns32, matrix.values64, x_tiles, layout, num_vectors, y, chunk_sums,
+            stream, true);
+    }
+    if (matrix.values64 != nullptr) {
+        return launch_product<double, int64_t, 8, 1, 2, 0, true>(
+            matrix, matrix.columns64, matrix.values64, x_tiles, layout, num_vectors, y, chunk_sums,
+            stream, true);
+    }
+    if (matrix.columns32 != nullptr) {
+        return launch_product<float, int32_t, 8, 1, 2, 0, true>(
+            matrix, matrix.columns32, matrix.values32, x_tiles, layout, num_vectors, y, chunk_sums,
+            stream, true);
+    }
+    return launch_product<float, int64_t, 8, 1, 2, 0, true>(
+        matrix, matrix.columns64, matrix.values32, x_tiles, layout, num_vectors, y, chunk_sums,
+        stream, true);
+}
+
 /* The product for any layout: tiles of 1, 4 or 8 vectors; x in tiles of
  * 8 interleaved vectors where x_tiles says (vector_layout). */
 cudaError_t launch_any(const spart_device_csr &matrix, const double *x, const vector_layout &layout,
@@ -1045,16 +1018,19 @@ extern "C" int spart_cuda_csr_product_c_order(const spart_device_csr *matrix, co
         const vector_layout c_order = {1, columns, 1, matrix->num_rows, columns};
         return launch_any(*matrix, x, c_order, num_vectors, y, chunk_sums, false, s);
     }
-    const int64_t tiles = (num_vectors + 7) / 8;
-    if (tiles * columns > 0) {
-        const unsigned blocks = (unsigned)blocks_for(tiles * columns, threads_per_block);
-        const cudaError_t error =
-            launch(pack_tiles, dim3(blocks), s, x, columns, num_vectors, x_tiles);
-        if (error != cudaSuccess) {
-            return error;
-        }
+    const int error = spart_cuda_pack_tiles(x, columns, num_vectors, x_tiles, stream);
+    if (error != cudaSuccess) {
+        return error;
     }
     const vector_layout in_tiles = {8, 1, 1, matrix->num_rows, columns};
+    if (spart_device_rows_are_short(matrix)) {
+        const int short_error =
+            spart_cuda_csr_product_short_rows_in_tiles(matrix, x_tiles, num_vectors, y, stream);
+        if (short_error != cudaSuccess || matrix->num_long_chunks == 0) {
+            return short_error;
+        }
+        return launch_long_rows_in_tiles(*matrix, x_tiles, in_tiles, num_vectors, y, chunk_sums, s);
+    }
     return launch_any(*matrix, x_tiles, in_tiles, num_vectors, y, chunk_sums, true, s);
 }
 

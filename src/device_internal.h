@@ -1,7 +1,8 @@
 /*
  * src/device_internal.h: the CUDA kernels' entry points, as the C glue
  * (src/regridder_device.c) calls them. They are defined in
- * kernels/csr_product.cu (products), kernels/csr_assemble.cu (assembly,
+ * kernels/csr_product.cu and kernels/csr_product_tiles.cu (products),
+ * kernels/csr_assemble.cu (assembly,
  * the exact transpose, the long-row table), kernels/csr_transpose.cu
  * (the conservative transpose's values) and kernels/mart_steps.cu (the
  * MART update from images), compiled by nvcc, exported with C
@@ -56,6 +57,41 @@ typedef struct spart_device_csr {
     const int64_t *chunk_end;   /* and one past its last */
 } spart_device_csr;
 
+/* Whether a matrix of g = 2, 4, 8 or 16 looks like rows of at most g
+ * entries beside its long rows: its entries less num_long_chunks whole
+ * chunks (no fewer than the long rows hold) are at most g a short row,
+ * give or take one entry for every 32 rows. Then most warps find 32 rows
+ * that each fit one round of their g lanes, and the products sum them a
+ * thread a row (kernels/csr_product.cu, kernels/csr_product_tiles.cu); the
+ * other warps' rows are summed by groups all the same. (The plan takes g
+ * with a mean of g to 2g entries a row, so this is a matrix of rows of
+ * about g, such as the transpose of a CTIS forward operator, whose rows,
+ * scene cells, hold 4 entries a channel: 16 for four channels.) */
+static inline int spart_device_rows_fit_one_round(const spart_device_csr *matrix)
+{
+    const int64_t g = matrix->group_size;
+    const int64_t short_rows = matrix->num_rows - matrix->num_long_rows;
+    const int64_t fewest_short_entries =
+        matrix->num_entries - matrix->num_long_chunks * matrix->chunk_length;
+    return g >= 2 && g <= 16 && matrix->num_entries > 0 && short_rows > 0 &&
+           fewest_short_entries <= g * short_rows + short_rows / 32;
+}
+
+/* Whether a matrix's rows are short for batches in tiles: its rows other
+ * than the long ones hold fewer than 64 entries on average (g = 32 with
+ * rows of 1 or 2 entries a lane, or a smaller g), counting its entries
+ * less num_long_chunks whole chunks as theirs. Batches of such a matrix
+ * are read in tiles of 8 vectors and summed by
+ * spart_cuda_csr_product_short_rows_in_tiles (the long rows by their
+ * chunks). */
+static inline int spart_device_rows_are_short(const spart_device_csr *matrix)
+{
+    const int64_t short_rows = matrix->num_rows - matrix->num_long_rows;
+    const int64_t fewest_short_entries =
+        matrix->num_entries - matrix->num_long_chunks * matrix->chunk_length;
+    return short_rows > 0 && fewest_short_entries < 64 * short_rows;
+}
+
 /* The short-row index of a device matrix of g <= 2 whose rows all hold at
  * most 255 entries (so no long rows): row_lengths[r] = row_ptr[r + 1] -
  * row_ptr[r], zero past the last row up to a whole block of
@@ -103,6 +139,22 @@ int spart_cuda_csr_product(const spart_device_csr *matrix, const double *x, int6
 int spart_cuda_csr_product_c_order(const spart_device_csr *matrix, const double *x,
                                    int64_t num_vectors, double *x_tiles, double *y,
                                    double *chunk_sums, void *stream);
+
+/* x (num_vectors vectors in C order, x[t * num_columns + column]) into
+ * x_tiles (ceil(num_vectors / 8) * 8 * num_columns doubles): tiles of 8
+ * interleaved vectors, the tile of vectors t0 .. t0 + 7 at x_tiles[t0 *
+ * num_columns], the last padded with zeros. */
+int spart_cuda_pack_tiles(const double *x, int64_t num_columns, int64_t num_vectors,
+                          double *x_tiles, void *stream);
+
+/* Y = A X for a matrix whose rows are short (spart_device_rows_are_short)
+ * and num_vectors vectors in tiles (spart_cuda_pack_tiles), y in C order
+ * (y[t * num_rows + row]); the same bits as spart_cuda_csr_product
+ * (kernels/csr_product_tiles.cu). Long rows are not written: their chunks
+ * are summed apart (spart_cuda_csr_product_c_order does both). */
+int spart_cuda_csr_product_short_rows_in_tiles(const spart_device_csr *matrix,
+                                               const double *x_tiles, int64_t num_vectors,
+                                               double *y, void *stream);
 
 /* y = A x for one vector through the matrix's short-row index (the same
  * bits as spart_cuda_csr_product). The matrix has no long rows and g <= 2. */

@@ -1165,18 +1165,27 @@ static const double x_tile_bytes = 8.0 * 1024 * 1024;
 /* Whether vectors one after the other in C order (leading axes alone) are
  * first copied into tiles of 8 interleaved vectors for the product
  * (spart_cuda_csr_product_c_order): for 5 or more vectors (the product
- * takes them 8 at a time) whose x fills 8 MiB or more. Read as they lie,
- * each term gathers its x from 8 planes, a 32-byte sector each for 8
- * bytes used; in tiles, from one 64-byte line, at the price of one more
- * pass over x. Measured on an H200 (docs/benchmarks.md, "Eight vectors in
- * tiles"): 8 vectors of the CTIS operator b and its transpose, x of 67
- * and 18 MB, 20 % and 13 % faster in tiles; of a, c and their
- * transposes, x of 0.4 to 4 MB, one 6 % faster, the others 6 to 34 %
- * slower (the copy is not paid back where x stays in the caches). */
+ * takes them 8 at a time) over a matrix of short rows
+ * (spart_device_rows_are_short: no long rows, fewer than 64 entries a row
+ * on average), or whose x fills 8 MiB or more. Read as they lie, each
+ * term gathers its x from 8 planes, a 32-byte sector each for 8 bytes
+ * used; in tiles, from one 64-byte line, at the price of one more pass
+ * over x. Short rows are then summed by kernels of their own
+ * (kernels/csr_product_tiles.cu). Measured on an H200 (docs/benchmarks.md,
+ * "Eight vectors by quads of lanes"), 8 vectors of the CTIS operators: a
+ * and its transpose (short rows, x of 4 and 1.4 MB) 0.055 -> 0.038-0.042
+ * and 0.062 -> 0.032-0.035 ms in tiles, b and its transpose (short rows,
+ * x of 67 and 18 MB) 0.486 -> 0.373-0.375 and 0.634 -> 0.256-0.266 ms; c
+ * and its transpose (rows of 1700 and 256 entries, x of 2.4 and 0.35 MB)
+ * stay as they lie: in tiles they took 0.178 and 0.154 ms against 0.105
+ * and 0.111 (the copy is not paid back where x stays in the caches and
+ * rows are long). */
 static int x_tiles_needed(const spart_regridder *regridder, int64_t num_vectors)
 {
     double x_bytes = (double)regridder->csr.num_columns * (double)num_vectors * sizeof(double);
-    return num_vectors >= 5 && x_bytes >= x_tile_bytes && !packing_needed(regridder, num_vectors);
+    spart_device_csr matrix = describe_matrix(regridder);
+    return num_vectors >= 5 && !packing_needed(regridder, num_vectors) &&
+           (x_bytes >= x_tile_bytes || spart_device_rows_are_short(&matrix));
 }
 
 size_t spart_device_workspace_bytes(const spart_regridder *regridder, int64_t num_vectors)

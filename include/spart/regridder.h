@@ -136,10 +136,11 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_apply_shape(spart_context
  * `shape_x` (0 for one vector, no leading or batch axes; a batch read in
  * place still needs a little, see below; on a device, vectors of leading
  * axes need none either, unless the matrix has rows longer than a chunk,
- * whose chunk sums it holds, or there are 5 or more of them and x fills
- * 8 MiB or more: they are then copied into tiles of 8 interleaved vectors
- * in the workspace, which gathers each column's values from one 64-byte
- * line instead of 8 planes). */
+ * whose chunk sums it holds, or there are 5 or more of them and either
+ * the matrix's rows are short (fewer than 64 entries on average, none
+ * longer than a chunk) or x fills 8 MiB or more: they are then copied
+ * into tiles of 8 interleaved vectors in the workspace, which gathers
+ * each column's values from one 64-byte line instead of 8 planes). */
 SPART_NODISCARD SPART_API spart_status
 spart_regridder_workspace_size(spart_context *context, const spart_regridder *regridder,
                                const spart_shape *shape_x, size_t *bytes);

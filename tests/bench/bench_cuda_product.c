@@ -34,10 +34,11 @@
  * (without its long row; the long row alone); with --long-row, only the
  * long row alone. With --ctis, the CTIS-shaped operators of the host
  * benchmark (bench_ctis_operators.h) and their transposes, one vector and
- * eight.
+ * eight; with --ctis-case NAME, the CTIS case NAME (a, b or c) alone.
  *
  * Usage: bench_cuda_product [--entries N] [--row-length L] [--columns C]
  *                           [--repeat R] [--esis] [--skew-parts] [--long-row] [--ctis]
+ *                           [--ctis-case NAME]
  */
 #include <math.h>
 #include <stdint.h>
@@ -615,7 +616,9 @@ static void measure_esis(spart_context *context, cusparseHandle_t handle, double
  * With `parts` 1, its two parts as well: the same matrix without its long
  * row (every row 8 entries), and the long row alone among 512 Ki empty
  * rows (the same g, so the same chunk sums), to tell which costs what;
- * with `parts` 2, the long row alone only (for a profiler). */
+ * with `parts` 2, the long row alone only (for a profiler). The skewed
+ * matrix and the one without its long row also take 8 vectors against
+ * cuSPARSE SpMM. */
 static void measure_skew(spart_context *context, cusparseHandle_t handle, double rate, int repeat,
                          int parts)
 {
@@ -628,13 +631,13 @@ static void measure_skew(spart_context *context, cusparseHandle_t handle, double
     spart_regridder *skew = NULL;
     if (parts < 2) {
         skew = band_regridder(context, skew_rows, skew_rows, lengths, 64, 0, 2);
-        measure(context, handle, "skew", skew, rate, repeat, 0);
+        measure(context, handle, "skew", skew, rate, repeat, 1);
         spart_regridder_free(skew);
     }
     if (parts == 1) {
         lengths[0] = 8;
         skew = band_regridder(context, skew_rows, skew_rows, lengths, 64, 0, 2);
-        measure(context, handle, "skew without its long row", skew, rate, repeat, 0);
+        measure(context, handle, "skew without its long row", skew, rate, repeat, 1);
         spart_regridder_free(skew);
     }
     if (parts > 0) {
@@ -655,10 +658,14 @@ static void measure_skew(spart_context *context, cusparseHandle_t handle, double
  * forward model with rows of up to 4096 entries), float64 values: each
  * forward operator and its exact transpose (the backprojection's pattern;
  * the conservative transpose has the same arrays with other values). */
-static void measure_ctis(spart_context *context, cusparseHandle_t handle, double rate, int repeat)
+static void measure_ctis(spart_context *context, cusparseHandle_t handle, double rate, int repeat,
+                         const char *only)
 {
     for (int k = 0; k < BENCH_CTIS_CASES; k++) {
         const bench_ctis_spec *s = &BENCH_CTIS_SPECS[k];
+        if (only != NULL && strcmp(only, s->name) != 0) {
+            continue;
+        }
         bench_ctis_weights op;
         if (bench_ctis_make_weights(s, &op) != 0) {
             fprintf(stderr, "out of host memory for case %s\n", s->name);
@@ -684,6 +691,7 @@ int main(int argc, char **argv)
 {
     int64_t entries = 100000000, row_length = 2000, columns = (int64_t)1 << 20;
     int repeat = 20, esis = 0, skew_parts = 0, ctis = 0;
+    const char *ctis_case = NULL; /* --ctis-case NAME: that CTIS case alone */
     for (int a = 1; a < argc; a++) {
         int has_value = a + 1 < argc;
         if (strcmp(argv[a], "--esis") == 0) {
@@ -694,6 +702,9 @@ int main(int argc, char **argv)
             skew_parts = 2;
         } else if (strcmp(argv[a], "--ctis") == 0) {
             ctis = 1;
+        } else if (has_value && strcmp(argv[a], "--ctis-case") == 0) {
+            ctis = 1;
+            ctis_case = argv[++a];
         } else if (has_value && strcmp(argv[a], "--entries") == 0) {
             entries = atoll(argv[++a]);
         } else if (has_value && strcmp(argv[a], "--row-length") == 0) {
@@ -723,7 +734,7 @@ int main(int argc, char **argv)
     printf("device-to-device copy: %.3f TB/s (bytes read + written)\n", rate * 1e-12);
 
     if (ctis) {
-        measure_ctis(context, handle, rate, repeat);
+        measure_ctis(context, handle, rate, repeat, ctis_case);
         CHECK_CUSPARSE(cusparseDestroy(handle));
         spart_context_free(context);
         return 0;
