@@ -62,6 +62,22 @@ static spart_regridder *random_regridder(spart_context *context, int64_t rows, i
     return regridder;
 }
 
+/* Values of row `row` that make each of its terms v x exactly -0.0 (v =
+ * -0.0 where x > 0, +0.0 where x < 0): the row's sum is +0.0 only if each
+ * lane starts from +0.0, as the host's do. */
+static void make_terms_negative_zero(spart_csr *csr, int64_t row, const double *x)
+{
+    for (int64_t k = csr->row_ptr[row]; k < csr->row_ptr[row + 1]; k++) {
+        int64_t column = csr->columns32 != NULL ? csr->columns32[k] : csr->columns64[k];
+        double zero = x[column] > 0.0 ? -0.0 : 0.0;
+        if (csr->values64 != NULL) {
+            csr->values64[k] = zero;
+        } else {
+            csr->values32[k] = (float)zero;
+        }
+    }
+}
+
 /* ---- products on both sides ----------------------------------------------------------- */
 
 static int64_t size_of_y(fixture *f, const spart_regridder *regridder, const spart_shape *shape_x)
@@ -365,17 +381,9 @@ static void tiles_of_short_rows_equal_the_host(void **state)
             csr_regridder(f->context, rows, columns, lengths, g == 4, g == 8, draw);
         free(lengths);
         double *x = spread_values(columns * 13, 300 + (uint64_t)g);
-        spart_csr *csr = &host->csr;
-        for (int64_t k = csr->row_ptr[zero_row]; k < csr->row_ptr[zero_row + 1]; k++) {
-            int64_t column = csr->columns32 != NULL ? csr->columns32[k] : csr->columns64[k];
-            double zero = x[column] > 0.0 ? -0.0 : 0.0;
-            if (csr->values64 != NULL) {
-                csr->values64[k] = zero;
-            } else {
-                csr->values32[k] = (float)zero;
-            }
-        }
+        make_terms_negative_zero(&host->csr, zero_row, x);
         free(x);
+        const spart_csr *csr = &host->csr;
         assert_int_equal(host->plan.group_size, g);
         const int64_t long_room = with_long_rows ? 25 * SPART_CHUNK_LENGTH : 0;
         assert_true(g == 32 ? csr->num_entries - long_room < 64 * (rows - 3 * with_long_rows)
@@ -615,16 +623,7 @@ static void rows_of_at_most_g_entries_summed_a_thread_a_row_equal_the_host(void 
             csr_regridder(f->context, rows, columns, lengths, g == 4, g == 8, draw);
         free(lengths);
         double *x = spread_values(columns, x_seed);
-        spart_csr *csr = &host->csr;
-        for (int64_t k = csr->row_ptr[zero_row]; k < csr->row_ptr[zero_row + 1]; k++) {
-            int64_t column = csr->columns32 != NULL ? csr->columns32[k] : csr->columns64[k];
-            double zero = x[column] > 0.0 ? -0.0 : 0.0;
-            if (csr->values64 != NULL) {
-                csr->values64[k] = zero;
-            } else {
-                csr->values32[k] = (float)zero;
-            }
-        }
+        make_terms_negative_zero(&host->csr, zero_row, x);
         assert_int_equal(host->plan.group_size, g);
         seen |= g;
         spart_shape shape = spart_regridder_shape_input(host);
