@@ -5,9 +5,10 @@
  * matrices of short rows (fewer than 64 entries a row on average besides
  * the long rows: spart_device_rows_are_short), with y in C order (y[t *
  * num_rows + row]). Long rows (more than a chunk) are skipped here and
- * summed by their chunks (kernels/csr_product.cu). The order of operations is the row group's of
- * kernels/csr_row_sum.cuh (and so of host/csr_product.c): each vector's
- * sums are the single-vector product's, bit for bit.
+ * summed by their chunks (kernels/csr_product.cu). The order of operations
+ * is the row group's of kernels/csr_row_sum.cuh (and so of
+ * host/csr_product.c): each vector's sums are the single-vector
+ * product's, bit for bit.
  *
  * Why kernels of their own. The row groups of kernels/csr_product.cu give
  * each term of a tile one lane, which loads the tile's 64 bytes in four
