@@ -335,8 +335,8 @@ __global__ void __launch_bounds__(threads_per_block, 2)
 }
 
 /* Tiles of 8 vectors over rows of at most G entries (G = 2, 4, 8 or 16;
- * rows_fit_one_round), four lanes a row: each warp takes 16 neighbouring
- * rows at a time. Lanes 0 .. 15 read the rows' bounds; when every row
+ * spart_device_rows_fit_one_round), four lanes a row: each warp takes 16
+ * neighbouring rows at a time. Lanes 0 .. 15 read the rows' bounds; when every row
  * holds at most G entries, their entries lie together, at most 16 G: the
  * warp loads them with coalesced loads into shared memory (one trip), and
  * then, 8 rows at a time, lane 4 r + p gathers vectors t0 + 2p and t0 + 2p
