@@ -64,26 +64,15 @@ bool ok(cudaError_t error, const char *what)
     return true;
 }
 
-/* Microseconds a replay of a graph of `nodes` dependent launches (small
- * kernels when `values` is not NULL, else empty ones), best of 5 runs of
- * 200 replays; negative on a CUDA error. */
-double graph_microseconds(cudaStream_t stream, int nodes, double *values)
+/* Microseconds a replay of the graph being captured on `stream` (capture
+ * ended here, `captured` false if a launch in it failed), best of 5 runs
+ * of 200 replays back to back; negative on a CUDA error. The graph is
+ * destroyed. */
+double replay_microseconds(cudaStream_t stream, bool captured)
 {
-    const int n = 8192;
     cudaGraph_t graph = nullptr;
     cudaGraphExec_t exec = nullptr;
-    if (!ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture")) {
-        return -1.0;
-    }
-    for (int k = 0; k < nodes; k++) {
-        if (values != nullptr) {
-            small_kernel<<<(n + 255) / 256, 256, 0, stream>>>(values, n);
-        } else {
-            empty_kernel<<<1, 32, 0, stream>>>();
-        }
-    }
-    bool fine = ok(cudaGetLastError(), "launch") &&
-                ok(cudaStreamEndCapture(stream, &graph), "end capture") &&
+    bool fine = ok(cudaStreamEndCapture(stream, &graph), "end capture") && captured &&
                 ok(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
     cudaEvent_t start = nullptr, stop = nullptr;
     fine = fine && ok(cudaEventCreate(&start), "event") && ok(cudaEventCreate(&stop), "event");
@@ -118,9 +107,26 @@ double graph_microseconds(cudaStream_t stream, int nodes, double *values)
     return fine ? best : -1.0;
 }
 
+/* Microseconds a replay of a graph of `nodes` dependent launches (small
+ * kernels when `values` is not NULL, else empty ones). */
+double graph_microseconds(cudaStream_t stream, int nodes, double *values)
+{
+    const int n = 8192;
+    if (!ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture")) {
+        return -1.0;
+    }
+    for (int k = 0; k < nodes; k++) {
+        if (values != nullptr) {
+            small_kernel<<<(n + 255) / 256, 256, 0, stream>>>(values, n);
+        } else {
+            empty_kernel<<<1, 32, 0, stream>>>();
+        }
+    }
+    return replay_microseconds(stream, ok(cudaGetLastError(), "launch"));
+}
+
 /* Microseconds a replay of a graph of one cooperative launch of
- * phased_kernel with `barriers` grid-wide barriers on `blocks` blocks, best
- * of 5 runs of 200 replays; negative on a CUDA error. */
+ * phased_kernel with `barriers` grid-wide barriers on `blocks` blocks. */
 double cooperative_microseconds(cudaStream_t stream, int blocks, int barriers, double *values)
 {
     int n = 8192;
@@ -133,46 +139,12 @@ double cooperative_microseconds(cudaStream_t stream, int blocks, int barriers, d
     config.stream = stream;
     config.attrs = &attribute;
     config.numAttrs = 1;
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
     if (!ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture")) {
         return -1.0;
     }
-    bool fine =
-        ok(cudaLaunchKernelEx(&config, phased_kernel, values, n, barriers), "cooperative launch");
-    fine = ok(cudaStreamEndCapture(stream, &graph), "end capture") && fine &&
-           ok(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-    cudaEvent_t start = nullptr, stop = nullptr;
-    fine = fine && ok(cudaEventCreate(&start), "event") && ok(cudaEventCreate(&stop), "event");
-    fine = fine && ok(cudaGraphLaunch(exec, stream), "warm-up") &&
-           ok(cudaStreamSynchronize(stream), "wait");
-    const int replays = 200;
-    double best = 1e30;
-    for (int run = 0; fine && run < 5; run++) {
-        fine = ok(cudaEventRecord(start, stream), "record");
-        for (int r = 0; fine && r < replays; r++) {
-            fine = ok(cudaGraphLaunch(exec, stream), "graph launch");
-        }
-        float milliseconds = 0.0f;
-        fine = fine && ok(cudaEventRecord(stop, stream), "record") &&
-               ok(cudaEventSynchronize(stop), "wait") &&
-               ok(cudaEventElapsedTime(&milliseconds, start, stop), "elapsed");
-        const double microseconds = 1e3 * (double)milliseconds / replays;
-        best = microseconds < best ? microseconds : best;
-    }
-    if (start != nullptr) {
-        (void)cudaEventDestroy(start);
-    }
-    if (stop != nullptr) {
-        (void)cudaEventDestroy(stop);
-    }
-    if (exec != nullptr) {
-        (void)cudaGraphExecDestroy(exec);
-    }
-    if (graph != nullptr) {
-        (void)cudaGraphDestroy(graph);
-    }
-    return fine ? best : -1.0;
+    return replay_microseconds(
+        stream,
+        ok(cudaLaunchKernelEx(&config, phased_kernel, values, n, barriers), "cooperative launch"));
 }
 
 } // namespace
