@@ -76,13 +76,68 @@ template <int G> __host__ __device__ constexpr int quad_rows_a_step()
     return G >= 8 ? 1 : 8 / G;
 }
 
+/* A quad's lane's sums of one row: lanes s, s + 8, ... of the row's G
+ * (G / 8 chains for G >= 8, else one), vectors 2p and 2p + 1. */
+template <int G> __host__ __device__ constexpr int quad_chains()
+{
+    return G >= 8 ? G / 8 : 1;
+}
+
+/* sum += v x for both vectors of the pair, where the entry is present (a
+ * term that is not is not added, so that a sum keeps its sign). */
+__device__ __forceinline__ void add_pair_term(double v, double2 xv, bool present, double (&sum)[2])
+{
+    const double a = __fma_rn(v, xv.x, sum[0]);
+    const double b = __fma_rn(v, xv.y, sum[1]);
+    sum[0] = present ? a : sum[0];
+    sum[1] = present ? b : sum[1];
+}
+
+/* The lanes' tree of one row, lane l += lane l + h for h = G / 2, ..., 1:
+ * in the lane's own chains while h >= 8, from the slot h below by a
+ * shuffle of 4 h lanes after. The row's sums end in chain 0 of its first
+ * slot. All lanes of the warp call it. */
+template <int G> __device__ __forceinline__ void add_quad_tree(double (&sum)[quad_chains<G>()][2])
+{
+#pragma unroll
+    for (int h = G / 2; h >= 1; h /= 2) {
+        if (h >= 8) {
+#pragma unroll
+            for (int m = 0; m < quad_chains<G>(); m++) {
+                if (m < h / 8) {
+                    sum[m][0] = __dadd_rn(sum[m][0], sum[m + h / 8][0]);
+                    sum[m][1] = __dadd_rn(sum[m][1], sum[m + h / 8][1]);
+                }
+            }
+        } else {
+            const double a = __shfl_down_sync(0xffffffffu, sum[0][0], 4 * h);
+            const double b = __shfl_down_sync(0xffffffffu, sum[0][1], 4 * h);
+            sum[0][0] = __dadd_rn(sum[0][0], a);
+            sum[0][1] = __dadd_rn(sum[0][1], b);
+        }
+    }
+}
+
+/* Row `row`'s sums for vectors t and t + 1 into y in C order, those below
+ * num_vectors. */
+__device__ __forceinline__ void store_pair(const double (&sum)[2], int64_t row, int64_t num_rows,
+                                           int64_t t, int64_t num_vectors, double *__restrict__ y)
+{
+    if (t < num_vectors) {
+        y[t * num_rows + row] = sum[0];
+    }
+    if (t + 1 < num_vectors) {
+        y[(t + 1) * num_rows + row] = sum[1];
+    }
+}
+
 template <typename Value, typename Column, int G, int ROWS, int UNROLL>
 __device__ __forceinline__ void
 sum_rows_by_quads(const spart_device_csr &matrix, const Column *__restrict__ columns,
                   const Value *__restrict__ values, const double2 *__restrict__ x, int64_t t0,
                   int64_t num_vectors, int64_t base, double *__restrict__ y)
 {
-    constexpr int chains = G >= 8 ? G / 8 : 1; /* a slot's lanes of one row */
+    constexpr int chains = quad_chains<G>();
     constexpr int rows_a_step = quad_rows_a_step<G>();
     const int warp_lane = (int)(threadIdx.x & 31u);
     const int slot = warp_lane / 4, pair = warp_lane % 4;
@@ -133,48 +188,22 @@ sum_rows_by_quads(const spart_device_csr &matrix, const Column *__restrict__ col
             for (int m = 0; m < chains; m++) {
 #pragma unroll
                 for (int u = 0; u < UNROLL; u++) {
-                    const bool present = offset + 8 * m + u * G < length[r];
-                    const double a = __fma_rn(value[r][m][u], xv[r][m][u].x, sum[r][m][0]);
-                    const double b = __fma_rn(value[r][m][u], xv[r][m][u].y, sum[r][m][1]);
-                    sum[r][m][0] = present ? a : sum[r][m][0];
-                    sum[r][m][1] = present ? b : sum[r][m][1];
+                    add_pair_term(value[r][m][u], xv[r][m][u], offset + 8 * m + u * G < length[r],
+                                  sum[r][m]);
                 }
             }
         }
     }
-    /* The tree: lane l += lane l + h, h = G / 2, ..., 1. */
 #pragma unroll
-    for (int h = G / 2; h >= 1; h /= 2) {
-#pragma unroll
-        for (int r = 0; r < ROWS; r++) {
-            if (h >= 8) {
-#pragma unroll
-                for (int m = 0; m < chains; m++) {
-                    if (m < h / 8) {
-                        sum[r][m][0] = __dadd_rn(sum[r][m][0], sum[r][m + h / 8][0]);
-                        sum[r][m][1] = __dadd_rn(sum[r][m][1], sum[r][m + h / 8][1]);
-                    }
-                }
-            } else {
-                const double a = __shfl_down_sync(0xffffffffu, sum[r][0][0], 4 * h);
-                const double b = __shfl_down_sync(0xffffffffu, sum[r][0][1], 4 * h);
-                sum[r][0][0] = __dadd_rn(sum[r][0][0], a);
-                sum[r][0][1] = __dadd_rn(sum[r][0][1], b);
-            }
-        }
+    for (int r = 0; r < ROWS; r++) {
+        add_quad_tree<G>(sum[r]);
     }
     if (first_lane == 0) {
-        const int64_t t = t0 + 2 * pair;
 #pragma unroll
         for (int r = 0; r < ROWS; r++) {
-            const int64_t row = base + r * rows_a_step + row_in_step;
             if (mine[r]) {
-                if (t < num_vectors) {
-                    y[t * matrix.num_rows + row] = sum[r][0][0];
-                }
-                if (t + 1 < num_vectors) {
-                    y[(t + 1) * matrix.num_rows + row] = sum[r][0][1];
-                }
+                store_pair(sum[r][0], base + r * rows_a_step + row_in_step, matrix.num_rows,
+                           t0 + 2 * pair, num_vectors, y);
             }
         }
     }
@@ -213,9 +242,8 @@ __global__ void __launch_bounds__(threads_per_block, 2)
  * warp among whose rows one holds more than 2 G entries sums them by
  * sum_rows_by_quads. */
 template <typename Value, typename Column, int G> struct quad_row_entries {
-    static constexpr int chains = G / 8;
-    double value[chains][2];
-    Column column[chains][2];
+    double value[quad_chains<G>()][2];
+    Column column[quad_chains<G>()][2];
     int length;
 };
 
@@ -226,7 +254,7 @@ load_quad_row(const Column *__restrict__ columns, const Value *__restrict__ valu
 {
     row.length = length;
 #pragma unroll
-    for (int m = 0; m < G / 8; m++) {
+    for (int m = 0; m < quad_chains<G>(); m++) {
 #pragma unroll
         for (int u = 0; u < 2; u++) {
             const int k = slot + 8 * m + u * G;
@@ -243,7 +271,7 @@ __global__ void __launch_bounds__(threads_per_block, 2)
                             const Value *__restrict__ values, const double *__restrict__ x_tiles,
                             int64_t num_vectors, double *__restrict__ y)
 {
-    constexpr int chains = G / 8;
+    constexpr int chains = quad_chains<G>();
     const int warp_lane = (int)(threadIdx.x & 31u);
     const int slot = warp_lane / 4, pair = warp_lane % 4;
     const int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
@@ -295,39 +323,14 @@ __global__ void __launch_bounds__(threads_per_block, 2)
                     sum[m][1] = 0.0;
 #pragma unroll
                     for (int u = 0; u < 2; u++) {
-                        const bool present = slot + 8 * m + u * G < row.length;
-                        const double a = __fma_rn(row.value[m][u], xv[m][u].x, sum[m][0]);
-                        const double b = __fma_rn(row.value[m][u], xv[m][u].y, sum[m][1]);
-                        sum[m][0] = present ? a : sum[m][0];
-                        sum[m][1] = present ? b : sum[m][1];
+                        add_pair_term(row.value[m][u], xv[m][u], slot + 8 * m + u * G < row.length,
+                                      sum[m]);
                     }
                 }
-#pragma unroll
-                for (int h = G / 2; h >= 1; h /= 2) {
-                    if (h >= 8) {
-#pragma unroll
-                        for (int m = 0; m < chains; m++) {
-                            if (m < h / 8) {
-                                sum[m][0] = __dadd_rn(sum[m][0], sum[m + h / 8][0]);
-                                sum[m][1] = __dadd_rn(sum[m][1], sum[m + h / 8][1]);
-                            }
-                        }
-                    } else {
-                        const double a = __shfl_down_sync(0xffffffffu, sum[0][0], 4 * h);
-                        const double b = __shfl_down_sync(0xffffffffu, sum[0][1], 4 * h);
-                        sum[0][0] = __dadd_rn(sum[0][0], a);
-                        sum[0][1] = __dadd_rn(sum[0][1], b);
-                    }
-                }
+                add_quad_tree<G>(sum);
                 if (slot == 0) {
-                    const int64_t t = t0 + 2 * pair;
-                    const int64_t row_index = first_row + i;
-                    if (t < num_vectors) {
-                        y[t * matrix.num_rows + row_index] = sum[0][0];
-                    }
-                    if (t + 1 < num_vectors) {
-                        y[(t + 1) * matrix.num_rows + row_index] = sum[0][1];
-                    }
+                    store_pair(sum[0], first_row + i, matrix.num_rows, t0 + 2 * pair, num_vectors,
+                               y);
                 }
             }
         }
@@ -437,15 +440,9 @@ __global__ void __launch_bounds__(threads_per_block, 2)
                         }
                     }
                 }
-                const int64_t my_row = first_row + local;
-                const int64_t t = t0 + 2 * pair;
-                if (my_row < matrix.num_rows) {
-                    if (t < num_vectors) {
-                        y[t * matrix.num_rows + my_row] = lane[0][0];
-                    }
-                    if (t + 1 < num_vectors) {
-                        y[(t + 1) * matrix.num_rows + my_row] = lane[0][1];
-                    }
+                if (first_row + local < matrix.num_rows) {
+                    store_pair(lane[0], first_row + local, matrix.num_rows, t0 + 2 * pair,
+                               num_vectors, y);
                 }
             }
             __syncwarp(); /* the entries are read before the next rows' overwrite them */

@@ -57,9 +57,16 @@ typedef struct spart_device_csr {
     const int64_t *chunk_end;   /* and one past its last */
 } spart_device_csr;
 
+/* The fewest entries the rows other than the long ones can hold: all
+ * entries less num_long_chunks whole chunks (the long rows hold no more). */
+static inline int64_t spart_device_fewest_short_entries(const spart_device_csr *matrix)
+{
+    return matrix->num_entries - matrix->num_long_chunks * matrix->chunk_length;
+}
+
 /* Whether a matrix of g = 2, 4, 8 or 16 looks like rows of at most g
- * entries beside its long rows: its entries less num_long_chunks whole
- * chunks (no fewer than the long rows hold) are at most g a short row,
+ * entries beside its long rows: the fewest entries its short rows can
+ * hold (spart_device_fewest_short_entries) are at most g a short row,
  * give or take one entry for every 32 rows. Then most warps find 32 rows
  * that each fit one round of their g lanes, and the products sum them a
  * thread a row (kernels/csr_product.cu, kernels/csr_product_tiles.cu); the
@@ -71,25 +78,21 @@ static inline int spart_device_rows_fit_one_round(const spart_device_csr *matrix
 {
     const int64_t g = matrix->group_size;
     const int64_t short_rows = matrix->num_rows - matrix->num_long_rows;
-    const int64_t fewest_short_entries =
-        matrix->num_entries - matrix->num_long_chunks * matrix->chunk_length;
     return g >= 2 && g <= 16 && matrix->num_entries > 0 && short_rows > 0 &&
-           fewest_short_entries <= g * short_rows + short_rows / 32;
+           spart_device_fewest_short_entries(matrix) <= g * short_rows + short_rows / 32;
 }
 
 /* Whether a matrix's rows are short for batches in tiles: its rows other
  * than the long ones hold fewer than 64 entries on average (g = 32 with
- * rows of 1 or 2 entries a lane, or a smaller g), counting its entries
- * less num_long_chunks whole chunks as theirs. Batches of such a matrix
+ * rows of 1 or 2 entries a lane, or a smaller g), counting
+ * spart_device_fewest_short_entries as theirs. Batches of such a matrix
  * are read in tiles of 8 vectors and summed by
  * spart_cuda_csr_product_short_rows_in_tiles (the long rows by their
  * chunks). */
 static inline int spart_device_rows_are_short(const spart_device_csr *matrix)
 {
     const int64_t short_rows = matrix->num_rows - matrix->num_long_rows;
-    const int64_t fewest_short_entries =
-        matrix->num_entries - matrix->num_long_chunks * matrix->chunk_length;
-    return short_rows > 0 && fewest_short_entries < 64 * short_rows;
+    return short_rows > 0 && spart_device_fewest_short_entries(matrix) < 64 * short_rows;
 }
 
 /* The short-row index of a device matrix of g <= 2 whose rows all hold at

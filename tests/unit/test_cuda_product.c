@@ -284,8 +284,9 @@ static void assert_batch_in_tiles_equals_the_host(fixture *f, const spart_regrid
 /* Batches whose x fills 8 MiB or more (150000 columns, 8 and 13 vectors)
  * are copied into tiles of 8 interleaved vectors before the product
  * (x_tiles_needed in src/regridder_device.c; 13 leaves the second tile 3
- * vectors of padding), summed by quads of lanes (product_tiles_by_quads)
- * or, with long rows, by row groups: the same bits as the host for every
+ * vectors of padding), summed by the kernels of short rows in tiles
+ * (kernels/csr_product_tiles.cu; a long row by its chunks) or, over rows
+ * of 64 entries or more, by row groups: the same bits as the host for every
  * value and column type, every group size (rows of 1 to 100 entries on
  * average; 2001 rows leave the last warp's rows partly past the end) and
  * with a long row, and each column alone. */
