@@ -12,8 +12,9 @@
  *   - the merits of images of at most SPART_MART_FUSED_CHUNKS chunks a
  *     channel in one launch (one block per channel: its warps share the
  *     chunks, and the block's barriers order the two passes), instead of
- *     four; up to 8 chunks, a warp a chunk holding the chunk's values in
- *     registers between the passes (merits_held_kernel);
+ *     four; up to 8 chunks, where the device has thread block clusters,
+ *     a cluster per channel of a block per chunk, the chunk sums meeting
+ *     in the cluster's shared memory (merits_cluster_kernel);
  *   - the backprojection of the predicted images and the update in one
  *     pass (spart_cuda_mart_backproject_update): each voxel's rows summed
  *     as the product sums them (kernels/csr_row_sum.cuh), then its
@@ -24,6 +25,8 @@
  * decide_kernel checks the stopping rule on the device after each
  * iteration's merits, one thread, in the host's order of operations.
  */
+#include <cooperative_groups.h>
+#include <cooperative_groups/memcpy_async.h>
 #include <cuda_runtime.h>
 
 #include <math.h>
@@ -341,112 +344,192 @@ __global__ void merits_fused_kernel(const double *observed, const double *predic
 }
 
 /* Images of at most this many chunks a channel have their merits from
- * merits_held_kernel: a warp per chunk that keeps its chunk's predicted
- * values and residuals in registers between the passes (64 doubles a
- * lane, so at most 8 warps a block fit the register file). */
-constexpr int64_t held_merit_chunks = 8;
+ * merits_cluster_kernel: a thread block cluster of one block per chunk (8
+ * is the most blocks a portable cluster holds). */
+constexpr int64_t cluster_merit_chunks = 8;
 
-/* Values of a chunk a lane holds: SPART_MART_CHUNK / SPART_MART_LANES. */
-constexpr int held_values = SPART_MART_CHUNK / SPART_MART_LANES;
+/* Threads of a block of merits_cluster_kernel. */
+constexpr int cluster_merit_threads = 256;
 
-/* As merits_fused_kernel for images of at most held_merit_chunks chunks a
- * channel, warp k taking chunk k: pass 1 loads the chunk (the same rounds
- * of merit_batch loads, the same additions as merit_chunk_pass1) and keeps
- * each predicted value and residual in registers, so pass 2 (the same
- * additions as merit_chunk_pass2) reads no memory. */
-__global__ void __launch_bounds__(held_merit_chunks *SPART_MART_LANES)
-    merits_held_kernel(const double *observed, const double *predicted, const double *widths,
-                       int64_t num_channel, int64_t image_size, int64_t chunks, double *results,
-                       const int *stop)
+/* As merits_fused_kernel for images of at most cluster_merit_chunks chunks
+ * a channel, on devices with thread block clusters (compute capability 9.0
+ * and later): a cluster per channel, block k of the cluster taking chunk k.
+ *
+ * The fixed order binds only the additions: a lane adds its values in
+ * order, one after the other. What is added (a residual, a quotient and
+ * its square, a centred product) depends on one pixel alone, so the
+ * block's 256 threads work those out first, a few pixels each, into
+ * shared memory; then one warp a sum adds them in the lanes' order (the
+ * same terms from the same operations, the same additions, so the same
+ * bits as merit_chunk_pass1 and merit_chunk_pass2). The chunk's values
+ * come into shared memory in one asynchronous copy.
+ *
+ * The chunk sums meet in block 0's shared memory through the cluster's
+ * distributed shared memory: every block adds pass 1's in chunk order (the
+ * same additions, so the same means in every block) for its pass 2, and
+ * block 0 adds pass 2's. */
+__global__ void __launch_bounds__(cluster_merit_threads)
+    merits_cluster_kernel(const double *observed, const double *predicted, const double *widths,
+                          int64_t num_channel, int64_t image_size, int64_t chunks, double *results,
+                          const int *stop)
 {
-    __shared__ double partial[held_merit_chunks * SPART_MART_PASS_SUMS];
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    /* the chunk's values; then, in place, the terms of each sum */
+    __shared__ double chunk_observed[SPART_MART_CHUNK]; /* then residuals */
+    __shared__ double chunk_predicted[SPART_MART_CHUNK];
+    __shared__ double chunk_widths[SPART_MART_CHUNK];
+    __shared__ double terms[SPART_MART_CHUNK];
+    /* block 0's are the cluster's: chunk k's sums at k * SPART_MART_PASS_SUMS */
+    __shared__ double pass1_sums[cluster_merit_chunks * SPART_MART_PASS_SUMS];
+    __shared__ double pass2_sums[cluster_merit_chunks * SPART_MART_PASS_SUMS];
     __shared__ double means[2];
-    if (run_stopped(stop)) {
-        return; /* the whole block: before any barrier */
-    }
-    const int64_t c = blockIdx.x;
+    cg::cluster_group cluster = cg::this_cluster();
+    cg::thread_block block = cg::this_thread_block();
+    const int64_t k = (int64_t)cluster.block_rank();
+    const int64_t c = blockIdx.y;
+    const int warp = (int)(threadIdx.x / SPART_MART_LANES);
     const int lane = (int)(threadIdx.x % SPART_MART_LANES);
-    const int64_t k = threadIdx.x / SPART_MART_LANES;
-    const double *o = observed + c * image_size;
-    const double *d = predicted + c * image_size;
-    const double *w = widths + c * image_size;
     const int64_t start = k * SPART_MART_CHUNK;
-    const int64_t end =
-        start + SPART_MART_CHUNK < image_size ? start + SPART_MART_CHUNK : image_size;
-    double held_predicted[held_values], held_residual[held_values];
-    double sums[SPART_MART_PASS_SUMS] = {0.0, 0.0, 0.0, 0.0};
-#pragma unroll
-    for (int round = 0; round < held_values / merit_batch; round++) {
-        const int64_t base = start + lane + (int64_t)round * merit_batch * SPART_MART_LANES;
-        double ov[merit_batch], wv[merit_batch];
-#pragma unroll
-        for (int u = 0; u < merit_batch; u++) {
-            const int64_t p = base + u * SPART_MART_LANES;
-            const int64_t at = p < end ? p : start;
-            ov[u] = o[at];
-            held_predicted[round * merit_batch + u] = d[at];
-            wv[u] = w[at];
+    const int count =
+        (int)((start + SPART_MART_CHUNK < image_size ? start + SPART_MART_CHUNK : image_size) -
+              start);
+    const size_t bytes = (size_t)count * sizeof(double);
+    cg::memcpy_async(block, chunk_observed, observed + c * image_size + start, bytes);
+    cg::memcpy_async(block, chunk_predicted, predicted + c * image_size + start, bytes);
+    cg::memcpy_async(block, chunk_widths, widths + c * image_size + start, bytes);
+    /* block 0's shared memory may be written only once every block of the
+     * cluster has started: this arrival, waited for before the first such
+     * write, says so without stopping the work in between */
+    auto started = cluster.barrier_arrive();
+    /* the stop flag is read while the copies are under way */
+    const bool stopped = run_stopped(stop);
+    cg::wait(block);
+    if (stopped) {
+        return; /* the whole cluster: before any cluster barrier */
+    }
+    /* pass 1's terms: residuals, and squared quotients where the width is
+     * not 0 (the others are not added) */
+    for (int p = (int)threadIdx.x; p < count; p += cluster_merit_threads) {
+        const double residual = chunk_observed[p] - chunk_predicted[p];
+        chunk_observed[p] = residual;
+        if (chunk_widths[p] != 0.0) {
+            const double z = residual / chunk_widths[p];
+            terms[p] = z * z;
         }
-#pragma unroll
-        for (int u = 0; u < merit_batch; u++) {
-            const double dv = held_predicted[round * merit_batch + u];
-            const double residual = ov[u] - dv;
-            held_residual[round * merit_batch + u] = residual;
-            if (base + u * SPART_MART_LANES < end) {
-                if (wv[u] != 0.0) {
-                    double z = residual / wv[u];
-                    sums[0] = sums[0] + z * z;
+    }
+    __syncthreads();
+    /* warp 0: the squares and their count; 1: predicted; 2: residuals */
+    double sums[2] = {0.0, 0.0};
+    if (warp < 3) {
+        for (int p = lane; p < count; p += SPART_MART_LANES) {
+            if (warp == 0) {
+                if (chunk_widths[p] != 0.0) {
+                    sums[0] = sums[0] + terms[p];
                     sums[1] = sums[1] + 1.0;
                 }
-                sums[2] = sums[2] + dv;
-                sums[3] = sums[3] + residual;
+            } else {
+                sums[0] = sums[0] + (warp == 1 ? chunk_predicted[p] : chunk_observed[p]);
             }
         }
+        sums[0] = combine_lanes(sums[0]);
+        sums[1] = combine_lanes(sums[1]);
     }
-    for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
-        sums[q] = combine_lanes(sums[q]);
-    }
-    if (lane == 0) {
-        for (int q = 0; q < SPART_MART_PASS_SUMS; q++) {
-            partial[k * SPART_MART_PASS_SUMS + q] = sums[q];
+    double *cluster_pass1 = cluster.map_shared_rank(pass1_sums, 0);
+    double *cluster_pass2 = cluster.map_shared_rank(pass2_sums, 0);
+    cluster.barrier_wait(std::move(started));
+    if (lane == 0 && warp < 3) {
+        const int64_t at = k * SPART_MART_PASS_SUMS;
+        if (warp == 0) {
+            cluster_pass1[at] = sums[0];
+            cluster_pass1[at + 1] = sums[1];
+        } else {
+            cluster_pass1[at + warp + 1] = sums[0];
         }
     }
-    __syncthreads();
+    cluster.sync();
     if (threadIdx.x == 0) {
         double totals[SPART_MART_PASS_SUMS];
-        add_chunks(partial, chunks, SPART_MART_PASS_SUMS, totals);
-        finish_pass1(totals, image_size, &results[c], &means[0], &means[1]);
-        results[2 * num_channel + 2 * c] = means[0];
-        results[2 * num_channel + 2 * c + 1] = means[1];
+        double chi2;
+        add_chunks(cluster_pass1, chunks, SPART_MART_PASS_SUMS, totals);
+        finish_pass1(totals, image_size, &chi2, &means[0], &means[1]);
+        if (k == 0) {
+            results[c] = chi2;
+            results[2 * num_channel + 2 * c] = means[0];
+            results[2 * num_channel + 2 * c + 1] = means[1];
+        }
     }
     __syncthreads();
+    /* pass 2's terms, in place: the centred cross product in terms, the
+     * squares in chunk_widths (predicted) and chunk_observed (residuals) */
     const double mean_predicted = means[0];
     const double mean_residual = means[1];
-    double centred[3] = {0.0, 0.0, 0.0};
-#pragma unroll
-    for (int v = 0; v < held_values; v++) {
-        if (start + lane + (int64_t)v * SPART_MART_LANES < end) {
-            double de = held_predicted[v] - mean_predicted;
-            double dr = held_residual[v] - mean_residual;
-            centred[0] = centred[0] + de * dr;
-            centred[1] = centred[1] + de * de;
-            centred[2] = centred[2] + dr * dr;
-        }
-    }
-    for (int q = 0; q < 3; q++) {
-        centred[q] = combine_lanes(centred[q]);
-    }
-    if (lane == 0) { /* thread 0 read pass 1's sums before the barrier above */
-        for (int q = 0; q < 3; q++) {
-            partial[k * SPART_MART_PASS_SUMS + q] = centred[q];
-        }
+    for (int p = (int)threadIdx.x; p < count; p += cluster_merit_threads) {
+        const double de = chunk_predicted[p] - mean_predicted;
+        const double dr = chunk_observed[p] - mean_residual;
+        terms[p] = de * dr;
+        chunk_widths[p] = de * de;
+        chunk_observed[p] = dr * dr;
     }
     __syncthreads();
-    if (threadIdx.x == 0) {
+    if (warp < 3) {
+        const double *added = warp == 0 ? terms : (warp == 1 ? chunk_widths : chunk_observed);
+        double centred = 0.0;
+        for (int p = lane; p < count; p += SPART_MART_LANES) {
+            centred = centred + added[p];
+        }
+        centred = combine_lanes(centred);
+        if (lane == 0) {
+            cluster_pass2[k * SPART_MART_PASS_SUMS + warp] = centred;
+        }
+    }
+    /* also keeps block 0, whose shared memory the others write, running
+     * until they are done with it */
+    cluster.sync();
+    if (k == 0 && threadIdx.x == 0) {
         double totals[3];
-        add_chunks(partial, chunks, 3, totals);
+        add_chunks(pass2_sums, chunks, 3, totals);
         results[num_channel + c] = finish_pass2(totals, image_size);
     }
+#else
+    __trap(); /* launched only where the device and this build have clusters */
+#endif
+}
+
+/* Whether merits_cluster_kernel can run on the current device: clusters
+ * there, and this build's code of the kernel made for them. */
+bool merits_clusters_available()
+{
+    int device = 0, clusters = 0;
+    cudaFuncAttributes attributes;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, device) != cudaSuccess ||
+        cudaFuncGetAttributes(&attributes, merits_cluster_kernel) != cudaSuccess) {
+        (void)cudaGetLastError(); /* not an error of the launch to come */
+        return false;
+    }
+    return clusters != 0 && attributes.ptxVersion >= 90 && attributes.binaryVersion >= 90;
+}
+
+cudaError_t launch_merits_cluster(const double *observed, const double *predicted,
+                                  const double *widths, int64_t num_channel, int64_t image_size,
+                                  int64_t chunks, double *results, const int *stop,
+                                  cudaStream_t stream)
+{
+    cudaLaunchAttribute cluster;
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = (unsigned)chunks;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3((unsigned)chunks, (unsigned)num_channel);
+    config.blockDim = dim3(cluster_merit_threads);
+    config.dynamicSmemBytes = 0;
+    config.stream = stream;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, merits_cluster_kernel, observed, predicted, widths,
+                              num_channel, image_size, chunks, results, stop);
 }
 
 __global__ void flat_pass_kernel(const double *backprojected, int64_t num_channel,
@@ -1012,9 +1095,12 @@ extern "C" int spart_mart_device_merits(const double *observed, const double *pr
     int64_t chunks = spart_mart_num_chunks(image_size);
     double *results = (double *)workspace; /* 4 C: chi2, r, means */
     double *partial = results + 4 * num_channel;
-    if (chunks <= held_merit_chunks) {
-        merits_held_kernel<<<(unsigned)num_channel, (unsigned)(chunks * SPART_MART_LANES), 0, s>>>(
-            observed, predicted, widths, num_channel, image_size, chunks, results, stop);
+    if (chunks <= cluster_merit_chunks && num_channel <= 65535 && merits_clusters_available()) {
+        cudaError_t error = launch_merits_cluster(observed, predicted, widths, num_channel,
+                                                  image_size, chunks, results, stop, s);
+        if (error != cudaSuccess) {
+            return (int)error;
+        }
     } else if (chunks <= fused_merit_chunks) {
         int64_t warps = chunks < 32 ? chunks : 32;
         size_t shared = (size_t)(chunks * SPART_MART_PASS_SUMS + 2) * sizeof(double);
