@@ -351,6 +351,17 @@ constexpr int64_t cluster_merit_chunks = 8;
 /* Threads of a block of merits_cluster_kernel. */
 constexpr int cluster_merit_threads = 256;
 
+/* The prediction's last step (spart_mart_finish_prediction, as
+ * widths_kernel makes it), which merits_cluster_kernel can make on the
+ * values it loads anyway: each predicted value clamped and its noise
+ * width worked out, both written back, so that the merits need not wait
+ * for a kernel of their own to do it. */
+struct prediction_finish {
+    bool finish; /* false: the images are finished, the widths given */
+    double gain;
+    double read_variance;
+};
+
 /* As merits_fused_kernel for images of at most cluster_merit_chunks chunks
  * a channel, on devices with thread block clusters (compute capability 9.0
  * and later): a cluster per channel, block k of the cluster taking chunk k.
@@ -369,9 +380,9 @@ constexpr int cluster_merit_threads = 256;
  * same additions, so the same means in every block) for its pass 2, and
  * block 0 adds pass 2's. */
 __global__ void __launch_bounds__(cluster_merit_threads)
-    merits_cluster_kernel(const double *observed, const double *predicted, const double *widths,
-                          int64_t num_channel, int64_t image_size, int64_t chunks, double *results,
-                          const int *stop)
+    merits_cluster_kernel(const double *observed, double *predicted, double *widths,
+                          int64_t num_channel, int64_t image_size, int64_t chunks,
+                          prediction_finish finish, double *results, const int *stop)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     namespace cg = cooperative_groups;
@@ -397,7 +408,9 @@ __global__ void __launch_bounds__(cluster_merit_threads)
     const size_t bytes = (size_t)count * sizeof(double);
     cg::memcpy_async(block, chunk_observed, observed + c * image_size + start, bytes);
     cg::memcpy_async(block, chunk_predicted, predicted + c * image_size + start, bytes);
-    cg::memcpy_async(block, chunk_widths, widths + c * image_size + start, bytes);
+    if (!finish.finish) {
+        cg::memcpy_async(block, chunk_widths, widths + c * image_size + start, bytes);
+    }
     /* block 0's shared memory may be written only once every block of the
      * cluster has started: this arrival, waited for before the first such
      * write, says so without stopping the work in between */
@@ -405,6 +418,16 @@ __global__ void __launch_bounds__(cluster_merit_threads)
     /* the stop flag is read while the copies are under way */
     const bool stopped = run_stopped(stop);
     cg::wait(block);
+    if (finish.finish) { /* whether or not the run has stopped, as widths_kernel does */
+        for (int p = (int)threadIdx.x; p < count; p += cluster_merit_threads) {
+            const double d = spart_mart_clamped(chunk_predicted[p]);
+            const double w = spart_mart_width(d, finish.gain, finish.read_variance);
+            chunk_predicted[p] = d;
+            chunk_widths[p] = w;
+            predicted[c * image_size + start + p] = d;
+            widths[c * image_size + start + p] = w;
+        }
+    }
     if (stopped) {
         return; /* the whole cluster: before any cluster barrier */
     }
@@ -511,9 +534,15 @@ bool merits_clusters_available()
     return clusters != 0 && attributes.ptxVersion >= 90 && attributes.binaryVersion >= 90;
 }
 
-cudaError_t launch_merits_cluster(const double *observed, const double *predicted,
-                                  const double *widths, int64_t num_channel, int64_t image_size,
-                                  int64_t chunks, double *results, const int *stop,
+/* Whether the merits of these images go to merits_cluster_kernel. */
+bool merits_by_cluster(int64_t chunks, int64_t num_channel)
+{
+    return chunks <= cluster_merit_chunks && num_channel <= 65535 && merits_clusters_available();
+}
+
+cudaError_t launch_merits_cluster(const double *observed, double *predicted, double *widths,
+                                  int64_t num_channel, int64_t image_size, int64_t chunks,
+                                  prediction_finish finish, double *results, const int *stop,
                                   cudaStream_t stream)
 {
     cudaLaunchAttribute cluster;
@@ -529,7 +558,7 @@ cudaError_t launch_merits_cluster(const double *observed, const double *predicte
     config.attrs = &cluster;
     config.numAttrs = 1;
     return cudaLaunchKernelEx(&config, merits_cluster_kernel, observed, predicted, widths,
-                              num_channel, image_size, chunks, results, stop);
+                              num_channel, image_size, chunks, finish, results, stop);
 }
 
 __global__ void flat_pass_kernel(const double *backprojected, int64_t num_channel,
@@ -1095,9 +1124,11 @@ extern "C" int spart_mart_device_merits(const double *observed, const double *pr
     int64_t chunks = spart_mart_num_chunks(image_size);
     double *results = (double *)workspace; /* 4 C: chi2, r, means */
     double *partial = results + 4 * num_channel;
-    if (chunks <= cluster_merit_chunks && num_channel <= 65535 && merits_clusters_available()) {
-        cudaError_t error = launch_merits_cluster(observed, predicted, widths, num_channel,
-                                                  image_size, chunks, results, stop, s);
+    if (merits_by_cluster(chunks, num_channel)) {
+        const prediction_finish given = {false, 0.0, 0.0}; /* nothing written to the images */
+        cudaError_t error = launch_merits_cluster(observed, const_cast<double *>(predicted),
+                                                  const_cast<double *>(widths), num_channel,
+                                                  image_size, chunks, given, results, stop, s);
         if (error != cudaSuccess) {
             return (int)error;
         }
@@ -1132,6 +1163,27 @@ extern "C" int spart_mart_device_merits(const double *observed, const double *pr
         error = cudaStreamSynchronize(s);
     }
     return (int)error;
+}
+
+extern "C" int spart_mart_device_finish_and_merits(const double *observed, double *images,
+                                                   double *widths, int64_t num_channel,
+                                                   int64_t image_size, double gain,
+                                                   double read_variance, void *workspace,
+                                                   const int *stop, void *stream)
+{
+    int64_t chunks = spart_mart_num_chunks(image_size);
+    if (merits_by_cluster(chunks, num_channel)) {
+        const prediction_finish finish = {true, gain, read_variance};
+        return (int)launch_merits_cluster(observed, images, widths, num_channel, image_size, chunks,
+                                          finish, (double *)workspace, stop, (cudaStream_t)stream);
+    }
+    int error = spart_mart_device_noise_widths(images, widths, num_channel * image_size, gain,
+                                               read_variance, stream);
+    if (error != 0) {
+        return error;
+    }
+    return spart_mart_device_merits(observed, images, widths, num_channel, image_size, NULL, NULL,
+                                    workspace, stop, stream);
 }
 
 extern "C" int spart_mart_device_flat_guess(const double *backprojected, int64_t num_channel,

@@ -451,12 +451,26 @@ static spart_status start(spart_context *context, const spart_mart_operators *op
 }
 
 /* Predict the images of the current state and their merits per channel
- * (to the host arrays; with `in_graph`, left in the workspace, no wait). */
+ * (to the host arrays; with `in_graph`, on the device, left in the
+ * workspace, no wait: there operators of a Regridder pair end the
+ * prediction inside the merits' kernel, the same bits). */
 static spart_status predict_and_measure(spart_context *context,
                                         const spart_mart_operators *operators,
                                         const double *observed, mart_work *work, int64_t iteration,
                                         int in_graph)
 {
+    if (in_graph && spart_mart_operators_are_regridders(operators)) {
+        spart_status status = spart_mart_regridders_predict_and_measure(
+            context, operators, work->scene, observed, work->predicted, work->widths,
+            work->workspace, work->workspace_bytes);
+        if (status != SPART_OK) {
+            return spart_mart_fail_keep(context, status,
+                                        "mart: the prediction and its merits failed at "
+                                        "iteration %lld",
+                                        (long long)iteration);
+        }
+        return SPART_OK;
+    }
     spart_status status = call_forward(context, operators, work, iteration);
     if (status == SPART_OK) {
         status =

@@ -44,6 +44,17 @@ spart_status spart_mart_regridders_update(spart_context *context,
                                           const double *images, const double *observed_back,
                                           double gamma, double *scene, double *predicted_back);
 
+/* The forward operator of such operators on a device and the merits of
+ * its images, left in the device workspace (spart_mart_merits without host
+ * arrays): the product, then the prediction's end and the merits in one
+ * kernel where spart_mart_device_finish_and_measure can (the same bits as
+ * the forward operator followed by spart_mart_merits). */
+spart_status spart_mart_regridders_predict_and_measure(spart_context *context,
+                                                       const spart_mart_operators *operators,
+                                                       const double *scene, const double *observed,
+                                                       double *images, double *widths,
+                                                       void *workspace, size_t workspace_bytes);
+
 /* Nonzero when such operators' update needs no `predicted_back` scratch:
  * a host backward Regridder without batch axes, whose backprojection
  * spart_mart_update_from_images makes block by block inside the update. */

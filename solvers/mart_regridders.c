@@ -8,6 +8,7 @@
 
 #include "spart/device.h"
 #include "spart/mart.h"
+#include "mart_device_batch.h"
 #include "mart_internal.h"
 
 /* Predicted images d = max(A x, 0) (counts cannot be negative; ctis clamps
@@ -23,6 +24,24 @@ static spart_status forward_from_regridder(void *user, spart_context *context, c
         status = spart_mart_finish_prediction(context, images, widths, size, pair->gain,
                                               pair->read_noise,
                                               spart_regridder_cuda_device(pair->forward) >= 0);
+    }
+    return status;
+}
+
+spart_status spart_mart_regridders_predict_and_measure(spart_context *context,
+                                                       const spart_mart_operators *operators,
+                                                       const double *scene, const double *observed,
+                                                       double *images, double *widths,
+                                                       void *workspace, size_t workspace_bytes)
+{
+    const spart_mart_regridder_pair *pair = operators->user;
+    spart_array x = {scene, spart_regridder_shape_input(pair->forward)};
+    int64_t size = spart_regridder_num_rows(pair->forward);
+    spart_status status = spart_regridder_apply(context, pair->forward, &x, images, size);
+    if (status == SPART_OK) {
+        status = spart_mart_device_finish_and_measure(
+            context, observed, images, widths, operators->num_channel, operators->image_size,
+            pair->gain, pair->read_noise, workspace, workspace_bytes);
     }
     return status;
 }

@@ -22,6 +22,7 @@
 #ifndef SPART_MART_DEVICE_BATCH_H
 #define SPART_MART_DEVICE_BATCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mart_steps.h" /* the state and the rule */
@@ -46,6 +47,16 @@ SPART_NODISCARD spart_status spart_mart_device_decide(spart_context *context,
                                                       const spart_mart_device_rule *rule,
                                                       const double *merits, double *history_row,
                                                       spart_mart_device_state *state);
+
+/* On the device, what spart_mart_finish_prediction (gain, read_noise)
+ * and then spart_mart_merits (no host arrays: the results stay in the
+ * workspace) do, with the same bits, in one kernel where the images take
+ * the merits' cluster form (at most 8 chunks a channel, a device with
+ * thread block clusters), else in those two steps. */
+SPART_NODISCARD spart_status spart_mart_device_finish_and_measure(
+    spart_context *context, const double *observed, double *images, double *widths,
+    int64_t num_channel, int64_t image_size, double gain, double read_noise, void *workspace,
+    size_t workspace_bytes);
 
 /* kept = scene (scene_size values), unless `state` has stopped. */
 SPART_NODISCARD spart_status spart_mart_device_keep(spart_context *context, const double *scene,

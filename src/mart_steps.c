@@ -105,6 +105,15 @@ int spart_mart_device_merits(const double *observed, const double *predicted, co
     (void)chi2, (void)correlation, (void)workspace, (void)stop, (void)stream;
     return -1;
 }
+int spart_mart_device_finish_and_merits(const double *observed, double *images, double *widths,
+                                        int64_t num_channel, int64_t image_size, double gain,
+                                        double read_variance, void *workspace, const int *stop,
+                                        void *stream)
+{
+    (void)observed, (void)images, (void)widths, (void)num_channel, (void)image_size, (void)gain;
+    (void)read_variance, (void)workspace, (void)stop, (void)stream;
+    return -1;
+}
 int spart_mart_device_flat_guess(const double *backprojected, int64_t num_channel,
                                  int64_t scene_size, double *scene, void *workspace, void *stream)
 {
@@ -228,6 +237,38 @@ spart_status spart_mart_merits(spart_context *context, const double *observed,
                                correlation, spart_threads(context));
     }
     return finish(context, on_device, error, "mart_merits", previous);
+}
+
+spart_status spart_mart_device_finish_and_measure(spart_context *context, const double *observed,
+                                                  double *images, double *widths,
+                                                  int64_t num_channel, int64_t image_size,
+                                                  double gain, double read_noise, void *workspace,
+                                                  size_t workspace_bytes)
+{
+    if (context == NULL || observed == NULL || images == NULL || widths == NULL ||
+        workspace == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "mart_device_finish_and_measure: NULL argument");
+    }
+    const char *what = "mart_device_finish_and_measure";
+    spart_status status = check_sizes(context, what, num_channel, image_size);
+    if (status == SPART_OK) {
+        status = check_workspace(context, what, workspace, workspace_bytes,
+                                 spart_mart_workspace_size(num_channel, image_size, 1));
+    }
+    int previous;
+    if (status == SPART_OK) {
+        const void *pointers[] = {observed, images, widths, workspace};
+        const char *names[] = {"observed", "images", "widths", "workspace"};
+        status = begin(context, 1, what, &previous, 4, pointers, names);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    int error = spart_mart_device_finish_and_merits(
+        observed, images, widths, num_channel, image_size, gain, read_noise * read_noise, workspace,
+        context->cuda_mart_stop, context->cuda_stream);
+    return finish(context, 1, error, what, previous);
 }
 
 spart_status spart_mart_flat_guess(spart_context *context, const double *backprojected,

@@ -108,6 +108,13 @@ int spart_mart_device_noise_widths(double *images, double *widths, int64_t n, do
 int spart_mart_device_merits(const double *observed, const double *predicted, const double *widths,
                              int64_t num_channel, int64_t image_size, double *chi2,
                              double *correlation, void *workspace, const int *stop, void *stream);
+/* spart_mart_device_noise_widths and then spart_mart_device_merits (the
+ * results left in the workspace), in one kernel where the merits take a
+ * cluster of blocks a channel (the same bits). */
+int spart_mart_device_finish_and_merits(const double *observed, double *images, double *widths,
+                                        int64_t num_channel, int64_t image_size, double gain,
+                                        double read_variance, void *workspace, const int *stop,
+                                        void *stream);
 int spart_mart_device_flat_guess(const double *backprojected, int64_t num_channel,
                                  int64_t scene_size, double *scene, void *workspace, void *stream);
 int spart_mart_device_update(double *scene, const double *observed_back,

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "mart_device_batch.h" /* spart_mart_device_finish_and_measure */
 #include "spart.h"
 #include "test_cuda_util.h"
 
@@ -87,6 +88,73 @@ static void assert_merits_equal_the_host(int64_t channels, int64_t pixels, uint6
     free(predicted);
     free(widths);
     spart_context_free(context);
+}
+
+/* spart_mart_device_finish_and_measure on raw predictions (negatives and
+ * zeros among them; read noise 0 gives widths of exactly 0) leaves the
+ * images, the widths and the merits in the workspace with the bits of
+ * spart_mart_noise_widths and then spart_mart_merits, in the one-kernel
+ * form (at most 8 chunks a channel) and in the two-step one. */
+static void assert_finish_and_measure_equals_the_steps(int64_t channels, int64_t pixels,
+                                                       double read_noise, uint64_t seed)
+{
+    spart_context *context = context_or_fail();
+    int64_t n = channels * pixels;
+    double gain = 1.75;
+    double *observed = random_values(n, 0.0, 50.0, seed);
+    double *raw = random_values(n, -5.0, 50.0, seed + 1);
+    size_t bytes = spart_mart_workspace_size(channels, pixels, 1);
+    double *d_observed = doubles_to_device(context, observed, n);
+    double *d_images[2], *d_widths[2];
+    void *workspace[2];
+    for (int k = 0; k < 2; k++) {
+        d_images[k] = doubles_to_device(context, raw, n);
+        d_widths[k] = doubles_to_device(context, raw, n); /* overwritten */
+        assert_int_equal(spart_device_malloc(context, bytes, &workspace[k]), SPART_OK);
+    }
+    assert_int_equal(
+        spart_mart_noise_widths(context, d_images[0], d_widths[0], n, gain, read_noise, 1),
+        SPART_OK);
+    assert_int_equal(spart_mart_merits(context, d_observed, d_images[0], d_widths[0], channels,
+                                       pixels, NULL, NULL, workspace[0], bytes, 1),
+                     SPART_OK);
+    assert_int_equal(spart_mart_device_finish_and_measure(context, d_observed, d_images[1],
+                                                          d_widths[1], channels, pixels, gain,
+                                                          read_noise, workspace[1], bytes),
+                     SPART_OK);
+    double *expected = malloc((size_t)n * sizeof(double));
+    double *got = malloc((size_t)n * sizeof(double));
+    assert_non_null(expected);
+    assert_non_null(got);
+    from_device(context, expected, d_images[0], n);
+    from_device(context, got, d_images[1], n);
+    assert_memory_equal(expected, got, (size_t)n * sizeof(double));
+    from_device(context, expected, d_widths[0], n);
+    from_device(context, got, d_widths[1], n);
+    assert_memory_equal(expected, got, (size_t)n * sizeof(double));
+    from_device(context, expected, workspace[0], 2 * channels); /* chi2, then r */
+    from_device(context, got, workspace[1], 2 * channels);
+    assert_memory_equal(expected, got, (size_t)(2 * channels) * sizeof(double));
+    for (int k = 0; k < 2; k++) {
+        spart_device_free(context, d_images[k]);
+        spart_device_free(context, d_widths[k]);
+        spart_device_free(context, workspace[k]);
+    }
+    spart_device_free(context, d_observed);
+    free(expected);
+    free(got);
+    free(observed);
+    free(raw);
+    spart_context_free(context);
+}
+
+static void finish_and_measure_equals_the_steps(void **state)
+{
+    (void)state;
+    assert_finish_and_measure_equals_the_steps(4, 8 * 1024, 0.0, 61);     /* one kernel */
+    assert_finish_and_measure_equals_the_steps(3, 5 * 1024 - 7, 2.5, 64); /* the last chunk short */
+    assert_finish_and_measure_equals_the_steps(1, 100, 0.0, 67);          /* one chunk */
+    assert_finish_and_measure_equals_the_steps(2, 9 * 1024 + 3, 2.5, 70); /* the two steps */
 }
 
 static void merits_equal_the_host(void **state)
@@ -962,6 +1030,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(merits_equal_the_host),
+        cmocka_unit_test(finish_and_measure_equals_the_steps),
         cmocka_unit_test(merits_of_large_images_equal_the_host),
         cmocka_unit_test(merits_of_many_chunks_a_channel_equal_the_host),
         cmocka_unit_test(merits_of_small_odd_images_equal_the_host),
