@@ -362,6 +362,54 @@ struct prediction_finish {
     double read_variance;
 };
 
+/* Values of a chunk a lane adds. */
+constexpr int lane_values = SPART_MART_CHUNK / SPART_MART_LANES;
+
+/* A lane's sum of values[lane], values[lane + 32], ... (those below
+ * count), added in that order from 0.0, leaving out those whose width is
+ * 0 when `widths` is not NULL; *added counts the values added. The loads
+ * are all issued before the first addition. */
+__device__ __forceinline__ double add_lane_values(const double *values, const double *widths,
+                                                  int lane, int count, double *added)
+{
+    double value[lane_values];
+    bool taken[lane_values];
+#pragma unroll
+    for (int j = 0; j < lane_values; j++) {
+        const int p = lane + j * SPART_MART_LANES;
+        value[j] = p < count ? values[p] : 0.0;
+        taken[j] = p < count && (widths == nullptr || widths[p] != 0.0);
+    }
+    double sum = 0.0;
+    double taken_count = 0.0;
+#pragma unroll
+    for (int j = 0; j < lane_values; j++) {
+        if (taken[j]) {
+            sum = sum + value[j];
+            taken_count = taken_count + 1.0;
+        }
+    }
+    *added = taken_count;
+    return sum;
+}
+
+/* add_chunks for chunk sums held one a lane (lane k * SPART_MART_PASS_SUMS
+ * + q holds chunk k's sum q; one warp, every lane calling): the same
+ * additions in the same order, and every lane ends with the totals. */
+__device__ __forceinline__ void add_lane_chunks(double value, int64_t chunks, int count,
+                                                double *totals)
+{
+    for (int q = 0; q < count; q++) {
+        totals[q] = 0.0;
+    }
+    for (int64_t k = 0; k < chunks; k++) {
+        for (int q = 0; q < count; q++) {
+            totals[q] =
+                totals[q] + __shfl_sync(full_warp, value, (int)(k * SPART_MART_PASS_SUMS + q));
+        }
+    }
+}
+
 /* As merits_fused_kernel for images of at most cluster_merit_chunks chunks
  * a channel, on devices with thread block clusters (compute capability 9.0
  * and later): a cluster per channel, block k of the cluster taking chunk k.
@@ -375,10 +423,14 @@ struct prediction_finish {
  * bits as merit_chunk_pass1 and merit_chunk_pass2). The chunk's values
  * come into shared memory in one asynchronous copy.
  *
- * The chunk sums meet in block 0's shared memory through the cluster's
- * distributed shared memory: every block adds pass 1's in chunk order (the
- * same additions, so the same means in every block) for its pass 2, and
- * block 0 adds pass 2's. */
+ * The chunk sums meet through the cluster's distributed shared memory.
+ * Pass 1's stay in their own block, where, after a cluster barrier, every
+ * block reads them all (a lane a value, one trip) and adds them in chunk
+ * order (the same additions, so the same means in every block) for its
+ * pass 2. Pass 2's go to block 0, which may be written once that barrier
+ * has shown every block of the cluster started, and block 0 adds them
+ * after a second barrier, which also keeps every block, whose pass-1 sums
+ * the others read, running until they are done. */
 __global__ void __launch_bounds__(cluster_merit_threads)
     merits_cluster_kernel(const double *observed, double *predicted, double *widths,
                           int64_t num_channel, int64_t image_size, int64_t chunks,
@@ -391,8 +443,8 @@ __global__ void __launch_bounds__(cluster_merit_threads)
     __shared__ double chunk_predicted[SPART_MART_CHUNK];
     __shared__ double chunk_widths[SPART_MART_CHUNK];
     __shared__ double terms[SPART_MART_CHUNK];
+    __shared__ double pass1_sums[SPART_MART_PASS_SUMS]; /* this chunk's */
     /* block 0's are the cluster's: chunk k's sums at k * SPART_MART_PASS_SUMS */
-    __shared__ double pass1_sums[cluster_merit_chunks * SPART_MART_PASS_SUMS];
     __shared__ double pass2_sums[cluster_merit_chunks * SPART_MART_PASS_SUMS];
     __shared__ double means[2];
     cg::cluster_group cluster = cg::this_cluster();
@@ -411,10 +463,6 @@ __global__ void __launch_bounds__(cluster_merit_threads)
     if (!finish.finish) {
         cg::memcpy_async(block, chunk_widths, widths + c * image_size + start, bytes);
     }
-    /* block 0's shared memory may be written only once every block of the
-     * cluster has started: this arrival, waited for before the first such
-     * write, says so without stopping the work in between */
-    auto started = cluster.barrier_arrive();
     /* the stop flag is read while the copies are under way */
     const bool stopped = run_stopped(stop);
     cg::wait(block);
@@ -442,44 +490,39 @@ __global__ void __launch_bounds__(cluster_merit_threads)
         }
     }
     __syncthreads();
-    /* warp 0: the squares and their count; 1: predicted; 2: residuals */
-    double sums[2] = {0.0, 0.0};
+    /* warp 0: the squares (where the width is not 0) and their count; 1:
+     * predicted; 2: residuals */
     if (warp < 3) {
-        for (int p = lane; p < count; p += SPART_MART_LANES) {
+        double added = 0.0;
+        const double sum =
+            add_lane_values(warp == 0 ? terms : (warp == 1 ? chunk_predicted : chunk_observed),
+                            warp == 0 ? chunk_widths : nullptr, lane, count, &added);
+        const double chunk_sum = combine_lanes(sum);
+        const double chunk_added = combine_lanes(added);
+        if (lane == 0) {
+            pass1_sums[warp == 0 ? 0 : warp + 1] = chunk_sum;
             if (warp == 0) {
-                if (chunk_widths[p] != 0.0) {
-                    sums[0] = sums[0] + terms[p];
-                    sums[1] = sums[1] + 1.0;
-                }
-            } else {
-                sums[0] = sums[0] + (warp == 1 ? chunk_predicted[p] : chunk_observed[p]);
+                pass1_sums[1] = chunk_added;
             }
-        }
-        sums[0] = combine_lanes(sums[0]);
-        sums[1] = combine_lanes(sums[1]);
-    }
-    double *cluster_pass1 = cluster.map_shared_rank(pass1_sums, 0);
-    double *cluster_pass2 = cluster.map_shared_rank(pass2_sums, 0);
-    cluster.barrier_wait(std::move(started));
-    if (lane == 0 && warp < 3) {
-        const int64_t at = k * SPART_MART_PASS_SUMS;
-        if (warp == 0) {
-            cluster_pass1[at] = sums[0];
-            cluster_pass1[at + 1] = sums[1];
-        } else {
-            cluster_pass1[at + warp + 1] = sums[0];
         }
     }
     cluster.sync();
-    if (threadIdx.x == 0) {
+    if (warp == 0) {
+        const double value =
+            lane < chunks * SPART_MART_PASS_SUMS
+                ? *cluster.map_shared_rank(pass1_sums + lane % SPART_MART_PASS_SUMS,
+                                           (unsigned)(lane / SPART_MART_PASS_SUMS))
+                : 0.0;
         double totals[SPART_MART_PASS_SUMS];
-        double chi2;
-        add_chunks(cluster_pass1, chunks, SPART_MART_PASS_SUMS, totals);
-        finish_pass1(totals, image_size, &chi2, &means[0], &means[1]);
-        if (k == 0) {
-            results[c] = chi2;
-            results[2 * num_channel + 2 * c] = means[0];
-            results[2 * num_channel + 2 * c + 1] = means[1];
+        add_lane_chunks(value, chunks, SPART_MART_PASS_SUMS, totals);
+        if (lane == 0) {
+            double chi2;
+            finish_pass1(totals, image_size, &chi2, &means[0], &means[1]);
+            if (k == 0) {
+                results[c] = chi2;
+                results[2 * num_channel + 2 * c] = means[0];
+                results[2 * num_channel + 2 * c + 1] = means[1];
+            }
         }
     }
     __syncthreads();
@@ -496,23 +539,24 @@ __global__ void __launch_bounds__(cluster_merit_threads)
     }
     __syncthreads();
     if (warp < 3) {
-        const double *added = warp == 0 ? terms : (warp == 1 ? chunk_widths : chunk_observed);
-        double centred = 0.0;
-        for (int p = lane; p < count; p += SPART_MART_LANES) {
-            centred = centred + added[p];
-        }
-        centred = combine_lanes(centred);
+        double added = 0.0;
+        const double centred = combine_lanes(
+            add_lane_values(warp == 0 ? terms : (warp == 1 ? chunk_widths : chunk_observed),
+                            nullptr, lane, count, &added));
         if (lane == 0) {
-            cluster_pass2[k * SPART_MART_PASS_SUMS + warp] = centred;
+            cluster.map_shared_rank(pass2_sums, 0)[k * SPART_MART_PASS_SUMS + warp] = centred;
         }
     }
-    /* also keeps block 0, whose shared memory the others write, running
-     * until they are done with it */
     cluster.sync();
-    if (k == 0 && threadIdx.x == 0) {
+    if (k == 0 && warp == 0) {
+        const double value = lane < chunks * SPART_MART_PASS_SUMS && lane % SPART_MART_PASS_SUMS < 3
+                                 ? pass2_sums[lane]
+                                 : 0.0;
         double totals[3];
-        add_chunks(pass2_sums, chunks, 3, totals);
-        results[num_channel + c] = finish_pass2(totals, image_size);
+        add_lane_chunks(value, chunks, 3, totals);
+        if (lane == 0) {
+            results[num_channel + c] = finish_pass2(totals, image_size);
+        }
     }
 #else
     __trap(); /* launched only where the device and this build have clusters */
