@@ -18,7 +18,16 @@
  * phases are separated by grid-wide barriers (cooperative_groups
  * grid.sync()), as one graph node. For B = 0 .. 30 barriers, each phase
  * writing the same 8192 doubles as the small kernel, it prints the
- * microseconds a replay and a barrier ((t(B) - t(0)) / B). Label `bench`;
+ * microseconds a replay and a barrier ((t(B) - t(0)) / B).
+ *
+ * Last, what a node that only reads a MART product's compulsory bytes
+ * costs: 20 dependent nodes, each streaming one of two arrays of `bytes`
+ * (by default 12.74 MB, the tutorial's 1,061,648 entries of 8-byte value
+ * and 4-byte column; the nodes alternate between the arrays as an
+ * iteration alternates between its forward and backward operators, which
+ * together fit the H200's L2) with coalesced 16-byte loads, nothing
+ * gathered. A product moves at least this and gathers besides, so two
+ * such nodes bound an iteration's two products from below. Label `bench`;
  * exits 77 without a device.
  */
 #include <cooperative_groups.h>
@@ -53,6 +62,20 @@ __global__ void phased_kernel(double *values, int n, int barriers)
             values[i] = values[i] * 0.5 + 1.0;
         }
     }
+}
+
+/* Each thread adds the 16-byte words i, i + stride, ... of `words` and
+ * writes its sum (so that the loads are not dropped). */
+__global__ void stream_kernel(const double2 *words, long long n, double *sums)
+{
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    double sum = 0.0;
+    for (long long i = first; i < n; i += stride) {
+        const double2 word = words[i];
+        sum = sum + word.x + word.y;
+    }
+    sums[first] = sum;
 }
 
 bool ok(cudaError_t error, const char *what)
@@ -147,6 +170,22 @@ double cooperative_microseconds(cudaStream_t stream, int blocks, int barriers, d
         ok(cudaLaunchKernelEx(&config, phased_kernel, values, n, barriers), "cooperative launch"));
 }
 
+/* Microseconds a node of a graph of `nodes` dependent stream_kernel
+ * launches, alternating between arrays a and b of `words` 16-byte words
+ * each, on `blocks` blocks of 256 threads. */
+double stream_microseconds(cudaStream_t stream, int nodes, const double2 *a, const double2 *b,
+                           long long words, int blocks, double *sums)
+{
+    if (!ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture")) {
+        return -1.0;
+    }
+    for (int k = 0; k < nodes; k++) {
+        stream_kernel<<<(unsigned)blocks, 256, 0, stream>>>(k % 2 == 0 ? a : b, words, sums);
+    }
+    const double us = replay_microseconds(stream, ok(cudaGetLastError(), "launch"));
+    return us < 0.0 ? us : us / nodes;
+}
+
 } // namespace
 
 int main()
@@ -205,6 +244,35 @@ int main()
                    barriers > 0 ? (us - none) / barriers : 0.0);
         }
     }
+    const long long words = (1061648LL * 12 + 15) / 16;
+    double2 *a = nullptr, *b = nullptr;
+    double *sums = nullptr;
+    const int multiprocessors = properties.multiProcessorCount;
+    if (status == 0 && ok(cudaMalloc(&a, (size_t)words * 16), "malloc") &&
+        ok(cudaMalloc(&b, (size_t)words * 16), "malloc") &&
+        ok(cudaMalloc(&sums, (size_t)multiprocessors * 8 * 256 * sizeof(double)), "malloc") &&
+        ok(cudaMemset(a, 0, (size_t)words * 16), "memset") &&
+        ok(cudaMemset(b, 0, (size_t)words * 16), "memset")) {
+        printf("\n20 dependent nodes each streaming %.2f MB (16-byte loads, nothing gathered), "
+               "alternating between two such arrays, one graph: us a node\n",
+               (double)words * 16 / 1e6);
+        printf("%14s %14s %14s\n", "blocks", "us/node", "GB/s");
+        const int blocks_per_multiprocessor[] = {2, 4, 8};
+        for (int per : blocks_per_multiprocessor) {
+            const int blocks = multiprocessors * per;
+            const double us = stream_microseconds(stream, 20, a, b, words, blocks, sums);
+            if (us < 0.0) {
+                status = 1;
+                break;
+            }
+            printf("%14d %14.2f %14.0f\n", blocks, us, (double)words * 16 / (us * 1e3));
+        }
+    } else {
+        status = 1;
+    }
+    (void)cudaFree(a);
+    (void)cudaFree(b);
+    (void)cudaFree(sums);
     (void)cudaFree(values);
     (void)cudaStreamDestroy(stream);
     return status;
