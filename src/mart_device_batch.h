@@ -4,11 +4,14 @@
  * its stopping rule evaluated on the device after each iteration's merits,
  * the merits and the kept states written to device rows that the host
  * reads once a batch, and a stop flag that the later steps of a batch read
- * so that the iterations after a stop change nothing.
+ * so that the iterations after a stop change nothing; and, for the MART
+ * operators of a Regridder pair (solvers/mart_regridders.c), the end of
+ * the prediction made inside the merits' kernel.
  *
  * Internal to the library: the one header of src/ that the solvers
  * include (the MART driver's batches need device memory laid out as the
- * kernels read it, which the public building blocks do not expose).
+ * kernels read it, and a step fused across two public building blocks,
+ * neither of which the public API exposes).
  *
  * The rule here is the driver's rule_stops, the same operations in the
  * same order (the mean merit summed over channels from 0.0 in channel
