@@ -22,6 +22,7 @@
 #include "mart_device_batch.h" /* spart_mart_device_finish_and_measure */
 #include "spart.h"
 #include "test_cuda_util.h"
+#include "test_small_instrument.h"
 
 /* n values in [low, high), with some exact zeros and negatives when low < 0. */
 static double *random_values(int64_t n, double low, double high, uint64_t seed)
@@ -547,71 +548,6 @@ static void merits_of_small_odd_images_equal_the_host(void **state)
 
 /* ---- whole runs ---------------------------------------------------------------------------- */
 
-/* The ctis tutorial's geometry at a smaller size: 4 channels, 20 bins,
- * a 32x32 scene over +-10", a 64x48 sensor, Gaussian blobs plus 1%. */
-typedef struct problem {
-    double angle[4], velocity[21], wavelength[21], scene_x[33], scene_y[33];
-    double sensor_x[65], sensor_y[49];
-    spart_instrument_params params;
-    double *scene;
-    int64_t scene_size;
-} problem;
-
-static void make_problem(spart_context *context, problem *p)
-{
-    for (int c = 0; c < 4; c++) {
-        p->angle[c] = 5.64 + 90.0 * c;
-    }
-    for (int l = 0; l < 21; l++) {
-        p->velocity[l] = -500.0 + 50.0 * l;
-    }
-    for (int i = 0; i < 33; i++) {
-        p->scene_x[i] = -10.0 + 20.0 * i / 32.0;
-        p->scene_y[i] = p->scene_x[i];
-    }
-    for (int i = 0; i < 65; i++) {
-        p->sensor_x[i] = i;
-    }
-    for (int i = 0; i < 49; i++) {
-        p->sensor_y[i] = i;
-    }
-    p->scene_size = 20 * 32 * 32;
-    p->scene = malloc((size_t)p->scene_size * sizeof(double));
-    assert_int_equal(spart_scene_gaussians(context, 171.0, 20, p->velocity, 32, p->scene_x, 32,
-                                           p->scene_y, NULL, p->wavelength, p->scene),
-                     SPART_OK);
-    double peak = 0.0;
-    for (int64_t v = 0; v < p->scene_size; v++) {
-        peak = p->scene[v] > peak ? p->scene[v] : peak;
-    }
-    for (int64_t v = 0; v < p->scene_size; v++) {
-        p->scene[v] += peak / 100.0;
-    }
-    spart_instrument_params *q = &p->params;
-    spart_instrument_params_init(q);
-    q->num_channel = 4;
-    q->angle = p->angle;
-    q->dispersion = 171.0 * 10.0 / 299792.458;
-    q->plate_scale = 0.8;
-    q->wavelength_ref = 171.0;
-    q->position_ref[0] = 32.0;
-    q->position_ref[1] = 24.0;
-    q->area_effective = 1.0;
-    q->exposure_time = 20.0;
-    q->read_noise = 1.5;
-    q->num_wavelength = 20;
-    q->wavelength = p->wavelength;
-    q->num_scene_x = 32;
-    q->scene_x = p->scene_x;
-    q->num_scene_y = 32;
-    q->scene_y = p->scene_y;
-    q->num_sensor_x = 64;
-    q->sensor_x = p->sensor_x;
-    q->num_sensor_y = 48;
-    q->sensor_y = p->sensor_y;
-    q->solid_angle_steradian = 1;
-}
-
 typedef struct run {
     int64_t iterations, solutions;
     int success;
@@ -704,8 +640,8 @@ static void instrument_runs_equal_the_host_bit_for_bit(void **state)
 {
     (void)state;
     spart_context *context = context_or_fail();
-    problem p;
-    make_problem(context, &p);
+    small_instrument p;
+    make_small_instrument(context, &p);
     spart_instrument *instrument = NULL;
     assert_int_equal(spart_instrument_create(context, &p.params, &instrument), SPART_OK);
     int64_t pixels = 4 * spart_instrument_image_size(instrument);
@@ -827,8 +763,8 @@ static void batched_runs_stop_where_the_host_stops(void **state)
 {
     (void)state;
     spart_context *context = context_or_fail();
-    problem p;
-    make_problem(context, &p);
+    small_instrument p;
+    make_small_instrument(context, &p);
     spart_instrument *instrument = NULL;
     assert_int_equal(spart_instrument_create(context, &p.params, &instrument), SPART_OK);
     int64_t pixels = 4 * spart_instrument_image_size(instrument);
@@ -924,8 +860,8 @@ static void batched_runs_of_own_operators_stop_where_the_host_stops(void **state
 {
     (void)state;
     spart_context *context = context_or_fail();
-    problem p;
-    make_problem(context, &p);
+    small_instrument p;
+    make_small_instrument(context, &p);
     spart_instrument *instrument = NULL;
     assert_int_equal(spart_instrument_create(context, &p.params, &instrument), SPART_OK);
     int64_t pixels = 4 * spart_instrument_image_size(instrument);

@@ -22,6 +22,7 @@
 
 #include "spart.h"
 #include "test_cuda_util.h"
+#include "test_small_instrument.h"
 #include "test_psf_util.h"
 
 /* ---- helpers ------------------------------------------------------------------------------- */
@@ -477,11 +478,8 @@ static void a_device_psf_refuses_host_memory_and_wrong_shapes(void **state)
  * a 64x48 sensor, Gaussian blobs plus 1 %, one 7x7 elliptical Gaussian PSF
  * per channel composed by FFT. */
 typedef struct problem {
-    double angle[4], velocity[21], wavelength[21], scene_x[33], scene_y[33];
-    double sensor_x[65], sensor_y[49], psf[4 * 7 * 7];
-    spart_instrument_params params;
-    double *scene;
-    int64_t scene_size;
+    small_instrument instrument;
+    double psf[4 * 7 * 7];
 } problem;
 
 static void elliptical_gaussians(double *psf)
@@ -508,58 +506,9 @@ static void elliptical_gaussians(double *psf)
 
 static void make_problem(spart_context *context, problem *p)
 {
-    for (int c = 0; c < 4; c++) {
-        p->angle[c] = 5.64 + 90.0 * c;
-    }
-    for (int l = 0; l < 21; l++) {
-        p->velocity[l] = -500.0 + 50.0 * l;
-    }
-    for (int i = 0; i < 33; i++) {
-        p->scene_x[i] = -10.0 + 20.0 * i / 32.0;
-        p->scene_y[i] = p->scene_x[i];
-    }
-    for (int i = 0; i < 65; i++) {
-        p->sensor_x[i] = i;
-    }
-    for (int i = 0; i < 49; i++) {
-        p->sensor_y[i] = i;
-    }
+    make_small_instrument(context, &p->instrument);
     elliptical_gaussians(p->psf);
-    p->scene_size = 20 * 32 * 32;
-    p->scene = malloc((size_t)p->scene_size * sizeof(double));
-    assert_int_equal(spart_scene_gaussians(context, 171.0, 20, p->velocity, 32, p->scene_x, 32,
-                                           p->scene_y, NULL, p->wavelength, p->scene),
-                     SPART_OK);
-    double peak = 0.0;
-    for (int64_t v = 0; v < p->scene_size; v++) {
-        peak = p->scene[v] > peak ? p->scene[v] : peak;
-    }
-    for (int64_t v = 0; v < p->scene_size; v++) {
-        p->scene[v] += peak / 100.0;
-    }
-    spart_instrument_params *q = &p->params;
-    spart_instrument_params_init(q);
-    q->num_channel = 4;
-    q->angle = p->angle;
-    q->dispersion = 171.0 * 10.0 / 299792.458;
-    q->plate_scale = 0.8;
-    q->wavelength_ref = 171.0;
-    q->position_ref[0] = 32.0;
-    q->position_ref[1] = 24.0;
-    q->area_effective = 1.0;
-    q->exposure_time = 20.0;
-    q->read_noise = 1.5;
-    q->num_wavelength = 20;
-    q->wavelength = p->wavelength;
-    q->num_scene_x = 32;
-    q->scene_x = p->scene_x;
-    q->num_scene_y = 32;
-    q->scene_y = p->scene_y;
-    q->num_sensor_x = 64;
-    q->sensor_x = p->sensor_x;
-    q->num_sensor_y = 48;
-    q->sensor_y = p->sensor_y;
-    q->solid_angle_steradian = 1;
+    spart_instrument_params *q = &p->instrument.params;
     q->psf = p->psf;
     q->psf_size[0] = 7;
     q->psf_size[1] = 7;
@@ -651,18 +600,19 @@ static void device_mart_with_an_fft_psf_agrees_with_the_host(void **state)
     problem p;
     make_problem(context, &p);
     spart_instrument *instrument = NULL;
-    assert_int_equal(spart_instrument_create(context, &p.params, &instrument), SPART_OK);
+    assert_int_equal(spart_instrument_create(context, &p.instrument.params, &instrument), SPART_OK);
     assert_non_null(spart_instrument_psf(instrument));
     int64_t pixels = 4 * spart_instrument_image_size(instrument);
     double *observed = malloc((size_t)pixels * sizeof(double));
-    assert_int_equal(spart_instrument_observe(context, instrument, p.scene, 7, observed, NULL),
-                     SPART_OK);
+    assert_int_equal(
+        spart_instrument_observe(context, instrument, p.instrument.scene, 7, observed, NULL),
+        SPART_OK);
     spart_mart_regridder_pair pair;
     spart_mart_operators host_operators, device_operators;
     assert_int_equal(spart_instrument_mart_operators(context, instrument, &pair, &host_operators),
                      SPART_OK);
     run host, device, again;
-    solve(context, &host_operators, observed, p.scene_size, &host);
+    solve(context, &host_operators, observed, p.instrument.scene_size, &host);
 
     device_problem d;
     make_device_problem(context, instrument, &d);
@@ -671,13 +621,14 @@ static void device_mart_with_an_fft_psf_agrees_with_the_host(void **state)
     assert_int_equal(device_operators.on_device, 1);
     assert_int_equal(device_operators.capturable, 1);
     double *d_observed = doubles_to_device(context, observed, pixels);
-    solve(context, &device_operators, d_observed, p.scene_size, &device);
-    solve(context, &device_operators, d_observed, p.scene_size, &again);
+    solve(context, &device_operators, d_observed, p.instrument.scene_size, &device);
+    solve(context, &device_operators, d_observed, p.instrument.scene_size, &again);
 
     assert_true(host.iterations > 3);
     assert_int_equal(device.iterations, host.iterations);
     assert_int_equal(device.success, host.success);
-    double solution = largest_relative_difference(device.solution, host.solution, p.scene_size);
+    double solution =
+        largest_relative_difference(device.solution, host.solution, p.instrument.scene_size);
     double chi2 = largest_relative_difference(device.chi2, host.chi2, host.iterations * 4);
     printf("device MART with the FFT PSF against the host's: %lld iterations each; solution "
            "max|difference| / max|host| = %.3g, merits %.3g\n",
@@ -688,7 +639,8 @@ static void device_mart_with_an_fft_psf_agrees_with_the_host(void **state)
     }
     /* Run after run on the device: the same bits. */
     assert_int_equal(again.iterations, device.iterations);
-    assert_memory_equal(again.solution, device.solution, (size_t)p.scene_size * sizeof(double));
+    assert_memory_equal(again.solution, device.solution,
+                        (size_t)p.instrument.scene_size * sizeof(double));
     assert_memory_equal(again.chi2, device.chi2, (size_t)(device.iterations * 4) * sizeof(double));
 
     run *runs[] = {&host, &device, &again};
@@ -699,7 +651,7 @@ static void device_mart_with_an_fft_psf_agrees_with_the_host(void **state)
     spart_device_free(context, d_observed);
     free_device_problem(context, &d);
     free(observed);
-    free(p.scene);
+    free(p.instrument.scene);
     spart_instrument_free(instrument);
     spart_context_free(context);
 }
@@ -711,7 +663,7 @@ static void mart_operators_refuse_a_psf_and_regridders_in_different_places(void 
     problem p;
     make_problem(context, &p);
     spart_instrument *instrument = NULL;
-    assert_int_equal(spart_instrument_create(context, &p.params, &instrument), SPART_OK);
+    assert_int_equal(spart_instrument_create(context, &p.instrument.params, &instrument), SPART_OK);
     device_problem d;
     make_device_problem(context, instrument, &d);
     spart_mart_operators operators;
@@ -734,7 +686,7 @@ static void mart_operators_refuse_a_psf_and_regridders_in_different_places(void 
                      SPART_ERROR_NULL_POINTER);
     assert_non_null(strstr(spart_context_error(context), "device_scratch"));
     free_device_problem(context, &d);
-    free(p.scene);
+    free(p.instrument.scene);
     spart_instrument_free(instrument);
     spart_context_free(context);
 }
