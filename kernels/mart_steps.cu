@@ -362,6 +362,11 @@ struct prediction_finish {
     double read_variance;
 };
 
+/* The helpers of merits_cluster_kernel exist where its body does (device
+ * code for compute capability 9.0 and later): elsewhere nothing calls
+ * them, which nvcc warns of. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+
 /* Values of a chunk a lane adds. */
 constexpr int lane_values = SPART_MART_CHUNK / SPART_MART_LANES;
 
@@ -409,6 +414,8 @@ __device__ __forceinline__ void add_lane_chunks(double value, int64_t chunks, in
         }
     }
 }
+
+#endif /* __CUDA_ARCH__ >= 900 */
 
 /* As merits_fused_kernel for images of at most cluster_merit_chunks chunks
  * a channel, on devices with thread block clusters (compute capability 9.0
