@@ -11,19 +11,27 @@
 #include "mart_device_batch.h"
 #include "mart_internal.h"
 
+/* The forward Regridder's product A x of the scene, unclamped, into
+ * `images` (num_rows values). */
+static spart_status apply_forward(spart_context *context, const spart_mart_regridder_pair *pair,
+                                  const double *scene, double *images)
+{
+    spart_array x = {scene, spart_regridder_shape_input(pair->forward)};
+    return spart_regridder_apply(context, pair->forward, &x, images,
+                                 spart_regridder_num_rows(pair->forward));
+}
+
 /* Predicted images d = max(A x, 0) (counts cannot be negative; ctis clamps
  * too) and widths sqrt(gain d + read_noise^2), where the regridders are. */
 static spart_status forward_from_regridder(void *user, spart_context *context, const double *scene,
                                            double *images, double *widths)
 {
     const spart_mart_regridder_pair *pair = user;
-    spart_array x = {scene, spart_regridder_shape_input(pair->forward)};
-    int64_t size = spart_regridder_num_rows(pair->forward);
-    spart_status status = spart_regridder_apply(context, pair->forward, &x, images, size);
+    spart_status status = apply_forward(context, pair, scene, images);
     if (status == SPART_OK) {
-        status = spart_mart_finish_prediction(context, images, widths, size, pair->gain,
-                                              pair->read_noise,
-                                              spart_regridder_cuda_device(pair->forward) >= 0);
+        status = spart_mart_finish_prediction(
+            context, images, widths, spart_regridder_num_rows(pair->forward), pair->gain,
+            pair->read_noise, spart_regridder_cuda_device(pair->forward) >= 0);
     }
     return status;
 }
@@ -35,9 +43,7 @@ spart_status spart_mart_regridders_predict_and_measure(spart_context *context,
                                                        void *workspace, size_t workspace_bytes)
 {
     const spart_mart_regridder_pair *pair = operators->user;
-    spart_array x = {scene, spart_regridder_shape_input(pair->forward)};
-    int64_t size = spart_regridder_num_rows(pair->forward);
-    spart_status status = spart_regridder_apply(context, pair->forward, &x, images, size);
+    spart_status status = apply_forward(context, pair, scene, images);
     if (status == SPART_OK) {
         status = spart_mart_device_finish_and_measure(
             context, observed, images, widths, operators->num_channel, operators->image_size,
