@@ -162,6 +162,48 @@ void spart_broadcast_strides(const spart_shape *shape, const spart_shape *target
     }
 }
 
+/* Where the block of `orthogonal_index` starts in an array of these
+ * strides: the orthogonal (not resampled) axes' part of the offset. */
+static int64_t block_base(const int64_t *strides, const spart_shape *full, const int *resampled,
+                          int num_resampled, const int64_t *orthogonal_index)
+{
+    int64_t base = 0;
+    int o = 0;
+    for (int k = 0; k < full->ndim; k++) {
+        if (!spart_axes_contain(resampled, num_resampled, k)) {
+            base += orthogonal_index[o++] * strides[k];
+        }
+    }
+    return base;
+}
+
+/* Values of a block: the product of the resampled extents. */
+static int64_t block_count(const spart_shape *full, const int *resampled, int num_resampled)
+{
+    int64_t count = 1;
+    for (int r = 0; r < num_resampled; r++) {
+        count *= full->dims[resampled[r]];
+    }
+    return count;
+}
+
+/* The next value of a block in C order: the resampled multi-index
+ * `index` advanced like an odometer, *offset following it. */
+static void block_step(const int64_t *strides, const spart_shape *full, const int *resampled,
+                       int num_resampled, int64_t *index, int64_t *offset)
+{
+    for (int r = num_resampled - 1; r >= 0; r--) {
+        int axis = resampled[r];
+        index[r]++;
+        *offset += strides[axis];
+        if (index[r] < full->dims[axis]) {
+            return;
+        }
+        *offset -= index[r] * strides[axis];
+        index[r] = 0;
+    }
+}
+
 const double *spart_block_in_place(const double *data, const int64_t *strides,
                                    const spart_shape *full, const int *resampled, int num_resampled,
                                    const int64_t *orthogonal_index)
@@ -174,46 +216,19 @@ const double *spart_block_in_place(const double *data, const int64_t *strides,
         }
         dense_stride *= extent;
     }
-    int64_t base = 0;
-    int o = 0;
-    for (int k = 0; k < full->ndim; k++) {
-        if (!spart_axes_contain(resampled, num_resampled, k)) {
-            base += orthogonal_index[o++] * strides[k];
-        }
-    }
-    return data + base;
+    return data + block_base(strides, full, resampled, num_resampled, orthogonal_index);
 }
 
 void spart_gather_block(const double *data, const int64_t *strides, const spart_shape *full,
                         const int *resampled, int num_resampled, const int64_t *orthogonal_index,
                         double *block)
 {
-    int64_t base = 0;
-    int o = 0;
-    for (int k = 0; k < full->ndim; k++) {
-        if (!spart_axes_contain(resampled, num_resampled, k)) {
-            base += orthogonal_index[o++] * strides[k];
-        }
-    }
-    int64_t count = 1;
-    for (int r = 0; r < num_resampled; r++) {
-        count *= full->dims[resampled[r]];
-    }
+    int64_t count = block_count(full, resampled, num_resampled);
     int64_t index[SPART_MAX_NDIM] = {0};
-    int64_t offset = base;
+    int64_t offset = block_base(strides, full, resampled, num_resampled, orthogonal_index);
     for (int64_t flat = 0; flat < count; flat++) {
         block[flat] = data[offset];
-        /* Advance the resampled multi-index like an odometer. */
-        for (int r = num_resampled - 1; r >= 0; r--) {
-            int axis = resampled[r];
-            index[r]++;
-            offset += strides[axis];
-            if (index[r] < full->dims[axis]) {
-                break;
-            }
-            offset -= index[r] * strides[axis];
-            index[r] = 0;
-        }
+        block_step(strides, full, resampled, num_resampled, index, &offset);
     }
 }
 
@@ -263,31 +278,12 @@ void spart_scatter_block(const double *block, const spart_shape *full, const int
         strides[k] = stride;
         stride *= full->dims[k];
     }
-    int64_t base = 0;
-    int o = 0;
-    for (int k = 0; k < full->ndim; k++) {
-        if (!spart_axes_contain(resampled, num_resampled, k)) {
-            base += orthogonal_index[o++] * strides[k];
-        }
-    }
-    int64_t count = 1;
-    for (int r = 0; r < num_resampled; r++) {
-        count *= full->dims[resampled[r]];
-    }
+    int64_t count = block_count(full, resampled, num_resampled);
     int64_t index[SPART_MAX_NDIM] = {0};
-    int64_t offset = base;
+    int64_t offset = block_base(strides, full, resampled, num_resampled, orthogonal_index);
     for (int64_t flat = 0; flat < count; flat++) {
         data[offset] = block[flat];
-        for (int r = num_resampled - 1; r >= 0; r--) {
-            int axis = resampled[r];
-            index[r]++;
-            offset += strides[axis];
-            if (index[r] < full->dims[axis]) {
-                break;
-            }
-            offset -= index[r] * strides[axis];
-            index[r] = 0;
-        }
+        block_step(strides, full, resampled, num_resampled, index, &offset);
     }
 }
 
