@@ -34,43 +34,19 @@
 
 #include "csr_search.cuh"
 #include "device_internal.h"
+#include "launch.cuh"
 
 namespace
 {
 
-constexpr int threads_per_block = 256;
-constexpr int64_t max_blocks = (int64_t)1 << 20; /* grid-stride beyond this */
+using spart_launch::first_item;
+using spart_launch::item_stride;
+using spart_launch::launch_items;
+using spart_launch::threads_per_block;
 
 size_t round_up(size_t bytes)
 {
     return (bytes + 255) / 256 * 256;
-}
-
-/* Launch `kernel` over `items` items (grid-stride), nothing for none. The
- * launch's own error is returned, never one left behind by another call. */
-template <typename... Parameters, typename... Arguments>
-cudaError_t launch(void (*kernel)(Parameters...), int64_t items, cudaStream_t stream,
-                   Arguments... arguments)
-{
-    if (items <= 0) {
-        return cudaSuccess;
-    }
-    int64_t blocks = (items + threads_per_block - 1) / threads_per_block;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3((unsigned)(blocks < max_blocks ? blocks : max_blocks));
-    config.blockDim = dim3(threads_per_block);
-    config.stream = stream;
-    return cudaLaunchKernelEx(&config, kernel, arguments...);
-}
-
-__device__ __forceinline__ int64_t first_item()
-{
-    return (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-}
-
-__device__ __forceinline__ int64_t item_stride()
-{
-    return (int64_t)gridDim.x * blockDim.x;
 }
 
 __device__ __forceinline__ void store_value(double *slot, double value)
@@ -185,14 +161,14 @@ cudaError_t assemble_sort(const spart_device_assembly_source &source, int64_t nu
                           spart_device_sort *sort, int64_t *row_ptr, cudaStream_t stream)
 {
     cudaError_t error =
-        launch(assembly_keys<Key, Position>, source.num_entries, stream, source, num_rows,
-               key_buffer<Key>(sort, 0), position_buffer<Position>(sort, 0));
+        launch_items(assembly_keys<Key, Position>, source.num_entries, stream, source, num_rows,
+                     key_buffer<Key>(sort, 0), position_buffer<Position>(sort, 0));
     if (error == cudaSuccess) {
         error = sort_pairs<Key, Position>(sort, stream);
     }
     if (error == cudaSuccess) {
-        error = launch(row_starts<Key>, num_rows + 1, stream, (const Key *)sort->sorted_keys,
-                       source.num_entries, num_rows, row_ptr);
+        error = launch_items(row_starts<Key>, num_rows + 1, stream, (const Key *)sort->sorted_keys,
+                             source.num_entries, num_rows, row_ptr);
     }
     return error;
 }
@@ -203,11 +179,11 @@ cudaError_t assemble_place_columns(const spart_device_assembly_source &source,
                                    const spart_device_csr_arrays &csr, cudaStream_t stream)
 {
     if (csr.values32 != nullptr) {
-        return launch(assembly_place<Position, Column, float>, num_entries, stream, source,
-                      positions, num_entries, columns, csr.values32);
+        return launch_items(assembly_place<Position, Column, float>, num_entries, stream, source,
+                            positions, num_entries, columns, csr.values32);
     }
-    return launch(assembly_place<Position, Column, double>, num_entries, stream, source, positions,
-                  num_entries, columns, csr.values64);
+    return launch_items(assembly_place<Position, Column, double>, num_entries, stream, source,
+                        positions, num_entries, columns, csr.values64);
 }
 
 template <typename Position>
@@ -256,18 +232,19 @@ cudaError_t transpose_sort(const spart_device_csr &matrix, spart_device_sort *so
 {
     Key *keys = key_buffer<Key>(sort, 0);
     Position *positions = position_buffer<Position>(sort, 0);
-    cudaError_t error = matrix.columns32 != nullptr
-                            ? launch(transpose_keys<int32_t, Key, Position>, matrix.num_entries,
-                                     stream, matrix.columns32, matrix.num_entries, keys, positions)
-                            : launch(transpose_keys<int64_t, Key, Position>, matrix.num_entries,
-                                     stream, matrix.columns64, matrix.num_entries, keys, positions);
+    cudaError_t error =
+        matrix.columns32 != nullptr
+            ? launch_items(transpose_keys<int32_t, Key, Position>, matrix.num_entries, stream,
+                           matrix.columns32, matrix.num_entries, keys, positions)
+            : launch_items(transpose_keys<int64_t, Key, Position>, matrix.num_entries, stream,
+                           matrix.columns64, matrix.num_entries, keys, positions);
     if (error == cudaSuccess) {
         error = sort_pairs<Key, Position>(sort, stream);
     }
     if (error == cudaSuccess) {
-        error =
-            launch(row_starts<Key>, matrix.num_columns + 1, stream, (const Key *)sort->sorted_keys,
-                   matrix.num_entries, matrix.num_columns, row_ptr);
+        error = launch_items(row_starts<Key>, matrix.num_columns + 1, stream,
+                             (const Key *)sort->sorted_keys, matrix.num_entries, matrix.num_columns,
+                             row_ptr);
     }
     return error;
 }
@@ -279,12 +256,13 @@ cudaError_t transpose_place_values(const spart_device_csr &matrix, const Positio
 {
     const int64_t n = matrix.num_entries;
     if (transposed.columns32 != nullptr) {
-        return launch(transpose_place<Position, Value, int32_t>, n, stream, matrix.row_ptr,
-                      matrix.num_rows, positions, n, values, transposed.columns32,
-                      transposed_values);
+        return launch_items(transpose_place<Position, Value, int32_t>, n, stream, matrix.row_ptr,
+                            matrix.num_rows, positions, n, values, transposed.columns32,
+                            transposed_values);
     }
-    return launch(transpose_place<Position, Value, int64_t>, n, stream, matrix.row_ptr,
-                  matrix.num_rows, positions, n, values, transposed.columns64, transposed_values);
+    return launch_items(transpose_place<Position, Value, int64_t>, n, stream, matrix.row_ptr,
+                        matrix.num_rows, positions, n, values, transposed.columns64,
+                        transposed_values);
 }
 
 template <typename Position>
@@ -539,8 +517,8 @@ extern "C" int spart_cuda_long_rows_count(const int64_t *row_ptr, int64_t num_ro
         error = cudaErrorInvalidValue;
     }
     if (error == cudaSuccess) {
-        error = launch(long_row_counts, num_rows + 1, s, row_ptr, num_rows, chunk_length,
-                       space.long_index, space.first_chunk);
+        error = launch_items(long_row_counts, num_rows + 1, s, row_ptr, num_rows, chunk_length,
+                             space.long_index, space.first_chunk);
     }
     size_t scratch_bytes = space.scratch_bytes;
     if (error == cudaSuccess) {
@@ -553,8 +531,8 @@ extern "C" int spart_cuda_long_rows_count(const int64_t *row_ptr, int64_t num_ro
                                               num_rows + 1, s);
     }
     if (error == cudaSuccess) {
-        error = launch(long_row_totals, 1, s, (const int64_t *)space.long_index,
-                       (const int64_t *)space.first_chunk, num_rows, space.totals);
+        error = launch_items(long_row_totals, 1, s, (const int64_t *)space.long_index,
+                             (const int64_t *)space.first_chunk, num_rows, space.totals);
     }
     return error;
 }
@@ -570,9 +548,9 @@ extern "C" int spart_cuda_long_rows_fill(const int64_t *row_ptr, int64_t num_row
     if (error != cudaSuccess) {
         return error;
     }
-    return launch(long_row_table, num_rows + 1, static_cast<cudaStream_t>(stream), row_ptr,
-                  num_rows, chunk_length, (const int64_t *)space.long_index,
-                  (const int64_t *)space.first_chunk, num_long_rows, num_long_chunks, table);
+    return launch_items(long_row_table, num_rows + 1, static_cast<cudaStream_t>(stream), row_ptr,
+                        num_rows, chunk_length, (const int64_t *)space.long_index,
+                        (const int64_t *)space.first_chunk, num_long_rows, num_long_chunks, table);
 }
 
 extern "C" int spart_cuda_short_rows_index(const int64_t *row_ptr, int64_t num_rows,
@@ -586,11 +564,11 @@ extern "C" int spart_cuda_short_rows_index(const int64_t *row_ptr, int64_t num_r
     const int64_t most = (int64_t)(SPART_DEVICE_SHORT_ROW_FLAGS - 1) * threads_per_block;
     const int64_t items = padded_rows < most ? padded_rows : most;
     const int blocks = (int)((items + threads_per_block - 1) / threads_per_block);
-    cudaError_t error = launch(short_row_index, items, s, row_ptr, num_rows, padded_rows,
-                               row_lengths, block_starts, flags);
+    cudaError_t error = launch_items(short_row_index, items, s, row_ptr, num_rows, padded_rows,
+                                     row_lengths, block_starts, flags);
     if (error == cudaSuccess) {
-        error = launch(any_flag, 1, s, (const int *)flags, blocks,
-                       flags + SPART_DEVICE_SHORT_ROW_FLAGS - 1);
+        error = launch_items(any_flag, 1, s, (const int *)flags, blocks,
+                             flags + SPART_DEVICE_SHORT_ROW_FLAGS - 1);
     }
     return error;
 }

@@ -22,12 +22,12 @@
 
 #include "csr_search.cuh"
 #include "device_internal.h"
+#include "launch.cuh"
 
 namespace
 {
 
-constexpr int threads_per_block = 256;
-constexpr int64_t max_blocks = (int64_t)1 << 20; /* grid-stride beyond this */
+using spart_launch::threads_per_block;
 
 __device__ __forceinline__ void store_value(double *slot, double value)
 {
@@ -81,17 +81,9 @@ cudaError_t launch_values(const spart_device_csr &exact, const Column *columns, 
                           const spart_device_entry_decoder &decoder, const double *factor_input,
                           const double *volume_output, Value *scaled, cudaStream_t stream)
 {
-    if (exact.num_entries <= 0) {
-        return cudaSuccess;
-    }
-    int64_t blocks = (exact.num_entries + threads_per_block - 1) / threads_per_block;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3((unsigned)(blocks < max_blocks ? blocks : max_blocks));
-    config.blockDim = dim3(threads_per_block);
-    config.stream = stream;
-    return cudaLaunchKernelEx(&config, conservative_values<Column, Value>, exact.row_ptr,
-                              exact.num_rows, exact.num_entries, columns, values, decoder,
-                              factor_input, volume_output, scaled);
+    return spart_launch::launch_items(conservative_values<Column, Value>, exact.num_entries, stream,
+                                      exact.row_ptr, exact.num_rows, exact.num_entries, columns,
+                                      values, decoder, factor_input, volume_output, scaled);
 }
 
 template <typename Column>

@@ -38,14 +38,18 @@
 #include <stdint.h>
 
 #include "csr_search.cuh"
+#include "launch.cuh"
 #include "weights_convolve_device.h"
 
 namespace
 {
 
-constexpr int threads_per_block = 256;
+using spart_launch::first_item;
+using spart_launch::item_stride;
+using spart_launch::launch_items;
+using spart_launch::threads_per_block;
 constexpr int run_threads = 128; /* threads of a run's block, and entries per tile */
-constexpr int64_t max_blocks = (int64_t)1 << 20; /* grid-stride beyond this */
+constexpr int64_t max_blocks = spart_launch::max_blocks_items; /* runs: grid-stride beyond */
 
 typedef spart_device_convolve_layout layout_t;
 typedef spart_device_convolve_entries entries_t;
@@ -59,32 +63,6 @@ template <int NDIM> __host__ __device__ constexpr int max_axes()
 template <int NDIM> __device__ __forceinline__ int axes_of(const layout_t &layout)
 {
     return NDIM > 0 ? NDIM : layout.ndim;
-}
-
-__device__ __forceinline__ int64_t first_item()
-{
-    return (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-}
-
-__device__ __forceinline__ int64_t item_stride()
-{
-    return (int64_t)gridDim.x * blockDim.x;
-}
-
-/* Launch `kernel` with one thread per item (grid-stride), nothing for none. */
-template <typename... Parameters, typename... Arguments>
-cudaError_t launch_items(void (*kernel)(Parameters...), int64_t items, cudaStream_t stream,
-                         Arguments... arguments)
-{
-    if (items <= 0) {
-        return cudaSuccess;
-    }
-    int64_t blocks = (items + threads_per_block - 1) / threads_per_block;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3((unsigned)(blocks < max_blocks ? blocks : max_blocks));
-    config.blockDim = dim3(threads_per_block);
-    config.stream = stream;
-    return cudaLaunchKernelEx(&config, kernel, arguments...);
 }
 
 /* Launch `kernel` with one block of run_threads per run (grid-stride). */
