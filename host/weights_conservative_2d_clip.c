@@ -960,51 +960,10 @@ static int clip_rows(const clip_problem *problem, int64_t first, int64_t last, s
     return failed ? -1 : 0;
 }
 
-/* How many blocks of rows to hand to threads: a few per thread, so that
- * rows of unequal cost even out; one when not parallel. */
-static int64_t num_blocks_for(int64_t num_rows, int parallel)
+/* clip_rows as spart_triples_list_rows takes it. */
+static int list_clipped_rows(const void *problem, int64_t first, int64_t last, spart_triples *list)
 {
-    int64_t threads = parallel > 1 ? parallel : 1;
-    int64_t blocks = threads > 1 ? 4 * threads : 1;
-    return blocks < num_rows ? blocks : num_rows;
-}
-
-/* Clip the rows in `num_blocks` contiguous blocks, each into its own list,
- * by OpenMP threads, and join the lists in block order: the entries come
- * out in row order whatever the number of threads or blocks. */
-static spart_status clip_blocks(const clip_problem *problem, int64_t num_rows, int64_t num_blocks,
-                                int threads, spart_triples *triples)
-{
-    const spart_allocator *allocator = triples->allocator;
-    spart_triples *lists = spart_alloc(allocator, (size_t)num_blocks, sizeof *lists);
-    int *failed = spart_alloc_zero(allocator, (size_t)num_blocks, sizeof *failed);
-    if (lists == NULL || failed == NULL) {
-        spart_free(allocator, lists);
-        spart_free(allocator, failed);
-        return SPART_ERROR_OUT_OF_MEMORY;
-    }
-    for (int64_t b = 0; b < num_blocks; b++) {
-        spart_triples_init(&lists[b], allocator);
-    }
-    /* each block writes only its own list and flag */
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (int64_t b = 0; b < num_blocks; b++) {
-        int64_t first = b * num_rows / num_blocks;
-        int64_t last = (b + 1) * num_rows / num_blocks;
-        failed[b] = clip_rows(problem, first, last, &lists[b]);
-    }
-    spart_status status = SPART_OK;
-    for (int64_t b = 0; b < num_blocks; b++) {
-        if (failed[b] != 0) {
-            status = SPART_ERROR_OUT_OF_MEMORY;
-        }
-    }
-    if (spart_triples_join(triples, lists, num_blocks, status == SPART_OK) != 0) {
-        status = SPART_ERROR_OUT_OF_MEMORY;
-    }
-    spart_free(allocator, lists);
-    spart_free(allocator, failed);
-    return status;
+    return clip_rows(problem, first, last, list);
 }
 
 spart_status spart_host_weights_conservative_2d_clip(const double *x_input, const double *y_input,
@@ -1044,17 +1003,8 @@ spart_status spart_host_weights_conservative_2d_clip(const double *x_input, cons
         .num_cells_y = num_y_output - 1,
         .weights_input = weights_input,
     };
-    const int64_t num_rows = num_x_input - 1;
-    const int64_t num_blocks = num_blocks_for(num_rows, parallel);
-    spart_status status = SPART_OK;
-    if (num_blocks <= 1) {
-        /* one thread: straight into the caller's list */
-        if (clip_rows(&problem, 0, num_rows, triples) != 0) {
-            status = SPART_ERROR_OUT_OF_MEMORY;
-        }
-    } else {
-        status = clip_blocks(&problem, num_rows, num_blocks, parallel, triples);
-    }
+    spart_status status =
+        spart_triples_list_rows(triples, num_x_input - 1, parallel, list_clipped_rows, &problem);
     spart_free(triples->allocator, x);
     spart_free(triples->allocator, y);
     return status;

@@ -620,53 +620,11 @@ static int clip_rows(const clip_problem *problem, int64_t first, int64_t last, s
     return failed ? -1 : 0;
 }
 
-/* ---- blocks of rows, in parallel ---------------------------------------------------- */
-
-/* How many blocks of rows to hand to threads: a few per thread, so that
- * rows of unequal cost even out; one when serial. */
-static int64_t num_blocks_for(int64_t num_rows, int parallel)
+/* clip_rows as spart_triples_list_rows takes it (blocks of rows, in
+ * parallel). */
+static int list_clipped_rows(const void *problem, int64_t first, int64_t last, spart_triples *list)
 {
-    int64_t blocks = parallel > 1 ? 4 * (int64_t)parallel : 1;
-    return blocks < num_rows ? blocks : num_rows;
-}
-
-/* Clip the rows in `num_blocks` contiguous blocks, each into its own list,
- * by up to `parallel` OpenMP threads, and join the lists in block order:
- * the entries come out in row order whatever the number of threads. */
-static spart_status clip_blocks(const clip_problem *problem, int64_t num_rows, int64_t num_blocks,
-                                int parallel, spart_triples *triples)
-{
-    const spart_allocator *allocator = triples->allocator;
-    spart_triples *lists = spart_alloc(allocator, (size_t)num_blocks, sizeof *lists);
-    int *failed = spart_alloc_zero(allocator, (size_t)num_blocks, sizeof *failed);
-    if (lists == NULL || failed == NULL) {
-        spart_free(allocator, lists);
-        spart_free(allocator, failed);
-        return SPART_ERROR_OUT_OF_MEMORY;
-    }
-    for (int64_t b = 0; b < num_blocks; b++) {
-        spart_triples_init(&lists[b], allocator);
-    }
-    /* each block writes only its own list and flag */
-#pragma omp parallel for schedule(dynamic, 1)                                                      \
-    num_threads(parallel > 1 ? parallel : 1) if (parallel > 1)
-    for (int64_t b = 0; b < num_blocks; b++) {
-        int64_t first = b * num_rows / num_blocks;
-        int64_t last = (b + 1) * num_rows / num_blocks;
-        failed[b] = clip_rows(problem, first, last, &lists[b]);
-    }
-    spart_status status = SPART_OK;
-    for (int64_t b = 0; b < num_blocks; b++) {
-        if (failed[b] != 0) {
-            status = SPART_ERROR_OUT_OF_MEMORY;
-        }
-    }
-    if (spart_triples_join(triples, lists, num_blocks, status == SPART_OK) != 0) {
-        status = SPART_ERROR_OUT_OF_MEMORY;
-    }
-    spart_free(allocator, lists);
-    spart_free(allocator, failed);
-    return status;
+    return clip_rows(problem, first, last, list);
 }
 
 spart_status spart_host_weights_conservative_2d_clip_general(
@@ -690,19 +648,8 @@ spart_status spart_host_weights_conservative_2d_clip_general(
                                          allocator, &cells, &problem.buckets);
     problem.cells = cells;
     if (status == SPART_OK) {
-        const int64_t num_rows = num_x_input - 1;
-        const int64_t num_blocks = num_blocks_for(num_rows, parallel);
-        if (num_blocks <= 1) {
-            /* one thread: straight into the caller's list, which gets back
-             * the entries it came with if memory runs out */
-            const int64_t count_before = triples->count;
-            if (clip_rows(&problem, 0, num_rows, triples) != 0) {
-                triples->count = count_before;
-                status = SPART_ERROR_OUT_OF_MEMORY;
-            }
-        } else {
-            status = clip_blocks(&problem, num_rows, num_blocks, parallel, triples);
-        }
+        status = spart_triples_list_rows(triples, num_x_input - 1, parallel, list_clipped_rows,
+                                         &problem);
     }
     spart_free(allocator, cells);
     spart_free(allocator, problem.buckets.start);

@@ -196,6 +196,58 @@ int spart_triples_join(spart_triples *destination, spart_triples *lists, int64_t
     return failed ? -1 : 0;
 }
 
+/* How many blocks of rows to hand to threads: a few a thread, so that
+ * rows of unequal cost even out; one when serial. */
+static int64_t num_blocks_for(int64_t num_rows, int parallel)
+{
+    int64_t blocks = parallel > 1 ? 4 * (int64_t)parallel : 1;
+    return blocks < num_rows ? blocks : num_rows;
+}
+
+spart_status spart_triples_list_rows(spart_triples *triples, int64_t num_rows, int parallel,
+                                     spart_list_rows list_rows, const void *problem)
+{
+    const int64_t num_blocks = num_blocks_for(num_rows, parallel);
+    if (num_blocks <= 1) {
+        const int64_t count_before = triples->count;
+        if (list_rows(problem, 0, num_rows, triples) != 0) {
+            triples->count = count_before;
+            return SPART_ERROR_OUT_OF_MEMORY;
+        }
+        return SPART_OK;
+    }
+    const spart_allocator *allocator = triples->allocator;
+    spart_triples *lists = spart_alloc(allocator, (size_t)num_blocks, sizeof *lists);
+    int *failed = spart_alloc_zero(allocator, (size_t)num_blocks, sizeof *failed);
+    if (lists == NULL || failed == NULL) {
+        spart_free(allocator, lists);
+        spart_free(allocator, failed);
+        return SPART_ERROR_OUT_OF_MEMORY;
+    }
+    for (int64_t b = 0; b < num_blocks; b++) {
+        spart_triples_init(&lists[b], allocator);
+    }
+    /* each block writes only its own list and flag */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(parallel)
+    for (int64_t b = 0; b < num_blocks; b++) {
+        int64_t first = b * num_rows / num_blocks;
+        int64_t last = (b + 1) * num_rows / num_blocks;
+        failed[b] = list_rows(problem, first, last, &lists[b]);
+    }
+    spart_status status = SPART_OK;
+    for (int64_t b = 0; b < num_blocks; b++) {
+        if (failed[b] != 0) {
+            status = SPART_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    if (spart_triples_join(triples, lists, num_blocks, status == SPART_OK) != 0) {
+        status = SPART_ERROR_OUT_OF_MEMORY;
+    }
+    spart_free(allocator, lists);
+    spart_free(allocator, failed);
+    return status;
+}
+
 void spart_triples_release(spart_triples *triples)
 {
     spart_free(triples->allocator, triples->indices_input);

@@ -81,6 +81,19 @@ int spart_triples_extend(spart_triples *destination, const spart_triples *source
  * memory (every list is released all the same). */
 int spart_triples_join(spart_triples *destination, spart_triples *lists, int64_t count, int append);
 
+/* Rows 0 .. num_rows - 1 of a problem, each listed by
+ * list_rows(problem, first, last, list) (rows first .. last - 1 appended
+ * to `list`; nonzero when out of memory), appended to `triples` in row
+ * order. With parallel <= 1 straight into `triples`; else in blocks of
+ * rows, a few a thread (rows of unequal cost even out), each into its own
+ * list by up to `parallel` OpenMP threads, joined in block order: the same
+ * entries in the same order whatever the number of threads.
+ * SPART_ERROR_OUT_OF_MEMORY leaves `triples` as it came. */
+typedef int (*spart_list_rows)(const void *problem, int64_t first, int64_t last,
+                               spart_triples *list);
+spart_status spart_triples_list_rows(spart_triples *triples, int64_t num_rows, int parallel,
+                                     spart_list_rows list_rows, const void *problem);
+
 /* Free the arrays and leave an empty list. */
 void spart_triples_release(spart_triples *triples);
 
