@@ -129,6 +129,58 @@ static void assemble_chunk(const spart_assembly_source *source, int64_t begin, i
     }
 }
 
+/* One pass over entries begin .. end - 1 of a sort's source, counting
+ * each entry's row in cursor[row] (place 0) or storing the entry at
+ * cursor[row]++ of `csr` (place 1). */
+typedef void (*chunk_pass)(const void *source, int64_t begin, int64_t end, int place,
+                           int64_t *cursor, spart_csr *csr);
+
+/* The counting sort both builds share: `total` entries of `source` into
+ * `csr` (whose num_rows is the number of keys), in chunks of entries by
+ * threads: each chunk counts its rows, the counts are scanned into row
+ * starts and each chunk's cursors, then each chunk places its entries in
+ * order, so the result is the same for any number of threads. */
+static spart_status counting_sort(const spart_allocator *allocator, const void *source,
+                                  int64_t total, chunk_pass pass, spart_value_type value_type,
+                                  int threads, spart_csr *csr)
+{
+    int64_t keys = csr->num_rows;
+    int num_chunks = choose_chunks(threads, keys, total);
+    int64_t *counts =
+        spart_alloc_zero(allocator, (size_t)num_chunks * (size_t)keys + 1, sizeof(int64_t));
+    csr->row_ptr = spart_alloc(allocator, (size_t)keys + 1, sizeof(int64_t));
+    if (counts == NULL || csr->row_ptr == NULL) {
+        spart_free(allocator, counts);
+        spart_csr_release(allocator, csr);
+        return SPART_ERROR_OUT_OF_MEMORY;
+    }
+#pragma omp parallel for schedule(static, 1) num_threads(num_chunks)
+    for (int c = 0; c < num_chunks; c++) {
+        pass(source, total * c / num_chunks, total * (c + 1) / num_chunks, 0,
+             counts + (int64_t)c * keys, csr);
+    }
+    csr->num_entries = scan_counts(counts, num_chunks, keys, csr->row_ptr);
+    if (allocate_arrays(allocator, csr, value_type) != SPART_OK) {
+        spart_free(allocator, counts);
+        spart_csr_release(allocator, csr);
+        return SPART_ERROR_OUT_OF_MEMORY;
+    }
+#pragma omp parallel for schedule(static, 1) num_threads(num_chunks)
+    for (int c = 0; c < num_chunks; c++) {
+        pass(source, total * c / num_chunks, total * (c + 1) / num_chunks, 1,
+             counts + (int64_t)c * keys, csr);
+    }
+    spart_free(allocator, counts);
+    return SPART_OK;
+}
+
+/* assemble_chunk as counting_sort takes it. */
+static void assemble_pass(const void *source, int64_t begin, int64_t end, int place,
+                          int64_t *cursor, spart_csr *csr)
+{
+    assemble_chunk(source, begin, end, place, cursor, csr);
+}
+
 spart_status spart_host_csr_assemble(const spart_allocator *allocator,
                                      const spart_assembly_source *source, int64_t num_rows,
                                      int64_t num_columns, spart_value_type value_type, int threads,
@@ -138,33 +190,7 @@ spart_status spart_host_csr_assemble(const spart_allocator *allocator,
     csr->num_rows = num_rows;
     csr->num_columns = num_columns;
     int64_t total = source->offsets[source->num_elements];
-    int num_chunks = choose_chunks(threads, num_rows, total);
-    int64_t *counts =
-        spart_alloc_zero(allocator, (size_t)num_chunks * (size_t)num_rows + 1, sizeof(int64_t));
-    csr->row_ptr = spart_alloc(allocator, (size_t)num_rows + 1, sizeof(int64_t));
-    if (counts == NULL || csr->row_ptr == NULL) {
-        spart_free(allocator, counts);
-        spart_csr_release(allocator, csr);
-        return SPART_ERROR_OUT_OF_MEMORY;
-    }
-#pragma omp parallel for schedule(static, 1) num_threads(num_chunks)
-    for (int c = 0; c < num_chunks; c++) {
-        assemble_chunk(source, total * c / num_chunks, total * (c + 1) / num_chunks, 0,
-                       counts + (int64_t)c * num_rows, csr);
-    }
-    csr->num_entries = scan_counts(counts, num_chunks, num_rows, csr->row_ptr);
-    if (allocate_arrays(allocator, csr, value_type) != SPART_OK) {
-        spart_free(allocator, counts);
-        spart_csr_release(allocator, csr);
-        return SPART_ERROR_OUT_OF_MEMORY;
-    }
-#pragma omp parallel for schedule(static, 1) num_threads(num_chunks)
-    for (int c = 0; c < num_chunks; c++) {
-        assemble_chunk(source, total * c / num_chunks, total * (c + 1) / num_chunks, 1,
-                       counts + (int64_t)c * num_rows, csr);
-    }
-    spart_free(allocator, counts);
-    return SPART_OK;
+    return counting_sort(allocator, source, total, assemble_pass, value_type, threads, csr);
 }
 
 static int64_t column_at(const spart_csr *csr, int64_t k)
@@ -199,42 +225,22 @@ static void transpose_chunk(const spart_csr *csr, int64_t begin, int64_t end, in
     }
 }
 
+/* transpose_chunk as counting_sort takes it. */
+static void transpose_pass(const void *source, int64_t begin, int64_t end, int place,
+                           int64_t *cursor, spart_csr *transposed)
+{
+    transpose_chunk(source, begin, end, place, cursor, transposed);
+}
+
 spart_status spart_host_csr_transpose(const spart_allocator *allocator, const spart_csr *csr,
                                       int threads, spart_csr *transposed)
 {
     memset(transposed, 0, sizeof *transposed);
     transposed->num_rows = csr->num_columns;
     transposed->num_columns = csr->num_rows;
-    int64_t keys = csr->num_columns;
-    int64_t total = csr->num_entries;
-    int num_chunks = choose_chunks(threads, keys, total);
-    int64_t *counts =
-        spart_alloc_zero(allocator, (size_t)num_chunks * (size_t)keys + 1, sizeof(int64_t));
-    transposed->row_ptr = spart_alloc(allocator, (size_t)keys + 1, sizeof(int64_t));
-    if (counts == NULL || transposed->row_ptr == NULL) {
-        spart_free(allocator, counts);
-        spart_csr_release(allocator, transposed);
-        return SPART_ERROR_OUT_OF_MEMORY;
-    }
-#pragma omp parallel for schedule(static, 1) num_threads(num_chunks)
-    for (int c = 0; c < num_chunks; c++) {
-        transpose_chunk(csr, total * c / num_chunks, total * (c + 1) / num_chunks, 0,
-                        counts + (int64_t)c * keys, transposed);
-    }
-    transposed->num_entries = scan_counts(counts, num_chunks, keys, transposed->row_ptr);
     spart_value_type type = csr->values32 != NULL ? SPART_FLOAT32 : SPART_FLOAT64;
-    if (allocate_arrays(allocator, transposed, type) != SPART_OK) {
-        spart_free(allocator, counts);
-        spart_csr_release(allocator, transposed);
-        return SPART_ERROR_OUT_OF_MEMORY;
-    }
-#pragma omp parallel for schedule(static, 1) num_threads(num_chunks)
-    for (int c = 0; c < num_chunks; c++) {
-        transpose_chunk(csr, total * c / num_chunks, total * (c + 1) / num_chunks, 1,
-                        counts + (int64_t)c * keys, transposed);
-    }
-    spart_free(allocator, counts);
-    return SPART_OK;
+    return counting_sort(allocator, csr, csr->num_entries, transpose_pass, type, threads,
+                         transposed);
 }
 
 void spart_csr_release(const spart_allocator *allocator, spart_csr *csr)
