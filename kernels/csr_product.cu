@@ -616,9 +616,8 @@ __global__ void __launch_bounds__(threads_per_block, G == 16  ? min_blocks_sixte
     for (int64_t first_row = first_warp * 32; first_row < matrix.num_rows;
          first_row += warps * 32) {
         const int64_t row = first_row + warp_lane;
-        const bool inside = row < matrix.num_rows;
-        const int64_t begin = matrix.row_ptr[inside ? row : matrix.num_rows];
-        const int64_t end = inside ? matrix.row_ptr[row + 1] : begin;
+        int64_t begin, end;
+        spart_rows::lane_row_range(matrix.row_ptr, matrix.num_rows, row, &begin, &end);
         if (__all_sync(0xffffffffu, end - begin <= G)) {
             sum_rows_by_thread<Value, Column, G>(columns, values, x, begin, end, row,
                                                  matrix.num_rows, staged[warp_in_block], y);

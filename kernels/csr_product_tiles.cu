@@ -37,6 +37,7 @@
 
 #include <stdint.h>
 
+#include "csr_row_sum.cuh"
 #include "device_internal.h"
 #include "launch.cuh"
 
@@ -283,9 +284,8 @@ __global__ void __launch_bounds__(threads_per_block, 2)
         for (int64_t first_row = first_warp * 32; first_row < matrix.num_rows;
              first_row += warps * 32) {
             const int64_t my_row = first_row + warp_lane;
-            const bool inside = my_row < matrix.num_rows;
-            const int64_t begin = matrix.row_ptr[inside ? my_row : matrix.num_rows];
-            const int64_t end = inside ? matrix.row_ptr[my_row + 1] : begin;
+            int64_t begin, end;
+            spart_rows::lane_row_range(matrix.row_ptr, matrix.num_rows, my_row, &begin, &end);
             if (!__all_sync(0xffffffffu, end - begin <= 2 * G)) {
                 for (int64_t base = first_row; base < first_row + 32; base++) {
                     sum_rows_by_quads<Value, Column, G, 1, 2>(matrix, columns, values, x, t0,
@@ -374,9 +374,8 @@ __global__ void __launch_bounds__(threads_per_block, 2)
         for (int64_t first_row = first_warp * thread_rows_a_trip; first_row < matrix.num_rows;
              first_row += warps * thread_rows_a_trip) {
             const int64_t row = first_row + (warp_lane < thread_rows_a_trip ? warp_lane : 0);
-            const bool inside = row < matrix.num_rows;
-            const int64_t begin = matrix.row_ptr[inside ? row : matrix.num_rows];
-            const int64_t end = inside ? matrix.row_ptr[row + 1] : begin;
+            int64_t begin, end;
+            spart_rows::lane_row_range(matrix.row_ptr, matrix.num_rows, row, &begin, &end);
             if (!__all_sync(0xffffffffu, end - begin <= G)) {
                 constexpr int step = 4 * quad_rows_a_step<G>();
                 for (int64_t base = first_row; base < first_row + thread_rows_a_trip;

@@ -55,6 +55,17 @@ __device__ __forceinline__ row_group group_of_thread(int group_size)
     return group;
 }
 
+/* The entries [*begin, *end) of row `row` for a kernel whose lanes take a
+ * row each: empty past the last row, whose lanes load the last row
+ * pointer instead (every lane issues its load, none under a branch). */
+__device__ __forceinline__ void lane_row_range(const int64_t *row_ptr, int64_t num_rows,
+                                               int64_t row, int64_t *begin, int64_t *end)
+{
+    const bool inside = row < num_rows;
+    *begin = row_ptr[inside ? row : num_rows];
+    *end = inside ? row_ptr[row + 1] : *begin;
+}
+
 /* The row starts of one block of a short-row index (one byte a row,
  * SPART_DEVICE_SHORT_ROW_BLOCK = 256 rows: 8 a lane, the lane's eight
  * lengths in `word`), scanned by a whole warp into starts[0 .. 256]
