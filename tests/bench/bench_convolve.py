@@ -14,9 +14,13 @@ against each other on the entry count, the sum of the values and the
 triples of a few elements (bit for bit).
 
     bench_convolve.py --library build/libspart.so [--repeat N] [--scale S]
-                      [--min-speedup X] [--json FILE]
+                      [--min-speedup X] [--json FILE] [--markdown FILE]
 
 --scale S divides the scene and sensor sides by S (for a quick run).
+--min-speedup is for runs by hand (the test suite never asserts a speed).
+--markdown FILE also writes the table in Markdown under a header block
+(machine, versions, command line), for docs/performance.md
+(scripts/performance_page.py).
 Exit status: 0, 1 if the results differ or spart is less than --min-speedup
 times as fast, 77 when numpy or regridding 3.6.0 cannot be imported.
 """
@@ -32,6 +36,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "parity"))
 
 SKIP = 77
+sys.path.insert(0, HERE)
+import bench_markdown  # noqa: E402
 CHANNELS = 4
 WAVELENGTHS = 20
 KERNEL = 21
@@ -128,6 +134,7 @@ def main():
     parser.add_argument("--scale", type=int, default=1)
     parser.add_argument("--min-speedup", type=float, default=0.0)
     parser.add_argument("--json")
+    parser.add_argument("--markdown")
     args = parser.parse_args()
     try:
         import numpy as np
@@ -182,6 +189,22 @@ def main():
     speedup = seconds_reference / seconds_spart
     print(f"speedup {speedup:.2f}; entries equal and sampled elements bit for bit: {same}; "
           f"value sums {sum_spart!r} and {sum_reference!r}")
+    if args.markdown:
+        scene, sensor = 64 // args.scale, (128 // args.scale, 64 // args.scale)
+        lines = bench_markdown.header(
+            f"{spart.threads()} threads, regridding on NUMBA_NUM_THREADS="
+            f"{os.environ.get('NUMBA_NUM_THREADS', 'its default')}",
+            f"wall clock, best of {args.repeat}; numba compiled beforehand",
+            ("numpy", "numba", "regridding"),
+            [f"- problem: the ctis PSF-tutorial shape at scale {args.scale}: a {scene} x {scene} "
+             f"scene in {WAVELENGTHS} bins, {CHANNELS} channels on a {sensor[0]} x {sensor[1]} "
+             f"sensor, each channel blurred by its own {KERNEL} x {KERNEL} kernel; the same "
+             f"entries in both (sampled elements bit for bit): {'yes' if same else 'NO'}"])
+        lines += [""] + bench_markdown.table(
+            ["weights in", "entries out", "spart s", "regridding.convolve_weights s", "speed-up"],
+            [[weights.num_entries, count_spart, f"{seconds_spart:.3f}",
+              f"{seconds_reference:.3f}", f"{speedup:.1f}x"]])
+        bench_markdown.write(args.markdown, lines)
     if args.json:
         with open(args.json, "w") as stream:
             json.dump({"entries_input": weights.num_entries, "entries_output": count_spart,

@@ -38,7 +38,12 @@
  *
  * Usage: bench_cuda_product [--entries N] [--row-length L] [--columns C]
  *                           [--repeat R] [--esis] [--skew-parts] [--long-row] [--ctis]
- *                           [--ctis-case NAME]
+ *                           [--ctis-case NAME] [--markdown FILE]
+ *
+ * --markdown FILE also writes one row per matrix (spart and cuSPARSE, one
+ * vector and eight) in Markdown under a header block (GPU, CUDA and
+ * cuSPARSE versions, command line), for docs/performance.md
+ * (scripts/performance_page.py).
  */
 #include <math.h>
 #include <stdint.h>
@@ -51,7 +56,7 @@
 
 #include "bench_ctis_operators.h"
 #include "bench_util.h"
-#include "regridder_internal.h"
+#include "operator/regridder_internal.h"
 #include "spart.h"
 
 /* CHECK_CUDA and CHECK_SPART (bench_util.h) for a cuSPARSE call. */
@@ -64,6 +69,18 @@
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
+
+/* The matrices measured, for --markdown. */
+typedef struct markdown_row {
+    char name[160];
+    int64_t rows, entries;
+    int float32;
+    double spart_ms, alg1_ms, alg2_ms, floor_ms;
+    double batch_ms, spmm_ms; /* eight vectors; < 0: not timed (spmm: refused by all) */
+} markdown_row;
+enum { MARKDOWN_ROWS = 32 };
+static markdown_row markdown_rows[MARKDOWN_ROWS];
+static int markdown_count = 0;
 
 static uint64_t next_random(uint64_t *state)
 {
@@ -519,6 +536,19 @@ static void measure(spart_context *context, cusparseHandle_t handle, const char 
            100.0 * floor_ms / alg2_ms, alg2_differing, repeat - 1, relative);
     printf("  spart / cuSPARSE: %.2fx ALG1, %.2fx ALG2 (below 1: spart faster)\n",
            spart_ms / alg1_ms, spart_ms / alg2_ms);
+    markdown_row *row = markdown_count < MARKDOWN_ROWS ? &markdown_rows[markdown_count++] : NULL;
+    if (row != NULL) {
+        snprintf(row->name, sizeof row->name, "%s", name);
+        row->rows = rows;
+        row->entries = entries;
+        row->float32 = float32;
+        row->spart_ms = spart_ms;
+        row->alg1_ms = alg1_ms;
+        row->alg2_ms = alg2_ms;
+        row->floor_ms = floor_ms;
+        row->batch_ms = -1.0;
+        row->spmm_ms = -1.0;
+    }
     if (device->device.short_row_lengths != NULL) {
         /* The same product through the int64 row pointers (the index set
          * aside for a moment): what the short-row index gains. */
@@ -562,6 +592,12 @@ static void measure(spart_context *context, cusparseHandle_t handle, const char 
             double ms = time_cusparse_spmm(handle, host, device, x, y_peer, 8, algorithms[a],
                                            repeat, &spmm_differing[a]);
             print_spmm(names[a], ms, spmm_differing[a], repeat);
+            if (row != NULL && ms >= 0.0 && (row->spmm_ms < 0.0 || ms < row->spmm_ms)) {
+                row->spmm_ms = ms;
+            }
+        }
+        if (row != NULL) {
+            row->batch_ms = batch_ms;
         }
     }
     CHECK_CUDA(cudaFree(x));
@@ -687,11 +723,61 @@ static void measure_ctis(spart_context *context, cusparseHandle_t handle, double
     }
 }
 
+/* The rows measured, in Markdown under their header block (--markdown). */
+static void write_markdown(const char *path, int argc, char **argv,
+                           const struct cudaDeviceProp *properties, int cusparse_version,
+                           double rate, int repeat)
+{
+    char timing[160];
+    snprintf(timing, sizeof timing,
+             "median of %d runs after a warm-up, CUDA events; float64 vectors and sums", repeat);
+    FILE *out = bench_markdown_open(path, argc, argv, omp_get_max_threads(), timing);
+    if (out == NULL) {
+        exit(1);
+    }
+    int runtime = 0, driver = 0;
+    cudaRuntimeGetVersion(&runtime);
+    cudaDriverGetVersion(&driver);
+    fprintf(out, "- GPU: %s, %d multiprocessors, %.0f MB L2, %.0f GB; CUDA runtime %d.%d, "
+                 "driver %d.%d\n",
+            properties->name, properties->multiProcessorCount, properties->l2CacheSize / 1e6,
+            (double)properties->totalGlobalMem / 1e9, runtime / 1000, runtime % 1000 / 10,
+            driver / 1000, driver % 1000 / 10);
+    fprintf(out, "- peers: cuSPARSE %d (SpMV CSR_ALG1 and CSR_ALG2; SpMM CSR_ALG1-3 for eight "
+                 "vectors, the best shown) on the same arrays\n",
+            cusparse_version);
+    fprintf(out, "- floor: the bytes a product must move (matrix, x and y once) at the "
+                 "device-to-device copy rate measured in the same run, %.2f TB/s\n\n",
+            rate * 1e-12);
+    fprintf(out, "| matrix | rows | entries | values | floor ms | spart ms | cuSPARSE ALG1 ms | "
+                 "cuSPARSE ALG2 ms | spart speed-up | spart 8 vectors ms | cuSPARSE SpMM 8 ms |\n");
+    bench_markdown_rule(out, 11);
+    for (int k = 0; k < markdown_count; k++) {
+        const markdown_row *r = &markdown_rows[k];
+        double best_peer = r->alg1_ms < r->alg2_ms ? r->alg1_ms : r->alg2_ms;
+        fprintf(out, "| %s | %lld | %lld | %s | %.3f | %.3f | %.3f | %.3f | %.2fx |", r->name,
+                (long long)r->rows, (long long)r->entries, r->float32 ? "float32" : "float64",
+                r->floor_ms, r->spart_ms, r->alg1_ms, r->alg2_ms, best_peer / r->spart_ms);
+        if (r->batch_ms >= 0.0) {
+            fprintf(out, " %.3f |", r->batch_ms);
+        } else {
+            fprintf(out, " - |");
+        }
+        if (r->spmm_ms >= 0.0) {
+            fprintf(out, " %.3f |\n", r->spmm_ms);
+        } else {
+            fprintf(out, " %s |\n", r->batch_ms >= 0.0 ? "refused" : "-");
+        }
+    }
+    fclose(out);
+}
+
 int main(int argc, char **argv)
 {
     int64_t entries = 100000000, row_length = 2000, columns = (int64_t)1 << 20;
     int repeat = 20, esis = 0, skew_parts = 0, ctis = 0;
     const char *ctis_case = NULL; /* --ctis-case NAME: that CTIS case alone */
+    const char *markdown = NULL;  /* --markdown FILE */
     for (int a = 1; a < argc; a++) {
         int has_value = a + 1 < argc;
         if (strcmp(argv[a], "--esis") == 0) {
@@ -705,6 +791,8 @@ int main(int argc, char **argv)
         } else if (has_value && strcmp(argv[a], "--ctis-case") == 0) {
             ctis = 1;
             ctis_case = argv[++a];
+        } else if (has_value && strcmp(argv[a], "--markdown") == 0) {
+            markdown = argv[++a];
         } else if (has_value && strcmp(argv[a], "--entries") == 0) {
             entries = atoll(argv[++a]);
         } else if (has_value && strcmp(argv[a], "--row-length") == 0) {
@@ -735,6 +823,9 @@ int main(int argc, char **argv)
 
     if (ctis) {
         measure_ctis(context, handle, rate, repeat, ctis_case);
+        if (markdown != NULL) {
+            write_markdown(markdown, argc, argv, &properties, cusparse_version, rate, repeat);
+        }
         CHECK_CUSPARSE(cusparseDestroy(handle));
         spart_context_free(context);
         return 0;
@@ -744,6 +835,9 @@ int main(int argc, char **argv)
             measure_esis(context, handle, rate, repeat);
         } else {
             measure_skew(context, handle, rate, repeat, skew_parts);
+        }
+        if (markdown != NULL) {
+            write_markdown(markdown, argc, argv, &properties, cusparse_version, rate, repeat);
         }
         CHECK_CUSPARSE(cusparseDestroy(handle));
         spart_context_free(context);
@@ -783,6 +877,9 @@ int main(int argc, char **argv)
 
     measure_skew(context, handle, rate, repeat, 0);
 
+    if (markdown != NULL) {
+        write_markdown(markdown, argc, argv, &properties, cusparse_version, rate, repeat);
+    }
     CHECK_CUSPARSE(cusparseDestroy(handle));
     spart_context_free(context);
     return 0;

@@ -22,7 +22,11 @@ default). Each figure is the best of --repeat runs. The table prints the
 ratio ctis / spart of both times.
 
     bench_mart.py --library build/libspart.so [--cache DIR] [--repeat 3]
-                  [--problem tutorial|256 ...] [--json FILE]
+                  [--problem tutorial|256 ...] [--json FILE] [--markdown FILE]
+
+--markdown FILE also writes the table in Markdown under a header block
+(machine, versions, command line), for docs/performance.md
+(scripts/performance_page.py).
 
 Exit status 0, or 77 when ctis 0.3.1 cannot be imported (1 when
 SPART_REQUIRE_PARITY=1).
@@ -40,6 +44,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "parity"))
 
 import ctis_cases  # noqa: E402
+
+sys.path.insert(0, HERE)
+import bench_markdown  # noqa: E402
 
 SKIP = 77
 PROBLEMS = {"tutorial": "s3_tutorial", "256": "tutorial_256"}
@@ -104,6 +111,31 @@ def best(runs):
     return tuple(min(r[k] for r in runs) for k in range(3)) + (runs[0][3],)
 
 
+def write_markdown(path, rows, cores, repeat):
+    """The table in Markdown under its header block."""
+    scenes = {"tutorial": "64 x 64 (the tutorial)", "256": "256 x 256"}
+    lines = bench_markdown.header(
+        f"{cores} threads, then 1",
+        f"best of {repeat} runs each; ms/iteration between successive forward predictions, "
+        "end to end = operators built + the whole MART call",
+        ("numpy", "numba", "ctis", "named-arrays", "optika", "regridding"),
+        ["- problem: ctis's simple-mart tutorial instrument (4 channels, 20 bins, 128 x 64 "
+         "sensor), noise-free, ctis's defaults (gamma 2 / C, threshold 1e-3); spart through "
+         "ctypes on its shared library, ctis 0.3.1 with numba's default threads"])
+    table = []
+    for row in rows:
+        speedup = row.get("speedup_per_iteration")
+        table.append([scenes.get(row["problem"], row["problem"]), row["implementation"],
+                      "-" if row["threads"] is None else row["threads"], row["iterations"],
+                      f"{row['per_iteration_ms']:.2f}", f"{row['end_to_end_ms']:.1f}",
+                      "-" if speedup is None else f"{speedup:.1f}x",
+                      "-" if speedup is None else f"{row['speedup_end_to_end']:.1f}x"])
+    lines += [""] + bench_markdown.table(
+        ["scene", "implementation", "threads", "iterations", "ms/iteration", "end-to-end ms",
+         "speed-up per iteration", "speed-up end to end"], table)
+    bench_markdown.write(path, lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--library", default=os.environ.get("SPART_LIBRARY"))
@@ -112,6 +144,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--problem", action="append", choices=sorted(PROBLEMS), default=None)
     parser.add_argument("--json", default=None, help="also write the figures here")
+    parser.add_argument("--markdown", default=None,
+                        help="also write the table in Markdown here")
     args = parser.parse_args()
     reason = ctis_cases.reference_problem()
     if reason is not None:
@@ -156,6 +190,8 @@ def main():
               f"{row['end_to_end_ms']:>14.1f}{ratio}")
     print("x/iter, x e2e: ctis's time over spart's (per iteration, end to end); best of "
           f"{args.repeat} runs; {cores} cores")
+    if args.markdown:
+        write_markdown(args.markdown, rows, cores, args.repeat)
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(dict(machine=platform.node(), processor=platform.processor(), cores=cores,

@@ -8,7 +8,9 @@
  * write, over the device copy bandwidth measured in the same run.
  *
  * Prints a table; --json FILE writes the figures; --scene N runs the N x N
- * problem alone (64 or 256). Label `bench` (built
+ * problem alone (64 or 256); --markdown FILE writes the first table in
+ * Markdown under a header block (machine, versions, command line), for
+ * docs/performance.md (scripts/performance_page.py). Label `bench` (built
  * with -DSPART_BUILD_BENCHMARKS=ON). Without a device, the device columns
  * say so and the program exits 77.
  */
@@ -556,14 +558,58 @@ static int run_problem(spart_context *context, int n, double bandwidth, problem_
     return ok;
 }
 
+/* The first table in Markdown under its header block (--markdown FILE). */
+static int write_markdown(const char *path, int argc, char **argv, const problem_figures *figures,
+                          int count, int threads, double bandwidth)
+{
+    FILE *out = bench_markdown_open(
+        path, argc, argv, threads,
+        "ms per iteration: a 30-iteration solve (after a warm-up) over 30, wall clock, the "
+        "device synchronised; marginal: (t(60) - t(10)) / 50, best of 3");
+    if (out == NULL) {
+        return -1;
+    }
+    fprintf(out, "- problem: the ideal instrument of the ctis tutorial's shape (4 channels at "
+                 "90 degrees, 20 velocity bins, 128 x 64 sensor), noise-free Gaussian scene\n");
+    fprintf(out, "- floor: the bytes an iteration must move (both products' CSR arrays, x and y; "
+                 "the elementwise passes) at the device copy bandwidth measured in the same run, "
+                 "%.0f GB/s\n\n",
+            bandwidth * 1e-9);
+    fprintf(out, "| scene | weights forward | weights backward | host ms/iteration | "
+                 "device ms/iteration | device marginal ms | device floor ms | host / device | "
+                 "same bits |\n");
+    bench_markdown_rule(out, 9);
+    for (int k = 0; k < count; k++) {
+        const problem_figures *f = &figures[k];
+        if (f->scene == 0) {
+            continue; /* not run (--scene) */
+        }
+        fprintf(out, "| %d x %d | %lld | %lld | %.3f |", f->scene, f->scene,
+                (long long)f->entries_forward, (long long)f->entries_backward, f->host_ms);
+        if (f->device_ms > 0) {
+            fprintf(out, " %.3f | %.4f | %.4f | %.1fx | %s |\n", f->device_ms,
+                    f->device_marginal_ms, f->floor_ms, f->host_ms / f->device_ms,
+                    f->same_bits ? "yes" : "NO");
+        } else {
+            fprintf(out, " no device | - | - | - | - |\n");
+        }
+    }
+    fclose(out);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *json = NULL;
+    const char *markdown = NULL;
     int profile_scene = 0;
     int only_scene = 0; /* --scene N: that problem alone (64 or 256) */
     for (int k = 1; k + 1 < argc; k++) {
         if (strcmp(argv[k], "--json") == 0) {
             json = argv[k + 1];
+        }
+        if (strcmp(argv[k], "--markdown") == 0) {
+            markdown = argv[k + 1];
         }
         if (strcmp(argv[k], "--profile") == 0) {
             profile_scene = atoi(argv[k + 1]);
@@ -714,6 +760,11 @@ int main(int argc, char **argv)
             fprintf(file, "]}\n");
             fclose(file);
         }
+    }
+    if (markdown != NULL && write_markdown(markdown, argc, argv, figures, 2,
+                                           spart_context_threads(context), bandwidth) != 0) {
+        spart_context_free(context);
+        return 1;
     }
     spart_context_free(context);
     return have_device ? 0 : 77;

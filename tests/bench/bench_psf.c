@@ -5,8 +5,15 @@
  * operator as a sparse matrix (the PSF folded into weights).
  *
  * Not registered with CTest; build it against a build tree's static
- * library (docs/benchmarks.md gives the command) and run it with the
- * thread count as its argument (default 2).
+ * library and run it with the thread count as its argument (default 2):
+ *
+ *   cmake -S . -B build && cmake --build build -j --target spart_static
+ *   cc -std=c11 -O2 -Iinclude -Ibuild/include tests/bench/bench_psf.c build/libspart.a \
+ *      $(pkg-config --libs gsl cfitsio fftw3) -fopenmp -lm -o bench_psf
+ *   ./bench_psf 2
+ *
+ * (What it found: docs/dev/performance-notes.md, "PSF: FFT against folded
+ * weights".)
  */
 #include <math.h>
 #include <stdint.h>

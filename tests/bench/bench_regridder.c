@@ -8,7 +8,7 @@
  *   bench_regridder [--threads T] [--repeat N] [--python PYTHON]
  *                   [--reference bench_regridder_reference.py] [--json FILE]
  *                   [--case a,b,c] [--scratch DIR] [--keep] [--require-goals]
- *                   [--products-only]
+ *                   [--products-only] [--markdown FILE]
  *
  * The operators (weights synthesised in bench_ctis_operators.h, then written to files in a
  * scratch folder for the Python side, so that both use the same numbers):
@@ -46,7 +46,10 @@
  * --products-only skips the assembly timings (for profiling the product).
  * --require-goals makes the exit status 1 when a goal of the issue is not
  * met: >= 70 % of the bandwidth floor on cases b and c, >= 5x faster than
- * regrid_from_weights, faster than scipy on every case.
+ * regrid_from_weights, faster than scipy on every case (by hand only: the
+ * test suite never asserts a speed). --markdown FILE also writes the
+ * products' table in Markdown under a header block (machine, versions,
+ * command line), for docs/performance.md (scripts/performance_page.py).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -87,6 +90,9 @@ static const char *const METRIC_NAMES[NUM_METRICS] = {
     "package_1",      "package_8",      "scipy_1",      "scipy_8",      "argsort_build",
     "diff_package_1", "diff_package_8", "diff_scipy_1", "diff_scipy_8", "same_csr_argsort",
 };
+
+/* The reference script's VERSIONS line (python, numpy, numba, scipy, regridding). */
+static char reference_versions[512] = "";
 
 typedef struct result {
     int skipped;
@@ -554,6 +560,11 @@ static int time_reference(const char *python, const char *reference, const char 
     while (fgets(line, sizeof line, pipe) != NULL) {
         char name[16], metric[32];
         double value;
+        if (strncmp(line, "VERSIONS ", 9) == 0) {
+            snprintf(reference_versions, sizeof reference_versions, "%s", line + 9);
+            reference_versions[strcspn(reference_versions, "\n")] = '\0';
+            continue;
+        }
         if (sscanf(line, "RESULT %15s %31s %lf", name, metric, &value) != 3) {
             fprintf(stderr, "bench_regridder: reference says: %s", line);
             continue;
@@ -721,6 +732,59 @@ static void print_tables(const result *results, double bandwidth, int threads, i
     printf("\n");
 }
 
+/* A time in ms and the ratio reference / spart as Markdown cells. */
+static void markdown_versus(FILE *out, double reference, double spart)
+{
+    if (reference < 0) {
+        fprintf(out, " - | - |");
+    } else {
+        fprintf(out, " %.3f | %.1fx |", 1e3 * reference, reference / spart);
+    }
+}
+
+/* The products' table in Markdown under its header block (--markdown FILE). */
+static int write_markdown(const char *path, int argc, char **argv, const result *results,
+                          double bandwidth, int threads, int repeat)
+{
+    char timing[160];
+    snprintf(timing, sizeof timing,
+             "wall clock, best of %d after a warm-up, all on the same threads; float64 values "
+             "and vectors",
+             repeat);
+    FILE *out = bench_markdown_open(path, argc, argv, threads, timing);
+    if (out == NULL) {
+        return -1;
+    }
+    fprintf(out, "- peers: %s\n", reference_versions[0] != '\0'
+                                      ? reference_versions
+                                      : "not measured (run with --python)");
+    fprintf(out, "- floor: the bytes a product must move (matrix, x and y once) at the copy "
+                 "bandwidth measured in the same run, %.2f GB/s\n\n",
+            bandwidth * 1e-9);
+    fprintf(out, "| case | operator | weights | vectors | spart ms | %% of floor | "
+                 "scipy.sparse ms | spart speed-up | regrid_from_weights ms | spart speed-up |\n");
+    bench_markdown_rule(out, 10);
+    for (int c = 0; c < BENCH_CTIS_CASES; c++) {
+        const result *r = &results[c];
+        if (r->skipped) {
+            continue;
+        }
+        double seconds[2] = {r->product_1, r->product_8};
+        double bytes[2] = {r->bytes_1, r->bytes_8};
+        int scipy[2] = {SCIPY_1, SCIPY_8}, package[2] = {PACKAGE_1, PACKAGE_8};
+        for (int k = 0; k < 2; k++) {
+            fprintf(out, "| %s | %s | %lld | %d | %.3f | %.0f%% |", BENCH_CTIS_SPECS[c].name,
+                    BENCH_CTIS_SPECS[c].description, (long long)r->entries, k == 0 ? 1 : BATCH,
+                    1e3 * seconds[k], 100.0 * bytes[k] / bandwidth / seconds[k]);
+            markdown_versus(out, r->reference[scipy[k]], seconds[k]);
+            markdown_versus(out, r->reference[package[k]], seconds[k]);
+            fprintf(out, "\n");
+        }
+    }
+    fclose(out);
+    return 0;
+}
+
 static void write_json(const char *path, const result *results, double bandwidth, int threads,
                        int repeat, const char *python)
 {
@@ -772,7 +836,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: bench_regridder [--threads T] [--repeat N] [--python PYTHON] "
                     "[--reference SCRIPT] [--json FILE] [--case a,b,c] [--scratch DIR] [--keep] "
-                    "[--require-goals] [--products-only]\n");
+                    "[--require-goals] [--products-only] [--markdown FILE]\n");
 }
 
 int main(int argc, char **argv)
@@ -782,6 +846,7 @@ int main(int argc, char **argv)
     const char *python = NULL;
     const char *reference = SPART_BENCH_REFERENCE;
     const char *json = NULL;
+    const char *markdown = NULL;
     const char *selected = "a,b,c";
     const char *scratch = NULL;
     int keep = 0, require_goals = 0, products_only = 0;
@@ -797,6 +862,8 @@ int main(int argc, char **argv)
             reference = argv[++k];
         } else if (strcmp(argv[k], "--json") == 0 && more) {
             json = argv[++k];
+        } else if (strcmp(argv[k], "--markdown") == 0 && more) {
+            markdown = argv[++k];
         } else if (strcmp(argv[k], "--case") == 0 && more) {
             selected = argv[++k];
         } else if (strcmp(argv[k], "--scratch") == 0 && more) {
@@ -864,6 +931,10 @@ int main(int argc, char **argv)
     print_tables(results, bandwidth, threads, repeat);
     if (json != NULL) {
         write_json(json, results, bandwidth, threads, repeat, python);
+    }
+    if (markdown != NULL &&
+        write_markdown(markdown, argc, argv, results, bandwidth, threads, repeat) != 0) {
+        return 1;
     }
     int missed = check_goals(results, bandwidth);
     printf("%d goal(s) missed\n", missed);

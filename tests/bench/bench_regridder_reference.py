@@ -30,6 +30,9 @@ import os
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_markdown import versions_line  # noqa: E402
+
 
 def best_time(function, repeat):
     function()
@@ -167,6 +170,7 @@ def main():
     except ImportError as error:
         print(f"SKIP cannot import the reference packages: {error}", flush=True)
         return 77
+    print(versions_line(("numpy", "numba", "scipy", "regridding")), flush=True)
     for name in args.case.split(","):
         if os.path.exists(os.path.join(args.folder, f"{name}_meta.txt")):
             run_case(np, sparse, regridding, args.folder, name, args.repeat)

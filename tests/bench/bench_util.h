@@ -196,4 +196,83 @@ static inline void bench_mart_params(int n, double *angle, double *velocity, dou
     p->solid_angle_steradian = 1; /* spart_scene_gaussians is per steradian */
 }
 
+/* ---- the Markdown report (--markdown FILE) ------------------------------------------------ */
+
+/* The host's processor model: the first "model name" of /proc/cpuinfo, or
+ * "unknown processor". */
+static inline void bench_cpu_model(char *model, size_t size)
+{
+    snprintf(model, size, "unknown processor");
+    FILE *file = fopen("/proc/cpuinfo", "r");
+    if (file == NULL) {
+        return;
+    }
+    char line[512];
+    while (fgets(line, sizeof line, file) != NULL) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon != NULL) {
+            colon += 1 + (colon[1] == ' ');
+            colon[strcspn(colon, "\n")] = '\0';
+            snprintf(model, size, "%s", colon);
+            break;
+        }
+    }
+    fclose(file);
+}
+
+/* The command line as a shell would take it back: the program's base name,
+ * then the arguments, single-quoted where they hold anything but
+ * [A-Za-z0-9_./=,:+-]. */
+static inline void bench_markdown_command(FILE *out, int argc, char **argv)
+{
+    const char *name = strrchr(argv[0], '/');
+    fprintf(out, "%s", name != NULL ? name + 1 : argv[0]);
+    for (int k = 1; k < argc; k++) {
+        const char *a = argv[k];
+        int plain = a[0] != '\0' && a[strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                "0123456789_./=,:+-")] == '\0';
+        fprintf(out, plain ? " %s" : " '%s'", a);
+    }
+}
+
+/* Opens `path` for a benchmark's Markdown report and writes its header
+ * block: the machine (processor model, logical processors, the threads the
+ * benchmark used), spart's version and the compiler, the command line and
+ * `timing` (how a figure was taken). The benchmark then adds its own lines
+ * (peers' versions, the GPU) and its table. NULL (and a message) when the
+ * file cannot be written. */
+static inline FILE *bench_markdown_open(const char *path, int argc, char **argv, int threads,
+                                        const char *timing)
+{
+    FILE *out = fopen(path, "w");
+    if (out == NULL) {
+        fprintf(stderr, "%s: cannot write %s\n", argv[0], path);
+        return NULL;
+    }
+    char model[256];
+    bench_cpu_model(model, sizeof model);
+    fprintf(out, "- machine: %s, %d logical processors; spart on %d thread%s\n", model,
+            omp_get_num_procs(), threads, threads == 1 ? "" : "s");
+#ifdef __VERSION__
+    fprintf(out, "- spart %s, built with C compiler %s\n", spart_version(), __VERSION__);
+#else
+    fprintf(out, "- spart %s\n", spart_version());
+#endif
+    fprintf(out, "- command: `");
+    bench_markdown_command(out, argc, argv);
+    fprintf(out, "`\n- timing: %s\n", timing);
+    return out;
+}
+
+/* A Markdown table row: the cells, each a printf format with its value,
+ * are the caller's; these write the separators. */
+static inline void bench_markdown_rule(FILE *out, int columns)
+{
+    fprintf(out, "|");
+    for (int k = 0; k < columns; k++) {
+        fprintf(out, "---|");
+    }
+    fprintf(out, "\n");
+}
+
 #endif /* SPART_BENCH_UTIL_H */

@@ -5,7 +5,7 @@
  *
  *   bench_weights [--threads T] [--repeat N] [--python PYTHON]
  *                 [--reference bench_weights_reference.py] [--json FILE]
- *                 [--min-speedup X] [--case a,b,c]
+ *                 [--min-speedup X] [--case a,b,c] [--markdown FILE]
  *
  * The problems (built identically by bench_weights_reference.py):
  *   a  regridding's README warp: 66x66 vertices on [-5, 5]^2 rotated by
@@ -22,7 +22,10 @@
  * suffers less when other programs share the cores). With --python, the
  * reference script runs through popen with NUMBA_NUM_THREADS set to
  * spart's thread count, and the table shows both and the speed-up.
- * --min-speedup X makes the exit status 1 when any speed-up is below X.
+ * --min-speedup X makes the exit status 1 when any speed-up is below X (by
+ * hand only: the test suite never asserts a speed). --markdown FILE also
+ * writes the table in Markdown, under a header block (machine, versions,
+ * command line), for docs/performance.md (scripts/performance_page.py).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -42,6 +45,9 @@
 #endif
 
 #define NUM_CASES 3
+
+/* The reference script's VERSIONS line (python, numpy, numba, regridding). */
+static char reference_versions[512] = "";
 
 /* One benchmark problem: the grids and the options of its build. */
 typedef struct problem {
@@ -241,7 +247,11 @@ static int time_reference(const char *python, const char *reference, int threads
         char name[16];
         double seconds, cpu_seconds = -1;
         long long entries;
-        if (sscanf(line, "RESULT %15s %lf %lld %lf", name, &seconds, &entries, &cpu_seconds) >= 3) {
+        if (strncmp(line, "VERSIONS ", 9) == 0) {
+            snprintf(reference_versions, sizeof reference_versions, "%s", line + 9);
+            reference_versions[strcspn(reference_versions, "\n")] = '\0';
+        } else if (sscanf(line, "RESULT %15s %lf %lld %lf", name, &seconds, &entries,
+                          &cpu_seconds) >= 3) {
             for (int c = 0; c < NUM_CASES; c++) {
                 if (strcmp(results[c].name, name) == 0) {
                     results[c].reference_seconds = seconds;
@@ -298,10 +308,52 @@ static void write_json(const char *path, const result *results, int threads, int
     fclose(file);
 }
 
+/* The table in Markdown under its header block (--markdown FILE). */
+static int write_markdown(const char *path, int argc, char **argv, const result *results,
+                          int threads, int repeat)
+{
+    char timing[128];
+    snprintf(timing, sizeof timing, "wall clock, best of %d after a warm-up, both on the same "
+             "threads", repeat);
+    FILE *out = bench_markdown_open(path, argc, argv, threads, timing);
+    if (out == NULL) {
+        return -1;
+    }
+    fprintf(out, "- peers: %s\n\n", reference_versions[0] != '\0'
+                                         ? reference_versions
+                                         : "not measured (run with --python)");
+    fprintf(out, "| case | problem | weights | spart s | regridding s | speed-up | "
+                 "spart CPU s | regridding CPU s |\n");
+    bench_markdown_rule(out, 8);
+    for (int c = 0; c < NUM_CASES; c++) {
+        const result *r = &results[c];
+        if (r->skipped) {
+            continue;
+        }
+        fprintf(out, "| %s | %s | %lld | %.4f |", r->name, r->description,
+                (long long)r->spart_entries, r->spart_seconds);
+        if (r->reference_seconds >= 0) {
+            fprintf(out, " %.4f | %.1fx |", r->reference_seconds,
+                    r->reference_seconds / r->spart_seconds);
+        } else {
+            fprintf(out, " - | - |");
+        }
+        fprintf(out, " %.4f |", r->spart_cpu_seconds);
+        if (r->reference_cpu_seconds >= 0) {
+            fprintf(out, " %.4f |\n", r->reference_cpu_seconds);
+        } else {
+            fprintf(out, " - |\n");
+        }
+    }
+    fclose(out);
+    return 0;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: bench_weights [--threads T] [--repeat N] [--python PYTHON] "
-                    "[--reference SCRIPT] [--json FILE] [--min-speedup X] [--case a,b,c]\n");
+                    "[--reference SCRIPT] [--json FILE] [--min-speedup X] [--case a,b,c] "
+                    "[--markdown FILE]\n");
 }
 
 int main(int argc, char **argv)
@@ -311,6 +363,7 @@ int main(int argc, char **argv)
     const char *python = NULL;
     const char *reference = SPART_BENCH_REFERENCE;
     const char *json = NULL;
+    const char *markdown = NULL;
     double min_speedup = 0.0;
     const char *selected = "a,b,c";
     for (int k = 1; k < argc; k++) {
@@ -325,6 +378,8 @@ int main(int argc, char **argv)
             reference = argv[++k];
         } else if (strcmp(argv[k], "--json") == 0 && more) {
             json = argv[++k];
+        } else if (strcmp(argv[k], "--markdown") == 0 && more) {
+            markdown = argv[++k];
         } else if (strcmp(argv[k], "--min-speedup") == 0 && more) {
             min_speedup = atof(argv[++k]);
         } else if (strcmp(argv[k], "--case") == 0 && more) {
@@ -407,6 +462,9 @@ int main(int argc, char **argv)
     }
     if (json != NULL) {
         write_json(json, results, threads, repeat, python);
+    }
+    if (markdown != NULL && write_markdown(markdown, argc, argv, results, threads, repeat) != 0) {
+        return 1;
     }
     if (below > 0) {
         printf("%d case(s) below the goal of a %.1fx speed-up\n", below, min_speedup);

@@ -16,8 +16,12 @@ and exits with 77 when numpy or regridding cannot be imported.
 """
 
 import argparse
+import os
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_markdown import versions_line  # noqa: E402
 
 
 def lattice(np, x, y):
@@ -72,6 +76,7 @@ def main():
     except ImportError as error:
         print(f"SKIP cannot import the reference packages: {error}", flush=True)
         return 77
+    print(versions_line(("numpy", "numba", "regridding")), flush=True)
     for name in args.case.split(","):
         grid_in, grid_out, kwargs = PROBLEMS[name](np)
         weights = regridding.weights(grid_in, grid_out, method="conservative", **kwargs)

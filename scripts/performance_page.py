@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""
+Builds docs/performance.md from the benchmarks' own Markdown reports.
+
+Every table on the page is written by a benchmark program (tests/bench/,
+option --markdown FILE), under a header block that names the machine, the
+versions and the exact command; this script only runs them and puts their
+reports under the page's headings. It never types a figure.
+
+    scripts/performance_page.py --build BUILD [--python PYTHON] [--host | --gpu]
+                                [--page docs/performance.md] [--note TEXT]
+                                [--psf-scale S] [--only SECTION ...]
+
+--build is a build folder configured with -DSPART_BUILD_BENCHMARKS=ON (and
+-DSPART_ENABLE_CUDA=ON for the GPU sections); --python a Python with the
+reference packages of tests/parity/requirements.txt. --host runs only the
+host sections, --gpu only the GPU sections; the sections not run keep what
+the page already says (or, on a new page, say that they are not yet
+measured and how to measure them), so a GPU run can fill in the GPU
+sections later. --note adds a line to each section this run writes (say,
+that the machine is shared). --psf-scale divides the PSF benchmark's scene
+and sensor sides (1, the tutorial's shape, needs about 8 GB of memory).
+A benchmark that fails or is skipped leaves its section saying so.
+"""
+
+import argparse
+import datetime
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "tests", "bench")
+
+# The questions, in the page's order: (heading, intro, [(section, kind, title)]).
+QUESTIONS = [
+    ("How fast are the weights against regridding?",
+     "Conservative 2-D weights built by `spart_weights_build` and by the Python package "
+     "[`regridding`](https://github.com/sun-data/regridding) "
+     "(`regridding.weights(..., method=\"conservative\")`) on the same grids, in the same run, "
+     "on the same threads (numba's `NUMBA_NUM_THREADS` set to spart's thread count). "
+     "The weights are the same entries (counted by both). CPU seconds are all threads together.",
+     [("weights-host", "host", "Host")]),
+    ("How fast is a product against scipy and cuSPARSE?",
+     "The product `y = W x` of a regridder on CTIS-shaped operators (bench_ctis_operators.h): "
+     "on the host against `scipy.sparse` (`csr_matrix @ x` on spart's own CSR arrays) and "
+     "`regridding.regrid_from_weights`; on the GPU against cuSPARSE SpMV and SpMM on the same "
+     "arrays. Each product is also set against its floor, the bytes it must move at the copy "
+     "rate measured in the same run (above 100 %: part of the operator stayed in the caches "
+     "between repeats).",
+     [("products-host", "host", "Host"), ("products-gpu", "gpu", "GPU")]),
+    ("How fast is MART against ctis?",
+     "MART on the ideal instrument of ctis's simple-mart tutorial: spart "
+     "(`spart_mart_solve`) against ctis 0.3.1's `MartInverter` on the same observed images. "
+     "ctis runs on the CPU only; on a GPU machine the same comparison is run on its CPU and "
+     "spart's device iteration is set against its host iteration and its floor.",
+     [("mart-host", "host", "Host"), ("mart-gpu", "gpu", "GPU")]),
+    ("How fast is a PSF folded into the weights?",
+     "The ctis PSF tutorial's convolution of the weights with one kernel per channel: "
+     "`spart_weights_convolve` against `regridding.convolve_weights` on the host; on the GPU, "
+     "`spart_regridder_create_device_convolved` against spart's own host path (no GPU peer "
+     "exists).",
+     [("psf-host", "host", "Host"), ("psf-gpu", "gpu", "GPU")]),
+]
+
+HOST_SECTIONS = [s for _, _, sections in QUESTIONS for s, kind, _ in sections if kind == "host"]
+GPU_SECTIONS = [s for _, _, sections in QUESTIONS for s, kind, _ in sections if kind == "gpu"]
+
+
+def runs(section, build, python, psf_scale):
+    """The benchmark runs of a section: (environment, argv, report path
+    placeholder '{out}')."""
+    tests = os.path.join(build, "tests")
+    library = os.path.join(build, "libspart.so")
+    cache = os.path.join(tests, "parity_mart_cases")
+    threads = str(os.cpu_count() or 1)
+    same_threads = {"OMP_NUM_THREADS": threads, "NUMBA_NUM_THREADS": threads}
+    mart_host = ({}, [python, os.path.join(BENCH, "bench_mart.py"), "--library", library,
+                      "--cache", cache, "--repeat", "3", "--markdown", "{out}"])
+    return {
+        "weights-host": [(same_threads, [os.path.join(tests, "bench_weights"), "--python", python,
+                                         "--repeat", "3", "--markdown", "{out}"])],
+        "products-host": [(same_threads, [os.path.join(tests, "bench_regridder"), "--python",
+                                          python, "--repeat", "5", "--products-only",
+                                          "--markdown", "{out}"])],
+        "mart-host": [mart_host],
+        "psf-host": [(dict(same_threads, OPENBLAS_NUM_THREADS="1"),
+                      [python, os.path.join(BENCH, "bench_convolve.py"), "--library", library,
+                       "--repeat", "2", "--scale", str(psf_scale), "--markdown", "{out}"])],
+        "products-gpu": [({}, [os.path.join(tests, "bench_cuda_product"), "--ctis",
+                               "--markdown", "{out}"]),
+                         ({}, [os.path.join(tests, "bench_cuda_product"), "--markdown", "{out}"])],
+        "mart-gpu": [mart_host,
+                     ({}, [os.path.join(tests, "bench_mart_device"), "--markdown", "{out}"])],
+        "psf-gpu": [({}, [os.path.join(tests, "bench_cuda_convolve"), "--markdown", "{out}"])],
+    }[section]
+
+
+def gpu_line():
+    """'- GPU: ...' from nvidia-smi, or None."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
+                              "--format=csv,noheader"], capture_output=True, text=True,
+                             timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    first = out.stdout.strip().splitlines()[:1]
+    if out.returncode != 0 or not first:
+        return None
+    name, driver, memory = (part.strip() for part in first[0].split(",")[:3])
+    return f"- GPU: {name}, driver {driver}, {memory} (nvidia-smi)"
+
+
+def run_section(section, kind, args):
+    """The Markdown of one section, from its benchmarks' reports."""
+    revision = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--", "src", "host",
+                            "kernels", "solvers", "include", "tests/bench"],
+                           capture_output=True, text=True).stdout.strip()
+    stamp = f"- revision: {revision}{' with local changes' if dirty else ''}, measured " \
+            f"{datetime.date.today().isoformat()}"
+    blocks = []
+    for environment, argv in runs(section, args.build, args.python, args.psf_scale):
+        with tempfile.TemporaryDirectory() as folder:
+            out = os.path.join(folder, "report.md")
+            argv = [out if a == "{out}" else a for a in argv]
+            shown = " ".join(f"{k}={v}" for k, v in environment.items())
+            print(f"performance_page: {section}: {shown} {shlex.join(argv)}", flush=True)
+            status = subprocess.run(argv, env=dict(os.environ, **environment), cwd=args.build)
+            report = open(out).read().rstrip("\n") if os.path.exists(out) else ""
+        if status.returncode != 0 or not report:
+            why = "skipped (exit 77: a peer package or the device is missing)" \
+                if status.returncode == 77 else f"failed (exit {status.returncode})"
+            blocks.append(f"Not measured: `{os.path.basename(argv[0])}` {why} in the run "
+                          f"of {stamp[2:]}.")
+            continue
+        lines = report.splitlines()
+        header = [k for k, line in enumerate(lines) if line.startswith("- ")]
+        at = header[-1] + 1 if header else 0
+        extra = [stamp]
+        if kind == "gpu" and not any(line.startswith("- GPU:") for line in lines):
+            line = gpu_line()
+            if line:
+                extra.append(line)
+        if args.note:
+            extra.append(f"- note: {args.note}")
+        if environment:
+            extra.append("- environment: " + " ".join(f"`{k}={v}`" for k, v in
+                                                       environment.items()))
+        blocks.append("\n".join(lines[:at] + extra + lines[at:]))
+    return "\n\n".join(blocks)
+
+
+def placeholder(section, kind):
+    flag = "--gpu" if kind == "gpu" else "--host"
+    machine = "a GPU machine" if kind == "gpu" else "the host"
+    return (f"Not yet measured on this revision; run `scripts/performance_page.py --build BUILD "
+            f"--python PYTHON {flag} --only {section}` on {machine}.")
+
+
+def read_sections(path):
+    """The sections of an existing page, by name."""
+    if not os.path.exists(path):
+        return {}
+    text = open(path).read()
+    found = {}
+    for match in re.finditer(r"<!-- section ([\w-]+) -->\n(.*?)\n<!-- end \1 -->", text, re.S):
+        found[match.group(1)] = match.group(2).strip("\n")
+    return found
+
+
+def page(sections):
+    out = ["# Performance", "",
+           "How fast spart is against the packages it replaces or sits beside, one table per "
+           "question. Every table below is written by a benchmark program of `tests/bench/` "
+           "(its `--markdown` report), with the machine, the versions and the exact command "
+           "above it; `scripts/performance_page.py` runs them and assembles this page. "
+           "Ratios are \"speed-up\" = the peer's time over spart's (above 1: spart is faster). "
+           "Figures from a small shared machine say what to expect in proportion, not in "
+           "absolute time; run the command on your own machine for yours.", "",
+           "Regenerate the host sections, then the GPU ones on a machine with an NVIDIA GPU "
+           "(each run keeps the other's sections):", "",
+           "```sh",
+           "cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSPART_BUILD_BENCHMARKS=ON "
+           "-DSPART_ENABLE_CUDA=ON && cmake --build build -j",
+           "python3 -m venv build/venv && build/venv/bin/pip install -r "
+           "tests/parity/requirements.txt",
+           "scripts/performance_page.py --build build --python build/venv/bin/python --host",
+           "scripts/performance_page.py --build build --python build/venv/bin/python --gpu",
+           "```", "",
+           "Each section names the revision and the date it was measured on; a run of the "
+           "script rewrites only the sections it runs.", "",
+           "The benchmarks are never timed assertions in the test suite: `ctest -L bench` runs "
+           "them and fails only when a run fails. Why the figures are what they are (the "
+           "floors, what was tried) is in [dev/performance-notes.md](dev/performance-notes.md)."]
+    for heading, intro, parts in QUESTIONS:
+        out += ["", f"## {heading}", "", intro]
+        for section, kind, title in parts:
+            out += ["", f"### {title}", "", f"<!-- section {section} -->",
+                    sections.get(section) or placeholder(section, kind),
+                    f"<!-- end {section} -->"]
+    return "\n".join(out) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", required=True)
+    parser.add_argument("--python", default=sys.executable)
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--host", action="store_true", help="only the host sections")
+    which.add_argument("--gpu", action="store_true", help="only the GPU sections")
+    parser.add_argument("--only", action="append", default=None,
+                        choices=HOST_SECTIONS + GPU_SECTIONS, help="only these sections")
+    parser.add_argument("--page", default=os.path.join(ROOT, "docs", "performance.md"))
+    parser.add_argument("--note", default=None)
+    parser.add_argument("--psf-scale", type=int, default=1)
+    args = parser.parse_args()
+    args.build = os.path.abspath(args.build)
+    chosen = (HOST_SECTIONS if args.host else GPU_SECTIONS if args.gpu
+              else HOST_SECTIONS + GPU_SECTIONS)
+    if args.only:
+        chosen = [s for s in chosen if s in args.only]
+    sections = read_sections(args.page)
+    kinds = {s: kind for _, _, parts in QUESTIONS for s, kind, _ in parts}
+    for section in chosen:
+        sections[section] = run_section(section, kinds[section], args)
+        # written after each section, so that a long run leaves what it has
+        with open(args.page, "w") as stream:
+            stream.write(page(sections))
+    if not chosen:
+        with open(args.page, "w") as stream:
+            stream.write(page(sections))
+    print(f"performance_page: wrote {args.page}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
