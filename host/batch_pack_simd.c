@@ -17,7 +17,7 @@
  * without AVX-512) spart_host_pack_eight declines and the caller packs in
  * plain C.
  */
-#include "regridder_internal.h"
+#include "operator/regridder_internal.h"
 
 /* Packed arrays of more bytes than this are written past the caches:
  * beyond what the L2 caches of a few cores hold. */

@@ -12,7 +12,7 @@
  */
 #include <string.h>
 
-#include "regridder_internal.h"
+#include "operator/regridder_internal.h"
 
 /* Per-chunk histograms are kept below this many counters. */
 #define HISTOGRAM_BUDGET ((int64_t)1 << 25)

@@ -35,7 +35,7 @@
 #include <omp.h>
 #endif
 
-#include "regridder_internal.h"
+#include "operator/regridder_internal.h"
 
 /* Entries handed to a thread at a time (as whole rows): tasks of equal
  * work, so that two threads also share a matrix of a few long rows. */

@@ -30,7 +30,7 @@
  */
 #include <math.h>
 
-#include "regridder_internal.h"
+#include "operator/regridder_internal.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>

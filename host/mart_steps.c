@@ -1,7 +1,7 @@
 /*
  * host/mart_steps.c: the steps of the MART iteration on the host, twin of
  * kernels/mart_steps.cu (same operations, same order; see
- * src/mart_steps.h for the order of the sums).
+ * src/mart/mart_steps.h for the order of the sums).
  */
 #include <float.h>
 #include <math.h>
@@ -14,9 +14,9 @@
 #if defined(__GNUC__)
 #define SPART_MATH_FUNCTION static inline __attribute__((always_inline))
 #endif
-#include "mart_math.h"
-#include "mart_steps.h"
-#include "regridder_internal.h"
+#include "mart/mart_math.h"
+#include "mart/mart_steps.h"
+#include "operator/regridder_internal.h"
 
 void spart_mart_host_clamp(double *values, int64_t n, int threads)
 {
@@ -154,7 +154,7 @@ void spart_mart_host_flat_guess(const double *backprojected, int64_t num_channel
 
 /* ---- the update, in blocks that the compiler can vectorise ----
  * Per voxel the operations and their order are spart_mart_correction's
- * (src/mart_math.h), so the bits are the device's; only the loops are
+ * (src/mart/mart_math.h), so the bits are the device's; only the loops are
  * turned inside out: a block of voxels at a time, channel by channel, with
  * the power's special cases chosen once per call instead of per value. */
 
@@ -173,7 +173,7 @@ enum { UPDATE_BLOCK = 256 };
 #define UPDATE_INLINE static inline
 #endif
 
-/* The exponents of one update, chosen once per call (src/mart_math.h):
+/* The exponents of one update, chosen once per call (src/mart/mart_math.h):
  * per_channel says whether the corrections take ctis's per-channel form
  * (ratio^gamma, then the product^inverse_channels) or the product of the
  * ratios to the single power `exponent` = gamma / N. */

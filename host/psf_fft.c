@@ -15,8 +15,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
-#include "psf_internal.h"
+#include "core/internal.h"
+#include "psf/psf_internal.h"
 
 int64_t spart_psf_fft_length(int64_t minimum)
 {

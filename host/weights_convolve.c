@@ -24,7 +24,7 @@
 
 #include <omp.h>
 
-#include "weights_convolve.h"
+#include "weights/weights_convolve.h"
 
 enum { CONVOLVE_BLOCK = 1024 };
 

@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #include "csr_search.cuh"
-#include "device_internal.h"
+#include "device/device_internal.h"
 #include "launch.cuh"
 
 namespace
@@ -305,7 +305,7 @@ __global__ void long_row_totals(const int64_t *__restrict__ long_index,
 }
 
 /* The table: each long row's index, first chunk, and its chunks' bounds
- * (the layout of spart_regridder_device in src/regridder_internal.h). */
+ * (the layout of spart_regridder_device in src/operator/regridder_internal.h). */
 __global__ void __launch_bounds__(threads_per_block)
     long_row_table(const int64_t *__restrict__ row_ptr, int64_t num_rows, int64_t chunk_length,
                    const int64_t *__restrict__ long_index, const int64_t *__restrict__ first_chunk,

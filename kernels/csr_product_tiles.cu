@@ -38,7 +38,7 @@
 #include <stdint.h>
 
 #include "csr_row_sum.cuh"
-#include "device_internal.h"
+#include "device/device_internal.h"
 #include "launch.cuh"
 
 namespace

@@ -1,6 +1,6 @@
 /*
  * kernels/csr_transpose.cu: the values of the conservative transpose on
- * the device, the twin of scale_entries in src/regridder_conservative.c.
+ * the device, the twin of scale_entries in src/operator/regridder_conservative.c.
  *
  * The conservative transpose shares the exact transpose's row pointers and
  * columns and has values of its own: entry k of the exact transpose, whose
@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "csr_search.cuh"
-#include "device_internal.h"
+#include "device/device_internal.h"
 #include "launch.cuh"
 
 namespace

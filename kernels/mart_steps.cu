@@ -1,8 +1,8 @@
 /*
  * kernels/mart_steps.cu: the steps of the MART iteration on a CUDA device,
  * twin of host/mart_steps.c: the same per-element functions (the shared
- * src/mart_math.h, built with --fmad=false so that no multiply-add is
- * contracted) and the same order of the sums (src/mart_steps.h): one warp
+ * src/mart/mart_math.h, built with --fmad=false so that no multiply-add is
+ * contracted) and the same order of the sums (src/mart/mart_steps.h): one warp
  * per chunk of SPART_MART_CHUNK (1024) values, lane l adding values l, l + 32, ... from 0.0,
  * the lanes combined by __shfl_down_sync (lane l += lane l + h, h = 16..1,
  * exactly the host's pairs), then one thread per channel adding the chunk
@@ -20,7 +20,7 @@
  *     as the product sums them (kernels/csr_row_sum.cuh), then its
  *     correction, so the backprojection never goes to memory.
  *
- * Batched runs (src/mart_device_batch.h): the merits and update kernels
+ * Batched runs (src/mart/mart_device_batch.h): the merits and update kernels
  * take the run's stop flag (or NULL) and return at once once it is set;
  * decide_kernel checks the stopping rule on the device after each
  * iteration's merits, one thread, in the host's order of operations.
@@ -35,9 +35,9 @@
 
 #define SPART_MATH_FUNCTION static __host__ __device__ inline
 #include "csr_row_sum.cuh"
-#include "device_internal.h"
-#include "mart_math.h"
-#include "mart_steps.h"
+#include "device/device_internal.h"
+#include "mart/mart_math.h"
+#include "mart/mart_steps.h"
 
 namespace
 {

@@ -5,7 +5,7 @@
  * way round for the correlation), the same spectra and products, the same
  * rule that flushes outputs within the FFT's rounding of zero to 0. The
  * transforms are cuFFT's rather than FFTW's, so results agree with the
- * host's to rounding, not bit for bit (src/psf_device.h).
+ * host's to rounding, not bit for bit (src/psf/psf_device.h).
  *
  * Everything is enqueued on the caller's stream; no atomics.
  */
@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "psf_device.h"
+#include "psf/psf_device.h"
 
 namespace
 {

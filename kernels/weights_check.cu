@@ -1,7 +1,7 @@
 /*
  * kernels/weights_check.cu: the index check of weights whose entries live
  * in device memory, the twin of the check in
- * spart_weights_create_from_arrays (src/weights.c): entry k is out of range
+ * spart_weights_create_from_arrays (src/weights/weights.c): entry k is out of range
  * when indices_input[k] is not in [0, size_input) or indices_output[k] is
  * not in [0, size_output), and the first such entry is the one reported.
  *
@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-#include "weights_check_device.h"
+#include "weights/weights_check_device.h"
 
 namespace
 {

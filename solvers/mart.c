@@ -1,7 +1,7 @@
 /*
  * solvers/mart.c: the MART driver (spart/mart.h), ctis.inverters.
  * MartInverter step for step, over caller-supplied operators. Uses the
- * public API, and src/mart_device_batch.h for the iterations it runs on a
+ * public API, and src/mart/mart_device_batch.h for the iterations it runs on a
  * device in batches (below).
  *
  * The steps are the building blocks of spart/mart.h, on the host or, for
@@ -32,7 +32,7 @@
 
 #include "spart/device_memory.h"
 #include "spart/mart.h"
-#include "mart_device_batch.h"
+#include "mart/mart_device_batch.h"
 #include "mart_internal.h"
 
 struct spart_mart_result {

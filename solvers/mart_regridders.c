@@ -8,7 +8,7 @@
 
 #include "spart/device.h"
 #include "spart/mart.h"
-#include "mart_device_batch.h"
+#include "mart/mart_device_batch.h"
 #include "mart_internal.h"
 
 /* The forward Regridder's product A x of the scene, unclamped, into

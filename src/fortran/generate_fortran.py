@@ -204,9 +204,12 @@ class Generator:
         result = self.result(function.result)
         arguments = ", ".join(p.name for p in parameters)
         binding = f'bind(C, name="{bind}")' if bind else "bind(C)"
+        # pure: a value computed from scalars and what C only reads (const)
         pure = (result is not None and not function.result.pointers
-                and function.result.base != "spart_status"
-                and all(", value ::" in line for line in declarations) and not callback)
+                and function.result.base != "spart_status" and not callback
+                and all(", value ::" in line for line in declarations)
+                and all(p.ctype.pointers == 0 or (p.ctype.pointers == 1 and p.ctype.const)
+                        for p in parameters))
         lines = []
         if function.variadic:
             lines += comment("Variadic in C: Fortran passes the fixed arguments only, which the\n"

@@ -43,9 +43,9 @@
 #include <cuda_runtime_api.h>
 #include <omp.h>
 
-#include "device_internal.h"
-#include "regridder_device.h"
-#include "regridder_internal.h"
+#include "device/device_internal.h"
+#include "operator/regridder_device.h"
+#include "operator/regridder_internal.h"
 #include "bench_util.h"
 #include "spart.h"
 

@@ -65,7 +65,7 @@ static uint64_t digest(uint64_t hash, const double *values, int64_t n)
 
 /* Bytes of row structure a product reads per row: 8 (row_ptr), or 1 where
  * the library reads a short-row index instead (g <= 2 and no row longer
- * than 255 entries; src/regridder_internal.h). */
+ * than 255 entries; src/operator/regridder_internal.h). */
 static double row_bytes(const spart_regridder *r)
 {
     const int64_t *row_ptr = NULL;

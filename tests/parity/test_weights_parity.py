@@ -893,7 +893,7 @@ def sweep_identical_grids_default_perturbation():
 
 # ---- conservative 2-D: clipping (lattice outputs) -----------------------------------------
 # Within 1e-12 of the element's largest entry, not bit for bit: spart's
-# lattice kernel (host/weights_conservative_2d_clip.c) sums each input cell's
+# lattice kernel (src/weights/weights_conservative_2d_clip.c) sums each input cell's
 # overlaps along its edges (Green's theorem) instead of clipping polygons
 # against half-planes as the package does, so its weights round differently
 # (about 1e-15 relative here, and closer to the exact areas). 1e-12 is the

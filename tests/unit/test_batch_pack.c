@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "regridder_internal.h"
+#include "operator/regridder_internal.h"
 
 /* 8 vectors of `columns` values, vector t after vector t - 1, every value
  * distinct and some of them unusual. */

@@ -1,4 +1,4 @@
-/* The 1-D conservative weights kernel (host/weights_conservative_1d.c). */
+/* The 1-D conservative weights kernel (src/weights/weights_conservative_1d.c). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "triples.h"
-#include "weights_kernels.h"
+#include "weights/triples.h"
+#include "weights/weights_kernels.h"
 #include "test_util.h"
 
 /* np.linspace(start, stop, num): k * step + start, the last vertex exactly

@@ -1,5 +1,5 @@
 /* The 2-D conservative clipping kernel and its lattice test
- * (host/weights_conservative_2d_clip.c). */
+ * (src/weights/weights_conservative_2d_clip.c). */
 #include <math.h>
 #include <omp.h>
 #include <setjmp.h>
@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "triples.h"
-#include "weights_kernels.h"
+#include "weights/triples.h"
+#include "weights/weights_kernels.h"
 #include "test_util.h"
 #include "test_conservative_util.h"
 

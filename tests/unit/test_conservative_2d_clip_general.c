@@ -1,5 +1,5 @@
 /* The 2-D conservative kernel by exact clipping between any two grids
- * (host/weights_conservative_2d_clip_general.c). */
+ * (src/weights/weights_conservative_2d_clip_general.c). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "triples.h"
-#include "weights_kernels.h"
+#include "weights/triples.h"
+#include "weights/weights_kernels.h"
 #include "test_util.h"
 #include "test_conservative_util.h"
 

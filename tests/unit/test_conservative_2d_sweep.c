@@ -1,4 +1,4 @@
-/* The 2-D conservative sweep kernel (host/weights_conservative_2d_sweep.c),
+/* The 2-D conservative sweep kernel (src/weights/weights_conservative_2d_sweep.c),
  * called directly; fragments are summed per pair by the tests themselves. */
 #include <math.h>
 #include <setjmp.h>
@@ -11,8 +11,8 @@
 #include <cmocka.h>
 #include <omp.h>
 
-#include "internal.h"
-#include "weights_kernels.h"
+#include "core/internal.h"
+#include "weights/weights_kernels.h"
 #include "test_util.h"
 #include "test_conservative_util.h"
 

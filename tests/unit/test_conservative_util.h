@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "triples.h"
+#include "weights/triples.h"
 
 /* ---- grids ------------------------------------------------------------------------------ */
 

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "regridder_internal.h"
+#include "operator/regridder_internal.h"
 #include "spart.h"
 #include "test_util.h"
 

@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "regridder_device.h"
+#include "operator/regridder_device.h"
 #include "test_cuda_util.h"
 
 /* ---- weights ---------------------------------------------------------------------------- */

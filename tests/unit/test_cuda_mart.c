@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "mart_device_batch.h" /* spart_mart_device_finish_and_measure */
+#include "mart/mart_device_batch.h" /* spart_mart_device_finish_and_measure */
 #include "spart.h"
 #include "test_cuda_util.h"
 #include "test_small_instrument.h"
@@ -334,7 +334,7 @@ static void update_from_images_equals_the_host(void **state)
 /* Observed backprojections far from the predictions (ratios whose product
  * overflows, or passes through the subnormals) and negative ones (not
  * clamped): the voxels that leave the single power for ctis's per-channel
- * form (src/mart_math.h), on the device as on the host, in the update and
+ * form (src/mart/mart_math.h), on the device as on the host, in the update and
  * in the fused update; gammas 0.5 and 0.3 (the single power elsewhere) and
  * 2 (the per-channel form everywhere). */
 static void corrections_outside_the_single_power_equal_the_host(void **state)

@@ -23,7 +23,7 @@
 #include <cmocka.h>
 #include <cuda_runtime_api.h>
 
-#include "regridder_internal.h"
+#include "operator/regridder_internal.h"
 #include "spart.h"
 #include "test_cuda_util.h"
 
@@ -257,7 +257,7 @@ static void batches_of_1_3_8_33_equal_the_host_and_each_column_alone(void **stat
 }
 
 /* The product of one batch in tiles (x of 8 MiB or more, so
- * x_tiles_needed in src/regridder_device.c holds) against the host, and
+ * x_tiles_needed in src/operator/regridder_device.c holds) against the host, and
  * each fourth column alone against the batch. */
 static void assert_batch_in_tiles_equals_the_host(fixture *f, const spart_regridder *host,
                                                   const spart_regridder *device, int64_t width,
@@ -283,7 +283,7 @@ static void assert_batch_in_tiles_equals_the_host(fixture *f, const spart_regrid
 
 /* Batches whose x fills 8 MiB or more (150000 columns, 8 and 13 vectors)
  * are copied into tiles of 8 interleaved vectors before the product
- * (x_tiles_needed in src/regridder_device.c; 13 leaves the second tile 3
+ * (x_tiles_needed in src/operator/regridder_device.c; 13 leaves the second tile 3
  * vectors of padding), summed by the kernels of short rows in tiles
  * (kernels/csr_product_tiles.cu; a long row by its chunks) or, over rows
  * of 64 entries or more, by row groups: the same bits as the host for every

@@ -20,7 +20,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "regridder_internal.h"
+#include "operator/regridder_internal.h"
 #include "spart.h"
 #include "test_util.h"
 

@@ -1,4 +1,4 @@
-/* The shared 2-D geometry (src/geometry_2d.h): segment crossings, point in
+/* The shared 2-D geometry (src/weights/geometry_2d.h): segment crossings, point in
  * polygon, and signed cell areas, as regridding 3.6.0 decides them. */
 #include <math.h>
 #include <setjmp.h>
@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "geometry_2d.h"
+#include "weights/geometry_2d.h"
 
 static const double square_x[4] = {0, 1, 1, 0};
 static const double square_y[4] = {0, 0, 1, 1};

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "../../solvers/mart_internal.h"
-#include "mart_math.h"
+#include "mart/mart_math.h"
 #include "spart/mart.h"
 #include "spart/weights.h"
 #include "test_util.h"

@@ -1,5 +1,5 @@
 /*
- * The multilinear weights kernel (host/weights_multilinear.c) against
+ * The multilinear weights kernel (src/weights/weights_multilinear.c) against
  * regridding 3.6.0's weights(..., method="multilinear") and against
  * analytic answers: multilinear interpolation reproduces linear functions
  * on any grid, curvilinear ones included.
@@ -22,7 +22,7 @@
 #include <cmocka.h>
 #include <omp.h>
 
-#include "weights_kernels.h"
+#include "weights/weights_kernels.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 

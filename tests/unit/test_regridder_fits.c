@@ -26,7 +26,7 @@
 #include <cmocka.h>
 #include <fitsio.h>
 
-#include "regridder_internal.h"
+#include "operator/regridder_internal.h"
 #include "spart.h"
 #include "test_fits_util.h"
 #include "test_util.h"

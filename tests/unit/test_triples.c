@@ -1,4 +1,4 @@
-/* The growable list of triples (src/triples.c): paging in the room ahead
+/* The growable list of triples (src/weights/triples.c): paging in the room ahead
  * of writing (spart_triples_prepare) is only a hint, so it never changes
  * what the list holds, never reaches past the capacity, and is asked
  * again after the arrays move. */
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "triples.h"
+#include "weights/triples.h"
 #include "test_util.h"
 
 static void append_entries(spart_triples *t, int64_t first, int64_t count)

@@ -1,5 +1,5 @@
 /*
- * The weights driver (src/weights_build.c) over many orthogonal elements:
+ * The weights driver (src/weights/weights_build.c) over many orthogonal elements:
  * the elements built side by side by several threads and joined in order
  * give the same arrays, bit for bit, as one thread; coordinates read in
  * place or gathered give the same weights; elements of very different

@@ -1,4 +1,4 @@
-/* Coalescing one element's triples (src/weights_coalesce.c): sorted by
+/* Coalescing one element's triples (src/weights/weights_coalesce.c): sorted by
  * (input, output), repeated pairs merged as NumPy's add.reduceat sums. */
 #include <math.h>
 #include <setjmp.h>
@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "triples.h"
-#include "weights_kernels.h"
+#include "weights/triples.h"
+#include "weights/weights_kernels.h"
 #include "test_util.h"
 
 static void append(spart_triples *t, int64_t input, int64_t output, double value)

@@ -1,4 +1,4 @@
-/* spart_weights_convolve (src/weights_convolve.c, host/weights_convolve.c):
+/* spart_weights_convolve (src/weights/weights_convolve.c, host/weights_convolve.c):
  * a kernel folded into weights, as regridding.convolve_weights. The small
  * cases are checked by hand; tests/parity/test_convolve_parity.py compares
  * with the package itself. */

@@ -1,0 +1,369 @@
+/*
+ * src/device/device_memory.c: memory of the context's CUDA device
+ * (spart/device_memory.h) and the selection of that device for a call.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#if defined(SPART_HAVE_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
+#include "device/device_select.h"
+#include "spart/device_memory.h"
+
+#if defined(SPART_HAVE_CUDA)
+
+spart_status spart_device_failure(spart_context *context, int error, const char *what)
+{
+    cudaError_t cuda = (cudaError_t)error;
+    spart_status status = SPART_ERROR_INTERNAL;
+    if (cuda == cudaErrorMemoryAllocation) {
+        status = SPART_ERROR_OUT_OF_MEMORY;
+    } else if (cuda == cudaErrorNoDevice || cuda == cudaErrorInsufficientDriver ||
+               cuda == cudaErrorInvalidDevice || cuda == cudaErrorDevicesUnavailable) {
+        status = SPART_ERROR_NO_DEVICE;
+    }
+    return spart_fail(context, status, "%s: CUDA error %s (%s)", what, cudaGetErrorName(cuda),
+                      cudaGetErrorString(cuda));
+}
+
+spart_status spart_device_check_exists(spart_context *context, int device)
+{
+    int count = 0;
+    cudaError_t error = cudaGetDeviceCount(&count);
+    if (error != cudaSuccess) {
+        (void)cudaGetLastError(); /* not sticky: leave no error behind */
+        return spart_fail(context, SPART_ERROR_NO_DEVICE,
+                          "no CUDA device is visible (cudaGetDeviceCount: %s)",
+                          cudaGetErrorString(error));
+    }
+    if (count == 0) {
+        return spart_fail(context, SPART_ERROR_NO_DEVICE, "no CUDA device is visible");
+    }
+    if (device >= count) {
+        return spart_fail(
+            context, SPART_ERROR_NO_DEVICE,
+            "CUDA device %d does not exist: %d device(s) are visible, numbered from 0", device,
+            count);
+    }
+    return SPART_OK;
+}
+
+spart_status spart_device_select(spart_context *context, int device, int *previous)
+{
+    cudaError_t error = cudaGetDevice(previous);
+    if (error == cudaSuccess && *previous != device) {
+        error = cudaSetDevice(device);
+    }
+    if (error != cudaSuccess) {
+        *previous = -1;
+        return spart_device_failure(context, (int)error, "selecting the CUDA device");
+    }
+    return SPART_OK;
+}
+
+void spart_device_leave(int previous)
+{
+    int current = -1;
+    if (previous >= 0 && cudaGetDevice(&current) == cudaSuccess && current != previous) {
+        (void)cudaSetDevice(previous);
+    }
+}
+
+spart_status spart_device_check_pointer(spart_context *context, const void *pointer, int device,
+                                        const char *what, const char *name)
+{
+    struct cudaPointerAttributes attributes;
+    memset(&attributes, 0, sizeof attributes);
+    cudaError_t error = cudaPointerGetAttributes(&attributes, pointer);
+    if (error != cudaSuccess) {
+        (void)cudaGetLastError();
+        attributes.type = cudaMemoryTypeUnregistered;
+    }
+    if (attributes.type == cudaMemoryTypeManaged) {
+        return SPART_OK;
+    }
+    if (attributes.type != cudaMemoryTypeDevice) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "%s: %s is host memory, but the work runs on CUDA device %d: pass "
+                          "device memory (spart_device_malloc or cudaMalloc)",
+                          what, name, device);
+    }
+    if (attributes.device != device) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "%s: %s is memory of CUDA device %d, but the work runs on device %d",
+                          what, name, attributes.device, device);
+    }
+    return SPART_OK;
+}
+
+spart_status spart_device_enter(spart_context *context, const char *what, int *previous)
+{
+    *previous = -1;
+    spart_status status = spart_device_check_exists(context, context->cuda_device);
+    if (status == SPART_OK) {
+        status = spart_device_select(context, context->cuda_device, previous);
+    }
+    if (status != SPART_OK) {
+        char sentence[SPART_ERROR_LENGTH];
+        snprintf(sentence, sizeof sentence, "%s", spart_context_error(context));
+        spart_fail(context, status, "%s: %s", what, sentence);
+    }
+    return status;
+}
+
+#else
+
+spart_status spart_device_failure(spart_context *context, int error, const char *what)
+{
+    return spart_fail(context, SPART_ERROR_INTERNAL, "%s: CUDA error %d", what, error);
+}
+
+spart_status spart_device_check_exists(spart_context *context, int device)
+{
+    (void)device;
+    return spart_fail(context, SPART_ERROR_NO_DEVICE,
+                      "spart was built without CUDA (configure with SPART_ENABLE_CUDA=ON "
+                      "where nvcc is installed)");
+}
+
+spart_status spart_device_select(spart_context *context, int device, int *previous)
+{
+    *previous = -1;
+    return spart_device_check_exists(context, device);
+}
+
+void spart_device_leave(int previous)
+{
+    (void)previous;
+}
+
+spart_status spart_device_check_pointer(spart_context *context, const void *pointer, int device,
+                                        const char *what, const char *name)
+{
+    (void)pointer, (void)name;
+    return spart_fail(context, SPART_ERROR_NO_DEVICE, "%s: no CUDA in this build (device %d)", what,
+                      device);
+}
+
+spart_status spart_device_enter(spart_context *context, const char *what, int *previous)
+{
+    *previous = -1;
+    return spart_fail(context, SPART_ERROR_NO_DEVICE,
+                      "%s: spart was built without CUDA (configure with SPART_ENABLE_CUDA=ON "
+                      "where nvcc is installed)",
+                      what);
+}
+
+#endif
+
+spart_status spart_device_malloc(spart_context *context, size_t bytes, void **pointer)
+{
+    if (context == NULL || pointer == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "device_malloc: context and pointer must not be NULL");
+    }
+    spart_clear_error(context);
+    *pointer = NULL;
+    int previous;
+    spart_status status = spart_device_enter(context, "device_malloc", &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+#if defined(SPART_HAVE_CUDA)
+    cudaError_t error = cudaMalloc(pointer, bytes > 0 ? bytes : 1);
+    if (error != cudaSuccess) {
+        *pointer = NULL;
+        (void)cudaGetLastError();
+        status = spart_device_failure(context, (int)error, "device_malloc");
+    }
+#else
+    (void)bytes;
+#endif
+    spart_device_leave(previous);
+    return status;
+}
+
+void spart_device_free(spart_context *context, void *pointer)
+{
+#if defined(SPART_HAVE_CUDA)
+    if (context == NULL || pointer == NULL) {
+        return;
+    }
+    int previous;
+    if (spart_device_enter(context, "device_free", &previous) == SPART_OK) {
+        (void)cudaFree(pointer);
+        spart_device_leave(previous);
+    }
+#else
+    (void)context;
+    (void)pointer;
+#endif
+}
+
+/* kind: 0 host -> device, 1 device -> host, 2 device -> device. */
+static spart_status copy(spart_context *context, void *to, const void *from, size_t bytes, int kind,
+                         const char *what)
+{
+    if (context == NULL || to == NULL || from == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "%s: arguments must not be NULL",
+                          what);
+    }
+    spart_clear_error(context);
+    int previous;
+    spart_status status = spart_device_enter(context, what, &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+#if defined(SPART_HAVE_CUDA)
+    enum cudaMemcpyKind kinds[3] = {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+                                    cudaMemcpyDeviceToDevice};
+    cudaStream_t stream = (cudaStream_t)context->cuda_stream;
+    cudaError_t error = cudaMemcpyAsync(to, from, bytes, kinds[kind], stream);
+    if (error == cudaSuccess) {
+        error = cudaStreamSynchronize(stream);
+    }
+    if (error != cudaSuccess) {
+        status = spart_device_failure(context, (int)error, what);
+    }
+#else
+    (void)bytes;
+    (void)kind;
+#endif
+    spart_device_leave(previous);
+    return status;
+}
+
+spart_status spart_device_copy_to_device(spart_context *context, void *device, const void *host,
+                                         size_t bytes)
+{
+    return copy(context, device, host, bytes, 0, "device_copy_to_device");
+}
+
+spart_status spart_device_copy_to_host(spart_context *context, void *host, const void *device,
+                                       size_t bytes)
+{
+    return copy(context, host, device, bytes, 1, "device_copy_to_host");
+}
+
+spart_status spart_device_copy_on_device(spart_context *context, void *to, const void *from,
+                                         size_t bytes)
+{
+    return copy(context, to, from, bytes, 2, "device_copy_on_device");
+}
+
+/* ---- graphs ---- */
+
+struct spart_device_graph {
+    spart_context *context; /* whose allocator holds this object */
+#if defined(SPART_HAVE_CUDA)
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+#endif
+};
+
+void spart_device_graph_free(spart_device_graph *graph)
+{
+    if (graph == NULL) {
+        return;
+    }
+#if defined(SPART_HAVE_CUDA)
+    if (graph->exec != NULL) {
+        (void)cudaGraphExecDestroy(graph->exec);
+    }
+    if (graph->graph != NULL) {
+        (void)cudaGraphDestroy(graph->graph);
+    }
+#endif
+    spart_free(&graph->context->allocator, graph);
+}
+
+spart_status spart_device_graph_record(spart_context *context,
+                                       spart_status (*record)(void *user, spart_context *context),
+                                       void *user, spart_device_graph **graph)
+{
+    if (context == NULL || record == NULL || graph == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "device_graph_record: context, record and graph must not be NULL");
+    }
+    spart_clear_error(context);
+    *graph = NULL;
+    int previous;
+    spart_status status = spart_device_enter(context, "device_graph_record", &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+#if defined(SPART_HAVE_CUDA)
+    spart_device_graph *made = spart_alloc_zero(&context->allocator, 1, sizeof *made);
+    if (made == NULL) {
+        spart_device_leave(previous);
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                          "device_graph_record: could not allocate the graph");
+    }
+    made->context = context;
+    /* The legacy default stream cannot be captured: record on a private
+     * stream standing in for the context's. */
+    cudaStream_t stream = NULL;
+    cudaError_t error = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    void *context_stream = context->cuda_stream;
+    if (error == cudaSuccess) {
+        error = cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed);
+    }
+    if (error != cudaSuccess) {
+        status = spart_device_failure(context, (int)error, "device_graph_record: starting");
+    } else {
+        context->cuda_stream = stream;
+        status = record(user, context);
+        context->cuda_stream = context_stream;
+        error = cudaStreamEndCapture(stream, &made->graph);
+        if (status == SPART_OK && error != cudaSuccess) {
+            status = spart_device_failure(context, (int)error, "device_graph_record: capturing");
+        }
+    }
+    if (status == SPART_OK) {
+        error = cudaGraphInstantiate(&made->exec, made->graph, 0);
+        if (error != cudaSuccess) {
+            status =
+                spart_device_failure(context, (int)error, "device_graph_record: instantiating");
+        }
+    }
+    if (stream != NULL) {
+        (void)cudaStreamDestroy(stream);
+    }
+    (void)cudaGetLastError();
+    spart_device_leave(previous);
+    if (status != SPART_OK) {
+        spart_device_graph_free(made);
+        return status;
+    }
+    *graph = made;
+    return SPART_OK;
+#else
+    (void)user;
+    spart_device_leave(previous);
+    return status;
+#endif
+}
+
+spart_status spart_device_graph_launch(spart_context *context, const spart_device_graph *graph)
+{
+    if (context == NULL || graph == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "device_graph_launch: context and graph must not be NULL");
+    }
+    int previous;
+    spart_status status = spart_device_enter(context, "device_graph_launch", &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+#if defined(SPART_HAVE_CUDA)
+    cudaError_t error = cudaGraphLaunch(graph->exec, (cudaStream_t)context->cuda_stream);
+    if (error != cudaSuccess) {
+        status = spart_device_failure(context, (int)error, "device_graph_launch");
+    }
+#endif
+    spart_device_leave(previous);
+    return status;
+}

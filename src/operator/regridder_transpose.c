@@ -1,0 +1,55 @@
+/*
+ * src/operator/regridder_transpose.c: the exact transpose of a regridder, built
+ * once by a stable counting sort of its entries on their columns and kept
+ * by it. The transpose swaps the roles of the two sides (a shared input
+ * becomes a sum and a sum a shared input) and its transpose is the
+ * original object. A device regridder's transpose is built on its device
+ * (src/operator/regridder_device.c), the same arrays.
+ */
+#include "operator/regridder_device.h"
+#include "operator/regridder_internal.h"
+
+spart_status spart_regridder_transpose(spart_context *context, spart_regridder *regridder,
+                                       spart_regridder **transposed)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    if (regridder == NULL || transposed == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "regridder and transposed must not be NULL");
+    }
+    *transposed = NULL;
+    if (regridder->transposed != NULL) {
+        *transposed = regridder->transposed;
+        return SPART_OK;
+    }
+    spart_regridder *made = spart_alloc_zero(&regridder->allocator, 1, sizeof *made);
+    if (made == NULL) {
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "transpose: out of memory");
+    }
+    made->allocator = regridder->allocator;
+    made->owns_arrays = 1;
+    made->input = regridder->output;
+    made->output = regridder->input;
+    spart_status status = regridder->device.on_device
+                              ? spart_device_csr_transpose(context, regridder, 0, made)
+                              : spart_host_csr_transpose(&regridder->allocator, &regridder->csr,
+                                                         spart_threads(context), &made->csr);
+    if (status != SPART_OK) {
+        spart_free(&regridder->allocator, made);
+        return regridder->device.on_device
+                   ? status
+                   : spart_fail(context, status,
+                                "transpose: could not allocate the CSR arrays for %lld entries",
+                                (long long)regridder->csr.num_entries);
+    }
+    made->plan = spart_plan_product(&made->csr);
+    spart_regridder_index_short_rows(made, spart_threads(context));
+    made->owner = regridder;
+    made->transposed = regridder;
+    regridder->transposed = made;
+    *transposed = made;
+    return SPART_OK;
+}

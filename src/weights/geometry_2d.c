@@ -1,0 +1,89 @@
+/*
+ * src/weights/geometry_2d.c: point in polygon and grid cell areas, as regridding
+ * 3.6.0 computes them (see src/weights/geometry_2d.h).
+ */
+#include "weights/geometry_2d.h"
+
+/* The change in winding number from the polygon edge (x0, y0) -> (x1, y1),
+ * both relative to the query point: +-1 where the edge crosses the
+ * horizontal through the point, +-1/2 where it starts or ends on it. */
+static double winding_of_edge(double x0, double y0, double x1, double y1)
+{
+    if (y0 * y1 < 0) {
+        /* the crossing is computed from the endpoint below the horizontal,
+         * whichever way the edge runs, so that the two cells sharing an
+         * edge round it identically */
+        double xa = y0 < 0 ? x0 : x1;
+        double ya = y0 < 0 ? y0 : y1;
+        double xb = y0 < 0 ? x1 : x0;
+        double yb = y0 < 0 ? y1 : y0;
+        double r = xa + ya * (xb - xa) / (ya - yb);
+        if (r > 0) {
+            return y0 < 0 ? 1.0 : -1.0;
+        }
+        return y0 < 0 ? -1.0 : 1.0;
+    }
+    if (y0 == 0) {
+        if (x0 > 0) {
+            return y1 > 0 ? 0.5 : (y1 < 0 ? -0.5 : 0.0);
+        }
+        if (x0 < 0) {
+            return y1 < 0 ? 0.5 : (y1 > 0 ? -0.5 : 0.0);
+        }
+        return 0.0;
+    }
+    if (y1 == 0) {
+        if (x1 > 0) {
+            return y0 < 0 ? 0.5 : (y0 > 0 ? -0.5 : 0.0);
+        }
+        if (x1 < 0) {
+            return y0 > 0 ? 0.5 : (y0 < 0 ? -0.5 : 0.0);
+        }
+    }
+    return 0.0;
+}
+
+int spart_point_in_polygon(double x, double y, const double *vertices_x, const double *vertices_y,
+                           int64_t num_vertices)
+{
+    /* halves and ones add exactly, so the order of the sum is immaterial */
+    double winding = 0.0;
+    for (int64_t k = 0; k < num_vertices; k++) {
+        int64_t previous = k == 0 ? num_vertices - 1 : k - 1;
+        double x0 = vertices_x[previous] - x;
+        double y0 = vertices_y[previous] - y;
+        double x1 = vertices_x[k] - x;
+        double y1 = vertices_y[k] - y;
+        winding += winding_of_edge(x0, y0, x1, y1);
+    }
+    return winding != 0.0;
+}
+
+double spart_grid_cell_area(const double *x, const double *y, int64_t num_y, int64_t a, int64_t b)
+{
+    /* the edges running along axis 0, with the roles of x and y swapped as
+     * the reference's transposed sweep has them (hence their sign) */
+    int64_t low_a = a * num_y;
+    int64_t high_a = (a + 1) * num_y;
+    double along_0_low =
+        spart_triangle_area_from_origin(y[low_a + b], x[low_a + b], y[high_a + b], x[high_a + b]);
+    double along_0_high = spart_triangle_area_from_origin(y[low_a + b + 1], x[low_a + b + 1],
+                                                          y[high_a + b + 1], x[high_a + b + 1]);
+    /* the edges running along axis 1 */
+    double along_1_low = spart_triangle_area_from_origin(x[low_a + b], y[low_a + b],
+                                                         x[low_a + b + 1], y[low_a + b + 1]);
+    double along_1_high = spart_triangle_area_from_origin(x[high_a + b], y[high_a + b],
+                                                          x[high_a + b + 1], y[high_a + b + 1]);
+    return 0.0 - along_0_low + along_0_high - along_1_low + along_1_high;
+}
+
+void spart_grid_cell_areas(const double *x, const double *y, int64_t num_x, int64_t num_y,
+                           double *areas)
+{
+    int64_t num_cells_y = num_y - 1;
+    for (int64_t a = 0; a < num_x - 1; a++) {
+        for (int64_t b = 0; b < num_cells_y; b++) {
+            areas[a * num_cells_y + b] = spart_grid_cell_area(x, y, num_y, a, b);
+        }
+    }
+}
