@@ -262,7 +262,7 @@ class Generator:
             public = ", public" if struct.name in PUBLIC_STRUCTS else ""
             lines.append("")
             lines += comment(f"struct {struct.name} ({struct.header})"
-                             + (f": {struct.doc}" if struct.doc else ""), 4)
+                             + (f"\n{struct.doc}" if struct.doc else ""), 4)
             lines.append(f"    type, bind(C){public} :: {name}")
             for field in struct.fields:
                 ctype = field.ctype
@@ -346,7 +346,7 @@ class Generator:
         result_name = self.result_name(function)
         arguments = ", ".join(p.name for p in function.parameters)
         lines = [""] + comment(f"{function.name} ({function.header})"
-                               + (f": {function.doc}" if function.doc else ""), 4)
+                               + (f"\n{function.doc}" if function.doc else ""), 4)
         lines += wrap(f"{pure}function {function.name}({arguments}) result({result_name})", 4)
         lines += ["        " + line for line in declarations]
         lines.append(f"        {self.result(function.result)[0]} :: {result_name}")
