@@ -30,7 +30,6 @@ import re
 import shlex
 import subprocess
 import sys
-import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "tests", "bench")
@@ -124,14 +123,19 @@ def run_section(section, kind, args):
     stamp = f"- revision: {revision}{' with local changes' if dirty else ''}, measured " \
             f"{datetime.date.today().isoformat()}"
     blocks = []
-    for environment, argv in runs(section, args.build, args.python, args.psf_scale):
-        with tempfile.TemporaryDirectory() as folder:
-            out = os.path.join(folder, "report.md")
-            argv = [out if a == "{out}" else a for a in argv]
-            shown = " ".join(f"{k}={v}" for k, v in environment.items())
-            print(f"performance_page: {section}: {shown} {shlex.join(argv)}", flush=True)
-            status = subprocess.run(argv, env=dict(os.environ, **environment), cwd=args.build)
-            report = open(out).read().rstrip("\n") if os.path.exists(out) else ""
+    for number, (environment, argv) in enumerate(runs(section, args.build, args.python,
+                                                      args.psf_scale)):
+        # the report in the build folder (the benchmarks run there), by a
+        # short name, so that the command shown on the page reads plainly
+        name = f"performance-{section}-{number}.md"
+        out = os.path.join(args.build, name)
+        if os.path.exists(out):
+            os.remove(out)
+        argv = [name if a == "{out}" else a for a in argv]
+        shown = " ".join(f"{k}={v}" for k, v in environment.items())
+        print(f"performance_page: {section}: {shown} {shlex.join(argv)}", flush=True)
+        status = subprocess.run(argv, env=dict(os.environ, **environment), cwd=args.build)
+        report = open(out).read().rstrip("\n") if os.path.exists(out) else ""
         if status.returncode != 0 or not report:
             why = "skipped (exit 77: a peer package or the device is missing)" \
                 if status.returncode == 77 else f"failed (exit {status.returncode})"
