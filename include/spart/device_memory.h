@@ -42,6 +42,28 @@ SPART_NODISCARD SPART_API spart_status spart_device_copy_to_host(spart_context *
 SPART_NODISCARD SPART_API spart_status spart_device_copy_on_device(spart_context *context, void *to,
                                                                    const void *from, size_t bytes);
 
+/* ---- memory wherever a computation runs ----------------------------------------------
+ * For code that works on host or device arrays alike (the MART driver, a
+ * user's own iterative method): `on_device` says where (0: host memory of
+ * the context's allocator hooks; nonzero: the context's CUDA device), so
+ * the caller never writes the choice itself. The same errors as the
+ * functions above; host allocation fails with SPART_ERROR_OUT_OF_MEMORY. */
+
+/* `bytes` bytes (at least 1) of host or device memory. */
+SPART_NODISCARD SPART_API spart_status spart_memory_allocate(spart_context *context, int on_device,
+                                                             size_t bytes, void **pointer);
+
+/* Free memory of spart_memory_allocate made with the same `on_device`.
+ * Accepts NULL. */
+SPART_API void spart_memory_free(spart_context *context, int on_device, void *pointer);
+
+/* Copy `bytes` bytes from `from` (device memory when from_device) to `to`
+ * (device memory when to_device); a copy that involves the device waits
+ * for the context's stream. */
+SPART_NODISCARD SPART_API spart_status spart_memory_copy(spart_context *context, void *to,
+                                                         int to_device, const void *from,
+                                                         int from_device, size_t bytes);
+
 /* A CUDA graph: device work recorded once and replayed with one launch,
  * which saves the launch overhead of many small kernels (a MART iteration
  * on a small problem is mostly that). */

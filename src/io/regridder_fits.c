@@ -241,8 +241,9 @@ spart_status spart_regridder_save(spart_context *context, const spart_regridder 
     if (path[0] == '\0') {
         return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT, "path is empty");
     }
-    if (regridder->device.on_device) {
-        return spart_require_host(context, regridder, "saving");
+    spart_status where = spart_require_host(context, regridder, "saving");
+    if (where != SPART_OK) {
+        return where;
     }
     spart_fits_io io = {context, REGRIDDER_NOUN, path, NULL};
     return spart_fits_save(&io, overwrite, write_regridder_file, regridder);

@@ -6,7 +6,10 @@
 #include <string.h>
 
 #include "core/shape.h"
+#include "device/device_select.h"
+#include "operator/operator_ops.h"
 #include "operator/regridder_device.h"
+#include "spart/device.h"
 #include "operator/regridder_internal.h"
 #include "weights/weights_internal.h"
 
@@ -349,17 +352,8 @@ static spart_status assemble(spart_context *context, const spart_weights *weight
         source.drop_zeros = drop_zeros;
         source.device_entries = device_entries;
         spart_report_progress(context, "assembly", 0, 1);
-        status = regridder->device.on_device
-                     ? spart_device_csr_assemble(context, &source, weights->size_input,
-                                                 weights->size_output, value_type, NULL, regridder)
-                     : spart_host_csr_assemble(allocator, &source, regridder->csr.num_rows,
-                                               regridder->csr.num_columns, value_type,
-                                               spart_threads(context), &regridder->csr);
-        if (status != SPART_OK && !regridder->device.on_device) {
-            spart_fail(context, status,
-                       "regridder: could not allocate the CSR arrays for %lld entries",
-                       (long long)weights->offsets[weights->num_elements]);
-        }
+        status = regridder->ops->assemble(context, &source, weights->size_input,
+                                          weights->size_output, value_type, regridder);
         if (status == SPART_OK) {
             spart_report_progress(context, "assembly", 1, 1);
         }
@@ -484,7 +478,7 @@ static spart_status create_regridder(spart_context *context, const spart_weights
     if (made == NULL) {
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "regridder: out of memory");
     }
-    made->device.on_device = cuda_device >= 0;
+    made->ops = spart_operator_ops_for(cuda_device);
     made->device.cuda_device = cuda_device >= 0 ? cuda_device : 0;
     made->input = input;
     made->output = output;
@@ -498,7 +492,7 @@ static spart_status create_regridder(spart_context *context, const spart_weights
     }
     made->plan = spart_plan_product(&made->csr);
     made->plan.row_stripes = spart_regridder_row_stripes(&layout, &output);
-    spart_regridder_index_short_rows(made, spart_threads(context));
+    made->ops->index_rows(made, spart_threads(context));
     made->roles = layout;
     made->has_roles = 1;
     *regridder = made;
@@ -512,6 +506,25 @@ spart_status spart_regridder_create_on(spart_context *context, const spart_weigh
     return create_regridder(context, weights, options, cuda_device, NULL, regridder);
 }
 
+spart_status spart_regridder_create_device(spart_context *context, const spart_weights *weights,
+                                           const spart_regridder_options *options,
+                                           spart_regridder **regridder)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    if (weights == NULL || regridder == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "weights and regridder must not be NULL");
+    }
+    *regridder = NULL;
+    spart_status status = spart_device_check_exists(context, context->cuda_device);
+    return status == SPART_OK ? spart_regridder_create_on(context, weights, options,
+                                                          context->cuda_device, regridder)
+                              : status;
+}
+
 spart_status spart_regridder_create_from_device_entries(
     spart_context *context, const spart_weights *weights, const spart_regridder_options *options,
     int cuda_device, spart_device_entries *entries, spart_regridder **regridder)
@@ -522,44 +535,6 @@ spart_status spart_regridder_create_from_device_entries(
 /* Free a regridder and the regridders it owns (its transposes, and
  * theirs). A conservative transpose shares its pattern (row pointers and
  * columns) with the exact transpose and owns only its values. */
-void spart_regridder_index_short_rows(spart_regridder *regridder, int threads)
-{
-    const spart_csr *csr = &regridder->csr;
-    int64_t rows = csr->num_rows;
-    if (regridder->device.on_device || !regridder->owns_arrays || rows == 0 ||
-        regridder->plan.group_size > 2 || regridder->plan.chunk_length < 255) {
-        return;
-    }
-    int64_t longest = 0;
-#pragma omp parallel for num_threads(threads) schedule(static) reduction(max : longest)
-    for (int64_t r = 0; r < rows; r++) {
-        int64_t length = csr->row_ptr[r + 1] - csr->row_ptr[r];
-        longest = length > longest ? length : longest;
-    }
-    if (longest > 255) {
-        return;
-    }
-    int64_t blocks = (rows + SPART_SHORT_ROW_BLOCK - 1) / SPART_SHORT_ROW_BLOCK;
-    uint8_t *lengths = spart_alloc(&regridder->allocator, (size_t)rows, sizeof(uint8_t));
-    int64_t *starts = spart_alloc(&regridder->allocator, (size_t)blocks, sizeof(int64_t));
-    if (lengths == NULL || starts == NULL) { /* optional: go without */
-        spart_free(&regridder->allocator, lengths);
-        spart_free(&regridder->allocator, starts);
-        return;
-    }
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t r = 0; r < rows; r++) {
-        lengths[r] = (uint8_t)(csr->row_ptr[r + 1] - csr->row_ptr[r]);
-        if (r % SPART_SHORT_ROW_BLOCK == 0) {
-            starts[r / SPART_SHORT_ROW_BLOCK] = csr->row_ptr[r];
-        }
-    }
-    regridder->short_row_lengths = lengths;
-    regridder->short_row_starts = starts;
-    regridder->plan.row_lengths = lengths;
-    regridder->plan.block_starts = starts;
-}
-
 static void free_regridder(spart_regridder *regridder)
 {
     const spart_allocator allocator = regridder->allocator;
@@ -569,16 +544,7 @@ static void free_regridder(spart_regridder *regridder)
     if (regridder->conservative != NULL && regridder->conservative->owner == regridder) {
         free_regridder(regridder->conservative);
     }
-    if (regridder->device.on_device) {
-        spart_device_release(regridder);
-    } else if (regridder->owns_arrays) {
-        spart_csr_release(&allocator, &regridder->csr);
-        spart_free(&allocator, regridder->short_row_lengths);
-        spart_free(&allocator, regridder->short_row_starts);
-    } else {
-        spart_free(&allocator, regridder->csr.values32);
-        spart_free(&allocator, regridder->csr.values64);
-    }
+    regridder->ops->release(regridder);
     spart_free(&allocator, regridder);
 }
 

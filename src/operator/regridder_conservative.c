@@ -10,30 +10,20 @@
  * along an orthogonal axis where the input and the output both have one
  * value (the operator sums the elements there) it cannot be, and the grids
  * must then not vary along that axis. A device regridder's values are
- * scaled on the device (src/operator/regridder_device.c), the grid factors (one
+ * scaled on the device (src/operator/regridder_build_cuda.c), the grid factors (one
  * per cell, not per entry) computed here.
  */
 #include <string.h>
 
-#include "operator/regridder_device.h"
-#include "operator/regridder_internal.h"
+#include "operator/operator_ops.h"
 #include "core/shape.h"
 #include "weights/weights_build.h"
 
 /* Where an orthogonal axis's index comes from when decoding an entry. */
 enum index_source { FROM_NOWHERE = 0, FROM_COLUMN = 1, FROM_ROW = 2 };
 
-/* What decoding needs: per orthogonal axis, where its index comes from and
- * its stride in the grid element index. */
-typedef struct decoder {
-    const spart_regridder_roles *roles;
-    const spart_axis_map *input;  /* the forward operator's input (columns) */
-    const spart_axis_map *output; /* its output (rows) */
-    int source[SPART_MAX_NDIM];
-    int64_t grid_stride[SPART_MAX_NDIM];
-    int64_t cells_input;
-    int64_t cells_output;
-} decoder;
+/* What decoding needs: spart_conservative_decoder (regridder_internal.h). */
+typedef spart_conservative_decoder decoder;
 
 /* Split a matrix index of one side into its resampled cell and the
  * orthogonal indices (written to `orthogonal` for axes whose source is
@@ -164,8 +154,9 @@ static spart_status grid_factors(spart_context *context, const spart_weights_lay
 
 /* The values of the conservative transpose, row by row of the exact
  * transpose (a row of it is a column of the forward operator). */
-static void scale_entries(const decoder *d, const spart_csr *exact, const double *factor_input,
-                          const double *volume_output, int threads, spart_csr *conservative)
+void spart_conservative_scale_entries(const decoder *d, const spart_csr *exact,
+                                      const double *factor_input, const double *volume_output,
+                                      int threads, spart_csr *conservative)
 {
     const spart_regridder_roles *roles = d->roles;
 #pragma omp parallel for schedule(dynamic, 256) num_threads(threads)
@@ -242,40 +233,12 @@ spart_status spart_regridder_transpose_conservative(spart_context *context,
                               coordinates_output, o, &factor_input, &volume_output);
     }
     spart_regridder *made = NULL;
-    if (status == SPART_OK && regridder->device.on_device) {
-        status = spart_device_transpose_conservative(
-            context, regridder, exact, d.source, d.grid_stride, layout.num_elements, d.cells_input,
-            d.cells_output, factor_input, volume_output, &made);
-    } else if (status == SPART_OK) {
-        made = spart_alloc_zero(&regridder->allocator, 1, sizeof *made);
-        size_t n = (size_t)exact->csr.num_entries;
-        if (made != NULL) {
-            *made = *exact;
-            made->owns_arrays = 0;
-            made->transposed = NULL;
-            made->conservative = NULL;
-            made->has_roles = 0;
-            made->owner = regridder;
-            made->csr.values64 = NULL;
-            made->csr.values32 = NULL;
-            if (exact->csr.values32 != NULL) {
-                made->csr.values32 = spart_alloc(&regridder->allocator, n, sizeof(float));
-            } else {
-                made->csr.values64 = spart_alloc(&regridder->allocator, n, sizeof(double));
-            }
-        }
-        if (made == NULL || (made->csr.values32 == NULL && made->csr.values64 == NULL)) {
-            spart_free(&regridder->allocator, made);
-            made = NULL;
-            status = spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
-                                "conservative transpose: could not allocate %zu values", n);
-        }
+    if (status == SPART_OK) {
+        spart_conservative_scaling scaling = {&d, layout.num_elements, factor_input,
+                                              volume_output};
+        status = regridder->ops->conservative(context, regridder, exact, &scaling, &made);
     }
     if (status == SPART_OK) {
-        if (!regridder->device.on_device) {
-            scale_entries(&d, &exact->csr, factor_input, volume_output, spart_threads(context),
-                          &made->csr);
-        }
         if (regridder->conservative != NULL) {
             spart_regridder *old = regridder->conservative;
             old->owner = NULL;

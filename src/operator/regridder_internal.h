@@ -82,13 +82,13 @@ int spart_list_orthogonal_axes(const spart_shape *shape, const int *resampled, i
 int64_t spart_regridder_row_stripes(const spart_regridder_roles *layout,
                                     const spart_axis_map *output);
 
-/* Where a regridder's arrays live. A device regridder's CSR arrays, and
+/* A device regridder's arrays besides its CSR matrix. Its CSR arrays, and
  * the table of its long rows (rows of more than one chunk, which the
  * device product sums chunk by chunk in a pass of their own), are CUDA
  * device memory of cuda_device; the table is one allocation, long_table,
- * into which the other pointers point. A host regridder has all zeros. */
+ * into which the other pointers point. A host regridder has all zeros;
+ * where a regridder lives is its table of operations (operator_ops.h). */
 typedef struct spart_regridder_device {
-    int on_device;
     int cuda_device;
     int64_t num_long_rows;
     int64_t num_long_chunks;
@@ -105,8 +105,11 @@ typedef struct spart_regridder_device {
     int64_t *short_row_starts;
 } spart_regridder_device;
 
+struct spart_operator_ops;
+
 struct spart_regridder {
     spart_allocator allocator;
+    const struct spart_operator_ops *ops; /* host or device: operator_ops.h */
     spart_axis_map input;  /* x's axes (without leading ones) */
     spart_axis_map output; /* y's axes */
     spart_csr csr;
@@ -117,25 +120,18 @@ struct spart_regridder {
     spart_regridder *transposed;   /* the exact transpose, once built */
     spart_regridder *conservative; /* the conservative transpose, once built */
     int has_roles;                 /* roles known (made from weights, not loaded) */
-    spart_regridder_device device; /* where the arrays live (all zeros: host memory) */
+    spart_regridder_device device; /* a device regridder's device and tables */
     uint8_t *short_row_lengths;    /* the plan's short-row index, owned with the arrays */
     int64_t *short_row_starts;
 };
 
-/* ---- regridders in device memory (src/operator/regridder_device.c) ---------------- */
-
-/* Free a device regridder's CUDA memory (its CSR arrays and long-row table). */
-void spart_device_release(spart_regridder *regridder);
+/* ---- where a regridder lives (src/operator/operator_ops.c) ---------------- */
 
 /* SPART_OK for a regridder in host memory; for a device regridder
  * SPART_ERROR_NOT_IMPLEMENTED with a sentence saying that `what` needs the
  * regridder on the host (spart_regridder_to_host). */
 spart_status spart_require_host(spart_context *context, const spart_regridder *regridder,
                                 const char *what);
-
-/* Bytes of device workspace a device regridder's product of num_vectors
- * vectors needs (0 when x and y serve as they lie and no row is long). */
-size_t spart_device_workspace_bytes(const spart_regridder *regridder, int64_t num_vectors);
 
 /* spart_regridder_apply_workspace, told whether the workspace is one the
  * library allocated itself (workspace_is_ours: a device workspace then
@@ -147,35 +143,28 @@ spart_status spart_regridder_apply_checked(spart_context *context, const spart_r
                                            void *workspace, size_t workspace_bytes,
                                            int workspace_is_ours);
 
-/* y = A x on the device, for x and y already checked by the apply
- * functions (shapes, sizes, num_vectors >= 1): checks that x, y and (unless
- * workspace_is_ours) the workspace are device memory, then packs,
- * multiplies and unpacks on the context's stream. */
-spart_status spart_device_product(spart_context *context, const spart_regridder *regridder,
-                                  const spart_array *x, double *y, int64_t size_y,
-                                  int64_t num_leading, int64_t num_vectors, void *workspace,
-                                  size_t workspace_bytes, int workspace_is_ours);
+/* What the conservative transpose needs to find the grid element of an
+ * entry of the exact transpose from its row and column
+ * (src/operator/regridder_conservative.c): per orthogonal axis, where its
+ * index comes from (FROM_COLUMN, FROM_ROW or FROM_NOWHERE there) and its
+ * stride in the grid element index. */
+typedef struct spart_conservative_decoder {
+    const spart_regridder_roles *roles;
+    const spart_axis_map *input;  /* the forward operator's input (columns) */
+    const spart_axis_map *output; /* its output (rows) */
+    int source[SPART_MAX_NDIM];
+    int64_t grid_stride[SPART_MAX_NDIM];
+    int64_t cells_input;
+    int64_t cells_output;
+} spart_conservative_decoder;
 
-/* spart_regridder_apply for a device regridder: allocates its workspace on
- * the context's stream (stream-ordered), applies, and frees it there. */
-spart_status spart_device_apply(spart_context *context, const spart_regridder *regridder,
-                                const spart_array *x, double *y, int64_t size_y);
-
-/* Whether spart_device_mart_backproject_update can serve `backward`: a
- * device regridder without long rows whose one-vector product reads and
- * writes its values as they lie (no batch axes). */
-int spart_device_mart_fusable(const spart_regridder *backward);
-
-/* The MART update from images in one pass on the device (spart/mart.h's
- * spart_mart_update_from_images, for a regridder that
- * spart_device_mart_fusable accepts): checks the context's device and
- * that the arrays are its memory, then enqueues the work on the context's
- * stream (kernels/mart_steps.cu). */
-spart_status spart_device_mart_backproject_update(spart_context *context,
-                                                  const spart_regridder *backward,
-                                                  const double *images, const double *observed_back,
-                                                  double *scene, int64_t num_channel,
-                                                  int64_t scene_size, double gamma);
+/* The host's conservative values: scale each entry of the exact transpose
+ * `exact` by its element's grid factors into `conservative`'s values
+ * (src/operator/regridder_conservative.c). */
+void spart_conservative_scale_entries(const spart_conservative_decoder *decoder,
+                                      const spart_csr *exact, const double *factor_input,
+                                      const double *volume_output, int threads,
+                                      spart_csr *conservative);
 
 /* The plan for a matrix: the group size from the mean row length (no
  * short-row index). */

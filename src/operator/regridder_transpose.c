@@ -4,10 +4,9 @@
  * by it. The transpose swaps the roles of the two sides (a shared input
  * becomes a sum and a sum a shared input) and its transpose is the
  * original object. A device regridder's transpose is built on its device
- * (src/operator/regridder_device.c), the same arrays.
+ * (src/operator/regridder_build_cuda.c), the same arrays.
  */
-#include "operator/regridder_device.h"
-#include "operator/regridder_internal.h"
+#include "operator/operator_ops.h"
 
 spart_status spart_regridder_transpose(spart_context *context, spart_regridder *regridder,
                                        spart_regridder **transposed)
@@ -33,20 +32,15 @@ spart_status spart_regridder_transpose(spart_context *context, spart_regridder *
     made->owns_arrays = 1;
     made->input = regridder->output;
     made->output = regridder->input;
-    spart_status status = regridder->device.on_device
-                              ? spart_device_csr_transpose(context, regridder, 0, made)
-                              : spart_host_csr_transpose(&regridder->allocator, &regridder->csr,
-                                                         spart_threads(context), &made->csr);
+    made->ops = regridder->ops;
+    made->device.cuda_device = regridder->device.cuda_device;
+    spart_status status = regridder->ops->transpose(context, regridder, made);
     if (status != SPART_OK) {
         spart_free(&regridder->allocator, made);
-        return regridder->device.on_device
-                   ? status
-                   : spart_fail(context, status,
-                                "transpose: could not allocate the CSR arrays for %lld entries",
-                                (long long)regridder->csr.num_entries);
+        return status;
     }
     made->plan = spart_plan_product(&made->csr);
-    spart_regridder_index_short_rows(made, spart_threads(context));
+    made->ops->index_rows(made, spart_threads(context));
     made->owner = regridder;
     made->transposed = regridder;
     regridder->transposed = made;

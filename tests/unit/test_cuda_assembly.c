@@ -349,7 +349,7 @@ static void assert_source_assembles_alike(fixture *f, const source_arrays *a, in
                                           spart_device_assembly_options options, const char *what)
 {
     spart_regridder *host = device_shell(f->context, num_rows, num_columns);
-    host->device.on_device = 0;
+    host->ops = spart_operator_ops_for(-1);
     assert_int_equal(spart_host_csr_assemble(&f->context->allocator, &a->source, num_rows,
                                              num_columns, value_type, 2, &host->csr),
                      SPART_OK);

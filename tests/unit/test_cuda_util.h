@@ -20,7 +20,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "operator/regridder_internal.h"
+#include "operator/operator_ops.h"
 #include "spart.h"
 #include "test_util.h"
 
@@ -151,7 +151,7 @@ static inline spart_regridder *device_shell(spart_context *context, int64_t rows
     assert_non_null(shell);
     shell->allocator = context->allocator;
     shell->owns_arrays = 1;
-    shell->device.on_device = 1;
+    shell->ops = spart_operator_ops_for(0);
     shell->device.cuda_device = 0;
     shell->csr.num_rows = rows;
     shell->csr.num_columns = columns;

@@ -1,0 +1,58 @@
+/*
+ * src/mart/backproject_update_cuda.c: the MART update from images on the
+ * device in one pass (spart_mart_update_from_images for a device backward
+ * regridder without long rows or batch axes): the backprojection is made
+ * inside the update's kernel (kernels/mart_steps.cu) and never stored.
+ */
+#include <cuda_runtime_api.h>
+
+#include "device/device_internal.h"
+#include "device/device_select.h"
+#include "mart/backproject_update.h"
+#include "operator/regridder_cuda.h"
+
+int spart_device_mart_fusable(const spart_regridder *backward)
+{
+    return backward != NULL && backward->ops->on_device && backward->device.num_long_rows == 0 &&
+           backward->input.num_batch == 1 && backward->output.num_batch == 1;
+}
+
+spart_status spart_device_mart_backproject_update(spart_context *context,
+                                                  const spart_regridder *backward,
+                                                  const double *images, const double *observed_back,
+                                                  double *scene, int64_t num_channel,
+                                                  int64_t scene_size, double gamma)
+{
+    int device = backward->device.cuda_device;
+    int previous = -1;
+    spart_status status = spart_device_select(context, device, &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+    if (context->cuda_device != device) {
+        status = spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                            "the regridder lives on CUDA device %d but the context uses device %d "
+                            "(spart_context_set_cuda_device)",
+                            device, context->cuda_device);
+    }
+    const void *pointers[] = {images, observed_back, scene};
+    const char *names[] = {"images", "observed_back", "scene"};
+    for (int k = 0; k < 3 && status == SPART_OK; k++) {
+        status = spart_device_check_pointer(context, pointers[k], device, "mart update from images",
+                                            names[k]);
+    }
+    if (status == SPART_OK) {
+        spart_device_csr matrix = spart_regridder_device_matrix(backward);
+        spart_device_short_rows index = {backward->device.short_row_lengths,
+                                         backward->device.short_row_starts};
+        int error = spart_cuda_mart_backproject_update(
+            &matrix, images, observed_back, scene, num_channel, scene_size, gamma,
+            index.row_lengths != NULL ? &index : NULL, context->cuda_mart_stop,
+            context->cuda_stream);
+        if (error != cudaSuccess) {
+            status = spart_device_failure(context, (int)error, "mart update from images");
+        }
+    }
+    spart_device_leave(previous);
+    return status;
+}
