@@ -1,6 +1,6 @@
 /*
  * src/device/device_internal.h: the CUDA kernels' entry points, as the C glue
- * (src/operator/regridder_device.c) calls them. They are defined in
+ * (src/operator/regridder_*_cuda.c) calls them. They are defined in
  * kernels/csr_product.cu and kernels/csr_product_tiles.cu (products),
  * kernels/csr_assemble.cu (assembly,
  * the exact transpose, the long-row table), kernels/csr_transpose.cu

@@ -9,11 +9,17 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "device/device_select.h"
 #include "mart/backproject_update.h"
 #include "operator/operator_ops.h"
+#include "operator/regridder_convolved.h"
+#include "operator/regridder_from_arrays.h"
+#include "psf/psf_ops.h"
 #include "spart/device.h"
+#include "spart/device_memory.h"
 
 static spart_status no_cuda(spart_context *context)
 {
@@ -122,4 +128,199 @@ spart_status spart_device_transpose_conservative(spart_context *context, spart_r
 const spart_operator_ops *spart_operator_cuda_ops(void)
 {
     return NULL;
+}
+
+/* ---- PSFs (src/psf/psf_cuda.c) ---- */
+
+const spart_psf_ops *spart_psf_cuda_ops(void)
+{
+    return NULL;
+}
+
+spart_status spart_psf_copy_to_device(spart_context *context, const spart_psf *psf,
+                                      spart_psf **device)
+{
+    (void)psf, (void)device;
+    return spart_fail(context, SPART_ERROR_NO_DEVICE,
+                      "psf_to_device: spart was built without CUDA: no device work is possible "
+                      "(reconfigure with the CUDA Toolkit and -DSPART_ENABLE_CUDA=ON)");
+}
+
+/* ---- regridders made on the device (src/operator/regridder_*_cuda.c);
+ * their callers checked their arguments and spart_device_enter refused
+ * first, so these are never reached ---- */
+
+spart_status spart_regridder_build_convolved_on_device(spart_context *context,
+                                                      const spart_convolve_setup *setup,
+                                                      const spart_array *kernel,
+                                                      spart_weights *shell,
+                                                      const spart_regridder_options *options,
+                                                      spart_regridder **regridder)
+{
+    (void)setup, (void)kernel, (void)shell, (void)options, (void)regridder;
+    return no_cuda(context);
+}
+
+spart_status spart_regridder_build_from_arrays_on_device(spart_context *context,
+                                                        const spart_weights *shell,
+                                                        const void *const *entries,
+                                                        const spart_regridder_options *options,
+                                                        spart_regridder **regridder)
+{
+    (void)shell, (void)entries, (void)options, (void)regridder;
+    return no_cuda(context);
+}
+
+/* ---- device memory, device selection and graphs (src/device/device_memory_cuda.c) ---- */
+
+spart_status spart_device_failure(spart_context *context, int error, const char *what)
+{
+    return spart_fail(context, SPART_ERROR_INTERNAL, "%s: CUDA error %d", what, error);
+}
+
+spart_status spart_device_check_exists(spart_context *context, int device)
+{
+    (void)device;
+    return spart_fail(context, SPART_ERROR_NO_DEVICE,
+                      "spart was built without CUDA (configure with SPART_ENABLE_CUDA=ON "
+                      "where nvcc is installed)");
+}
+
+spart_status spart_device_select(spart_context *context, int device, int *previous)
+{
+    *previous = -1;
+    return spart_device_check_exists(context, device);
+}
+
+void spart_device_leave(int previous)
+{
+    (void)previous;
+}
+
+spart_status spart_device_check_pointer(spart_context *context, const void *pointer, int device,
+                                        const char *what, const char *name)
+{
+    (void)pointer, (void)name;
+    return spart_fail(context, SPART_ERROR_NO_DEVICE, "%s: no CUDA in this build (device %d)", what,
+                      device);
+}
+
+spart_status spart_device_enter(spart_context *context, const char *what, int *previous)
+{
+    *previous = -1;
+    return spart_fail(context, SPART_ERROR_NO_DEVICE,
+                      "%s: spart was built without CUDA (configure with SPART_ENABLE_CUDA=ON "
+                      "where nvcc is installed)",
+                      what);
+}
+
+spart_status spart_device_malloc(spart_context *context, size_t bytes, void **pointer)
+{
+    if (context == NULL || pointer == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "device_malloc: context and pointer must not be NULL");
+    }
+    spart_clear_error(context);
+    *pointer = NULL;
+    int previous;
+    spart_status status = spart_device_enter(context, "device_malloc", &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+    (void)bytes;
+    spart_device_leave(previous);
+    return status;
+}
+
+void spart_device_free(spart_context *context, void *pointer)
+{
+    (void)context;
+    (void)pointer;
+}
+
+/* kind: 0 host -> device, 1 device -> host, 2 device -> device. */
+static spart_status copy(spart_context *context, void *to, const void *from, size_t bytes, int kind,
+                         const char *what)
+{
+    if (context == NULL || to == NULL || from == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "%s: arguments must not be NULL",
+                          what);
+    }
+    spart_clear_error(context);
+    int previous;
+    spart_status status = spart_device_enter(context, what, &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+    (void)bytes;
+    (void)kind;
+    spart_device_leave(previous);
+    return status;
+}
+
+spart_status spart_device_copy_to_device(spart_context *context, void *device, const void *host,
+                                         size_t bytes)
+{
+    return copy(context, device, host, bytes, 0, "device_copy_to_device");
+}
+
+spart_status spart_device_copy_to_host(spart_context *context, void *host, const void *device,
+                                       size_t bytes)
+{
+    return copy(context, host, device, bytes, 1, "device_copy_to_host");
+}
+
+spart_status spart_device_copy_on_device(spart_context *context, void *to, const void *from,
+                                         size_t bytes)
+{
+    return copy(context, to, from, bytes, 2, "device_copy_on_device");
+}
+
+/* ---- graphs ---- */
+
+struct spart_device_graph {
+    spart_context *context; /* whose allocator holds this object */
+};
+
+void spart_device_graph_free(spart_device_graph *graph)
+{
+    if (graph == NULL) {
+        return;
+    }
+    spart_free(&graph->context->allocator, graph);
+}
+
+spart_status spart_device_graph_record(spart_context *context,
+                                       spart_status (*record)(void *user, spart_context *context),
+                                       void *user, spart_device_graph **graph)
+{
+    if (context == NULL || record == NULL || graph == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "device_graph_record: context, record and graph must not be NULL");
+    }
+    spart_clear_error(context);
+    *graph = NULL;
+    int previous;
+    spart_status status = spart_device_enter(context, "device_graph_record", &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+    (void)user;
+    spart_device_leave(previous);
+    return status;
+}
+
+spart_status spart_device_graph_launch(spart_context *context, const spart_device_graph *graph)
+{
+    if (context == NULL || graph == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "device_graph_launch: context and graph must not be NULL");
+    }
+    int previous;
+    spart_status status = spart_device_enter(context, "device_graph_launch", &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+    spart_device_leave(previous);
+    return status;
 }

@@ -1,13 +1,13 @@
 /*
  * src/psf/psf.c: the PSF convolution operator (spart/psf.h): argument checks,
  * the map from images to kernels, and the calls into host/psf_fft.c (or,
- * for a PSF on a CUDA device, into src/psf/psf_device.c).
+ * for a PSF on a CUDA device, through its table of operations, psf_ops.h).
  */
 #include <math.h>
 #include <string.h>
 
 #include "core/internal.h"
-#include "psf/psf_internal.h"
+#include "psf/psf_ops.h"
 #include "core/shape.h"
 
 /* The kernels' and the image's shapes: at least 2 axes each, extents >= 1,
@@ -53,7 +53,7 @@ static spart_status check_shapes(spart_context *context, const spart_shape *kern
 }
 
 /* The index of the first value that is NaN or infinite, or -1. */
-static int64_t first_not_finite(const double *values, int64_t n)
+int64_t spart_psf_first_not_finite(const double *values, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
         if (!isfinite(values[i])) {
@@ -126,7 +126,7 @@ spart_status spart_psf_create(spart_context *context, const spart_array *kernels
         return status;
     }
     int64_t num_values = spart_shape_size(&kernels->shape);
-    int64_t bad = first_not_finite(kernels->data, num_values);
+    int64_t bad = spart_psf_first_not_finite(kernels->data, num_values);
     if (bad >= 0) {
         return spart_fail(context, SPART_ERROR_NOT_FINITE,
                           "psf: kernel value %lld (flat index) is %g; kernels must be finite",
@@ -138,6 +138,7 @@ spart_status spart_psf_create(spart_context *context, const spart_array *kernels
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "psf: out of memory");
     }
     made->allocator = context->allocator;
+    made->ops = spart_psf_ops_for(-1);
     made->shape_image = *shape_image;
     made->shape_kernels = kernels->shape;
     made->ny = shape_image->dims[shape_image->ndim - 2];
@@ -188,9 +189,7 @@ void spart_psf_free(spart_psf *psf)
     if (psf->plan_inverse != NULL) {
         fftw_destroy_plan(psf->plan_inverse);
     }
-    if (psf->device != NULL) {
-        spart_psf_device_release(psf);
-    }
+    psf->ops->release(psf);
     spart_allocator allocator = psf->allocator;
     spart_free(&allocator, psf->kernel_of_image);
     spart_free(&allocator, psf->spectra);
@@ -238,21 +237,8 @@ static spart_status apply(spart_context *context, const spart_psf *psf, const sp
                           "%s: size_output = %lld, but the images have %lld values", name,
                           (long long)size_output, (long long)size);
     }
-    if (psf->device != NULL) { /* the input lives on the device: not read here */
-        return spart_psf_device_apply(context, psf, input->data, output, adjoint, name);
-    }
-    int64_t bad = first_not_finite(input->data, size);
-    if (bad >= 0) {
-        return spart_fail(context, SPART_ERROR_NOT_FINITE,
-                          "%s: input value %lld (flat index) is %g; the FFT would spread it over "
-                          "its whole image",
-                          name, (long long)bad, input->data[bad]);
-    }
-    if (spart_psf_fft_apply(psf, spart_threads(context), input->data, output, adjoint) != 0) {
-        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
-                          "%s: out of memory for the FFT buffers", name);
-    }
-    return SPART_OK;
+    /* A device PSF's input lives on the device: its table checks it there. */
+    return psf->ops->apply(context, psf, input->data, output, adjoint, name);
 }
 
 spart_status spart_psf_apply(spart_context *context, const spart_psf *psf, const spart_array *input,

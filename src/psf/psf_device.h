@@ -1,6 +1,6 @@
 /*
  * src/psf/psf_device.h: the PSF operator on a CUDA device, as the C glue
- * (src/psf/psf_device.c) and the cuFFT work (kernels/psf_fft.cu) share it.
+ * (src/psf/psf_cuda.c) and the cuFFT work (kernels/psf_fft.cu) share it.
  * Plain C types only, so that the header reads the same in C and in CUDA
  * C++; the cuFFT plans are their handles (cufftHandle is an int).
  *

@@ -8,6 +8,7 @@
 #include <fftw3.h>
 #include <stdint.h>
 
+#include "core/internal.h"
 #include "spart/psf.h"
 
 struct spart_psf {
@@ -25,6 +26,8 @@ struct spart_psf {
     double *kernel_l1;        /* num_kernels sums of |K|: bound an output by max|in| |K|_1 */
     fftw_plan plan_forward;   /* real pad_y x pad_x -> spectrum */
     fftw_plan plan_inverse;   /* spectrum -> real pad_y x pad_x (unnormalised) */
+    /* Where the PSF lives: its table of operations (src/psf/psf_ops.h). */
+    const struct spart_psf_ops *ops;
     /* A PSF on a CUDA device (spart_psf_to_device): `device` holds its
      * arrays and cuFFT plans (src/psf/psf_device.h) on CUDA device cuda_device,
      * and spectra and the FFTW plans above are NULL. NULL on the host. */
@@ -50,18 +53,8 @@ int spart_psf_fft_kernel_spectra(spart_psf *psf, const double *kernels);
 int spart_psf_fft_apply(const spart_psf *psf, int threads, const double *input, double *output,
                         int adjoint);
 
-/* ---- on a CUDA device (src/psf/psf_device.c) ---- */
-
-/* Free what a device PSF holds on its device (its arrays, its plans and
- * psf->device), on that device. */
-void spart_psf_device_release(spart_psf *psf);
-
-/* output = P input or P^T input for a device PSF whose arguments apply()
- * in src/psf/psf.c has checked (shape and size): input and output must be
- * memory of the PSF's device (else SPART_ERROR_INVALID_ARGUMENT); the work
- * is only enqueued on the context's stream. `name` starts the sentences. */
-spart_status spart_psf_device_apply(spart_context *context, const spart_psf *psf,
-                                    const double *input, double *output, int adjoint,
-                                    const char *name);
+/* The index of the first value that is NaN or infinite, or -1
+ * (src/psf/psf.c). */
+int64_t spart_psf_first_not_finite(const double *values, int64_t n);
 
 #endif /* SPART_PSF_INTERNAL_H */

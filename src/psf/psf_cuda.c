@@ -1,11 +1,9 @@
 /*
- * src/psf/psf_device.c: the C side of a PSF operator on a CUDA device
- * (spart_psf_to_device in spart/psf.h): copying a PSF's spectra to the
- * device with its working buffers and cuFFT plans, checking an apply's
- * pointers, and the call into kernels/psf_fft.cu.
- *
- * Built without CUDA (no SPART_HAVE_CUDA), spart_psf_to_device says
- * SPART_ERROR_NO_DEVICE and a device PSF cannot exist.
+ * src/psf/psf_cuda.c: the CUDA device's table of PSF operations
+ * (psf_ops.h): copying a PSF's spectra to the device with its working
+ * buffers and cuFFT plans, checking an apply's pointers, and the call into
+ * kernels/psf_fft.cu. Built with CUDA only (src/device/no_cuda.c stands
+ * for it without).
  */
 #include <float.h>
 #include <math.h>
@@ -15,62 +13,12 @@
 #include "core/internal.h"
 #include "psf/psf_internal.h"
 
-#ifdef SPART_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
 #include "device/device_select.h"
 #include "psf/psf_device.h"
-#endif
+#include "psf/psf_ops.h"
 
-int spart_psf_cuda_device(const spart_psf *psf)
-{
-    return psf != NULL && psf->device != NULL ? psf->cuda_device : -1;
-}
-
-static spart_status check_to_device_arguments(spart_context *context, const spart_psf *psf,
-                                              spart_psf **device)
-{
-    if (device != NULL) {
-        *device = NULL;
-    }
-    if (context == NULL) {
-        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "psf_to_device: context is NULL");
-    }
-    spart_clear_error(context);
-    if (psf == NULL || device == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER,
-                          "psf_to_device: psf and device must not be NULL");
-    }
-    return SPART_OK;
-}
-
-#ifndef SPART_HAVE_CUDA
-
-spart_status spart_psf_to_device(spart_context *context, const spart_psf *psf, spart_psf **device)
-{
-    spart_status status = check_to_device_arguments(context, psf, device);
-    if (status != SPART_OK) {
-        return status;
-    }
-    return spart_fail(context, SPART_ERROR_NO_DEVICE,
-                      "psf_to_device: spart was built without CUDA: no device work is possible "
-                      "(reconfigure with the CUDA Toolkit and -DSPART_ENABLE_CUDA=ON)");
-}
-
-void spart_psf_device_release(spart_psf *psf)
-{
-    (void)psf; /* never on a device without CUDA */
-}
-
-spart_status spart_psf_device_apply(spart_context *context, const spart_psf *psf,
-                                    const double *input, double *output, int adjoint,
-                                    const char *name)
-{
-    (void)psf, (void)input, (void)output, (void)adjoint;
-    return spart_fail(context, SPART_ERROR_NO_DEVICE, "%s: spart was built without CUDA", name);
-}
-
-#else /* SPART_HAVE_CUDA */
 
 /* A failure of kernels/psf_fft.cu as a status with a sentence. */
 static spart_status report_failure(spart_context *context, const spart_cuda_psf_failure *failure,
@@ -88,7 +36,7 @@ static spart_status report_failure(spart_context *context, const spart_cuda_psf_
                       spart_cuda_cufft_result_name(failure->cufft_error), failure->cufft_error);
 }
 
-void spart_psf_device_release(spart_psf *psf)
+static void cuda_release(spart_psf *psf)
 {
     spart_psf_device *device = psf->device;
     int previous = -1;
@@ -241,14 +189,11 @@ static spart_status make_device_copy(spart_context *context, const spart_psf *ps
     return status;
 }
 
-spart_status spart_psf_to_device(spart_context *context, const spart_psf *psf, spart_psf **device)
+spart_status spart_psf_copy_to_device(spart_context *context, const spart_psf *psf,
+                                      spart_psf **device)
 {
-    spart_status status = check_to_device_arguments(context, psf, device);
-    if (status != SPART_OK) {
-        return status;
-    }
     int previous = -1;
-    status = spart_device_enter(context, "psf_to_device", &previous);
+    spart_status status = spart_device_enter(context, "psf_to_device", &previous);
     if (status != SPART_OK) {
         return status;
     }
@@ -258,6 +203,7 @@ spart_status spart_psf_to_device(spart_context *context, const spart_psf *psf, s
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "psf_to_device: out of memory");
     }
     made->allocator = context->allocator;
+    made->ops = spart_psf_ops_for(context->cuda_device);
     status = make_device_copy(context, psf, made);
     spart_device_leave(previous);
     if (status != SPART_OK) {
@@ -268,9 +214,9 @@ spart_status spart_psf_to_device(spart_context *context, const spart_psf *psf, s
     return SPART_OK;
 }
 
-spart_status spart_psf_device_apply(spart_context *context, const spart_psf *psf,
-                                    const double *input, double *output, int adjoint,
-                                    const char *name)
+static spart_status cuda_apply(spart_context *context, const spart_psf *psf,
+                               const double *input, double *output, int adjoint,
+                               const char *name)
 {
     int previous = -1;
     spart_status status = spart_device_select(context, psf->cuda_device, &previous);
@@ -290,4 +236,15 @@ spart_status spart_psf_device_apply(spart_context *context, const spart_psf *psf
     return status;
 }
 
-#endif /* SPART_HAVE_CUDA */
+
+static const spart_psf_ops cuda_ops = {
+    .name = "CUDA device",
+    .on_device = 1,
+    .apply = cuda_apply,
+    .release = cuda_release,
+};
+
+const spart_psf_ops *spart_psf_cuda_ops(void)
+{
+    return &cuda_ops;
+}

@@ -1,62 +1,20 @@
 /*
- * src/operator/weights_convolve_device.c: spart_regridder_create_device_convolved,
- * a regridder on the device from weights with a kernel folded in, the
- * convolution and the assembly both done on the device. The kernel is
- * checked and laid out on the host, as spart_weights_convolve does it
- * (src/weights/weights_convolve.c); the unconvolved entries, the kernel and its
- * tables are copied to the device; kernels/weights_convolve.cu convolves
- * them there; and the device assembly (src/operator/regridder_device.c) takes the
- * convolved entries over without a copy to the host. Only two numbers and
- * the result's element offsets come back.
- *
- * Built without CUDA, the arguments are still checked (so that a bad
- * kernel gets the same error everywhere), then SPART_ERROR_NO_DEVICE.
+ * src/operator/regridder_convolved_cuda.c: the device half of spart_regridder_create_device_convolved (src/operator/regridder_convolved.c): the
+ * unconvolved entries, the kernel and its tables copied to the device,
+ * convolved there (kernels/weights_convolve.cu), and assembled without a
+ * copy to the host. Built with CUDA only.
  */
 #include <string.h>
 
-#ifdef SPART_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
 #include "operator/weights_convolve_device.h"
-#endif
-
 #include "device/device_select.h"
+#include "operator/regridder_convolved.h"
 #include "operator/regridder_device.h"
 #include "spart/device.h"
-#include "weights/weights_convolve.h"
 #include "weights/weights_internal.h"
 
-/* Weights with the result's shapes and axes and no entries (every element
- * empty until the offsets are filled in), for the regridder's layout. */
-static spart_status make_shell(spart_context *context, const spart_weights *weights,
-                               const spart_convolve_setup *setup, spart_weights **shell)
-{
-    *shell = spart_weights_allocate(&context->allocator, &setup->orthogonal, &setup->input,
-                                    &setup->output, weights->num_axis_input, weights->axis_input,
-                                    weights->num_axis_output, weights->axis_output, 0);
-    if (*shell == NULL) {
-        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
-                          "create_device_convolved: out of memory");
-    }
-    for (int64_t e = 0; e <= (*shell)->num_elements; e++) {
-        (*shell)->offsets[e] = 0;
-    }
-    return SPART_OK;
-}
-
-/* The regridder options checked as spart_regridder_create checks them, by
- * building the (empty, host) regridder of the result's shapes: an error
- * in them comes before any device work and without a device. */
-static spart_status check_options(spart_context *context, const spart_weights *shell,
-                                  const spart_regridder_options *options)
-{
-    spart_regridder *probe = NULL;
-    spart_status status = spart_regridder_create(context, shell, options, &probe);
-    spart_regridder_free(probe);
-    return status;
-}
-
-#ifdef SPART_HAVE_CUDA
 
 /* The host arrays the device convolution reads, copied to the device. */
 enum {
@@ -172,10 +130,12 @@ static void release_entries(spart_device_entries *entries, cudaStream_t stream)
 }
 
 /* Convolve and assemble on the context's device (current already). */
-static spart_status build_on_device(spart_context *context, const spart_convolve_setup *setup,
-                                    const spart_array *kernel, spart_weights *shell,
-                                    const spart_regridder_options *options,
-                                    spart_regridder **regridder)
+spart_status spart_regridder_build_convolved_on_device(spart_context *context,
+                                                      const spart_convolve_setup *setup,
+                                                      const spart_array *kernel,
+                                                      spart_weights *shell,
+                                                      const spart_regridder_options *options,
+                                                      spart_regridder **regridder)
 {
     cudaStream_t stream = (cudaStream_t)context->cuda_stream;
     spart_device_entries convolved;
@@ -191,44 +151,3 @@ static spart_status build_on_device(spart_context *context, const spart_convolve
     return status;
 }
 
-#endif /* SPART_HAVE_CUDA */
-
-spart_status spart_regridder_create_device_convolved(spart_context *context,
-                                                     const spart_weights *weights,
-                                                     const spart_array *kernel,
-                                                     const spart_regridder_options *options,
-                                                     spart_regridder **regridder)
-{
-    if (context == NULL) {
-        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
-    }
-    spart_clear_error(context);
-    if (weights == NULL || kernel == NULL || regridder == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER,
-                          "weights, kernel and regridder must not be NULL");
-    }
-    *regridder = NULL;
-    spart_convolve_setup setup;
-    spart_status status = spart_convolve_prepare(context, weights, kernel, &setup);
-    if (status != SPART_OK) {
-        return status;
-    }
-    spart_weights *shell = NULL;
-    status = make_shell(context, weights, &setup, &shell);
-    if (status == SPART_OK) {
-        status = check_options(context, shell, options);
-    }
-    int previous = -1;
-    if (status == SPART_OK) {
-        status = spart_device_enter(context, "create_device_convolved", &previous);
-    }
-#ifdef SPART_HAVE_CUDA
-    if (status == SPART_OK) {
-        status = build_on_device(context, &setup, kernel, shell, options, regridder);
-    }
-#endif
-    spart_device_leave(previous);
-    spart_weights_free(shell);
-    spart_convolve_release(&context->allocator, &setup);
-    return status;
-}

@@ -1,19 +1,16 @@
 /*
- * src/device/device_memory.c: memory of the context's CUDA device
+ * src/device/device_memory_cuda.c: memory of the context's CUDA device
  * (spart/device_memory.h) and the selection of that device for a call.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#if defined(SPART_HAVE_CUDA)
 #include <cuda_runtime_api.h>
-#endif
 
 #include "device/device_select.h"
 #include "spart/device_memory.h"
 
-#if defined(SPART_HAVE_CUDA)
 
 spart_status spart_device_failure(spart_context *context, int error, const char *what)
 {
@@ -114,50 +111,6 @@ spart_status spart_device_enter(spart_context *context, const char *what, int *p
     return status;
 }
 
-#else
-
-spart_status spart_device_failure(spart_context *context, int error, const char *what)
-{
-    return spart_fail(context, SPART_ERROR_INTERNAL, "%s: CUDA error %d", what, error);
-}
-
-spart_status spart_device_check_exists(spart_context *context, int device)
-{
-    (void)device;
-    return spart_fail(context, SPART_ERROR_NO_DEVICE,
-                      "spart was built without CUDA (configure with SPART_ENABLE_CUDA=ON "
-                      "where nvcc is installed)");
-}
-
-spart_status spart_device_select(spart_context *context, int device, int *previous)
-{
-    *previous = -1;
-    return spart_device_check_exists(context, device);
-}
-
-void spart_device_leave(int previous)
-{
-    (void)previous;
-}
-
-spart_status spart_device_check_pointer(spart_context *context, const void *pointer, int device,
-                                        const char *what, const char *name)
-{
-    (void)pointer, (void)name;
-    return spart_fail(context, SPART_ERROR_NO_DEVICE, "%s: no CUDA in this build (device %d)", what,
-                      device);
-}
-
-spart_status spart_device_enter(spart_context *context, const char *what, int *previous)
-{
-    *previous = -1;
-    return spart_fail(context, SPART_ERROR_NO_DEVICE,
-                      "%s: spart was built without CUDA (configure with SPART_ENABLE_CUDA=ON "
-                      "where nvcc is installed)",
-                      what);
-}
-
-#endif
 
 spart_status spart_device_malloc(spart_context *context, size_t bytes, void **pointer)
 {
@@ -172,23 +125,18 @@ spart_status spart_device_malloc(spart_context *context, size_t bytes, void **po
     if (status != SPART_OK) {
         return status;
     }
-#if defined(SPART_HAVE_CUDA)
     cudaError_t error = cudaMalloc(pointer, bytes > 0 ? bytes : 1);
     if (error != cudaSuccess) {
         *pointer = NULL;
         (void)cudaGetLastError();
         status = spart_device_failure(context, (int)error, "device_malloc");
     }
-#else
-    (void)bytes;
-#endif
     spart_device_leave(previous);
     return status;
 }
 
 void spart_device_free(spart_context *context, void *pointer)
 {
-#if defined(SPART_HAVE_CUDA)
     if (context == NULL || pointer == NULL) {
         return;
     }
@@ -197,10 +145,6 @@ void spart_device_free(spart_context *context, void *pointer)
         (void)cudaFree(pointer);
         spart_device_leave(previous);
     }
-#else
-    (void)context;
-    (void)pointer;
-#endif
 }
 
 /* kind: 0 host -> device, 1 device -> host, 2 device -> device. */
@@ -217,7 +161,6 @@ static spart_status copy(spart_context *context, void *to, const void *from, siz
     if (status != SPART_OK) {
         return status;
     }
-#if defined(SPART_HAVE_CUDA)
     enum cudaMemcpyKind kinds[3] = {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
                                     cudaMemcpyDeviceToDevice};
     cudaStream_t stream = (cudaStream_t)context->cuda_stream;
@@ -228,10 +171,6 @@ static spart_status copy(spart_context *context, void *to, const void *from, siz
     if (error != cudaSuccess) {
         status = spart_device_failure(context, (int)error, what);
     }
-#else
-    (void)bytes;
-    (void)kind;
-#endif
     spart_device_leave(previous);
     return status;
 }
@@ -258,10 +197,8 @@ spart_status spart_device_copy_on_device(spart_context *context, void *to, const
 
 struct spart_device_graph {
     spart_context *context; /* whose allocator holds this object */
-#if defined(SPART_HAVE_CUDA)
     cudaGraph_t graph;
     cudaGraphExec_t exec;
-#endif
 };
 
 void spart_device_graph_free(spart_device_graph *graph)
@@ -269,14 +206,12 @@ void spart_device_graph_free(spart_device_graph *graph)
     if (graph == NULL) {
         return;
     }
-#if defined(SPART_HAVE_CUDA)
     if (graph->exec != NULL) {
         (void)cudaGraphExecDestroy(graph->exec);
     }
     if (graph->graph != NULL) {
         (void)cudaGraphDestroy(graph->graph);
     }
-#endif
     spart_free(&graph->context->allocator, graph);
 }
 
@@ -295,7 +230,6 @@ spart_status spart_device_graph_record(spart_context *context,
     if (status != SPART_OK) {
         return status;
     }
-#if defined(SPART_HAVE_CUDA)
     spart_device_graph *made = spart_alloc_zero(&context->allocator, 1, sizeof *made);
     if (made == NULL) {
         spart_device_leave(previous);
@@ -340,11 +274,6 @@ spart_status spart_device_graph_record(spart_context *context,
     }
     *graph = made;
     return SPART_OK;
-#else
-    (void)user;
-    spart_device_leave(previous);
-    return status;
-#endif
 }
 
 spart_status spart_device_graph_launch(spart_context *context, const spart_device_graph *graph)
@@ -358,12 +287,10 @@ spart_status spart_device_graph_launch(spart_context *context, const spart_devic
     if (status != SPART_OK) {
         return status;
     }
-#if defined(SPART_HAVE_CUDA)
     cudaError_t error = cudaGraphLaunch(graph->exec, (cudaStream_t)context->cuda_stream);
     if (error != cudaSuccess) {
         status = spart_device_failure(context, (int)error, "device_graph_launch");
     }
-#endif
     spart_device_leave(previous);
     return status;
 }
