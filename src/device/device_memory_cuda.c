@@ -11,7 +11,6 @@
 #include "device/device_select.h"
 #include "spart/device_memory.h"
 
-
 spart_status spart_device_failure(spart_context *context, int error, const char *what)
 {
     cudaError_t cuda = (cudaError_t)error;
@@ -110,7 +109,6 @@ spart_status spart_device_enter(spart_context *context, const char *what, int *p
     }
     return status;
 }
-
 
 spart_status spart_device_malloc(spart_context *context, size_t bytes, void **pointer)
 {

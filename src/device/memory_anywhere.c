@@ -14,7 +14,8 @@ spart_status spart_memory_allocate(spart_context *context, int on_device, size_t
                                    void **pointer)
 {
     if (context == NULL || pointer == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER, "context and pointer must not be NULL");
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "context and pointer must not be NULL");
     }
     if (on_device) {
         return spart_device_malloc(context, bytes, pointer);
@@ -40,7 +41,8 @@ spart_status spart_memory_copy(spart_context *context, void *to, int to_device, 
                                int from_device, size_t bytes)
 {
     if (context == NULL || ((to == NULL || from == NULL) && bytes > 0)) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER, "context, to and from must not be NULL");
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "context, to and from must not be NULL");
     }
     if (to_device && from_device) {
         return spart_device_copy_on_device(context, to, from, bytes);

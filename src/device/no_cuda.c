@@ -71,10 +71,6 @@ spart_status spart_regridder_to_host(spart_context *context, const spart_regridd
     return spart_regridder_to_device(context, regridder, host);
 }
 
-
-
-
-
 int spart_device_mart_fusable(const spart_regridder *backward)
 {
     (void)backward; /* never on a device without CUDA */
@@ -91,7 +87,6 @@ spart_status spart_device_mart_backproject_update(spart_context *context,
     (void)scene_size, (void)gamma;
     return no_cuda(context);
 }
-
 
 spart_status spart_device_csr_assemble(spart_context *context, const spart_assembly_source *source,
                                        int64_t cells_input, int64_t cells_output,
@@ -150,22 +145,19 @@ spart_status spart_psf_copy_to_device(spart_context *context, const spart_psf *p
  * their callers checked their arguments and spart_device_enter refused
  * first, so these are never reached ---- */
 
-spart_status spart_regridder_build_convolved_on_device(spart_context *context,
-                                                      const spart_convolve_setup *setup,
-                                                      const spart_array *kernel,
-                                                      spart_weights *shell,
-                                                      const spart_regridder_options *options,
-                                                      spart_regridder **regridder)
+spart_status spart_regridder_build_convolved_on_device(
+    spart_context *context, const spart_convolve_setup *setup, const spart_array *kernel,
+    spart_weights *shell, const spart_regridder_options *options, spart_regridder **regridder)
 {
     (void)setup, (void)kernel, (void)shell, (void)options, (void)regridder;
     return no_cuda(context);
 }
 
 spart_status spart_regridder_build_from_arrays_on_device(spart_context *context,
-                                                        const spart_weights *shell,
-                                                        const void *const *entries,
-                                                        const spart_regridder_options *options,
-                                                        spart_regridder **regridder)
+                                                         const spart_weights *shell,
+                                                         const void *const *entries,
+                                                         const spart_regridder_options *options,
+                                                         spart_regridder **regridder)
 {
     (void)shell, (void)entries, (void)options, (void)regridder;
     return no_cuda(context);

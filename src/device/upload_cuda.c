@@ -79,7 +79,7 @@ static cudaError_t staged_copy(spart_stager *s, void *to, const void *from, size
 /* A stream-ordered device copy of count * size bytes of host memory
  * (*copy NULL when `host` is NULL), staged when the stager has buffers. */
 cudaError_t spart_device_upload(spart_stager *s, const void *host, size_t count, size_t size,
-                          cudaStream_t stream, void **copy)
+                                cudaStream_t stream, void **copy)
 {
     *copy = NULL;
     if (host == NULL) {

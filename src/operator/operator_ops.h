@@ -41,8 +41,8 @@ typedef struct spart_operator_ops {
      * by the stable counting sort; cells_input and cells_output are the
      * weights' cell counts. Sets the error sentence on failure. */
     spart_status (*assemble)(spart_context *context, const spart_assembly_source *source,
-                             int64_t cells_input, int64_t cells_output,
-                             spart_value_type value_type, spart_regridder *regridder);
+                             int64_t cells_input, int64_t cells_output, spart_value_type value_type,
+                             spart_regridder *regridder);
     /* Complete the plan of a regridder whose CSR arrays and plan are set
      * (the host's short-row index; on a device, assembly and transposes
      * already made theirs). */

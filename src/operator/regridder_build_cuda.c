@@ -38,9 +38,10 @@ cudaError_t spart_device_allocate_array(size_t count, size_t size, void **array)
 static cudaError_t spart_device_allocate_entries(spart_csr *csr, spart_value_type value_type)
 {
     size_t n = (size_t)csr->num_entries;
-    cudaError_t error = csr->num_columns < ((int64_t)1 << 31)
-                            ? spart_device_allocate_array(n, sizeof(int32_t), (void **)&csr->columns32)
-                            : spart_device_allocate_array(n, sizeof(int64_t), (void **)&csr->columns64);
+    cudaError_t error =
+        csr->num_columns < ((int64_t)1 << 31)
+            ? spart_device_allocate_array(n, sizeof(int32_t), (void **)&csr->columns32)
+            : spart_device_allocate_array(n, sizeof(int64_t), (void **)&csr->columns64);
     if (error == cudaSuccess) {
         error = value_type == SPART_FLOAT32
                     ? spart_device_allocate_array(n, sizeof(float), (void **)&csr->values32)
@@ -205,7 +206,8 @@ static cudaError_t upload_source(const spart_assembly_source *source, int64_t ce
         if (per_entry && resident != NULL) {
             continue;
         }
-        error = spart_device_upload(per_entry ? staging : NULL, from[a], counts[a], 8, stream, &scratch[a]);
+        error = spart_device_upload(per_entry ? staging : NULL, from[a], counts[a], 8, stream,
+                                    &scratch[a]);
     }
     memset(on_device, 0, sizeof *on_device);
     on_device->num_elements = source->num_elements;
@@ -273,7 +275,8 @@ static cudaError_t assemble_on_stream(const spart_assembly_source *source, int64
         error = cudaMallocAsync(&sort.workspace, sort.workspace_bytes, stream);
     }
     if (error == cudaSuccess) {
-        error = spart_device_allocate_array((size_t)csr->num_rows + 1, sizeof(int64_t), (void **)&csr->row_ptr);
+        error = spart_device_allocate_array((size_t)csr->num_rows + 1, sizeof(int64_t),
+                                            (void **)&csr->row_ptr);
     }
     if (error == cudaSuccess) {
         error = (cudaError_t)spart_cuda_assemble_sort(&on_device, csr->num_rows, &sort,
@@ -321,9 +324,9 @@ spart_status spart_device_csr_assemble(spart_context *context, const spart_assem
     if (status != SPART_OK) {
         return status;
     }
-    cudaError_t error =
-        assemble_on_stream(source, cells_input, cells_output, value_type, options,
-                           spart_threads(context), regridder, spart_device_stream_for(context, device));
+    cudaError_t error = assemble_on_stream(source, cells_input, cells_output, value_type, options,
+                                           spart_threads(context), regridder,
+                                           spart_device_stream_for(context, device));
     spart_device_leave(previous);
     if (error != cudaSuccess) {
         return spart_device_failure(context, (int)error, "assembling a regridder on the device");
@@ -349,11 +352,12 @@ static cudaError_t transpose_on_stream(const spart_regridder *regridder, int wid
         error = cudaMallocAsync(&sort.workspace, sort.workspace_bytes, stream);
     }
     if (error == cudaSuccess) {
-        error =
-            spart_device_allocate_array((size_t)made->num_rows + 1, sizeof(int64_t), (void **)&made->row_ptr);
+        error = spart_device_allocate_array((size_t)made->num_rows + 1, sizeof(int64_t),
+                                            (void **)&made->row_ptr);
     }
     if (error == cudaSuccess) {
-        error = spart_device_allocate_entries(made, csr->values32 != NULL ? SPART_FLOAT32 : SPART_FLOAT64);
+        error = spart_device_allocate_entries(made, csr->values32 != NULL ? SPART_FLOAT32
+                                                                          : SPART_FLOAT64);
     }
     if (error == cudaSuccess) {
         error = (cudaError_t)spart_cuda_transpose_sort(&matrix, &sort, made->row_ptr, stream);
@@ -380,8 +384,8 @@ spart_status spart_device_csr_transpose(spart_context *context, const spart_regr
     }
     transposed->ops = spart_operator_cuda_ops();
     transposed->device.cuda_device = device;
-    cudaError_t error =
-        transpose_on_stream(regridder, wide_sort, transposed, spart_device_stream_for(context, device));
+    cudaError_t error = transpose_on_stream(regridder, wide_sort, transposed,
+                                            spart_device_stream_for(context, device));
     if (error != cudaSuccess) {
         spart_regridder_release_on_device(transposed);
     }
@@ -428,16 +432,18 @@ static cudaError_t conservative_on_stream(const spart_regridder *exact,
 {
     void *factor = NULL, *volume = NULL;
     size_t n = (size_t)made->csr.num_entries;
-    cudaError_t error = exact->csr.values32 != NULL
-                            ? spart_device_allocate_array(n, sizeof(float), (void **)&made->csr.values32)
-                            : spart_device_allocate_array(n, sizeof(double), (void **)&made->csr.values64);
+    cudaError_t error =
+        exact->csr.values32 != NULL
+            ? spart_device_allocate_array(n, sizeof(float), (void **)&made->csr.values32)
+            : spart_device_allocate_array(n, sizeof(double), (void **)&made->csr.values64);
     if (error == cudaSuccess) {
         error = spart_device_upload(NULL, factor_input, (size_t)(num_grids * decoder->cells_input),
-                       sizeof(double), stream, &factor);
+                                    sizeof(double), stream, &factor);
     }
     if (error == cudaSuccess) {
-        error = spart_device_upload(NULL, volume_output, (size_t)(num_grids * decoder->cells_output),
-                       sizeof(double), stream, &volume);
+        error =
+            spart_device_upload(NULL, volume_output, (size_t)(num_grids * decoder->cells_output),
+                                sizeof(double), stream, &volume);
     }
     if (error == cudaSuccess) {
         spart_device_csr matrix = spart_regridder_device_matrix(exact);
@@ -488,13 +494,15 @@ spart_status spart_device_transpose_conservative(spart_context *context, spart_r
         spart_free(&forward->allocator, made);
         return status;
     }
-    cudaError_t error = conservative_on_stream(exact, &decoder, num_grids, factor_input,
-                                               volume_output, made, spart_device_stream_for(context, device));
+    cudaError_t error =
+        conservative_on_stream(exact, &decoder, num_grids, factor_input, volume_output, made,
+                               spart_device_stream_for(context, device));
     if (error != cudaSuccess) {
         spart_regridder_release_on_device(made); /* its values only: it owns no pattern */
         spart_free(&forward->allocator, made);
         spart_device_leave(previous);
-        return spart_device_failure(context, (int)error, "the conservative transpose on the device");
+        return spart_device_failure(context, (int)error,
+                                    "the conservative transpose on the device");
     }
     spart_device_leave(previous);
     *conservative = made;

@@ -234,8 +234,7 @@ spart_status spart_regridder_transpose_conservative(spart_context *context,
     }
     spart_regridder *made = NULL;
     if (status == SPART_OK) {
-        spart_conservative_scaling scaling = {&d, layout.num_elements, factor_input,
-                                              volume_output};
+        spart_conservative_scaling scaling = {&d, layout.num_elements, factor_input, volume_output};
         status = regridder->ops->conservative(context, regridder, exact, &scaling, &made);
     }
     if (status == SPART_OK) {

@@ -14,7 +14,6 @@
  */
 #include <string.h>
 
-
 #include "device/device_select.h"
 #include "operator/regridder_convolved.h"
 #include "operator/regridder_device.h"
@@ -52,8 +51,6 @@ static spart_status check_options(spart_context *context, const spart_weights *s
     return status;
 }
 
-
-
 spart_status spart_regridder_create_device_convolved(spart_context *context,
                                                      const spart_weights *weights,
                                                      const spart_array *kernel,
@@ -84,7 +81,8 @@ spart_status spart_regridder_create_device_convolved(spart_context *context,
         status = spart_device_enter(context, "create_device_convolved", &previous);
     }
     if (status == SPART_OK) {
-        status = spart_regridder_build_convolved_on_device(context, &setup, kernel, shell, options, regridder);
+        status = spart_regridder_build_convolved_on_device(context, &setup, kernel, shell, options,
+                                                           regridder);
     }
     spart_device_leave(previous);
     spart_weights_free(shell);

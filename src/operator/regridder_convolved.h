@@ -10,11 +10,8 @@
 #include "weights/weights_convolve.h"
 
 /* Convolve and assemble on the context's device (current already). */
-spart_status spart_regridder_build_convolved_on_device(spart_context *context,
-                                                      const spart_convolve_setup *setup,
-                                                      const spart_array *kernel,
-                                                      spart_weights *shell,
-                                                      const spart_regridder_options *options,
-                                                      spart_regridder **regridder);
+spart_status spart_regridder_build_convolved_on_device(
+    spart_context *context, const spart_convolve_setup *setup, const spart_array *kernel,
+    spart_weights *shell, const spart_regridder_options *options, spart_regridder **regridder);
 
 #endif /* SPART_REGRIDDER_CONVOLVED_H */

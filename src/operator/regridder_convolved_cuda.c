@@ -1,8 +1,8 @@
 /*
- * src/operator/regridder_convolved_cuda.c: the device half of spart_regridder_create_device_convolved (src/operator/regridder_convolved.c): the
- * unconvolved entries, the kernel and its tables copied to the device,
- * convolved there (kernels/weights_convolve.cu), and assembled without a
- * copy to the host. Built with CUDA only.
+ * src/operator/regridder_convolved_cuda.c: the device half of
+ * spart_regridder_create_device_convolved (src/operator/regridder_convolved.c): the unconvolved
+ * entries, the kernel and its tables copied to the device, convolved there
+ * (kernels/weights_convolve.cu), and assembled without a copy to the host. Built with CUDA only.
  */
 #include <string.h>
 
@@ -14,7 +14,6 @@
 #include "operator/regridder_device.h"
 #include "spart/device.h"
 #include "weights/weights_internal.h"
-
 
 /* The host arrays the device convolution reads, copied to the device. */
 enum {
@@ -130,12 +129,9 @@ static void release_entries(spart_device_entries *entries, cudaStream_t stream)
 }
 
 /* Convolve and assemble on the context's device (current already). */
-spart_status spart_regridder_build_convolved_on_device(spart_context *context,
-                                                      const spart_convolve_setup *setup,
-                                                      const spart_array *kernel,
-                                                      spart_weights *shell,
-                                                      const spart_regridder_options *options,
-                                                      spart_regridder **regridder)
+spart_status spart_regridder_build_convolved_on_device(
+    spart_context *context, const spart_convolve_setup *setup, const spart_array *kernel,
+    spart_weights *shell, const spart_regridder_options *options, spart_regridder **regridder)
 {
     cudaStream_t stream = (cudaStream_t)context->cuda_stream;
     spart_device_entries convolved;
@@ -150,4 +146,3 @@ spart_status spart_regridder_build_convolved_on_device(spart_context *context,
     release_entries(&convolved, stream);
     return status;
 }
-

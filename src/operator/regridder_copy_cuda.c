@@ -84,7 +84,8 @@ static spart_status copy_array(spart_context *context, const void *source, size_
     if (bytes > 0) {
         cudaError_t error = cudaMemcpyAsync(*result, source, bytes, cudaMemcpyDefault, stream);
         if (error != cudaSuccess) {
-            return spart_device_failure(context, (int)error, "copying a regridder: cudaMemcpyAsync");
+            return spart_device_failure(context, (int)error,
+                                        "copying a regridder: cudaMemcpyAsync");
         }
     }
     return SPART_OK;
@@ -111,7 +112,8 @@ static spart_status copy_long_table(spart_context *context, const spart_regridde
         status = copy_array(context, row_ptr, row_bytes, 0, stream, (void **)&host_row_ptr);
         cudaError_t error = status == SPART_OK ? cudaStreamSynchronize(stream) : cudaSuccess;
         if (error != cudaSuccess) {
-            status = spart_device_failure(context, (int)error, "copying a regridder's row pointers");
+            status =
+                spart_device_failure(context, (int)error, "copying a regridder's row pointers");
         }
         row_ptr = host_row_ptr;
     }

@@ -25,8 +25,7 @@ cudaError_t spart_regridder_plan_on_device(spart_regridder *regridder, cudaStrea
 
 /* The device short-row index of a device matrix (optional: without
  * device memory for it, the matrix goes without). */
-cudaError_t spart_regridder_index_rows_on_device(spart_regridder *regridder,
-                                                 cudaStream_t stream);
+cudaError_t spart_regridder_index_rows_on_device(spart_regridder *regridder, cudaStream_t stream);
 
 /* Free a device regridder's CUDA memory (its CSR arrays and tables). */
 void spart_regridder_release_on_device(spart_regridder *regridder);
@@ -38,8 +37,8 @@ spart_status spart_device_product(spart_context *context, const spart_regridder 
                                   int64_t num_leading, int64_t num_vectors, void *workspace,
                                   int workspace_is_ours);
 spart_status spart_device_workspace_allocate(spart_context *context,
-                                            const spart_regridder *regridder, size_t bytes,
-                                            void **workspace);
+                                             const spart_regridder *regridder, size_t bytes,
+                                             void **workspace);
 spart_status spart_device_workspace_free(spart_context *context, const spart_regridder *regridder,
                                          void *workspace);
 

@@ -79,8 +79,8 @@ spart_status spart_device_csr_transpose(spart_context *context, const spart_regr
  * of its exact transpose `exact`: a new regridder (owned by `forward`)
  * whose values are scaled on the device by the grid factors factor_input
  * (num_grids * cells_input) and volume_output (num_grids * cells_output),
- * in host memory, as src/operator/regridder_conservative.c computes them. source[k] says where orthogonal
- * axis k's grid index comes from (1: the forward's column, 2: its row, else nowhere) and
+ * in host memory, as src/operator/regridder_conservative.c computes them. source[k] says where
+ * orthogonal axis k's grid index comes from (1: the forward's column, 2: its row, else nowhere) and
  * grid_stride[k] its stride in the grid index; cells_input and
  * cells_output are one grid element's resampled cells. */
 spart_status spart_device_transpose_conservative(spart_context *context, spart_regridder *forward,

@@ -15,7 +15,6 @@
  */
 #include <string.h>
 
-
 #include "device/device_select.h"
 #include "operator/regridder_from_arrays.h"
 #include "operator/regridder_device.h"
@@ -79,8 +78,6 @@ static spart_weights *checked_shell(spart_context *context, const spart_shape *s
     return shell;
 }
 
-
-
 spart_status spart_regridder_create_device_from_arrays(
     spart_context *context, const spart_shape *shape_orthogonal, const spart_shape *shape_input,
     const spart_shape *shape_output, int num_axis_input, const int *axis_input, int num_axis_output,
@@ -108,7 +105,8 @@ spart_status spart_regridder_create_device_from_arrays(
         status = spart_device_enter(context, what, &previous);
     }
     if (shell != NULL && status == SPART_OK) {
-        status = spart_regridder_build_from_arrays_on_device(context, shell, entries, options, regridder);
+        status = spart_regridder_build_from_arrays_on_device(context, shell, entries, options,
+                                                             regridder);
     }
     spart_device_leave(previous);
     spart_weights_free(shell);

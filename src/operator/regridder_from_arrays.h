@@ -12,9 +12,9 @@
 /* Check the entries where they lie and assemble them (the context's device
  * current). */
 spart_status spart_regridder_build_from_arrays_on_device(spart_context *context,
-                                                        const spart_weights *shell,
-                                                        const void *const *entries,
-                                                        const spart_regridder_options *options,
-                                                        spart_regridder **regridder);
+                                                         const spart_weights *shell,
+                                                         const void *const *entries,
+                                                         const spart_regridder_options *options,
+                                                         spart_regridder **regridder);
 
 #endif /* SPART_REGRIDDER_FROM_ARRAYS_H */

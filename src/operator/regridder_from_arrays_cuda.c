@@ -1,7 +1,7 @@
 /*
- * src/operator/regridder_from_arrays_cuda.c: the device half of spart_regridder_create_device_from_arrays
- * (src/operator/regridder_from_arrays.c): the entry pointers checked to be
- * memory of the context's device, the indices checked there
+ * src/operator/regridder_from_arrays_cuda.c: the device half of
+ * spart_regridder_create_device_from_arrays (src/operator/regridder_from_arrays.c): the entry
+ * pointers checked to be memory of the context's device, the indices checked there
  * (kernels/weights_check.cu), then the device assembly reads the caller's
  * arrays in place. Built with CUDA only.
  */
@@ -18,7 +18,6 @@
 #include "weights/weights_internal.h"
 
 static const char *const what = "create_device_from_arrays";
-
 
 /* Each entry array is memory of the context's device (current already). */
 static spart_status check_pointers(spart_context *context, const void *const *entries)
@@ -75,10 +74,10 @@ static spart_status check_indices(spart_context *context, const spart_weights *s
 /* Check the entries where they lie and assemble them (the context's device
  * current). */
 spart_status spart_regridder_build_from_arrays_on_device(spart_context *context,
-                                                        const spart_weights *shell,
-                                                        const void *const *entries,
-                                                        const spart_regridder_options *options,
-                                                        spart_regridder **regridder)
+                                                         const spart_weights *shell,
+                                                         const void *const *entries,
+                                                         const spart_regridder_options *options,
+                                                         spart_regridder **regridder)
 {
     if (shell->offsets[shell->num_elements] == 0) {
         /* Nothing to read: the assembly of no entries, from the shell. */
@@ -102,4 +101,3 @@ spart_status spart_regridder_build_from_arrays_on_device(spart_context *context,
     return spart_regridder_create_from_device_entries(context, shell, options, context->cuda_device,
                                                       &borrowed, regridder);
 }
-

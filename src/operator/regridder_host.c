@@ -239,8 +239,8 @@ void spart_regridder_index_short_rows(spart_regridder *regridder, int threads)
 {
     const spart_csr *csr = &regridder->csr;
     int64_t rows = csr->num_rows;
-    if (!regridder->owns_arrays || rows == 0 ||
-        regridder->plan.group_size > 2 || regridder->plan.chunk_length < 255) {
+    if (!regridder->owns_arrays || rows == 0 || regridder->plan.group_size > 2 ||
+        regridder->plan.chunk_length < 255) {
         return;
     }
     int64_t longest = 0;

@@ -110,8 +110,8 @@ struct spart_operator_ops;
 struct spart_regridder {
     spart_allocator allocator;
     const struct spart_operator_ops *ops; /* host or device: operator_ops.h */
-    spart_axis_map input;  /* x's axes (without leading ones) */
-    spart_axis_map output; /* y's axes */
+    spart_axis_map input;                 /* x's axes (without leading ones) */
+    spart_axis_map output;                /* y's axes */
     spart_csr csr;
     spart_product_plan plan;
     spart_regridder_roles roles;

@@ -206,8 +206,8 @@ spart_status spart_device_product(spart_context *context, const spart_regridder 
 }
 
 spart_status spart_device_workspace_allocate(spart_context *context,
-                                            const spart_regridder *regridder, size_t bytes,
-                                            void **workspace)
+                                             const spart_regridder *regridder, size_t bytes,
+                                             void **workspace)
 {
     int previous = -1;
     *workspace = NULL;

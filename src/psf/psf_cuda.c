@@ -19,7 +19,6 @@
 #include "psf/psf_device.h"
 #include "psf/psf_ops.h"
 
-
 /* A failure of kernels/psf_fft.cu as a status with a sentence. */
 static spart_status report_failure(spart_context *context, const spart_cuda_psf_failure *failure,
                                    const char *what)
@@ -214,9 +213,8 @@ spart_status spart_psf_copy_to_device(spart_context *context, const spart_psf *p
     return SPART_OK;
 }
 
-static spart_status cuda_apply(spart_context *context, const spart_psf *psf,
-                               const double *input, double *output, int adjoint,
-                               const char *name)
+static spart_status cuda_apply(spart_context *context, const spart_psf *psf, const double *input,
+                               double *output, int adjoint, const char *name)
 {
     int previous = -1;
     spart_status status = spart_device_select(context, psf->cuda_device, &previous);
@@ -235,7 +233,6 @@ static spart_status cuda_apply(spart_context *context, const spart_psf *psf,
     spart_device_leave(previous);
     return status;
 }
-
 
 static const spart_psf_ops cuda_ops = {
     .name = "CUDA device",
