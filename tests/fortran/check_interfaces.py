@@ -48,6 +48,12 @@ EXCLUDED = {
     "spart_context_malloc": "C callbacks' memory; Fortran has allocatable arrays",
     "spart_context_realloc": "C callbacks' memory; Fortran has allocatable arrays",
     "spart_context_free_memory": "C callbacks' memory; Fortran has allocatable arrays",
+    # Memory on the host (through the context's allocator hooks) or the
+    # device by a flag, for C code that runs either way; Fortran has
+    # allocatable arrays, and spart_device_malloc / spart_device_free.
+    "spart_memory_allocate": "host memory of the hooks for C code; Fortran has allocatable "
+                             "arrays and spart_device_malloc",
+    "spart_memory_free": "frees spart_memory_allocate's memory; see there",
     # The size of a spart_shape: Fortran's size() and product() of a
     # shape in Fortran order give it.
     "spart_shape_size": "Fortran has size() and product()",
