@@ -1,0 +1,52 @@
+/*
+ * kernels/mart_steps.cuh: the launch shape and the warp sum shared by the
+ * kernels of the MART steps (kernels/mart_steps.cu, kernels/mart_merits.cu,
+ * kernels/mart_backproject_update.cu): blocks of 256 threads, the lanes of
+ * a warp combined in the host's pairs (lane l += lane l + h, h = 16..1),
+ * and the stop flag of a batched run. Kept in one place so that the three
+ * files add in the same order.
+ */
+#ifndef SPART_MART_STEPS_CUH
+#define SPART_MART_STEPS_CUH
+
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+
+#include "mart/mart_steps.h"
+
+namespace spart_mart_steps
+{
+
+constexpr int threads_per_block = 256;
+constexpr unsigned full_warp = 0xffffffffu;
+
+__device__ __forceinline__ double combine_lanes(double value)
+{
+    for (int h = SPART_MART_LANES / 2; h >= 1; h /= 2) {
+        value = value + __shfl_down_sync(full_warp, value, h);
+    }
+    return value;
+}
+
+/* Whether a batched MART run has stopped (`stop` is its flag in device
+ * memory, or NULL outside such a run): the steps that would change the
+ * state or the merits then return at once. The flag changes only between
+ * kernels (spart_mart_device_decide), so every thread of a launch reads
+ * the same value and a block returns as a whole. */
+__device__ __forceinline__ bool run_stopped(const int *stop)
+{
+    return stop != nullptr && *stop != SPART_MART_DEVICE_RUNNING;
+}
+
+/* Blocks of threads_per_block for n items, a thread each, at most
+ * 65535 * 16 (the kernels stride over the rest). */
+inline int64_t blocks_for(int64_t n)
+{
+    int64_t blocks = (n + threads_per_block - 1) / threads_per_block;
+    return blocks < 1 ? 1 : (blocks > 65535 * 16 ? 65535 * 16 : blocks);
+}
+
+} // namespace spart_mart_steps
+
+#endif /* SPART_MART_STEPS_CUH */
