@@ -15,6 +15,7 @@
 #include "device/device_select.h"
 #include "mart/backproject_update.h"
 #include "operator/operator_ops.h"
+#include "operator/regridder_device.h"
 #include "operator/regridder_convolved.h"
 #include "operator/regridder_from_arrays.h"
 #include "psf/psf_ops.h"
