@@ -8,6 +8,10 @@
  * parallel inside the element). Each element is coalesced on its own; the
  * elements are joined in order, so the result is the same for any thread
  * count.
+ *
+ * The layout of the coordinates (axes, broadcasting, strides) is worked out
+ * in src/weights/weights_layout.c, and the elements' entries are joined in
+ * src/weights/weights_join.c.
  */
 #include <math.h>
 #include <omp.h>
@@ -21,6 +25,7 @@
 #include "weights/weights_build.h"
 #include "weights/weights_kernels.h"
 #include "weights/weights_internal.h"
+#include "weights/weights_join.h"
 
 /* Builds of fewer vertices (input and output, all elements) than this run
  * on one thread. */
@@ -77,271 +82,6 @@ static spart_status check_options(spart_context *context, const spart_weights_op
                           "conservative weights are implemented in 1 and 2 dimensions, not 3 "
                           "(num_coordinates = 3)");
     }
-    return SPART_OK;
-}
-
-/* Check one side's coordinate arrays and broadcast them together. */
-static spart_status broadcast_coordinates(spart_context *context, const char *side,
-                                          int num_coordinates, const spart_array *coordinates,
-                                          spart_shape *shape)
-{
-    char text_a[128], text_b[128];
-    memset(shape, 0, sizeof *shape);
-    for (int c = 0; c < num_coordinates; c++) {
-        const spart_array *array = &coordinates[c];
-        if (!spart_shape_is_valid(&array->shape)) {
-            return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                              "coordinates_%s[%d]: ndim = %d or an extent is negative or too "
-                              "large",
-                              side, c, array->shape.ndim);
-        }
-        if (array->data == NULL && spart_shape_size(&array->shape) > 0) {
-            return spart_fail(context, SPART_ERROR_NULL_POINTER, "coordinates_%s[%d].data is NULL",
-                              side, c);
-        }
-        spart_shape joined;
-        if (spart_shape_broadcast(shape, &array->shape, &joined) != 0) {
-            return spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
-                              "coordinates_%s[%d] has shape %s, which does not broadcast "
-                              "against %s",
-                              side, c, spart_shape_format(&array->shape, text_a, sizeof text_a),
-                              spart_shape_format(shape, text_b, sizeof text_b));
-        }
-        *shape = joined;
-    }
-    if (shape->ndim == 0) {
-        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                          "coordinates_%s are scalars: a grid needs at least one axis", side);
-    }
-    return SPART_OK;
-}
-
-spart_status spart_weights_layout_make(spart_context *context, int num_coordinates,
-                                       const spart_array *coordinates_input,
-                                       const spart_array *coordinates_output, int num_axis_input,
-                                       const int *axis_input, int num_axis_output,
-                                       const int *axis_output, int match_axes,
-                                       spart_weights_layout *layout)
-{
-    char text_a[128], text_b[128];
-    memset(layout, 0, sizeof *layout);
-    layout->num_coordinates = num_coordinates;
-    spart_status status = broadcast_coordinates(
-        context, "input", num_coordinates, coordinates_input, &layout->shape_coordinates_input);
-    if (status != SPART_OK) {
-        return status;
-    }
-    status = broadcast_coordinates(context, "output", num_coordinates, coordinates_output,
-                                   &layout->shape_coordinates_output);
-    if (status != SPART_OK) {
-        return status;
-    }
-    status = spart_axes_normalize_checked(context, "axis_input", num_axis_input, axis_input,
-                                          layout->shape_coordinates_input.ndim, "coordinates",
-                                          layout->axes_input, &layout->num_axes_input);
-    if (status != SPART_OK) {
-        return status;
-    }
-    status = spart_axes_normalize_checked(context, "axis_output", num_axis_output, axis_output,
-                                          layout->shape_coordinates_output.ndim, "coordinates",
-                                          layout->axes_output, &layout->num_axes_output);
-    if (status != SPART_OK) {
-        return status;
-    }
-    if (match_axes && layout->num_axes_output != layout->num_axes_input) {
-        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                          "axis_output has %d axes but axis_input has %d: they must match",
-                          layout->num_axes_output, layout->num_axes_input);
-    }
-    if (layout->num_axes_input != num_coordinates) {
-        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                          "num_coordinates = %d must equal the number of axes in axis_input, %d",
-                          num_coordinates, layout->num_axes_input);
-    }
-    spart_shape orthogonal_input = spart_shape_without_axes(
-        &layout->shape_coordinates_input, layout->axes_input, layout->num_axes_input);
-    spart_shape orthogonal_output = spart_shape_without_axes(
-        &layout->shape_coordinates_output, layout->axes_output, layout->num_axes_output);
-    if (spart_shape_broadcast(&orthogonal_input, &orthogonal_output, &layout->shape_orthogonal) !=
-        0) {
-        return spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
-                          "the orthogonal axes of the input grid, %s, do not broadcast against "
-                          "those of the output grid, %s",
-                          spart_shape_format(&orthogonal_input, text_a, sizeof text_a),
-                          spart_shape_format(&orthogonal_output, text_b, sizeof text_b));
-    }
-    if (layout->shape_orthogonal.ndim + layout->num_axes_input > SPART_MAX_NDIM ||
-        layout->shape_orthogonal.ndim + layout->num_axes_output > SPART_MAX_NDIM) {
-        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                          "the broadcast grids would have more than %d axes", SPART_MAX_NDIM);
-    }
-    layout->full_input =
-        spart_shape_insert_axes(&layout->shape_orthogonal, &layout->shape_coordinates_input,
-                                layout->axes_input, layout->num_axes_input);
-    layout->full_output =
-        spart_shape_insert_axes(&layout->shape_orthogonal, &layout->shape_coordinates_output,
-                                layout->axes_output, layout->num_axes_output);
-    /* Resampled axes as non-negative numbers of the full shapes, ascending. */
-    for (int a = 0; a < layout->num_axes_input; a++) {
-        layout->resampled_input[layout->num_axes_input - 1 - a] =
-            layout->full_input.ndim + layout->axes_input[a];
-    }
-    for (int a = 0; a < layout->num_axes_output; a++) {
-        layout->resampled_output[layout->num_axes_output - 1 - a] =
-            layout->full_output.ndim + layout->axes_output[a];
-    }
-    layout->num_elements = spart_shape_size(&layout->shape_orthogonal);
-    layout->size_input = 1;
-    for (int a = 0; a < layout->num_axes_input; a++) {
-        int64_t n = layout->full_input.dims[layout->resampled_input[a]];
-        layout->grid_shape_input[a] = n;
-        layout->size_input *= n;
-    }
-    layout->size_output = 1;
-    for (int a = 0; a < layout->num_axes_output; a++) {
-        int64_t n = layout->full_output.dims[layout->resampled_output[a]];
-        layout->grid_shape_output[a] = n;
-        layout->size_output *= n;
-    }
-    for (int c = 0; c < num_coordinates; c++) {
-        spart_broadcast_strides(&coordinates_input[c].shape, &layout->full_input,
-                                layout->strides_input[c]);
-        spart_broadcast_strides(&coordinates_output[c].shape, &layout->full_output,
-                                layout->strides_output[c]);
-    }
-    return SPART_OK;
-}
-
-/* Whether every coordinate array has stride 0 along every orthogonal axis:
- * then all elements share one grid. */
-static int grid_is_shared(const int64_t (*strides)[SPART_MAX_NDIM], int num_coordinates,
-                          const spart_shape *full, const int *resampled, int num_resampled)
-{
-    for (int c = 0; c < num_coordinates; c++) {
-        for (int k = 0; k < full->ndim; k++) {
-            if (!spart_axes_contain(resampled, num_resampled, k) && strides[c][k] != 0 &&
-                full->dims[k] > 1) {
-                return 0;
-            }
-        }
-    }
-    return 1;
-}
-
-spart_status spart_weights_layout_gather(const spart_weights_layout *layout, int output,
-                                         const spart_array *coordinates, int64_t element,
-                                         double *const *blocks)
-{
-    if (layout->num_coordinates < 1 || layout->num_coordinates > 3) {
-        return SPART_ERROR_INTERNAL; /* the layout was checked: 1 to 3 */
-    }
-    int64_t orthogonal_index[SPART_MAX_NDIM] = {0};
-    spart_unravel(element, &layout->shape_orthogonal, orthogonal_index);
-    for (int c = 0; c < layout->num_coordinates; c++) {
-        if (output) {
-            /* coordinates holds num_coordinates arrays */
-            /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
-            spart_gather_block(coordinates[c].data, layout->strides_output[c], &layout->full_output,
-                               layout->resampled_output, layout->num_axes_output, orthogonal_index,
-                               blocks[c]);
-        } else {
-            spart_gather_block(coordinates[c].data, layout->strides_input[c], &layout->full_input,
-                               layout->resampled_input, layout->num_axes_input, orthogonal_index,
-                               blocks[c]);
-        }
-    }
-    return SPART_OK;
-}
-
-int spart_weights_layout_input_shared(const spart_weights_layout *layout)
-{
-    return grid_is_shared(layout->strides_input, layout->num_coordinates, &layout->full_input,
-                          layout->resampled_input, layout->num_axes_input);
-}
-
-int spart_weights_layout_output_shared(const spart_weights_layout *layout)
-{
-    return grid_is_shared(layout->strides_output, layout->num_coordinates, &layout->full_output,
-                          layout->resampled_output, layout->num_axes_output);
-}
-
-/* Whether all of values[0 .. size-1] are finite: x - x is 0 for a finite
- * x and NaN for an infinity or a NaN, and a NaN stays in a sum. Four sums
- * side by side and no exit in the loop, which compilers turn into vector
- * code (a plain search for the first non-finite value takes a comparison
- * and a branch per value). */
-static int all_finite(const double *values, int64_t size)
-{
-    double probe[4] = {0.0, 0.0, 0.0, 0.0};
-    int64_t k = 0;
-    for (; k + 4 <= size; k += 4) {
-        for (int lane = 0; lane < 4; lane++) {
-            probe[lane] += values[k + lane] - values[k + lane];
-        }
-    }
-    for (; k < size; k++) {
-        probe[0] += values[k] - values[k];
-    }
-    return (probe[0] + probe[1]) + (probe[2] + probe[3]) == 0.0;
-}
-
-/* The first non-finite value of a coordinate array, or -1. */
-static int64_t first_non_finite(const spart_array *array)
-{
-    int64_t size = spart_shape_size(&array->shape);
-    if (all_finite(array->data, size)) {
-        return -1;
-    }
-    for (int64_t k = 0; k < size; k++) {
-        if (!isfinite(array->data[k])) {
-            return k;
-        }
-    }
-    return -1;
-}
-
-static spart_status check_finite(spart_context *context, const char *side, int num_coordinates,
-                                 const spart_array *coordinates)
-{
-    for (int c = 0; c < num_coordinates; c++) {
-        int64_t bad = first_non_finite(&coordinates[c]);
-        if (bad >= 0) {
-            return spart_fail(context, SPART_ERROR_NOT_FINITE,
-                              "coordinates_%s[%d] has the non-finite value %g at flat index %lld",
-                              side, c, coordinates[c].data[bad], (long long)bad);
-        }
-    }
-    return SPART_OK;
-}
-
-spart_status spart_weights_input_strides(spart_context *context, const spart_weights_layout *layout,
-                                         const spart_array *weights_input, int cells,
-                                         spart_shape *full_values, int64_t *strides)
-{
-    char text_a[128], text_b[128];
-    *full_values = layout->full_input;
-    for (int a = 0; a < layout->num_axes_input; a++) {
-        full_values->dims[layout->resampled_input[a]] -= cells ? 1 : 0;
-    }
-    if (weights_input == NULL) {
-        return SPART_OK;
-    }
-    if (!spart_shape_is_valid(&weights_input->shape)) {
-        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                          "weights_input: ndim = %d or an extent is out of range",
-                          weights_input->shape.ndim);
-    }
-    if (weights_input->data == NULL && spart_shape_size(&weights_input->shape) > 0) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER, "weights_input->data is NULL");
-    }
-    if (!spart_shape_broadcasts_to(&weights_input->shape, full_values)) {
-        return spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
-                          "weights_input has shape %s, which does not broadcast to the input "
-                          "values' shape %s",
-                          spart_shape_format(&weights_input->shape, text_a, sizeof text_a),
-                          spart_shape_format(full_values, text_b, sizeof text_b));
-    }
-    spart_broadcast_strides(&weights_input->shape, full_values, strides);
     return SPART_OK;
 }
 
@@ -738,185 +478,8 @@ static int gather_shared_side(const build_plan *plan, const spart_allocator *all
     return 0;
 }
 
-/* The weights' arrays, filled element by element in element order, and
- * what the elements built out of turn wait in. Elements are built side by
- * side, each into a list of its own, and a finished element is appended
- * to the arrays as soon as every element before it has been. One thread
- * at a time appends (whichever finds none appending when it finishes an
- * element), copying outside the lock, while the others go on to their
- * next elements: no thread ever waits for another one's kernel (which a
- * busy core could hold up for long) nor for a copy. The list memory of
- * appended elements is handed on to elements not yet started, so that a
- * build allocates (and touches fresh pages) for a few lists, not one per
- * element. The lock (critical spart_weights_join) guards `next`, `built`,
- * `spare`, `num_spare`, `appending` and `failed`; `entries`, `offsets` and
- * `out_of_memory` belong to the appending thread. */
-typedef struct joined_entries {
-    spart_triples entries; /* elements 0 .. next - 1 */
-    int64_t *offsets;      /* num_elements + 1 */
-    int64_t num_elements;
-    int64_t next;         /* the next element to append */
-    spart_triples *lists; /* per element: the list it is built into */
-    unsigned char *built; /* per element: whether its kernel has finished */
-    int64_t *spare;       /* appended elements whose lists hold memory to hand on */
-    int64_t num_spare;
-    int appending;     /* a thread is appending */
-    int out_of_memory; /* an element could not be appended */
-    int failed;        /* an element failed or could not be appended: skip the rest */
-} joined_entries;
-
-/* Make room for `needed` entries, the entries of `placed` elements. When
- * the arrays must grow, they grow to twice what all the elements would
- * need at the mean size of those placed (the elements may grow along the
- * stack), and at least to twice their capacity: a growth may copy the
- * arrays, so it should seldom come, and room never written costs no
- * memory (its pages are never touched; the arrays are cut to size at the
- * end). 0 on success, -1 when out of memory. */
-static int reserve_for_the_rest(joined_entries *joined, int64_t placed, int64_t needed)
-{
-    const int64_t capacity = joined->entries.capacity;
-    if (needed <= capacity) {
-        return 0;
-    }
-    double grown = 2.0 * (double)needed / (double)placed * (double)joined->num_elements;
-    grown = grown > 2.0 * (double)capacity ? grown : 2.0 * (double)capacity;
-    if (grown < 0x1p62 && spart_triples_reserve(&joined->entries, (int64_t)grown) == 0) {
-        return 0;
-    }
-    return spart_triples_reserve(&joined->entries, needed);
-}
-
-/* Give element `element` an empty list, with the memory of an appended
- * element's list when there is one; NULL when an element has failed (the
- * build will fail: the rest are skipped). Call from one thread at a
- * time. */
-static spart_triples *take_list(joined_entries *joined, int64_t element)
-{
-    if (joined->failed) {
-        return NULL; /* the build has failed: no need to build this one */
-    }
-    spart_triples *list = &joined->lists[element];
-    if (joined->num_spare > 0) {
-        spart_triples *spare = &joined->lists[joined->spare[--joined->num_spare]];
-        *list = *spare;
-        spart_triples_init(spare, spare->allocator);
-    }
-    list->count = 0;
-    return list;
-}
-
-/* Append element `element`'s entries (none when `ok` is 0: its kernel
- * failed) and record where it ends. */
-static void append_element(joined_entries *joined, int64_t element, int ok)
-{
-    spart_triples *list = &joined->lists[element];
-    if (ok && !joined->out_of_memory) {
-        const int64_t needed = joined->entries.count + list->count;
-        if (reserve_for_the_rest(joined, element + 1, needed) != 0 ||
-            spart_triples_extend(&joined->entries, list) != 0) {
-            joined->out_of_memory = 1;
-        }
-    }
-    joined->offsets[element + 1] = joined->entries.count;
-    list->count = 0;
-}
-
-/* The next element to append, under the lock: -1 when it is not built yet
- * (the calling thread then stops appending). */
-static int64_t next_to_append(joined_entries *joined)
-{
-    int64_t next = -1;
-#pragma omp critical(spart_weights_join)
-    {
-        if (joined->next < joined->num_elements && joined->built[joined->next]) {
-            next = joined->next;
-        } else {
-            joined->appending = 0;
-        }
-    }
-    return next;
-}
-
-/* Record that element `element`'s kernel has finished (statuses[e] says
- * whether element e succeeded) and, unless another thread is appending,
- * append every finished element that is next in line. */
-static void finish_element(const spart_context *context, joined_entries *joined, int64_t element,
-                           const spart_status *statuses)
-{
-    int append = 0;
-#pragma omp critical(spart_weights_join)
-    {
-        joined->built[element] = 1;
-        joined->failed = joined->failed || statuses[element] != SPART_OK;
-        append = !joined->appending;
-        joined->appending = 1;
-    }
-    for (int64_t next = append ? next_to_append(joined) : -1; next >= 0;
-         next = next_to_append(joined)) {
-        append_element(joined, next, statuses[next] == SPART_OK);
-        const int out_of_memory = joined->out_of_memory;
-#pragma omp critical(spart_weights_join)
-        {
-            joined->next = next + 1;
-            joined->spare[joined->num_spare++] = next; /* its list's memory, to hand on */
-            joined->failed = joined->failed || out_of_memory;
-            spart_report_progress(context, "weights", next + 1, joined->num_elements);
-        }
-    }
-}
-
-/* The per-element bookkeeping of `joined`; 0 on success, -1 when out of
- * memory. */
-static int joined_init(joined_entries *joined, const spart_allocator *allocator,
-                       int64_t num_elements)
-{
-    const size_t slots = (size_t)(num_elements > 0 ? num_elements : 1);
-    memset(joined, 0, sizeof *joined);
-    spart_triples_init(&joined->entries, allocator);
-    joined->num_elements = num_elements;
-    joined->offsets = spart_alloc_zero(allocator, slots + 1, sizeof(int64_t));
-    joined->lists = spart_alloc(allocator, slots, sizeof(spart_triples));
-    joined->built = spart_alloc_zero(allocator, slots, sizeof(unsigned char));
-    joined->spare = spart_alloc(allocator, slots, sizeof(int64_t));
-    if (joined->lists != NULL) {
-        for (int64_t e = 0; e < num_elements; e++) {
-            spart_triples_init(&joined->lists[e], allocator);
-        }
-    }
-    return joined->offsets != NULL && joined->lists != NULL && joined->built != NULL &&
-                   joined->spare != NULL
-               ? 0
-               : -1;
-}
-
-static void joined_release(joined_entries *joined)
-{
-    const spart_allocator *allocator = joined->entries.allocator;
-    if (joined->lists != NULL) {
-        for (int64_t e = 0; e < joined->num_elements; e++) {
-            spart_triples_release(&joined->lists[e]);
-        }
-    }
-    spart_triples_release(&joined->entries);
-    spart_free(allocator, joined->offsets);
-    spart_free(allocator, joined->lists);
-    spart_free(allocator, joined->built);
-    spart_free(allocator, joined->spare);
-}
-
-/* Before element `element` (> 0) is built straight into the joined arrays:
- * room for one more element of the mean size so far. */
-static void reserve_for_next(joined_entries *joined, int64_t element)
-{
-    const int64_t count = joined->entries.count;
-    if (!joined->out_of_memory &&
-        reserve_for_the_rest(joined, element + 1, count + count / element) != 0) {
-        joined->out_of_memory = 1;
-    }
-}
-
 /* Build every element, `threads` threads taking the next element as they
- * finish one, and join them in element order (joined_entries). A single
+ * finish one, and join them in element order (spart_joined_entries). A single
  * element, and the elements of a serial build whose kernel only appends
  * (the clipping kernels: nothing to coalesce), are built straight into the
  * joined arrays instead, without a copy. A single element gets
@@ -925,7 +488,7 @@ static void reserve_for_next(joined_entries *joined, int64_t element)
  * as SPART_OK and 0. Once an element fails the elements not yet started
  * are skipped (they keep SPART_OK and 0: the failure is reported). */
 static void build_elements(const spart_context *context, const build_plan *plan, int threads,
-                           double *scratch, joined_entries *joined, spart_status *statuses,
+                           double *scratch, spart_joined_entries *joined, spart_status *statuses,
                            int64_t *outside)
 {
     const int64_t num_elements = joined->num_elements;
@@ -933,7 +496,7 @@ static void build_elements(const spart_context *context, const build_plan *plan,
     if (num_elements == 1 || (threads == 1 && plan->clip != NO_CLIPPING)) {
         for (int64_t e = 0; e < num_elements; e++) {
             if (e > 0) {
-                reserve_for_next(joined, e);
+                spart_joined_reserve_for_next(joined, e);
             }
             statuses[e] = build_element(plan, scratch, e, &joined->entries, &outside[e]);
             joined->offsets[e + 1] = joined->entries.count;
@@ -949,11 +512,11 @@ static void build_elements(const spart_context *context, const build_plan *plan,
         double *own_scratch = scratch + (size_t)omp_get_thread_num() * scratch_size;
         spart_triples *list = NULL;
 #pragma omp critical(spart_weights_join)
-        list = take_list(joined, e);
+        list = spart_joined_take_list(joined, e);
         if (list != NULL) {
             statuses[e] = build_element(plan, own_scratch, e, list, &outside[e]);
         }
-        finish_element(context, joined, e, statuses);
+        spart_joined_finish_element(context, joined, e, statuses);
     }
 }
 
@@ -978,7 +541,7 @@ static void choose_threads(const spart_context *context, const spart_weights_lay
 /* The status of a finished build: the first element that failed, then
  * joining, then points outside the grid under SPART_BOUNDS_ERROR. */
 static spart_status check_elements(spart_context *context, const build_plan *plan,
-                                   const joined_entries *joined, const spart_status *statuses,
+                                   const spart_joined_entries *joined, const spart_status *statuses,
                                    const int64_t *outside)
 {
     int64_t num_outside = 0;
@@ -1015,8 +578,8 @@ static spart_status build_all(spart_context *context, const build_plan *plan,
     build_plan element_plan = *plan;
     int threads = 1;
     choose_threads(context, layout, &threads, &element_plan.threads);
-    joined_entries joined;
-    int failed = joined_init(&joined, allocator, layout->num_elements) != 0;
+    spart_joined_entries joined;
+    int failed = spart_joined_init(&joined, allocator, layout->num_elements) != 0;
     failed =
         gather_shared_side(&element_plan, allocator, 0, element_plan.shared_input) != 0 || failed;
     failed =
@@ -1042,7 +605,7 @@ static spart_status build_all(spart_context *context, const build_plan *plan,
                                              layout->num_axes_output, axes_output, joined.offsets,
                                              &joined.entries, weights);
     }
-    joined_release(&joined);
+    spart_joined_release(&joined);
     spart_free(allocator, element_plan.shared_input[0]);
     spart_free(allocator, element_plan.shared_output[0]);
     spart_free(allocator, statuses);
@@ -1116,9 +679,9 @@ static spart_status prepare(spart_context *context, int num_coordinates,
     if (status != SPART_OK) {
         return status;
     }
-    status = check_finite(context, "input", num_coordinates, coordinates_input);
+    status = spart_weights_check_finite(context, "input", num_coordinates, coordinates_input);
     if (status == SPART_OK && conservative) {
-        status = check_finite(context, "output", num_coordinates, coordinates_output);
+        status = spart_weights_check_finite(context, "output", num_coordinates, coordinates_output);
     }
     return status;
 }

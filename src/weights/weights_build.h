@@ -53,6 +53,11 @@ spart_status spart_weights_layout_gather(const spart_weights_layout *layout, int
 int spart_weights_layout_input_shared(const spart_weights_layout *layout);
 int spart_weights_layout_output_shared(const spart_weights_layout *layout);
 
+/* Check that every value of the num_coordinates arrays of one side
+ * ("input" or "output", for the error sentence) is finite. */
+spart_status spart_weights_check_finite(spart_context *context, const char *side,
+                                        int num_coordinates, const spart_array *coordinates);
+
 /* Check weights_input against the full shape of the input values and lay
  * out its per-element block strides; NULL weights_input is fine. */
 spart_status spart_weights_input_strides(spart_context *context, const spart_weights_layout *layout,
