@@ -10,6 +10,7 @@
 #include "spart/regridder.h"
 #include "spart/device.h"
 #include "spart/device_memory.h"
+#include "spart/mart_steps.h"
 #include "spart/mart.h"
 #include "spart/instrument.h"
 #include "spart/scene.h"

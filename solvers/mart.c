@@ -1,10 +1,9 @@
 /*
  * solvers/mart.c: the MART driver (spart/mart.h), ctis.inverters.
- * MartInverter step for step, over caller-supplied operators. Uses the
- * public API, and src/mart/mart_device_batch.h for the iterations it runs on a
- * device in batches (below).
+ * MartInverter step for step, over caller-supplied operators, from the
+ * public steps of spart/mart_steps.h, and nothing else of the library.
  *
- * The steps are the building blocks of spart/mart.h, on the host or, for
+ * The steps run on the host or, for
  * operators on a CUDA device, on the device: the working arrays live where
  * the operators work, and only the merits (two values per channel) and the
  * kept states come back to the host. The steps sum in one fixed order, on
@@ -13,11 +12,12 @@
  *
  * Batches: with capturable device operators and no callback, the driver
  * records `batch_iterations` iterations as one CUDA graph, each ending with
- * its stopping rule checked on the device (spart_mart_device_decide), and
+ * its stopping rule checked on the device (spart_mart_decide), and
  * reads the merits of the whole batch with one copy: one launch and one
  * wait per batch instead of per iteration. The iterations of a batch after
  * the rule stopped the run, or after the iteration limit, change nothing
- * (the update, the merits and the decision read the device's stop flag;
+ * (the update, the merits and the decision are gated by the batch's run
+ * state, which the driver passes them (mart_work.gate);
  * the prediction runs, from the unchanged state, which gives the same
  * images again). The host then walks the batch's merits with the same
  * rule and checks that the device stopped where it does, so the result
@@ -32,7 +32,7 @@
 
 #include "spart/device_memory.h"
 #include "spart/mart.h"
-#include "mart/mart_device_batch.h"
+#include "spart/mart_steps.h"
 #include "mart_internal.h"
 
 struct spart_mart_result {
@@ -199,36 +199,20 @@ typedef struct mart_work {
     size_t workspace_bytes;
     double *chi2;        /* host, num_channel: this iteration */
     double *correlation; /* host, num_channel */
+    /* While a batch is recorded, its run state (the steps that change the
+     * state or the merits change nothing once it has stopped); else NULL. */
+    const spart_mart_run_state *gate;
 } mart_work;
-
-static void free_array(spart_context *context, int on_device, void *array)
-{
-    if (on_device) {
-        spart_device_free(context, array);
-    } else {
-        spart_context_free_memory(context, array);
-    }
-}
 
 static void free_work(spart_context *context, mart_work *work)
 {
     void *arrays[] = {work->scene,         work->predicted,      work->widths,
                       work->observed_back, work->predicted_back, work->workspace};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
-        free_array(context, work->on_device, arrays[k]);
+        spart_memory_free(context, work->on_device, arrays[k]);
     }
     spart_context_free_memory(context, work->chi2);
     spart_context_free_memory(context, work->correlation);
-}
-
-static spart_status allocate_array(spart_context *context, int on_device, size_t bytes,
-                                   void **array)
-{
-    if (on_device) {
-        return spart_device_malloc(context, bytes, array);
-    }
-    *array = spart_context_malloc(context, bytes > 0 ? bytes : 1);
-    return *array != NULL ? SPART_OK : SPART_ERROR_OUT_OF_MEMORY;
 }
 
 static spart_status allocate_work(spart_context *context, const spart_mart_operators *operators,
@@ -255,7 +239,7 @@ static spart_status allocate_work(spart_context *context, const spart_mart_opera
                       work->workspace_bytes};
     spart_status status = SPART_OK;
     for (size_t k = 0; k < sizeof bytes / sizeof bytes[0] && status == SPART_OK; k++) {
-        status = allocate_array(context, work->on_device, bytes[k], arrays[k]);
+        status = spart_memory_allocate(context, work->on_device, bytes[k], arrays[k]);
     }
     work->chi2 = spart_mart_alloc_doubles(context, 2 * (size_t)c); /* room for r (graphs) */
     work->correlation = spart_mart_alloc_doubles(context, (size_t)c);
@@ -278,12 +262,8 @@ static spart_status allocate_work(spart_context *context, const spart_mart_opera
 static spart_status copy_scene_to_host(spart_context *context, const mart_work *work,
                                        int64_t scene_size, double *destination)
 {
-    size_t bytes = (size_t)scene_size * sizeof(double);
-    if (work->on_device) {
-        return spart_device_copy_to_host(context, destination, work->scene, bytes);
-    }
-    memcpy(destination, work->scene, bytes);
-    return SPART_OK;
+    return spart_memory_copy(context, destination, 0, work->scene, work->on_device,
+                             (size_t)scene_size * sizeof(double));
 }
 
 /* Append a state (`state`: scene_size values, where the work's arrays are)
@@ -305,12 +285,7 @@ static spart_status keep_solution(spart_context *context, spart_mart_result *res
     }
     double *destination = result->solutions + result->num_solutions * result->scene_size;
     size_t bytes = (size_t)result->scene_size * sizeof(double);
-    spart_status status = SPART_OK;
-    if (work->on_device) {
-        status = spart_device_copy_to_host(context, destination, state, bytes);
-    } else {
-        memcpy(destination, state, bytes);
-    }
+    spart_status status = spart_memory_copy(context, destination, 0, state, work->on_device, bytes);
     if (status == SPART_OK) {
         result->num_solutions++;
     }
@@ -432,12 +407,8 @@ static spart_status start(spart_context *context, const spart_mart_operators *op
     spart_status status =
         call_backward(context, operators, observed, work->observed_back, "observed images");
     if (status == SPART_OK && options->guess != NULL) {
-        size_t bytes = (size_t)scene_size * sizeof(double);
-        if (work->on_device) {
-            status = spart_device_copy_on_device(context, work->scene, options->guess, bytes);
-        } else {
-            memcpy(work->scene, options->guess, bytes);
-        }
+        status = spart_memory_copy(context, work->scene, work->on_device, options->guess,
+                                   work->on_device, (size_t)scene_size * sizeof(double));
     } else if (status == SPART_OK) {
         status =
             spart_mart_flat_guess(context, work->observed_back, channels, scene_size, work->scene,
@@ -462,7 +433,7 @@ static spart_status predict_and_measure(spart_context *context,
     if (in_graph && spart_mart_operators_are_regridders(operators)) {
         spart_status status = spart_mart_regridders_predict_and_measure(
             context, operators, work->scene, observed, work->predicted, work->widths,
-            work->workspace, work->workspace_bytes);
+            work->workspace, work->workspace_bytes, work->gate);
         if (status != SPART_OK) {
             return spart_mart_fail_keep(context, status,
                                         "mart: the prediction and its merits failed at "
@@ -472,12 +443,16 @@ static spart_status predict_and_measure(spart_context *context,
         return SPART_OK;
     }
     spart_status status = call_forward(context, operators, work, iteration);
-    if (status == SPART_OK) {
-        status =
-            spart_mart_merits(context, observed, work->predicted, work->widths,
-                              operators->num_channel, operators->image_size,
-                              in_graph ? NULL : work->chi2, in_graph ? NULL : work->correlation,
-                              work->workspace, work->workspace_bytes, work->on_device);
+    if (status == SPART_OK && in_graph) {
+        status = spart_mart_merits_gated(context, observed, work->predicted, work->widths,
+                                         operators->num_channel, operators->image_size,
+                                         work->workspace, work->workspace_bytes, work->on_device,
+                                         work->gate);
+    } else if (status == SPART_OK) {
+        status = spart_mart_merits(context, observed, work->predicted, work->widths,
+                                   operators->num_channel, operators->image_size, work->chi2,
+                                   work->correlation, work->workspace, work->workspace_bytes,
+                                   work->on_device);
     }
     return status;
 }
@@ -491,7 +466,7 @@ static spart_status advance(spart_context *context, const spart_mart_operators *
     if (spart_mart_operators_are_regridders(operators)) {
         spart_status status =
             spart_mart_regridders_update(context, operators, work->predicted, work->observed_back,
-                                         gamma, work->scene, work->predicted_back);
+                                         gamma, work->scene, work->predicted_back, work->gate);
         if (status != SPART_OK) {
             return spart_mart_fail_keep(context, status,
                                         "mart: the backprojection of the predicted images and "
@@ -502,9 +477,9 @@ static spart_status advance(spart_context *context, const spart_mart_operators *
     spart_status status = call_backward(context, operators, work->predicted, work->predicted_back,
                                         "predicted images");
     if (status == SPART_OK) {
-        status = spart_mart_update(context, work->scene, work->observed_back, work->predicted_back,
-                                   operators->num_channel, operators->scene_size, gamma,
-                                   work->on_device);
+        status = spart_mart_update_gated(context, work->scene, work->observed_back,
+                                         work->predicted_back, operators->num_channel,
+                                         operators->scene_size, gamma, work->on_device, work->gate);
     }
     return status;
 }
@@ -627,11 +602,11 @@ enum { batch_iterations = 8 };
 
 typedef struct mart_batch {
     spart_device_graph *graph;
-    spart_mart_device_rule rule;
+    spart_mart_run_rule rule;
     int64_t scene_size;
     int keep;                       /* keep the state of each iteration */
     void *block;                    /* device: the state, then the merit rows */
-    spart_mart_device_state *state; /* at the start of block */
+    spart_mart_run_state *state; /* at the start of block */
     double *history;                /* batch_iterations rows of 2 num_channel values */
     double *kept;                   /* device: batch_iterations states, or NULL */
     void *copy;                     /* host: block as the last batch left it */
@@ -647,7 +622,7 @@ typedef struct mart_batch {
  * the rows after it stay aligned. */
 static size_t state_bytes(void)
 {
-    size_t doubles = (sizeof(spart_mart_device_state) + sizeof(double) - 1) / sizeof(double);
+    size_t doubles = (sizeof(spart_mart_run_state) + sizeof(double) - 1) / sizeof(double);
     return doubles * sizeof(double);
 }
 
@@ -663,13 +638,18 @@ static void free_batch(spart_context *context, mart_batch *batch)
     batch->copy = NULL;
 }
 
-/* Whether the run can go in batches: device operators that only enqueue
- * work, and no callback (which sees every iteration on the host and may
- * stop the run). */
+/* Whether iterations can be recorded as CUDA graphs: device operators
+ * that only enqueue work, and more than one iteration to replay. */
+static int records_graphs(const spart_mart_operators *operators, const spart_mart_options *options)
+{
+    return operators->on_device && operators->capturable && options->max_iterations > 1;
+}
+
+/* Whether the run can go in batches: graphs, and no callback (which sees
+ * every iteration on the host and may stop the run). */
 static int runs_in_batches(const spart_mart_operators *operators, const spart_mart_options *options)
 {
-    return operators->on_device && operators->capturable && options->callback == NULL &&
-           options->max_iterations > 1;
+    return records_graphs(operators, options) && options->callback == NULL;
 }
 
 /* batch_iterations iterations as the graph replays them: the update that
@@ -680,7 +660,7 @@ static spart_status record_batch(void *user, spart_context *context)
 {
     mart_batch *batch = user;
     int64_t channels = batch->rule.num_channel;
-    spart_mart_device_gate(context, batch->state);
+    batch->work->gate = batch->state;
     spart_status status = SPART_OK;
     for (int k = 0; k < batch_iterations && status == SPART_OK; k++) {
         status = advance(context, batch->operators, batch->work, batch->gamma);
@@ -689,15 +669,17 @@ static spart_status record_batch(void *user, spart_context *context)
                 predict_and_measure(context, batch->operators, batch->observed, batch->work, 1, 1);
         }
         if (status == SPART_OK && batch->keep) {
-            status = spart_mart_device_keep(context, batch->work->scene, batch->scene_size,
-                                            batch->kept + k * batch->scene_size, batch->state);
+            status = spart_mart_keep(context, batch->work->scene, batch->scene_size,
+                                     batch->kept + k * batch->scene_size, batch->state,
+                                     batch->work->on_device);
         }
         if (status == SPART_OK) {
-            status = spart_mart_device_decide(context, &batch->rule, batch->work->workspace,
-                                              batch->history + k * 2 * channels, batch->state);
+            status = spart_mart_decide(context, &batch->rule, batch->work->workspace,
+                                       batch->history + k * 2 * channels, batch->state,
+                                       batch->work->on_device);
         }
     }
-    spart_mart_device_gate(context, NULL);
+    batch->work->gate = NULL;
     return status;
 }
 
@@ -750,9 +732,9 @@ static spart_status prepare_batch(spart_context *context, const spart_mart_opera
 static spart_status start_batches(spart_context *context, mart_batch *batch, int64_t iterations,
                                   double merit_previous)
 {
-    spart_mart_device_state state;
+    spart_mart_run_state state;
     memset(&state, 0, sizeof state);
-    state.stopped = SPART_MART_DEVICE_RUNNING;
+    state.stopped = SPART_MART_RUN_GOING;
     state.iterations = iterations;
     state.merit_previous = merit_previous;
     return spart_device_copy_to_device(context, batch->state, &state, sizeof state);
@@ -792,11 +774,11 @@ static spart_status run_batch(spart_context *context, const spart_mart_options *
     if (status != SPART_OK) {
         return status;
     }
-    spart_mart_device_state device;
+    spart_mart_run_state device;
     memcpy(&device, batch->copy, sizeof device);
-    int expected = *stopped                                ? SPART_MART_DEVICE_STOPPED_BY_RULE
-                   : *iteration == options->max_iterations ? SPART_MART_DEVICE_OUT_OF_ITERATIONS
-                                                           : SPART_MART_DEVICE_RUNNING;
+    int expected = *stopped                                ? SPART_MART_RUN_STOPPED_BY_RULE
+                   : *iteration == options->max_iterations ? SPART_MART_RUN_OUT_OF_ITERATIONS
+                                                           : SPART_MART_RUN_GOING;
     if (device.iterations != *iteration || device.stopped != expected) {
         return spart_context_set_error(context, SPART_ERROR_INTERNAL,
                                        "mart: the device's stopping rule left the run at %lld "
@@ -852,8 +834,7 @@ spart_status spart_mart_solve(spart_context *context, const spart_mart_operators
     recorded_iteration recorded = {operators, observed, &work, gamma};
     if (status == SPART_OK && runs_in_batches(operators, options)) {
         status = prepare_batch(context, operators, observed, options, &work, gamma, &batch);
-    } else if (status == SPART_OK && work.on_device && operators->capturable &&
-               options->max_iterations > 1) {
+    } else if (status == SPART_OK && records_graphs(operators, options)) {
         status = spart_device_graph_record(context, record_iteration, &recorded, &graph);
     }
 

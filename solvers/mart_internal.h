@@ -10,6 +10,7 @@
 
 #include "spart/common.h"
 #include "spart/mart.h"
+#include "spart/mart_steps.h"
 
 /* count doubles through the context's allocator (NULL on overflow). */
 double *spart_mart_alloc_doubles(const spart_context *context, size_t count);
@@ -24,13 +25,6 @@ spart_status spart_mart_fail_keep(spart_context *context, spart_status status, c
 #endif
     ;
 
-/* The end of every forward operator of a counting detector: predicted
- * counts clamped at 0 in place and, when `widths` is not NULL, their noise
- * widths sqrt(gain d + read_noise^2); on the host or the device. */
-spart_status spart_mart_finish_prediction(spart_context *context, double *images, double *widths,
-                                          int64_t size, double gain, double read_noise,
-                                          int on_device);
-
 /* Nonzero when `operators` were made by spart_mart_operators_from_regridders
  * (their backward operator is a Regridder pair's), so that the driver may
  * end an iteration with spart_mart_regridders_update. */
@@ -38,22 +32,25 @@ int spart_mart_operators_are_regridders(const spart_mart_operators *operators);
 
 /* The backward operator and the update of such operators in one call
  * (spart_mart_update_from_images on the pair's backward Regridder): one
- * pass on a device; `predicted_back` is the scratch it may need. */
+ * pass on a device; `predicted_back` is the scratch it may need; `gate`
+ * (NULL: none) the run state of a batch being recorded. */
 spart_status spart_mart_regridders_update(spart_context *context,
                                           const spart_mart_operators *operators,
                                           const double *images, const double *observed_back,
-                                          double gamma, double *scene, double *predicted_back);
+                                          double gamma, double *scene, double *predicted_back,
+                                          const spart_mart_run_state *gate);
 
-/* The forward operator of such operators on a device and the merits of
- * its images, left in the device workspace (spart_mart_merits without host
- * arrays): the product, then the prediction's end and the merits in one
- * kernel where spart_mart_device_finish_and_measure can (the same bits as
- * the forward operator followed by spart_mart_merits). */
+/* The forward operator of such operators and the merits of its images,
+ * left in the workspace (spart_mart_merits_gated): the product, then the
+ * prediction's end and the merits (spart_mart_finish_and_measure, one
+ * kernel on a device where it can; the same bits as the forward operator
+ * followed by spart_mart_merits). */
 spart_status spart_mart_regridders_predict_and_measure(spart_context *context,
                                                        const spart_mart_operators *operators,
                                                        const double *scene, const double *observed,
                                                        double *images, double *widths,
-                                                       void *workspace, size_t workspace_bytes);
+                                                       void *workspace, size_t workspace_bytes,
+                                                       const spart_mart_run_state *gate);
 
 /* Nonzero when such operators' update needs no `predicted_back` scratch:
  * a host backward Regridder without batch axes, whose backprojection

@@ -8,7 +8,7 @@
 
 #include "spart/device.h"
 #include "spart/mart.h"
-#include "mart/mart_device_batch.h"
+#include "spart/mart_steps.h"
 #include "mart_internal.h"
 
 /* The forward Regridder's product A x of the scene, unclamped, into
@@ -40,26 +40,17 @@ spart_status spart_mart_regridders_predict_and_measure(spart_context *context,
                                                        const spart_mart_operators *operators,
                                                        const double *scene, const double *observed,
                                                        double *images, double *widths,
-                                                       void *workspace, size_t workspace_bytes)
+                                                       void *workspace, size_t workspace_bytes,
+                                                       const spart_mart_run_state *gate)
 {
     const spart_mart_regridder_pair *pair = operators->user;
     spart_status status = apply_forward(context, pair, scene, images);
     if (status == SPART_OK) {
-        status = spart_mart_device_finish_and_measure(
+        status = spart_mart_finish_and_measure(
             context, observed, images, widths, operators->num_channel, operators->image_size,
-            pair->gain, pair->read_noise, workspace, workspace_bytes);
+            pair->gain, pair->read_noise, workspace, workspace_bytes, operators->on_device, gate);
     }
     return status;
-}
-
-spart_status spart_mart_finish_prediction(spart_context *context, double *images, double *widths,
-                                          int64_t size, double gain, double read_noise,
-                                          int on_device)
-{
-    if (widths != NULL) {
-        return spart_mart_noise_widths(context, images, widths, size, gain, read_noise, on_device);
-    }
-    return spart_mart_clamp(context, images, size, on_device);
 }
 
 static spart_status backward_from_regridder(void *user, spart_context *context,
@@ -94,11 +85,13 @@ int spart_mart_regridders_update_in_place(const spart_mart_operators *operators)
 spart_status spart_mart_regridders_update(spart_context *context,
                                           const spart_mart_operators *operators,
                                           const double *images, const double *observed_back,
-                                          double gamma, double *scene, double *predicted_back)
+                                          double gamma, double *scene, double *predicted_back,
+                                          const spart_mart_run_state *gate)
 {
     const spart_mart_regridder_pair *pair = operators->user;
-    return spart_mart_update_from_images(context, pair->backward, images, observed_back,
-                                         pair->num_channel, gamma, scene, predicted_back);
+    return spart_mart_update_from_images_gated(context, pair->backward, images, observed_back,
+                                               pair->num_channel, gamma, scene, predicted_back,
+                                               gate);
 }
 
 spart_status spart_mart_operators_from_regridders(spart_context *context,

@@ -49,7 +49,7 @@
  * channel and images) through the context; the result owns its arrays.
  *
  * Determinism: every step has a fixed order of operations and the powers
- * come from spart's own pow (solvers/mart_math.h, built from +, -, *, /
+ * come from spart's own pow (src/mart/mart_math.h, built from +, -, *, /
  * and fma, so the device path can repeat it). Host runs are identical for
  * any thread count when the operators are (spart Regridders are).
  *
@@ -59,6 +59,7 @@
 #define SPART_MART_H
 
 #include "spart/common.h"
+#include "spart/mart_steps.h"
 #include "spart/regridder.h"
 
 #ifdef __cplusplus
@@ -204,83 +205,9 @@ SPART_API const double *spart_mart_result_solutions(const spart_mart_result *res
 SPART_API const double *spart_mart_result_mean_chi_squared(const spart_mart_result *result);
 SPART_API const double *spart_mart_result_correlation(const spart_mart_result *result);
 
-/* ---- building blocks -------------------------------------------------------------------
- * The steps of the iteration, for users who write their own loop, and used
- * by spart_mart_solve. Each runs on the host (OpenMP) or, with on_device
- * nonzero, on the context's CUDA device and stream (arrays in device
- * memory), with the same operations in the same order, so that both give
- * the same bits. Sums run in one fixed order: chunks of
- * 1024 values (small, so that a device has many to share out) added in
- * chunk order, each chunk summed by 32
- * lanes (lane l takes values l, l + 32, ...) combined in the binary tree of
- * the products (lane l += lane l + h, h = 16, ..., 1). Errors:
- * SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (sizes below 1, too
- * little workspace), SPART_ERROR_NO_DEVICE (on_device without CUDA),
- * SPART_ERROR_INTERNAL (a CUDA error, named). */
-
-/* Bytes of workspace spart_mart_merits and spart_mart_flat_guess need. */
-SPART_API size_t spart_mart_workspace_size(int64_t num_channel, int64_t image_size,
-                                           int64_t scene_size);
-
-/* values = max(values, 0), in place. */
-SPART_NODISCARD SPART_API spart_status spart_mart_clamp(spart_context *context, double *values,
-                                                        int64_t n, int on_device);
-
-/* Predicted counts clamped at 0 in place, and their noise widths
- * sqrt(gain d + read_noise^2) into `widths`. */
-SPART_NODISCARD SPART_API spart_status spart_mart_noise_widths(spart_context *context,
-                                                               double *images, double *widths,
-                                                               int64_t n, double gain,
-                                                               double read_noise, int on_device);
-
-/* Per channel (num_channel images of image_size values): the mean
- * chi-squared and the correlation of residuals (see the top of this
- * file), written to chi2 and correlation, which are HOST arrays of
- * num_channel values (on the device the call waits for its stream). On the
- * device both may be NULL: the results then stay in the workspace, chi2
- * in its first num_channel doubles and the correlations in the next
- * num_channel, and the call does not wait (it can be recorded in a graph). */
-SPART_NODISCARD SPART_API spart_status
-spart_mart_merits(spart_context *context, const double *observed, const double *predicted,
-                  const double *widths, int64_t num_channel, int64_t image_size, double *chi2,
-                  double *correlation, void *workspace, size_t workspace_bytes, int on_device);
-
-/* The flat guess: every voxel of `scene` the mean over channels, then over
- * the scene, of `backprojected` (num_channel x scene_size). */
-SPART_NODISCARD SPART_API spart_status spart_mart_flat_guess(
-    spart_context *context, const double *backprojected, int64_t num_channel, int64_t scene_size,
-    double *scene, void *workspace, size_t workspace_bytes, int on_device);
-
-/* scene *= the MART correction of each voxel from the clamped
- * backprojection of the observations and the backprojection of the
- * prediction (clamped here), num_channel x scene_size each. */
-SPART_NODISCARD SPART_API spart_status spart_mart_update(spart_context *context, double *scene,
-                                                         const double *observed_back,
-                                                         const double *predicted_back,
-                                                         int64_t num_channel, int64_t scene_size,
-                                                         double gamma, int on_device);
-
-/* The end of an iteration from the predicted images: backproject `images`
- * (num_channel x image_size, the backward Regridder's input) with
- * `backward` into num_channel x scene_size values and multiply `scene` by
- * the correction from those and observed_back, with the bits of
- * spart_regridder_apply followed by spart_mart_update. The arrays are where
- * `backward` lives (host or the context's CUDA device). On a device, when
- * `backward` has no row longer than a chunk of the product
- * (SPART_CHUNK_LENGTH entries) and no batch axes, the two are one pass
- * and the backprojection never goes to memory (no pass over num_channel
- * scenes, one launch); on the host, when `backward` has no batch axes,
- * they are one pass too (each block of voxels is backprojected inside the
- * update), and `predicted_back` is not used: it may be NULL there.
- * Otherwise `predicted_back` (num_channel x scene_size values) receives
- * the backprojection. Either way its contents afterwards are unspecified.
- * Errors: those of the two calls it stands for; SPART_ERROR_SHAPE_MISMATCH
- * when backward's output is not num_channel scenes;
- * SPART_ERROR_NULL_POINTER for a NULL predicted_back that is needed. */
-SPART_NODISCARD SPART_API spart_status spart_mart_update_from_images(
-    spart_context *context, const spart_regridder *backward, const double *images,
-    const double *observed_back, int64_t num_channel, double gamma, double *scene,
-    double *predicted_back);
+/* The steps of the iteration (spart_mart_workspace_size, spart_mart_merits,
+ * spart_mart_update, ...), for users who write their own loop:
+ * spart/mart_steps.h, included here. */
 
 #ifdef __cplusplus
 }

@@ -1,14 +1,34 @@
 /*
- * src/mart/mart_steps.c: the MART building blocks of spart/mart.h: argument
- * checks, then the host loops (host/mart_steps.c) or the device kernels
- * (kernels/mart_steps.cu).
+ * src/mart/mart_steps.c: the MART steps of spart/mart_steps.h: the checks
+ * of their arguments, then the operation of the table of their location
+ * (src/mart/mart_ops.h), chosen here once a call and nowhere else.
  */
-#include "device/device_select.h"
 #include "core/internal.h"
-#include "mart/mart_device_batch.h"
+#include "mart/mart_ops.h"
 #include "mart/mart_steps.h"
+#include "operator/operator_ops.h"
 #include "operator/regridder_internal.h"
-#include "spart/mart.h"
+#include "spart/mart_steps.h"
+
+spart_status spart_mart_select(spart_context *context, int on_device, const char *what,
+                               const spart_mart_ops **ops)
+{
+    if (!on_device) {
+        *ops = &spart_mart_host_ops;
+        return SPART_OK;
+    }
+#if defined(SPART_HAVE_CUDA)
+    (void)context, (void)what;
+    *ops = &spart_mart_cuda_ops;
+    return SPART_OK;
+#else
+    *ops = NULL;
+    return spart_fail(context, SPART_ERROR_NO_DEVICE,
+                      "spart was built without CUDA: %s cannot run on a device (rebuild with "
+                      "-DSPART_ENABLE_CUDA=ON)",
+                      what);
+#endif
+}
 
 size_t spart_mart_workspace_size(int64_t num_channel, int64_t image_size, int64_t scene_size)
 {
@@ -19,43 +39,6 @@ size_t spart_mart_workspace_size(int64_t num_channel, int64_t image_size, int64_
                                                    SPART_MART_PASS_SUMS);
     size_t flat = (size_t)(1 + spart_mart_num_chunks(scene_size));
     return (merits > flat ? merits : flat) * sizeof(double);
-}
-
-/* Enter the device for a device step (and check that every array is
- * memory of that device: a kernel reading host memory would crash);
- * nothing for a host step. `pointers` and `names` list the arrays. */
-static spart_status begin(spart_context *context, int on_device, const char *what, int *previous,
-                          int count, const void *const *pointers, const char *const *names)
-{
-    *previous = -1;
-    if (!on_device) {
-        return SPART_OK;
-    }
-    spart_status status = spart_device_enter(context, what, previous);
-    for (int k = 0; k < count && status == SPART_OK; k++) {
-        status =
-            spart_device_check_pointer(context, pointers[k], context->cuda_device, what, names[k]);
-    }
-    if (status != SPART_OK) {
-        spart_device_leave(*previous);
-    }
-    return status;
-}
-
-/* The end of a device step: leave the device, turn a CUDA error into a
- * status. */
-static spart_status finish(spart_context *context, int on_device, int error, const char *what,
-                           int previous)
-{
-    spart_status status = SPART_OK;
-    if (on_device && error != 0) {
-        status = spart_fail(context, SPART_ERROR_INTERNAL, "%s: CUDA error (%s)", what,
-                            spart_mart_device_error_string(error));
-    }
-    if (on_device) {
-        spart_device_leave(previous);
-    }
-    return status;
 }
 
 static spart_status check_sizes(spart_context *context, const char *what, int64_t a, int64_t b)
@@ -83,122 +66,104 @@ static spart_status check_workspace(spart_context *context, const char *what, vo
     return SPART_OK;
 }
 
-#if !defined(SPART_HAVE_CUDA)
-/* Without CUDA the device steps are never reached (begin fails with
- * SPART_ERROR_NO_DEVICE); these keep the calls linkable. */
-int spart_mart_device_clamp(double *values, int64_t n, void *stream)
+/* The table of `on_device` and the start of a step on it: *ops and
+ * *token for its end. */
+static spart_status enter(spart_context *context, int on_device, const char *what, int count,
+                          const void *const *pointers, const char *const *names,
+                          const spart_mart_ops **ops, int *token)
 {
-    (void)values, (void)n, (void)stream;
-    return -1;
+    spart_status status = spart_mart_select(context, on_device, what, ops);
+    if (status == SPART_OK) {
+        status = (*ops)->begin(context, what, count, pointers, names, token);
+    }
+    return status;
 }
-int spart_mart_device_noise_widths(double *images, double *widths, int64_t n, double gain,
-                                   double read_variance, void *stream)
-{
-    (void)images, (void)widths, (void)n, (void)gain, (void)read_variance, (void)stream;
-    return -1;
-}
-int spart_mart_device_merits(const double *observed, const double *predicted, const double *widths,
-                             int64_t num_channel, int64_t image_size, double *chi2,
-                             double *correlation, void *workspace, const int *stop, void *stream)
-{
-    (void)observed, (void)predicted, (void)widths, (void)num_channel, (void)image_size;
-    (void)chi2, (void)correlation, (void)workspace, (void)stop, (void)stream;
-    return -1;
-}
-int spart_mart_device_finish_and_merits(const double *observed, double *images, double *widths,
-                                        int64_t num_channel, int64_t image_size, double gain,
-                                        double read_variance, void *workspace, const int *stop,
-                                        void *stream)
-{
-    (void)observed, (void)images, (void)widths, (void)num_channel, (void)image_size, (void)gain;
-    (void)read_variance, (void)workspace, (void)stop, (void)stream;
-    return -1;
-}
-int spart_mart_device_flat_guess(const double *backprojected, int64_t num_channel,
-                                 int64_t scene_size, double *scene, void *workspace, void *stream)
-{
-    (void)backprojected, (void)num_channel, (void)scene_size, (void)scene, (void)workspace;
-    (void)stream;
-    return -1;
-}
-int spart_mart_device_update(double *scene, const double *observed_back,
-                             const double *predicted_back, int64_t num_channel, int64_t scene_size,
-                             double gamma, const int *stop, void *stream)
-{
-    (void)scene, (void)observed_back, (void)predicted_back, (void)num_channel;
-    (void)scene_size, (void)gamma, (void)stop, (void)stream;
-    return -1;
-}
-int spart_mart_device_decide_launch(const spart_mart_device_rule *rule, const double *merits,
-                                    double *history_row, spart_mart_device_state *state,
-                                    void *stream)
-{
-    (void)rule, (void)merits, (void)history_row, (void)state, (void)stream;
-    return -1;
-}
-int spart_mart_device_keep_launch(const double *scene, int64_t scene_size, double *kept,
-                                  const spart_mart_device_state *state, void *stream)
-{
-    (void)scene, (void)scene_size, (void)kept, (void)state, (void)stream;
-    return -1;
-}
-const char *spart_mart_device_error_string(int error)
-{
-    (void)error;
-    return "spart was built without CUDA";
-}
-#endif
 
 spart_status spart_mart_clamp(spart_context *context, double *values, int64_t n, int on_device)
 {
+    const char *what = "mart_clamp";
     if (context == NULL || values == NULL) {
         return spart_fail(context, SPART_ERROR_NULL_POINTER, "mart_clamp: NULL argument");
     }
-    spart_status status = check_sizes(context, "mart_clamp", n, 1);
-    int previous;
+    spart_status status = check_sizes(context, what, n, 1);
+    const spart_mart_ops *ops = NULL;
+    int token = 0;
     if (status == SPART_OK) {
         const void *pointers[] = {values};
         const char *names[] = {"values"};
-        status = begin(context, on_device, "mart_clamp", &previous, 1, pointers, names);
+        status = enter(context, on_device, what, 1, pointers, names, &ops, &token);
     }
     if (status != SPART_OK) {
         return status;
     }
-    int error = 0;
-    if (on_device) {
-        error = spart_mart_device_clamp(values, n, context->cuda_stream);
-    } else {
-        spart_mart_host_clamp(values, n, spart_threads(context));
-    }
-    return finish(context, on_device, error, "mart_clamp", previous);
+    return ops->end(context, ops->clamp(context, values, n), what, token);
 }
 
 spart_status spart_mart_noise_widths(spart_context *context, double *images, double *widths,
                                      int64_t n, double gain, double read_noise, int on_device)
 {
+    const char *what = "mart_noise_widths";
     if (context == NULL || images == NULL || widths == NULL) {
         return spart_fail(context, SPART_ERROR_NULL_POINTER, "mart_noise_widths: NULL argument");
     }
-    spart_status status = check_sizes(context, "mart_noise_widths", n, 1);
-    int previous;
+    spart_status status = check_sizes(context, what, n, 1);
+    const spart_mart_ops *ops = NULL;
+    int token = 0;
     if (status == SPART_OK) {
         const void *pointers[] = {images, widths};
         const char *names[] = {"images", "widths"};
-        status = begin(context, on_device, "mart_noise_widths", &previous, 2, pointers, names);
+        status = enter(context, on_device, what, 2, pointers, names, &ops, &token);
     }
     if (status != SPART_OK) {
         return status;
     }
     double read_variance = read_noise * read_noise;
-    int error = 0;
-    if (on_device) {
-        error = spart_mart_device_noise_widths(images, widths, n, gain, read_variance,
-                                               context->cuda_stream);
-    } else {
-        spart_mart_host_noise_widths(images, widths, n, gain, read_variance,
-                                     spart_threads(context));
+    int error = ops->noise_widths(context, images, widths, n, gain, read_variance);
+    return ops->end(context, error, what, token);
+}
+
+spart_status spart_mart_finish_prediction(spart_context *context, double *images, double *widths,
+                                          int64_t n, double gain, double read_noise, int on_device)
+{
+    if (widths != NULL) {
+        return spart_mart_noise_widths(context, images, widths, n, gain, read_noise, on_device);
     }
-    return finish(context, on_device, error, "mart_noise_widths", previous);
+    return spart_mart_clamp(context, images, n, on_device);
+}
+
+/* spart_mart_merits and spart_mart_merits_gated. */
+static spart_status merits(spart_context *context, const char *what, const double *observed,
+                           const double *predicted, const double *widths, int64_t num_channel,
+                           int64_t image_size, double *chi2, double *correlation, void *workspace,
+                           size_t workspace_bytes, int on_device, const spart_mart_run_state *gate)
+{
+    if (context == NULL || observed == NULL || predicted == NULL || widths == NULL ||
+        ((chi2 == NULL) != (correlation == NULL))) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "%s: NULL argument (chi2 and correlation may be NULL together only)",
+                          what);
+    }
+    spart_status status = check_sizes(context, what, num_channel, image_size);
+    const spart_mart_ops *ops = NULL;
+    if (status == SPART_OK) {
+        status = spart_mart_select(context, on_device, what, &ops);
+    }
+    if (status == SPART_OK && (ops->needs_workspace || chi2 == NULL)) {
+        status = check_workspace(context, what, workspace, workspace_bytes,
+                                 spart_mart_workspace_size(num_channel, image_size, 1));
+    }
+    int token = 0;
+    if (status == SPART_OK) {
+        const void *pointers[] = {observed, predicted, widths, workspace, gate};
+        const char *names[] = {"observed", "predicted", "widths", "workspace", "gate"};
+        status = ops->begin(context, what, 5, pointers, names, &token);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    int error = ops->merits(context, observed, predicted, widths, num_channel, image_size, chi2,
+                            correlation, workspace, gate);
+    return ops->end(context, error, what, token);
 }
 
 spart_status spart_mart_merits(spart_context *context, const double *observed,
@@ -206,165 +171,163 @@ spart_status spart_mart_merits(spart_context *context, const double *observed,
                                int64_t image_size, double *chi2, double *correlation,
                                void *workspace, size_t workspace_bytes, int on_device)
 {
-    if (context == NULL || observed == NULL || predicted == NULL || widths == NULL ||
-        (!on_device && (chi2 == NULL || correlation == NULL)) ||
-        ((chi2 == NULL) != (correlation == NULL))) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER,
-                          "mart_merits: NULL argument (chi2 and correlation may be NULL "
-                          "together on the device only)");
-    }
-    spart_status status = check_sizes(context, "mart_merits", num_channel, image_size);
-    if (status == SPART_OK && on_device) {
-        status = check_workspace(context, "mart_merits", workspace, workspace_bytes,
-                                 spart_mart_workspace_size(num_channel, image_size, 1));
-    }
-    int previous;
-    if (status == SPART_OK) {
-        const void *pointers[] = {observed, predicted, widths, workspace};
-        const char *names[] = {"observed", "predicted", "widths", "workspace"};
-        status = begin(context, on_device, "mart_merits", &previous, 4, pointers, names);
-    }
-    if (status != SPART_OK) {
-        return status;
-    }
-    int error = 0;
-    if (on_device) {
-        error = spart_mart_device_merits(observed, predicted, widths, num_channel, image_size, chi2,
-                                         correlation, workspace, context->cuda_mart_stop,
-                                         context->cuda_stream);
-    } else {
-        spart_mart_host_merits(observed, predicted, widths, num_channel, image_size, chi2,
-                               correlation, spart_threads(context));
-    }
-    return finish(context, on_device, error, "mart_merits", previous);
+    return merits(context, "mart_merits", observed, predicted, widths, num_channel, image_size,
+                  chi2, correlation, workspace, workspace_bytes, on_device, NULL);
 }
 
-spart_status spart_mart_device_finish_and_measure(spart_context *context, const double *observed,
-                                                  double *images, double *widths,
-                                                  int64_t num_channel, int64_t image_size,
-                                                  double gain, double read_noise, void *workspace,
-                                                  size_t workspace_bytes)
+spart_status spart_mart_merits_gated(spart_context *context, const double *observed,
+                                     const double *predicted, const double *widths,
+                                     int64_t num_channel, int64_t image_size, void *workspace,
+                                     size_t workspace_bytes, int on_device,
+                                     const spart_mart_run_state *gate)
 {
+    return merits(context, "mart_merits_gated", observed, predicted, widths, num_channel,
+                  image_size, NULL, NULL, workspace, workspace_bytes, on_device, gate);
+}
+
+spart_status spart_mart_finish_and_measure(spart_context *context, const double *observed,
+                                           double *images, double *widths, int64_t num_channel,
+                                           int64_t image_size, double gain, double read_noise,
+                                           void *workspace, size_t workspace_bytes, int on_device,
+                                           const spart_mart_run_state *gate)
+{
+    const char *what = "mart_finish_and_measure";
     if (context == NULL || observed == NULL || images == NULL || widths == NULL ||
         workspace == NULL) {
         return spart_fail(context, SPART_ERROR_NULL_POINTER,
-                          "mart_device_finish_and_measure: NULL argument");
+                          "mart_finish_and_measure: NULL argument");
     }
-    const char *what = "mart_device_finish_and_measure";
     spart_status status = check_sizes(context, what, num_channel, image_size);
     if (status == SPART_OK) {
         status = check_workspace(context, what, workspace, workspace_bytes,
                                  spart_mart_workspace_size(num_channel, image_size, 1));
     }
-    int previous;
+    const spart_mart_ops *ops = NULL;
+    int token = 0;
     if (status == SPART_OK) {
-        const void *pointers[] = {observed, images, widths, workspace};
-        const char *names[] = {"observed", "images", "widths", "workspace"};
-        status = begin(context, 1, what, &previous, 4, pointers, names);
+        const void *pointers[] = {observed, images, widths, workspace, gate};
+        const char *names[] = {"observed", "images", "widths", "workspace", "gate"};
+        status = enter(context, on_device, what, 5, pointers, names, &ops, &token);
     }
     if (status != SPART_OK) {
         return status;
     }
-    int error = spart_mart_device_finish_and_merits(
-        observed, images, widths, num_channel, image_size, gain, read_noise * read_noise, workspace,
-        context->cuda_mart_stop, context->cuda_stream);
-    return finish(context, 1, error, what, previous);
+    int error = ops->finish_and_merits(context, observed, images, widths, num_channel, image_size,
+                                       gain, read_noise * read_noise, workspace, gate);
+    return ops->end(context, error, what, token);
 }
 
 spart_status spart_mart_flat_guess(spart_context *context, const double *backprojected,
                                    int64_t num_channel, int64_t scene_size, double *scene,
                                    void *workspace, size_t workspace_bytes, int on_device)
 {
+    const char *what = "mart_flat_guess";
     if (context == NULL || backprojected == NULL || scene == NULL) {
         return spart_fail(context, SPART_ERROR_NULL_POINTER, "mart_flat_guess: NULL argument");
     }
-    spart_status status = check_sizes(context, "mart_flat_guess", num_channel, scene_size);
-    if (status == SPART_OK && on_device) {
-        status = check_workspace(context, "mart_flat_guess", workspace, workspace_bytes,
+    spart_status status = check_sizes(context, what, num_channel, scene_size);
+    const spart_mart_ops *ops = NULL;
+    if (status == SPART_OK) {
+        status = spart_mart_select(context, on_device, what, &ops);
+    }
+    if (status == SPART_OK && ops->needs_workspace) {
+        status = check_workspace(context, what, workspace, workspace_bytes,
                                  spart_mart_workspace_size(num_channel, 1, scene_size));
     }
-    int previous;
+    int token = 0;
     if (status == SPART_OK) {
         const void *pointers[] = {backprojected, scene, workspace};
         const char *names[] = {"backprojected", "scene", "workspace"};
-        status = begin(context, on_device, "mart_flat_guess", &previous, 3, pointers, names);
+        status = ops->begin(context, what, 3, pointers, names, &token);
     }
     if (status != SPART_OK) {
         return status;
     }
-    int error = 0;
-    if (on_device) {
-        error = spart_mart_device_flat_guess(backprojected, num_channel, scene_size, scene,
-                                             workspace, context->cuda_stream);
-    } else {
-        spart_mart_host_flat_guess(backprojected, num_channel, scene_size, scene);
+    int error = ops->flat_guess(context, backprojected, num_channel, scene_size, scene, workspace);
+    return ops->end(context, error, what, token);
+}
+
+static spart_status check_gamma(spart_context *context, const char *what, double gamma)
+{
+    if (!(gamma > 0.0)) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT, "%s: gamma = %g must be positive",
+                          what, gamma);
     }
-    return finish(context, on_device, error, "mart_flat_guess", previous);
+    return SPART_OK;
+}
+
+/* spart_mart_update and spart_mart_update_gated. */
+static spart_status update(spart_context *context, const char *what, double *scene,
+                           const double *observed_back, const double *predicted_back,
+                           int64_t num_channel, int64_t scene_size, double gamma, int on_device,
+                           const spart_mart_run_state *gate)
+{
+    if (context == NULL || scene == NULL || observed_back == NULL || predicted_back == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "%s: NULL argument", what);
+    }
+    spart_status status = check_sizes(context, what, num_channel, scene_size);
+    if (status == SPART_OK) {
+        status = check_gamma(context, what, gamma);
+    }
+    const spart_mart_ops *ops = NULL;
+    int token = 0;
+    if (status == SPART_OK) {
+        const void *pointers[] = {scene, observed_back, predicted_back, gate};
+        const char *names[] = {"scene", "observed_back", "predicted_back", "gate"};
+        status = enter(context, on_device, what, 4, pointers, names, &ops, &token);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    int error = ops->update(context, scene, observed_back, predicted_back, num_channel, scene_size,
+                            gamma, gate);
+    return ops->end(context, error, what, token);
 }
 
 spart_status spart_mart_update(spart_context *context, double *scene, const double *observed_back,
                                const double *predicted_back, int64_t num_channel,
                                int64_t scene_size, double gamma, int on_device)
 {
-    if (context == NULL || scene == NULL || observed_back == NULL || predicted_back == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER, "mart_update: NULL argument");
-    }
-    spart_status status = check_sizes(context, "mart_update", num_channel, scene_size);
-    if (status == SPART_OK && !(gamma > 0.0)) {
-        status = spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                            "mart_update: gamma = %g must be positive", gamma);
-    }
-    int previous;
-    if (status == SPART_OK) {
-        const void *pointers[] = {scene, observed_back, predicted_back};
-        const char *names[] = {"scene", "observed_back", "predicted_back"};
-        status = begin(context, on_device, "mart_update", &previous, 3, pointers, names);
-    }
-    if (status != SPART_OK) {
-        return status;
-    }
-    int error = 0;
-    if (on_device) {
-        error =
-            spart_mart_device_update(scene, observed_back, predicted_back, num_channel, scene_size,
-                                     gamma, context->cuda_mart_stop, context->cuda_stream);
-    } else {
-        spart_mart_host_update(scene, observed_back, predicted_back, num_channel, scene_size, gamma,
-                               spart_threads(context));
-    }
-    return finish(context, on_device, error, "mart_update", previous);
+    return update(context, "mart_update", scene, observed_back, predicted_back, num_channel,
+                  scene_size, gamma, on_device, NULL);
 }
 
-/* Whether spart_mart_host_backproject_update serves `backward`: a host
- * regridder whose one-vector product reads and writes its values as they
- * lie (no batch axes). */
-static int host_fusable(const spart_regridder *backward)
+spart_status spart_mart_update_gated(spart_context *context, double *scene,
+                                     const double *observed_back, const double *predicted_back,
+                                     int64_t num_channel, int64_t scene_size, double gamma,
+                                     int on_device, const spart_mart_run_state *gate)
 {
-    return !backward->device.on_device && backward->input.num_batch == 1 &&
-           backward->output.num_batch == 1;
+    return update(context, "mart_update_gated", scene, observed_back, predicted_back, num_channel,
+                  scene_size, gamma, on_device, gate);
 }
 
-/* The checks of spart_mart_update_from_images; the scene size into
- * *scene_size. */
+/* The checks of spart_mart_update_from_images; the table of backward's
+ * location into *ops, the scene size into *scene_size. */
 static spart_status check_update_from_images(spart_context *context,
                                              const spart_regridder *backward, const double *images,
                                              const double *observed_back, int64_t num_channel,
                                              double gamma, const double *scene,
-                                             const double *predicted_back, int64_t *scene_size)
+                                             const double *predicted_back,
+                                             const spart_mart_ops **ops, int64_t *scene_size)
 {
+    const char *what = "mart_update_from_images";
+    *scene_size = 0;
     if (backward == NULL || images == NULL || observed_back == NULL || scene == NULL) {
         return spart_fail(context, SPART_ERROR_NULL_POINTER,
                           "mart_update_from_images: NULL argument");
     }
-    if (predicted_back == NULL && !host_fusable(backward)) {
+    spart_status status = spart_mart_select(context, backward->ops->on_device, what, ops);
+    if (status != SPART_OK) {
+        return status;
+    }
+    if (predicted_back == NULL && !(*ops)->fusable(backward)) {
         return spart_fail(context, SPART_ERROR_NULL_POINTER,
                           "mart_update_from_images: predicted_back is NULL, and this backward "
-                          "regridder needs it (on a device, or with batch axes)");
+                          "regridder needs it (with batch axes, or on a device with long rows)");
     }
-    spart_status status = check_sizes(context, "mart_update_from_images", num_channel, 1);
-    if (status == SPART_OK && !(gamma > 0.0)) {
-        status = spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                            "mart_update_from_images: gamma = %g must be positive", gamma);
+    status = check_sizes(context, what, num_channel, 1);
+    if (status == SPART_OK) {
+        status = check_gamma(context, what, gamma);
     }
     int64_t rows = spart_shape_size(&backward->output.shape);
     if (status == SPART_OK && (rows < num_channel || rows % num_channel != 0)) {
@@ -377,91 +340,90 @@ static spart_status check_update_from_images(spart_context *context,
     return status;
 }
 
-spart_status spart_mart_update_from_images(spart_context *context, const spart_regridder *backward,
-                                           const double *images, const double *observed_back,
-                                           int64_t num_channel, double gamma, double *scene,
-                                           double *predicted_back)
+spart_status spart_mart_update_from_images_gated(spart_context *context,
+                                                 const spart_regridder *backward,
+                                                 const double *images, const double *observed_back,
+                                                 int64_t num_channel, double gamma, double *scene,
+                                                 double *predicted_back,
+                                                 const spart_mart_run_state *gate)
 {
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
     }
     spart_clear_error(context);
+    const spart_mart_ops *ops = NULL;
     int64_t scene_size = 0;
     spart_status status =
         check_update_from_images(context, backward, images, observed_back, num_channel, gamma,
-                                 scene, predicted_back, &scene_size);
+                                 scene, predicted_back, &ops, &scene_size);
     if (status != SPART_OK) {
         return status;
     }
-    if (spart_device_mart_fusable(backward)) {
-        return spart_device_mart_backproject_update(context, backward, images, observed_back, scene,
-                                                    num_channel, scene_size, gamma);
-    }
-    if (host_fusable(backward)) {
-        spart_backward_rows rows = {
-            &backward->csr, &backward->plan,
-            (int)spart_host_csr_simd_level(&backward->csr, &backward->plan)};
-        spart_mart_host_backproject_update(scene, &rows, images, observed_back, num_channel,
-                                           scene_size, gamma, spart_threads(context));
-        return SPART_OK;
+    if (ops->fusable(backward)) {
+        return ops->backproject_update(context, backward, images, observed_back, scene,
+                                       num_channel, scene_size, gamma, gate);
     }
     spart_array x = {images, backward->input.shape};
     status = spart_regridder_apply(context, backward, &x, predicted_back, num_channel * scene_size);
     if (status == SPART_OK) {
-        status = spart_mart_update(context, scene, observed_back, predicted_back, num_channel,
-                                   scene_size, gamma, backward->device.on_device);
+        status = update(context, "mart_update", scene, observed_back, predicted_back, num_channel,
+                        scene_size, gamma, backward->ops->on_device, gate);
     }
     return status;
 }
 
-/* ---- the stopping rule on the device (src/mart/mart_device_batch.h) ---- */
-
-void spart_mart_device_gate(spart_context *context, const spart_mart_device_state *state)
+spart_status spart_mart_update_from_images(spart_context *context, const spart_regridder *backward,
+                                           const double *images, const double *observed_back,
+                                           int64_t num_channel, double gamma, double *scene,
+                                           double *predicted_back)
 {
-    if (context != NULL) {
-        context->cuda_mart_stop = state != NULL ? &state->stopped : NULL;
-    }
+    return spart_mart_update_from_images_gated(context, backward, images, observed_back,
+                                               num_channel, gamma, scene, predicted_back, NULL);
 }
 
-spart_status spart_mart_device_decide(spart_context *context, const spart_mart_device_rule *rule,
-                                      const double *merits, double *history_row,
-                                      spart_mart_device_state *state)
+/* ---- runs in batches ---- */
+
+spart_status spart_mart_decide(spart_context *context, const spart_mart_run_rule *rule,
+                               const double *merits_row, double *history_row,
+                               spart_mart_run_state *state, int on_device)
 {
-    if (context == NULL || rule == NULL || merits == NULL || history_row == NULL || state == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER, "mart_device_decide: NULL argument");
+    const char *what = "mart_decide";
+    if (context == NULL || rule == NULL || merits_row == NULL || history_row == NULL ||
+        state == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "mart_decide: NULL argument");
     }
-    spart_status status =
-        check_sizes(context, "mart_device_decide", rule->num_channel, rule->max_iterations);
-    int previous;
+    spart_status status = check_sizes(context, what, rule->num_channel, rule->max_iterations);
+    const spart_mart_ops *ops = NULL;
+    int token = 0;
     if (status == SPART_OK) {
-        const void *pointers[] = {merits, history_row, state};
+        const void *pointers[] = {merits_row, history_row, state};
         const char *names[] = {"merits", "history_row", "state"};
-        status = begin(context, 1, "mart_device_decide", &previous, 3, pointers, names);
+        status = enter(context, on_device, what, 3, pointers, names, &ops, &token);
     }
     if (status != SPART_OK) {
         return status;
     }
-    int error =
-        spart_mart_device_decide_launch(rule, merits, history_row, state, context->cuda_stream);
-    return finish(context, 1, error, "mart_device_decide", previous);
+    return ops->end(context, ops->decide(context, rule, merits_row, history_row, state), what,
+                    token);
 }
 
-spart_status spart_mart_device_keep(spart_context *context, const double *scene, int64_t scene_size,
-                                    double *kept, const spart_mart_device_state *state)
+spart_status spart_mart_keep(spart_context *context, const double *scene, int64_t scene_size,
+                             double *kept, const spart_mart_run_state *state, int on_device)
 {
+    const char *what = "mart_keep";
     if (context == NULL || scene == NULL || kept == NULL || state == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER, "mart_device_keep: NULL argument");
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "mart_keep: NULL argument");
     }
-    spart_status status = check_sizes(context, "mart_device_keep", scene_size, 1);
-    int previous;
+    spart_status status = check_sizes(context, what, scene_size, 1);
+    const spart_mart_ops *ops = NULL;
+    int token = 0;
     if (status == SPART_OK) {
         const void *pointers[] = {scene, kept, state};
         const char *names[] = {"scene", "kept", "state"};
-        status = begin(context, 1, "mart_device_keep", &previous, 3, pointers, names);
+        status = enter(context, on_device, what, 3, pointers, names, &ops, &token);
     }
     if (status != SPART_OK) {
         return status;
     }
-    int error = spart_mart_device_keep_launch(scene, scene_size, kept, state, context->cuda_stream);
-    return finish(context, 1, error, "mart_device_keep", previous);
+    return ops->end(context, ops->keep(context, scene, scene_size, kept, state), what, token);
 }

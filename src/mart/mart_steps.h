@@ -1,7 +1,8 @@
 /*
- * src/mart/mart_steps.h: the steps of the MART iteration (spart/mart.h,
- * "building blocks") on the host (host/mart_steps.c) and on a CUDA device
+ * src/mart/mart_steps.h: the steps of the MART iteration (spart/mart_steps.h)
+ * on the host (host/mart_steps.c) and on a CUDA device
  * (kernels/mart_steps.cu), with the same operations in the same order.
+ * src/mart/mart_ops.h chooses between them; nothing else should.
  *
  * Fixed-order sums: chunks of SPART_MART_CHUNK values added in chunk order
  * from 0.0; within a chunk lane l of SPART_MART_LANES adds values l,
@@ -68,7 +69,11 @@ void spart_mart_host_backproject_update(double *scene, const spart_backward_rows
                                         int threads);
 
 /* ---- the stopping rule of a MART run on the device, in batches
- * (src/mart/mart_device_batch.h) ---- */
+ * (spart_mart_decide) ----
+ * The kernels see src/ only, not include/: these are the layouts of the
+ * public spart_mart_run_state and spart_mart_run_rule (spart/mart_steps.h)
+ * under the kernels' names; src/mart/mart_ops_cuda.c checks at compile
+ * time that the state's layout and the constants are the same. */
 /* Why a run recorded in batches stopped (spart_mart_device_state.stopped). */
 enum {
     SPART_MART_DEVICE_RUNNING = 0,

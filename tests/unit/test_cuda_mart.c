@@ -19,7 +19,6 @@
 
 #include <cmocka.h>
 
-#include "mart/mart_device_batch.h" /* spart_mart_device_finish_and_measure */
 #include "spart.h"
 #include "test_cuda_util.h"
 #include "test_small_instrument.h"
@@ -91,7 +90,7 @@ static void assert_merits_equal_the_host(int64_t channels, int64_t pixels, uint6
     spart_context_free(context);
 }
 
-/* spart_mart_device_finish_and_measure on raw predictions (negatives and
+/* spart_mart_finish_and_measure on raw predictions (negatives and
  * zeros among them; read noise 0 gives widths of exactly 0) leaves the
  * images, the widths and the merits in the workspace with the bits of
  * spart_mart_noise_widths and then spart_mart_merits, in the one-kernel
@@ -119,9 +118,9 @@ static void assert_finish_and_measure_equals_the_steps(int64_t channels, int64_t
     assert_int_equal(spart_mart_merits(context, d_observed, d_images[0], d_widths[0], channels,
                                        pixels, NULL, NULL, workspace[0], bytes, 1),
                      SPART_OK);
-    assert_int_equal(spart_mart_device_finish_and_measure(context, d_observed, d_images[1],
-                                                          d_widths[1], channels, pixels, gain,
-                                                          read_noise, workspace[1], bytes),
+    assert_int_equal(spart_mart_finish_and_measure(context, d_observed, d_images[1], d_widths[1],
+                                                   channels, pixels, gain, read_noise,
+                                                   workspace[1], bytes, 1, NULL),
                      SPART_OK);
     double *expected = malloc((size_t)n * sizeof(double));
     double *got = malloc((size_t)n * sizeof(double));

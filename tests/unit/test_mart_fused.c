@@ -327,6 +327,248 @@ static void solve_with_regridder_operators_gives_the_unfused_bits(void **state)
     spart_context_free(context);
 }
 
+/* ---- a user's own loop of the public steps (spart/mart_steps.h) ---------------------------- */
+
+/* A problem of a Regridder pair on the host, and its observations: the
+ * forward image of a positive scene, with noise. */
+typedef struct pair_problem {
+    int64_t channels, pixels, voxels;
+    spart_regridder *forward, *backward;
+    spart_mart_regridder_pair pair;
+    double *observed;
+} pair_problem;
+
+static pair_problem make_pair_problem(spart_context *context)
+{
+    pair_problem q = {4, 200, 1500, NULL, NULL, {0}, NULL};
+    triples t = random_triples(q.channels, q.pixels, q.voxels, 21);
+    const int64_t images[] = {q.channels, q.pixels}, scenes[] = {q.channels, q.voxels};
+    const int64_t scene[] = {1, q.voxels};
+    q.backward = regridder_of(context, &t, images, scenes, 1);
+    q.forward = regridder_of(context, &t, scene, images, 0);
+    free_triples(&t);
+    spart_mart_regridder_pair pair = {q.forward, q.backward, q.channels, 1.5, 0.5};
+    q.pair = pair;
+    update_case u = make_case(q.channels, q.pixels, q.voxels, 22);
+    int64_t n = q.channels * q.pixels;
+    q.observed = malloc((size_t)n * sizeof(double));
+    assert_non_null(q.observed);
+    spart_array x = {u.scene, spart_regridder_shape_input(q.forward)};
+    assert_int_equal(spart_regridder_apply(context, q.forward, &x, q.observed, n), SPART_OK);
+    uint64_t noise = 23;
+    for (int64_t p = 0; p < n; p++) {
+        q.observed[p] *= 0.8 + 0.4 * next_uniform(&noise);
+    }
+    free_case(&u);
+    return q;
+}
+
+static void free_pair_problem(pair_problem *q)
+{
+    spart_regridder_free(q->forward);
+    spart_regridder_free(q->backward);
+    free(q->observed);
+}
+
+static spart_mart_result *solve_with(spart_context *context, const pair_problem *q,
+                                     const spart_mart_options *options)
+{
+    spart_mart_operators operators;
+    assert_int_equal(spart_mart_operators_from_regridders(context, &q->pair, &operators), SPART_OK);
+    spart_mart_result *result = NULL;
+    if (spart_mart_solve(context, &operators, q->observed, options, &result) != SPART_OK) {
+        fail_msg("spart_mart_solve: %s", spart_context_error(context));
+    }
+    return result;
+}
+
+/* The start of a run: the clamped backprojection of the observations and
+ * the flat guess. */
+static void start_run(spart_context *context, const pair_problem *q, double *observed_back,
+                      double *scene)
+{
+    spart_array x = {q->observed, spart_regridder_shape_input(q->backward)};
+    assert_int_equal(spart_regridder_apply(context, q->backward, &x, observed_back,
+                                           q->channels * q->voxels),
+                     SPART_OK);
+    assert_int_equal(spart_mart_flat_guess(context, observed_back, q->channels, q->voxels, scene,
+                                           NULL, 0, 0),
+                     SPART_OK);
+    assert_int_equal(spart_mart_clamp(context, observed_back, q->channels * q->voxels, 0),
+                     SPART_OK);
+}
+
+/* The prediction of `scene` (unclamped) into `images`. */
+static void predict(spart_context *context, const pair_problem *q, const double *scene,
+                    double *images)
+{
+    spart_array x = {scene, spart_regridder_shape_input(q->forward)};
+    assert_int_equal(spart_regridder_apply(context, q->forward, &x, images,
+                                           q->channels * q->pixels),
+                     SPART_OK);
+}
+
+/* MART written out with the public steps, one iteration at a time, as a
+ * user would write it: the bits of spart_mart_solve, merits and solution. */
+static void a_loop_of_the_public_steps_gives_the_bits_of_the_solve(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    pair_problem q = make_pair_problem(context);
+    const int64_t c = q.channels, images = q.channels * q.pixels;
+    spart_mart_options options;
+    spart_mart_options_init(&options);
+    options.max_iterations = 40;
+    options.threshold = 1e-9; /* runs to the limit: the last update made too */
+    spart_mart_result *result = solve_with(context, &q, &options);
+
+    double gamma = 2.0 / (double)c;
+    double *observed_back = malloc((size_t)(c * q.voxels) * sizeof(double));
+    double *scene = malloc((size_t)q.voxels * sizeof(double));
+    double *predicted = malloc((size_t)images * sizeof(double));
+    double *widths = malloc((size_t)images * sizeof(double));
+    double *chi2 = malloc((size_t)(options.max_iterations * c) * sizeof(double));
+    double *r = malloc((size_t)(options.max_iterations * c) * sizeof(double));
+    start_run(context, &q, observed_back, scene);
+    double merit_previous = INFINITY;
+    int64_t i = 0;
+    int stopped = 0;
+    for (; i < options.max_iterations && !stopped; i++) {
+        predict(context, &q, scene, predicted);
+        assert_int_equal(spart_mart_finish_prediction(context, predicted, widths, images,
+                                                      q.pair.gain, q.pair.read_noise, 0),
+                         SPART_OK);
+        assert_int_equal(spart_mart_merits(context, q.observed, predicted, widths, c, q.pixels,
+                                           chi2 + i * c, r + i * c, NULL, 0, 0),
+                         SPART_OK);
+        double sum = 0.0;
+        for (int64_t k = 0; k < c; k++) {
+            sum += chi2[i * c + k];
+        }
+        double merit = sum / (double)c;
+        stopped = merit_previous - merit < options.threshold;
+        merit_previous = merit;
+        if (!stopped) {
+            assert_int_equal(spart_mart_update_from_images(context, q.backward, predicted,
+                                                           observed_back, c, gamma, scene, NULL),
+                             SPART_OK);
+        }
+    }
+    assert_int_equal(spart_mart_result_num_iterations(result), i);
+    assert_int_equal(spart_mart_result_success(result), stopped);
+    assert_memory_equal(spart_mart_result_mean_chi_squared(result), chi2,
+                        (size_t)(i * c) * sizeof(double));
+    assert_memory_equal(spart_mart_result_correlation(result), r, (size_t)(i * c) * sizeof(double));
+    assert_memory_equal(spart_mart_result_solution(result), scene,
+                        (size_t)q.voxels * sizeof(double));
+    free(observed_back), free(scene), free(predicted), free(widths), free(chi2), free(r);
+    spart_mart_result_free(result);
+    free_pair_problem(&q);
+    spart_context_free(context);
+}
+
+/* The same run in batches of 8 iterations as spart_mart_solve records
+ * them on a device, here on the host: the rule decided by
+ * spart_mart_decide into a run state, the steps gated by it, the host
+ * looking only once a batch. The iterations after the stop change
+ * nothing: the bits of spart_mart_solve, and the kept states too. */
+static void a_run_in_gated_batches_gives_the_bits_of_the_solve(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    pair_problem q = make_pair_problem(context);
+    const int64_t c = q.channels, images = q.channels * q.pixels, batch = 8;
+    spart_mart_options options;
+    spart_mart_options_init(&options);
+    options.threshold = 5e-3;
+    options.keep_intermediate = 1;
+    spart_mart_result *result = solve_with(context, &q, &options);
+    int64_t done = spart_mart_result_num_iterations(result);
+    assert_true(spart_mart_result_success(result));
+    assert_true(done > 2 && done % batch != 0); /* stops inside a batch */
+
+    double gamma = 2.0 / (double)c;
+    size_t bytes = spart_mart_workspace_size(c, q.pixels, q.voxels);
+    void *workspace = malloc(bytes);
+    double *observed_back = malloc((size_t)(c * q.voxels) * sizeof(double));
+    double *scene = malloc((size_t)q.voxels * sizeof(double));
+    double *predicted = malloc((size_t)images * sizeof(double));
+    double *widths = malloc((size_t)images * sizeof(double));
+    int64_t rows = (done / batch + 1) * batch;
+    double *history = malloc((size_t)(rows * 2 * c) * sizeof(double));
+    double *kept = malloc((size_t)(rows * q.voxels) * sizeof(double));
+    start_run(context, &q, observed_back, scene);
+    spart_mart_run_state run = {SPART_MART_RUN_GOING, 0, 0, INFINITY};
+    spart_mart_run_rule rule = {c, options.max_iterations, 1, 0, options.threshold, 0.0};
+    int64_t k = 0;
+    while (run.stopped == SPART_MART_RUN_GOING) {
+        for (int64_t end = k + batch; k < end; k++) {
+            if (k > 0) {
+                assert_int_equal(spart_mart_update_from_images_gated(context, q.backward,
+                                                                     predicted, observed_back, c,
+                                                                     gamma, scene, NULL, &run),
+                                 SPART_OK);
+            }
+            predict(context, &q, scene, predicted);
+            assert_int_equal(spart_mart_finish_and_measure(context, q.observed, predicted, widths,
+                                                           c, q.pixels, q.pair.gain,
+                                                           q.pair.read_noise, workspace, bytes, 0,
+                                                           &run),
+                             SPART_OK);
+            assert_int_equal(spart_mart_keep(context, scene, q.voxels, kept + k * q.voxels, &run, 0),
+                             SPART_OK);
+            assert_int_equal(spart_mart_decide(context, &rule, workspace, history + k * 2 * c,
+                                               &run, 0),
+                             SPART_OK);
+        }
+    }
+    assert_int_equal(run.stopped, SPART_MART_RUN_STOPPED_BY_RULE);
+    assert_int_equal(run.iterations, done);
+    for (int64_t i = 0; i < done; i++) {
+        assert_memory_equal(spart_mart_result_mean_chi_squared(result) + i * c,
+                            history + i * 2 * c, (size_t)c * sizeof(double));
+        assert_memory_equal(spart_mart_result_correlation(result) + i * c, history + i * 2 * c + c,
+                            (size_t)c * sizeof(double));
+        assert_memory_equal(spart_mart_result_solutions(result, i), kept + i * q.voxels,
+                            (size_t)q.voxels * sizeof(double));
+    }
+    /* the state it stopped at, unchanged by the rest of the batch */
+    assert_memory_equal(spart_mart_result_solutions(result, done - 1), scene,
+                        (size_t)q.voxels * sizeof(double));
+    free(workspace), free(observed_back), free(scene), free(predicted), free(widths);
+    free(history), free(kept);
+    spart_mart_result_free(result);
+    free_pair_problem(&q);
+    spart_context_free(context);
+}
+
+/* A stopped gate changes nothing, a NULL gate is no gate; the checks. */
+static void gated_steps_check_their_arguments(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    double scene[2] = {1.0, 2.0}, back[2] = {1.0, 1.0}, predicted_back[2] = {2.0, 0.5};
+    spart_mart_run_state stopped = {SPART_MART_RUN_STOPPED_BY_RULE, 0, 3, 1.0};
+    assert_int_equal(
+        spart_mart_update_gated(context, scene, back, predicted_back, 1, 2, 1.0, 0, &stopped),
+        SPART_OK);
+    assert_true(scene[0] == 1.0 && scene[1] == 2.0);
+    assert_int_equal(
+        spart_mart_update_gated(context, scene, back, predicted_back, 1, 2, 1.0, 0, NULL),
+        SPART_OK);
+    assert_true(scene[0] == 0.5 && scene[1] == 4.0);
+    spart_mart_run_rule rule = {1, 0, 1, 0, 1e-3, 0.0};
+    double merits[2] = {1.0, 0.0}, row[2];
+    spart_mart_run_state run = {SPART_MART_RUN_GOING, 0, 0, INFINITY};
+    assert_int_equal(spart_mart_decide(context, &rule, merits, row, &run, 0),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(spart_mart_keep(context, scene, 2, NULL, &run, 0), SPART_ERROR_NULL_POINTER);
+    /* host memory for a device step: no device here, or not its memory */
+    spart_status status = spart_mart_clamp(context, scene, 2, 1);
+    assert_true(status == SPART_ERROR_NO_DEVICE || status == SPART_ERROR_INVALID_ARGUMENT);
+    spart_context_free(context);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -334,6 +576,9 @@ int main(void)
         cmocka_unit_test(fused_update_with_four_channels_and_a_large_scene),
         cmocka_unit_test(fused_update_with_the_channel_as_a_batch_axis_needs_scratch),
         cmocka_unit_test(solve_with_regridder_operators_gives_the_unfused_bits),
+        cmocka_unit_test(a_loop_of_the_public_steps_gives_the_bits_of_the_solve),
+        cmocka_unit_test(a_run_in_gated_batches_gives_the_bits_of_the_solve),
+        cmocka_unit_test(gated_steps_check_their_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

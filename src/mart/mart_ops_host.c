@@ -1,0 +1,173 @@
+/*
+ * src/mart/mart_ops_host.c: the host's table of MART operations
+ * (src/mart/mart_ops.h): the OpenMP loops of host/mart_steps.c, and the
+ * stopping rule and the copy of a state of a run in batches (the same
+ * operations in the same order as kernels/mart_steps.cu's decide_kernel
+ * and keep_kernel). Host memory needs no checks: begin and end do nothing.
+ */
+#include <string.h>
+
+#include "core/internal.h"
+#include "mart/mart_ops.h"
+#include "mart/mart_steps.h"
+#include "operator/regridder_internal.h"
+
+/* Whether a run has stopped (`gate`: its state, or NULL outside one). */
+static int stopped(const spart_mart_run_state *gate)
+{
+    return gate != NULL && gate->stopped != SPART_MART_RUN_GOING;
+}
+
+static spart_status host_begin(spart_context *context, const char *what, int count,
+                               const void *const *pointers, const char *const *names, int *token)
+{
+    (void)context, (void)what, (void)count, (void)pointers, (void)names;
+    *token = 0;
+    return SPART_OK;
+}
+
+static spart_status host_end(spart_context *context, int error, const char *what, int token)
+{
+    (void)context, (void)error, (void)what, (void)token;
+    return SPART_OK;
+}
+
+static int host_clamp(spart_context *context, double *values, int64_t n)
+{
+    spart_mart_host_clamp(values, n, spart_threads(context));
+    return 0;
+}
+
+static int host_noise_widths(spart_context *context, double *images, double *widths, int64_t n,
+                             double gain, double read_variance)
+{
+    spart_mart_host_noise_widths(images, widths, n, gain, read_variance, spart_threads(context));
+    return 0;
+}
+
+static int host_merits(spart_context *context, const double *observed, const double *predicted,
+                       const double *widths, int64_t num_channel, int64_t image_size, double *chi2,
+                       double *correlation, void *workspace, const spart_mart_run_state *gate)
+{
+    if (stopped(gate)) {
+        return 0;
+    }
+    if (chi2 == NULL) { /* the results stay in the workspace, as on a device */
+        chi2 = workspace;
+        correlation = chi2 + num_channel;
+    }
+    spart_mart_host_merits(observed, predicted, widths, num_channel, image_size, chi2, correlation,
+                           spart_threads(context));
+    return 0;
+}
+
+static int host_finish_and_merits(spart_context *context, const double *observed, double *images,
+                                  double *widths, int64_t num_channel, int64_t image_size,
+                                  double gain, double read_variance, void *workspace,
+                                  const spart_mart_run_state *gate)
+{
+    host_noise_widths(context, images, widths, num_channel * image_size, gain, read_variance);
+    return host_merits(context, observed, images, widths, num_channel, image_size, NULL, NULL,
+                       workspace, gate);
+}
+
+static int host_flat_guess(spart_context *context, const double *backprojected,
+                           int64_t num_channel, int64_t scene_size, double *scene, void *workspace)
+{
+    (void)context, (void)workspace;
+    spart_mart_host_flat_guess(backprojected, num_channel, scene_size, scene);
+    return 0;
+}
+
+static int host_update(spart_context *context, double *scene, const double *observed_back,
+                       const double *predicted_back, int64_t num_channel, int64_t scene_size,
+                       double gamma, const spart_mart_run_state *gate)
+{
+    if (!stopped(gate)) {
+        spart_mart_host_update(scene, observed_back, predicted_back, num_channel, scene_size,
+                               gamma, spart_threads(context));
+    }
+    return 0;
+}
+
+/* decide_kernel's operations, in its order. */
+static int host_decide(spart_context *context, const spart_mart_run_rule *rule,
+                       const double *merits, double *history_row, spart_mart_run_state *state)
+{
+    (void)context;
+    if (stopped(state)) {
+        return 0;
+    }
+    const int64_t channels = rule->num_channel;
+    double sum = 0.0;
+    for (int64_t c = 0; c < channels; c++) {
+        history_row[c] = merits[c];
+        history_row[channels + c] = merits[channels + c];
+        sum = sum + merits[c];
+    }
+    const double merit = sum / (double)channels;
+    const int below_threshold =
+        rule->stop_below_threshold && state->merit_previous - merit < rule->threshold;
+    const int at_target = rule->stop_at_target && merit <= rule->target;
+    state->iterations = state->iterations + 1;
+    if (below_threshold || at_target) {
+        state->stopped = SPART_MART_RUN_STOPPED_BY_RULE;
+    } else {
+        state->merit_previous = merit;
+        if (state->iterations >= rule->max_iterations) {
+            state->stopped = SPART_MART_RUN_OUT_OF_ITERATIONS;
+        }
+    }
+    return 0;
+}
+
+static int host_keep(spart_context *context, const double *scene, int64_t scene_size,
+                     double *kept, const spart_mart_run_state *state)
+{
+    (void)context;
+    if (!stopped(state) && kept != scene) {
+        memcpy(kept, scene, (size_t)scene_size * sizeof(double));
+    }
+    return 0;
+}
+
+/* A host regridder (the table is chosen by where it lives) whose
+ * one-vector product reads and writes its values as they lie (no batch
+ * axes). */
+static int host_fusable(const spart_regridder *backward)
+{
+    return backward->input.num_batch == 1 && backward->output.num_batch == 1;
+}
+
+static spart_status host_backproject_update(spart_context *context,
+                                            const spart_regridder *backward, const double *images,
+                                            const double *observed_back, double *scene,
+                                            int64_t num_channel, int64_t scene_size, double gamma,
+                                            const spart_mart_run_state *gate)
+{
+    if (stopped(gate)) {
+        return SPART_OK;
+    }
+    spart_backward_rows rows = {&backward->csr, &backward->plan,
+                                (int)spart_host_csr_simd_level(&backward->csr, &backward->plan)};
+    spart_mart_host_backproject_update(scene, &rows, images, observed_back, num_channel, scene_size,
+                                       gamma, spart_threads(context));
+    return SPART_OK;
+}
+
+const spart_mart_ops spart_mart_host_ops = {
+    .where = "host",
+    .needs_workspace = 0,
+    .begin = host_begin,
+    .end = host_end,
+    .clamp = host_clamp,
+    .noise_widths = host_noise_widths,
+    .merits = host_merits,
+    .finish_and_merits = host_finish_and_merits,
+    .flat_guess = host_flat_guess,
+    .update = host_update,
+    .decide = host_decide,
+    .keep = host_keep,
+    .fusable = host_fusable,
+    .backproject_update = host_backproject_update,
+};
