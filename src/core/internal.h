@@ -23,13 +23,6 @@ struct spart_context {
     char error[SPART_ERROR_LENGTH];
     int cuda_device;   /* the CUDA device of device work (default 0) */
     void *cuda_stream; /* its cudaStream_t; NULL: the default stream */
-    /* Device memory holding an int that becomes nonzero when a MART run
-     * recorded in batches stops (src/mart/mart_device_batch.h); set only while
-     * the MART driver records such a batch, NULL otherwise. The MART
-     * steps enqueued meanwhile (merits, updates) pass it to their kernels,
-     * which then return at once, so that iterations after the stop change
-     * nothing. */
-    const int *cuda_mart_stop;
 };
 
 /* Record `status` with a printf-style sentence in the context (NULL: the

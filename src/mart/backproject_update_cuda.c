@@ -2,7 +2,9 @@
  * src/mart/backproject_update_cuda.c: the MART update from images on the
  * device in one pass (spart_mart_update_from_images for a device backward
  * regridder without long rows or batch axes): the backprojection is made
- * inside the update's kernel (kernels/mart_steps.cu) and never stored.
+ * inside the update's kernel (kernels/mart_backproject_update.cu) and never
+ * stored. The CUDA table's fusable and backproject_update operations
+ * (src/mart/mart_ops.h).
  */
 #include <cuda_runtime_api.h>
 
@@ -11,17 +13,18 @@
 #include "mart/backproject_update.h"
 #include "operator/regridder_cuda.h"
 
-int spart_device_mart_fusable(const spart_regridder *backward)
+int spart_mart_cuda_fusable(const spart_regridder *backward)
 {
     return backward != NULL && backward->ops->on_device && backward->device.num_long_rows == 0 &&
            backward->input.num_batch == 1 && backward->output.num_batch == 1;
 }
 
-spart_status spart_device_mart_backproject_update(spart_context *context,
-                                                  const spart_regridder *backward,
-                                                  const double *images, const double *observed_back,
-                                                  double *scene, int64_t num_channel,
-                                                  int64_t scene_size, double gamma)
+spart_status spart_mart_cuda_backproject_update(spart_context *context,
+                                                const spart_regridder *backward,
+                                                const double *images, const double *observed_back,
+                                                double *scene, int64_t num_channel,
+                                                int64_t scene_size, double gamma,
+                                                const spart_mart_run_state *gate)
 {
     int device = backward->device.cuda_device;
     int previous = -1;
@@ -35,9 +38,9 @@ spart_status spart_device_mart_backproject_update(spart_context *context,
                             "(spart_context_set_cuda_device)",
                             device, context->cuda_device);
     }
-    const void *pointers[] = {images, observed_back, scene};
-    const char *names[] = {"images", "observed_back", "scene"};
-    for (int k = 0; k < 3 && status == SPART_OK; k++) {
+    const void *pointers[] = {images, observed_back, scene, gate};
+    const char *names[] = {"images", "observed_back", "scene", "gate"};
+    for (int k = 0; k < (gate != NULL ? 4 : 3) && status == SPART_OK; k++) {
         status = spart_device_check_pointer(context, pointers[k], device, "mart update from images",
                                             names[k]);
     }
@@ -47,7 +50,7 @@ spart_status spart_device_mart_backproject_update(spart_context *context,
                                          backward->device.short_row_starts};
         int error = spart_cuda_mart_backproject_update(
             &matrix, images, observed_back, scene, num_channel, scene_size, gamma,
-            index.row_lengths != NULL ? &index : NULL, context->cuda_mart_stop,
+            index.row_lengths != NULL ? &index : NULL, gate != NULL ? &gate->stopped : NULL,
             context->cuda_stream);
         if (error != cudaSuccess) {
             status = spart_device_failure(context, (int)error, "mart update from images");

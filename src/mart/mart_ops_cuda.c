@@ -12,7 +12,6 @@
 #include "mart/mart_ops.h"
 #include "mart/mart_steps.h"
 #include "mart/backproject_update.h"
-#include "operator/regridder_internal.h"
 
 /* The kernels take the public run state under their own name (they see
  * src/ only): the same layout and the same constants. */
@@ -130,22 +129,6 @@ static int cuda_keep(spart_context *context, const double *scene, int64_t scene_
                                          context->cuda_stream);
 }
 
-static spart_status cuda_backproject_update(spart_context *context,
-                                            const spart_regridder *backward, const double *images,
-                                            const double *observed_back, double *scene,
-                                            int64_t num_channel, int64_t scene_size, double gamma,
-                                            const spart_mart_run_state *gate)
-{
-    /* until src/mart/backproject_update_cuda.c takes the gate as an
-     * argument, the operator's fused pass reads it from the context for
-     * the length of this call */
-    context->cuda_mart_stop = stop_flag(gate);
-    spart_status status = spart_device_mart_backproject_update(
-        context, backward, images, observed_back, scene, num_channel, scene_size, gamma);
-    context->cuda_mart_stop = NULL;
-    return status;
-}
-
 const spart_mart_ops spart_mart_cuda_ops = {
     .where = "CUDA device",
     .needs_workspace = 1,
@@ -159,6 +142,6 @@ const spart_mart_ops spart_mart_cuda_ops = {
     .update = cuda_update,
     .decide = cuda_decide,
     .keep = cuda_keep,
-    .fusable = spart_device_mart_fusable,
-    .backproject_update = cuda_backproject_update,
+    .fusable = spart_mart_cuda_fusable,
+    .backproject_update = spart_mart_cuda_backproject_update,
 };

@@ -126,7 +126,7 @@ int spart_mart_device_update(double *scene, const double *observed_back,
                              const double *predicted_back, int64_t num_channel, int64_t scene_size,
                              double gamma, const int *stop, void *stream);
 /* The end of an iteration of a batched run and the copy of a kept state
- * (spart_mart_device_decide and spart_mart_device_keep). */
+ * (spart_mart_decide and spart_mart_keep on a device). */
 int spart_mart_device_decide_launch(const spart_mart_device_rule *rule, const double *merits,
                                     double *history_row, spart_mart_device_state *state,
                                     void *stream);
