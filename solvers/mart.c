@@ -444,10 +444,10 @@ static spart_status predict_and_measure(spart_context *context,
     }
     spart_status status = call_forward(context, operators, work, iteration);
     if (status == SPART_OK && in_graph) {
-        status = spart_mart_merits_gated(context, observed, work->predicted, work->widths,
-                                         operators->num_channel, operators->image_size,
-                                         work->workspace, work->workspace_bytes, work->on_device,
-                                         work->gate);
+        status =
+            spart_mart_merits_gated(context, observed, work->predicted, work->widths,
+                                    operators->num_channel, operators->image_size, work->workspace,
+                                    work->workspace_bytes, work->on_device, work->gate);
     } else if (status == SPART_OK) {
         status = spart_mart_merits(context, observed, work->predicted, work->widths,
                                    operators->num_channel, operators->image_size, work->chi2,
@@ -604,12 +604,12 @@ typedef struct mart_batch {
     spart_device_graph *graph;
     spart_mart_run_rule rule;
     int64_t scene_size;
-    int keep;                       /* keep the state of each iteration */
-    void *block;                    /* device: the state, then the merit rows */
+    int keep;                    /* keep the state of each iteration */
+    void *block;                 /* device: the state, then the merit rows */
     spart_mart_run_state *state; /* at the start of block */
-    double *history;                /* batch_iterations rows of 2 num_channel values */
-    double *kept;                   /* device: batch_iterations states, or NULL */
-    void *copy;                     /* host: block as the last batch left it */
+    double *history;             /* batch_iterations rows of 2 num_channel values */
+    double *kept;                /* device: batch_iterations states, or NULL */
+    void *copy;                  /* host: block as the last batch left it */
     size_t block_bytes;
     /* what a recorded iteration needs */
     const spart_mart_operators *operators;

@@ -190,8 +190,8 @@ SPART_NODISCARD SPART_API spart_status spart_mart_keep(spart_context *context, c
  * has stopped as the step runs, the step changes nothing. */
 SPART_NODISCARD SPART_API spart_status spart_mart_merits_gated(
     spart_context *context, const double *observed, const double *predicted, const double *widths,
-    int64_t num_channel, int64_t image_size, void *workspace, size_t workspace_bytes,
-    int on_device, const spart_mart_run_state *gate);
+    int64_t num_channel, int64_t image_size, void *workspace, size_t workspace_bytes, int on_device,
+    const spart_mart_run_state *gate);
 
 /* spart_mart_noise_widths over the num_channel x image_size `images`, then
  * spart_mart_merits_gated (gated: the merits only; the prediction's end
@@ -205,10 +205,10 @@ SPART_NODISCARD SPART_API spart_status spart_mart_finish_and_measure(
 
 /* spart_mart_update, changing nothing when `gate` (NULL: none) has
  * stopped. */
-SPART_NODISCARD SPART_API spart_status spart_mart_update_gated(
-    spart_context *context, double *scene, const double *observed_back,
-    const double *predicted_back, int64_t num_channel, int64_t scene_size, double gamma,
-    int on_device, const spart_mart_run_state *gate);
+SPART_NODISCARD SPART_API spart_status
+spart_mart_update_gated(spart_context *context, double *scene, const double *observed_back,
+                        const double *predicted_back, int64_t num_channel, int64_t scene_size,
+                        double gamma, int on_device, const spart_mart_run_state *gate);
 
 /* spart_mart_update_from_images, changing nothing of `scene` when `gate`
  * (NULL: none; where `backward` lives) has stopped. */

@@ -95,8 +95,8 @@ static int cuda_finish_and_merits(spart_context *context, const double *observed
                                                context->cuda_stream);
 }
 
-static int cuda_flat_guess(spart_context *context, const double *backprojected,
-                           int64_t num_channel, int64_t scene_size, double *scene, void *workspace)
+static int cuda_flat_guess(spart_context *context, const double *backprojected, int64_t num_channel,
+                           int64_t scene_size, double *scene, void *workspace)
 {
     return spart_mart_device_flat_guess(backprojected, num_channel, scene_size, scene, workspace,
                                         context->cuda_stream);
@@ -113,16 +113,16 @@ static int cuda_update(spart_context *context, double *scene, const double *obse
 static int cuda_decide(spart_context *context, const spart_mart_run_rule *rule,
                        const double *merits, double *history_row, spart_mart_run_state *state)
 {
-    spart_mart_device_rule device_rule = {rule->num_channel,          rule->max_iterations,
-                                          rule->stop_below_threshold, rule->stop_at_target,
-                                          rule->threshold,            rule->target};
+    spart_mart_device_rule device_rule = {
+        rule->num_channel,    rule->max_iterations, rule->stop_below_threshold,
+        rule->stop_at_target, rule->threshold,      rule->target};
     return spart_mart_device_decide_launch(&device_rule, merits, history_row,
                                            (spart_mart_device_state *)(void *)state,
                                            context->cuda_stream);
 }
 
-static int cuda_keep(spart_context *context, const double *scene, int64_t scene_size,
-                     double *kept, const spart_mart_run_state *state)
+static int cuda_keep(spart_context *context, const double *scene, int64_t scene_size, double *kept,
+                     const spart_mart_run_state *state)
 {
     return spart_mart_device_keep_launch(scene, scene_size, kept,
                                          (const spart_mart_device_state *)(const void *)state,

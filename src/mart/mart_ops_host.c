@@ -71,8 +71,8 @@ static int host_finish_and_merits(spart_context *context, const double *observed
                        workspace, gate);
 }
 
-static int host_flat_guess(spart_context *context, const double *backprojected,
-                           int64_t num_channel, int64_t scene_size, double *scene, void *workspace)
+static int host_flat_guess(spart_context *context, const double *backprojected, int64_t num_channel,
+                           int64_t scene_size, double *scene, void *workspace)
 {
     (void)context, (void)workspace;
     spart_mart_host_flat_guess(backprojected, num_channel, scene_size, scene);
@@ -84,8 +84,8 @@ static int host_update(spart_context *context, double *scene, const double *obse
                        double gamma, const spart_mart_run_state *gate)
 {
     if (!stopped(gate)) {
-        spart_mart_host_update(scene, observed_back, predicted_back, num_channel, scene_size,
-                               gamma, spart_threads(context));
+        spart_mart_host_update(scene, observed_back, predicted_back, num_channel, scene_size, gamma,
+                               spart_threads(context));
     }
     return 0;
 }
@@ -121,8 +121,8 @@ static int host_decide(spart_context *context, const spart_mart_run_rule *rule,
     return 0;
 }
 
-static int host_keep(spart_context *context, const double *scene, int64_t scene_size,
-                     double *kept, const spart_mart_run_state *state)
+static int host_keep(spart_context *context, const double *scene, int64_t scene_size, double *kept,
+                     const spart_mart_run_state *state)
 {
     (void)context;
     if (!stopped(state) && kept != scene) {
@@ -139,11 +139,10 @@ static int host_fusable(const spart_regridder *backward)
     return backward->input.num_batch == 1 && backward->output.num_batch == 1;
 }
 
-static spart_status host_backproject_update(spart_context *context,
-                                            const spart_regridder *backward, const double *images,
-                                            const double *observed_back, double *scene,
-                                            int64_t num_channel, int64_t scene_size, double gamma,
-                                            const spart_mart_run_state *gate)
+static spart_status host_backproject_update(spart_context *context, const spart_regridder *backward,
+                                            const double *images, const double *observed_back,
+                                            double *scene, int64_t num_channel, int64_t scene_size,
+                                            double gamma, const spart_mart_run_state *gate)
 {
     if (stopped(gate)) {
         return SPART_OK;

@@ -360,8 +360,8 @@ spart_status spart_mart_update_from_images_gated(spart_context *context,
         return status;
     }
     if (ops->fusable(backward)) {
-        return ops->backproject_update(context, backward, images, observed_back, scene,
-                                       num_channel, scene_size, gamma, gate);
+        return ops->backproject_update(context, backward, images, observed_back, scene, num_channel,
+                                       scene_size, gamma, gate);
     }
     spart_array x = {images, backward->input.shape};
     status = spart_regridder_apply(context, backward, &x, predicted_back, num_channel * scene_size);

@@ -119,8 +119,8 @@ static void assert_finish_and_measure_equals_the_steps(int64_t channels, int64_t
                                        pixels, NULL, NULL, workspace[0], bytes, 1),
                      SPART_OK);
     assert_int_equal(spart_mart_finish_and_measure(context, d_observed, d_images[1], d_widths[1],
-                                                   channels, pixels, gain, read_noise,
-                                                   workspace[1], bytes, 1, NULL),
+                                                   channels, pixels, gain, read_noise, workspace[1],
+                                                   bytes, 1, NULL),
                      SPART_OK);
     double *expected = malloc((size_t)n * sizeof(double));
     double *got = malloc((size_t)n * sizeof(double));

@@ -388,12 +388,12 @@ static void start_run(spart_context *context, const pair_problem *q, double *obs
                       double *scene)
 {
     spart_array x = {q->observed, spart_regridder_shape_input(q->backward)};
-    assert_int_equal(spart_regridder_apply(context, q->backward, &x, observed_back,
-                                           q->channels * q->voxels),
-                     SPART_OK);
-    assert_int_equal(spart_mart_flat_guess(context, observed_back, q->channels, q->voxels, scene,
-                                           NULL, 0, 0),
-                     SPART_OK);
+    assert_int_equal(
+        spart_regridder_apply(context, q->backward, &x, observed_back, q->channels * q->voxels),
+        SPART_OK);
+    assert_int_equal(
+        spart_mart_flat_guess(context, observed_back, q->channels, q->voxels, scene, NULL, 0, 0),
+        SPART_OK);
     assert_int_equal(spart_mart_clamp(context, observed_back, q->channels * q->voxels, 0),
                      SPART_OK);
 }
@@ -403,9 +403,8 @@ static void predict(spart_context *context, const pair_problem *q, const double 
                     double *images)
 {
     spart_array x = {scene, spart_regridder_shape_input(q->forward)};
-    assert_int_equal(spart_regridder_apply(context, q->forward, &x, images,
-                                           q->channels * q->pixels),
-                     SPART_OK);
+    assert_int_equal(
+        spart_regridder_apply(context, q->forward, &x, images, q->channels * q->pixels), SPART_OK);
 }
 
 /* MART written out with the public steps, one iteration at a time, as a
@@ -504,29 +503,28 @@ static void a_run_in_gated_batches_gives_the_bits_of_the_solve(void **state)
     while (run.stopped == SPART_MART_RUN_GOING) {
         for (int64_t end = k + batch; k < end; k++) {
             if (k > 0) {
-                assert_int_equal(spart_mart_update_from_images_gated(context, q.backward,
-                                                                     predicted, observed_back, c,
-                                                                     gamma, scene, NULL, &run),
+                assert_int_equal(spart_mart_update_from_images_gated(context, q.backward, predicted,
+                                                                     observed_back, c, gamma, scene,
+                                                                     NULL, &run),
                                  SPART_OK);
             }
             predict(context, &q, scene, predicted);
-            assert_int_equal(spart_mart_finish_and_measure(context, q.observed, predicted, widths,
-                                                           c, q.pixels, q.pair.gain,
-                                                           q.pair.read_noise, workspace, bytes, 0,
-                                                           &run),
+            assert_int_equal(spart_mart_finish_and_measure(
+                                 context, q.observed, predicted, widths, c, q.pixels, q.pair.gain,
+                                 q.pair.read_noise, workspace, bytes, 0, &run),
                              SPART_OK);
-            assert_int_equal(spart_mart_keep(context, scene, q.voxels, kept + k * q.voxels, &run, 0),
-                             SPART_OK);
-            assert_int_equal(spart_mart_decide(context, &rule, workspace, history + k * 2 * c,
-                                               &run, 0),
-                             SPART_OK);
+            assert_int_equal(
+                spart_mart_keep(context, scene, q.voxels, kept + k * q.voxels, &run, 0), SPART_OK);
+            assert_int_equal(
+                spart_mart_decide(context, &rule, workspace, history + k * 2 * c, &run, 0),
+                SPART_OK);
         }
     }
     assert_int_equal(run.stopped, SPART_MART_RUN_STOPPED_BY_RULE);
     assert_int_equal(run.iterations, done);
     for (int64_t i = 0; i < done; i++) {
-        assert_memory_equal(spart_mart_result_mean_chi_squared(result) + i * c,
-                            history + i * 2 * c, (size_t)c * sizeof(double));
+        assert_memory_equal(spart_mart_result_mean_chi_squared(result) + i * c, history + i * 2 * c,
+                            (size_t)c * sizeof(double));
         assert_memory_equal(spart_mart_result_correlation(result) + i * c, history + i * 2 * c + c,
                             (size_t)c * sizeof(double));
         assert_memory_equal(spart_mart_result_solutions(result, i), kept + i * q.voxels,
