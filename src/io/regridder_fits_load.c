@@ -27,7 +27,7 @@
 
 #include "io/fits_util.h"
 #include "io/regridder_fits.h"
-#include "operator/regridder_internal.h"
+#include "operator/operator_ops.h"
 
 /* ---- loading: the primary header ---------------------------------------------------------- */
 
@@ -496,6 +496,7 @@ static spart_regridder *allocate_regridder(const spart_allocator *allocator,
         return NULL;
     }
     made->allocator = *allocator;
+    made->ops = spart_operator_ops_for(-1); /* a file is loaded into host memory */
     made->owns_arrays = 1;
     made->input = header->input;
     made->output = header->output;

@@ -39,6 +39,15 @@ import tempfile
 # (The generator still writes their private bind(C) interfaces; no Fortran
 # wrapper may call them.)
 EXCLUDED = {
+    # Steps of MART runs recorded in batches (CUDA graphs): they take run
+    # states that live in device memory, written by the device as it runs;
+    # spart_mart_solve uses them, and Fortran users call it.
+    "spart_mart_decide": "a step of batched MART runs; run states live in device memory",
+    "spart_mart_keep": "a step of batched MART runs; run states live in device memory",
+    "spart_mart_merits_gated": "a step of batched MART runs; run states live in device memory",
+    "spart_mart_finish_and_measure": "a step of batched MART runs; run states live in device memory",
+    "spart_mart_update_gated": "a step of batched MART runs; run states live in device memory",
+    "spart_mart_update_from_images_gated": "a step of batched MART runs; run states live in device memory",
     # Allocator hooks are C function pointers that must return C heap
     # memory; Fortran codes use the context of spart_context_create, whose
     # memory they never see.
