@@ -56,7 +56,7 @@
 
 #include "bench_ctis_operators.h"
 #include "bench_util.h"
-#include "operator/regridder_internal.h"
+#include "operator/operator_ops.h"
 #include "spart.h"
 
 /* CHECK_CUDA and CHECK_SPART (bench_util.h) for a cuSPARSE call. */
@@ -103,6 +103,7 @@ static spart_regridder *band_regridder(spart_context *context, int64_t rows, int
     const spart_allocator *allocator = &context->allocator;
     spart_regridder *regridder = spart_alloc_zero(allocator, 1, sizeof *regridder);
     regridder->allocator = *allocator;
+    regridder->ops = spart_operator_ops_for(-1); /* host memory */
     regridder->owns_arrays = 1;
     spart_csr *csr = &regridder->csr;
     csr->num_rows = rows;

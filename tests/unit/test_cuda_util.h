@@ -92,6 +92,7 @@ static inline spart_regridder *csr_regridder(spart_context *context, int64_t row
     spart_regridder *regridder = spart_alloc_zero(allocator, 1, sizeof *regridder);
     assert_non_null(regridder);
     regridder->allocator = *allocator;
+    regridder->ops = spart_operator_ops_for(-1); /* host memory */
     regridder->owns_arrays = 1;
     spart_csr *csr = &regridder->csr;
     csr->num_rows = rows;
