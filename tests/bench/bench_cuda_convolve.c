@@ -371,15 +371,16 @@ static int write_markdown(const char *path, int argc, char **argv, const figures
                 (double)properties.totalGlobalMem / 1e9, runtime / 1000, runtime % 1000 / 10,
                 driver / 1000, driver % 1000 / 10);
     }
-    fprintf(out, "- problem: the ctis PSF-tutorial shape (scale %d): %lld weights, 4 channels "
-                 "each blurred by its own 21 x 21 PSF, %lld entries after the convolution; the "
-                 "same CSR arrays bit for bit on both: %s\n\n",
+    fprintf(out,
+            "- problem: the ctis PSF-tutorial shape (scale %d): %lld weights, 4 channels "
+            "each blurred by its own 21 x 21 PSF, %lld entries after the convolution; the "
+            "same CSR arrays bit for bit on both: %s\n\n",
             scale, (long long)f->entries_in, (long long)f->entries_out,
             f->same && f->same_again ? "yes" : "NO");
     fprintf(out, "| step | host s | device s | speed-up |\n");
     bench_markdown_rule(out, 4);
-    fprintf(out, "| convolve the weights with the PSFs | %.4f | %.4f | %.1fx |\n",
-            f->host_convolve, f->device_convolve, f->host_convolve / f->device_convolve);
+    fprintf(out, "| convolve the weights with the PSFs | %.4f | %.4f | %.1fx |\n", f->host_convolve,
+            f->device_convolve, f->host_convolve / f->device_convolve);
     fprintf(out, "| assemble the regridder | %.4f | %.4f | %.1fx |\n", f->host_assembly,
             f->device_assembly, f->host_assembly / f->device_assembly);
     fprintf(out, "| both | %.4f | %.4f | %.1fx |\n", f->host_convolve + f->host_assembly,

@@ -739,16 +739,19 @@ static void write_markdown(const char *path, int argc, char **argv,
     int runtime = 0, driver = 0;
     cudaRuntimeGetVersion(&runtime);
     cudaDriverGetVersion(&driver);
-    fprintf(out, "- GPU: %s, %d multiprocessors, %.0f MB L2, %.0f GB; CUDA runtime %d.%d, "
-                 "driver %d.%d\n",
+    fprintf(out,
+            "- GPU: %s, %d multiprocessors, %.0f MB L2, %.0f GB; CUDA runtime %d.%d, "
+            "driver %d.%d\n",
             properties->name, properties->multiProcessorCount, properties->l2CacheSize / 1e6,
             (double)properties->totalGlobalMem / 1e9, runtime / 1000, runtime % 1000 / 10,
             driver / 1000, driver % 1000 / 10);
-    fprintf(out, "- peers: cuSPARSE %d (SpMV CSR_ALG1 and CSR_ALG2; SpMM CSR_ALG1-3 for eight "
-                 "vectors, the best shown) on the same arrays\n",
+    fprintf(out,
+            "- peers: cuSPARSE %d (SpMV CSR_ALG1 and CSR_ALG2; SpMM CSR_ALG1-3 for eight "
+            "vectors, the best shown) on the same arrays\n",
             cusparse_version);
-    fprintf(out, "- floor: the bytes a product must move (matrix, x and y once) at the "
-                 "device-to-device copy rate measured in the same run, %.2f TB/s\n\n",
+    fprintf(out,
+            "- floor: the bytes a product must move (matrix, x and y once) at the "
+            "device-to-device copy rate measured in the same run, %.2f TB/s\n\n",
             rate * 1e-12);
     fprintf(out, "| matrix | rows | entries | values | floor ms | spart ms | cuSPARSE ALG1 ms | "
                  "cuSPARSE ALG2 ms | spart speed-up | spart 8 vectors ms | cuSPARSE SpMM 8 ms |\n");

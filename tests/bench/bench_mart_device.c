@@ -571,9 +571,10 @@ static int write_markdown(const char *path, int argc, char **argv, const problem
     }
     fprintf(out, "- problem: the ideal instrument of the ctis tutorial's shape (4 channels at "
                  "90 degrees, 20 velocity bins, 128 x 64 sensor), noise-free Gaussian scene\n");
-    fprintf(out, "- floor: the bytes an iteration must move (both products' CSR arrays, x and y; "
-                 "the elementwise passes) at the device copy bandwidth measured in the same run, "
-                 "%.0f GB/s\n\n",
+    fprintf(out,
+            "- floor: the bytes an iteration must move (both products' CSR arrays, x and y; "
+            "the elementwise passes) at the device copy bandwidth measured in the same run, "
+            "%.0f GB/s\n\n",
             bandwidth * 1e-9);
     fprintf(out, "| scene | weights forward | weights backward | host ms/iteration | "
                  "device ms/iteration | device marginal ms | device floor ms | host / device | "

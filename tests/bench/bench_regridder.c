@@ -755,11 +755,12 @@ static int write_markdown(const char *path, int argc, char **argv, const result 
     if (out == NULL) {
         return -1;
     }
-    fprintf(out, "- peers: %s\n", reference_versions[0] != '\0'
-                                      ? reference_versions
-                                      : "not measured (run with --python)");
-    fprintf(out, "- floor: the bytes a product must move (matrix, x and y once) at the copy "
-                 "bandwidth measured in the same run, %.2f GB/s\n\n",
+    fprintf(out, "- peers: %s\n",
+            reference_versions[0] != '\0' ? reference_versions
+                                          : "not measured (run with --python)");
+    fprintf(out,
+            "- floor: the bytes a product must move (matrix, x and y once) at the copy "
+            "bandwidth measured in the same run, %.2f GB/s\n\n",
             bandwidth * 1e-9);
     fprintf(out, "| case | operator | weights | vectors | spart ms | %% of floor | "
                  "scipy.sparse ms | spart speed-up | regrid_from_weights ms | spart speed-up |\n");

@@ -229,8 +229,9 @@ static inline void bench_markdown_command(FILE *out, int argc, char **argv)
     fprintf(out, "%s", name != NULL ? name + 1 : argv[0]);
     for (int k = 1; k < argc; k++) {
         const char *a = argv[k];
-        int plain = a[0] != '\0' && a[strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                "0123456789_./=,:+-")] == '\0';
+        int plain =
+            a[0] != '\0' && a[strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                        "0123456789_./=,:+-")] == '\0';
         fprintf(out, plain ? " %s" : " '%s'", a);
     }
 }

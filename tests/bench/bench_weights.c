@@ -313,15 +313,17 @@ static int write_markdown(const char *path, int argc, char **argv, const result 
                           int threads, int repeat)
 {
     char timing[128];
-    snprintf(timing, sizeof timing, "wall clock, best of %d after a warm-up, both on the same "
-             "threads", repeat);
+    snprintf(timing, sizeof timing,
+             "wall clock, best of %d after a warm-up, both on the same "
+             "threads",
+             repeat);
     FILE *out = bench_markdown_open(path, argc, argv, threads, timing);
     if (out == NULL) {
         return -1;
     }
-    fprintf(out, "- peers: %s\n\n", reference_versions[0] != '\0'
-                                         ? reference_versions
-                                         : "not measured (run with --python)");
+    fprintf(out, "- peers: %s\n\n",
+            reference_versions[0] != '\0' ? reference_versions
+                                          : "not measured (run with --python)");
     fprintf(out, "| case | problem | weights | spart s | regridding s | speed-up | "
                  "spart CPU s | regridding CPU s |\n");
     bench_markdown_rule(out, 8);
