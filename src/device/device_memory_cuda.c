@@ -1,6 +1,9 @@
 /*
- * src/device/device_memory_cuda.c: memory of the context's CUDA device
- * (spart/device_memory.h) and the selection of that device for a call.
+ * src/device/device_memory_cuda.c: the CUDA halves of device memory,
+ * copies and graphs (src/device/device_memory.h: called by
+ * src/device/device_memory.c once the arguments are checked and the
+ * context's device is current), and the selection of a device for a call
+ * (src/device/device_select.h).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -8,8 +11,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "device/device_memory.h"
 #include "device/device_select.h"
-#include "spart/device_memory.h"
 
 spart_status spart_device_failure(spart_context *context, int error, const char *what)
 {
@@ -95,70 +98,26 @@ spart_status spart_device_check_pointer(spart_context *context, const void *poin
     return SPART_OK;
 }
 
-spart_status spart_device_enter(spart_context *context, const char *what, int *previous)
+spart_status spart_device_malloc_entered(spart_context *context, size_t bytes, void **pointer)
 {
-    *previous = -1;
-    spart_status status = spart_device_check_exists(context, context->cuda_device);
-    if (status == SPART_OK) {
-        status = spart_device_select(context, context->cuda_device, previous);
-    }
-    if (status != SPART_OK) {
-        char sentence[SPART_ERROR_LENGTH];
-        snprintf(sentence, sizeof sentence, "%s", spart_context_error(context));
-        spart_fail(context, status, "%s: %s", what, sentence);
-    }
-    return status;
-}
-
-spart_status spart_device_malloc(spart_context *context, size_t bytes, void **pointer)
-{
-    if (context == NULL || pointer == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER,
-                          "device_malloc: context and pointer must not be NULL");
-    }
-    spart_clear_error(context);
-    *pointer = NULL;
-    int previous;
-    spart_status status = spart_device_enter(context, "device_malloc", &previous);
-    if (status != SPART_OK) {
-        return status;
-    }
     cudaError_t error = cudaMalloc(pointer, bytes > 0 ? bytes : 1);
     if (error != cudaSuccess) {
         *pointer = NULL;
         (void)cudaGetLastError();
-        status = spart_device_failure(context, (int)error, "device_malloc");
+        return spart_device_failure(context, (int)error, "device_malloc");
     }
-    spart_device_leave(previous);
-    return status;
+    return SPART_OK;
 }
 
-void spart_device_free(spart_context *context, void *pointer)
+void spart_device_free_entered(void *pointer)
 {
-    if (context == NULL || pointer == NULL) {
-        return;
-    }
-    int previous;
-    if (spart_device_enter(context, "device_free", &previous) == SPART_OK) {
-        (void)cudaFree(pointer);
-        spart_device_leave(previous);
-    }
+    (void)cudaFree(pointer);
 }
 
-/* kind: 0 host -> device, 1 device -> host, 2 device -> device. */
-static spart_status copy(spart_context *context, void *to, const void *from, size_t bytes, int kind,
-                         const char *what)
+spart_status spart_device_copy_entered(spart_context *context, void *to, const void *from,
+                                       size_t bytes, spart_copy_kind kind, const char *what)
 {
-    if (context == NULL || to == NULL || from == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER, "%s: arguments must not be NULL",
-                          what);
-    }
-    spart_clear_error(context);
-    int previous;
-    spart_status status = spart_device_enter(context, what, &previous);
-    if (status != SPART_OK) {
-        return status;
-    }
+    spart_status status = SPART_OK;
     enum cudaMemcpyKind kinds[3] = {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
                                     cudaMemcpyDeviceToDevice};
     cudaStream_t stream = (cudaStream_t)context->cuda_stream;
@@ -169,26 +128,7 @@ static spart_status copy(spart_context *context, void *to, const void *from, siz
     if (error != cudaSuccess) {
         status = spart_device_failure(context, (int)error, what);
     }
-    spart_device_leave(previous);
     return status;
-}
-
-spart_status spart_device_copy_to_device(spart_context *context, void *device, const void *host,
-                                         size_t bytes)
-{
-    return copy(context, device, host, bytes, 0, "device_copy_to_device");
-}
-
-spart_status spart_device_copy_to_host(spart_context *context, void *host, const void *device,
-                                       size_t bytes)
-{
-    return copy(context, host, device, bytes, 1, "device_copy_to_host");
-}
-
-spart_status spart_device_copy_on_device(spart_context *context, void *to, const void *from,
-                                         size_t bytes)
-{
-    return copy(context, to, from, bytes, 2, "device_copy_on_device");
 }
 
 /* ---- graphs ---- */
@@ -213,24 +153,14 @@ void spart_device_graph_free(spart_device_graph *graph)
     spart_free(&graph->context->allocator, graph);
 }
 
-spart_status spart_device_graph_record(spart_context *context,
-                                       spart_status (*record)(void *user, spart_context *context),
-                                       void *user, spart_device_graph **graph)
+spart_status spart_device_graph_record_entered(spart_context *context,
+                                               spart_status (*record)(void *user,
+                                                                      spart_context *context),
+                                               void *user, spart_device_graph **graph)
 {
-    if (context == NULL || record == NULL || graph == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER,
-                          "device_graph_record: context, record and graph must not be NULL");
-    }
-    spart_clear_error(context);
-    *graph = NULL;
-    int previous;
-    spart_status status = spart_device_enter(context, "device_graph_record", &previous);
-    if (status != SPART_OK) {
-        return status;
-    }
+    spart_status status = SPART_OK;
     spart_device_graph *made = spart_alloc_zero(&context->allocator, 1, sizeof *made);
     if (made == NULL) {
-        spart_device_leave(previous);
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
                           "device_graph_record: could not allocate the graph");
     }
@@ -265,7 +195,6 @@ spart_status spart_device_graph_record(spart_context *context,
         (void)cudaStreamDestroy(stream);
     }
     (void)cudaGetLastError();
-    spart_device_leave(previous);
     if (status != SPART_OK) {
         spart_device_graph_free(made);
         return status;
@@ -274,21 +203,12 @@ spart_status spart_device_graph_record(spart_context *context,
     return SPART_OK;
 }
 
-spart_status spart_device_graph_launch(spart_context *context, const spart_device_graph *graph)
+spart_status spart_device_graph_launch_entered(spart_context *context,
+                                               const spart_device_graph *graph)
 {
-    if (context == NULL || graph == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER,
-                          "device_graph_launch: context and graph must not be NULL");
-    }
-    int previous;
-    spart_status status = spart_device_enter(context, "device_graph_launch", &previous);
-    if (status != SPART_OK) {
-        return status;
-    }
     cudaError_t error = cudaGraphLaunch(graph->exec, (cudaStream_t)context->cuda_stream);
     if (error != cudaSuccess) {
-        status = spart_device_failure(context, (int)error, "device_graph_launch");
+        return spart_device_failure(context, (int)error, "device_graph_launch");
     }
-    spart_device_leave(previous);
-    return status;
+    return SPART_OK;
 }

@@ -12,15 +12,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "device/device_memory.h"
 #include "device/device_select.h"
-#include "mart/backproject_update.h"
 #include "operator/operator_ops.h"
-#include "operator/regridder_device.h"
 #include "operator/regridder_convolved.h"
 #include "operator/regridder_from_arrays.h"
 #include "psf/psf_ops.h"
 #include "spart/device.h"
-#include "spart/device_memory.h"
 
 static spart_status no_cuda(spart_context *context)
 {
@@ -70,55 +68,6 @@ spart_status spart_regridder_to_host(spart_context *context, const spart_regridd
                                      spart_regridder **host)
 {
     return spart_regridder_to_device(context, regridder, host);
-}
-
-int spart_device_mart_fusable(const spart_regridder *backward)
-{
-    (void)backward; /* never on a device without CUDA */
-    return 0;
-}
-
-spart_status spart_device_mart_backproject_update(spart_context *context,
-                                                  const spart_regridder *backward,
-                                                  const double *images, const double *observed_back,
-                                                  double *scene, int64_t num_channel,
-                                                  int64_t scene_size, double gamma)
-{
-    (void)backward, (void)images, (void)observed_back, (void)scene, (void)num_channel;
-    (void)scene_size, (void)gamma;
-    return no_cuda(context);
-}
-
-spart_status spart_device_csr_assemble(spart_context *context, const spart_assembly_source *source,
-                                       int64_t cells_input, int64_t cells_output,
-                                       spart_value_type value_type,
-                                       const spart_device_assembly_options *options,
-                                       spart_regridder *regridder)
-{
-    (void)source, (void)cells_input, (void)cells_output, (void)value_type, (void)options;
-    (void)regridder;
-    return no_cuda(context);
-}
-
-spart_status spart_device_csr_transpose(spart_context *context, const spart_regridder *regridder,
-                                        int wide_sort, spart_regridder *transposed)
-{
-    (void)regridder, (void)wide_sort, (void)transposed;
-    return no_cuda(context);
-}
-
-spart_status spart_device_transpose_conservative(spart_context *context, spart_regridder *forward,
-                                                 const spart_regridder *exact, const int *source,
-                                                 const int64_t *grid_stride, int64_t num_grids,
-                                                 int64_t cells_input, int64_t cells_output,
-                                                 const double *factor_input,
-                                                 const double *volume_output,
-                                                 spart_regridder **conservative)
-{
-    (void)forward, (void)exact, (void)source, (void)grid_stride, (void)num_grids;
-    (void)cells_input, (void)cells_output, (void)factor_input, (void)volume_output;
-    *conservative = NULL;
-    return no_cuda(context);
 }
 
 const spart_operator_ops *spart_operator_cuda_ops(void)
@@ -198,122 +147,45 @@ spart_status spart_device_check_pointer(spart_context *context, const void *poin
                       device);
 }
 
-spart_status spart_device_enter(spart_context *context, const char *what, int *previous)
+/* ---- the CUDA halves of device memory (src/device/device_memory.h): never
+ * reached, spart_device_enter refuses first ---- */
+
+spart_status spart_device_malloc_entered(spart_context *context, size_t bytes, void **pointer)
 {
-    *previous = -1;
-    return spart_fail(context, SPART_ERROR_NO_DEVICE,
-                      "%s: spart was built without CUDA (configure with SPART_ENABLE_CUDA=ON "
-                      "where nvcc is installed)",
-                      what);
+    (void)bytes, (void)pointer;
+    return no_cuda(context);
 }
 
-spart_status spart_device_malloc(spart_context *context, size_t bytes, void **pointer)
+void spart_device_free_entered(void *pointer)
 {
-    if (context == NULL || pointer == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER,
-                          "device_malloc: context and pointer must not be NULL");
-    }
-    spart_clear_error(context);
-    *pointer = NULL;
-    int previous;
-    spart_status status = spart_device_enter(context, "device_malloc", &previous);
-    if (status != SPART_OK) {
-        return status;
-    }
-    (void)bytes;
-    spart_device_leave(previous);
-    return status;
-}
-
-void spart_device_free(spart_context *context, void *pointer)
-{
-    (void)context;
     (void)pointer;
 }
 
-/* kind: 0 host -> device, 1 device -> host, 2 device -> device. */
-static spart_status copy(spart_context *context, void *to, const void *from, size_t bytes, int kind,
-                         const char *what)
+spart_status spart_device_copy_entered(spart_context *context, void *to, const void *from,
+                                       size_t bytes, spart_copy_kind kind, const char *what)
 {
-    if (context == NULL || to == NULL || from == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER, "%s: arguments must not be NULL",
-                          what);
-    }
-    spart_clear_error(context);
-    int previous;
-    spart_status status = spart_device_enter(context, what, &previous);
-    if (status != SPART_OK) {
-        return status;
-    }
-    (void)bytes;
-    (void)kind;
-    spart_device_leave(previous);
-    return status;
+    (void)to, (void)from, (void)bytes, (void)kind, (void)what;
+    return no_cuda(context);
 }
 
-spart_status spart_device_copy_to_device(spart_context *context, void *device, const void *host,
-                                         size_t bytes)
+spart_status spart_device_graph_record_entered(spart_context *context,
+                                               spart_status (*record)(void *user,
+                                                                      spart_context *context),
+                                               void *user, spart_device_graph **graph)
 {
-    return copy(context, device, host, bytes, 0, "device_copy_to_device");
+    (void)record, (void)user, (void)graph;
+    return no_cuda(context);
 }
 
-spart_status spart_device_copy_to_host(spart_context *context, void *host, const void *device,
-                                       size_t bytes)
+spart_status spart_device_graph_launch_entered(spart_context *context,
+                                               const spart_device_graph *graph)
 {
-    return copy(context, host, device, bytes, 1, "device_copy_to_host");
+    (void)graph;
+    return no_cuda(context);
 }
 
-spart_status spart_device_copy_on_device(spart_context *context, void *to, const void *from,
-                                         size_t bytes)
-{
-    return copy(context, to, from, bytes, 2, "device_copy_on_device");
-}
-
-/* ---- graphs ---- */
-
-struct spart_device_graph {
-    spart_context *context; /* whose allocator holds this object */
-};
-
+/* No graph can be recorded without CUDA, so there is none to free. */
 void spart_device_graph_free(spart_device_graph *graph)
 {
-    if (graph == NULL) {
-        return;
-    }
-    spart_free(&graph->context->allocator, graph);
-}
-
-spart_status spart_device_graph_record(spart_context *context,
-                                       spart_status (*record)(void *user, spart_context *context),
-                                       void *user, spart_device_graph **graph)
-{
-    if (context == NULL || record == NULL || graph == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER,
-                          "device_graph_record: context, record and graph must not be NULL");
-    }
-    spart_clear_error(context);
-    *graph = NULL;
-    int previous;
-    spart_status status = spart_device_enter(context, "device_graph_record", &previous);
-    if (status != SPART_OK) {
-        return status;
-    }
-    (void)user;
-    spart_device_leave(previous);
-    return status;
-}
-
-spart_status spart_device_graph_launch(spart_context *context, const spart_device_graph *graph)
-{
-    if (context == NULL || graph == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER,
-                          "device_graph_launch: context and graph must not be NULL");
-    }
-    int previous;
-    spart_status status = spart_device_enter(context, "device_graph_launch", &previous);
-    if (status != SPART_OK) {
-        return status;
-    }
-    spart_device_leave(previous);
-    return status;
+    (void)graph;
 }

@@ -1,9 +1,9 @@
 /*
  * src/mart/backproject_update.h: the MART update from images in one pass
  * on the device (src/mart/backproject_update_cuda.c), the CUDA table's
- * fusable and backproject_update operations (src/mart/mart_ops.h). Built
- * only with CUDA: without it spart_mart_select refuses a device, so
- * nothing stands in for them.
+ * fusable and backproject_update operations (src/mart/mart_ops.h). CUDA
+ * glue only: without CUDA spart_mart_select refuses a device, so nothing
+ * stands in for them.
  */
 #ifndef SPART_BACKPROJECT_UPDATE_H
 #define SPART_BACKPROJECT_UPDATE_H
@@ -11,7 +11,6 @@
 #include "operator/regridder_internal.h"
 #include "spart/mart_steps.h"
 
-#if defined(SPART_HAVE_CUDA)
 /* Whether spart_mart_cuda_backproject_update can serve `backward`: a
  * device regridder without long rows whose one-vector product reads and
  * writes its values as they lie (no batch axes). */
@@ -30,15 +29,5 @@ spart_status spart_mart_cuda_backproject_update(spart_context *context,
                                                 double *scene, int64_t num_channel,
                                                 int64_t scene_size, double gamma,
                                                 const spart_mart_run_state *gate);
-#else
-/* Stand-ins that src/device/no_cuda.c still defines; nothing calls them
- * (spart_mart_select says SPART_ERROR_NO_DEVICE first). To go with them. */
-int spart_device_mart_fusable(const spart_regridder *backward);
-spart_status spart_device_mart_backproject_update(spart_context *context,
-                                                  const spart_regridder *backward,
-                                                  const double *images, const double *observed_back,
-                                                  double *scene, int64_t num_channel,
-                                                  int64_t scene_size, double gamma);
-#endif
 
 #endif /* SPART_BACKPROJECT_UPDATE_H */
