@@ -1,26 +1,9 @@
 /*
- * src/device/context_cuda.c: the CUDA device and stream a context works
- * on (spart/device.h).
+ * src/device/context_cuda.c: the CUDA stream a context works on
+ * (spart/device.h); without CUDA, src/device/no_cuda.c refuses it.
  */
-#include "device/device_select.h"
+#include "core/internal.h"
 #include "spart/device.h"
-
-spart_status spart_context_set_cuda_device(spart_context *context, int device)
-{
-    if (context == NULL) {
-        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
-    }
-    spart_clear_error(context);
-    if (device < 0) {
-        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                          "device = %d: CUDA devices are numbered from 0", device);
-    }
-    spart_status status = spart_device_check_exists(context, device);
-    if (status == SPART_OK) {
-        context->cuda_device = device;
-    }
-    return status;
-}
 
 spart_status spart_context_set_cuda_stream(spart_context *context, void *stream)
 {

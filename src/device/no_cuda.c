@@ -27,19 +27,6 @@ static spart_status no_cuda(spart_context *context)
                       "with the CUDA Toolkit and -DSPART_ENABLE_CUDA=ON)");
 }
 
-spart_status spart_context_set_cuda_device(spart_context *context, int device)
-{
-    if (context == NULL) {
-        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
-    }
-    spart_clear_error(context);
-    if (device < 0) {
-        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                          "device = %d: CUDA devices are numbered from 0", device);
-    }
-    return no_cuda(context);
-}
-
 spart_status spart_context_set_cuda_stream(spart_context *context, void *stream)
 {
     (void)stream;
