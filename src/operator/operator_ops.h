@@ -50,12 +50,13 @@ typedef struct spart_operator_ops {
     /* The exact transpose's CSR arrays into `transposed` (its sides set). */
     spart_status (*transpose)(spart_context *context, const spart_regridder *regridder,
                               spart_regridder *transposed);
-    /* The conservative transpose of `forward`: a regridder owned by it
-     * that shares the pattern of `exact` and holds its own values. */
-    spart_status (*conservative)(spart_context *context, spart_regridder *forward,
-                                 const spart_regridder *exact,
+    /* The values of a conservative transpose: `conservative` shares the
+     * pattern of `exact` (the exact transpose of its owner, the forward
+     * regridder) and has no values yet; allocate and scale them. On
+     * failure, what was allocated is freed by `release`. */
+    spart_status (*conservative)(spart_context *context, const spart_regridder *exact,
                                  const spart_conservative_scaling *scaling,
-                                 spart_regridder **conservative);
+                                 spart_regridder *conservative);
     /* Bytes of workspace a product of num_vectors vectors (num_leading of
      * them from leading axes of x) needs with `threads` host threads. */
     size_t (*workspace_bytes)(const spart_regridder *regridder, int64_t num_leading,

@@ -27,14 +27,13 @@ static spart_status cuda_transpose(spart_context *context, const spart_regridder
     return spart_device_csr_transpose(context, regridder, 0, transposed);
 }
 
-static spart_status cuda_conservative(spart_context *context, spart_regridder *forward,
-                                      const spart_regridder *exact,
+static spart_status cuda_conservative(spart_context *context, const spart_regridder *exact,
                                       const spart_conservative_scaling *scaling,
-                                      spart_regridder **conservative)
+                                      spart_regridder *conservative)
 {
     const spart_conservative_decoder *d = scaling->decoder;
     return spart_device_transpose_conservative(
-        context, forward, exact, d->source, d->grid_stride, scaling->num_grids, d->cells_input,
+        context, exact, d->source, d->grid_stride, scaling->num_grids, d->cells_input,
         d->cells_output, scaling->factor_input, scaling->volume_output, conservative);
 }
 

@@ -456,15 +456,12 @@ static cudaError_t conservative_on_stream(const spart_regridder *exact,
     return error != cudaSuccess ? error : finished;
 }
 
-spart_status spart_device_transpose_conservative(spart_context *context, spart_regridder *forward,
-                                                 const spart_regridder *exact, const int *source,
-                                                 const int64_t *grid_stride, int64_t num_grids,
-                                                 int64_t cells_input, int64_t cells_output,
-                                                 const double *factor_input,
-                                                 const double *volume_output,
-                                                 spart_regridder **conservative)
+spart_status spart_device_transpose_conservative(
+    spart_context *context, const spart_regridder *exact, const int *source,
+    const int64_t *grid_stride, int64_t num_grids, int64_t cells_input, int64_t cells_output,
+    const double *factor_input, const double *volume_output, spart_regridder *conservative)
 {
-    *conservative = NULL;
+    const spart_regridder *forward = conservative->owner;
     const spart_regridder_roles *roles = &forward->roles;
     spart_device_entry_decoder decoder;
     decoder.input =
@@ -475,36 +472,18 @@ spart_status spart_device_transpose_conservative(spart_context *context, spart_r
                      roles->orthogonal_output, roles->num_orthogonal, source, 2, grid_stride);
     decoder.cells_input = cells_input;
     decoder.cells_output = cells_output;
-    spart_regridder *made = spart_alloc(&forward->allocator, 1, sizeof *made);
-    if (made == NULL) {
-        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
-                          "conservative transpose: out of memory");
-    }
-    *made = *exact; /* the pattern and the long-row table, shared */
-    made->owns_arrays = 0;
-    made->transposed = NULL;
-    made->conservative = NULL;
-    made->has_roles = 0;
-    made->owner = forward;
-    made->csr.values64 = NULL;
-    made->csr.values32 = NULL;
     int device = forward->device.cuda_device, previous = -1;
     spart_status status = spart_device_select(context, device, &previous);
     if (status != SPART_OK) {
-        spart_free(&forward->allocator, made);
         return status;
     }
     cudaError_t error =
-        conservative_on_stream(exact, &decoder, num_grids, factor_input, volume_output, made,
-                               spart_device_stream_for(context, device));
+        conservative_on_stream(exact, &decoder, num_grids, factor_input, volume_output,
+                               conservative, spart_device_stream_for(context, device));
+    spart_device_leave(previous);
     if (error != cudaSuccess) {
-        spart_regridder_release_on_device(made); /* its values only: it owns no pattern */
-        spart_free(&forward->allocator, made);
-        spart_device_leave(previous);
         return spart_device_failure(context, (int)error,
                                     "the conservative transpose on the device");
     }
-    spart_device_leave(previous);
-    *conservative = made;
     return SPART_OK;
 }

@@ -189,6 +189,29 @@ void spart_conservative_scale_entries(const decoder *d, const spart_csr *exact,
     }
 }
 
+/* The conservative transpose before its values: owned by `forward`, with
+ * the pattern (row pointers, columns, long-row table) of its exact
+ * transpose `exact`, shared, not copied. */
+static spart_regridder *shell_sharing_pattern(spart_context *context, spart_regridder *forward,
+                                              const spart_regridder *exact, spart_status *status)
+{
+    spart_regridder *made = spart_alloc(&forward->allocator, 1, sizeof *made);
+    if (made == NULL) {
+        *status =
+            spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "conservative transpose: out of memory");
+        return NULL;
+    }
+    *made = *exact;
+    made->owns_arrays = 0;
+    made->transposed = NULL;
+    made->conservative = NULL;
+    made->has_roles = 0;
+    made->owner = forward;
+    made->csr.values64 = NULL;
+    made->csr.values32 = NULL;
+    return made;
+}
+
 spart_status spart_regridder_transpose_conservative(spart_context *context,
                                                     spart_regridder *regridder, int num_coordinates,
                                                     const spart_array *coordinates_input,
@@ -234,8 +257,15 @@ spart_status spart_regridder_transpose_conservative(spart_context *context,
     }
     spart_regridder *made = NULL;
     if (status == SPART_OK) {
+        made = shell_sharing_pattern(context, regridder, exact, &status);
+    }
+    if (status == SPART_OK) {
         spart_conservative_scaling scaling = {&d, layout.num_elements, factor_input, volume_output};
-        status = regridder->ops->conservative(context, regridder, exact, &scaling, &made);
+        status = regridder->ops->conservative(context, exact, &scaling, made);
+        if (status != SPART_OK) {
+            made->ops->release(made); /* its values only: it owns no pattern */
+            spart_free(&regridder->allocator, made);
+        }
     }
     if (status == SPART_OK) {
         if (regridder->conservative != NULL) {

@@ -75,20 +75,20 @@ spart_status spart_device_csr_assemble(spart_context *context, const spart_assem
 spart_status spart_device_csr_transpose(spart_context *context, const spart_regridder *regridder,
                                         int wide_sort, spart_regridder *transposed);
 
-/* The conservative transpose of device regridder `forward` on the pattern
- * of its exact transpose `exact`: a new regridder (owned by `forward`)
- * whose values are scaled on the device by the grid factors factor_input
+/* The values of a device conservative transpose: `conservative` (owned by
+ * the forward regridder, made by src/operator/regridder_conservative.c)
+ * shares the pattern of the exact transpose `exact` and gets values of
+ * its own, scaled on the device by the grid factors factor_input
  * (num_grids * cells_input) and volume_output (num_grids * cells_output),
- * in host memory, as src/operator/regridder_conservative.c computes them. source[k] says where
- * orthogonal axis k's grid index comes from (1: the forward's column, 2: its row, else nowhere) and
- * grid_stride[k] its stride in the grid index; cells_input and
- * cells_output are one grid element's resampled cells. */
-spart_status spart_device_transpose_conservative(spart_context *context, spart_regridder *forward,
-                                                 const spart_regridder *exact, const int *source,
-                                                 const int64_t *grid_stride, int64_t num_grids,
-                                                 int64_t cells_input, int64_t cells_output,
-                                                 const double *factor_input,
-                                                 const double *volume_output,
-                                                 spart_regridder **conservative);
+ * in host memory, as src/operator/regridder_conservative.c computes them.
+ * source[k] says where orthogonal axis k's grid index comes from (1: the
+ * forward's column, 2: its row, else nowhere) and grid_stride[k] its
+ * stride in the grid index; cells_input and cells_output are one grid
+ * element's resampled cells. On failure the values it allocated are left
+ * for the caller to release. */
+spart_status spart_device_transpose_conservative(
+    spart_context *context, const spart_regridder *exact, const int *source,
+    const int64_t *grid_stride, int64_t num_grids, int64_t cells_input, int64_t cells_output,
+    const double *factor_input, const double *volume_output, spart_regridder *conservative);
 
 #endif /* SPART_REGRIDDER_DEVICE_H */

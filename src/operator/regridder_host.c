@@ -307,38 +307,24 @@ static spart_status host_transpose(spart_context *context, const spart_regridder
     return SPART_OK;
 }
 
-/* The conservative transpose on the host: the exact transpose's pattern,
- * shared, and values of its own scaled here. */
-static spart_status host_conservative(spart_context *context, spart_regridder *forward,
-                                      const spart_regridder *exact,
+/* The conservative transpose's values on the host, scaled here. */
+static spart_status host_conservative(spart_context *context, const spart_regridder *exact,
                                       const spart_conservative_scaling *scaling,
-                                      spart_regridder **conservative)
+                                      spart_regridder *conservative)
 {
-    spart_regridder *made = spart_alloc_zero(&forward->allocator, 1, sizeof *made);
     size_t n = (size_t)exact->csr.num_entries;
-    if (made != NULL) {
-        *made = *exact;
-        made->owns_arrays = 0;
-        made->transposed = NULL;
-        made->conservative = NULL;
-        made->has_roles = 0;
-        made->owner = forward;
-        made->csr.values64 = NULL;
-        made->csr.values32 = NULL;
-        if (exact->csr.values32 != NULL) {
-            made->csr.values32 = spart_alloc(&forward->allocator, n, sizeof(float));
-        } else {
-            made->csr.values64 = spart_alloc(&forward->allocator, n, sizeof(double));
-        }
+    spart_csr *csr = &conservative->csr;
+    if (exact->csr.values32 != NULL) {
+        csr->values32 = spart_alloc(&conservative->allocator, n, sizeof(float));
+    } else {
+        csr->values64 = spart_alloc(&conservative->allocator, n, sizeof(double));
     }
-    if (made == NULL || (made->csr.values32 == NULL && made->csr.values64 == NULL)) {
-        spart_free(&forward->allocator, made);
+    if (csr->values32 == NULL && csr->values64 == NULL) {
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
                           "conservative transpose: could not allocate %zu values", n);
     }
     spart_conservative_scale_entries(scaling->decoder, &exact->csr, scaling->factor_input,
-                                     scaling->volume_output, spart_threads(context), &made->csr);
-    *conservative = made;
+                                     scaling->volume_output, spart_threads(context), csr);
     return SPART_OK;
 }
 
