@@ -461,6 +461,12 @@ static spart_status create_regridder(spart_context *context, const spart_weights
                           "weights and regridder must not be NULL");
     }
     *regridder = NULL;
+    if (cuda_device >= 0) {
+        spart_status exists = spart_device_check_exists(context, cuda_device);
+        if (exists != SPART_OK) {
+            return exists;
+        }
+    }
     spart_regridder_options defaults;
     spart_regridder_options_init(&defaults);
     if (options == NULL) {
@@ -513,16 +519,7 @@ spart_status spart_regridder_create_device(spart_context *context, const spart_w
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
     }
-    spart_clear_error(context);
-    if (weights == NULL || regridder == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER,
-                          "weights and regridder must not be NULL");
-    }
-    *regridder = NULL;
-    spart_status status = spart_device_check_exists(context, context->cuda_device);
-    return status == SPART_OK ? spart_regridder_create_on(context, weights, options,
-                                                          context->cuda_device, regridder)
-                              : status;
+    return create_regridder(context, weights, options, context->cuda_device, NULL, regridder);
 }
 
 spart_status spart_regridder_create_from_device_entries(

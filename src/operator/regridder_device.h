@@ -19,8 +19,8 @@
 
 /* spart_regridder_create with the matrix assembled in device memory of
  * CUDA device cuda_device, or in host memory for cuda_device < 0 (the
- * usual create). Defined in src/operator/regridder.c; the caller has checked that
- * the device exists. */
+ * usual create); SPART_ERROR_NO_DEVICE when that device does not exist
+ * (checked after the arguments). Defined in src/operator/regridder.c. */
 spart_status spart_regridder_create_on(spart_context *context, const spart_weights *weights,
                                        const spart_regridder_options *options, int cuda_device,
                                        spart_regridder **regridder);
