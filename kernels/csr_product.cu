@@ -67,7 +67,7 @@ using spart_rows::vector_layout;
  * round's loads before its first fma (seen in the machine code of a
  * one-block build); with the group size read at run time, or without that
  * bound (ptxas then held the kernel to 32 registers), it interleaved
- * loads and fmas. Measured on an H200 (docs/benchmarks.md, "GPU product:
+ * loads and fmas. Measured on an H200 (docs/benchmarks.md in git history, "GPU product:
  * group sizes fixed at compile time"): 4 blocks (64 registers) was within
  * 3 % of the fastest choice on the ESIS-scale forward operator and the
  * fastest on a band whose columns spread over 65536; 1 block (72
@@ -332,11 +332,11 @@ cudaError_t launch_product(const spart_device_csr &matrix, const Column *columns
  * row and four entries a round, each holding TILE values of x; tiles of 8
  * one row and two entries a round (on an H200, the CTIS operators of
  * bench_cuda_product --ctis: as fast or up to 15 % faster than four,
- * docs/benchmarks.md "Eight vectors in tiles"), except that tiles of 8
+ * docs/benchmarks.md in git history "Eight vectors in tiles"), except that tiles of 8
  * vectors as they lie (not in 64-byte tiles) at g = 32 without long rows
  * take one entry a round with g fixed at compile time (8 vectors of the
  * transpose of CTIS c, rows of 256 entries: 0.111 -> 0.093 ms on an H200,
- * docs/benchmarks.md "Eight vectors by quads of lanes"). (These shapes
+ * docs/benchmarks.md in git history "Eight vectors by quads of lanes"). (These shapes
  * take 32 to 64 registers for one vector, 48 to 96 for tiles; two rows a
  * group in tiles took 100.) One vector over rows of
  * about g entries, g = 2, 4, 8 or 16, takes a thread a row

@@ -185,7 +185,7 @@ sum_rows_by_groups(const spart_device_csr &matrix, const Column *__restrict__ co
  * add the previous round from the other; each chunk's part sits
  * chunk_part + G doubles after the previous one, so that the adding lanes
  * fall in distinct banks. Measured on an H200 with a row of 4 Mi entries
- * (g = 8, 1024 chunks; docs/benchmarks.md, "The long row on the GPU"): a
+ * (g = 8, 1024 chunks; docs/benchmarks.md in git history, "The long row on the GPU"): a
  * block a chunk left 7 warps of 8 idle while its lanes added; 32 / G
  * chunks a block gave too few blocks (256) to keep the multiprocessors'
  * loads in flight; 16 / G gives 512, about four a multiprocessor. */

@@ -18,7 +18,7 @@
  * 16-byte load: a warp's load touches 8 lines for 8 terms), and the rows'
  * bounds and entries are loaded ahead, so that a row costs about one trip
  * to memory instead of three. Measured on an H200 with 8 vectors of the
- * CTIS operators (docs/benchmarks.md, "Eight vectors by quads of lanes"):
+ * CTIS operators (docs/benchmarks.md in git history, "Eight vectors by quads of lanes"):
  * faster than cuSPARSE SpMM (CSR ALG1, ALG2 and ALG3) on all of them.
  *
  * Three kernels, chosen by the matrix (spart_cuda_csr_product_short_rows_in_tiles):
@@ -512,7 +512,7 @@ cudaError_t launch_by_thread(const spart_device_csr &matrix, const Column *colum
 }
 
 /* The kernel for the matrix's rows (see the file's comment). Measured on
- * an H200, 8 vectors (docs/benchmarks.md, "Eight vectors by quads of
+ * an H200, 8 vectors (docs/benchmarks.md in git history, "Eight vectors by quads of
  * lanes"): the transpose of CTIS b (rows of 16, g = 16) took 0.55 ms by
  * quads of four rows a step and 0.25 by thread; its forward operator (59
  * entries a row, g = 32) 0.46 by quads and 0.38-0.39 pipelined. */

@@ -5,8 +5,10 @@
 # test. Logs go to $OUT (or ./cuda-logs).
 #
 # Where GSL, CFITSIO and cmocka are not installed, put their .deb files in
-# .deps/ (see docs/benchmarks.md, "GPU product, first measurements"): they
-# are unpacked under /opt/deps and found from there.
+# .deps/ (on a Debian machine: cd .deps && apt-get download libgsl27
+# libgslcblas0 libgsl-dev libcfitsio10 libcfitsio-dev libcmocka0
+# libcmocka-dev) and carry that folder: they are unpacked under /opt/deps
+# and found from there.
 #
 # SPART_CUDA_BENCH selects the benchmarks, one or a comma-separated list
 # of: "assembly" (the default), "product" (bench_cuda_product, then its

@@ -79,7 +79,7 @@ extern "C" {
 /* How an instrument applies its point-spread function. */
 typedef enum spart_psf_mode {
     SPART_PSF_AUTO = 0,  /* SPART_PSF_FFT, the faster wherever MART runs, as measured on
-                            the ctis PSF tutorial's shape (docs/benchmarks.md, 2026-11-29):
+                            the ctis PSF tutorial's shape (docs/performance.md, PSF):
                             on the host 3.3 ms per MART iteration against 46 ms folded, on
                             an H200 0.12 ms against 1.6 ms folded, with 0.05 GB of device
                             memory against 3.6 GB; the choice is made when the instrument

@@ -43,7 +43,7 @@ static const double x_tile_bytes = 8.0 * 1024 * 1024;
  * term gathers its x from 8 planes, a 32-byte sector each for 8 bytes
  * used; in tiles, from one 64-byte line, at the price of one more pass
  * over x. Short rows are then summed by kernels of their own
- * (kernels/csr_product_tiles.cu). Measured on an H200 (docs/benchmarks.md,
+ * (kernels/csr_product_tiles.cu). Measured on an H200 (docs/benchmarks.md in git history,
  * "Eight vectors by quads of lanes"), 8 vectors of the CTIS operators: a
  * and its transpose (short rows, x of 4 and 1.4 MB) 0.055 -> 0.038-0.042
  * and 0.062 -> 0.032-0.035 ms in tiles, b and its transpose (short rows,

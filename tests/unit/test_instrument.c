@@ -284,7 +284,7 @@ static void a_delta_psf_changes_nothing(void **state)
 }
 
 /* SPART_PSF_AUTO composes the PSF by FFT (the faster on the host and on a
- * GPU, docs/benchmarks.md): the instrument holds a PSF and the plain
+ * GPU, docs/benchmarks.md in git history): the instrument holds a PSF and the plain
  * Regridders, not folded ones. */
 static void auto_composes_the_psf_by_fft(void **state)
 {
