@@ -8,7 +8,7 @@ versions and the exact command; this script only runs them and puts their
 reports under the page's headings. It never types a figure.
 
     scripts/performance_page.py --build BUILD [--python PYTHON] [--host | --gpu]
-                                [--page docs/performance.md] [--note TEXT]
+                                [--page docs/performance.md] [--note TEXT] [--revision COMMIT]
                                 [--psf-scale S] [--only SECTION ...]
 
 --build is a build folder configured with -DSPART_BUILD_BENCHMARKS=ON (and
@@ -20,6 +20,8 @@ measured and how to measure them), so a GPU run can fill in the GPU
 sections later. --note adds a line to each section this run writes (say,
 that the machine is shared). --psf-scale divides the PSF benchmark's scene
 and sensor sides (1, the tutorial's shape, needs about 8 GB of memory).
+--revision names the commit measured where git cannot tell (the device
+tool's copy of a checkout names the session's first commit).
 A benchmark that fails or is skipped leaves its section saying so.
 """
 
@@ -113,14 +115,23 @@ def gpu_line():
     return f"- GPU: {name}, driver {driver}, {memory} (nvidia-smi)"
 
 
-def run_section(section, kind, args):
-    """The Markdown of one section, from its benchmarks' reports."""
+def revision_of_tree(args):
+    """The commit the measured tree is: --revision when given (a copy of a
+    checkout whose git does not know its commit, as on a lent GPU machine),
+    else git's HEAD, marked when the code differs from it."""
+    if args.revision:
+        return args.revision
     revision = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                               capture_output=True, text=True).stdout.strip() or "unknown"
     dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--", "src", "host",
                             "kernels", "solvers", "include", "tests/bench"],
                            capture_output=True, text=True).stdout.strip()
-    stamp = f"- revision: {revision}{' with local changes' if dirty else ''}, measured " \
+    return revision + (" with local changes" if dirty else "")
+
+
+def run_section(section, kind, args):
+    """The Markdown of one section, from its benchmarks' reports."""
+    stamp = f"- revision: {revision_of_tree(args)}, measured " \
             f"{datetime.date.today().isoformat()}"
     blocks = []
     for number, (environment, argv) in enumerate(runs(section, args.build, args.python,
@@ -214,6 +225,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", required=True)
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--revision", default=None,
+                        help="the commit the measured tree is, where git cannot tell")
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--host", action="store_true", help="only the host sections")
     which.add_argument("--gpu", action="store_true", help="only the GPU sections")
