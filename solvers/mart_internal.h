@@ -12,6 +12,28 @@
 #include "spart/mart.h"
 #include "spart/mart_steps.h"
 
+/* The result of a solve: what spart/mart.h's accessors read. The driver
+ * (solvers/mart.c) fills it; solvers/mart_result.c allocates and frees it. */
+struct spart_mart_result {
+    spart_context *context; /* whose allocator holds the arrays */
+    int64_t num_channel;
+    int64_t scene_size;
+    int64_t num_iterations;
+    int64_t capacity; /* rows allocated in the histories */
+    int success;
+    double gamma;
+    char message[160];
+    int64_t num_solutions;
+    double *solutions; /* num_solutions x scene_size */
+    double *mean_chi_squared;
+    double *correlation;
+};
+
+/* A result for `operators` with room for 16 iterations' merits and one
+ * state, or NULL when memory runs out. */
+spart_mart_result *spart_mart_result_allocate(spart_context *context,
+                                              const spart_mart_operators *operators);
+
 /* count doubles through the context's allocator (NULL on overflow). */
 double *spart_mart_alloc_doubles(const spart_context *context, size_t count);
 double *spart_mart_realloc_doubles(const spart_context *context, double *pointer, size_t count);
