@@ -37,9 +37,10 @@ import fortran_generics  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 HANDLES = "spart_declarations.inc"
-WRAPPERS = ["spart_wrappers_common.inc", "spart_wrappers_weights.inc",
-            "spart_wrappers_regridder.inc", "spart_wrappers_mart.inc",
-            "spart_wrappers_instrument.inc"]
+# Every spart_wrappers_<module>.inc, the common helpers first (the others
+# use them): a new module adds its file, not a line here.
+WRAPPERS = ["spart_wrappers_common.inc"] + sorted(
+    path.name for path in HERE.glob("spart_wrappers_*.inc") if path.name != "spart_wrappers_common.inc")
 
 # Structs a Fortran code fills or reads itself: public, with their C names.
 PUBLIC_STRUCTS = {"spart_mart_operators", "spart_mart_regridder_pair",
