@@ -133,6 +133,21 @@ static inline void assert_close(double actual, double expected, double tolerance
     }
 }
 
+/* The weights of the lattice clipping kernel from `input` onto the lattice
+ * `output` (test_conservative_2d_clip.c and _polygons.c). */
+static inline spart_triples clip_onto_lattice(const grid *input, const grid *output,
+                                              const double *weights_input, int parallel)
+{
+    assert_true(spart_host_grid_is_lattice(output->x, output->y, output->num_x, output->num_y));
+    spart_triples t;
+    spart_triples_init(&t, &plain_allocator);
+    assert_int_equal(spart_host_weights_conservative_2d_clip(
+                         input->x, input->y, input->num_x, input->num_y, output->x, output->y,
+                         output->num_x, output->num_y, weights_input, parallel, &t),
+                     SPART_OK);
+    return t;
+}
+
 /* ---- an allocator that fails ---------------------------------------------------------- */
 
 /* An allocator that fails its n-th allocation and counts what is live. */
