@@ -1,0 +1,467 @@
+/*
+ * host/softmax.c: the segmented softmax, its backward and the aggregation
+ * on the host, twin of kernels/softmax.cu (same operations, same order;
+ * the order is written in src/softmax/softmax_kernels.h).
+ *
+ * Rows of at most one chunk are shared out to the threads a few at a
+ * time (their results do not depend on who computes them); each row's
+ * terms exp(s - M) are computed once, kept in a buffer of one chunk on the
+ * thread's stack and scaled when written. Rows of several chunks come
+ * after, one at a time, their chunks side by side: the chunks' partial
+ * results go to the workspace (chunk c of the row at c * H * slot), and
+ * one thread combines them in chunk order.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define SPART_MATH_FUNCTION static inline __attribute__((always_inline))
+#endif
+#include "core/exp_math.h"
+#include "softmax/softmax_kernels.h"
+
+#define CHUNK SPART_SOFTMAX_CHUNK_EDGES
+#define LANES SPART_SOFTMAX_LANES
+/* Features of the aggregation summed together (their lanes on the stack). */
+#define FEATURE_TILE 16
+
+/* ---- values, rows, NaN ---------------------------------------------------------------------- */
+
+static inline double load(const void *values, int is_float32, int64_t i)
+{
+    return is_float32 ? (double)((const float *)values)[i] : ((const double *)values)[i];
+}
+
+/* The positive quiet NaN, whatever NaN the arithmetic made. */
+static inline double quiet_nan(void)
+{
+    const uint64_t bits = 0x7ff8000000000000ULL;
+    double value;
+    memcpy(&value, &bits, sizeof value);
+    return value;
+}
+
+/* Write `value` rounded once to the value type; a NaN as the quiet NaN
+ * (its float32 form is 0x7fc00000). */
+static inline void store(void *values, int is_float32, int64_t i, double value)
+{
+    if (value != value) {
+        value = quiet_nan();
+    }
+    if (is_float32) {
+        ((float *)values)[i] = (float)value;
+    } else {
+        ((double *)values)[i] = value;
+    }
+}
+
+static inline int64_t row_begin(const spart_softmax_problem *p, int64_t r)
+{
+    return p->row_ptr != NULL ? p->row_ptr[r] : (int64_t)p->row_ptr32[r];
+}
+
+static inline int64_t column_of(const spart_softmax_problem *p, int64_t e)
+{
+    return p->columns != NULL ? p->columns[e] : (int64_t)p->columns32[e];
+}
+
+/* The larger of m and x, NaN when either is NaN. */
+static inline double nan_max(double m, double x)
+{
+    return (x > m || x != x) ? x : m;
+}
+
+/* lane l += lane l + d, d = 16, ..., 1: the chunk's sum in lanes[0]. */
+static inline double combine_lanes(double *lanes)
+{
+    for (int d = LANES / 2; d >= 1; d /= 2) {
+        for (int l = 0; l < d; l++) {
+            lanes[l] = lanes[l] + lanes[l + d];
+        }
+    }
+    return lanes[0];
+}
+
+/* ---- the forward's steps -------------------------------------------------------------------- */
+
+/* Chunk [begin, begin + n) of head h: its largest score *m and its sum of
+ * exp(s - m) (0 if m = -inf); `terms` (n values, or NULL) receives each
+ * exp(s - m). */
+static double chunk_sum(const spart_softmax_problem *p, const void *scores, int64_t begin,
+                        int64_t n, int64_t h, double *m_out, double *terms)
+{
+    const int64_t H = p->num_heads;
+    double m = -INFINITY;
+    for (int64_t i = 0; i < n; i++) {
+        m = nan_max(m, load(scores, p->is_float32, (begin + i) * H + h));
+    }
+    *m_out = m;
+    if (m == -INFINITY) {
+        if (terms != NULL) {
+            for (int64_t i = 0; i < n; i++) {
+                terms[i] = 0.0;
+            }
+        }
+        return 0.0;
+    }
+    double lanes[LANES] = {0.0};
+    for (int64_t i = 0; i < n; i++) {
+        const double t = spart_exp(load(scores, p->is_float32, (begin + i) * H + h) - m);
+        if (terms != NULL) {
+            terms[i] = t;
+        }
+        lanes[i % LANES] = lanes[i % LANES] + t;
+    }
+    return combine_lanes(lanes);
+}
+
+/* What a row (and head) gives, from M and S. */
+enum row_kind { ROW_FINITE = 0, ROW_ZERO = 1, ROW_NAN = 2 };
+
+static inline int row_kind_of(double m)
+{
+    if (m != m || m == INFINITY) {
+        return ROW_NAN;
+    }
+    return m == -INFINITY ? ROW_ZERO : ROW_FINITE;
+}
+
+/* Write the chunk [begin, begin + n) of head h: terms (or exp(s - M)
+ * recomputed when NULL) times inv, or zeros, or NaN. */
+static void write_chunk(const spart_softmax_problem *p, const void *scores, void *out,
+                        int64_t begin, int64_t n, int64_t h, int kind, double m, double inv,
+                        const double *terms)
+{
+    const int64_t H = p->num_heads;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t at = (begin + i) * H + h;
+        double value;
+        if (kind == ROW_NAN) {
+            value = quiet_nan();
+        } else if (kind == ROW_ZERO) {
+            value = 0.0;
+        } else {
+            const double t =
+                terms != NULL ? terms[i] : spart_exp(load(scores, p->is_float32, at) - m);
+            value = t * inv;
+        }
+        store(out, p->is_float32, at, value);
+    }
+}
+
+/* M, inv and the kind of a long row of head h from its chunks' (m_c, s_c)
+ * at stats[c * stride], stats[c * stride + 1]. */
+static void combine_chunks(const double *stats, int64_t stride, int64_t chunks, double *m_out,
+                           double *inv_out, int *kind_out)
+{
+    double m = -INFINITY;
+    for (int64_t c = 0; c < chunks; c++) {
+        m = nan_max(m, stats[c * stride]);
+    }
+    double sum = 0.0;
+    const int kind = row_kind_of(m);
+    if (kind == ROW_FINITE) {
+        for (int64_t c = 0; c < chunks; c++) {
+            sum = fma(stats[c * stride + 1], spart_exp(stats[c * stride] - m), sum);
+        }
+    }
+    *m_out = m;
+    *inv_out = 1.0 / sum;
+    *kind_out = kind;
+}
+
+/* ---- the forward ---------------------------------------------------------------------------- */
+
+static void forward_short_row(const spart_softmax_problem *p, const void *scores, void *out,
+                              int64_t begin, int64_t n, double *terms)
+{
+    for (int64_t h = 0; h < p->num_heads; h++) {
+        double m;
+        const double sum = chunk_sum(p, scores, begin, n, h, &m, terms);
+        write_chunk(p, scores, out, begin, n, h, row_kind_of(m), m, 1.0 / sum, terms);
+    }
+}
+
+static void forward_long_row(const spart_softmax_problem *p, const void *scores, void *out,
+                             int64_t begin, int64_t n, double *workspace, int threads)
+{
+    const int64_t H = p->num_heads, chunks = (n + CHUNK - 1) / CHUNK;
+    const int64_t stride = 2 * H; /* (m_c, s_c) of every head, chunk after chunk */
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t c = 0; c < chunks; c++) {
+        const int64_t first = begin + c * CHUNK;
+        const int64_t length = n - c * CHUNK < CHUNK ? n - c * CHUNK : CHUNK;
+        for (int64_t h = 0; h < H; h++) {
+            double *stats = workspace + c * stride + 2 * h;
+            stats[1] = chunk_sum(p, scores, first, length, h, &stats[0], NULL);
+        }
+    }
+    double *row = workspace + chunks * stride; /* (M, inv, kind) of every head */
+    for (int64_t h = 0; h < H; h++) {
+        int kind;
+        combine_chunks(workspace + 2 * h, stride, chunks, &row[3 * h], &row[3 * h + 1], &kind);
+        row[3 * h + 2] = (double)kind;
+    }
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t c = 0; c < chunks; c++) {
+        const int64_t first = begin + c * CHUNK;
+        const int64_t length = n - c * CHUNK < CHUNK ? n - c * CHUNK : CHUNK;
+        for (int64_t h = 0; h < H; h++) {
+            write_chunk(p, scores, out, first, length, h, (int)row[3 * h + 2], row[3 * h],
+                        row[3 * h + 1], NULL);
+        }
+    }
+}
+
+void spart_softmax_host_forward(const spart_softmax_problem *problem, const void *scores, void *out,
+                                double *workspace, int threads)
+{
+    const spart_softmax_problem *p = problem;
+#pragma omp parallel num_threads(threads)
+    {
+        double terms[CHUNK];
+#pragma omp for schedule(dynamic, 64)
+        for (int64_t r = 0; r < p->num_rows; r++) {
+            const int64_t begin = row_begin(p, r), n = row_begin(p, r + 1) - begin;
+            if (n > 0 && n <= CHUNK) {
+                forward_short_row(p, scores, out, begin, n, terms);
+            }
+        }
+    }
+    for (int64_t r = 0; r < p->num_rows; r++) {
+        const int64_t begin = row_begin(p, r), n = row_begin(p, r + 1) - begin;
+        if (n > CHUNK) {
+            forward_long_row(p, scores, out, begin, n, workspace, threads);
+        }
+    }
+}
+
+/* ---- the backward --------------------------------------------------------------------------- */
+
+/* The sum of out * g over the chunk [begin, begin + n) of head h. */
+static double chunk_dot(const spart_softmax_problem *p, const void *out, const void *grad_out,
+                        int64_t begin, int64_t n, int64_t h)
+{
+    const int64_t H = p->num_heads;
+    double lanes[LANES] = {0.0};
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t at = (begin + i) * H + h;
+        lanes[i % LANES] =
+            fma(load(out, p->is_float32, at), load(grad_out, p->is_float32, at), lanes[i % LANES]);
+    }
+    return combine_lanes(lanes);
+}
+
+static void write_gradient(const spart_softmax_problem *p, const void *out, const void *grad_out,
+                           void *grad_scores, int64_t begin, int64_t n, int64_t h, double dot)
+{
+    const int64_t H = p->num_heads;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t at = (begin + i) * H + h;
+        const double o = load(out, p->is_float32, at), g = load(grad_out, p->is_float32, at);
+        store(grad_scores, p->is_float32, at, o * (g - dot));
+    }
+}
+
+void spart_softmax_host_backward(const spart_softmax_problem *problem, const void *out,
+                                 const void *grad_out, void *grad_scores, double *workspace,
+                                 int threads)
+{
+    const spart_softmax_problem *p = problem;
+    const int64_t H = p->num_heads;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 64)
+    for (int64_t r = 0; r < p->num_rows; r++) {
+        const int64_t begin = row_begin(p, r), n = row_begin(p, r + 1) - begin;
+        if (n > 0 && n <= CHUNK) {
+            for (int64_t h = 0; h < H; h++) {
+                const double dot = chunk_dot(p, out, grad_out, begin, n, h);
+                write_gradient(p, out, grad_out, grad_scores, begin, n, h, dot);
+            }
+        }
+    }
+    for (int64_t r = 0; r < p->num_rows; r++) {
+        const int64_t begin = row_begin(p, r), n = row_begin(p, r + 1) - begin;
+        if (n <= CHUNK) {
+            continue;
+        }
+        const int64_t chunks = (n + CHUNK - 1) / CHUNK;
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (int64_t c = 0; c < chunks; c++) {
+            const int64_t length = n - c * CHUNK < CHUNK ? n - c * CHUNK : CHUNK;
+            for (int64_t h = 0; h < H; h++) {
+                workspace[c * H + h] = chunk_dot(p, out, grad_out, begin + c * CHUNK, length, h);
+            }
+        }
+        double *dots = workspace + chunks * H;
+        for (int64_t h = 0; h < H; h++) {
+            double dot = workspace[h];
+            for (int64_t c = 1; c < chunks; c++) {
+                dot = dot + workspace[c * H + h];
+            }
+            dots[h] = dot;
+        }
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (int64_t c = 0; c < chunks; c++) {
+            const int64_t length = n - c * CHUNK < CHUNK ? n - c * CHUNK : CHUNK;
+            for (int64_t h = 0; h < H; h++) {
+                write_gradient(p, out, grad_out, grad_scores, begin + c * CHUNK, length, h,
+                               dots[h]);
+            }
+        }
+    }
+}
+
+/* ---- the aggregation ------------------------------------------------------------------------ */
+
+/* The sums over the chunk [begin, begin + n) of head h of o_i X[col, h, f]
+ * for features f0 .. f0 + count - 1 into sums[0 .. count-1], o_i =
+ * weights[i]. */
+static void chunk_gather(const spart_softmax_problem *p, const void *features, int64_t begin,
+                         int64_t n, int64_t h, const double *weights, int64_t f0, int count,
+                         double *sums)
+{
+    const int64_t H = p->num_heads, F = p->width;
+    double lanes[FEATURE_TILE][LANES];
+    for (int j = 0; j < count; j++) {
+        for (int l = 0; l < LANES; l++) {
+            lanes[j][l] = 0.0;
+        }
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t node = column_of(p, begin + i);
+        const int64_t at = (node * H + h) * F + f0;
+        for (int j = 0; j < count; j++) {
+            lanes[j][i % LANES] =
+                fma(weights[i], load(features, p->is_float32, at + j), lanes[j][i % LANES]);
+        }
+    }
+    for (int j = 0; j < count; j++) {
+        sums[j] = combine_lanes(lanes[j]);
+    }
+}
+
+/* o = exp(s - M) * inv for the chunk [begin, begin + n) of head h into
+ * weights (0 for a zero row); written to `out` too when it is not NULL. */
+static void chunk_weights(const spart_softmax_problem *p, const void *scores, void *out,
+                          int64_t begin, int64_t n, int64_t h, int kind, double m, double inv,
+                          double *weights)
+{
+    const int64_t H = p->num_heads;
+    for (int64_t i = 0; i < n; i++) {
+        weights[i] = kind == ROW_FINITE
+                         ? spart_exp(load(scores, p->is_float32, (begin + i) * H + h) - m) * inv
+                         : 0.0;
+    }
+    if (out != NULL) {
+        write_chunk(p, scores, out, begin, n, h, kind, m, inv, NULL);
+    }
+}
+
+/* y[r, h, :] of a row of at most one chunk. */
+static void aggregate_short_row(const spart_softmax_problem *p, const void *scores,
+                                const void *features, void *aggregated, void *out, int64_t r,
+                                int64_t begin, int64_t n, double *weights)
+{
+    const int64_t H = p->num_heads, F = p->width;
+    for (int64_t h = 0; h < H; h++) {
+        double m = -INFINITY, inv = 0.0;
+        int kind = ROW_ZERO;
+        if (n > 0) {
+            const double sum = chunk_sum(p, scores, begin, n, h, &m, NULL);
+            kind = row_kind_of(m);
+            inv = 1.0 / sum;
+            chunk_weights(p, scores, out, begin, n, h, kind, m, inv, weights);
+        }
+        for (int64_t f0 = 0; f0 < F; f0 += FEATURE_TILE) {
+            const int count = (int)(F - f0 < FEATURE_TILE ? F - f0 : FEATURE_TILE);
+            double sums[FEATURE_TILE];
+            if (kind == ROW_FINITE) {
+                chunk_gather(p, features, begin, n, h, weights, f0, count, sums);
+            }
+            for (int j = 0; j < count; j++) {
+                const double y = kind == ROW_NAN ? quiet_nan() : kind == ROW_ZERO ? 0.0 : sums[j];
+                store(aggregated, p->is_float32, (r * H + h) * F + f0 + j, y);
+            }
+        }
+    }
+}
+
+static void aggregate_long_row(const spart_softmax_problem *p, const void *scores,
+                               const void *features, void *aggregated, void *out, int64_t r,
+                               int64_t begin, int64_t n, double *workspace, int threads)
+{
+    const int64_t H = p->num_heads, F = p->width, chunks = (n + CHUNK - 1) / CHUNK;
+    const int64_t stride = H * (2 + F); /* per chunk: (m_c, s_c) and F partial sums a head */
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t c = 0; c < chunks; c++) {
+        const int64_t length = n - c * CHUNK < CHUNK ? n - c * CHUNK : CHUNK;
+        for (int64_t h = 0; h < H; h++) {
+            double *stats = workspace + c * stride + 2 * h;
+            stats[1] = chunk_sum(p, scores, begin + c * CHUNK, length, h, &stats[0], NULL);
+        }
+    }
+    double *row = workspace + chunks * stride; /* (M, inv, kind) of every head */
+    for (int64_t h = 0; h < H; h++) {
+        int kind;
+        combine_chunks(workspace + 2 * h, stride, chunks, &row[3 * h], &row[3 * h + 1], &kind);
+        row[3 * h + 2] = (double)kind;
+    }
+#pragma omp parallel num_threads(threads)
+    {
+        double weights[CHUNK];
+#pragma omp for schedule(static)
+        for (int64_t c = 0; c < chunks; c++) {
+            const int64_t first = begin + c * CHUNK;
+            const int64_t length = n - c * CHUNK < CHUNK ? n - c * CHUNK : CHUNK;
+            for (int64_t h = 0; h < H; h++) {
+                const int kind = (int)row[3 * h + 2];
+                double *sums = workspace + c * stride + 2 * H + h * F;
+                chunk_weights(p, scores, out, first, length, h, kind, row[3 * h], row[3 * h + 1],
+                              weights);
+                for (int64_t f0 = 0; f0 < F && kind == ROW_FINITE; f0 += FEATURE_TILE) {
+                    const int count = (int)(F - f0 < FEATURE_TILE ? F - f0 : FEATURE_TILE);
+                    chunk_gather(p, features, first, length, h, weights, f0, count, sums + f0);
+                }
+            }
+        }
+    }
+    for (int64_t h = 0; h < H; h++) {
+        const int kind = (int)row[3 * h + 2];
+        for (int64_t f = 0; f < F; f++) {
+            double y = kind == ROW_NAN ? quiet_nan() : 0.0;
+            if (kind == ROW_FINITE) {
+                y = workspace[2 * H + h * F + f];
+                for (int64_t c = 1; c < chunks; c++) {
+                    y = y + workspace[c * stride + 2 * H + h * F + f];
+                }
+            }
+            store(aggregated, p->is_float32, (r * H + h) * F + f, y);
+        }
+    }
+}
+
+void spart_softmax_host_aggregate(const spart_softmax_problem *problem, const void *scores,
+                                  const void *features, void *aggregated, void *out,
+                                  double *workspace, int threads)
+{
+    const spart_softmax_problem *p = problem;
+#pragma omp parallel num_threads(threads)
+    {
+        double weights[CHUNK];
+#pragma omp for schedule(dynamic, 64)
+        for (int64_t r = 0; r < p->num_rows; r++) {
+            const int64_t begin = row_begin(p, r), n = row_begin(p, r + 1) - begin;
+            if (n <= CHUNK) {
+                aggregate_short_row(p, scores, features, aggregated, out, r, begin, n, weights);
+            }
+        }
+    }
+    for (int64_t r = 0; r < p->num_rows; r++) {
+        const int64_t begin = row_begin(p, r), n = row_begin(p, r + 1) - begin;
+        if (n > CHUNK) {
+            aggregate_long_row(p, scores, features, aggregated, out, r, begin, n, workspace,
+                               threads);
+        }
+    }
+}
