@@ -7,3 +7,16 @@ if(SPART_HAVE_CUDA)
   target_link_libraries(test_cuda_csr_matrix PRIVATE CUDA::cudart)
   set_tests_properties(test_cuda_csr_matrix PROPERTIES LABELS cuda SKIP_RETURN_CODE 77 TIMEOUT 900)
 endif()
+# bench_cuda_csr_matrix (label `bench`): the CSR matrix against cuSPARSE
+# SpMV ALG1/ALG2 and SpMM on power-law graphs, random columns, a band and
+# a skewed matrix.
+if(SPART_HAVE_CUDA AND SPART_BUILD_BENCHMARKS AND TARGET CUDA::cusparse)
+  add_executable(bench_cuda_csr_matrix bench/bench_cuda_csr_matrix.c)
+  target_link_libraries(bench_cuda_csr_matrix PRIVATE spart_static CUDA::cudart CUDA::cusparse
+                        OpenMP::OpenMP_C m)
+  target_include_directories(bench_cuda_csr_matrix PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(bench_cuda_csr_matrix PRIVATE ${SPART_C_FLAGS})
+  add_test(NAME bench_cuda_csr_matrix COMMAND bench_cuda_csr_matrix --quick)
+  set_tests_properties(bench_cuda_csr_matrix PROPERTIES LABELS bench SKIP_RETURN_CODE 77
+                       TIMEOUT 1800)
+endif()
