@@ -119,6 +119,14 @@ spart_status spart_wavelength_from_velocity(spart_context *context, double wavel
     }
     for (int64_t i = 0; i < count; i++) {
         wavelength[i] = doppler_wavelength(wavelength_rest, velocity[i]);
+        /* at or below -c the optical convention gives no wavelength */
+        if (!(wavelength[i] > 0.0)) {
+            return spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
+                                           "velocity[%lld] = %g km/s is at or below -c "
+                                           "(-299792.458 km/s): its wavelength would be %g, not "
+                                           "positive",
+                                           (long long)i, velocity[i], wavelength[i]);
+        }
     }
     return SPART_OK;
 }

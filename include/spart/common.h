@@ -121,7 +121,8 @@ SPART_API const char *spart_last_error(void);
 
 /* Use `threads` OpenMP threads in this context's host work; 0 (the
  * default) means the OpenMP default (OMP_NUM_THREADS or the core count).
- * Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (negative). */
+ * Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (negative,
+ * or above 65536). Setters leave an earlier error sentence in place. */
 SPART_NODISCARD SPART_API spart_status spart_context_set_threads(spart_context *context,
                                                                  int threads);
 

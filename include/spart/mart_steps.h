@@ -58,7 +58,8 @@ extern "C" {
 /* ---- predict, measure, update --------------------------------------------------------- */
 
 /* Bytes of workspace spart_mart_merits*, spart_mart_finish_and_measure and
- * spart_mart_flat_guess need (0 for sizes below 1). */
+ * spart_mart_flat_guess need (0 for sizes below 1, and for sizes whose
+ * workspace a size_t cannot count). */
 SPART_API size_t spart_mart_workspace_size(int64_t num_channel, int64_t image_size,
                                            int64_t scene_size);
 

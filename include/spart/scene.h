@@ -62,7 +62,8 @@ SPART_API void spart_scene_gaussians_options_init(spart_scene_gaussians_options 
  * velocity[i] / c), the optical convention, computed in the order astropy
  * computes it so that the edges equal ctis's. Errors:
  * SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (count < 0,
- * wavelength_rest not positive), SPART_ERROR_NOT_FINITE. */
+ * wavelength_rest not positive, a velocity at or below -c, whose
+ * wavelength would not be positive), SPART_ERROR_NOT_FINITE. */
 SPART_NODISCARD SPART_API spart_status spart_wavelength_from_velocity(spart_context *context,
                                                                       double wavelength_rest,
                                                                       int64_t count,

@@ -115,10 +115,13 @@ SPART_NODISCARD SPART_API spart_status spart_weights_build(spart_context *contex
  * offsets[e] .. offsets[e+1]-1 of the three arrays. shape_input and
  * shape_output are the shapes the weights were built for, orthogonal axes
  * included; axis_input and axis_output name their resampled axes (0
- * numbers: every axis). Every index is checked against its element's
+ * numbers: every axis; a negative count, or a count with a NULL array, is
+ * refused). The axes of each side that are not resampled must broadcast
+ * with shape_orthogonal. Every index is checked against its element's
  * resampled cells: 0 <= index < the product of the resampled extents.
  * Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (offsets
- * not ascending, an index out of range), SPART_ERROR_AXIS_OUT_OF_RANGE,
+ * not ascending, an index out of range, an axis count out of range),
+ * SPART_ERROR_SHAPE_MISMATCH, SPART_ERROR_AXIS_OUT_OF_RANGE,
  * SPART_ERROR_OUT_OF_MEMORY. */
 SPART_NODISCARD SPART_API spart_status spart_weights_create_from_arrays(
     spart_context *context, const spart_shape *shape_orthogonal, const spart_shape *shape_input,

@@ -61,5 +61,10 @@ void cli_error(const cli_options *options, const char *format, ...)
  * flag; the work stops at its next check and says so. */
 void cli_catch_interrupts(void);
 int cli_interrupted(void);
+/* cli_interrupted() checked before the named step (an output file's name,
+ * or "exit"). For the tests only, SPART_TEST_INTERRUPT=<step> in the
+ * environment raises SIGINT just there, so that every late check can be
+ * shown to work without racing a timed kill. */
+int cli_interrupted_before(const char *step);
 
 #endif /* SPART_CLI_CLI_H */

@@ -4,13 +4,16 @@
  */
 #include "fits_cube.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <fitsio.h>
 
+#include "io/fits_scan.h"
 #include "output_files.h"
 #include "spart.h"
 
@@ -177,9 +180,25 @@ int fits_cube_read(const char *path, const int64_t dims[3], const char *what, do
 {
     int status = 0;
     fitsfile *file = NULL;
+    struct stat file_info;
+    if (stat(path, &file_info) != 0) {
+        snprintf(error, error_size, "cannot read %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (S_ISDIR(file_info.st_mode)) {
+        snprintf(error, error_size, "cannot read %s: it is a folder, not a FITS file", path);
+        return -1;
+    }
     fits_open_diskfile(&file, path, READONLY, &status);
     int ndim = 0;
     int64_t found[9] = {0};
+    char scanned[256];
+    if (status == 0 && spart_fits_scan(path, scanned, sizeof scanned) != 0) {
+        snprintf(error, error_size, "cannot read %s: %s", path, scanned);
+        fits_close_file(file, &status);
+        fits_clear_errmsg();
+        return -1;
+    }
     if (status == 0) {
         read_shape(file, &ndim, found, &status);
     }
@@ -197,9 +216,16 @@ int fits_cube_read(const char *path, const int64_t dims[3], const char *what, do
         char need[128];
         format_dims(have, sizeof have, ndim, found);
         format_dims(need, sizeof need, 3, dims);
-        snprintf(error, error_size,
-                 "%s holds a %s array (NumPy order), but the config's grid needs %s (%s)", path,
-                 have, need, what);
+        if (ndim == 0) {
+            snprintf(error, error_size,
+                     "%s has no array in its primary HDU (spart reads the first HDU only, not "
+                     "extensions), but the config's grid needs %s (%s)",
+                     path, need, what);
+        } else {
+            snprintf(error, error_size,
+                     "%s holds a %s array (NumPy order), but the config's grid needs %s (%s)", path,
+                     have, need, what);
+        }
         fits_close_file(file, &status);
         fits_clear_errmsg();
         return 1;

@@ -5,6 +5,7 @@
  * opened read-only; tables are not read, so a file of any size answers at
  * once. Cubes are small, and their values' range is shown too.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,7 +197,31 @@ static void describe_values(info_file *info, long long count)
     free(values);
 }
 
-static void describe_cube(info_file *info)
+/* The cube's value count from its header, or -1 with a sentence when the
+ * header claims more values than the file holds (NAXIS2 = INT64_MAX must
+ * not overflow into a bogus shape). */
+static long long cube_count(info_file *info, const LONGLONG naxes[3], int bitpix, long long bytes)
+{
+    long long count = 1;
+    long long value_bytes = bitpix < 0 ? -bitpix / 8 : bitpix / 8;
+    for (int k = 0; k < 3; k++) {
+        if (naxes[k] < 1 || count > LLONG_MAX / naxes[k]) {
+            count = -1;
+            break;
+        }
+        count *= naxes[k];
+    }
+    if (count < 0 || value_bytes < 1 || count > bytes / value_bytes) {
+        cli_error(info->options,
+                  "%s: the header's shape %lldx%lldx%lld (NAXIS3 x NAXIS2 x NAXIS1) is more "
+                  "than the file's %lld bytes can hold: the file is damaged",
+                  info->path, (long long)naxes[2], (long long)naxes[1], (long long)naxes[0], bytes);
+        return -1;
+    }
+    return count;
+}
+
+static int describe_cube(info_file *info, long long bytes)
 {
     int naxis = 0;
     int bitpix = 0;
@@ -205,9 +230,13 @@ static void describe_cube(info_file *info)
     fits_get_img_type(info->file, &bitpix, &info->status);
     if (info->status != 0 || naxis != 3) {
         printf("  (not a three-axis array: NAXIS = %d)\n", naxis);
-        return;
+        return 0;
     }
     fits_get_img_sizell(info->file, 3, naxes, &info->status);
+    long long count = info->status == 0 ? cube_count(info, naxes, bitpix, bytes) : 0;
+    if (count < 0) {
+        return -1;
+    }
     char content[FLEN_VALUE];
     char unit[FLEN_VALUE];
     optional_string_key(info, "CONTENT", content);
@@ -219,7 +248,8 @@ static void describe_cube(info_file *info)
     for (int c_axis = 0; c_axis < 3; c_axis++) {
         describe_cube_axis(info, 3 - c_axis, (long long)naxes[2 - c_axis], c_axis);
     }
-    describe_values(info, (long long)(naxes[0] * naxes[1] * naxes[2]));
+    describe_values(info, count);
+    return 0;
 }
 
 static int describe(info_file *info)
@@ -245,7 +275,9 @@ static int describe(info_file *info)
     } else if (strcmp(kind, "regridder") == 0) {
         describe_regridder(info);
     } else if (strcmp(kind, "scene") == 0 || strcmp(kind, "images") == 0) {
-        describe_cube(info);
+        if (describe_cube(info, bytes) != 0) {
+            return EXIT_FAILED;
+        }
     } else {
         printf("  (a kind this spart does not know; its header is all that can be said)\n");
     }

@@ -183,8 +183,8 @@ static int write_outputs(const cli_options *options, inversion *run)
     int result = results_write(&outputs, run->cfg.outputs.folder, options->overwrite, &interrupted,
                                run->error, sizeof run->error);
     if (result == 0 && run->cfg.outputs.pictures) {
-        result = pictures_write(&outputs, run->cfg.outputs.folder, options->overwrite, run->error,
-                                sizeof run->error);
+        result = pictures_write(&outputs, run->cfg.outputs.folder, options->overwrite, &interrupted,
+                                run->error, sizeof run->error);
     }
     if (result != 0) {
         if (run->report.enabled) {
@@ -203,6 +203,21 @@ static int write_outputs(const cli_options *options, inversion *run)
     }
     progress_step_end(&run->report);
     return EXIT_DONE;
+}
+
+/* The last check: a signal that came during the last output or the summary
+ * still ends the run with 130 (the docs' promise), the files all written. */
+static int interrupted_at_exit(const cli_options *options, const inversion *run, int code)
+{
+    if (code != EXIT_DONE && code != EXIT_NOT_CONVERGED) {
+        return code;
+    }
+    if (cli_interrupted_before("exit")) {
+        cli_error(options, "interrupted at the end; the outputs in %s are complete",
+                  run->cfg.outputs.folder);
+        return EXIT_INTERRUPTED;
+    }
+    return code;
 }
 
 static void print_summary(const cli_options *options, const inversion *run, double seconds)
@@ -289,6 +304,7 @@ int cli_invert(const cli_options *options)
             code = EXIT_NOT_CONVERGED;
         }
     }
+    code = interrupted_at_exit(&effective, run, code);
     inversion_free(run);
     free(run);
     return code;

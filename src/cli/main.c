@@ -121,6 +121,15 @@ int cli_interrupted(void)
     return (int)interrupt_signal;
 }
 
+int cli_interrupted_before(const char *step)
+{
+    const char *wanted = getenv("SPART_TEST_INTERRUPT");
+    if (wanted != NULL && strcmp(wanted, step) == 0) {
+        raise(SIGINT);
+    }
+    return cli_interrupted();
+}
+
 /* ---- the command line -------------------------------------------------------------------- */
 
 /* What a subcommand takes. */

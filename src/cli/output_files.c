@@ -18,13 +18,19 @@ int output_path(char *path, size_t size, const char *folder, const char *name)
     return written < 0 || (size_t)written >= size ? -1 : 0;
 }
 
-/* mkdir -p: each parent in turn; an existing folder is fine. */
-static int make_folders(const char *folder, char *error, size_t error_size)
+/* mkdir -p: each parent in turn; an existing folder is fine. With
+ * `create` 0 only looks: every existing part must be a folder, and the
+ * last existing one writable when the rest is still to be made. */
+static int make_folders(const char *folder, int create, char *error, size_t error_size)
 {
     char path[OUTPUT_PATH_LENGTH];
     if (snprintf(path, sizeof path, "%s", folder) >= (int)sizeof path) {
         snprintf(error, error_size, "the output folder's name is too long");
         return -1;
+    }
+    char existing[OUTPUT_PATH_LENGTH] = ".";
+    if (path[0] == '/') {
+        snprintf(existing, sizeof existing, "/");
     }
     for (char *slash = strchr(path + 1, '/');; slash = strchr(slash + 1, '/')) {
         if (slash != NULL) {
@@ -37,6 +43,15 @@ static int make_folders(const char *folder, char *error, size_t error_size)
                          folder, path);
                 return -1;
             }
+            snprintf(existing, sizeof existing, "%s", path);
+        } else if (!create) {
+            /* the rest is made when the first file is written */
+            if (access(existing, W_OK | X_OK) != 0) {
+                snprintf(error, error_size, "cannot make the output folder %s: %s: %s", folder,
+                         existing, strerror(errno));
+                return -1;
+            }
+            return 0;
         } else if (mkdir(path, 0777) != 0 && errno != EEXIST) {
             snprintf(error, error_size, "cannot make the output folder %s: %s", path,
                      strerror(errno));
@@ -49,11 +64,22 @@ static int make_folders(const char *folder, char *error, size_t error_size)
     }
 }
 
+int output_folder_make(const char *folder, char *error, size_t error_size)
+{
+    return make_folders(folder, 1, error, error_size);
+}
+
 int output_folder_prepare(const char *folder, const char *const *names, size_t count, int overwrite,
                           char *error, size_t error_size)
 {
-    if (make_folders(folder, error, error_size) != 0) {
+    /* Nothing is made yet: a run that fails before its first output
+     * leaves no empty folder behind (output_file_begin makes it). */
+    if (make_folders(folder, 0, error, error_size) != 0) {
         return -1;
+    }
+    struct stat folder_info;
+    if (stat(folder, &folder_info) != 0) {
+        return 0; /* to be made: no file in it can exist */
     }
     if (access(folder, W_OK | X_OK) != 0) {
         snprintf(error, error_size, "cannot write into the output folder %s: %s", folder,
@@ -87,6 +113,10 @@ int output_file_begin(output_file *file, const char *folder, const char *name, c
         snprintf(hidden, sizeof hidden, ".%s.partial-XXXXXX", name) >= (int)sizeof hidden ||
         output_path(file->temporary_path, sizeof file->temporary_path, folder, hidden) != 0) {
         snprintf(error, error_size, "the output folder's name is too long");
+        file->temporary_path[0] = '\0';
+        return -1;
+    }
+    if (make_folders(folder, 1, error, error_size) != 0) {
         file->temporary_path[0] = '\0';
         return -1;
     }

@@ -13,11 +13,17 @@
 
 #define OUTPUT_PATH_LENGTH 4352
 
-/* Make `folder` (and its parents) if it is not there, and check that none
- * of the `count` file names in it exists unless `overwrite`. Returns 0, 1
+/* Check that `folder` (and its parents) can be made where it is not there,
+ * and that none of the `count` file names in it exists unless `overwrite`.
+ * Nothing is made here: output_file_begin makes the folder, so that a run
+ * that fails before its first file leaves no empty folder. Returns 0, 1
  * when a file exists (the sentence names it), or -1 on any other failure. */
 int output_folder_prepare(const char *folder, const char *const *names, size_t count, int overwrite,
                           char *error, size_t error_size);
+
+/* Make `folder` (and its parents) if it is not there, for files saved by
+ * the library itself. Returns 0, or -1 with a sentence. */
+int output_folder_make(const char *folder, char *error, size_t error_size);
 
 /* "<folder>/<name>" into `path`; -1 when it does not fit. */
 int output_path(char *path, size_t size, const char *folder, const char *name);
@@ -28,8 +34,9 @@ typedef struct output_file {
     char temporary_path[OUTPUT_PATH_LENGTH];
 } output_file;
 
-/* Reserve a temporary name "<folder>/.<name>.partial-XXXXXX" for `name`
- * (no file is left there: the writer creates it). Returns 0 or -1. */
+/* Make `folder` if it is not there yet, and reserve a temporary name
+ * "<folder>/.<name>.partial-XXXXXX" for `name` (no file is left there: the
+ * writer creates it). Returns 0 or -1. */
 int output_file_begin(output_file *file, const char *folder, const char *name, char *error,
                       size_t error_size);
 

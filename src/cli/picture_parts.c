@@ -31,7 +31,8 @@ static const double velocity_stops[5][3] = {{0.13, 0.40, 0.67},
 void picture_colour(colour_map colours, double t, double rgb[3])
 {
     const double(*stops)[3] = colours == COLOURS_VELOCITY ? velocity_stops : intensity_stops;
-    t = t < 0.0 ? 0.0 : (t > 1.0 ? 1.0 : t);
+    /* written so that NaN lands on 0 too: an index from NaN is undefined */
+    t = t >= 0.0 ? (t > 1.0 ? 1.0 : t) : 0.0;
     double position = t * 4.0;
     int index = (int)position;
     index = index > 3 ? 3 : index;
@@ -77,8 +78,10 @@ static uint32_t pixel_of(const picture_map *map, double value)
 {
     double rgb[3] = {0.6, 0.6, 0.6}; /* NaN: grey */
     if (!isnan(value)) {
-        double span = map->high - map->low;
-        picture_colour(map->colours, span > 0.0 ? (value - map->low) / span : 0.5, rgb);
+        /* halves: high - low overflows to inf for limits near +-1e308 */
+        double span = map->high / 2.0 - map->low / 2.0;
+        double t = span > 0.0 ? (value / 2.0 - map->low / 2.0) / span : 0.5;
+        picture_colour(map->colours, t, rgb);
     }
     uint32_t pixel = 0;
     for (int k = 0; k < 3; k++) {

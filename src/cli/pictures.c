@@ -10,6 +10,7 @@
 
 #include <cairo.h>
 
+#include "cli.h"
 #include "output_files.h"
 #include "picture_parts.h"
 #include "scene.h"
@@ -434,8 +435,8 @@ static int paint_merit(cairo_t *cr, const results *outputs, double width, double
 /* ---- all three --------------------------------------------------------------------------------
  */
 
-int pictures_write(const results *outputs, const char *folder, int overwrite, char *error,
-                   size_t error_size)
+int pictures_write(const results *outputs, const char *folder, int overwrite, int *interrupted,
+                   char *error, size_t error_size)
 {
     const problem *made = outputs->made;
     int scene_rows = outputs->truth != NULL ? 2 : 1;
@@ -451,6 +452,11 @@ int pictures_write(const results *outputs, const char *folder, int overwrite, ch
     pictures_file_names(names);
     int result = 0;
     for (int k = 0; k < 3 && result == 0; k++) {
+        if (cli_interrupted_before(names[k])) {
+            *interrupted = 1;
+            result = -1;
+            break;
+        }
         result =
             output_write(folder, names[k], overwrite, write_picture, &jobs[k], error, error_size);
     }

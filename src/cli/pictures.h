@@ -18,9 +18,10 @@
 /* The names of the pictures, into `names`; returns how many (3). */
 size_t pictures_file_names(const char **names);
 
-/* Draw and write the pictures into `folder`. Returns 0, 1 when a file
- * appeared meanwhile (without `overwrite`), or -1 with a sentence. */
-int pictures_write(const results *outputs, const char *folder, int overwrite, char *error,
-                   size_t error_size);
+/* Draw and write the pictures into `folder`, checking for Ctrl-C before
+ * each (then -1 with *interrupted set). Returns 0, 1 when a file appeared
+ * meanwhile (without `overwrite`), or -1 with a sentence. */
+int pictures_write(const results *outputs, const char *folder, int overwrite, int *interrupted,
+                   char *error, size_t error_size);
 
 #endif /* SPART_CLI_PICTURES_H */

@@ -193,7 +193,7 @@ int results_write(const results *outputs, const char *folder, int overwrite, int
         if (cubes[k].values == NULL) {
             continue;
         }
-        if (cli_interrupted()) {
+        if (cli_interrupted_before(cubes[k].name)) {
             *interrupted = 1;
             return -1;
         }
@@ -208,6 +208,10 @@ int results_write(const results *outputs, const char *folder, int overwrite, int
             return result;
         }
     }
+    if (cli_interrupted_before("history.csv")) {
+        *interrupted = 1;
+        return -1;
+    }
     return output_write(folder, "history.csv", overwrite, write_history, outputs, error,
                         error_size);
 }
@@ -218,6 +222,9 @@ int results_write_operators(const spart_regridder *forward, const spart_regridde
 {
     const char *names[2] = {"forward.fits", "backward.fits"};
     const spart_regridder *operators[2] = {forward, backward};
+    if (output_folder_make(folder, error, error_size) != 0) {
+        return -1;
+    }
     for (int k = 0; k < 2; k++) {
         char path[OUTPUT_PATH_LENGTH];
         if (output_path(path, sizeof path, folder, names[k]) != 0) {

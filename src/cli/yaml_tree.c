@@ -21,7 +21,13 @@ typedef struct yaml_reader {
     char *error;
     size_t error_size;
     int failed;
+    int depth; /* collections open around the node being read */
 } yaml_reader;
+
+/* Lists and mappings nested deeper than this are refused: the tree is
+ * built by recursion, and a config file of 100,000 nested '[' would
+ * otherwise overflow the stack. spart's deepest config key is 3 levels. */
+#define YAML_MAX_DEPTH 64
 
 static void reader_fail(yaml_reader *reader, int line, int column, const char *format, ...)
 #if defined(__GNUC__)
@@ -145,11 +151,18 @@ static yaml_node *read_scalar(yaml_reader *reader, struct fy_event *event)
 static yaml_node *read_collection(yaml_reader *reader, struct fy_event *start, yaml_kind kind,
                                   enum fy_event_type end)
 {
+    if (reader->depth >= YAML_MAX_DEPTH) {
+        const struct fy_mark *mark = fy_event_start_mark(start);
+        reader_fail(reader, mark != NULL ? mark->line + 1 : 0, mark != NULL ? mark->column + 1 : 0,
+                    "lists and mappings are nested more than %d deep", YAML_MAX_DEPTH);
+        return NULL;
+    }
     yaml_node *node = new_node(kind, start);
     if (node == NULL) {
         reader_fail(reader, 0, 0, "out of memory while reading");
         return NULL;
     }
+    reader->depth++;
     for (;;) {
         struct fy_event *event = next_event(reader);
         if (event == NULL) {
@@ -157,6 +170,7 @@ static yaml_node *read_collection(yaml_reader *reader, struct fy_event *start, y
         }
         if (event->type == end) {
             fy_parser_event_free(reader->parser, event);
+            reader->depth--;
             return node;
         }
         yaml_node *key = NULL;
@@ -185,6 +199,7 @@ static yaml_node *read_collection(yaml_reader *reader, struct fy_event *start, y
         }
         node->count++;
     }
+    reader->depth--;
     yaml_tree_free(node);
     return NULL;
 }
@@ -333,7 +348,7 @@ static int check_readable(yaml_reader *reader)
 
 int yaml_tree_read(const char *path, yaml_node **root, char *error, size_t error_size)
 {
-    yaml_reader reader = {NULL, NULL, path, error, error_size, 0};
+    yaml_reader reader = {NULL, NULL, path, error, error_size, 0, 0};
     *root = NULL;
     error[0] = '\0';
     if (check_readable(&reader) != 0) {

@@ -69,15 +69,19 @@ void spart_context_free(spart_context *context)
     allocator.free_fn(allocator.user, context);
 }
 
+/* More threads than any machine has cores by far: INT_MAX would make
+ * OpenMP try to start them. */
+#define SPART_MAX_THREADS 65536
+
 spart_status spart_context_set_threads(spart_context *context, int threads)
 {
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
     }
-    spart_clear_error(context);
-    if (threads < 0) {
+    if (threads < 0 || threads > SPART_MAX_THREADS) {
         return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                          "threads = %d is negative (0 means the OpenMP default)", threads);
+                          "threads = %d is outside [0, %d] (0 means the OpenMP default)", threads,
+                          SPART_MAX_THREADS);
     }
     context->threads = threads;
     return SPART_OK;
@@ -105,7 +109,7 @@ spart_status spart_context_set_log(spart_context *context, spart_log_fn log, voi
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
     }
-    spart_clear_error(context);
+    /* setters leave an earlier error sentence alone (a caller reads it after) */
     context->log = log;
     context->log_user = user;
     return SPART_OK;
@@ -117,7 +121,7 @@ spart_status spart_context_set_progress(spart_context *context, spart_progress_f
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
     }
-    spart_clear_error(context);
+    /* setters leave an earlier error sentence alone (a caller reads it after) */
     context->progress = progress;
     context->progress_user = user;
     return SPART_OK;

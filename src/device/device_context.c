@@ -11,7 +11,7 @@ spart_status spart_context_set_cuda_device(spart_context *context, int device)
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
     }
-    spart_clear_error(context);
+    /* a setter leaves an earlier error sentence alone */
     if (device < 0) {
         return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
                           "device = %d: CUDA devices are numbered from 0", device);

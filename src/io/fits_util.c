@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "io/fits_util.h"
+#include "io/fits_scan.h"
 
 /* ---- messages ---------------------------------------------------------------------- */
 
@@ -310,6 +311,14 @@ spart_status spart_fits_open_to_load(spart_fits_io *io)
     int fits_status = 0;
     fits_open_diskfile(&io->file, io->path, READONLY, &fits_status);
     if (fits_status == 0) {
+        /* Every header checked before CFITSIO moves to it: a damaged one
+         * must not make it allocate what it claims, nor a cut file read as
+         * a missing extension. */
+        char sentence[SPART_ERROR_LENGTH];
+        if (spart_fits_scan(io->path, sentence, sizeof sentence) != 0) {
+            spart_fits_close_loaded(io);
+            return spart_fits_format_error(io, "%s", sentence);
+        }
         return SPART_OK;
     }
     io->file = NULL;

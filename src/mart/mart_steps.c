@@ -10,6 +10,8 @@
 #include "operator/regridder_internal.h"
 #include "spart/mart_steps.h"
 
+#include <stdint.h>
+
 spart_status spart_mart_select(spart_context *context, int on_device, const char *what,
                                const spart_mart_ops **ops)
 {
@@ -30,15 +32,30 @@ spart_status spart_mart_select(spart_context *context, int on_device, const char
 #endif
 }
 
+/* a * b, or 0 when it does not fit in a size_t */
+static size_t product_or_zero(size_t a, size_t b)
+{
+    return (b != 0 && a > SIZE_MAX / b) ? 0 : a * b;
+}
+
 size_t spart_mart_workspace_size(int64_t num_channel, int64_t image_size, int64_t scene_size)
 {
     if (num_channel < 1 || image_size < 1 || scene_size < 1) {
         return 0;
     }
-    size_t merits = (size_t)(4 * num_channel + num_channel * spart_mart_num_chunks(image_size) *
-                                                   SPART_MART_PASS_SUMS);
-    size_t flat = (size_t)(1 + spart_mart_num_chunks(scene_size));
-    return (merits > flat ? merits : flat) * sizeof(double);
+    /* In size_t with every step checked: sizes of 2^40 must give 0 (too
+     * large), not a wrapped size. */
+    size_t per_channel =
+        product_or_zero((size_t)spart_mart_num_chunks(image_size), SPART_MART_PASS_SUMS);
+    if (per_channel == 0 || per_channel > SIZE_MAX - 4) {
+        return 0;
+    }
+    size_t merits = product_or_zero((size_t)num_channel, 4 + per_channel);
+    size_t flat = 1 + (size_t)spart_mart_num_chunks(scene_size);
+    if (merits == 0) {
+        return 0;
+    }
+    return product_or_zero(merits > flat ? merits : flat, sizeof(double));
 }
 
 static spart_status check_sizes(spart_context *context, const char *what, int64_t a, int64_t b)
@@ -56,6 +73,11 @@ static spart_status check_workspace(spart_context *context, const char *what, vo
 {
     if (workspace == NULL) {
         return spart_fail(context, SPART_ERROR_NULL_POINTER, "%s: workspace is NULL", what);
+    }
+    if (needed == 0) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "%s: the sizes need a workspace of more bytes than a size_t counts",
+                          what);
     }
     if (bytes < needed) {
         return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,

@@ -31,7 +31,7 @@ extern "C" {
 /* Chunks of n values. */
 static inline int64_t spart_mart_num_chunks(int64_t n)
 {
-    return (n + SPART_MART_CHUNK - 1) / SPART_MART_CHUNK;
+    return n / SPART_MART_CHUNK + (n % SPART_MART_CHUNK != 0); /* no overflow near INT64_MAX */
 }
 
 /* ---- host ---- */

@@ -121,6 +121,17 @@ static spart_status check_side(spart_context *context, const char *name, const s
         return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
                           "%s: ndim = %d or an extent is out of range", name, shape->ndim);
     }
+    /* 0 numbers means every axis; a negative count, or numbers promised
+     * without an array, are mistakes, not "every axis". */
+    if (num_axes < 0 || num_axes > SPART_MAX_NDIM) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "axis for %s: %d axes, expected 0 (every axis) to %d", name, num_axes,
+                          SPART_MAX_NDIM);
+    }
+    if (num_axes > 0 && axes == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "axis for %s: %d axes promised but the array is NULL", name, num_axes);
+    }
     int bad = 0;
     int negative[SPART_MAX_NDIM] = {0};
     int status = spart_axes_normalize(num_axes, axes, shape->ndim, 0, negative, count, &bad);
@@ -167,6 +178,29 @@ spart_status spart_weights_check_layout(spart_context *context, const spart_shap
                         layout->axis_output, &layout->num_axis_output);
     if (status != SPART_OK) {
         return status;
+    }
+    /* The orthogonal axes of each side must broadcast with shape_orthogonal
+     * (weights of one element may be shared along a side's axis). */
+    const spart_shape *sides[2] = {shape_input, shape_output};
+    const int *side_axes[2] = {layout->axis_input, layout->axis_output};
+    int side_counts[2] = {layout->num_axis_input, layout->num_axis_output};
+    for (int side = 0; side < 2; side++) {
+        int negative[SPART_MAX_NDIM];
+        for (int k = 0; k < side_counts[side]; k++) {
+            negative[k] = side_axes[side][k] - sides[side]->ndim;
+        }
+        spart_shape orthogonal = spart_shape_without_axes(sides[side], negative, side_counts[side]);
+        spart_shape joined;
+        if (spart_shape_broadcast(&orthogonal, shape_orthogonal, &joined) != 0) {
+            char text_a[128];
+            char text_b[128];
+            return spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
+                              "the orthogonal axes of %s, %s, do not broadcast with "
+                              "shape_orthogonal %s",
+                              side == 0 ? "shape_input" : "shape_output",
+                              spart_shape_format(&orthogonal, text_a, sizeof text_a),
+                              spart_shape_format(shape_orthogonal, text_b, sizeof text_b));
+        }
     }
     int64_t num_elements = spart_shape_size(shape_orthogonal);
     if (offsets[0] != 0) {
