@@ -1,0 +1,152 @@
+/*
+ * host/permute.c: the tiled block permute on the host (OpenMP), twin of
+ * kernels/permute.cu (src/permute/permute_kernels.h): the same tiles, and
+ * for each destination element the same operations in the same order
+ * (U times the first term, fma for the others, then alpha and beta), so
+ * both give the same bits. A thread takes whole tiles (at most 16 KiB of
+ * elements, so a tile's source and destination stay in the first-level
+ * cache): it sums every term of the tile into a buffer in source order,
+ * then writes the destination in its own order.
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "permute/permute_kernels.h"
+
+/* Where a tile starts: its item, its corner (x0, y0), its extents (w, h)
+ * and the rest axes' coordinates. */
+typedef struct tile_place {
+    const spart_permute_item *item;
+    int64_t x0, y0, w, h;
+    int64_t rest[SPART_PERMUTE_REST_AXES];
+} tile_place;
+
+static tile_place place_of_tile(const spart_permute_work *work, int64_t tile)
+{
+    tile_place p;
+    int64_t k = spart_permute_item_of_tile(work->tile_start, work->num_items, tile);
+    const spart_permute_item *it = &work->items[k];
+    int64_t t = tile - work->tile_start[k];
+    p.item = it;
+    p.x0 = (t % it->tiles_x) << it->shift_x;
+    t /= it->tiles_x;
+    p.y0 = (t % it->tiles_y) << it->shift_y;
+    t /= it->tiles_y;
+    for (int32_t r = it->num_rest - 1; r >= 0; r--) {
+        p.rest[r] = t % it->rest_size[r];
+        t /= it->rest_size[r];
+    }
+    int64_t tx = (int64_t)1 << it->shift_x, ty = (int64_t)1 << it->shift_y;
+    p.w = it->size_x - p.x0 < tx ? it->size_x - p.x0 : tx;
+    p.h = it->size_y - p.y0 < ty ? it->size_y - p.y0 : ty;
+    return p;
+}
+
+/* The first element of the tile in the destination and in a term's source. */
+static int64_t destination_corner(const tile_place *p)
+{
+    const spart_permute_item *it = p->item;
+    int64_t at = it->destination_offset + p->x0 * it->destination_stride_x +
+                 p->y0 * it->destination_stride_y;
+    for (int32_t r = 0; r < it->num_rest; r++) {
+        at += p->rest[r] * it->destination_rest_stride[r];
+    }
+    return at;
+}
+
+static int64_t source_corner(const tile_place *p, const spart_permute_term *term)
+{
+    int64_t at =
+        term->source_offset + p->x0 * term->source_stride_x + p->y0 * term->source_stride_y;
+    for (int32_t r = 0; r < p->item->num_rest; r++) {
+        at += p->rest[r] * term->source_rest_stride[r];
+    }
+    return at;
+}
+
+/* One tile in `real` (float or double, with `fma_of`): components 1 (real)
+ * or 2 (complex); acc holds w * h elements. */
+#define DEFINE_TILE(name, real, fma_of)                                                            \
+    static void name(const spart_permute_work *work, const spart_permute_scalars *s, int64_t tile, \
+                     const real *source, real *destination, real *acc, int components)             \
+    {                                                                                              \
+        const tile_place p = place_of_tile(work, tile);                                            \
+        const spart_permute_item *it = p.item;                                                     \
+        const int64_t w = p.w, h = p.h, c = components;                                            \
+        for (int32_t q = 0; q < it->num_terms; q++) {                                              \
+            const spart_permute_term *term = &work->terms[it->first_term + q];                     \
+            const real u = (real)term->coefficient;                                                \
+            const int64_t at = source_corner(&p, term);                                            \
+            const int64_t sx = term->source_stride_x, sy = term->source_stride_y;                  \
+            for (int64_t v = 0; v < h; v++) {                                                      \
+                for (int64_t x = 0; x < w; x++) {                                                  \
+                    const real *from = source + (at + x * sx + v * sy) * c;                        \
+                    real *into = acc + (v * w + x) * c;                                            \
+                    real re = from[0];                                                             \
+                    into[0] = q == 0 ? u * re : fma_of(u, re, into[0]);                            \
+                    if (c == 2) {                                                                  \
+                        real im = work->conjugate ? -from[1] : from[1];                            \
+                        into[1] = q == 0 ? u * im : fma_of(u, im, into[1]);                        \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        if (it->num_terms == 0) {                                                                  \
+            for (int64_t e = 0; e < w * h * c; e++) {                                              \
+                acc[e] = 0;                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+        const real ar = (real)s->alpha[0], ai = (real)s->alpha[1];                                 \
+        const real br = (real)s->beta[0], bi = (real)s->beta[1];                                   \
+        const int64_t at = destination_corner(&p);                                                 \
+        const int64_t dx = it->destination_stride_x, dy = it->destination_stride_y;                \
+        /* The destination's order: y fastest for a transpose. */                                  \
+        const int64_t outer = it->write_y_first ? w : h, inner = it->write_y_first ? h : w;        \
+        for (int64_t o = 0; o < outer; o++) {                                                      \
+            for (int64_t i = 0; i < inner; i++) {                                                  \
+                const int64_t x = it->write_y_first ? o : i, v = it->write_y_first ? i : o;        \
+                const real *a = acc + (v * w + x) * c;                                             \
+                real *d = destination + (at + x * dx + v * dy) * c;                                \
+                if (c == 1) {                                                                      \
+                    real t = ar * a[0];                                                            \
+                    d[0] = s->beta_zero ? t : fma_of(br, d[0], t);                                 \
+                } else {                                                                           \
+                    real t_re = fma_of(ar, a[0], -(ai * a[1]));                                    \
+                    real t_im = fma_of(ar, a[1], ai * a[0]);                                       \
+                    if (s->beta_zero) {                                                            \
+                        d[0] = t_re;                                                               \
+                        d[1] = t_im;                                                               \
+                    } else {                                                                       \
+                        real d_re = d[0], d_im = d[1];                                             \
+                        d[0] = fma_of(br, d_re, fma_of(-bi, d_im, t_re));                          \
+                        d[1] = fma_of(br, d_im, fma_of(bi, d_re, t_im));                           \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DEFINE_TILE(tile_double, double, fma)
+DEFINE_TILE(tile_float, float, fmaf)
+
+void spart_permute_host(const spart_permute_work *work, const spart_permute_scalars *scalars,
+                        const void *source, void *destination, int threads)
+{
+    const int kind = work->kind;
+    const int single = kind == SPART_PERMUTE_KIND_FLOAT32 || kind == SPART_PERMUTE_KIND_COMPLEX64;
+    const int components =
+        kind == SPART_PERMUTE_KIND_COMPLEX64 || kind == SPART_PERMUTE_KIND_COMPLEX128 ? 2 : 1;
+#pragma omp parallel num_threads(threads)
+    {
+        /* A tile's sums: SPART_PERMUTE_TILE_BYTES of elements. */
+        double buffer[SPART_PERMUTE_TILE_BYTES / sizeof(double)];
+#pragma omp for schedule(dynamic, 4)
+        for (int64_t tile = 0; tile < work->num_tiles; tile++) {
+            if (single) {
+                tile_float(work, scalars, tile, source, destination, (float *)buffer, components);
+            } else {
+                tile_double(work, scalars, tile, source, destination, buffer, components);
+            }
+        }
+    }
+}

@@ -1,0 +1,266 @@
+/*
+ * kernels/permute.cu: the tiled block permute on a CUDA device, twin of
+ * host/permute.c (src/permute/permute_kernels.h). One launch for every
+ * block: a thread block of SPART_PERMUTE_THREADS threads takes a tile at
+ * a time (grid-stride over the plan's tiles, heaviest items first), finds
+ * its item by a binary search over the tile starts, and for each term
+ * gathers the tile into shared memory in source order (x fastest: the
+ * source's contiguous axis) and reads it back in destination order (y
+ * fastest for a transpose, so the writes are contiguous too). Tile extents
+ * are powers of two: a thread's element of a tile comes from shifts and
+ * masks. A transposed tile's rows are padded by one element, so a warp
+ * reading down a column meets 32 distinct banks (complex elements move as
+ * one float2/double2). Each thread keeps its elements' sums in registers,
+ * adding the terms in the plan's order with __fma_rn, as the host does; no
+ * atomics (each destination element belongs to one item and one thread);
+ * beta = 0 never reads the destination.
+ */
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+
+#include "permute/permute_kernels.h"
+
+namespace
+{
+
+constexpr int threads = SPART_PERMUTE_THREADS;
+
+/* A real type's fma (correctly rounded, never contracted otherwise: the
+ * kernels build with --fmad=false) and the element as shared memory holds
+ * it: the real itself, or a float2/double2 pair for a complex one. */
+__device__ __forceinline__ float fma_of(float a, float b, float c)
+{
+    return __fmaf_rn(a, b, c);
+}
+__device__ __forceinline__ double fma_of(double a, double b, double c)
+{
+    return __fma_rn(a, b, c);
+}
+
+template <typename real, int C> struct stored;
+template <> struct stored<float, 1> {
+    typedef float type;
+};
+template <> struct stored<double, 1> {
+    typedef double type;
+};
+template <> struct stored<float, 2> {
+    typedef float2 type;
+};
+template <> struct stored<double, 2> {
+    typedef double2 type;
+};
+
+template <typename real> __device__ __forceinline__ real part(real v, int)
+{
+    return v;
+}
+__device__ __forceinline__ float part(float2 v, int c)
+{
+    return c == 0 ? v.x : v.y;
+}
+__device__ __forceinline__ double part(double2 v, int c)
+{
+    return c == 0 ? v.x : v.y;
+}
+
+template <typename real, int C>
+__device__ __forceinline__ typename stored<real, C>::type load_element(const real *at,
+                                                                       int conjugate)
+{
+    if constexpr (C == 1) {
+        return *at;
+    } else {
+        typename stored<real, C>::type v;
+        v.x = at[0];
+        v.y = conjugate ? -at[1] : at[1];
+        return v;
+    }
+}
+
+/* Where a tile lies (the host's place_of_tile). */
+struct tile_place {
+    int64_t x0, y0, w, h, destination, rest[SPART_PERMUTE_REST_AXES];
+};
+
+__device__ __forceinline__ tile_place place_of_tile(const spart_permute_item &it, int64_t t)
+{
+    tile_place p;
+    p.x0 = (t % it.tiles_x) << it.shift_x;
+    t /= it.tiles_x;
+    p.y0 = (t % it.tiles_y) << it.shift_y;
+    t /= it.tiles_y;
+    for (int32_t r = it.num_rest - 1; r >= 0; r--) {
+        p.rest[r] = t % it.rest_size[r];
+        t /= it.rest_size[r];
+    }
+    int64_t tx = (int64_t)1 << it.shift_x, ty = (int64_t)1 << it.shift_y;
+    p.w = it.size_x - p.x0 < tx ? it.size_x - p.x0 : tx;
+    p.h = it.size_y - p.y0 < ty ? it.size_y - p.y0 : ty;
+    p.destination =
+        it.destination_offset + p.x0 * it.destination_stride_x + p.y0 * it.destination_stride_y;
+    for (int32_t r = 0; r < it.num_rest; r++) {
+        p.destination += p.rest[r] * it.destination_rest_stride[r];
+    }
+    return p;
+}
+
+/* Element `i` of a tile in destination order into (x, v). */
+__device__ __forceinline__ void write_position(const spart_permute_item &it, int i, int &x, int &v)
+{
+    if (it.write_y_first) {
+        v = i & ((1 << it.shift_y) - 1);
+        x = i >> it.shift_y;
+    } else {
+        x = i & ((1 << it.shift_x) - 1);
+        v = i >> it.shift_x;
+    }
+}
+
+/* E: the most elements of a tile per thread (tile elements / threads). */
+template <typename real, int C, int E>
+__global__ void __launch_bounds__(threads)
+    permute_kernel(spart_permute_work work, spart_permute_scalars s, const real *source,
+                   real *destination)
+{
+    typedef typename stored<real, C>::type element;
+    extern __shared__ double2 shared_raw[]; /* aligned for any element */
+    element *tile = reinterpret_cast<element *>(shared_raw);
+    const real ar = (real)s.alpha[0], ai = (real)s.alpha[1];
+    const real br = (real)s.beta[0], bi = (real)s.beta[1];
+    for (int64_t tile_index = blockIdx.x; tile_index < work.num_tiles; tile_index += gridDim.x) {
+        const int64_t k = spart_permute_item_of_tile(work.tile_start, work.num_items, tile_index);
+        const spart_permute_item it = work.items[k];
+        const tile_place p = place_of_tile(it, tile_index - work.tile_start[k]);
+        const int shift_x = it.shift_x;
+        const int mask_x = (1 << shift_x) - 1;
+        const int count = 1 << (it.shift_x + it.shift_y);
+        const int pitch = (int)spart_permute_tile_pitch(&it);
+        real acc[E][C];
+#pragma unroll
+        for (int r = 0; r < E; r++) {
+#pragma unroll
+            for (int c = 0; c < C; c++) {
+                acc[r][c] = (real)0;
+            }
+        }
+        for (int32_t q = 0; q < it.num_terms; q++) {
+            const spart_permute_term term = work.terms[it.first_term + q];
+            const real u = (real)term.coefficient;
+            int64_t corner =
+                term.source_offset + p.x0 * term.source_stride_x + p.y0 * term.source_stride_y;
+            for (int32_t r = 0; r < it.num_rest; r++) {
+                corner += p.rest[r] * term.source_rest_stride[r];
+            }
+            if (q > 0) {
+                __syncthreads(); /* the previous term's reads are done */
+            }
+            /* Gather in source order. */
+#pragma unroll
+            for (int r = 0; r < E; r++) {
+                const int i = threadIdx.x + r * threads;
+                const int x = i & mask_x, v = i >> shift_x;
+                if (i < count && x < p.w && v < p.h) {
+                    const real *from =
+                        source + (corner + x * term.source_stride_x + v * term.source_stride_y) * C;
+                    tile[v * pitch + x] = load_element<real, C>(from, work.conjugate);
+                }
+            }
+            __syncthreads();
+            /* Sum in destination order. */
+#pragma unroll
+            for (int r = 0; r < E; r++) {
+                const int i = threadIdx.x + r * threads;
+                int x, v;
+                write_position(it, i, x, v);
+                if (i < count && x < p.w && v < p.h) {
+                    const element e = tile[v * pitch + x];
+#pragma unroll
+                    for (int c = 0; c < C; c++) {
+                        const real value = part(e, c);
+                        acc[r][c] = q == 0 ? u * value : fma_of(u, value, acc[r][c]);
+                    }
+                }
+            }
+        }
+        /* Write in destination order. */
+#pragma unroll
+        for (int r = 0; r < E; r++) {
+            const int i = threadIdx.x + r * threads;
+            int x, v;
+            write_position(it, i, x, v);
+            if (i < count && x < p.w && v < p.h) {
+                real *d =
+                    destination +
+                    (p.destination + x * it.destination_stride_x + v * it.destination_stride_y) * C;
+                if constexpr (C == 1) {
+                    const real t = ar * acc[r][0];
+                    d[0] = s.beta_zero ? t : fma_of(br, d[0], t);
+                } else {
+                    const real t_re = fma_of(ar, acc[r][0], -(ai * acc[r][1]));
+                    const real t_im = fma_of(ar, acc[r][1], ai * acc[r][0]);
+                    if (s.beta_zero) {
+                        d[0] = t_re;
+                        d[1] = t_im;
+                    } else {
+                        const real d_re = d[0], d_im = d[1];
+                        d[0] = fma_of(br, d_re, fma_of(-bi, d_im, t_re));
+                        d[1] = fma_of(br, d_im, fma_of(bi, d_re, t_im));
+                    }
+                }
+            }
+        }
+        __syncthreads(); /* the next tile reuses the shared memory */
+    }
+}
+
+template <typename real, int C, int E>
+cudaError_t launch(const spart_permute_work *work, const spart_permute_scalars *scalars,
+                   const void *source, void *destination, size_t shared_bytes, cudaStream_t stream)
+{
+    static_assert(E * threads * C * sizeof(real) == SPART_PERMUTE_TILE_BYTES,
+                  "a tile's elements per thread");
+    const int64_t most = (int64_t)1 << 30;
+    const unsigned grid = (unsigned)(work->num_tiles < most ? work->num_tiles : most);
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(grid);
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = shared_bytes;
+    config.stream = stream;
+    return cudaLaunchKernelEx(&config, permute_kernel<real, C, E>, *work, *scalars,
+                              static_cast<const real *>(source), static_cast<real *>(destination));
+}
+
+} // namespace
+
+extern "C" int spart_permute_device(const spart_permute_work *work,
+                                    const spart_permute_scalars *scalars, const void *source,
+                                    void *destination, size_t shared_bytes, void *stream)
+{
+    if (work->num_tiles <= 0) {
+        return 0;
+    }
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    cudaError_t error = cudaSuccess;
+    switch (work->kind) {
+    case SPART_PERMUTE_KIND_FLOAT32:
+        error = launch<float, 1, 16>(work, scalars, source, destination, shared_bytes, s);
+        break;
+    case SPART_PERMUTE_KIND_FLOAT64:
+        error = launch<double, 1, 8>(work, scalars, source, destination, shared_bytes, s);
+        break;
+    case SPART_PERMUTE_KIND_COMPLEX64:
+        error = launch<float, 2, 8>(work, scalars, source, destination, shared_bytes, s);
+        break;
+    default:
+        error = launch<double, 2, 4>(work, scalars, source, destination, shared_bytes, s);
+        break;
+    }
+    return (int)error;
+}
+
+extern "C" const char *spart_permute_device_error_string(int error)
+{
+    return cudaGetErrorString(static_cast<cudaError_t>(error));
+}

@@ -1,0 +1,164 @@
+/*
+ * src/permute/permute_kernels.h: the tiled block permute (spart/permute.h)
+ * on the host (host/permute.c) and on a CUDA device (kernels/permute.cu),
+ * with the same operations in the same order. src/permute/permute_ops.h
+ * chooses between them; nothing else should.
+ *
+ * The plan (src/permute/permute_plan.c) turns every destination subblock
+ * into an item: its axes in destination order with size-1 axes dropped and
+ * axes that are contiguous in the destination and in every source merged;
+ * two of them are the tile's axes, x (the first source's fastest) and y
+ * (the destination's fastest, or its next fastest when that is x); the
+ * rest (at most SPART_PERMUTE_REST_AXES) are walked tile by tile. A tile is
+ * 2^shift_x by 2^shift_y elements (cut at the item's edges), at most
+ * spart_permute_tile_elements(type) elements. Each term is one source
+ * subblock with its nonzero U[i,j], in increasing j, its strides
+ * pre-permuted into the item's axes.
+ *
+ * The order of operations for one destination element (both twins):
+ *   acc = U_1 * x_1; acc = fma(U_k, x_k, acc) for terms k = 2..; no terms:
+ *   acc = 0; x = conj(src) when asked (the imaginary part negated);
+ *   beta_zero: dst = alpha * acc (dst not read); else dst = fma(beta, dst,
+ *   alpha * acc). Complex: U times each part; alpha * acc = (fma(ar, cr,
+ *   -(ai * ci)), fma(ar, ci, ai * cr)) = t; with beta: (fma(br, dr,
+ *   fma(-bi, di, t_re)), fma(br, di, fma(bi, dr, t_im))).
+ * float32 types compute in float (fmaf; U and the scalars held as doubles
+ * that are exactly floats).
+ */
+#ifndef SPART_PERMUTE_KERNELS_H
+#define SPART_PERMUTE_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SPART_PERMUTE_AXES 8      /* as SPART_PERMUTE_MAX_AXES */
+#define SPART_PERMUTE_REST_AXES 6 /* the axes that are not the tile's */
+#define SPART_PERMUTE_THREADS 256 /* threads of a device tile */
+/* The bytes of one tile's elements (16 KiB): 2048 float64, 1024 complex128. */
+#define SPART_PERMUTE_TILE_BYTES 16384
+
+/* The element types as spart_permute_type numbers them. */
+enum {
+    SPART_PERMUTE_KIND_FLOAT32 = 0,
+    SPART_PERMUTE_KIND_FLOAT64 = 1,
+    SPART_PERMUTE_KIND_COMPLEX64 = 2,
+    SPART_PERMUTE_KIND_COMPLEX128 = 3
+};
+
+/* The small helpers both twins call (host and device code under nvcc). */
+#if defined(__CUDACC__)
+#define SPART_PERMUTE_FUNCTION static __host__ __device__ inline
+#else
+#define SPART_PERMUTE_FUNCTION static inline
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The bytes of one element of `kind`. */
+SPART_PERMUTE_FUNCTION int spart_permute_element_bytes(int kind)
+{
+    return kind == SPART_PERMUTE_KIND_FLOAT32     ? 4
+           : kind == SPART_PERMUTE_KIND_FLOAT64   ? 8
+           : kind == SPART_PERMUTE_KIND_COMPLEX64 ? 8
+                                                  : 16;
+}
+
+/* The most elements of one tile of `kind`. */
+SPART_PERMUTE_FUNCTION int64_t spart_permute_tile_elements(int kind)
+{
+    return SPART_PERMUTE_TILE_BYTES / spart_permute_element_bytes(kind);
+}
+
+/* One destination subblock: where it is, its tiles and its terms. */
+typedef struct spart_permute_item {
+    int64_t destination_offset;
+    int64_t size_x, size_y; /* the extents along the tile's axes */
+    int64_t tiles_x;        /* ceil(size_x / 2^shift_x) */
+    int64_t tiles_y;        /* ceil(size_y / 2^shift_y) */
+    int64_t destination_stride_x, destination_stride_y;
+    int64_t rest_size[SPART_PERMUTE_REST_AXES]; /* the other axes, slowest first */
+    int64_t destination_rest_stride[SPART_PERMUTE_REST_AXES];
+    int64_t first_term; /* its terms in the plan's term array */
+    int32_t num_terms;
+    int32_t num_rest;
+    int32_t shift_x, shift_y; /* tile extents 2^shift */
+    int32_t write_y_first;    /* 1: the destination is written with y fastest */
+    int32_t unused;
+} spart_permute_item;
+
+/* The elements from one row of a device tile in shared memory to the
+ * next: 2^shift_x, one more when the tile is written y first (a
+ * transpose), so that the threads of a warp, reading down a column, fall
+ * in distinct banks. */
+SPART_PERMUTE_FUNCTION int64_t spart_permute_tile_pitch(const spart_permute_item *it)
+{
+    return ((int64_t)1 << it->shift_x) + (it->write_y_first && it->shift_x > 0);
+}
+
+/* One source subblock of an item, with its coefficient U[i,j] (a double
+ * that is exactly a float for float32 types). */
+typedef struct spart_permute_term {
+    int64_t source_offset;
+    int64_t source_stride_x, source_stride_y;
+    int64_t source_rest_stride[SPART_PERMUTE_REST_AXES];
+    double coefficient;
+} spart_permute_term;
+
+/* A plan's work as the twins take it (host or device pointers). Items
+ * come heaviest first; tile_start[k] is the index of item k's first tile
+ * (tile_start[num_items] = num_tiles); a tile of an item is numbered
+ * tile x fastest, then tile y, then the rest axes, fastest last. */
+typedef struct spart_permute_work {
+    const spart_permute_item *items;
+    const spart_permute_term *terms;
+    const int64_t *tile_start;
+    int64_t num_items;
+    int64_t num_tiles;
+    int kind;      /* SPART_PERMUTE_KIND_* */
+    int conjugate; /* 1: conjugate complex sources */
+} spart_permute_work;
+
+/* alpha and beta as (real, imaginary) doubles (exactly floats for float32
+ * types); beta_zero: the destination is not read. */
+typedef struct spart_permute_scalars {
+    double alpha[2];
+    double beta[2];
+    int beta_zero;
+} spart_permute_scalars;
+
+/* The item of tile `tile`: the k with tile_start[k] <= tile <
+ * tile_start[k + 1] (a binary search; items without tiles are skipped). */
+SPART_PERMUTE_FUNCTION int64_t spart_permute_item_of_tile(const int64_t *tile_start,
+                                                          int64_t num_items, int64_t tile)
+{
+    int64_t low = 0, high = num_items - 1;
+    while (low < high) {
+        int64_t middle = low + (high - low + 1) / 2;
+        if (tile_start[middle] <= tile) {
+            low = middle;
+        } else {
+            high = middle - 1;
+        }
+    }
+    return low;
+}
+
+/* ---- host ---- */
+void spart_permute_host(const spart_permute_work *work, const spart_permute_scalars *scalars,
+                        const void *source, void *destination, int threads);
+
+/* ---- device: enqueues one kernel on `stream` (a cudaStream_t) and
+ * returns a cudaError_t as int (0: success); `work`'s arrays are device
+ * memory; shared_bytes is the plan's tile_bytes. ---- */
+int spart_permute_device(const spart_permute_work *work, const spart_permute_scalars *scalars,
+                         const void *source, void *destination, size_t shared_bytes, void *stream);
+/* The sentence of a cudaError_t. */
+const char *spart_permute_device_error_string(int error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPART_PERMUTE_KERNELS_H */

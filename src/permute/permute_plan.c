@@ -1,0 +1,352 @@
+/*
+ * src/permute/permute_plan.c: the plan's work (src/permute/permute_kernels.h)
+ * from checked blocks: one item per destination subblock that is not
+ * empty, its axes simplified, its tile axes and extents chosen by a cost
+ * model, items ordered heaviest first.
+ *
+ * The cost model counts, for every tile of a candidate shape 2^sx x 2^sy
+ * (cut at the item's edges), the 32-byte sectors its terms read and the
+ * destination writes (a contiguous run of w elements of b bytes touches
+ * ceil(w b / 32) sectors, and half a sector more for its unknown
+ * alignment; a strided element touches its own), plus a fixed cost per
+ * tile (the block's start, its search for its item, two barriers) and a
+ * cost per idle lane (the threads of a device tile with no element). The
+ * cheapest candidate wins, the larger tile on a tie. The host twin walks
+ * the same tiles: a tile of at most 16 KiB sits in the first-level cache.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "permute/permute_internal.h"
+
+/* Costs in sectors (32 bytes of memory traffic). */
+#define COST_PER_TILE 64.0
+#define COST_PER_IDLE_LANE 0.25
+
+/* An item's axes while it is being simplified: destination order. */
+typedef struct item_axes {
+    int count;
+    int64_t size[SPART_PERMUTE_AXES];
+    int64_t destination_stride[SPART_PERMUTE_AXES];
+} item_axes;
+
+/* Sectors touched by `length` elements of `bytes` bytes, `stride` apart. */
+static double run_sectors(int64_t length, int64_t stride, int bytes)
+{
+    if (length <= 0) {
+        return 0.0;
+    }
+    if (stride == 1 || stride == -1) {
+        return ceil((double)length * bytes / 32.0) + (bytes < 32 ? 0.5 : 0.0);
+    }
+    return (double)length * ceil(bytes / 32.0);
+}
+
+/* Sectors of a w x h patch (w along x) with strides (sx, sy). */
+static double patch_sectors(int64_t w, int64_t h, int64_t sx, int64_t sy, int bytes)
+{
+    double by_rows = (double)h * run_sectors(w, sx, bytes);
+    double by_columns = (double)w * run_sectors(h, sy, bytes);
+    return by_rows < by_columns ? by_rows : by_columns;
+}
+
+/* The cost of item `it` (axes, strides filled) with tile shifts (sx, sy). */
+static double tile_cost(const spart_permute_item *it, const spart_permute_term *terms, int sx,
+                        int sy, int bytes, int64_t rest)
+{
+    int64_t tx = (int64_t)1 << sx, ty = (int64_t)1 << sy;
+    int64_t full_x = it->size_x >> sx, part_x = it->size_x & (tx - 1);
+    int64_t full_y = it->size_y >> sy, part_y = it->size_y & (ty - 1);
+    int64_t widths[2] = {tx, part_x}, heights[2] = {ty, part_y};
+    int64_t counts_x[2] = {full_x, part_x > 0}, counts_y[2] = {full_y, part_y > 0};
+    int64_t lanes =
+        SPART_PERMUTE_THREADS * ((tx * ty + SPART_PERMUTE_THREADS - 1) / SPART_PERMUTE_THREADS);
+    double cost = 0.0;
+    for (int a = 0; a < 2; a++) {
+        for (int c = 0; c < 2; c++) {
+            double tiles = (double)counts_x[a] * (double)counts_y[c];
+            if (tiles == 0.0) {
+                continue;
+            }
+            int64_t w = widths[a], h = heights[c];
+            double sectors =
+                patch_sectors(w, h, it->destination_stride_x, it->destination_stride_y, bytes);
+            for (int32_t k = 0; k < it->num_terms; k++) {
+                const spart_permute_term *term = &terms[k];
+                sectors += patch_sectors(w, h, term->source_stride_x, term->source_stride_y, bytes);
+            }
+            cost +=
+                tiles * (sectors + COST_PER_TILE + COST_PER_IDLE_LANE * (double)(lanes - w * h));
+        }
+    }
+    return cost * (double)rest;
+}
+
+/* The smallest shift s with 2^s >= n (n >= 1). */
+static int shift_covering(int64_t n)
+{
+    int s = 0;
+    while (((int64_t)1 << s) < n) {
+        s++;
+    }
+    return s;
+}
+
+/* The cheapest tile shape for `it` into its shift_x, shift_y. */
+static void choose_tile(spart_permute_item *it, const spart_permute_term *terms, int kind,
+                        int64_t rest)
+{
+    int bytes = spart_permute_element_bytes(kind);
+    int max_shift = shift_covering(spart_permute_tile_elements(kind));
+    int cover_x = shift_covering(it->size_x), cover_y = shift_covering(it->size_y);
+    double best = INFINITY;
+    for (int sx = 0; sx <= cover_x && sx <= max_shift; sx++) {
+        for (int sy = 0; sy <= cover_y && sx + sy <= max_shift; sy++) {
+            double cost = tile_cost(it, terms, sx, sy, bytes, rest);
+            if (cost <= best) { /* on a tie the larger tile (later) wins */
+                best = cost;
+                it->shift_x = sx;
+                it->shift_y = sy;
+            }
+        }
+    }
+}
+
+/* The index of the smallest |stride| among the axes (the later on a tie),
+ * leaving out `skip`. */
+static int fastest_axis(const item_axes *axes, const int64_t *strides, int skip)
+{
+    int best = -1;
+    for (int k = 0; k < axes->count; k++) {
+        if (k != skip && (best < 0 || llabs(strides[k]) <= llabs(strides[best]))) {
+            best = k;
+        }
+    }
+    return best;
+}
+
+/* Destination subblock i of `block` as an item and its terms (written at
+ * terms[0..]); `stride` is scratch of m rows. Returns the number of
+ * terms. The axes: size-1 axes dropped, neighbours contiguous in the
+ * destination and in every term merged. */
+static int32_t make_item(const spart_permute_block *block, int64_t i, int num_axes,
+                         const int *permutation, int kind, spart_permute_item *it,
+                         spart_permute_term *terms, int64_t (*stride)[SPART_PERMUTE_AXES])
+{
+    int64_t m = block->num_source;
+    int single = kind == SPART_PERMUTE_KIND_FLOAT32 || kind == SPART_PERMUTE_KIND_COMPLEX64;
+    memset(it, 0, sizeof *it);
+    /* The terms (nonzero U, increasing j) and the axes of size > 1, with
+     * each term's source strides in destination axis order. */
+    item_axes axes = {0};
+    for (int k = 0; k < num_axes; k++) {
+        int64_t size = block->sizes[permutation[k]];
+        if (size != 1) {
+            axes.size[axes.count] = size;
+            axes.destination_stride[axes.count] = block->destination_strides[i * num_axes + k];
+            axes.count++;
+        }
+    }
+    int32_t num_terms = 0;
+    for (int64_t j = 0; j < m; j++) {
+        double u = block->recoupling != NULL ? block->recoupling[i * m + j] : 1.0;
+        if (u == 0.0) {
+            continue;
+        }
+        spart_permute_term *term = &terms[num_terms];
+        memset(term, 0, sizeof *term);
+        term->source_offset = block->source_offsets[j];
+        term->coefficient = single ? (double)(float)u : u;
+        int a = 0;
+        for (int k = 0; k < num_axes; k++) {
+            if (block->sizes[permutation[k]] != 1) {
+                stride[num_terms][a++] = block->source_strides[j * num_axes + permutation[k]];
+            }
+        }
+        num_terms++;
+    }
+    /* Merge a with a + 1 where every side is contiguous across them. */
+    for (int a = 0; a + 1 < axes.count;) {
+        int64_t next = axes.size[a + 1];
+        int mergeable = axes.destination_stride[a] == axes.destination_stride[a + 1] * next;
+        for (int32_t t = 0; t < num_terms && mergeable; t++) {
+            mergeable = stride[t][a] == stride[t][a + 1] * next;
+        }
+        if (!mergeable) {
+            a++;
+            continue;
+        }
+        axes.size[a] *= next; /* a takes a + 1's strides; the rest move left */
+        axes.destination_stride[a] = axes.destination_stride[a + 1];
+        for (int32_t t = 0; t < num_terms; t++) {
+            stride[t][a] = stride[t][a + 1];
+        }
+        for (int b = a + 1; b + 1 < axes.count; b++) {
+            axes.size[b] = axes.size[b + 1];
+            axes.destination_stride[b] = axes.destination_stride[b + 1];
+            for (int32_t t = 0; t < num_terms; t++) {
+                stride[t][b] = stride[t][b + 1];
+            }
+        }
+        axes.count--;
+    }
+    while (axes.count < 2) { /* at least two axes: pad with size-1 ones */
+        int a = axes.count++;
+        axes.size[a] = 1;
+        axes.destination_stride[a] = 0;
+        for (int32_t t = 0; t < num_terms; t++) {
+            stride[t][a] = 0;
+        }
+    }
+    /* x: the first term's fastest axis; y: the destination's fastest, or
+     * its next fastest when that is x too. */
+    int64_t first_source[SPART_PERMUTE_AXES];
+    for (int a = 0; a < axes.count; a++) {
+        first_source[a] = num_terms > 0 ? stride[0][a] : axes.destination_stride[a];
+    }
+    int x = fastest_axis(&axes, first_source, -1);
+    int y = fastest_axis(&axes, axes.destination_stride, -1);
+    it->write_y_first = y != x;
+    if (y == x) {
+        y = fastest_axis(&axes, axes.destination_stride, x);
+    }
+    it->size_x = axes.size[x];
+    it->size_y = axes.size[y];
+    it->destination_stride_x = axes.destination_stride[x];
+    it->destination_stride_y = axes.destination_stride[y];
+    for (int32_t t = 0; t < num_terms; t++) {
+        terms[t].source_stride_x = stride[t][x];
+        terms[t].source_stride_y = stride[t][y];
+    }
+    for (int a = 0; a < axes.count; a++) {
+        if (a == x || a == y) {
+            continue;
+        }
+        int r = it->num_rest++;
+        it->rest_size[r] = axes.size[a];
+        it->destination_rest_stride[r] = axes.destination_stride[a];
+        for (int32_t t = 0; t < num_terms; t++) {
+            terms[t].source_rest_stride[r] = stride[t][a];
+        }
+    }
+    it->destination_offset = block->destination_offsets[i];
+    it->num_terms = num_terms;
+    return num_terms;
+}
+
+/* Items in order of weight (elements times terms), heaviest first, ties
+ * in block order. */
+typedef struct item_weight {
+    double weight;
+    int64_t index;
+} item_weight;
+
+static int heavier_first(const void *a, const void *b)
+{
+    const item_weight *x = a, *y = b;
+    if (x->weight != y->weight) {
+        return x->weight > y->weight ? -1 : 1;
+    }
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* The product of an item's rest sizes. */
+static int64_t rest_elements(const spart_permute_item *it)
+{
+    int64_t rest = 1;
+    for (int32_t r = 0; r < it->num_rest; r++) {
+        rest *= it->rest_size[r];
+    }
+    return rest;
+}
+
+/* Make every item and its terms, choose its tile. */
+static int64_t fill_items(const spart_permute_plan *plan, int num_axes, const int *permutation,
+                          int64_t num_blocks, const spart_permute_block *blocks,
+                          spart_permute_item *items, spart_permute_term *terms,
+                          int64_t (*stride)[SPART_PERMUTE_AXES])
+{
+    int64_t num_items = 0, num_terms = 0;
+    for (int64_t b = 0; b < num_blocks; b++) {
+        const spart_permute_block *block = &blocks[b];
+        int empty = 0;
+        for (int k = 0; k < num_axes; k++) {
+            empty |= block->sizes[k] == 0;
+        }
+        for (int64_t i = 0; i < block->num_destination && !empty; i++) {
+            spart_permute_item *it = &items[num_items++];
+            int32_t count = make_item(block, i, num_axes, permutation, (int)plan->type, it,
+                                      terms + num_terms, stride);
+            it->first_term = num_terms;
+            choose_tile(it, terms + num_terms, (int)plan->type, rest_elements(it));
+            it->tiles_x = ((it->size_x - 1) >> it->shift_x) + 1;
+            it->tiles_y = ((it->size_y - 1) >> it->shift_y) + 1;
+            num_terms += count;
+        }
+    }
+    return num_terms;
+}
+
+spart_status spart_permute_build_work(spart_context *context, spart_permute_plan *plan,
+                                      int num_axes, const int *permutation, int conjugate,
+                                      int64_t num_blocks, const spart_permute_block *blocks)
+{
+    /* Count the items (destination subblocks of blocks that are not empty)
+     * and bound their terms and the scratch of one item's strides. */
+    int64_t num_items = 0, max_terms = 0, max_source = 0;
+    for (int64_t b = 0; b < num_blocks; b++) {
+        int empty = 0;
+        for (int k = 0; k < num_axes; k++) {
+            empty |= blocks[b].sizes[k] == 0;
+        }
+        if (!empty) {
+            num_items += blocks[b].num_destination;
+            max_terms += blocks[b].num_destination * blocks[b].num_source;
+            max_source = blocks[b].num_source > max_source ? blocks[b].num_source : max_source;
+        }
+    }
+    const spart_allocator *allocator = &plan->allocator;
+    spart_permute_item *unsorted =
+        spart_alloc(allocator, (size_t)(num_items + 1), sizeof *unsorted);
+    plan->items = spart_alloc(allocator, (size_t)(num_items + 1), sizeof *plan->items);
+    plan->terms = spart_alloc(allocator, (size_t)(max_terms + 1), sizeof *plan->terms);
+    plan->tile_start = spart_alloc(allocator, (size_t)(num_items + 1), sizeof *plan->tile_start);
+    item_weight *order = spart_alloc(allocator, (size_t)(num_items + 1), sizeof *order);
+    int64_t(*stride)[SPART_PERMUTE_AXES] =
+        spart_alloc(allocator, (size_t)(max_source + 1), sizeof *stride);
+    spart_status status = SPART_OK;
+    if (unsorted == NULL || plan->items == NULL || plan->terms == NULL ||
+        plan->tile_start == NULL || order == NULL || stride == NULL) {
+        status =
+            spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "permute_plan_create: out of memory");
+    } else {
+        int64_t num_terms = fill_items(plan, num_axes, permutation, num_blocks, blocks, unsorted,
+                                       plan->terms, stride);
+        for (int64_t k = 0; k < num_items; k++) {
+            const spart_permute_item *it = &unsorted[k];
+            double elements = (double)it->size_x * (double)it->size_y * (double)rest_elements(it);
+            order[k] = (item_weight){elements * (it->num_terms > 0 ? it->num_terms : 1), k};
+        }
+        qsort(order, (size_t)num_items, sizeof *order, heavier_first);
+        int bytes = spart_permute_element_bytes((int)plan->type);
+        int64_t tiles = 0, tile_bytes = bytes;
+        for (int64_t k = 0; k < num_items; k++) {
+            const spart_permute_item *it = &unsorted[order[k].index];
+            plan->items[k] = *it;
+            plan->tile_start[k] = tiles;
+            tiles += it->tiles_x * it->tiles_y * rest_elements(it);
+            int64_t used = spart_permute_tile_pitch(it) * ((int64_t)1 << it->shift_y) * bytes;
+            tile_bytes = used > tile_bytes ? used : tile_bytes;
+        }
+        plan->tile_start[num_items] = tiles;
+        plan->num_terms = num_terms;
+        plan->tile_bytes = tile_bytes;
+        plan->work = (spart_permute_work){plan->items, plan->terms,     plan->tile_start, num_items,
+                                          tiles,       (int)plan->type, conjugate};
+    }
+    spart_free(allocator, unsorted);
+    spart_free(allocator, order);
+    spart_free(allocator, stride);
+    return status;
+}
