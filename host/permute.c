@@ -64,14 +64,63 @@ static int64_t source_corner(const tile_place *p, const spart_permute_term *term
     return at;
 }
 
+/* One tile of an item with one term, real type: straight from the source
+ * to the destination in the destination's order, acc = u * x and then
+ * alpha and beta as in the general tile (the same operations). */
+#define DEFINE_SINGLE_TERM_TILE(name, real, fma_of)                                                \
+    static void name(const spart_permute_work *work, const spart_permute_scalars *s,               \
+                     const tile_place *p, const real *source, real *destination)                   \
+    {                                                                                              \
+        const spart_permute_item *it = p->item;                                                    \
+        const spart_permute_term *term = &work->terms[it->first_term];                             \
+        const real u = (real)term->coefficient, ar = (real)s->alpha[0], br = (real)s->beta[0];     \
+        const int y_first = it->write_y_first;                                                     \
+        const int64_t outer = y_first ? p->w : p->h, inner = y_first ? p->h : p->w;                \
+        const int64_t d_outer = y_first ? it->destination_stride_x : it->destination_stride_y;     \
+        const int64_t d_inner = y_first ? it->destination_stride_y : it->destination_stride_x;     \
+        const int64_t s_outer = y_first ? term->source_stride_x : term->source_stride_y;           \
+        const int64_t s_inner = y_first ? term->source_stride_y : term->source_stride_x;           \
+        const real *from = source + source_corner(p, term);                                        \
+        real *to = destination + destination_corner(p);                                            \
+        const int64_t line = 64 / (int64_t)sizeof(real); /* elements of a cache line */            \
+        for (int64_t ob = 0; ob < outer; ob += line) {                                             \
+            const int64_t oe = ob + line < outer ? ob + line : outer;                              \
+            for (int64_t ib = 0; ib < inner; ib += line) {                                         \
+                const int64_t ie = ib + line < inner ? ib + line : inner;                          \
+                for (int64_t o = ob; o < oe; o++) {                                                \
+                    const real *a = from + o * s_outer;                                            \
+                    real *d = to + o * d_outer;                                                    \
+                    if (s->beta_zero) {                                                            \
+                        for (int64_t i = ib; i < ie; i++) {                                        \
+                            d[i * d_inner] = ar * (u * a[i * s_inner]);                            \
+                        }                                                                          \
+                    } else {                                                                       \
+                        for (int64_t i = ib; i < ie; i++) {                                        \
+                            d[i * d_inner] =                                                       \
+                                fma_of(br, d[i * d_inner], ar * (u * a[i * s_inner]));             \
+                        }                                                                          \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DEFINE_SINGLE_TERM_TILE(single_double, double, fma)
+DEFINE_SINGLE_TERM_TILE(single_float, float, fmaf)
+
 /* One tile in `real` (float or double, with `fma_of`): components 1 (real)
  * or 2 (complex); acc holds w * h elements. */
-#define DEFINE_TILE(name, real, fma_of)                                                            \
-    static void name(const spart_permute_work *work, const spart_permute_scalars *s, int64_t tile, \
-                     const real *source, real *destination, real *acc, int components)             \
+#define DEFINE_TILE(type, real, fma_of)                                                            \
+    static void tile_##type(const spart_permute_work *work, const spart_permute_scalars *s,        \
+                            int64_t tile, const real *source, real *destination, real *acc,        \
+                            int components)                                                        \
     {                                                                                              \
         const tile_place p = place_of_tile(work, tile);                                            \
         const spart_permute_item *it = p.item;                                                     \
+        if (it->num_terms == 1 && components == 1) {                                               \
+            single_##type(work, s, &p, source, destination);                                       \
+            return;                                                                                \
+        }                                                                                          \
         const int64_t w = p.w, h = p.h, c = components;                                            \
         for (int32_t q = 0; q < it->num_terms; q++) {                                              \
             const spart_permute_term *term = &work->terms[it->first_term + q];                     \
@@ -126,8 +175,8 @@ static int64_t source_corner(const tile_place *p, const spart_permute_term *term
         }                                                                                          \
     }
 
-DEFINE_TILE(tile_double, double, fma)
-DEFINE_TILE(tile_float, float, fmaf)
+DEFINE_TILE(double, double, fma)
+DEFINE_TILE(float, float, fmaf)
 
 void spart_permute_host(const spart_permute_work *work, const spart_permute_scalars *scalars,
                         const void *source, void *destination, int threads)
