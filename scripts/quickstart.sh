@@ -26,18 +26,26 @@ jobs=${JOBS:-$(nproc)}
 
 # ---- Debian packages -------------------------------------------------------------
 packages=(build-essential cmake pkg-config libgsl-dev libcfitsio-dev libcmocka-dev
-    libfyaml-dev libcairo2-dev libfftw3-dev gfortran python3 python3-venv)
+    libfyaml-dev libcairo2-dev libfftw3-dev gfortran python3 python3-venv python3-dev)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
         missing+=("$package")
 done
-# python3 and python3-venv may come from elsewhere (pyenv, conda): only a
-# working `python3 -m venv` matters.
+# python3, python3-venv and python3-dev may come from elsewhere (pyenv,
+# conda): only a working `python3 -m venv` matters, and Python.h, which the
+# Python package's binding (python/, test python_package) compiles against.
 if python3 -m venv --help >/dev/null 2>&1; then
     filtered=()
     for package in "${missing[@]}"; do
         [[ $package == python3 || $package == python3-venv ]] || filtered+=("$package")
+    done
+    missing=("${filtered[@]+"${filtered[@]}"}")
+fi
+if python3 -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(sysconfig.get_paths()["include"] + "/Python.h"))' 2>/dev/null; then
+    filtered=()
+    for package in "${missing[@]}"; do
+        [[ $package == python3-dev ]] || filtered+=("$package")
     done
     missing=("${filtered[@]+"${filtered[@]}"}")
 fi

@@ -1,0 +1,347 @@
+"""
+The ideal CTIS instrument (include/spart/instrument.h), as
+``ctis.instruments.IdealInstrument``, with plain arrays in fixed units
+instead of named arrays with astropy units; and the synthetic scene and
+point-spread function of ctis's tutorials (include/spart/scene.h, psf.h).
+"""
+
+import numpy as np
+
+from . import _core
+from ._core import ffi, lib
+from ._regridder import Regridder
+from ._weights import Weights
+
+PSF_MODES = {"auto": lib.SPART_PSF_AUTO, "fft": lib.SPART_PSF_FFT,
+             "folded": lib.SPART_PSF_FOLDED}
+
+
+def _vector(values, name, function):
+    """A 1-D float64 array (a copy of parameters, never of data)."""
+    array = np.ascontiguousarray(np.asarray(values, dtype=np.float64).reshape(-1))
+    if array.size == 0:
+        raise _core.argument_error(function, f"{name}: empty")
+    return array
+
+
+class IdealInstrument:
+    """
+    An ideal computed tomography imaging spectrograph, as
+    ``ctis.instruments.IdealInstrument``: its forward operator (scene to
+    images) and backprojection are spart Regridders.
+
+    Channel ``c`` rotates the scene by ``angle[c]`` and disperses it along
+    sensor x: a scene point ``(x, y)`` at wavelength ``w`` lands on
+    ``X = (w - wavelength_ref) / dispersion + (cos a x - sin a y) / plate_scale
+    + position_ref[0]``, ``Y = (sin a x + cos a y) / plate_scale + position_ref[1]``.
+
+    Parameters
+    ----------
+    angle : array_like
+        Dispersion angle of each channel, degree.
+    dispersion : float
+        Angstrom per pixel along sensor x.
+    plate_scale : float
+        Arcsec per pixel.
+    wavelength_ref : float
+        Angstrom: the wavelength that lands on ``position_ref``.
+    position_ref : (float, float)
+        Pixel where the scene's centre lands at ``wavelength_ref``.
+    area_effective : float
+        cm^2.
+    timedelta_exposure : float
+        Exposure time, s (ctis's name).
+    wavelength : array_like
+        Wavelength bin edges, Angstrom, increasing.
+    scene_x, scene_y : array_like
+        Scene cell vertices, arcsec.
+    sensor_x, sensor_y : array_like
+        Sensor pixel vertices, pixel.
+    quantum_yield : float
+        Electrons per photon (default 1).
+    read_noise : float
+        Electrons, standard deviation (default 0).
+    solid_angle_steradian : bool
+        True: scene radiance per steradian (as ``ctis.scenes``); False
+        (default): per arcsec^2.
+    dtype : {numpy.float64, numpy.float32}
+        How both operators store their values.
+    psf : numpy.ndarray, optional
+        One kernel per channel, ``(channels, kx, ky)`` along sensor x then y,
+        centre at ``n // 2``.
+    psf_mode : {"auto", "fft", "folded"}
+        Compose the PSF by FFT, or fold it into the weights (as ctis 0.5.0).
+    keep_weights : bool
+        Keep the geometric weights (the :attr:`weights` property).
+
+    Notes
+    -----
+    Units are fixed (no unit library): scenes in erg / (A arcsec^2 cm^2 s)
+    (or per sr), images in electrons. Layouts, C order: a scene is
+    ``(wavelength, scene_x, scene_y)``, images ``(channel, sensor_x,
+    sensor_y)``, backprojections ``(channel, wavelength, scene_x, scene_y)``.
+    """
+
+    def __init__(self, angle, dispersion, plate_scale, wavelength_ref, position_ref,
+                 area_effective, timedelta_exposure, wavelength, scene_x, scene_y, sensor_x,
+                 sensor_y, quantum_yield=1.0, read_noise=0.0, solid_angle_steradian=False,
+                 dtype=np.float64, psf=None, psf_mode="auto", keep_weights=False):
+        function = "IdealInstrument"
+        arrays = {name: _vector(value, name, function) for name, value in (
+            ("angle", angle), ("wavelength", wavelength), ("scene_x", scene_x),
+            ("scene_y", scene_y), ("sensor_x", sensor_x), ("sensor_y", sensor_y))}
+        params = ffi.new("spart_instrument_params *")
+        lib.spart_instrument_params_init(params)
+        params.num_channel = arrays["angle"].size
+        params.angle = _core.pointer(arrays["angle"])
+        params.dispersion = float(dispersion)
+        params.plate_scale = float(plate_scale)
+        params.wavelength_ref = float(wavelength_ref)
+        position_ref = np.asarray(position_ref, dtype=np.float64).reshape(-1)
+        if position_ref.size != 2:
+            raise _core.argument_error(function, f"position_ref: {position_ref.size} numbers, "
+                                       "not 2 (x, y)", "shape")
+        params.position_ref[0:2] = [float(position_ref[0]), float(position_ref[1])]
+        params.area_effective = float(area_effective)
+        params.exposure_time = float(timedelta_exposure)
+        params.quantum_yield = float(quantum_yield)
+        params.read_noise = float(read_noise)
+        for name in ("wavelength", "scene_x", "scene_y", "sensor_x", "sensor_y"):
+            count = {"wavelength": "num_wavelength"}.get(name, "num_" + name)
+            setattr(params, count, arrays[name].size - 1)
+            setattr(params, name, _core.pointer(arrays[name]))
+        params.solid_angle_steradian = 1 if solid_angle_steradian else 0
+        dtype = np.dtype(dtype)
+        if dtype not in (np.dtype(np.float64), np.dtype(np.float32)):
+            raise _core.argument_error(function, f"dtype: {dtype}; spart stores float64 or "
+                                       "float32 values", "type")
+        params.value_type = lib.SPART_FLOAT32 if dtype == np.float32 else lib.SPART_FLOAT64
+        params.keep_weights = 1 if keep_weights else 0
+        kept_psf = None
+        if psf is not None:
+            kept_psf = _core.values_in(psf, "psf", function)
+            if kept_psf.ndim != 3 or kept_psf.shape[0] != arrays["angle"].size:
+                raise _core.argument_error(function, f"psf: shape {kept_psf.shape}; the "
+                                           f"instrument takes ({arrays['angle'].size}, kx, ky)",
+                                           "shape")
+            params.psf = _core.pointer(kept_psf)
+            params.psf_size[0:2] = [kept_psf.shape[1], kept_psf.shape[2]]
+            try:
+                params.psf_mode = PSF_MODES[psf_mode]
+            except KeyError:
+                raise _core.argument_error(function, f"psf_mode: {psf_mode!r}; expected "
+                                           "'auto', 'fft' or 'folded'") from None
+        ctx = _core.context()
+        out = ffi.new("spart_instrument **")
+        ctx.check(lib.spart_instrument_create(ctx.pointer, params, out),
+                  "spart_instrument_create")
+        pointer = out[0]
+        self._pointer = ffi.gc(pointer, lambda p, ctx=ctx: lib.spart_instrument_free(p))
+        self.num_channel = int(lib.spart_instrument_num_channel(pointer))
+        self.shape_scene = (arrays["wavelength"].size - 1, arrays["scene_x"].size - 1,
+                            arrays["scene_y"].size - 1)
+        self.shape_images = (self.num_channel, arrays["sensor_x"].size - 1,
+                             arrays["sensor_y"].size - 1)
+        self.quantum_yield = float(quantum_yield)
+        self.read_noise = float(read_noise)
+        self._forward = None
+        self._backward = None
+
+    def __repr__(self):
+        return (f"<spart.IdealInstrument: {self.num_channel} channels, scene "
+                f"{self.shape_scene}, images {self.shape_images}>")
+
+    @property
+    def forward(self):
+        """The forward operator, a Regridder from a scene to the images
+        (electrons), photon conversion and quantum yield folded in."""
+        if self._forward is None:
+            pointer = lib.spart_instrument_forward(self._pointer)
+            self._forward = Regridder(ffi.cast("spart_regridder *", pointer), None, owner=self)
+        return self._forward
+
+    @property
+    def backward(self):
+        """The backprojection, a Regridder from images to one scene per
+        channel, as ctis's backproject(integrate=True)."""
+        if self._backward is None:
+            pointer = lib.spart_instrument_backward(self._pointer)
+            self._backward = Regridder(ffi.cast("spart_regridder *", pointer), None, owner=self)
+        return self._backward
+
+    @property
+    def weights(self):
+        """The geometric weights (conservative 2-D, orthogonal axes channel
+        and wavelength), with ``keep_weights=True``; else None. A view of
+        the instrument's own (not freed by the returned object)."""
+        pointer = lib.spart_instrument_weights(self._pointer)
+        if pointer == ffi.NULL:
+            return None
+        return Weights(ffi.cast("spart_weights *", pointer), None, owner=self)
+
+    @property
+    def photons_per_radiance(self):
+        """``A t dlambda dOmega / E`` per scene voxel, a read-only view."""
+        pointer = lib.spart_instrument_photons_per_radiance(self._pointer)
+        size = int(np.prod(self.shape_scene))
+        return _core.view(self, pointer, size, "<f8").reshape(self.shape_scene)
+
+    def _scene(self, scene, name, function):
+        scene = _core.values_in(scene, name, function)
+        if scene.shape != self.shape_scene:
+            raise _core.argument_error(function, f"{name}: shape {scene.shape}; the "
+                                       f"instrument's scenes are {self.shape_scene}", "shape")
+        return scene
+
+    def _images(self, images, name, function):
+        images = _core.values_in(images, name, function)
+        if images.shape != self.shape_images:
+            raise _core.argument_error(function, f"{name}: shape {images.shape}; the "
+                                       f"instrument's images are {self.shape_images}", "shape")
+        return images
+
+    def image(self, scene, uncertainty=False):
+        """
+        The expected (noise-free) images of a scene, as ctis's
+        ``image(scene, noise=False)``.
+
+        Parameters
+        ----------
+        scene : numpy.ndarray
+            float64, C-contiguous, ``(wavelength, scene_x, scene_y)``.
+        uncertainty : bool
+            Also return the width of the noise of each pixel.
+
+        Returns
+        -------
+        numpy.ndarray or (numpy.ndarray, numpy.ndarray)
+            The images ``(channel, sensor_x, sensor_y)`` in electrons, and
+            with ``uncertainty`` their noise widths.
+        """
+        function = "IdealInstrument.image"
+        scene = self._scene(scene, "scene", function)
+        images = np.empty(self.shape_images)
+        widths = np.empty(self.shape_images) if uncertainty else None
+        ctx = _core.context()
+        ctx.check(lib.spart_instrument_image(
+            ctx.pointer, self._pointer, _core.pointer(scene), _core.pointer(images, True),
+            _core.pointer(widths, True) if uncertainty else ffi.NULL), "spart_instrument_image")
+        return (images, widths) if uncertainty else images
+
+    def observe(self, scene, seed):
+        """
+        Synthetic observations: Poisson photons of the expected images times
+        the quantum yield, plus Gaussian read noise, from a seeded generator
+        (the same images on every machine for a seed).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(channel, sensor_x, sensor_y)`` electrons.
+        """
+        function = "IdealInstrument.observe"
+        scene = self._scene(scene, "scene", function)
+        images = np.empty(self.shape_images)
+        ctx = _core.context()
+        ctx.check(lib.spart_instrument_observe(ctx.pointer, self._pointer, _core.pointer(scene),
+                                               int(seed), _core.pointer(images, True), ffi.NULL),
+                  "spart_instrument_observe")
+        return images
+
+    def backproject(self, images):
+        """
+        Backproject images into one scene per channel, as ctis's
+        ``backproject(images)``.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(channel, wavelength, scene_x, scene_y)``.
+        """
+        function = "IdealInstrument.backproject"
+        images = self._images(images, "images", function)
+        scenes = np.empty((self.num_channel,) + self.shape_scene)
+        ctx = _core.context()
+        ctx.check(lib.spart_instrument_backproject(ctx.pointer, self._pointer,
+                                                   _core.pointer(images),
+                                                   _core.pointer(scenes, True)),
+                  "spart_instrument_backproject")
+        return scenes
+
+
+def wavelength_from_velocity(velocity, wavelength_rest):
+    """
+    Wavelengths (A) of Doppler velocities (km/s) of a line at rest
+    wavelength `wavelength_rest` (A), the optical convention, as astropy
+    computes it: ``wavelength_rest * (1 + velocity / c)``.
+    """
+    function = "spart.wavelength_from_velocity"
+    velocity = _vector(velocity, "velocity", function)
+    result = np.empty(velocity.size)
+    ctx = _core.context()
+    ctx.check(lib.spart_wavelength_from_velocity(ctx.pointer, float(wavelength_rest),
+                                                 velocity.size, _core.pointer(velocity),
+                                                 _core.pointer(result, True)),
+              "spart_wavelength_from_velocity")
+    return result
+
+
+def scene_gaussians(velocity, x, y, wavelength_rest, width_velocity=30.0, width_x=1.0,
+                    width_y=1.0):
+    """
+    The eight Gaussian blobs of ``ctis.scenes.gaussians`` at the cell centres
+    of a grid.
+
+    Parameters
+    ----------
+    velocity : array_like
+        Doppler velocity bin edges, km/s.
+    x, y : array_like
+        Cell vertices, arcsec.
+    wavelength_rest : float
+        Rest wavelength of the line, A.
+    width_velocity, width_x, width_y : float
+        The blobs' standard deviations (km/s, arcsec, arcsec).
+
+    Returns
+    -------
+    scene : numpy.ndarray
+        ``(wavelength, x, y)`` in erg / (A sr cm^2 s).
+    wavelength : numpy.ndarray
+        The wavelength bin edges (A) of the velocity edges.
+    """
+    function = "spart.scene_gaussians"
+    velocity = _vector(velocity, "velocity", function)
+    x = _vector(x, "x", function)
+    y = _vector(y, "y", function)
+    options = ffi.new("spart_scene_gaussians_options *")
+    lib.spart_scene_gaussians_options_init(options)
+    options.width_velocity = float(width_velocity)
+    options.width_x = float(width_x)
+    options.width_y = float(width_y)
+    scene = np.empty((velocity.size - 1, x.size - 1, y.size - 1))
+    wavelength = np.empty(velocity.size)
+    ctx = _core.context()
+    ctx.check(lib.spart_scene_gaussians(ctx.pointer, float(wavelength_rest), velocity.size - 1,
+                                        _core.pointer(velocity), x.size - 1, _core.pointer(x),
+                                        y.size - 1, _core.pointer(y), options,
+                                        _core.pointer(wavelength, True),
+                                        _core.pointer(scene, True)), "spart_scene_gaussians")
+    return scene, wavelength
+
+
+def psf_gaussian(sigma_major, sigma_minor, angle, size):
+    """
+    An elliptical Gaussian kernel normalised to sum 1, the PSF of ctis's PSF
+    tutorial: ``sigma_major`` pixels along the direction at ``angle`` degrees
+    from the first axis, ``sigma_minor`` across it, ``size = (n0, n1)``
+    samples, centre at ``n // 2``.
+    """
+    function = "spart.psf_gaussian"
+    dims = ffi.new("int64_t[2]", [int(size[0]), int(size[1])])
+    kernel = np.empty((int(size[0]), int(size[1])))
+    ctx = _core.context()
+    ctx.check(lib.spart_psf_gaussian(ctx.pointer, float(sigma_major), float(sigma_minor),
+                                     float(angle), dims, _core.pointer(kernel, True),
+                                     kernel.size), function)
+    return kernel

@@ -1,0 +1,246 @@
+"""
+MART (include/spart/mart.h), as ``ctis.inverters.MartInverter`` runs it: the
+function mart(), the class MartInverter with ctis's constructor, and the
+result with ctis's field names.
+"""
+
+import numpy as np
+
+from . import _core
+from ._core import ffi, lib
+from ._instrument import IdealInstrument
+from ._regridder import Regridder
+
+STOP_RULES = {"threshold": lib.SPART_MART_STOP_THRESHOLD, "target": lib.SPART_MART_STOP_TARGET,
+              "count": lib.SPART_MART_STOP_COUNT}
+
+
+class MartResult:
+    """
+    What a MART run gives, with the names of ctis's IterativeInversionResult.
+
+    Attributes
+    ----------
+    solution : numpy.ndarray
+        The recovered scene ``(wavelength, scene_x, scene_y)``.
+    solutions : numpy.ndarray
+        The kept states, ``(k, wavelength, scene_x, scene_y)``: with
+        ``intermediate`` the state at the start of every iteration, else
+        the solution alone.
+    mean_chi_squared : numpy.ndarray
+        ``(num_iteration, channel)``: the mean chi^2 of the state at the
+        start of each iteration, per channel.
+    correlation_residual : numpy.ndarray
+        ``(num_iteration, channel)``: Pearson's r of the prediction and the
+        residual.
+    merit : numpy.ndarray
+        ``(num_iteration,)``: the mean over channels of mean_chi_squared.
+    num_iteration : int
+        The iterations done.
+    success : bool
+        Whether the run met its stopping rule.
+    message : str
+        Why it stopped, as ctis words it.
+    gamma : float
+        The exponent it used.
+    """
+
+    def __init__(self, pointer, shape_scene):
+        n = int(lib.spart_mart_result_num_iterations(pointer))
+        c = int(lib.spart_mart_result_num_channel(pointer))
+        size = int(lib.spart_mart_result_scene_size(pointer))
+        shape = tuple(shape_scene) if shape_scene is not None else (size,)
+
+        def copy(c_pointer, count):
+            if count == 0:
+                return np.zeros(0)
+            return np.frombuffer(ffi.buffer(c_pointer, 8 * count), dtype=np.float64).copy()
+
+        self.num_iteration = n
+        self.success = bool(lib.spart_mart_result_success(pointer))
+        self.message = ffi.string(lib.spart_mart_result_message(pointer)).decode()
+        self.gamma = float(lib.spart_mart_result_gamma(pointer))
+        self.mean_chi_squared = copy(lib.spart_mart_result_mean_chi_squared(pointer),
+                                     n * c).reshape(n, c)
+        self.correlation_residual = copy(lib.spart_mart_result_correlation(pointer),
+                                         n * c).reshape(n, c)
+        self.merit = self.mean_chi_squared.mean(axis=1)
+        self.solution = copy(lib.spart_mart_result_solution(pointer), size).reshape(shape)
+        count = int(lib.spart_mart_result_num_solutions(pointer))
+        self.solutions = np.stack([copy(lib.spart_mart_result_solutions(pointer, k),
+                                        size).reshape(shape) for k in range(count)])
+
+    @property
+    def iteration(self):
+        """``arange(num_iteration)``, as ctis."""
+        return np.arange(self.num_iteration)
+
+    def __repr__(self):
+        return (f"<spart.MartResult: {self.num_iteration} iterations, success "
+                f"{self.success}, merit {self.merit[-1] if self.num_iteration else None}: "
+                f"{self.message!r}>")
+
+
+_progress_callbacks = {}
+
+
+@ffi.def_extern()
+def spart_python_mart_progress(user, progress):
+    """spart's MART callback: hands the progress to the Python callable the
+    run registered under `user`; a True return stops the run."""
+    callback = _progress_callbacks[int(ffi.cast("uintptr_t", user))]
+    n = int(progress.num_channel)
+    report = dict(iteration=int(progress.iteration), merit=float(progress.merit),
+                  elapsed_seconds=float(progress.elapsed_seconds),
+                  mean_chi_squared=np.frombuffer(ffi.buffer(progress.mean_chi_squared, 8 * n),
+                                                 dtype=np.float64).copy(),
+                  correlation=np.frombuffer(ffi.buffer(progress.correlation, 8 * n),
+                                            dtype=np.float64).copy())
+    try:
+        return 1 if callback(report) else 0
+    except Exception:  # an exception cannot cross C: stop the run, re-raised after
+        _progress_callbacks[("error", int(ffi.cast("uintptr_t", user)))] = \
+            __import__("sys").exc_info()[1]
+        return 1
+
+
+def mart(instrument, images, guess=None, gamma=None, threshold_convergence=1e-3,
+         num_iteration=100, intermediate=False, stop_rule="threshold", target=1.0,
+         callback=None, num_channel=None, gain=None, read_noise=None):
+    """
+    Recover a scene from images with MART, as ``ctis.inverters.MartInverter``.
+
+    Parameters
+    ----------
+    instrument : IdealInstrument or (Regridder, Regridder)
+        The instrument, or its forward and backward operators: a forward
+        Regridder from scenes to ``num_channel`` images and a backward one
+        from images to one scene per channel (then give ``num_channel``,
+        ``gain`` (electrons per photon) and ``read_noise``).
+    images : numpy.ndarray
+        The observations, float64, C-contiguous, ``(channel, sensor_x,
+        sensor_y)`` electrons (any shape of the right size with operators).
+    guess : numpy.ndarray, optional
+        The first state, a scene (None: ctis's flat guess).
+    gamma : float, optional
+        The exponent (None: ``2 / channels``, as ctis).
+    threshold_convergence : float
+        Stop (a success) when the merit falls by less than this (ctis's rule).
+    num_iteration : int
+        The most iterations (ctis's name); with ``stop_rule="count"`` exactly this many.
+    intermediate : bool
+        Keep the state at the start of every iteration (``result.solutions``).
+    stop_rule : {"threshold", "target", "count"}
+        ``"target"``: stop when the merit is at or under `target`.
+    target : float
+        The merit of ``stop_rule="target"``.
+    callback : callable, optional
+        Called after each iteration's merit with a dict (iteration, merit,
+        mean_chi_squared, correlation, elapsed_seconds); a true return
+        stops the run.
+
+    Returns
+    -------
+    MartResult
+    """
+    function = "spart.mart"
+    pair = None
+    if isinstance(instrument, IdealInstrument):
+        shape_scene = instrument.shape_scene
+        images = instrument._images(images, "images", function)
+        pair = ffi.new("spart_mart_regridder_pair *")
+        operators = ffi.new("spart_mart_operators *")
+        ctx = _core.context()
+        ctx.check(lib.spart_instrument_mart_operators(ctx.pointer, instrument._pointer, pair,
+                                                      operators),
+                  "spart_instrument_mart_operators")
+    elif (isinstance(instrument, tuple) and len(instrument) == 2
+          and all(isinstance(r, Regridder) for r in instrument)):
+        forward, backward = instrument
+        if num_channel is None or gain is None:
+            raise _core.argument_error(function, "give num_channel and gain (and read_noise) "
+                                       "with a pair of Regridders")
+        shape_scene = forward.shape_input
+        images = _core.values_in(images, "images", function)
+        pair = ffi.new("spart_mart_regridder_pair *")
+        pair.forward = forward._live()
+        pair.backward = backward._live()
+        pair.num_channel = int(num_channel)
+        pair.gain = float(gain)
+        pair.read_noise = float(read_noise or 0.0)
+        operators = ffi.new("spart_mart_operators *")
+        ctx = _core.context()
+        ctx.check(lib.spart_mart_operators_from_regridders(ctx.pointer, pair, operators),
+                  "spart_mart_operators_from_regridders")
+        expected = operators.num_channel * operators.image_size
+        if images.size != expected:
+            raise _core.argument_error(function, f"images: {images.size} values; the "
+                                       f"operators take {expected}", "shape")
+    else:
+        raise _core.argument_error(function, f"instrument: a {type(instrument).__name__}; "
+                                   "give an IdealInstrument or (forward, backward) Regridders",
+                                   "type")
+    options = ffi.new("spart_mart_options *")
+    lib.spart_mart_options_init(options)
+    if gamma is not None:
+        options.gamma = float(gamma)
+    try:
+        options.stop_rule = STOP_RULES[stop_rule]
+    except KeyError:
+        raise _core.argument_error(function, f"stop_rule: {stop_rule!r}; expected "
+                                   "'threshold', 'target' or 'count'") from None
+    options.threshold = float(threshold_convergence)
+    options.target = float(target)
+    options.max_iterations = int(num_iteration)
+    options.keep_intermediate = 1 if intermediate else 0
+    if guess is not None:
+        guess = _core.values_in(guess, "guess", function)
+        if guess.size != operators.scene_size:
+            raise _core.argument_error(function, f"guess: shape {guess.shape}; the scenes "
+                                       f"are {tuple(shape_scene)}", "shape")
+        options.guess = _core.pointer(guess)
+    key = None
+    if callback is not None:
+        key = id(callback)
+        _progress_callbacks[key] = callback
+        options.callback = lib.spart_python_mart_progress
+        options.callback_user = ffi.cast("void *", key)
+    out = ffi.new("spart_mart_result **")
+    try:
+        status = lib.spart_mart_solve(ctx.pointer, operators, _core.pointer(images), options,
+                                      out)
+    finally:
+        if key is not None:
+            _progress_callbacks.pop(key, None)
+    raised = _progress_callbacks.pop(("error", key), None) if key is not None else None
+    if status == lib.SPART_OK:
+        try:
+            result = MartResult(out[0], shape_scene)
+        finally:
+            lib.spart_mart_result_free(out[0])
+    if raised is not None:
+        raise raised
+    ctx.check(status, "spart_mart_solve")
+    return result
+
+
+class MartInverter:
+    """
+    ctis's ``MartInverter(instrument, gamma=None, threshold_convergence=1e-3,
+    *, num_iteration=100, intermediate=False)``; call it as
+    ``mart(images, guess=None)``. See :func:`mart`.
+    """
+
+    def __init__(self, instrument, gamma=None, threshold_convergence=1e-3, *,
+                 num_iteration=100, intermediate=False):
+        self.instrument = instrument
+        self.gamma = gamma
+        self.threshold_convergence = threshold_convergence
+        self.num_iteration = num_iteration
+        self.intermediate = intermediate
+
+    def __call__(self, images, guess=None, callback=None):
+        return mart(self.instrument, images, guess=guess, gamma=self.gamma,
+                    threshold_convergence=self.threshold_convergence,
+                    num_iteration=self.num_iteration, intermediate=self.intermediate,
+                    callback=callback)

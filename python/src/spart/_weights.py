@@ -1,0 +1,520 @@
+"""
+Regridding weights, as the Python package ``regridding`` computes and applies
+them (include/spart/weights.h): weights(), regrid_from_weights(), regrid(),
+transpose_weights(), transpose_weights_conservative(), convolve_weights().
+
+The functions take and return weights in regridding's form, the tuple
+``(weights, shape_input, shape_output)``, so code written for regridding
+keeps its shape: ``w = spart.weights(...); spart.regrid_from_weights(*w, v)``.
+The first element is a spart ``Weights`` (the arrays stay in spart's
+memory; ``Weights.to_regridding()`` gives regridding's object array of
+views); functions that take weights accept regridding's own tuple too.
+"""
+
+import os
+
+import numpy as np
+
+from . import _core
+from ._core import ffi, lib
+
+METHODS = {"multilinear": lib.SPART_METHOD_MULTILINEAR,
+           "conservative": lib.SPART_METHOD_CONSERVATIVE}
+BOUNDS = {"extrapolate": lib.SPART_BOUNDS_EXTRAPOLATE, "nan": lib.SPART_BOUNDS_NAN,
+          "raise": lib.SPART_BOUNDS_ERROR}
+PERTURB = {None: lib.SPART_PERTURB_DEFAULT, False: lib.SPART_PERTURB_NO,
+           True: lib.SPART_PERTURB_YES}
+ALGORITHMS = {"auto": lib.SPART_ALGORITHM_AUTO, "sweep": lib.SPART_ALGORITHM_SWEEP,
+              "clip": lib.SPART_ALGORITHM_CLIP}
+
+
+def _choice(table, value, name, function):
+    try:
+        return table[value]
+    except (KeyError, TypeError):
+        names = ", ".join(repr(k) for k in table)
+        raise _core.argument_error(function, f"{name}: {value!r}; expected one of {names}") \
+            from None
+
+
+class Weights:
+    """
+    Regridding weights held by spart: one triple of flat arrays
+    ``(indices_input, indices_output, values)`` per orthogonal element, as
+    ``regridding.weights`` returns them.
+
+    Indexing a Weights as regridding's object array (``w[i, j]``) gives an
+    element's triple as read-only NumPy views of spart's memory (no copy).
+
+    Attributes
+    ----------
+    shape : tuple of int
+        The orthogonal shape (one element each), as regridding's object array.
+    shape_input, shape_output : tuple of int
+        The shapes of the values the weights take and give, orthogonal axes
+        included.
+    axis_input, axis_output : tuple of int
+        The resampled axes of those shapes (non-negative, ascending).
+    num_entries : int
+        The number of entries of all elements together.
+    """
+
+    def __init__(self, pointer, ctx, owner=None):
+        # owner None: this object owns `pointer` (freed with it, before ctx);
+        # else `owner` does (an IdealInstrument), and is kept alive.
+        if owner is None:
+            self._pointer = ffi.gc(pointer, lambda p, ctx=ctx: lib.spart_weights_free(p))
+        else:
+            self._pointer = pointer
+        self._owner = owner
+        self.shape = _core.shape_tuple(lib.spart_weights_shape_orthogonal(pointer))
+        self.shape_input = _core.shape_tuple(lib.spart_weights_shape_input(pointer))
+        self.shape_output = _core.shape_tuple(lib.spart_weights_shape_output(pointer))
+        self.num_entries = int(lib.spart_weights_num_entries(pointer))
+        counts = ffi.new("int[2]")
+        axes_in = ffi.new("int[]", _core.MAX_NDIM)
+        axes_out = ffi.new("int[]", _core.MAX_NDIM)
+        lib.spart_weights_axes(pointer, counts, axes_in, counts + 1, axes_out)
+        self.axis_input = tuple(axes_in[0:counts[0]])
+        self.axis_output = tuple(axes_out[0:counts[1]])
+        self._arrays = None
+
+    @property
+    def size(self):
+        """The number of orthogonal elements."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def ndim(self):
+        """The number of orthogonal axes."""
+        return len(self.shape)
+
+    def __repr__(self):
+        return (f"<spart.Weights: {self.size} elements of shape {self.shape}, "
+                f"{self.num_entries} entries, {self.shape_input} -> {self.shape_output}>")
+
+    def arrays(self):
+        """
+        The weights' arrays, views of spart's memory (read-only, no copy).
+
+        Returns
+        -------
+        offsets : numpy.ndarray of int64
+            ``size + 1`` offsets: element ``e`` holds entries
+            ``offsets[e]:offsets[e + 1]`` (elements in C order of ``shape``).
+        indices_input, indices_output : numpy.ndarray of int64
+            Flat C-order indices over the resampled axes of each element.
+        values : numpy.ndarray of float64
+        """
+        if self._arrays is None:
+            out = ffi.new("const int64_t *[3]")
+            values = ffi.new("const double **")
+            status = lib.spart_weights_arrays(self._pointer, out, out + 1, out + 2, values)
+            _core.context().check(status, "spart_weights_arrays")
+            n = self.num_entries
+            self._arrays = (_core.view(self, out[0], self.size + 1, "<i8"),
+                            _core.view(self, out[1], n, "<i8"),
+                            _core.view(self, out[2], n, "<i8"),
+                            _core.view(self, values[0], n, "<f8"))
+        return self._arrays
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of weights without orthogonal axes")
+        return self.shape[0]
+
+    def __getitem__(self, index):
+        """One element's ``(indices_input, indices_output, values)``, views."""
+        if not isinstance(index, tuple):
+            index = (index,)
+        if len(index) != len(self.shape):
+            raise IndexError(f"weights of orthogonal shape {self.shape} take {len(self.shape)} "
+                             f"indices, not {len(index)}")
+        flat = int(np.ravel_multi_index(tuple(int(i) for i in index), self.shape)) \
+            if self.shape else 0
+        offsets, ii, io, v = self.arrays()
+        part = slice(int(offsets[flat]), int(offsets[flat + 1]))
+        return ii[part], io[part], v[part]
+
+    def to_regridding(self):
+        """
+        The weights in regridding's form, views of spart's memory.
+
+        Returns
+        -------
+        tuple
+            ``(W, shape_input, shape_output)``, W an object array of shape
+            ``shape`` whose elements are ``(indices_input, indices_output,
+            values)`` triples, as ``regridding.weights`` returns.
+        """
+        offsets, ii, io, v = self.arrays()
+        result = np.empty(self.size, dtype=object)
+        for e in range(self.size):
+            part = slice(int(offsets[e]), int(offsets[e + 1]))
+            result[e] = (ii[part], io[part], v[part])
+        return result.reshape(self.shape), self.shape_input, self.shape_output
+
+    @classmethod
+    def from_regridding(cls, weights, shape_input, shape_output, axis_input=None,
+                        axis_output=None):
+        """
+        spart weights from regridding's ``(W, shape_input, shape_output)``
+        (a copy: spart checks each index against its element's cells).
+
+        Parameters
+        ----------
+        weights : numpy.ndarray of object
+            regridding's object array of ``(indices_input, indices_output,
+            values)`` triples.
+        shape_input, shape_output : tuple of int
+            The shapes regridding returned with it.
+        axis_input, axis_output : int or sequence of int, optional
+            The resampled axes regridding was given (None: every axis).
+        """
+        function = "Weights.from_regridding"
+        array = np.asarray(weights, dtype=object)
+        flat = array.reshape(-1)
+        parts = [tuple(flat[e]) for e in range(flat.size)]
+        for e, part in enumerate(parts):
+            if len(part) != 3:
+                raise _core.argument_error(
+                    function, f"weights: element {e} has {len(part)} arrays, not 3 "
+                    "(indices_input, indices_output, values)")
+        counts = [len(np.asarray(p[2]).reshape(-1)) for p in parts]
+        offsets = np.zeros(flat.size + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum(counts, dtype=np.int64)
+
+        def joined(k, dtype):
+            pieces = [np.asarray(p[k]).astype(dtype, copy=False).reshape(-1) for p in parts]
+            return np.ascontiguousarray(np.concatenate(pieces + [np.zeros(1, dtype=dtype)]))
+
+        ii, io, v = joined(0, np.int64), joined(1, np.int64), joined(2, np.float64)
+        shapes = ffi.new("spart_shape[3]")
+        _core.fill_shape(shapes[0], array.shape, "weights", function)
+        _core.fill_shape(shapes[1], shape_input, "shape_input", function)
+        _core.fill_shape(shapes[2], shape_output, "shape_output", function)
+        a_in = ffi.new("int[]", _core.MAX_NDIM)
+        a_out = ffi.new("int[]", _core.MAX_NDIM)
+        n_in = _core.fill_axes(a_in, axis_input, "axis_input", function)
+        n_out = _core.fill_axes(a_out, axis_output, "axis_output", function)
+        ctx = _core.context()
+        out = ffi.new("spart_weights **")
+        status = lib.spart_weights_create_from_arrays(
+            ctx.pointer, shapes, shapes + 1, shapes + 2, n_in, a_in, n_out, a_out,
+            ffi.from_buffer("int64_t[]", offsets), ffi.from_buffer("int64_t[]", ii),
+            ffi.from_buffer("int64_t[]", io), ffi.from_buffer("double[]", v), out)
+        ctx.check(status, "spart_weights_create_from_arrays")
+        return cls(out[0], ctx)
+
+    def save(self, path, overwrite=False):
+        """Save to a FITS file (docs/formats.md); refuses to replace a file
+        unless `overwrite`."""
+        ctx = _core.context()
+        ctx.check(lib.spart_weights_save(ctx.pointer, self._pointer, os.fsencode(path),
+                                         1 if overwrite else 0), "spart_weights_save")
+
+    @classmethod
+    def load(cls, path):
+        """Load weights saved by Weights.save (or the C API)."""
+        ctx = _core.context()
+        out = ffi.new("spart_weights **")
+        ctx.check(lib.spart_weights_load(ctx.pointer, os.fsencode(path), out),
+                  "spart_weights_load")
+        return cls(out[0], ctx)
+
+
+def as_weights(weights, function, axis_input=None, axis_output=None):
+    """A spart Weights from a Weights, spart's tuple or regridding's tuple."""
+    if isinstance(weights, Weights):
+        return weights
+    if isinstance(weights, tuple) and len(weights) == 3:
+        first = weights[0]
+        if isinstance(first, Weights):
+            return first
+        return Weights.from_regridding(first, weights[1], weights[2], axis_input, axis_output)
+    raise _core.argument_error(
+        function, f"weights: a {type(weights).__name__}; give spart.weights(...)'s result, "
+        "a spart.Weights or regridding's (weights, shape_input, shape_output)", "type")
+
+
+def _options(function, kept, axis_input=None, axis_output=None, weights_input=None,
+             method="multilinear", bounds="extrapolate", perturb=None, seed=42,
+             algorithm="auto", coalesce=True):
+    """A spart_weights_options struct; arrays it points into go to `kept`."""
+    options = ffi.new("spart_weights_options *")
+    lib.spart_weights_options_init(options)
+    options.method = _choice(METHODS, method, "method", function)
+    options.bounds = _choice(BOUNDS, bounds, "bounds", function)
+    options.perturb = _choice(PERTURB, perturb, "perturb", function)
+    options.seed = int(seed)
+    options.algorithm = _choice(ALGORITHMS, algorithm, "algorithm", function)
+    options.coalesce = 1 if coalesce else 0
+    options.num_axis_input = _core.fill_axes(options.axis_input, axis_input, "axis_input",
+                                             function)
+    options.num_axis_output = _core.fill_axes(options.axis_output, axis_output, "axis_output",
+                                              function)
+    if weights_input is not None:
+        array = _core.values_in(weights_input, "weights_input", function)
+        struct = _core.new_array(array, "weights_input", function)
+        kept += [array, struct]
+        options.weights_input = struct
+    return options
+
+
+def weights(coordinates_input, coordinates_output, axis_input=None, axis_output=None,
+            weights_input=None, method="multilinear", bounds="extrapolate", perturb=None,
+            seed=42, algorithm="auto", coalesce=True):
+    """
+    Weights that regrid values from one grid to another, as ``regridding.weights``.
+
+    Parameters
+    ----------
+    coordinates_input, coordinates_output : numpy.ndarray or sequence of numpy.ndarray
+        The vertices of each grid, one array per resampled dimension (``x``,
+        or ``(x, y)``), broadcast together; float64 and C-contiguous.
+    axis_input, axis_output : int or sequence of int, optional
+        The resampled axes of each grid (None: every axis).
+    weights_input : numpy.ndarray, optional
+        A factor per input cell (conservative) or vertex (multilinear)
+        multiplied into each weight.
+    method : {"multilinear", "conservative"}
+    bounds : {"extrapolate", "nan", "raise"}
+        Multilinear only: what an output point outside the input grid gets.
+    perturb : bool or None
+        Jitter the output vertices by 1e-9 of the grid's extent (None: only
+        for the 2-D sweep, as regridding).
+    seed : int
+        The seed of the jitter.
+    algorithm : {"auto", "sweep", "clip"}
+        Conservative 2-D only: which algorithm computes the overlaps.
+    coalesce : bool
+        Merge repeated (input, output) pairs and sort each element.
+
+    Returns
+    -------
+    tuple
+        ``(Weights, shape_input, shape_output)``, regridding's form.
+
+    Raises
+    ------
+    SpartError
+        With spart's status and sentence (a SpartValueError for bad values).
+    """
+    function = "spart.weights"
+    n_in, block_in, kept_in = _core.new_arrays(coordinates_input, "coordinates_input", function)
+    n_out, block_out, kept_out = _core.new_arrays(coordinates_output, "coordinates_output",
+                                                  function)
+    if n_in != n_out:
+        raise _core.argument_error(function, f"coordinates_input has {n_in} arrays and "
+                                   f"coordinates_output {n_out}; they must be as many", "shape")
+    kept = []
+    options = _options(function, kept, axis_input, axis_output, weights_input, method, bounds,
+                       perturb, seed, algorithm, coalesce)
+    ctx = _core.context()
+    out = ffi.new("spart_weights **")
+    ctx.check(lib.spart_weights_build(ctx.pointer, n_in, block_in, block_out, options, out),
+              "spart_weights_build")
+    result = Weights(out[0], ctx)
+    return result, result.shape_input, result.shape_output
+
+
+def _check_shapes(w, shape_input, shape_output, function):
+    for name, given, own in (("shape_input", shape_input, w.shape_input),
+                             ("shape_output", shape_output, w.shape_output)):
+        if given is not None and tuple(int(d) for d in given) != own:
+            raise _core.argument_error(function, f"{name}: {tuple(given)}, but the weights "
+                                       f"were built for {own}", "shape")
+
+
+def regrid_from_weights(weights, shape_input, shape_output, values_input, values_output=None,
+                        axis_input=None, axis_output=None):
+    """
+    Apply weights to values, as ``regridding.regrid_from_weights``.
+
+    Each orthogonal element sums ``value * values_input[i]`` into
+    ``values_output[o]`` in stored order from zero, as regridding does.
+
+    Parameters
+    ----------
+    weights : Weights or numpy.ndarray
+        A spart Weights, or regridding's object array of triples.
+    shape_input, shape_output : tuple of int
+        The shapes returned with the weights.
+    values_input : numpy.ndarray
+        float64, C-contiguous; leading batch axes allowed.
+    values_output : numpy.ndarray, optional
+        Where to write the result (float64, C-contiguous, of the output
+        shape); it is overwritten and returned. None: a new array.
+    axis_input, axis_output : int or sequence of int, optional
+        As regridding (None: the axes the weights were built with).
+
+    Returns
+    -------
+    numpy.ndarray
+        The regridded values.
+    """
+    function = "spart.regrid_from_weights"
+    if isinstance(weights, Weights):
+        w = weights
+        _check_shapes(w, shape_input, shape_output, function)
+    else:
+        w = Weights.from_regridding(weights, shape_input, shape_output, axis_input, axis_output)
+    values = _core.values_in(values_input, "values_input", function)
+    struct = _core.new_array(values, "values_input", function)
+    a_in = ffi.new("int[]", _core.MAX_NDIM)
+    a_out = ffi.new("int[]", _core.MAX_NDIM)
+    n_in = _core.fill_axes(a_in, axis_input, "axis_input", function)
+    n_out = _core.fill_axes(a_out, axis_output, "axis_output", function)
+    ctx = _core.context()
+    shape = ffi.new("spart_shape *")
+    ctx.check(lib.spart_regrid_from_weights_shape(ctx.pointer, w._pointer, ffi.addressof(
+        struct, "shape"), n_in, a_in, n_out, a_out, shape), "spart_regrid_from_weights_shape")
+    shape = _core.shape_tuple(shape)
+    if values_output is None:
+        result = np.empty(shape)
+    else:
+        result = _core.values_out(values_output, "values_output", function, shape)
+    ctx.check(lib.spart_regrid_from_weights(ctx.pointer, w._pointer, struct, n_in, a_in, n_out,
+                                            a_out, _core.pointer(result, True), result.size),
+              "spart_regrid_from_weights")
+    return result
+
+
+def regrid(coordinates_input, coordinates_output, values_input, values_output=None,
+           axis_input=None, axis_output=None, method="multilinear", bounds="extrapolate",
+           perturb=None, seed=42, algorithm="auto", coalesce=False):
+    """
+    Build weights and apply them once, as ``regridding.regrid``.
+
+    Parameters are those of :func:`weights` and :func:`regrid_from_weights`;
+    ``coalesce`` defaults to False, as regridding's ``regrid``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The regridded values (``values_output`` if given).
+    """
+    function = "spart.regrid"
+    n_in, block_in, kept_in = _core.new_arrays(coordinates_input, "coordinates_input", function)
+    n_out, block_out, kept_out = _core.new_arrays(coordinates_output, "coordinates_output",
+                                                  function)
+    values = _core.values_in(values_input, "values_input", function)
+    struct = _core.new_array(values, "values_input", function)
+    kept = []
+    options = _options(function, kept, axis_input, axis_output, None, method, bounds, perturb,
+                       seed, algorithm, coalesce)
+    ctx = _core.context()
+    shape = ffi.new("spart_shape *")
+    ctx.check(lib.spart_regrid_shape(ctx.pointer, n_in, block_in, block_out,
+                                     ffi.addressof(struct, "shape"), options, shape),
+              "spart_regrid_shape")
+    shape = _core.shape_tuple(shape)
+    if values_output is None:
+        result = np.empty(shape)
+    else:
+        result = _core.values_out(values_output, "values_output", function, shape)
+    ctx.check(lib.spart_regrid(ctx.pointer, n_in, block_in, block_out, struct, options,
+                               _core.pointer(result, True), result.size), "spart_regrid")
+    return result
+
+
+def transpose_weights(weights):
+    """
+    The exact transpose of weights, as ``regridding.transpose_weights``
+    (each element's input and output swapped; not conservative).
+
+    Parameters
+    ----------
+    weights : tuple
+        ``(Weights, shape_input, shape_output)`` or regridding's tuple.
+
+    Returns
+    -------
+    tuple
+        ``(Weights, shape_output, shape_input)``.
+    """
+    function = "spart.transpose_weights"
+    w = as_weights(weights, function)
+    ctx = _core.context()
+    out = ffi.new("spart_weights **")
+    ctx.check(lib.spart_weights_transpose(ctx.pointer, w._pointer, out),
+              "spart_weights_transpose")
+    result = Weights(out[0], ctx)
+    return result, result.shape_input, result.shape_output
+
+
+def transpose_weights_conservative(weights, coordinates_input, coordinates_output,
+                                   axis_input=None, axis_output=None, weights_input=None):
+    """
+    The conservative transpose, as ``regridding.transpose_weights_conservative``:
+    each entry ``v`` becomes ``v * F_in[input] / V_out[output]``, V the cell
+    volumes and ``F_in = V_in / weights_input**2``.
+
+    Parameters
+    ----------
+    weights : tuple
+        ``(Weights, shape_input, shape_output)`` or regridding's tuple.
+    coordinates_input, coordinates_output, axis_input, axis_output, weights_input
+        Those the weights were built with.
+
+    Returns
+    -------
+    tuple
+        ``(Weights, shape_output, shape_input)``.
+    """
+    function = "spart.transpose_weights_conservative"
+    w = as_weights(weights, function, axis_input, axis_output)
+    n_in, block_in, kept_in = _core.new_arrays(coordinates_input, "coordinates_input", function)
+    n_out, block_out, kept_out = _core.new_arrays(coordinates_output, "coordinates_output",
+                                                  function)
+    kept = []
+    options = _options(function, kept, axis_input, axis_output, weights_input,
+                       method="conservative")
+    ctx = _core.context()
+    out = ffi.new("spart_weights **")
+    ctx.check(lib.spart_weights_transpose_conservative(ctx.pointer, w._pointer, n_in, block_in,
+                                                       block_out, options, out),
+              "spart_weights_transpose_conservative")
+    result = Weights(out[0], ctx)
+    return result, result.shape_input, result.shape_output
+
+
+def convolve_weights(weights, kernel, axis_output=None):
+    """
+    Fold a kernel (a point-spread function) into weights, as
+    ``regridding.convolve_weights``: W becomes P W with
+    ``P[i', i] = K_i(i' - i)``.
+
+    Parameters
+    ----------
+    weights : tuple
+        ``(Weights, shape_input, shape_output)`` or regridding's tuple.
+    kernel : numpy.ndarray
+        float64, C-contiguous; its last axes are the kernel along the
+        weights' resampled output axes (centre at ``n // 2``), leading axes
+        broadcast against the output shape.
+    axis_output : optional
+        Must be None or the weights' own resampled output axes (spart
+        convolves along those).
+
+    Returns
+    -------
+    tuple
+        ``(Weights, shape_input, shape_output)``.
+    """
+    function = "spart.convolve_weights"
+    w = as_weights(weights, function, None, axis_output)
+    if axis_output is not None:
+        ndim = len(w.shape_output)
+        given = tuple(sorted(a % ndim for a in _core.axes_tuple(axis_output)))
+        if given != w.axis_output:
+            raise _core.argument_error(function, f"axis_output: {axis_output}; spart convolves "
+                                       f"along the weights' resampled axes {w.axis_output}")
+    array = _core.values_in(kernel, "kernel", function)
+    struct = _core.new_array(array, "kernel", function)
+    ctx = _core.context()
+    out = ffi.new("spart_weights **")
+    ctx.check(lib.spart_weights_convolve(ctx.pointer, w._pointer, struct, out),
+              "spart_weights_convolve")
+    result = Weights(out[0], ctx)
+    return result, result.shape_input, result.shape_output
