@@ -118,6 +118,74 @@ __device__ __forceinline__ void write_position(const spart_permute_item &it, int
     }
 }
 
+/* dst = alpha * acc (beta = 0: dst not read), else fma(beta, dst, alpha *
+ * acc); complex as the contract says. */
+template <typename real, int C>
+__device__ __forceinline__ void finish(real *d, const real *acc, const spart_permute_scalars &s)
+{
+    const real ar = (real)s.alpha[0], ai = (real)s.alpha[1];
+    const real br = (real)s.beta[0], bi = (real)s.beta[1];
+    if constexpr (C == 1) {
+        const real t = ar * acc[0];
+        d[0] = s.beta_zero ? t : fma_of(br, d[0], t);
+    } else {
+        const real t_re = fma_of(ar, acc[0], -(ai * acc[1]));
+        const real t_im = fma_of(ar, acc[1], ai * acc[0]);
+        if (s.beta_zero) {
+            d[0] = t_re;
+            d[1] = t_im;
+        } else {
+            const real d_re = d[0], d_im = d[1];
+            d[0] = fma_of(br, d_re, fma_of(-bi, d_im, t_re));
+            d[1] = fma_of(br, d_im, fma_of(bi, d_re, t_im));
+        }
+    }
+}
+
+/* A small tile (at most a warp's lanes) by one warp, no shared memory:
+ * lane i takes element i in destination order, sums the terms in order
+ * straight from the source and writes. */
+template <typename real, int C>
+__device__ __forceinline__ void small_tile(const spart_permute_work &work,
+                                           const spart_permute_scalars &s, int64_t tile,
+                                           const real *source, real *destination)
+{
+    const int64_t k = spart_permute_item_of_tile(work.tile_start, work.num_items, tile);
+    const spart_permute_item &it = work.items[k];
+    const tile_place p = place_of_tile(it, tile - work.tile_start[k]);
+    const int i = threadIdx.x & 31;
+    int x, v;
+    write_position(it, i, x, v);
+    if (i >= (1 << (it.shift_x + it.shift_y)) || x >= p.w || v >= p.h) {
+        return;
+    }
+    real acc[C];
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+        acc[c] = (real)0;
+    }
+    for (int32_t q = 0; q < it.num_terms; q++) {
+        const spart_permute_term &term = work.terms[it.first_term + q];
+        const real u = (real)term.coefficient;
+        int64_t at = term.source_offset + (p.x0 + x) * term.source_stride_x +
+                     (p.y0 + v) * term.source_stride_y;
+        for (int32_t r = 0; r < it.num_rest; r++) {
+            at += p.rest[r] * term.source_rest_stride[r];
+        }
+        const typename stored<real, C>::type e =
+            load_element<real, C>(source + at * C, work.conjugate);
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            const real value = part(e, c);
+            acc[c] = q == 0 ? u * value : fma_of(u, value, acc[c]);
+        }
+    }
+    finish<real, C>(
+        destination +
+            (p.destination + x * it.destination_stride_x + v * it.destination_stride_y) * C,
+        acc, s);
+}
+
 /* E: the most elements of a tile per thread (tile elements / threads). */
 template <typename real, int C, int E>
 __global__ void __launch_bounds__(threads)
@@ -127,9 +195,18 @@ __global__ void __launch_bounds__(threads)
     typedef typename stored<real, C>::type element;
     extern __shared__ double2 shared_raw[]; /* aligned for any element */
     element *tile = reinterpret_cast<element *>(shared_raw);
-    const real ar = (real)s.alpha[0], ai = (real)s.alpha[1];
-    const real br = (real)s.beta[0], bi = (real)s.beta[1];
-    for (int64_t tile_index = blockIdx.x; tile_index < work.num_tiles; tile_index += gridDim.x) {
+    /* Units: one per large tile, then one per eight small tiles. */
+    const int64_t large = work.first_small_tile;
+    const int64_t units = large + (work.num_tiles - large + 7) / 8;
+    for (int64_t unit = blockIdx.x; unit < units; unit += gridDim.x) {
+        if (unit >= large) {
+            const int64_t tile = large + (unit - large) * 8 + (threadIdx.x >> 5);
+            if (tile < work.num_tiles) {
+                small_tile<real, C>(work, s, tile, source, destination);
+            }
+            continue;
+        }
+        const int64_t tile_index = unit;
         const int64_t k = spart_permute_item_of_tile(work.tile_start, work.num_items, tile_index);
         const spart_permute_item it = work.items[k];
         const tile_place p = place_of_tile(it, tile_index - work.tile_start[k]);
@@ -191,24 +268,10 @@ __global__ void __launch_bounds__(threads)
             int x, v;
             write_position(it, i, x, v);
             if (i < count && x < p.w && v < p.h) {
-                real *d =
-                    destination +
-                    (p.destination + x * it.destination_stride_x + v * it.destination_stride_y) * C;
-                if constexpr (C == 1) {
-                    const real t = ar * acc[r][0];
-                    d[0] = s.beta_zero ? t : fma_of(br, d[0], t);
-                } else {
-                    const real t_re = fma_of(ar, acc[r][0], -(ai * acc[r][1]));
-                    const real t_im = fma_of(ar, acc[r][1], ai * acc[r][0]);
-                    if (s.beta_zero) {
-                        d[0] = t_re;
-                        d[1] = t_im;
-                    } else {
-                        const real d_re = d[0], d_im = d[1];
-                        d[0] = fma_of(br, d_re, fma_of(-bi, d_im, t_re));
-                        d[1] = fma_of(br, d_im, fma_of(bi, d_re, t_im));
-                    }
-                }
+                finish<real, C>(destination + (p.destination + x * it.destination_stride_x +
+                                               v * it.destination_stride_y) *
+                                                  C,
+                                acc[r], s);
             }
         }
         __syncthreads(); /* the next tile reuses the shared memory */
@@ -222,7 +285,9 @@ cudaError_t launch(const spart_permute_work *work, const spart_permute_scalars *
     static_assert(E * threads * C * sizeof(real) == SPART_PERMUTE_TILE_BYTES,
                   "a tile's elements per thread");
     const int64_t most = (int64_t)1 << 30;
-    const unsigned grid = (unsigned)(work->num_tiles < most ? work->num_tiles : most);
+    const int64_t large = work->first_small_tile;
+    const int64_t units = large + (work->num_tiles - large + 7) / 8;
+    const unsigned grid = (unsigned)(units < most ? units : most);
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(grid);
     config.blockDim = dim3(threads);

@@ -36,6 +36,8 @@
 #define SPART_PERMUTE_THREADS 256 /* threads of a device tile */
 /* The bytes of one tile's elements (16 KiB): 2048 float64, 1024 complex128. */
 #define SPART_PERMUTE_TILE_BYTES 16384
+/* Tiles of at most this many elements (a warp's lanes) are small. */
+#define SPART_PERMUTE_SMALL_TILE 32
 
 /* The element types as spart_permute_type numbers them. */
 enum {
@@ -107,17 +109,20 @@ typedef struct spart_permute_term {
 } spart_permute_term;
 
 /* A plan's work as the twins take it (host or device pointers). Items
- * come heaviest first; tile_start[k] is the index of item k's first tile
- * (tile_start[num_items] = num_tiles); a tile of an item is numbered
- * tile x fastest, then tile y, then the rest axes, fastest last. */
+ * with tiles of more than SPART_PERMUTE_SMALL_TILE elements come first,
+ * then those with small tiles, each group heaviest first (the device
+ * gives a small tile one warp, eight to a thread block); tile_start[k] is the index of item k's
+ * first tile (tile_start[num_items] = num_tiles); a tile of an item is numbered tile x fastest,
+ * then tile y, then the rest axes, fastest last. */
 typedef struct spart_permute_work {
     const spart_permute_item *items;
     const spart_permute_term *terms;
     const int64_t *tile_start;
     int64_t num_items;
     int64_t num_tiles;
-    int kind;      /* SPART_PERMUTE_KIND_* */
-    int conjugate; /* 1: conjugate complex sources */
+    int64_t first_small_tile; /* the first tile of the small-tile items */
+    int kind;                 /* SPART_PERMUTE_KIND_* */
+    int conjugate;            /* 1: conjugate complex sources */
 } spart_permute_work;
 
 /* alpha and beta as (real, imaginary) doubles (exactly floats for float32

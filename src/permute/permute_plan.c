@@ -60,8 +60,11 @@ static double tile_cost(const spart_permute_item *it, const spart_permute_term *
     int64_t full_y = it->size_y >> sy, part_y = it->size_y & (ty - 1);
     int64_t widths[2] = {tx, part_x}, heights[2] = {ty, part_y};
     int64_t counts_x[2] = {full_x, part_x > 0}, counts_y[2] = {full_y, part_y > 0};
-    int64_t lanes =
-        SPART_PERMUTE_THREADS * ((tx * ty + SPART_PERMUTE_THREADS - 1) / SPART_PERMUTE_THREADS);
+    /* A small tile takes a warp, a larger one whole thread blocks. */
+    int64_t lanes = tx * ty <= SPART_PERMUTE_SMALL_TILE
+                        ? SPART_PERMUTE_SMALL_TILE
+                        : SPART_PERMUTE_THREADS *
+                              ((tx * ty + SPART_PERMUTE_THREADS - 1) / SPART_PERMUTE_THREADS);
     double cost = 0.0;
     for (int a = 0; a < 2; a++) {
         for (int c = 0; c < 2; c++) {
@@ -238,6 +241,7 @@ static int32_t make_item(const spart_permute_block *block, int64_t i, int num_ax
 /* Items in order of weight (elements times terms), heaviest first, ties
  * in block order. */
 typedef struct item_weight {
+    int small; /* tiles of at most SPART_PERMUTE_SMALL_TILE elements */
     double weight;
     int64_t index;
 } item_weight;
@@ -245,6 +249,9 @@ typedef struct item_weight {
 static int heavier_first(const void *a, const void *b)
 {
     const item_weight *x = a, *y = b;
+    if (x->small != y->small) {
+        return x->small - y->small;
+    }
     if (x->weight != y->weight) {
         return x->weight > y->weight ? -1 : 1;
     }
@@ -326,15 +333,19 @@ spart_status spart_permute_build_work(spart_context *context, spart_permute_plan
         for (int64_t k = 0; k < num_items; k++) {
             const spart_permute_item *it = &unsorted[k];
             double elements = (double)it->size_x * (double)it->size_y * (double)rest_elements(it);
-            order[k] = (item_weight){elements * (it->num_terms > 0 ? it->num_terms : 1), k};
+            int small = ((int64_t)1 << (it->shift_x + it->shift_y)) <= SPART_PERMUTE_SMALL_TILE;
+            order[k] = (item_weight){small, elements * (it->num_terms > 0 ? it->num_terms : 1), k};
         }
         qsort(order, (size_t)num_items, sizeof *order, heavier_first);
         int bytes = spart_permute_element_bytes((int)plan->type);
-        int64_t tiles = 0, tile_bytes = bytes;
+        int64_t tiles = 0, tile_bytes = bytes, first_small_tile = -1;
         for (int64_t k = 0; k < num_items; k++) {
             const spart_permute_item *it = &unsorted[order[k].index];
             plan->items[k] = *it;
             plan->tile_start[k] = tiles;
+            if (order[k].small && first_small_tile < 0) {
+                first_small_tile = tiles;
+            }
             tiles += it->tiles_x * it->tiles_y * rest_elements(it);
             int64_t used = spart_permute_tile_pitch(it) * ((int64_t)1 << it->shift_y) * bytes;
             tile_bytes = used > tile_bytes ? used : tile_bytes;
@@ -342,8 +353,16 @@ spart_status spart_permute_build_work(spart_context *context, spart_permute_plan
         plan->tile_start[num_items] = tiles;
         plan->num_terms = num_terms;
         plan->tile_bytes = tile_bytes;
-        plan->work = (spart_permute_work){plan->items, plan->terms,     plan->tile_start, num_items,
-                                          tiles,       (int)plan->type, conjugate};
+        spart_permute_work work = {0};
+        work.items = plan->items;
+        work.terms = plan->terms;
+        work.tile_start = plan->tile_start;
+        work.num_items = num_items;
+        work.num_tiles = tiles;
+        work.first_small_tile = first_small_tile >= 0 ? first_small_tile : tiles;
+        work.kind = (int)plan->type;
+        work.conjugate = conjugate;
+        plan->work = work;
     }
     spart_free(allocator, unsorted);
     spart_free(allocator, order);
