@@ -91,17 +91,24 @@ __device__ __forceinline__ tile_place place_of_tile(const spart_permute_item &it
     t /= it.tiles_x;
     p.y0 = (t % it.tiles_y) << it.shift_y;
     t /= it.tiles_y;
-    for (int32_t r = it.num_rest - 1; r >= 0; r--) {
-        p.rest[r] = t % it.rest_size[r];
-        t /= it.rest_size[r];
+#pragma unroll
+    for (int r = SPART_PERMUTE_REST_AXES - 1; r >= 0; r--) { /* unrolled: rest stays in registers */
+        p.rest[r] = 0;
+        if (r < it.num_rest) {
+            p.rest[r] = t % it.rest_size[r];
+            t /= it.rest_size[r];
+        }
     }
     int64_t tx = (int64_t)1 << it.shift_x, ty = (int64_t)1 << it.shift_y;
     p.w = it.size_x - p.x0 < tx ? it.size_x - p.x0 : tx;
     p.h = it.size_y - p.y0 < ty ? it.size_y - p.y0 : ty;
     p.destination =
         it.destination_offset + p.x0 * it.destination_stride_x + p.y0 * it.destination_stride_y;
-    for (int32_t r = 0; r < it.num_rest; r++) {
-        p.destination += p.rest[r] * it.destination_rest_stride[r];
+#pragma unroll
+    for (int r = 0; r < SPART_PERMUTE_REST_AXES; r++) {
+        if (r < it.num_rest) {
+            p.destination += p.rest[r] * it.destination_rest_stride[r];
+        }
     }
     return p;
 }
@@ -169,8 +176,11 @@ __device__ __forceinline__ void small_tile(const spart_permute_work &work,
         const real u = (real)term.coefficient;
         int64_t at = term.source_offset + (p.x0 + x) * term.source_stride_x +
                      (p.y0 + v) * term.source_stride_y;
-        for (int32_t r = 0; r < it.num_rest; r++) {
-            at += p.rest[r] * term.source_rest_stride[r];
+#pragma unroll
+        for (int r = 0; r < SPART_PERMUTE_REST_AXES; r++) {
+            if (r < it.num_rest) {
+                at += p.rest[r] * term.source_rest_stride[r];
+            }
         }
         const typename stored<real, C>::type e =
             load_element<real, C>(source + at * C, work.conjugate);
@@ -188,7 +198,7 @@ __device__ __forceinline__ void small_tile(const spart_permute_work &work,
 
 /* E: the most elements of a tile per thread (tile elements / threads). */
 template <typename real, int C, int E>
-__global__ void __launch_bounds__(threads)
+__global__ void __launch_bounds__(threads, 4)
     permute_kernel(spart_permute_work work, spart_permute_scalars s, const real *source,
                    real *destination)
 {
@@ -208,7 +218,7 @@ __global__ void __launch_bounds__(threads)
         }
         const int64_t tile_index = unit;
         const int64_t k = spart_permute_item_of_tile(work.tile_start, work.num_items, tile_index);
-        const spart_permute_item it = work.items[k];
+        const spart_permute_item &it = work.items[k];
         const tile_place p = place_of_tile(it, tile_index - work.tile_start[k]);
         const int shift_x = it.shift_x;
         const int mask_x = (1 << shift_x) - 1;
@@ -223,12 +233,15 @@ __global__ void __launch_bounds__(threads)
             }
         }
         for (int32_t q = 0; q < it.num_terms; q++) {
-            const spart_permute_term term = work.terms[it.first_term + q];
+            const spart_permute_term &term = work.terms[it.first_term + q];
             const real u = (real)term.coefficient;
             int64_t corner =
                 term.source_offset + p.x0 * term.source_stride_x + p.y0 * term.source_stride_y;
-            for (int32_t r = 0; r < it.num_rest; r++) {
-                corner += p.rest[r] * term.source_rest_stride[r];
+#pragma unroll
+            for (int r = 0; r < SPART_PERMUTE_REST_AXES; r++) {
+                if (r < it.num_rest) {
+                    corner += p.rest[r] * term.source_rest_stride[r];
+                }
             }
             if (q > 0) {
                 __syncthreads(); /* the previous term's reads are done */
