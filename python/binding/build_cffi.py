@@ -56,7 +56,9 @@ typedef struct spart_array {
 } spart_array;
 
 /* ---- spart/weights.h ---- */
-typedef enum spart_method { SPART_METHOD_MULTILINEAR = 0, SPART_METHOD_CONSERVATIVE = 1 } spart_method;
+typedef enum spart_method {
+    SPART_METHOD_MULTILINEAR = 0, SPART_METHOD_CONSERVATIVE = 1
+} spart_method;
 typedef enum spart_bounds {
     SPART_BOUNDS_EXTRAPOLATE = 0, SPART_BOUNDS_NAN = 1, SPART_BOUNDS_ERROR = 2
 } spart_bounds;
@@ -257,7 +259,9 @@ spart_status spart_psf_gaussian(spart_context *context, double sigma_major, doub
                                 int64_t size_kernel);
 
 /* ---- spart/instrument.h ---- */
-typedef enum spart_psf_mode { SPART_PSF_AUTO = 0, SPART_PSF_FFT = 1, SPART_PSF_FOLDED = 2 } spart_psf_mode;
+typedef enum spart_psf_mode {
+    SPART_PSF_AUTO = 0, SPART_PSF_FFT = 1, SPART_PSF_FOLDED = 2
+} spart_psf_mode;
 typedef struct spart_instrument_params {
     int64_t num_channel;
     const double *angle;
@@ -334,6 +338,10 @@ extern "Python" int spart_python_mart_progress(void *user, const spart_mart_prog
 spart_status spart_python_regridder_apply(spart_context *context,
                                           const spart_regridder *regridder, const double *x,
                                           const spart_shape *shape_x, double *y, int64_t size_y);
+/* For python/benchmarks/bench_python.py: `repeat` products timed in C. */
+spart_status spart_python_time_apply(spart_context *context, const spart_regridder *regridder,
+                                     const double *x, const spart_shape *shape_x, double *y,
+                                     int64_t size_y, int64_t repeat, double seconds[2]);
 """
 
 SOURCE = r"""
@@ -360,6 +368,38 @@ static spart_status spart_python_regridder_apply(spart_context *context,
     array.data = x;
     array.shape = *shape_x;
     return spart_regridder_apply(context, regridder, &array, y, size_y);
+}
+
+/* For python/benchmarks/bench_python.py: the time of `repeat` calls of
+ * spart_regridder_apply made from C, no Python between them, the loop a
+ * call from Python is measured against: seconds[0] wall clock
+ * (CLOCK_MONOTONIC), seconds[1] the calling thread's CPU time
+ * (CLOCK_THREAD_CPUTIME_ID, all of the work with one OpenMP thread). */
+#include <time.h>
+static double spart_python_seconds(clockid_t clock)
+{
+    struct timespec now;
+    clock_gettime(clock, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+static spart_status spart_python_time_apply(spart_context *context,
+                                            const spart_regridder *regridder, const double *x,
+                                            const spart_shape *shape_x, double *y,
+                                            int64_t size_y, int64_t repeat, double seconds[2])
+{
+    spart_array array;
+    array.data = x;
+    array.shape = *shape_x;
+    double wall = spart_python_seconds(CLOCK_MONOTONIC);
+    double cpu = spart_python_seconds(CLOCK_THREAD_CPUTIME_ID);
+    for (int64_t k = 0; k < repeat; k++) {
+        spart_status status = spart_regridder_apply(context, regridder, &array, y, size_y);
+        if (status != SPART_OK)
+            return status;
+    }
+    seconds[0] = spart_python_seconds(CLOCK_MONOTONIC) - wall;
+    seconds[1] = spart_python_seconds(CLOCK_THREAD_CPUTIME_ID) - cpu;
+    return SPART_OK;
 }
 """
 

@@ -52,8 +52,9 @@ def main():
         return 1 if required else SKIP
     site = os.path.join(args.work, "site")
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                    "--no-build-isolation", "--no-deps", "--upgrade", "--target", site,
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet",
+                    "--disable-pip-version-check", "--no-build-isolation", "--no-deps",
+                    "--upgrade", "--target", site,
                     f"-Cbuild-dir={os.path.join(args.work, 'build')}",
                     f"-Ccmake.define.SPART_PYTHON_LIBRARY={os.path.abspath(args.library)}",
                     PACKAGE], check=True)

@@ -42,9 +42,9 @@ def test_shape_mismatch(regridder):
     read_only.flags.writeable = False
     with pytest.raises(ValueError, match="out: a read-only array"):
         regridder(np.ones(10), out=read_only)
-    instrument_like = spart.weights(np.linspace(0, 1, 5), np.linspace(0, 1, 3), method="conservative")
+    small = spart.weights(np.linspace(0, 1, 5), np.linspace(0, 1, 3), method="conservative")
     with pytest.raises(ValueError, match=r"shape_input: \(5,\), but the weights were built"):
-        spart.regrid_from_weights(instrument_like[0], (5,), (2,), np.ones(4))
+        spart.regrid_from_weights(small[0], (5,), (2,), np.ones(4))
 
 
 def test_errors_of_the_c_library_carry_the_status():

@@ -15,6 +15,8 @@ The rule for arrays (every function of the package follows it):
 So a call never copies an array behind the caller's back.
 """
 
+from __future__ import annotations
+
 import threading
 
 import numpy as np
@@ -77,7 +79,7 @@ _VALUE_STATUSES = {
 }
 
 
-def status_name(status):
+def status_name(status: int) -> str:
     """The name of a spart status code, such as ``"SPART_ERROR_IO"``."""
     return ffi.string(lib.spart_status_string(int(status))).decode()
 
@@ -141,7 +143,7 @@ def context():
         return _local.context
 
 
-def set_threads(threads):
+def set_threads(threads: int) -> None:
     """
     Use `threads` OpenMP threads in this Python thread's spart calls.
 
@@ -156,12 +158,12 @@ def set_threads(threads):
               "spart_context_set_threads")
 
 
-def get_threads():
+def get_threads() -> int:
     """The number of OpenMP threads this Python thread's spart calls use."""
     return int(lib.spart_context_threads(context().pointer))
 
 
-def version():
+def version() -> str:
     """The version of the spart C library this package is built on."""
     return ffi.string(lib.spart_version()).decode()
 

@@ -5,7 +5,12 @@ instead of named arrays with astropy units; and the synthetic scene and
 point-spread function of ctis's tutorials (include/spart/scene.h, psf.h).
 """
 
+from __future__ import annotations
+
+from typing import Optional, Sequence, Tuple, Union
+
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
 from ._core import ffi, lib
@@ -82,10 +87,14 @@ class IdealInstrument:
     sensor_y)``, backprojections ``(channel, wavelength, scene_x, scene_y)``.
     """
 
-    def __init__(self, angle, dispersion, plate_scale, wavelength_ref, position_ref,
-                 area_effective, timedelta_exposure, wavelength, scene_x, scene_y, sensor_x,
-                 sensor_y, quantum_yield=1.0, read_noise=0.0, solid_angle_steradian=False,
-                 dtype=np.float64, psf=None, psf_mode="auto", keep_weights=False):
+    def __init__(self, angle: npt.ArrayLike, dispersion: float, plate_scale: float,
+                 wavelength_ref: float, position_ref: Sequence[float], area_effective: float,
+                 timedelta_exposure: float, wavelength: npt.ArrayLike, scene_x: npt.ArrayLike,
+                 scene_y: npt.ArrayLike, sensor_x: npt.ArrayLike, sensor_y: npt.ArrayLike,
+                 quantum_yield: float = 1.0, read_noise: float = 0.0,
+                 solid_angle_steradian: bool = False, dtype: npt.DTypeLike = np.float64,
+                 psf: Optional[np.ndarray] = None, psf_mode: str = "auto",
+                 keep_weights: bool = False) -> None:
         function = "IdealInstrument"
         arrays = {name: _vector(value, name, function) for name, value in (
             ("angle", angle), ("wavelength", wavelength), ("scene_x", scene_x),
@@ -152,25 +161,32 @@ class IdealInstrument:
                 f"{self.shape_scene}, images {self.shape_images}>")
 
     @property
-    def forward(self):
+    def forward(self) -> Regridder:
         """The forward operator, a Regridder from a scene to the images
-        (electrons), photon conversion and quantum yield folded in."""
+        (electrons), photon conversion and quantum yield folded in. Its
+        shapes keep the axes of its roles: it takes ``scene[None]``, shape
+        ``(1, wavelength, scene_x, scene_y)`` (one scene shared by the
+        channels), and gives ``(channel, 1, sensor_x, sensor_y)`` (the
+        wavelengths summed); image() gives the images with those axes
+        dropped and negative photons clamped."""
         if self._forward is None:
             pointer = lib.spart_instrument_forward(self._pointer)
             self._forward = Regridder(ffi.cast("spart_regridder *", pointer), None, owner=self)
         return self._forward
 
     @property
-    def backward(self):
+    def backward(self) -> Regridder:
         """The backprojection, a Regridder from images to one scene per
-        channel, as ctis's backproject(integrate=True)."""
+        channel, as ctis's backproject(integrate=True): it takes
+        ``images[:, None]``, shape ``(channel, 1, sensor_x, sensor_y)``, and
+        gives ``(channel, wavelength, scene_x, scene_y)``."""
         if self._backward is None:
             pointer = lib.spart_instrument_backward(self._pointer)
             self._backward = Regridder(ffi.cast("spart_regridder *", pointer), None, owner=self)
         return self._backward
 
     @property
-    def weights(self):
+    def weights(self) -> Optional[Weights]:
         """The geometric weights (conservative 2-D, orthogonal axes channel
         and wavelength), with ``keep_weights=True``; else None. A view of
         the instrument's own (not freed by the returned object)."""
@@ -180,7 +196,7 @@ class IdealInstrument:
         return Weights(ffi.cast("spart_weights *", pointer), None, owner=self)
 
     @property
-    def photons_per_radiance(self):
+    def photons_per_radiance(self) -> np.ndarray:
         """``A t dlambda dOmega / E`` per scene voxel, a read-only view."""
         pointer = lib.spart_instrument_photons_per_radiance(self._pointer)
         size = int(np.prod(self.shape_scene))
@@ -200,7 +216,8 @@ class IdealInstrument:
                                        f"instrument's images are {self.shape_images}", "shape")
         return images
 
-    def image(self, scene, uncertainty=False):
+    def image(self, scene: npt.ArrayLike, uncertainty: bool = False
+              ) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]:
         """
         The expected (noise-free) images of a scene, as ctis's
         ``image(scene, noise=False)``.
@@ -228,7 +245,7 @@ class IdealInstrument:
             _core.pointer(widths, True) if uncertainty else ffi.NULL), "spart_instrument_image")
         return (images, widths) if uncertainty else images
 
-    def observe(self, scene, seed):
+    def observe(self, scene: npt.ArrayLike, seed: int) -> np.ndarray:
         """
         Synthetic observations: Poisson photons of the expected images times
         the quantum yield, plus Gaussian read noise, from a seeded generator
@@ -248,7 +265,7 @@ class IdealInstrument:
                   "spart_instrument_observe")
         return images
 
-    def backproject(self, images):
+    def backproject(self, images: npt.ArrayLike) -> np.ndarray:
         """
         Backproject images into one scene per channel, as ctis's
         ``backproject(images)``.
@@ -269,7 +286,7 @@ class IdealInstrument:
         return scenes
 
 
-def wavelength_from_velocity(velocity, wavelength_rest):
+def wavelength_from_velocity(velocity: npt.ArrayLike, wavelength_rest: float) -> np.ndarray:
     """
     Wavelengths (A) of Doppler velocities (km/s) of a line at rest
     wavelength `wavelength_rest` (A), the optical convention, as astropy
@@ -286,8 +303,9 @@ def wavelength_from_velocity(velocity, wavelength_rest):
     return result
 
 
-def scene_gaussians(velocity, x, y, wavelength_rest, width_velocity=30.0, width_x=1.0,
-                    width_y=1.0):
+def scene_gaussians(velocity: npt.ArrayLike, x: npt.ArrayLike, y: npt.ArrayLike,
+                    wavelength_rest: float, width_velocity: float = 30.0, width_x: float = 1.0,
+                    width_y: float = 1.0) -> Tuple[np.ndarray, np.ndarray]:
     """
     The eight Gaussian blobs of ``ctis.scenes.gaussians`` at the cell centres
     of a grid.
@@ -330,7 +348,8 @@ def scene_gaussians(velocity, x, y, wavelength_rest, width_velocity=30.0, width_
     return scene, wavelength
 
 
-def psf_gaussian(sigma_major, sigma_minor, angle, size):
+def psf_gaussian(sigma_major: float, sigma_minor: float, angle: float,
+                 size: Sequence[int]) -> np.ndarray:
     """
     An elliptical Gaussian kernel normalised to sum 1, the PSF of ctis's PSF
     tutorial: ``sigma_major`` pixels along the direction at ``angle`` degrees

@@ -4,7 +4,12 @@ function mart(), the class MartInverter with ctis's constructor, and the
 result with ctis's field names.
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Tuple, Union
+
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
 from ._core import ffi, lib
@@ -71,7 +76,7 @@ class MartResult:
                                         size).reshape(shape) for k in range(count)])
 
     @property
-    def iteration(self):
+    def iteration(self) -> np.ndarray:
         """``arange(num_iteration)``, as ctis."""
         return np.arange(self.num_iteration)
 
@@ -104,9 +109,13 @@ def spart_python_mart_progress(user, progress):
         return 1
 
 
-def mart(instrument, images, guess=None, gamma=None, threshold_convergence=1e-3,
-         num_iteration=100, intermediate=False, stop_rule="threshold", target=1.0,
-         callback=None, num_channel=None, gain=None, read_noise=None):
+def mart(instrument: Union[IdealInstrument, Tuple[Regridder, Regridder]],
+         images: npt.ArrayLike, guess: Optional[npt.ArrayLike] = None,
+         gamma: Optional[float] = None, threshold_convergence: float = 1e-3,
+         num_iteration: int = 100, intermediate: bool = False, stop_rule: str = "threshold",
+         target: float = 1.0, callback: Optional[Callable[[dict], Any]] = None,
+         num_channel: Optional[int] = None, gain: Optional[float] = None,
+         read_noise: Optional[float] = None) -> "MartResult":
     """
     Recover a scene from images with MART, as ``ctis.inverters.MartInverter``.
 
@@ -231,15 +240,17 @@ class MartInverter:
     ``mart(images, guess=None)``. See :func:`mart`.
     """
 
-    def __init__(self, instrument, gamma=None, threshold_convergence=1e-3, *,
-                 num_iteration=100, intermediate=False):
+    def __init__(self, instrument: IdealInstrument, gamma: Optional[float] = None,
+                 threshold_convergence: float = 1e-3, *, num_iteration: int = 100,
+                 intermediate: bool = False) -> None:
         self.instrument = instrument
         self.gamma = gamma
         self.threshold_convergence = threshold_convergence
         self.num_iteration = num_iteration
         self.intermediate = intermediate
 
-    def __call__(self, images, guess=None, callback=None):
+    def __call__(self, images: npt.ArrayLike, guess: Optional[npt.ArrayLike] = None,
+                 callback: Optional[Callable[[dict], Any]] = None) -> "MartResult":
         return mart(self.instrument, images, guess=guess, gamma=self.gamma,
                     threshold_convergence=self.threshold_convergence,
                     num_iteration=self.num_iteration, intermediate=self.intermediate,

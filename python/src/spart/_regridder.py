@@ -4,9 +4,13 @@ The Regridder: one CSR matrix assembled from weights, applied as y = A x
 surface of regridding's Regridder: from_weights, __call__, .T, to_scipy().
 """
 
+from __future__ import annotations
+
 import os
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
 from ._core import _local, ffi, lib
@@ -71,8 +75,12 @@ class Regridder:
     # ---- making one ----------------------------------------------------------------
 
     @classmethod
-    def from_weights(cls, weights, axis_input=None, axis_output=None, shape_input=None,
-                     shape_output=None, dtype=np.float64, drop_zeros=False, device=None):
+    def from_weights(cls, weights: Any, axis_input: Optional[Union[int, Sequence[int]]] = None,
+                     axis_output: Optional[Union[int, Sequence[int]]] = None,
+                     shape_input: Optional[Sequence[int]] = None,
+                     shape_output: Optional[Sequence[int]] = None,
+                     dtype: npt.DTypeLike = np.float64, drop_zeros: bool = False,
+                     device: Optional[int] = None) -> "Regridder":
         """
         Assemble a Regridder from weights.
 
@@ -133,7 +141,7 @@ class Regridder:
         return cls(out[0], ctx)
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path: Union[str, os.PathLike]) -> "Regridder":
         """Load a Regridder saved by :meth:`save` (or the C API, or ``spart build``)."""
         ctx = _core.context()
         out = ffi.new("spart_regridder **")
@@ -141,7 +149,7 @@ class Regridder:
                   "spart_regridder_load")
         return cls(out[0], ctx)
 
-    def save(self, path, overwrite=False):
+    def save(self, path: Union[str, os.PathLike], overwrite: bool = False) -> None:
         """Save to a FITS file (docs/formats.md); refuses to replace a file
         unless `overwrite`."""
         ctx = _core.context()
@@ -183,7 +191,7 @@ class Regridder:
         self._plans[tuple(shape_x)] = plan
         return plan
 
-    def __call__(self, x, out=None):
+    def __call__(self, x: Any, out: Optional[Any] = None) -> Any:
         """
         y = A x.
 
@@ -267,7 +275,7 @@ class Regridder:
     # ---- transposes ------------------------------------------------------------------
 
     @property
-    def T(self):
+    def T(self) -> "Regridder":
         """The exact transpose (made on first use and kept; ``r.T.T is r``)."""
         if self._transpose is None:
             ctx = _core.context()
@@ -279,8 +287,10 @@ class Regridder:
             self._transpose = transposed
         return self._transpose
 
-    def transpose_conservative(self, coordinates_input, coordinates_output, axis_input=None,
-                               axis_output=None, weights_input=None):
+    def transpose_conservative(self, coordinates_input: Any, coordinates_output: Any,
+                               axis_input: Optional[Union[int, Sequence[int]]] = None,
+                               axis_output: Optional[Union[int, Sequence[int]]] = None,
+                               weights_input: Optional[npt.ArrayLike] = None) -> "Regridder":
         """
         The conservative transpose, as regridding's: the exact transpose's
         pattern with each entry ``v * F_in[input] / V_out[output]``.
@@ -319,7 +329,7 @@ class Regridder:
 
     # ---- the matrix -------------------------------------------------------------------
 
-    def csr(self):
+    def csr(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """
         The CSR arrays, read-only views of spart's memory (no copy).
 
@@ -346,7 +356,7 @@ class Regridder:
         return (_core.view(self, row_ptr[0], self.shape[0] + 1, "<i8"), indices,
                 _core.view(self, values[0], n, self.dtype.str))
 
-    def to_scipy(self, copy=False):
+    def to_scipy(self, copy: bool = False) -> Any:
         """
         The matrix as a ``scipy.sparse.csr_array``.
 
@@ -375,7 +385,7 @@ class Regridder:
 
     # ---- devices -----------------------------------------------------------------------
 
-    def to_device(self, device=0):
+    def to_device(self, device: int = 0) -> "Regridder":
         """A copy of this regridder on CUDA device `device` (spart built with CUDA)."""
         ctx = _core.context()
         ctx.check(lib.spart_context_set_cuda_device(ctx.pointer, int(device)),
@@ -385,7 +395,7 @@ class Regridder:
                   "spart_regridder_to_device")
         return Regridder(out[0], ctx)
 
-    def to_host(self):
+    def to_host(self) -> "Regridder":
         """A copy of this regridder in host memory."""
         ctx = _core.context()
         out = ffi.new("spart_regridder **")

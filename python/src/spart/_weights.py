@@ -11,12 +11,21 @@ memory; ``Weights.to_regridding()`` gives regridding's object array of
 views); functions that take weights accept regridding's own tuple too.
 """
 
+from __future__ import annotations
+
 import os
+from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
 from ._core import ffi, lib
+
+Axes = Optional[Union[int, Sequence[int]]]
+Shape = Tuple[int, ...]
+Coordinates = Union[npt.ArrayLike, Sequence[npt.ArrayLike]]
+WeightsTuple = Tuple["Weights", Shape, Shape]
 
 METHODS = {"multilinear": lib.SPART_METHOD_MULTILINEAR,
            "conservative": lib.SPART_METHOD_CONSERVATIVE}
@@ -93,7 +102,7 @@ class Weights:
         return (f"<spart.Weights: {self.size} elements of shape {self.shape}, "
                 f"{self.num_entries} entries, {self.shape_input} -> {self.shape_output}>")
 
-    def arrays(self):
+    def arrays(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """
         The weights' arrays, views of spart's memory (read-only, no copy).
 
@@ -123,7 +132,7 @@ class Weights:
             raise TypeError("len() of weights without orthogonal axes")
         return self.shape[0]
 
-    def __getitem__(self, index):
+    def __getitem__(self, index) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One element's ``(indices_input, indices_output, values)``, views."""
         if not isinstance(index, tuple):
             index = (index,)
@@ -136,7 +145,7 @@ class Weights:
         part = slice(int(offsets[flat]), int(offsets[flat + 1]))
         return ii[part], io[part], v[part]
 
-    def to_regridding(self):
+    def to_regridding(self) -> Tuple[np.ndarray, Shape, Shape]:
         """
         The weights in regridding's form, views of spart's memory.
 
@@ -155,8 +164,9 @@ class Weights:
         return result.reshape(self.shape), self.shape_input, self.shape_output
 
     @classmethod
-    def from_regridding(cls, weights, shape_input, shape_output, axis_input=None,
-                        axis_output=None):
+    def from_regridding(cls, weights: np.ndarray, shape_input: Sequence[int],
+                        shape_output: Sequence[int], axis_input: Axes = None,
+                        axis_output: Axes = None) -> "Weights":
         """
         spart weights from regridding's ``(W, shape_input, shape_output)``
         (a copy: spart checks each index against its element's cells).
@@ -206,7 +216,7 @@ class Weights:
         ctx.check(status, "spart_weights_create_from_arrays")
         return cls(out[0], ctx)
 
-    def save(self, path, overwrite=False):
+    def save(self, path: Union[str, os.PathLike], overwrite: bool = False) -> None:
         """Save to a FITS file (docs/formats.md); refuses to replace a file
         unless `overwrite`."""
         ctx = _core.context()
@@ -214,7 +224,7 @@ class Weights:
                                          1 if overwrite else 0), "spart_weights_save")
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path: Union[str, os.PathLike]) -> "Weights":
         """Load weights saved by Weights.save (or the C API)."""
         ctx = _core.context()
         out = ffi.new("spart_weights **")
@@ -261,9 +271,11 @@ def _options(function, kept, axis_input=None, axis_output=None, weights_input=No
     return options
 
 
-def weights(coordinates_input, coordinates_output, axis_input=None, axis_output=None,
-            weights_input=None, method="multilinear", bounds="extrapolate", perturb=None,
-            seed=42, algorithm="auto", coalesce=True):
+def weights(coordinates_input: Coordinates, coordinates_output: Coordinates,
+            axis_input: Axes = None, axis_output: Axes = None,
+            weights_input: Optional[npt.ArrayLike] = None, method: str = "multilinear",
+            bounds: str = "extrapolate", perturb: Optional[bool] = None, seed: int = 42,
+            algorithm: str = "auto", coalesce: bool = True) -> WeightsTuple:
     """
     Weights that regrid values from one grid to another, as ``regridding.weights``.
 
@@ -326,8 +338,11 @@ def _check_shapes(w, shape_input, shape_output, function):
                                        f"were built for {own}", "shape")
 
 
-def regrid_from_weights(weights, shape_input, shape_output, values_input, values_output=None,
-                        axis_input=None, axis_output=None):
+def regrid_from_weights(weights: Union["Weights", np.ndarray],
+                        shape_input: Optional[Sequence[int]],
+                        shape_output: Optional[Sequence[int]], values_input: npt.ArrayLike,
+                        values_output: Optional[np.ndarray] = None, axis_input: Axes = None,
+                        axis_output: Axes = None) -> np.ndarray:
     """
     Apply weights to values, as ``regridding.regrid_from_weights``.
 
@@ -380,9 +395,11 @@ def regrid_from_weights(weights, shape_input, shape_output, values_input, values
     return result
 
 
-def regrid(coordinates_input, coordinates_output, values_input, values_output=None,
-           axis_input=None, axis_output=None, method="multilinear", bounds="extrapolate",
-           perturb=None, seed=42, algorithm="auto", coalesce=False):
+def regrid(coordinates_input: Coordinates, coordinates_output: Coordinates,
+           values_input: npt.ArrayLike, values_output: Optional[np.ndarray] = None,
+           axis_input: Axes = None, axis_output: Axes = None, method: str = "multilinear",
+           bounds: str = "extrapolate", perturb: Optional[bool] = None, seed: int = 42,
+           algorithm: str = "auto", coalesce: bool = False) -> np.ndarray:
     """
     Build weights and apply them once, as ``regridding.regrid``.
 
@@ -418,7 +435,7 @@ def regrid(coordinates_input, coordinates_output, values_input, values_output=No
     return result
 
 
-def transpose_weights(weights):
+def transpose_weights(weights: Union[WeightsTuple, "Weights"]) -> WeightsTuple:
     """
     The exact transpose of weights, as ``regridding.transpose_weights``
     (each element's input and output swapped; not conservative).
@@ -443,8 +460,12 @@ def transpose_weights(weights):
     return result, result.shape_input, result.shape_output
 
 
-def transpose_weights_conservative(weights, coordinates_input, coordinates_output,
-                                   axis_input=None, axis_output=None, weights_input=None):
+def transpose_weights_conservative(weights: Union[WeightsTuple, "Weights"],
+                                   coordinates_input: Coordinates,
+                                   coordinates_output: Coordinates, axis_input: Axes = None,
+                                   axis_output: Axes = None,
+                                   weights_input: Optional[npt.ArrayLike] = None
+                                   ) -> WeightsTuple:
     """
     The conservative transpose, as ``regridding.transpose_weights_conservative``:
     each entry ``v`` becomes ``v * F_in[input] / V_out[output]``, V the cell
@@ -479,7 +500,8 @@ def transpose_weights_conservative(weights, coordinates_input, coordinates_outpu
     return result, result.shape_input, result.shape_output
 
 
-def convolve_weights(weights, kernel, axis_output=None):
+def convolve_weights(weights: Union[WeightsTuple, "Weights"], kernel: npt.ArrayLike,
+                     axis_output: Axes = None) -> WeightsTuple:
     """
     Fold a kernel (a point-spread function) into weights, as
     ``regridding.convolve_weights``: W becomes P W with
