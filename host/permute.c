@@ -64,9 +64,35 @@ static int64_t source_corner(const tile_place *p, const spart_permute_term *term
     return at;
 }
 
+/* The blocks of cache lines of a one-term tile (see below) with these
+ * strides: the common transpose passes literal 1s, so that the compiler
+ * sees unit strides. */
+#define COPY_LINE_BLOCKS(real, fma_of, s_outer, s_inner, d_outer, d_inner)                         \
+    for (int64_t ob = 0; ob < outer; ob += line) {                                                 \
+        const int64_t oe = ob + line < outer ? ob + line : outer;                                  \
+        for (int64_t ib = 0; ib < inner; ib += line) {                                             \
+            const int64_t ie = ib + line < inner ? ib + line : inner;                              \
+            for (int64_t o = ob; o < oe; o++) {                                                    \
+                const real *a = from + o * (s_outer);                                              \
+                real *d = to + o * (d_outer);                                                      \
+                if (beta_zero) {                                                                   \
+                    for (int64_t i = ib; i < ie; i++) {                                            \
+                        d[i * (d_inner)] = ar * (u * a[i * (s_inner)]);                            \
+                    }                                                                              \
+                } else {                                                                           \
+                    for (int64_t i = ib; i < ie; i++) {                                            \
+                        d[i * (d_inner)] =                                                         \
+                            fma_of(br, d[i * (d_inner)], ar * (u * a[i * (s_inner)]));             \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
 /* One tile of an item with one term, real type: straight from the source
- * to the destination in the destination's order, acc = u * x and then
- * alpha and beta as in the general tile (the same operations). */
+ * to the destination in the destination's order, in blocks of a cache line
+ * by a cache line, acc = u * x and then alpha and beta as in the general
+ * tile (the same operations). */
 #define DEFINE_SINGLE_TERM_TILE(name, real, fma_of)                                                \
     static void name(const spart_permute_work *work, const spart_permute_scalars *s,               \
                      const tile_place *p, const real *source, real *destination)                   \
@@ -74,7 +100,7 @@ static int64_t source_corner(const tile_place *p, const spart_permute_term *term
         const spart_permute_item *it = p->item;                                                    \
         const spart_permute_term *term = &work->terms[it->first_term];                             \
         const real u = (real)term->coefficient, ar = (real)s->alpha[0], br = (real)s->beta[0];     \
-        const int y_first = it->write_y_first;                                                     \
+        const int y_first = it->write_y_first, beta_zero = s->beta_zero;                           \
         const int64_t outer = y_first ? p->w : p->h, inner = y_first ? p->h : p->w;                \
         const int64_t d_outer = y_first ? it->destination_stride_x : it->destination_stride_y;     \
         const int64_t d_inner = y_first ? it->destination_stride_y : it->destination_stride_x;     \
@@ -83,25 +109,10 @@ static int64_t source_corner(const tile_place *p, const spart_permute_term *term
         const real *from = source + source_corner(p, term);                                        \
         real *to = destination + destination_corner(p);                                            \
         const int64_t line = 64 / (int64_t)sizeof(real); /* elements of a cache line */            \
-        for (int64_t ob = 0; ob < outer; ob += line) {                                             \
-            const int64_t oe = ob + line < outer ? ob + line : outer;                              \
-            for (int64_t ib = 0; ib < inner; ib += line) {                                         \
-                const int64_t ie = ib + line < inner ? ib + line : inner;                          \
-                for (int64_t o = ob; o < oe; o++) {                                                \
-                    const real *a = from + o * s_outer;                                            \
-                    real *d = to + o * d_outer;                                                    \
-                    if (s->beta_zero) {                                                            \
-                        for (int64_t i = ib; i < ie; i++) {                                        \
-                            d[i * d_inner] = ar * (u * a[i * s_inner]);                            \
-                        }                                                                          \
-                    } else {                                                                       \
-                        for (int64_t i = ib; i < ie; i++) {                                        \
-                            d[i * d_inner] =                                                       \
-                                fma_of(br, d[i * d_inner], ar * (u * a[i * s_inner]));             \
-                        }                                                                          \
-                    }                                                                              \
-                }                                                                                  \
-            }                                                                                      \
+        if (s_outer == 1 && d_inner == 1) {                                                        \
+            COPY_LINE_BLOCKS(real, fma_of, 1, s_inner, d_outer, 1)                                 \
+        } else {                                                                                   \
+            COPY_LINE_BLOCKS(real, fma_of, s_outer, s_inner, d_outer, d_inner)                     \
         }                                                                                          \
     }
 
