@@ -9,8 +9,9 @@
  * destination writes (a contiguous run of w elements of b bytes touches
  * ceil(w b / 32) sectors, and half a sector more for its unknown
  * alignment; a strided element touches its own), plus a fixed cost per
- * tile (the block's start, its search for its item, two barriers) and a
- * cost per idle lane (the threads of a device tile with no element). The
+ * tile (the block's start, its search for its item, two barriers; a
+ * quarter of it for a small tile, a warp's without barriers) and a cost
+ * per idle lane (the threads of a device tile with no element). The
  * cheapest candidate wins, the larger tile on a tie. The host twin walks
  * the same tiles: a tile of at most 16 KiB sits in the first-level cache.
  */
@@ -22,6 +23,8 @@
 
 /* Costs in sectors (32 bytes of memory traffic). */
 #define COST_PER_TILE 64.0
+/* A small tile (a warp's, no barriers, eight to a thread block). */
+#define COST_PER_SMALL_TILE 16.0
 #define COST_PER_IDLE_LANE 0.25
 
 /* An item's axes while it is being simplified: destination order. */
@@ -65,6 +68,7 @@ static double tile_cost(const spart_permute_item *it, const spart_permute_term *
                         ? SPART_PERMUTE_SMALL_TILE
                         : SPART_PERMUTE_THREADS *
                               ((tx * ty + SPART_PERMUTE_THREADS - 1) / SPART_PERMUTE_THREADS);
+    double per_tile = tx * ty <= SPART_PERMUTE_SMALL_TILE ? COST_PER_SMALL_TILE : COST_PER_TILE;
     double cost = 0.0;
     for (int a = 0; a < 2; a++) {
         for (int c = 0; c < 2; c++) {
@@ -79,8 +83,7 @@ static double tile_cost(const spart_permute_item *it, const spart_permute_term *
                 const spart_permute_term *term = &terms[k];
                 sectors += patch_sectors(w, h, term->source_stride_x, term->source_stride_y, bytes);
             }
-            cost +=
-                tiles * (sectors + COST_PER_TILE + COST_PER_IDLE_LANE * (double)(lanes - w * h));
+            cost += tiles * (sectors + per_tile + COST_PER_IDLE_LANE * (double)(lanes - w * h));
         }
     }
     return cost * (double)rest;
