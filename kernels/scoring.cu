@@ -1,0 +1,255 @@
+/*
+ * kernels/scoring.cu: candidate scoring on a CUDA device, twin of
+ * host/scoring.c (the order of operations in
+ * src/scoring/scoring_kernels.h). One launch a call, on the caller's
+ * stream, no atomics, no allocation, no wait.
+ *
+ * Two layouts, the same bits (every value is made in the contract's
+ * order whoever makes it):
+ *   - BLOCK: a block a question (grid-stride over questions). Its warps
+ *     score the candidates (a warp a candidate, or four at once sharing
+ *     the query's loads) into shared memory, then the block takes each
+ *     chunk's maximum and its exponentials, warp 0 sums them in the lane
+ *     order, thread 0 the chunks in chunk order, and the block writes the
+ *     probabilities. For K <= SPART_SCORING_BLOCK_MAX_K.
+ *   - GRID: one cooperative kernel whose phases are split by grid
+ *     barriers, so that one question fills the whole GPU: (1) every warp
+ *     of the grid scores candidates of any question into the workspace;
+ *     (2) a block a (question, chunk) takes the chunk's maximum and sum;
+ *     (3) a block a (question, chunk) takes the question's total from its
+ *     chunks and writes the chunk's probabilities.
+ * Cooperative launches are recorded in CUDA graphs as one kernel node.
+ */
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stdint.h>
+
+#define SPART_MATH_FUNCTION static __host__ __device__ inline
+#include "core/exp_math.h"
+#include "scoring/scoring_kernels.h"
+#include "scoring.cuh"
+
+namespace
+{
+
+using namespace spart_scoring;
+
+template <typename T, bool COSINE, int ROWS>
+__global__ void __launch_bounds__(threads_per_block) block_kernel(view p)
+{
+    __shared__ double z[SPART_SCORING_BLOCK_MAX_K];
+    __shared__ double stats[2 * (SPART_SCORING_BLOCK_MAX_K / SPART_SCORING_CHUNK)];
+    __shared__ block_scratch s;
+    const int64_t nk = p.num_candidate;
+    const int64_t chunks = spart_scoring_num_chunks(nk);
+    for (int64_t t = blockIdx.x; t < p.num_question; t += gridDim.x) {
+        score_range<T, COSINE, ROWS>(p, t, 0, nk, threadIdx.x / 32, warps_per_block, z);
+        __syncthreads();
+        for (int64_t c = 0; c < chunks; c++) {
+            const int64_t first = c * SPART_SCORING_CHUNK;
+            const int64_t n = nk - first < SPART_SCORING_CHUNK ? nk - first : SPART_SCORING_CHUNK;
+            chunk_sums(z + first, n, stats + 2 * c, &s);
+        }
+        double m = 0.0, sum = 0.0;
+        question_total(stats, chunks, &s, &m, &sum);
+        write_probabilities<T>(p, z, t, 0, nk, m, sum);
+        __syncthreads(); /* z is the next question's */
+    }
+}
+
+template <typename T, bool COSINE, int ROWS>
+__global__ void __launch_bounds__(threads_per_block) grid_kernel(view p, double *workspace)
+{
+    __shared__ block_scratch s;
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const int64_t nq = p.num_question, nk = p.num_candidate;
+    const int64_t chunks = spart_scoring_num_chunks(nk);
+    double *z = workspace;
+    double *stats = workspace + nq * nk;
+
+    /* (1) every warp of the grid takes ROWS candidates of a question at a time */
+    const int64_t groups = (nk + ROWS - 1) / ROWS; /* a question's */
+    const int64_t warps = (int64_t)gridDim.x * warps_per_block;
+    for (int64_t item = (int64_t)blockIdx.x * warps_per_block + threadIdx.x / 32;
+         item < nq * groups; item += warps) {
+        const int64_t t = item / groups;
+        const int64_t first = (item % groups) * ROWS;
+        const int64_t end = first + ROWS < nk ? first + ROWS : nk;
+        score_range<T, COSINE, ROWS>(p, t, first, end, 0, 1, z + t * nk);
+    }
+    grid.sync();
+
+    /* (2) a block a (question, chunk): its maximum and sum */
+    for (int64_t item = blockIdx.x; item < nq * chunks; item += gridDim.x) {
+        const int64_t t = item / chunks, c = item % chunks;
+        const int64_t first = c * SPART_SCORING_CHUNK;
+        const int64_t n = nk - first < SPART_SCORING_CHUNK ? nk - first : SPART_SCORING_CHUNK;
+        chunk_sums(z + t * nk + first, n, stats + 2 * item, &s);
+    }
+    grid.sync();
+
+    /* (3) a block a (question, chunk): the question's total, the chunk's
+     * probabilities (stats are only read from here on) */
+    for (int64_t item = blockIdx.x; item < nq * chunks; item += gridDim.x) {
+        const int64_t t = item / chunks, c = item % chunks;
+        double m = 0.0, sum = 0.0;
+        question_total(stats + 2 * t * chunks, chunks, &s, &m, &sum);
+        const int64_t first = c * SPART_SCORING_CHUNK;
+        const int64_t end = first + SPART_SCORING_CHUNK < nk ? first + SPART_SCORING_CHUNK : nk;
+        write_probabilities<T>(p, z + t * nk, t, first, end, m, sum);
+    }
+}
+
+/* Candidate rows a warp scores at once: four (sharing the query's loads)
+ * when there are enough rows for every warp, else one. */
+int rows_for(const spart_scoring_problem *problem)
+{
+    return problem->num_question * problem->num_candidate >= 16384 ? 4 : 1;
+}
+
+/* The blocks a launch of one (type, similarity, rows) takes: a block a
+ * question (at most 2^20, striding beyond), or for the cooperative grid
+ * kernel as many as its phases can use, at most all that are resident at
+ * once. */
+template <typename T, bool COSINE, int ROWS>
+cudaError_t blocks_for(const spart_scoring_problem *problem, int path, int64_t *blocks)
+{
+    if (path == SPART_SCORING_PATH_BLOCK) {
+        const int64_t most = (int64_t)1 << 20;
+        *blocks = problem->num_question < most ? problem->num_question : most;
+        return cudaSuccess;
+    }
+    int device = 0, multiprocessors = 0, per_multiprocessor = 0;
+    cudaError_t error = cudaGetDevice(&device);
+    if (error == cudaSuccess) {
+        error = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
+    }
+    if (error == cudaSuccess) {
+        error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_multiprocessor, grid_kernel<T, COSINE, ROWS>, threads_per_block, 0);
+    }
+    if (error != cudaSuccess) {
+        return error;
+    }
+    const int64_t resident = (int64_t)multiprocessors * per_multiprocessor;
+    const int64_t groups = (problem->num_candidate + ROWS - 1) / ROWS;
+    const int64_t warp_blocks =
+        (problem->num_question * groups + warps_per_block - 1) / warps_per_block;
+    const int64_t chunk_blocks =
+        problem->num_question * spart_scoring_num_chunks(problem->num_candidate);
+    int64_t wanted = warp_blocks > chunk_blocks ? warp_blocks : chunk_blocks;
+    wanted = wanted < resident ? wanted : resident;
+    *blocks = wanted > 0 ? wanted : 1;
+    return cudaSuccess;
+}
+
+/* The kernel of one (type, similarity, rows), launched. */
+template <typename T, bool COSINE, int ROWS>
+cudaError_t launch_typed(const spart_scoring_problem *problem, double *workspace, int path,
+                         cudaStream_t stream, int64_t *blocks_out)
+{
+    int64_t blocks = 0;
+    cudaError_t error = blocks_for<T, COSINE, ROWS>(problem, path, &blocks);
+    if (error != cudaSuccess || blocks_out != nullptr) {
+        if (blocks_out != nullptr) {
+            *blocks_out = blocks;
+        }
+        return error;
+    }
+    const view p = view_of(problem);
+    cudaLaunchConfig_t config = {};
+    config.blockDim = dim3(threads_per_block);
+    config.gridDim = dim3((unsigned)blocks);
+    config.stream = stream;
+    if (path == SPART_SCORING_PATH_BLOCK) {
+        return cudaLaunchKernelEx(&config, block_kernel<T, COSINE, ROWS>, p);
+    }
+    cudaLaunchAttribute attribute = {};
+    attribute.id = cudaLaunchAttributeCooperative;
+    attribute.val.cooperative = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, grid_kernel<T, COSINE, ROWS>, p, workspace);
+}
+
+/* blocks_out NULL: launch; else only say how many blocks it would take. */
+template <typename T, bool COSINE>
+cudaError_t launch_rows(const spart_scoring_problem *problem, double *workspace, int path,
+                        cudaStream_t stream, int64_t *blocks_out)
+{
+    return rows_for(problem) == 4
+               ? launch_typed<T, COSINE, 4>(problem, workspace, path, stream, blocks_out)
+               : launch_typed<T, COSINE, 1>(problem, workspace, path, stream, blocks_out);
+}
+
+cudaError_t launch_any(const spart_scoring_problem *problem, double *workspace, int path,
+                       cudaStream_t stream, int64_t *blocks_out)
+{
+    if (problem->float32) {
+        return problem->cosine
+                   ? launch_rows<float, true>(problem, workspace, path, stream, blocks_out)
+                   : launch_rows<float, false>(problem, workspace, path, stream, blocks_out);
+    }
+    return problem->cosine
+               ? launch_rows<double, true>(problem, workspace, path, stream, blocks_out)
+               : launch_rows<double, false>(problem, workspace, path, stream, blocks_out);
+}
+
+} // namespace
+
+extern "C" int spart_scoring_device_path(const spart_scoring_problem *problem, int path, int *error)
+{
+    *error = 0;
+    if (problem->num_candidate > SPART_SCORING_BLOCK_MAX_K) {
+        return SPART_SCORING_PATH_GRID;
+    }
+    if (path != SPART_SCORING_PATH_AUTO) {
+        return path;
+    }
+    int device = 0, multiprocessors = 0;
+    cudaError_t status = cudaGetDevice(&device);
+    if (status == cudaSuccess) {
+        status = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
+    }
+    if (status != cudaSuccess) {
+        *error = (int)status;
+        return -1;
+    }
+    /* A block a question when the questions fill the device, or when a
+     * question is so small that the grid's barriers would cost more than
+     * its reads. */
+    const int64_t values = problem->num_candidate * problem->dimension;
+    if (problem->num_question >= 2 * (int64_t)multiprocessors || values <= 32768) {
+        return SPART_SCORING_PATH_BLOCK;
+    }
+    return SPART_SCORING_PATH_GRID;
+}
+
+extern "C" int spart_scoring_device_launch(const spart_scoring_problem *problem, double *workspace,
+                                           int path, void *stream)
+{
+    int error = 0;
+    path = spart_scoring_device_path(problem, path, &error);
+    if (error != 0) {
+        return error;
+    }
+    return (int)launch_any(problem, workspace, path, static_cast<cudaStream_t>(stream), nullptr);
+}
+
+extern "C" int spart_scoring_device_blocks(const spart_scoring_problem *problem, int path,
+                                           int64_t *blocks)
+{
+    int error = 0;
+    path = spart_scoring_device_path(problem, path, &error);
+    if (error != 0) {
+        return error;
+    }
+    return (int)launch_any(problem, nullptr, path, nullptr, blocks);
+}
+
+extern "C" const char *spart_scoring_device_error_string(int error)
+{
+    return cudaGetErrorString(static_cast<cudaError_t>(error));
+}
