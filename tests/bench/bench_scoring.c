@@ -213,6 +213,12 @@ int main(int argc, char **argv)
     CHECK_SPART(s.context, spart_context_set_cuda_stream(s.context, s.stream));
     CHECK_CUBLAS(cublasCreate(&s.cublas));
     CHECK_CUBLAS(cublasSetStream(s.cublas, s.stream));
+    /* a workspace of its own, so that capturing cuBLAS into a graph never
+     * allocates */
+    void *cublas_workspace = NULL;
+    const size_t cublas_workspace_bytes = (size_t)32 << 20;
+    CHECK_CUDA(cudaMalloc(&cublas_workspace, cublas_workspace_bytes));
+    CHECK_CUBLAS(cublasSetWorkspace(s.cublas, cublas_workspace, cublas_workspace_bytes));
     struct cudaDeviceProp prop;
     CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
     int runtime = 0, cublas_version = 0;
@@ -357,6 +363,7 @@ int main(int argc, char **argv)
         fclose(out);
     }
     cublasDestroy(s.cublas);
+    CHECK_CUDA(cudaFree(cublas_workspace));
     CHECK_SPART(s.context, spart_context_set_cuda_stream(s.context, NULL));
     CHECK_CUDA(cudaStreamDestroy(s.stream));
     spart_context_free(s.context);

@@ -253,12 +253,12 @@ static spart_status record_call(spart_context *context, const recorded_call *cal
 
 /* A call captured from the context's own stream is one kernel node; three
  * replays give the host's bits each time (outputs poisoned between). Both
- * layouts: a few candidates (a block a question) and K = 20000 (the
+ * layouts: a few candidates (a block a question) and K = 3000 (the
  * cooperative grid kernel). */
 static void test_graph_replay(void **state)
 {
     fixture *f = *state;
-    const int64_t shapes[][3] = {{2, 64, 512}, {1, 20000, 64}};
+    const int64_t shapes[][3] = {{2, 64, 512}, {1, 3000, 16}};
     cudaStream_t stream = NULL;
     check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
     assert_int_equal(spart_context_set_cuda_stream(f->context, stream), SPART_OK);
