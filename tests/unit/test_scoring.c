@@ -306,10 +306,14 @@ static void test_errors(void **state)
                  spart_scoring_apply_batch_workspace(context, q, c, p, z, 1, 2, 4, dot, 1.0, 1.0,
                                                      f32, 0, (char *)workspace + 4, needed),
                  SPART_ERROR_INVALID_ARGUMENT, "workspace not aligned");
-#if !defined(SPART_HAVE_CUDA)
+    /* on_device with host arrays: no device (a build without CUDA, or no
+     * GPU visible), or a device that refuses host memory */
+    spart_context *probe = context_or_fail();
+    const int have_device = spart_context_set_cuda_device(probe, 0) == SPART_OK;
+    spart_context_free(probe);
     expect_error(context, spart_scoring_apply(context, q, c, p, z, 2, 4, dot, 1.0, 1.0, f32, 1),
-                 SPART_ERROR_NO_DEVICE, "on_device without CUDA");
-#endif
+                 have_device ? SPART_ERROR_INVALID_ARGUMENT : SPART_ERROR_NO_DEVICE,
+                 "on_device with host arrays");
     /* a call that works leaves no sentence */
     assert_int_equal(spart_scoring_apply(context, q, c, p, NULL, 2, 4, dot, 1.0, 1.0, f32, 0),
                      SPART_OK);
