@@ -20,9 +20,17 @@ spart_status spart_softmax_select(spart_context *context, int on_device, const c
         *ops = &spart_softmax_host_ops;
         return SPART_OK;
     }
+#if defined(SPART_HAVE_CUDA)
+    (void)context, (void)what;
+    *ops = &spart_softmax_cuda_ops;
+    return SPART_OK;
+#else
     *ops = NULL;
     return spart_fail(context, SPART_ERROR_NO_DEVICE,
-                      "%s cannot run on a device yet (the CUDA twin comes next)", what);
+                      "spart was built without CUDA: %s cannot run on a device (rebuild with "
+                      "-DSPART_ENABLE_CUDA=ON)",
+                      what);
+#endif
 }
 
 /* a * b into *product; 0 when it does not fit int64 (a, b >= 0). */

@@ -1,0 +1,361 @@
+/*
+ * kernels/softmax.cu: the segmented softmax, its backward and the
+ * aggregation on a CUDA device, twin of host/softmax.c (same operations,
+ * same order: src/softmax/softmax_kernels.h).
+ *
+ * Groups. A row (or a chunk of a long row) and a block of HB heads (the
+ * largest power of two up to 8 dividing H) go to a group of T = HB * S
+ * threads of one warp: thread (j, hl), lane j * HB + hl of the group,
+ * works head hl of the block and the edge lanes j, j + S, j + 2S, ... of
+ * the order's 32 lanes (S = 4, 8, 16 or 32: A = 32 / S lanes a thread, in
+ * registers). So the group reads the row's scores as they lie, T
+ * consecutive values at a time, and a lane's terms still come in its
+ * order (edges l, l + 32, ...). The tree of the order: lane l += lane
+ * l + d for d = 16 .. S inside each thread (acc[k] += acc[k + d / S]),
+ * then for d = S/2 .. 1 across threads by __shfl_down_sync (thread j gets
+ * thread j + d's value, exactly lane l + d's). S changes the speed, never
+ * the bits. A row of at most 32 edges keeps its terms in registers from
+ * the sum to the write; a longer one computes them again.
+ *
+ * Long rows (more than SPART_SOFTMAX_CHUNK_EDGES edges) are skipped by the
+ * row kernels and done by window kernels (the windows of
+ * softmax_kernels.h, so no list of long rows is needed and nothing waits
+ * for the host): chunk results into the window slots, one group a long
+ * row combines them in chunk order, then the chunks are written.
+ *
+ * Every fma is __fma_rn and every addition __dadd_rn (the file is also
+ * built with --fmad=false); no atomics in a result.
+ */
+#include "softmax.cuh"
+
+namespace
+{
+using namespace spart_softmax;
+
+/* ---- the forward ---------------------------------------------------------------------------- */
+
+template <typename V, int HB, int S>
+__global__ void forward_rows(rows_view v, const V *scores, V *out)
+{
+    const group_lanes<HB, S> g;
+    const int64_t blocks = v.heads / HB;
+    for (int64_t item = first_group<HB, S>(); item < v.rows * blocks;
+         item += group_stride<HB, S>()) {
+        const int64_t r = item / blocks, h = (item % blocks) * HB + g.hl;
+        const int64_t b = row_start(v, r), n = row_start(v, r + 1) - b;
+        if (n == 0 || n > CHUNK) {
+            continue;
+        }
+        double m, terms[LANES / S];
+        const double sum = chunk_sum<V, HB, S>(g, scores, v.heads, h, b, n, &m, terms);
+        write_chunk<V, HB, S>(g, scores, out, v.heads, h, b, n, kind_of(m), m, 1.0 / sum, terms,
+                              n <= LANES);
+    }
+}
+
+template <typename V, int HB, int S>
+__global__ void forward_chunk_write(rows_view v, const V *scores, V *out, const double *slots)
+{
+    const group_lanes<HB, S> g;
+    const int64_t blocks = v.heads / HB, count = v.slots;
+    for (int64_t item = first_group<HB, S>(); item < count * blocks;
+         item += group_stride<HB, S>()) {
+        const int64_t slot = item / blocks, h = (item % blocks) * HB + g.hl;
+        window_chunk c;
+        if (!chunk_in_slot(v, slot / 2, (int)(slot % 2), &c)) {
+            continue;
+        }
+        const double *home = slots + (c.home * v.heads + h) * v.slot_doubles;
+        const double m = home[2], inv = home[3];
+        double terms[LANES / S];
+        write_chunk<V, HB, S>(g, scores, out, v.heads, h, c.begin, c.length, kind_of(m), m, inv,
+                              terms, false);
+    }
+}
+
+/* ---- the backward --------------------------------------------------------------------------- */
+
+template <typename V, int HB, int S>
+__device__ double chunk_dot(const group_lanes<HB, S> &g, const V *__restrict__ out,
+                            const V *__restrict__ grad_out, int64_t H, int64_t h, int64_t begin,
+                            int64_t n)
+{
+    constexpr int A = LANES / S;
+    double acc[A];
+#pragma unroll
+    for (int k = 0; k < A; k++) {
+        acc[k] = 0.0;
+    }
+    for (int64_t base = 0; base < n; base += LANES) {
+#pragma unroll
+        for (int k = 0; k < A; k++) {
+            const int64_t i = base + g.j + k * S;
+            if (i < n) {
+                const int64_t at = (begin + i) * H + h;
+                acc[k] = __fma_rn((double)out[at], (double)grad_out[at], acc[k]);
+            }
+        }
+    }
+    return g.tree(acc);
+}
+
+template <typename V, int HB, int S>
+__device__ void write_gradient(const group_lanes<HB, S> &g, const V *out, const V *grad_out,
+                               V *grad, int64_t H, int64_t h, int64_t begin, int64_t n, double dot)
+{
+    for (int64_t i = g.j; i < n; i += S) {
+        const int64_t at = (begin + i) * H + h;
+        const double o = (double)out[at], d = __dsub_rn((double)grad_out[at], dot);
+        store(grad, at, __dmul_rn(o, d));
+    }
+}
+
+template <typename V, int HB, int S>
+__global__ void backward_rows(rows_view v, const V *out, const V *grad_out, V *grad)
+{
+    const group_lanes<HB, S> g;
+    const int64_t blocks = v.heads / HB;
+    for (int64_t item = first_group<HB, S>(); item < v.rows * blocks;
+         item += group_stride<HB, S>()) {
+        const int64_t r = item / blocks, h = (item % blocks) * HB + g.hl;
+        const int64_t b = row_start(v, r), n = row_start(v, r + 1) - b;
+        if (n == 0 || n > CHUNK) {
+            continue;
+        }
+        const double dot = chunk_dot<V, HB, S>(g, out, grad_out, v.heads, h, b, n);
+        write_gradient<V, HB, S>(g, out, grad_out, grad, v.heads, h, b, n, dot);
+    }
+}
+
+template <typename V, int HB, int S>
+__global__ void backward_chunk_dots(rows_view v, const V *out, const V *grad_out, double *slots)
+{
+    const group_lanes<HB, S> g;
+    const int64_t blocks = v.heads / HB, count = v.slots;
+    for (int64_t item = first_group<HB, S>(); item < count * blocks;
+         item += group_stride<HB, S>()) {
+        const int64_t slot = item / blocks, h = (item % blocks) * HB + g.hl;
+        window_chunk c;
+        if (!chunk_in_slot(v, slot / 2, (int)(slot % 2), &c)) {
+            continue;
+        }
+        const double dot = chunk_dot<V, HB, S>(g, out, grad_out, v.heads, h, c.begin, c.length);
+        if (g.j == 0) {
+            slots[(slot * v.heads + h) * v.slot_doubles + 1] = dot;
+        }
+    }
+}
+
+/* One thread a long row and head (at its chunk 0's slot): the dot, chunk
+ * after chunk, into the home slot's field 2. */
+__global__ void backward_combine(rows_view v, double *slots)
+{
+    const int64_t count = v.slots;
+    for (int64_t item = spart_launch::first_item(); item < count * v.heads;
+         item += spart_launch::item_stride()) {
+        const int64_t slot = item / v.heads, h = item % v.heads;
+        window_chunk c;
+        if (!chunk_in_slot(v, slot / 2, (int)(slot % 2), &c) || !c.first) {
+            continue;
+        }
+        const int64_t chunks = (c.row_length + CHUNK - 1) / CHUNK;
+        double dot = slots[(slot * v.heads + h) * v.slot_doubles + 1];
+        for (int64_t k = 1; k < chunks; k++) {
+            dot = __dadd_rn(
+                dot, slots[(slot_of_chunk(c.row_begin, k) * v.heads + h) * v.slot_doubles + 1]);
+        }
+        slots[(slot * v.heads + h) * v.slot_doubles + 2] = dot;
+    }
+}
+
+template <typename V, int HB, int S>
+__global__ void backward_chunk_write(rows_view v, const V *out, const V *grad_out, V *grad,
+                                     const double *slots)
+{
+    const group_lanes<HB, S> g;
+    const int64_t blocks = v.heads / HB, count = v.slots;
+    for (int64_t item = first_group<HB, S>(); item < count * blocks;
+         item += group_stride<HB, S>()) {
+        const int64_t slot = item / blocks, h = (item % blocks) * HB + g.hl;
+        window_chunk c;
+        if (!chunk_in_slot(v, slot / 2, (int)(slot % 2), &c)) {
+            continue;
+        }
+        const double dot = slots[(c.home * v.heads + h) * v.slot_doubles + 2];
+        write_gradient<V, HB, S>(g, out, grad_out, grad, v.heads, h, c.begin, c.length, dot);
+    }
+}
+
+/* The forward with a fixed shape. */
+template <typename V, int HB, int S>
+cudaError_t forward_shaped(const rows_view &v, const V *scores, V *out, double *slots,
+                           cudaStream_t stream)
+{
+    const int64_t blocks = v.heads / HB;
+    cudaError_t error =
+        launch_groups<HB, S>(forward_rows<V, HB, S>, v.rows * blocks, stream, v, scores, out);
+    if (error != cudaSuccess || v.edges <= CHUNK) {
+        return error; /* no row can be long */
+    }
+    /* long rows: a warp of the widest shape a chunk */
+    constexpr int SL = 32 / HB;
+    const int64_t slot_groups = 2 * spart_softmax_num_windows(v.edges) * blocks;
+    error = launch_groups<HB, SL>(forward_chunk_stats<V, HB, SL>, slot_groups, stream, v, scores,
+                                  slots);
+    if (error == cudaSuccess) {
+        error = launch_groups<HB, SL>(forward_combine<HB, SL>, slot_groups, stream, v, slots);
+    }
+    if (error == cudaSuccess) {
+        error = launch_groups<HB, SL>(forward_chunk_write<V, HB, SL>, slot_groups, stream, v,
+                                      scores, out, (const double *)slots);
+    }
+    return error;
+}
+
+template <typename V, int HB, int S>
+cudaError_t backward_shaped(const rows_view &v, const V *out, const V *grad_out, V *grad,
+                            double *slots, cudaStream_t stream)
+{
+    const int64_t blocks = v.heads / HB;
+    cudaError_t error = launch_groups<HB, S>(backward_rows<V, HB, S>, v.rows * blocks, stream, v,
+                                             out, grad_out, grad);
+    if (error != cudaSuccess || v.edges <= CHUNK) {
+        return error;
+    }
+    constexpr int SL = 32 / HB;
+    const int64_t windows = spart_softmax_num_windows(v.edges);
+    error = launch_groups<HB, SL>(backward_chunk_dots<V, HB, SL>, 2 * windows * blocks, stream, v,
+                                  out, grad_out, slots);
+    if (error == cudaSuccess) {
+        error =
+            spart_launch::launch_items(backward_combine, 2 * windows * v.heads, stream, v, slots);
+    }
+    if (error == cudaSuccess) {
+        error = launch_groups<HB, SL>(backward_chunk_write<V, HB, SL>, 2 * windows * blocks, stream,
+                                      v, out, grad_out, grad, (const double *)slots);
+    }
+    return error;
+}
+
+/* Dispatch on HB and S (S <= 32 / HB). Op is a functor with a template
+ * operator()<HB, S>(). */
+template <typename Op> cudaError_t dispatch_shape(int hb, int s, Op op)
+{
+    switch (hb) {
+    case 8: return op.template run<8, 4>();
+    case 4: return s >= 8 ? op.template run<4, 8>() : op.template run<4, 4>();
+    case 2:
+        return s >= 16 ? op.template run<2, 16>()
+                       : (s >= 8 ? op.template run<2, 8>() : op.template run<2, 4>());
+    default:
+        return s >= 32   ? op.template run<1, 32>()
+               : s >= 16 ? op.template run<1, 16>()
+               : s >= 8  ? op.template run<1, 8>()
+                         : op.template run<1, 4>();
+    }
+}
+
+template <typename V> struct forward_op {
+    rows_view v;
+    const V *scores;
+    V *out;
+    double *slots;
+    cudaStream_t stream;
+    template <int HB, int S> cudaError_t run() const
+    {
+        return forward_shaped<V, HB, S>(v, scores, out, slots, stream);
+    }
+};
+
+template <typename V> struct backward_op {
+    rows_view v;
+    const V *out;
+    const V *grad_out;
+    V *grad;
+    double *slots;
+    cudaStream_t stream;
+    template <int HB, int S> cudaError_t run() const
+    {
+        return backward_shaped<V, HB, S>(v, out, grad_out, grad, slots, stream);
+    }
+};
+
+int64_t mean_row(const spart_softmax_problem *p)
+{
+    return p->num_rows > 0 ? p->num_edges / p->num_rows : 0;
+}
+
+/* ---- checking the rows ---------------------------------------------------------------------- */
+
+__global__ void set_first_bad(int64_t *first_bad, int64_t value)
+{
+    if (threadIdx.x == 0) {
+        *first_bad = value;
+    }
+}
+
+__global__ void check_rows_kernel(rows_view v, int64_t *first_bad)
+{
+    for (int64_t r = spart_launch::first_item(); r <= v.rows; r += spart_launch::item_stride()) {
+        const int64_t here = row_start(v, r), before = r > 0 ? row_start(v, r - 1) : 0;
+        if (here < before || here > v.edges) {
+            atomicMin((unsigned long long *)first_bad,
+                      (unsigned long long)r); /* a check, not a result */
+        }
+    }
+}
+
+} // namespace
+
+/* ---- entry points --------------------------------------------------------------------------- */
+
+extern "C" int spart_softmax_device_forward(const spart_softmax_problem *problem,
+                                            const void *scores, void *out, double *workspace,
+                                            void *stream)
+{
+    const rows_view v = view_of(problem, 0);
+    const int hb = heads_per_group(v.heads);
+    const int s = edge_lanes(hb, mean_row(problem));
+    cudaStream_t st = (cudaStream_t)stream;
+    if (problem->is_float32) {
+        forward_op<float> op{v, (const float *)scores, (float *)out, workspace, st};
+        return (int)dispatch_shape(hb, s, op);
+    }
+    forward_op<double> op{v, (const double *)scores, (double *)out, workspace, st};
+    return (int)dispatch_shape(hb, s, op);
+}
+
+extern "C" int spart_softmax_device_backward(const spart_softmax_problem *problem, const void *out,
+                                             const void *grad_out, void *grad_scores,
+                                             double *workspace, void *stream)
+{
+    const rows_view v = view_of(problem, 0);
+    const int hb = heads_per_group(v.heads);
+    const int s = edge_lanes(hb, mean_row(problem));
+    cudaStream_t st = (cudaStream_t)stream;
+    if (problem->is_float32) {
+        backward_op<float> op{
+            v, (const float *)out, (const float *)grad_out, (float *)grad_scores, workspace, st};
+        return (int)dispatch_shape(hb, s, op);
+    }
+    backward_op<double> op{
+        v, (const double *)out, (const double *)grad_out, (double *)grad_scores, workspace, st};
+    return (int)dispatch_shape(hb, s, op);
+}
+
+extern "C" int spart_softmax_device_check_rows(const spart_softmax_problem *problem,
+                                               int64_t *first_bad, void *stream)
+{
+    const rows_view v = view_of(problem, 0);
+    cudaStream_t st = (cudaStream_t)stream;
+    cudaError_t error = spart_launch::launch(set_first_bad, dim3(1), st, first_bad, v.rows + 1);
+    if (error == cudaSuccess) {
+        error = spart_launch::launch_items(check_rows_kernel, v.rows + 1, st, v, first_bad);
+    }
+    return (int)error;
+}
+
+extern "C" const char *spart_softmax_device_error_string(int error)
+{
+    return cudaGetErrorString((cudaError_t)error);
+}
