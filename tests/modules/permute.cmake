@@ -28,3 +28,11 @@ if(SPART_BUILD_BENCHMARKS)
   add_test(NAME bench_permute COMMAND bench_permute)
   set_tests_properties(bench_permute PROPERTIES LABELS bench TIMEOUT 1800)
 endif()
+# parity_permute_numpy (label `parity`): plain blocks against np.transpose bit
+# for bit on NumPy views of any strides (negative ones too), scaled and
+# conjugated blocks within rounding; 77 without NumPy.
+add_test(NAME parity_permute_numpy
+         COMMAND ${SPART_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity/test_permute_numpy.py
+                 --library $<TARGET_FILE:spart>)
+set_tests_properties(parity_permute_numpy PROPERTIES LABELS parity SKIP_RETURN_CODE 77 TIMEOUT 600
+                     ENVIRONMENT "OMP_NUM_THREADS=2")
