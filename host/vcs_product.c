@@ -121,8 +121,20 @@ static void slice_product(const spart_vcs_kernel_grouping *gr, const spart_vcs_k
                                               st->scale[m]);
             }
             double *lane = acc + ((e - slice_start) & (g - 1)) * width;
-            for (int64_t c = 0; c < width; c++) {
-                lane[c] = fma(delta, read_x(p, k, c), lane[c]);
+            if (p->x_col_stride == 1 && !p->is_float) { /* the common case, vectorizable */
+                const double *x_row = (const double *)p->x + k * p->x_row_stride;
+                for (int64_t c = 0; c < width; c++) {
+                    lane[c] = fma(delta, x_row[c], lane[c]);
+                }
+            } else if (p->x_col_stride == 1) {
+                const float *x_row = (const float *)p->x + k * p->x_row_stride;
+                for (int64_t c = 0; c < width; c++) {
+                    lane[c] = fma(delta, (double)x_row[c], lane[c]);
+                }
+            } else {
+                for (int64_t c = 0; c < width; c++) {
+                    lane[c] = fma(delta, read_x(p, k, c), lane[c]);
+                }
             }
         }
     }

@@ -38,13 +38,35 @@ spart_vcs_kernel_stats spart_vcs_host_stats(const spart_vcs_data *data)
     return s;
 }
 
+/* The product's scratch, then for transposed operands (B @ A) X and Z in
+ * C order (8 bytes an element), so that the walk reads rows of X. */
 static size_t host_workspace_bytes(const spart_context *context, const spart_vcs_data *data, int by,
                                    int64_t width, int transposed_operands)
 {
-    (void)transposed_operands;
     spart_vcs_kernel_grouping g = spart_vcs_host_grouping(data, by);
-    return (size_t)spart_vcs_host_scratch_doubles(&g, width, spart_threads(context)) *
-           sizeof(double);
+    size_t doubles = (size_t)spart_vcs_host_scratch_doubles(&g, width, spart_threads(context));
+    if (transposed_operands) {
+        doubles += (size_t)(g.n_major + g.n_minor) * (size_t)width;
+    }
+    return doubles * sizeof(double);
+}
+
+/* dst (cols x rows) = the transpose of src (rows x cols), elements of
+ * `element` bytes, in blocks of 32 x 32. */
+static void transpose(const void *src, void *dst, int64_t rows, int64_t cols, size_t element,
+                      int threads)
+{
+    const int64_t blocks_r = (rows + 31) / 32, blocks_c = (cols + 31) / 32;
+#pragma omp parallel for num_threads(threads) schedule(static) if (rows * cols > 65536)
+    for (int64_t block = 0; block < blocks_r * blocks_c; block++) {
+        const int64_t r0 = (block / blocks_c) * 32, c0 = (block % blocks_c) * 32;
+        for (int64_t r = r0; r < r0 + 32 && r < rows; r++) {
+            for (int64_t c = c0; c < c0 + 32 && c < cols; c++) {
+                memcpy((char *)dst + (size_t)(c * rows + r) * element,
+                       (const char *)src + (size_t)(r * cols + c) * element, element);
+            }
+        }
+    }
 }
 
 static spart_status host_multiply(spart_context *context, const spart_vcs_data *data, int by,
@@ -67,7 +89,27 @@ static spart_status host_multiply(spart_context *context, const spart_vcs_data *
     }
     spart_vcs_kernel_grouping g = spart_vcs_host_grouping(data, by);
     spart_vcs_kernel_stats s = spart_vcs_host_stats(data);
-    spart_vcs_host_product(&g, &s, product, (double *)scratch, spart_threads(context));
+    const int threads = spart_threads(context);
+    double *lanes = (double *)scratch;
+    if (transposed_operands) {
+        /* B (width x n_minor) as X in C order; Z in C order, then out */
+        const size_t element = product->is_float ? sizeof(float) : sizeof(double);
+        const int64_t width = product->width;
+        double *x_copy = lanes + spart_vcs_host_scratch_doubles(&g, width, threads);
+        double *z_copy = x_copy + g.n_minor * width;
+        transpose(product->x, x_copy, width, g.n_minor, element, threads);
+        spart_vcs_kernel_product p = *product;
+        p.x = x_copy;
+        p.x_row_stride = width;
+        p.x_col_stride = 1;
+        p.z = z_copy;
+        p.z_row_stride = width;
+        p.z_col_stride = 1;
+        spart_vcs_host_product(&g, &s, &p, lanes, threads);
+        transpose(z_copy, product->z, g.n_major, width, element, threads);
+    } else {
+        spart_vcs_host_product(&g, &s, product, lanes, threads);
+    }
     if (workspace == NULL) {
         spart_free(&context->allocator, scratch);
     }

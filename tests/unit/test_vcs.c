@@ -566,12 +566,9 @@ static void test_bad_input_is_refused(void **state)
                                                   out, bytes > 0 ? bytes - 1 : 0),
                      SPART_ERROR_INVALID_ARGUMENT);
     spart_vcs *device = NULL;
+    /* without CUDA or without a device: NO_DEVICE (test_cuda_vcs covers devices) */
     spart_status status = spart_vcs_to_device(context, vcs, 1, &device, NULL);
-#if !defined(SPART_HAVE_CUDA)
-    assert_int_equal(status, SPART_ERROR_NO_DEVICE);
-#else
-    (void)status;
-#endif
+    assert_true(status == SPART_ERROR_NO_DEVICE || (status == SPART_OK && device != NULL));
     spart_vcs_free(device);
     spart_vcs_free(vcs);
     spart_vcs_free(NULL);
