@@ -11,6 +11,7 @@
  *
  * Usage: bench_permute [--markdown FILE] [--blocks FILE] [--repeat R]
  *                      [--host-only | --device-only] [--skip-large-host]
+ *                      [--only TEXT]   (the shapes whose name holds TEXT)
  */
 #include <omp.h>
 #include <stdint.h>
@@ -379,7 +380,7 @@ static void print_row(FILE *out, const char *where, const bench_case *c, const t
 
 int main(int argc, char **argv)
 {
-    const char *markdown = NULL, *blocks_path = NULL;
+    const char *markdown = NULL, *blocks_path = NULL, *only = NULL;
     int repeat = 10, host = 1, device = 1, skip_large_host = 0;
     for (int k = 1; k < argc; k++) {
         if (strcmp(argv[k], "--markdown") == 0 && k + 1 < argc) {
@@ -392,12 +393,14 @@ int main(int argc, char **argv)
             device = 0;
         } else if (strcmp(argv[k], "--device-only") == 0) {
             host = 0;
+        } else if (strcmp(argv[k], "--only") == 0 && k + 1 < argc) {
+            only = argv[++k];
         } else if (strcmp(argv[k], "--skip-large-host") == 0) {
             skip_large_host = 1;
         } else {
             fprintf(stderr,
                     "usage: %s [--markdown FILE] [--blocks FILE] [--repeat R] "
-                    "[--host-only | --device-only] [--skip-large-host]\n",
+                    "[--host-only | --device-only] [--skip-large-host] [--only TEXT]\n",
                     argv[0]);
             return 2;
         }
@@ -472,6 +475,9 @@ int main(int argc, char **argv)
         }
         print_header(stdout);
         for (int k = 0; k < num_cases; k++) {
+            if (only != NULL && strstr(cases[k].name, only) == NULL) {
+                continue;
+            }
             timing t = time_device(context, &cases[k], repeat, rate);
             print_row(stdout, "device", &cases[k], &t, empty_ms);
             if (md != NULL) {
@@ -491,7 +497,8 @@ int main(int argc, char **argv)
         }
         print_header(stdout);
         for (int k = 0; k < num_cases; k++) {
-            if (skip_large_host && cases[k].large_host) {
+            if ((skip_large_host && cases[k].large_host) ||
+                (only != NULL && strstr(cases[k].name, only) == NULL)) {
                 continue;
             }
             timing t = time_host(context, &cases[k], repeat, rate);
