@@ -122,9 +122,9 @@ DEFINE_SINGLE_TERM_TILE(single_float, float, fmaf)
 /* One tile in `real` (float or double, with `fma_of`): components 1 (real)
  * or 2 (complex); acc holds w * h elements. */
 #define DEFINE_TILE(type, real, fma_of)                                                            \
-    static void tile_##type(const spart_permute_work *work, const spart_permute_scalars *s,        \
-                            int64_t tile, const real *source, real *destination, real *acc,        \
-                            int components)                                                        \
+    static inline __attribute__((always_inline)) void tile_##type(                                 \
+        const spart_permute_work *work, const spart_permute_scalars *s, int64_t tile,              \
+        const real *source, real *destination, real *acc, int components)                          \
     {                                                                                              \
         const tile_place p = place_of_tile(work, tile);                                            \
         const spart_permute_item *it = p.item;                                                     \
@@ -189,24 +189,37 @@ DEFINE_SINGLE_TERM_TILE(single_float, float, fmaf)
 DEFINE_TILE(double, double, fma)
 DEFINE_TILE(float, float, fmaf)
 
+/* The tiles of each type with its number of components a constant, so
+ * that the compiler specializes the loops. */
+#define DEFINE_TILE_OF_KIND(name, type, real, components)                                          \
+    static void name(const spart_permute_work *work, const spart_permute_scalars *s, int64_t tile, \
+                     const void *source, void *destination, void *acc)                             \
+    {                                                                                              \
+        tile_##type(work, s, tile, source, destination, acc, components);                          \
+    }
+
+DEFINE_TILE_OF_KIND(tile_float32, float, float, 1)
+DEFINE_TILE_OF_KIND(tile_float64, double, double, 1)
+DEFINE_TILE_OF_KIND(tile_complex64, float, float, 2)
+DEFINE_TILE_OF_KIND(tile_complex128, double, double, 2)
+
 void spart_permute_host(const spart_permute_work *work, const spart_permute_scalars *scalars,
                         const void *source, void *destination, int threads)
 {
     const int kind = work->kind;
-    const int single = kind == SPART_PERMUTE_KIND_FLOAT32 || kind == SPART_PERMUTE_KIND_COMPLEX64;
-    const int components =
-        kind == SPART_PERMUTE_KIND_COMPLEX64 || kind == SPART_PERMUTE_KIND_COMPLEX128 ? 2 : 1;
+    void (*tile_of_kind)(const spart_permute_work *, const spart_permute_scalars *, int64_t,
+                         const void *, void *, void *) =
+        kind == SPART_PERMUTE_KIND_FLOAT32     ? tile_float32
+        : kind == SPART_PERMUTE_KIND_FLOAT64   ? tile_float64
+        : kind == SPART_PERMUTE_KIND_COMPLEX64 ? tile_complex64
+                                               : tile_complex128;
 #pragma omp parallel num_threads(threads)
     {
         /* A tile's sums: SPART_PERMUTE_TILE_BYTES of elements. */
         double buffer[SPART_PERMUTE_TILE_BYTES / sizeof(double)];
 #pragma omp for schedule(dynamic, 4)
         for (int64_t tile = 0; tile < work->num_tiles; tile++) {
-            if (single) {
-                tile_float(work, scalars, tile, source, destination, (float *)buffer, components);
-            } else {
-                tile_double(work, scalars, tile, source, destination, buffer, components);
-            }
+            tile_of_kind(work, scalars, tile, source, destination, buffer);
         }
     }
 }
