@@ -74,6 +74,17 @@ spart_product_plan spart_plan_product(const spart_csr *csr)
     plan.row_lengths = NULL;
     plan.block_starts = NULL;
     plan.row_stripes = 1;
+    plan.row_rule = SPART_PLAN_MEAN;
+    return plan;
+}
+
+spart_product_plan spart_plan_product_by_rule(const spart_csr *csr, int rule)
+{
+    spart_product_plan plan = spart_plan_product(csr);
+    if (rule == SPART_PLAN_BY_ROW) {
+        plan.row_rule = SPART_PLAN_BY_ROW;
+        plan.group_size = 32; /* the most a row takes; each row has its own */
+    }
     return plan;
 }
 
@@ -340,6 +351,17 @@ KERNEL_CLONES static void product_rows(const spart_csr *csr, const spart_product
     int64_t chunk = plan->chunk_length;
     int usual = csr->values64 != NULL && csr->columns32 != NULL;
     int planned = group_size >= 1 && group_size <= 32 && (group_size & (group_size - 1)) == 0;
+    if (plan->row_rule == SPART_PLAN_BY_ROW) {
+        /* Each row with its own group size, one row at a time. */
+        spart_product_plan one = *plan;
+        one.row_rule = SPART_PLAN_MEAN;
+        for (int64_t r = row_begin; r < row_end; r++) {
+            one.group_size = spart_row_group_size(csr->row_ptr[r + 1] - csr->row_ptr[r]);
+            int64_t at = num_vectors == 1 ? r - row_begin : (r - row_begin) * layout->row_stride;
+            product_rows(csr, &one, x, num_vectors, y + at, layout, r, r + 1, lanes);
+        }
+        return;
+    }
     if (num_vectors == 1 && usual && planned) {
         rows_single_usual(csr, chunk, group_size, x, y, row_begin, row_end);
     } else if (num_vectors == 1) {
@@ -357,7 +379,8 @@ KERNEL_CLONES static void product_rows(const spart_csr *csr, const spart_product
 spart_simd_level spart_host_csr_simd_level(const spart_csr *csr, const spart_product_plan *plan)
 {
     int planned = plan->group_size >= 1 && plan->group_size <= 32 &&
-                  (plan->group_size & (plan->group_size - 1)) == 0;
+                  (plan->group_size & (plan->group_size - 1)) == 0 &&
+                  plan->row_rule == SPART_PLAN_MEAN;
     if (csr->values64 == NULL || csr->columns32 == NULL || !planned) {
         return SPART_SIMD_NONE;
     }

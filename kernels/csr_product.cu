@@ -46,6 +46,7 @@
 #include "csr_row_sum.cuh"
 #include "device/device_internal.h"
 #include "launch.cuh"
+#include "operator/csr_product_by_row.h"
 
 namespace
 {
@@ -447,6 +448,34 @@ cudaError_t launch_long_rows_in_tiles(const spart_device_csr &matrix, const doub
         stream, true);
 }
 
+/* The long rows alone of a product of vectors in C order (their chunks,
+ * then the chunk sums), for the plan by row
+ * (kernels/csr_product_by_row.cu sums the other rows). */
+template <int TILE>
+cudaError_t launch_long_rows_c_order(const spart_device_csr &matrix, const double *x,
+                                     const vector_layout &layout, int64_t num_vectors, double *y,
+                                     double *chunk_sums, cudaStream_t stream)
+{
+    if (matrix.values64 != nullptr && matrix.columns32 != nullptr) {
+        return launch_product<double, int32_t, TILE, 1, 2>(matrix, matrix.columns32,
+                                                           matrix.values64, x, layout, num_vectors,
+                                                           y, chunk_sums, stream, true);
+    }
+    if (matrix.values64 != nullptr) {
+        return launch_product<double, int64_t, TILE, 1, 2>(matrix, matrix.columns64,
+                                                           matrix.values64, x, layout, num_vectors,
+                                                           y, chunk_sums, stream, true);
+    }
+    if (matrix.columns32 != nullptr) {
+        return launch_product<float, int32_t, TILE, 1, 2>(matrix, matrix.columns32,
+                                                          matrix.values32, x, layout, num_vectors,
+                                                          y, chunk_sums, stream, true);
+    }
+    return launch_product<float, int64_t, TILE, 1, 2>(matrix, matrix.columns64, matrix.values32, x,
+                                                      layout, num_vectors, y, chunk_sums, stream,
+                                                      true);
+}
+
 /* The product for any layout: tiles of 1, 4 or 8 vectors; x in tiles of
  * 8 interleaved vectors where x_tiles says (vector_layout). */
 cudaError_t launch_any(const spart_device_csr &matrix, const double *x, const vector_layout &layout,
@@ -529,4 +558,23 @@ extern "C" int spart_cuda_unpack(const spart_device_axis_map *map, int64_t num_l
                                  const double *packed, double *values, void *stream)
 {
     return launch_repack(map, num_leading, packed, values, 0, static_cast<cudaStream_t>(stream));
+}
+
+extern "C" int spart_cuda_csr_product_long_rows(const spart_device_csr *matrix, const double *x,
+                                                int64_t num_vectors, double *y, double *chunk_sums,
+                                                void *stream)
+{
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    const vector_layout c_order = {1, matrix->num_columns, 1, matrix->num_rows,
+                                   matrix->num_columns};
+    if (num_vectors <= 0 || matrix->num_long_chunks == 0) {
+        return cudaSuccess;
+    }
+    if (num_vectors == 1) {
+        return launch_long_rows_c_order<1>(*matrix, x, c_order, 1, y, chunk_sums, s);
+    }
+    if (num_vectors <= 4) {
+        return launch_long_rows_c_order<4>(*matrix, x, c_order, num_vectors, y, chunk_sums, s);
+    }
+    return launch_long_rows_c_order<8>(*matrix, x, c_order, num_vectors, y, chunk_sums, s);
 }

@@ -46,17 +46,25 @@
  * rounded once more to float32 for float32 vectors. alpha = 1, beta = 0
  * gives s itself.
  *
- * Determinism. A matrix is summed as a spart_regridder (spart/regridder.h,
- * Determinism): a row's entries in chunks of SPART_CHUNK_LENGTH, g lanes
- * summing entries l, l + g, ... of a chunk with fma from +0.0, the lanes
- * combined in a binary tree, chunks in chunk order; g, a power of two from
- * 1 to 32, is set by the matrix's mean row length (the plan). The order is
- * a function of the matrix alone: the same bits for any thread count, run
- * after run, on the host and on the device, for a vector alone or inside
- * any batch, float32 vectors the same as float64 vectors holding the same
- * values (before the last rounding). op(A) = A^T is the exact transpose:
- * a matrix of its own (row c holds column c's entries in row order) with
- * its own plan, built on first use and kept.
+ * Determinism. Each value is summed in one fixed order that depends on
+ * the matrix alone: a row's entries are cut into chunks of
+ * SPART_CHUNK_LENGTH; within a chunk, lane l of the row's g lanes sums
+ * entries l, l + g, l + 2g, ... with fma from +0.0 (float32 values
+ * converted to float64 first); the g lane sums combine in a binary tree
+ * (lane l += lane l + h for h = g/2, ..., 1); chunk sums add in chunk
+ * order; an empty row gives +0.0. g is the row's own: doubled from 1
+ * while the row holds 2g entries or more, at most 32 (a row of 1 entry
+ * has g = 1, of 2-3 entries g = 2, ..., of 32 or more g = 32), the plan
+ * "by row", saved in operator files as PLANRULE = 1. (A regridder made
+ * from weights takes one g for all its rows from the mean row length,
+ * spart/regridder.h; a matrix of 2^31 rows or more does too.) The same
+ * bits come out for any thread count, run after run, on the host and on
+ * the device, for a vector alone or inside any batch, and float32 vectors
+ * give the sums of the float64 vectors of the same values. op(A) = A^T is
+ * the exact transpose: a matrix of its own (row c holds column c's
+ * entries in row order) planned by row as well, built on first use and
+ * kept. A NaN result is NaN in the same places; which NaN is not
+ * promised.
  *
  * Thread safety: products may run from several threads at once, except
  * the first one with SPART_OPERATION_TRANSPOSE (or the first workspace

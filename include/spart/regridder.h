@@ -37,7 +37,9 @@
  * SPART_CHUNK_LENGTH; within a chunk, lane l of g sums entries l, l+g,
  * l+2g, ... with fma from zero; the g lane sums combine in a binary tree
  * (lane l += lane l + h for h = g/2, ..., 1); chunk sums add in chunk
- * order. g is a power of two from 1 to 32 set by the mean row length. The
+ * order. g is a power of two from 1 to 32 set by the mean row length (a
+ * regridder of a CSR matrix, spart/csr_matrix.h, gives each row its own g
+ * from its own length instead, and its files say so: PLANRULE). The
  * same numbers come out for any thread count, run after run, and for a
  * column alone or inside any batch, whichever vector instructions the
  * processor offers (the host picks AVX2 or AVX-512 kernels at run time;
@@ -107,7 +109,8 @@ SPART_API spart_shape spart_regridder_shape_input(const spart_regridder *regridd
 SPART_API spart_shape spart_regridder_shape_output(const spart_regridder *regridder);
 
 /* The matrix: rows, columns, stored entries, the value type, and the
- * plan's group size g (lanes per row). */
+ * plan's group size g (lanes per row; 32, the most, for a regridder of a
+ * CSR matrix, whose rows each have their own). */
 SPART_API int64_t spart_regridder_num_rows(const spart_regridder *regridder);
 SPART_API int64_t spart_regridder_num_columns(const spart_regridder *regridder);
 SPART_API int64_t spart_regridder_num_entries(const spart_regridder *regridder);

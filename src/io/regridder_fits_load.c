@@ -77,6 +77,20 @@ static spart_status read_plan(const spart_fits_io *io, spart_product_plan *plan)
                                        (long long)group_size);
     }
     plan->group_size = (int)group_size;
+    /* PLANRULE (optional): absent in files of the first rule, one g from
+     * the mean row; 1 for each row its own g. */
+    int rule = SPART_PLAN_MEAN;
+    int fits_status = 0;
+    fits_read_key(io->file, TINT, "PLANRULE", &rule, NULL, &fits_status);
+    if (fits_status == KEY_NO_EXIST) {
+        fits_clear_errmsg();
+        rule = SPART_PLAN_MEAN;
+    } else if (fits_status != 0 || (rule != SPART_PLAN_MEAN && rule != SPART_PLAN_BY_ROW)) {
+        fits_clear_errmsg();
+        return spart_fits_format_error(io, "PLANRULE is not 0 (g from the mean row) or 1 (g by "
+                                           "row)");
+    }
+    plan->row_rule = rule;
     return SPART_OK;
 }
 
@@ -575,7 +589,7 @@ static spart_status read_regridder_file(const spart_fits_io *io, spart_regridder
         status = read_entries(io, &header, &made->csr);
     }
     if (status == SPART_OK) {
-        made->plan = spart_plan_product(&made->csr);
+        made->plan = spart_plan_product_by_rule(&made->csr, header.plan.row_rule);
         if (made->has_roles) {
             made->plan.row_stripes = spart_regridder_row_stripes(&made->roles, &made->output);
         }

@@ -114,6 +114,13 @@ static void write_primary_header(fitsfile *file, const regridder_header *header,
                    fits_status);
     fits_write_key(file, TLONGLONG, "CHUNKLEN", &chunk_length,
                    "entries per chunk of a row in the plan", fits_status);
+    if (header->plan.row_rule == SPART_PLAN_BY_ROW) {
+        /* Absent: the first rule (one g from the mean row), which files
+         * written before this keyword existed have. */
+        int rule = SPART_PLAN_BY_ROW;
+        fits_write_key(file, TINT, "PLANRULE", &rule, "1: each row its own g (csr_matrix.h)",
+                       fits_status);
+    }
     fits_write_key(file, TLONGLONG, "NBATCH", &num_batch,
                    "vectors per product: product of batch axes", fits_status);
     write_axis_map_keys(file, "IN", "input", &header->input, fits_status);
@@ -151,7 +158,11 @@ static void write_row_ptr_table(fitsfile *file, const spart_csr *csr, int *fits_
 static void write_entries_table(fitsfile *file, const spart_csr *csr, int *fits_status)
 {
     char *names[] = {"COLUMN", "VALUE"};
-    char *formats[] = {csr->columns32 != NULL ? "J" : "K", csr->values32 != NULL ? "E" : "D"};
+    /* int32 columns in the file whenever the matrix is narrow enough, as
+     * loading expects: int64 columns in memory (a CSR matrix wrapping a
+     * caller's int64 columns) are narrowed by CFITSIO as they are written. */
+    int narrow = csr->columns32 != NULL || csr->num_columns < INT32_COLUMN_LIMIT;
+    char *formats[] = {narrow ? "J" : "K", csr->values32 != NULL ? "E" : "D"};
     char *comments[] = {"matrix column of the entry (0-based)", "value of the entry"};
     int64_t total = csr->num_entries;
     spart_fits_create_table(file, "ENTRIES", total, 2, names, formats, comments, fits_status);

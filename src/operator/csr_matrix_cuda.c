@@ -182,6 +182,7 @@ static cudaError_t adopt_on_stream(const spart_csr_arrays *a, int wrap, spart_re
             csr->values64 = (double *)a->values;
         }
     }
+    made->plan.row_rule = a->num_rows < INT32_MAX ? SPART_PLAN_BY_ROW : SPART_PLAN_MEAN;
     error = spart_regridder_plan_on_device(made, stream);
     cudaError_t finished = cudaStreamSynchronize(stream);
     return error != cudaSuccess ? error : finished;

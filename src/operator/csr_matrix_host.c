@@ -93,7 +93,10 @@ static spart_status host_adopt(spart_context *context, const spart_csr_arrays *a
     } else {
         csr->values64 = values;
     }
-    made->plan = spart_plan_product(csr);
+    /* Each row its own group size (rows index an int32 list of bins on a
+     * device, so a matrix of 2^31 rows or more keeps the mean's rule). */
+    made->plan = spart_plan_product_by_rule(
+        csr, a->num_rows < INT32_MAX ? SPART_PLAN_BY_ROW : SPART_PLAN_MEAN);
     made->ops->index_rows(made, threads);
     return SPART_OK;
 }

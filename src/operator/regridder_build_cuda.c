@@ -66,7 +66,7 @@ static spart_device_csr_arrays arrays_of(const spart_csr *csr)
  * size the table. */
 cudaError_t spart_regridder_plan_on_device(spart_regridder *regridder, cudaStream_t stream)
 {
-    regridder->plan = spart_plan_product(&regridder->csr);
+    regridder->plan = spart_plan_product_by_rule(&regridder->csr, regridder->plan.row_rule);
     spart_regridder_device *device = &regridder->device;
     int64_t rows = regridder->csr.num_rows, chunk_length = regridder->plan.chunk_length;
     size_t bytes = 0;
@@ -118,6 +118,9 @@ cudaError_t spart_regridder_index_rows_on_device(spart_regridder *regridder, cud
 {
     spart_regridder_device *device = &regridder->device;
     int64_t rows = regridder->csr.num_rows;
+    if (regridder->plan.row_rule == SPART_PLAN_BY_ROW) {
+        return spart_regridder_bin_rows_on_device(regridder, stream); /* bins, no index */
+    }
     if (rows == 0 || regridder->plan.group_size > 2 || device->num_long_rows > 0) {
         return cudaSuccess;
     }

@@ -283,6 +283,7 @@ void spart_regridder_release_on_device(spart_regridder *regridder)
         (void)cudaFree(regridder->device.long_table);
         (void)cudaFree(regridder->device.short_row_lengths);
         (void)cudaFree(regridder->device.short_row_starts);
+        (void)cudaFree(regridder->device.bin_rows);
     }
     (void)cudaFree(csr->values64);
     (void)cudaFree(csr->values32);

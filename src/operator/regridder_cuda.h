@@ -27,6 +27,11 @@ cudaError_t spart_regridder_plan_on_device(spart_regridder *regridder, cudaStrea
  * device memory for it, the matrix goes without). */
 cudaError_t spart_regridder_index_rows_on_device(spart_regridder *regridder, cudaStream_t stream);
 
+/* The bins of a device matrix planned by row (SPART_PLAN_BY_ROW): its
+ * bin_rows and bin_start (src/operator/csr_product_by_row_cuda.c); the
+ * stream is waited for. */
+cudaError_t spart_regridder_bin_rows_on_device(spart_regridder *regridder, cudaStream_t stream);
+
 /* Free a device regridder's CUDA memory (its CSR arrays and tables). */
 void spart_regridder_release_on_device(spart_regridder *regridder);
 

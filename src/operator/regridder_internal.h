@@ -33,7 +33,30 @@ typedef struct spart_csr {
  * block_starts[b] = row_ptr[b * SPART_SHORT_ROW_BLOCK]. Both NULL when
  * there is no index; they point into the regridder's own arrays
  * (spart_regridder_index_short_rows). */
+/* The rules that set a row's group size g (the plan's rule; saved in
+ * operator files as PLANRULE, absent for the first):
+ *   SPART_PLAN_MEAN: one g for every row, from the matrix's mean row
+ *     length (spart_plan_product): regridders made from weights, and
+ *     files without PLANRULE;
+ *   SPART_PLAN_BY_ROW: each row its own g from its own length
+ *     (spart_row_group_size), long rows' chunks 32: CSR matrices
+ *     (spart/csr_matrix.h). group_size is then 32, the most any row
+ *     takes (the host's scratch), and no short-row index is made. */
+enum { SPART_PLAN_MEAN = 0, SPART_PLAN_BY_ROW = 1 };
+
+/* A row's g under SPART_PLAN_BY_ROW: doubled from 1 while the row holds
+ * 2g entries or more, at most 32 (the mean rule's, for one row). */
+static inline int spart_row_group_size(int64_t length)
+{
+    int g = 1;
+    while (g < 32 && 2 * (int64_t)g <= length) {
+        g *= 2;
+    }
+    return g;
+}
+
 typedef struct spart_product_plan {
+    int row_rule;         /* SPART_PLAN_MEAN or SPART_PLAN_BY_ROW */
     int group_size;       /* lanes per row: a power of two, 1 to 32 */
     int64_t chunk_length; /* entries per chunk of a row */
     const uint8_t *row_lengths;
@@ -82,6 +105,10 @@ int spart_list_orthogonal_axes(const spart_shape *shape, const int *resampled, i
 int64_t spart_regridder_row_stripes(const spart_regridder_roles *layout,
                                     const spart_axis_map *output);
 
+/* Bins of rows a device product under SPART_PLAN_BY_ROW sums apart
+ * (csr_product_by_row.h). */
+#define SPART_ROW_BINS 8
+
 /* A device regridder's arrays besides its CSR matrix. Its CSR arrays, and
  * the table of its long rows (rows of more than one chunk, which the
  * device product sums chunk by chunk in a pass of their own), are CUDA
@@ -103,6 +130,12 @@ typedef struct spart_regridder_device {
      * with the pattern, like the long-row table. */
     uint8_t *short_row_lengths;
     int64_t *short_row_starts;
+    /* SPART_PLAN_BY_ROW: the rows by their group size (the bins of
+     * kernels/csr_product_by_row.cu: row indices, ascending within a
+     * bin), one allocation owned with the pattern, and where each bin
+     * starts in it (bin_start[SPART_ROW_BINS] = num_rows). */
+    int32_t *bin_rows;
+    int64_t bin_start[SPART_ROW_BINS + 1];
 } spart_regridder_device;
 
 struct spart_operator_ops;
@@ -169,6 +202,9 @@ void spart_conservative_scale_entries(const spart_conservative_decoder *decoder,
 /* The plan for a matrix: the group size from the mean row length (no
  * short-row index). */
 spart_product_plan spart_plan_product(const spart_csr *csr);
+
+/* The plan of `rule` for a matrix (SPART_PLAN_MEAN: spart_plan_product). */
+spart_product_plan spart_plan_product_by_rule(const spart_csr *csr, int rule);
 
 /* Give a host regridder that owns its arrays, with g <= 2 and no row
  * longer than 255 entries (a backprojection's), the short-row index of

@@ -12,6 +12,7 @@
 
 #include "device/device_internal.h"
 #include "device/device_select.h"
+#include "operator/csr_product_by_row.h"
 #include "operator/regridder_cuda.h"
 
 /* Bytes rounded up to whole 256-byte blocks (cudaMalloc's alignment). */
@@ -56,7 +57,7 @@ static int x_tiles_needed(const spart_regridder *regridder, int64_t num_vectors)
 {
     double x_bytes = (double)regridder->csr.num_columns * (double)num_vectors * sizeof(double);
     spart_device_csr matrix = spart_regridder_device_matrix(regridder);
-    return num_vectors >= 5 && !packing_needed(regridder, num_vectors) &&
+    return regridder->plan.row_rule == SPART_PLAN_MEAN && num_vectors >= 5 && !packing_needed(regridder, num_vectors) &&
            (x_bytes >= x_tile_bytes || spart_device_rows_are_short(&matrix));
 }
 
@@ -173,7 +174,11 @@ spart_status spart_device_product(spart_context *context, const spart_regridder 
     double *chunk_sums = (double *)free_space;
     free_space += round_up((size_t)matrix.num_long_chunks * vectors * sizeof(double));
     int error = cudaSuccess;
-    if (num_vectors == 1 && regridder->device.short_row_lengths != NULL) {
+    if (regridder->plan.row_rule == SPART_PLAN_BY_ROW && !packing_needed(regridder, num_vectors)) {
+        error = spart_cuda_csr_product_by_row(&matrix, regridder->device.bin_rows,
+                                              regridder->device.bin_start, x->data, num_vectors, y,
+                                              chunk_sums, stream);
+    } else if (num_vectors == 1 && regridder->device.short_row_lengths != NULL) {
         spart_device_short_rows index = {regridder->device.short_row_lengths,
                                          regridder->device.short_row_starts};
         error = spart_cuda_csr_product_indexed(&matrix, &index, x->data, y, stream);

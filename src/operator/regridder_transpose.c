@@ -34,12 +34,13 @@ spart_status spart_regridder_transpose(spart_context *context, spart_regridder *
     made->output = regridder->input;
     made->ops = regridder->ops;
     made->device.cuda_device = regridder->device.cuda_device;
+    made->plan.row_rule = regridder->plan.row_rule; /* the transpose keeps the rule */
     spart_status status = regridder->ops->transpose(context, regridder, made);
     if (status != SPART_OK) {
         spart_free(&regridder->allocator, made);
         return status;
     }
-    made->plan = spart_plan_product(&made->csr);
+    made->plan = spart_plan_product_by_rule(&made->csr, regridder->plan.row_rule);
     made->ops->index_rows(made, spart_threads(context));
     made->owner = regridder;
     made->transposed = regridder;

@@ -27,6 +27,7 @@
 #include <omp.h>
 
 #include "bench_util.h"
+#include "operator/regridder_internal.h"
 #include "spart.h"
 #include "spart/csr_matrix.h"
 
@@ -55,6 +56,7 @@ typedef struct result_row {
     double floor_ms, spart_ms, alg1_ms, alg2_ms;
     int spart_differing, alg1_differing, alg2_differing;
     double floor8_ms, spart8_ms, spmm8_ms;
+    double mean_ms, mean8_ms; /* the same arrays with the first plan rule (one g, the mean's) */
     int spmm8_algorithm, spart8_differing;
 } result_row;
 enum { MAX_ROWS = 16 };
@@ -293,6 +295,68 @@ static void run_spart(void *state)
                                                                 s->bytes));
 }
 
+/* The first rule's product: a regridder of the same arrays with one g
+ * from the mean row length (as every matrix had before the plan by row). */
+typedef struct mean_state {
+    spart_context *context;
+    spart_regridder *device;
+    spart_array x;
+    double *y;
+    int64_t size_y;
+    void *workspace;
+    size_t bytes;
+} mean_state;
+
+static void run_mean(void *state)
+{
+    mean_state *s = state;
+    CHECK_SPART(s->context, spart_regridder_apply_workspace(s->context, s->device, &s->x, s->y,
+                                                            s->size_y, s->workspace, s->bytes));
+}
+
+static void time_mean_rule(spart_context *context, const spart_csr_arrays *device_arrays,
+                           const host_csr *m, const double *x, double *y, int width, int repeat,
+                           result_row *row)
+{
+    spart_csr_arrays arrays = *device_arrays;
+    arrays.row_ptr = m->row_ptr;
+    arrays.columns = m->column;
+    arrays.values = m->value;
+    arrays.on_device = 0;
+    spart_csr_matrix_options options;
+    spart_csr_matrix_options_init(&options);
+    options.wrap = 1;
+    spart_csr_matrix *host = NULL;
+    CHECK_SPART(context, spart_csr_matrix_create(context, &arrays, &options, &host));
+    spart_regridder *regridder = spart_csr_matrix_regridder(host);
+    regridder->plan = spart_plan_product(&regridder->csr); /* the mean's g */
+    mean_state s;
+    memset(&s, 0, sizeof s);
+    s.context = context;
+    CHECK_SPART(context, spart_regridder_to_device(context, regridder, &s.device));
+    spart_csr_matrix_free(host);
+    s.y = y;
+    for (int batch = 0; batch < 2; batch++) {
+        int64_t vectors = batch ? width : 1;
+        s.x.data = x;
+        s.x.shape.ndim = 2;
+        s.x.shape.dims[0] = vectors;
+        s.x.shape.dims[1] = m->columns;
+        s.size_y = vectors * m->rows;
+        CHECK_SPART(context,
+                    spart_regridder_workspace_size(context, s.device, &s.x.shape, &s.bytes));
+        s.workspace = NULL;
+        if (s.bytes > 0) {
+            CHECK_CUDA(cudaMalloc(&s.workspace, s.bytes));
+        }
+        int differing = 0;
+        double ms = time_operation(run_mean, &s, y, s.size_y, repeat, &differing);
+        *(batch ? &row->mean8_ms : &row->mean_ms) = ms;
+        CHECK_CUDA(cudaFree(s.workspace));
+    }
+    spart_regridder_free(s.device);
+}
+
 typedef struct spmv_state {
     cusparseHandle_t handle;
     cusparseSpMatDescr_t matrix;
@@ -400,6 +464,7 @@ static void measure(spart_context *context, cusparseHandle_t handle, host_csr *m
         CHECK_CUDA(cudaFree(s.workspace));
     }
     spart_csr_matrix_free(s.matrix);
+    time_mean_rule(context, &arrays, m, x, y, width, repeat, row);
 
     /* cuSPARSE */
     spmv_state c;
@@ -471,11 +536,13 @@ static void measure(spart_context *context, cusparseHandle_t handle, host_csr *m
     double matrix_bytes = 4.0 * (double)(m->rows + 1) + 12.0 * (double)m->entries;
     row->floor_ms = (matrix_bytes + 8.0 * (double)(m->columns + m->rows)) / rate * 1e3;
     row->floor8_ms = (matrix_bytes + 64.0 * (double)(m->columns + m->rows)) / rate * 1e3;
-    printf("%-44s spart %.3f ms (%d differ), ALG1 %.3f (%d), ALG2 %.3f (%d), floor %.3f; "
-           "8 vectors: spart %.3f (%d), SpMM ALG%d %.3f, floor %.3f\n",
-           row->name, row->spart_ms, row->spart_differing, row->alg1_ms, row->alg1_differing,
-           row->alg2_ms, row->alg2_differing, row->floor_ms, row->spart8_ms,
-           row->spart8_differing, row->spmm8_algorithm, row->spmm8_ms, row->floor8_ms);
+    printf("%-44s spart %.3f ms (%d differ; mean rule %.3f), ALG1 %.3f (%d), ALG2 %.3f (%d), "
+           "floor %.3f; 8 vectors: spart %.3f (%d; mean rule %.3f), SpMM ALG%d %.3f, floor "
+           "%.3f\n",
+           row->name, row->spart_ms, row->spart_differing, row->mean_ms, row->alg1_ms,
+           row->alg1_differing, row->alg2_ms, row->alg2_differing, row->floor_ms, row->spart8_ms,
+           row->spart8_differing, row->mean8_ms, row->spmm8_algorithm, row->spmm8_ms,
+           row->floor8_ms);
     fflush(stdout);
     CHECK_CUDA(cudaFree(row_ptr));
     CHECK_CUDA(cudaFree(columns));
@@ -512,20 +579,21 @@ static void write_markdown(const char *path, int argc, char **argv, double rate,
             "- floor: int32 row offsets, columns, values, x and y once at the copy rate of "
             "this run, %.2f TB/s; 'differ': runs (of %d) whose y differs from the first run's\n\n",
             rate * 1e-12, repeat);
-    fprintf(out, "| matrix | rows | entries | longest row | floor ms | spart ms | ALG1 ms | "
-                 "ALG2 ms | spart vs ALG2 | spart vs ALG1 | differ spart/ALG1/ALG2 | floor 8 ms | "
-                 "spart 8 ms | best SpMM 8 ms | spart vs SpMM |\n");
-    bench_markdown_rule(out, 15);
+    fprintf(out, "| matrix | rows | entries | longest row | floor ms | spart ms | spart, mean's g "
+                 "ms | ALG1 ms | ALG2 ms | spart vs ALG2 | spart vs ALG1 | differ spart/ALG1/ALG2 "
+                 "| floor 8 ms | spart 8 ms | spart 8, mean's g ms | best SpMM 8 ms | spart vs "
+                 "SpMM |\n");
+    bench_markdown_rule(out, 17);
     for (int k = 0; k < result_count; k++) {
         const result_row *r = &results[k];
         fprintf(out,
-                "| %s | %lld | %lld | %lld | %.3f | %.3f | %.3f | %.3f | %.2fx | %.2fx | %d/%d/%d "
-                "| %.3f | %.3f | %.3f (ALG%d) | %.2fx |\n",
+                "| %s | %lld | %lld | %lld | %.3f | %.3f | %.3f | %.3f | %.3f | %.2fx | %.2fx | "
+                "%d/%d/%d | %.3f | %.3f | %.3f | %.3f (ALG%d) | %.2fx |\n",
                 r->name, (long long)r->rows, (long long)r->entries, (long long)r->longest,
-                r->floor_ms, r->spart_ms, r->alg1_ms, r->alg2_ms, r->alg2_ms / r->spart_ms,
-                r->alg1_ms / r->spart_ms, r->spart_differing, r->alg1_differing,
-                r->alg2_differing, r->floor8_ms, r->spart8_ms, r->spmm8_ms, r->spmm8_algorithm,
-                r->spmm8_ms / r->spart8_ms);
+                r->floor_ms, r->spart_ms, r->mean_ms, r->alg1_ms, r->alg2_ms,
+                r->alg2_ms / r->spart_ms, r->alg1_ms / r->spart_ms, r->spart_differing,
+                r->alg1_differing, r->alg2_differing, r->floor8_ms, r->spart8_ms, r->mean8_ms,
+                r->spmm8_ms, r->spmm8_algorithm, r->spmm8_ms / r->spart8_ms);
     }
     fclose(out);
 }
@@ -577,9 +645,9 @@ int main(int argc, char **argv)
         printf("(made in %.1f s) ", bench_seconds() - start);
         measure(context, handle, &m, rate, repeat);
         host_free(&m);
-    }
-    if (markdown != NULL) {
-        write_markdown(markdown, argc, argv, rate, repeat, cusparse_version);
+        if (markdown != NULL) { /* after each matrix: what is measured survives a time limit */
+            write_markdown(markdown, argc, argv, rate, repeat, cusparse_version);
+        }
     }
     CHECK_CUSPARSE(cusparseDestroy(handle));
     spart_context_free(context);

@@ -9,13 +9,16 @@
  * reads y); float32 vectors; the transpose; the checks of the arrays; and
  * empty matrices.
  */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, close */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -25,7 +28,7 @@
 #include "test_csr_matrix_util.h"
 
 /* The golden digest of test_golden_digest. */
-#define GOLDEN_POWER_LAW 0x62219b9f2a80b1dfULL
+#define GOLDEN_POWER_LAW 0xc9bc39986c07a629ULL
 
 static spart_csr_matrix *make(spart_context *context, const spart_csr_arrays *a, int wrap,
                               int check)
@@ -162,6 +165,43 @@ static void test_golden_digest(void **state)
     free(x);
     free(y);
     spart_csr_matrix_free(matrix);
+    test_csr_free(&m);
+}
+
+/* The matrix's regridder saved to a file and loaded: the file records
+ * the plan by row (PLANRULE), so the loaded regridder gives the same bits
+ * (and a loaded file without PLANRULE keeps the mean's rule:
+ * test_regridder_fits). */
+static void test_file_keeps_the_rule(void **state)
+{
+    spart_context *context = *state;
+    test_csr m = test_rmat(10, 8, 77);
+    spart_csr_arrays a = test_arrays(&m);
+    spart_csr_matrix *matrix = make(context, &a, 0, 0);
+    char path[] = "/tmp/spart_test_csr_matrix_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(spart_regridder_save(context, spart_csr_matrix_regridder(matrix), path, 1),
+                     SPART_OK);
+    spart_regridder *loaded = NULL;
+    if (spart_regridder_load(context, path, &loaded) != SPART_OK) {
+        fail_msg("load: %s", spart_context_error(context));
+    }
+    remove(path);
+    double *x = test_vectors(m.columns, 3);
+    double *y = malloc((size_t)m.rows * sizeof(double));
+    double *expected = malloc((size_t)m.rows * sizeof(double));
+    test_reference(&m, x, 0, expected);
+    spart_shape shape = {1, {m.columns}};
+    spart_array xa = {x, shape};
+    assert_int_equal(spart_regridder_apply(context, loaded, &xa, y, m.rows), SPART_OK);
+    assert_same_bits_or_nan(y, expected, m.rows);
+    spart_regridder_free(loaded);
+    spart_csr_matrix_free(matrix);
+    free(x);
+    free(y);
+    free(expected);
     test_csr_free(&m);
 }
 
@@ -424,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_golden_digest), cmocka_unit_test(test_ten_million),
         cmocka_unit_test(test_alpha_beta),   cmocka_unit_test(test_wrapped_pointers),
         cmocka_unit_test(test_checks),       cmocka_unit_test(test_degenerate),
+        cmocka_unit_test(test_file_keeps_the_rule),
     };
     return cmocka_run_group_tests(tests, context_set_up, context_tear_down);
 }

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""The CSR matrix of spart/csr_matrix.h on the host against scipy.sparse.
+
+    bench_csr_matrix_host.py LIBSPART [--threads T] [--repeat R] [--markdown FILE]
+
+The same arrays (int32 row pointers and columns, float64 values, as
+scipy holds them) go to both: scipy's csr_matrix @ x (one thread, its
+only way) and spart_csr_matrix_multiply (wrapped arrays, T OpenMP
+threads), one float64 vector and eight. Matrices: an R-MAT power-law
+graph (a = 0.57, b = c = 0.19), random columns, a band whose rows hold 12
+to 35 entries. The floor is the bytes a product must move at the copy
+rate numpy measures on one thread (an upper bound of the floor for T
+threads). spart's y is checked against scipy's (relative 1e-12).
+"""
+import argparse
+import ctypes
+import os
+import platform
+import time
+
+import numpy as np
+import scipy
+import scipy.sparse
+
+
+class CsrArrays(ctypes.Structure):
+    _fields_ = [("num_rows", ctypes.c_int64), ("num_columns", ctypes.c_int64),
+                ("num_entries", ctypes.c_int64), ("row_ptr", ctypes.c_void_p),
+                ("row_ptr_type", ctypes.c_int), ("columns", ctypes.c_void_p),
+                ("column_type", ctypes.c_int), ("values", ctypes.c_void_p),
+                ("value_type", ctypes.c_int), ("on_device", ctypes.c_int)]
+
+
+class CsrOptions(ctypes.Structure):
+    _fields_ = [("wrap", ctypes.c_int), ("check", ctypes.c_int)]
+
+
+class CsrProduct(ctypes.Structure):
+    _fields_ = [("operation", ctypes.c_int), ("num_vectors", ctypes.c_int64),
+                ("alpha", ctypes.c_double), ("beta", ctypes.c_double),
+                ("vector_type", ctypes.c_int)]
+
+
+SPART_INT32 = 1
+
+
+def rmat(scale, edge_factor, rng):
+    edges = (1 << scale) * edge_factor
+    rows = np.zeros(edges, dtype=np.int64)
+    cols = np.zeros(edges, dtype=np.int64)
+    for _ in range(scale):
+        u = rng.random(edges)
+        down = u >= 0.76
+        right = ((u >= 0.57) & (u < 0.76)) | (u >= 0.95)
+        rows = 2 * rows + down
+        cols = 2 * cols + right
+    n = 1 << scale
+    order = np.argsort(rows, kind="stable")
+    rows, cols = rows[order], cols[order]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(indptr, rows + 1, 1)
+    indptr = np.cumsum(indptr)
+    values = 0.5 + rng.random(edges)
+    return f"R-MAT 2^{scale}, {edge_factor} a row", indptr, cols, values, n
+
+
+def of_lengths(name, lengths, columns_of, rng, n):
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    cols = columns_of(indptr)
+    values = 0.5 + rng.random(indptr[-1])
+    return name, indptr, cols, values, n
+
+
+def random_columns(n, per_row, rng):
+    lengths = np.full(n, per_row)
+    return of_lengths(f"random columns, {per_row} a row", lengths,
+                      lambda p: rng.integers(0, n, p[-1]), rng, n)
+
+
+def band(n, rng):
+    lengths = rng.integers(12, 36, n)
+
+    def columns(indptr):
+        row = np.repeat(np.arange(n), lengths)
+        first = (row / n * (n - 64)).astype(np.int64)
+        return first + (np.arange(indptr[-1]) - indptr[row])
+
+    return of_lengths("band, rows of 12 to 35", lengths, columns, rng, n)
+
+
+def best_time(call, repeat):
+    call()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def copy_rate():
+    a = np.ones(1 << 27)
+    b = np.empty_like(a)
+    seconds = best_time(lambda: np.copyto(b, a), 5)
+    return 2 * a.nbytes / seconds
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("library")
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--markdown")
+    args = parser.parse_args()
+    lib = ctypes.CDLL(args.library)
+    lib.spart_csr_matrix_create.argtypes = [ctypes.c_void_p, ctypes.POINTER(CsrArrays),
+                                            ctypes.POINTER(CsrOptions),
+                                            ctypes.POINTER(ctypes.c_void_p)]
+    lib.spart_csr_matrix_multiply.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                              ctypes.POINTER(CsrProduct), ctypes.c_void_p,
+                                              ctypes.c_void_p]
+    lib.spart_csr_matrix_free.argtypes = [ctypes.c_void_p]
+    lib.spart_context_error.restype = ctypes.c_char_p
+    lib.spart_context_error.argtypes = [ctypes.c_void_p]
+    context = ctypes.c_void_p()
+    assert lib.spart_context_create(ctypes.byref(context)) == 0
+    assert lib.spart_context_set_threads(context, args.threads) == 0
+    rng = np.random.default_rng(2026)
+    rate = copy_rate()
+    rows_out = []
+    for make in (lambda: rmat(19, 16, rng), lambda: random_columns(1 << 21, 8, rng),
+                 lambda: band(1 << 21, rng)):
+        name, indptr, cols, values, n = make()
+        a = scipy.sparse.csr_matrix((values, cols.astype(np.int32), indptr.astype(np.int32)),
+                                    shape=(n, n))
+        indptr32, cols32, values64 = a.indptr, a.indices, a.data
+        arrays = CsrArrays(n, n, len(values64), indptr32.ctypes.data, SPART_INT32,
+                           cols32.ctypes.data, SPART_INT32, values64.ctypes.data, 0, 0)
+        matrix = ctypes.c_void_p()
+        status = lib.spart_csr_matrix_create(context, ctypes.byref(arrays),
+                                             ctypes.byref(CsrOptions(1, 0)), ctypes.byref(matrix))
+        if status != 0:
+            raise RuntimeError(lib.spart_context_error(context).decode())
+        result = {"name": name, "rows": n, "entries": len(values64)}
+        for width in (1, 8):
+            x = rng.random((width, n)) - 0.5
+            y = np.empty((width, n))
+            product = CsrProduct(0, width, 1.0, 0.0, 0)
+
+            def spart_call():
+                assert lib.spart_csr_matrix_multiply(context, matrix, ctypes.byref(product),
+                                                     x.ctypes.data, y.ctypes.data) == 0
+
+            spart_s = best_time(spart_call, args.repeat)
+            xt = np.ascontiguousarray(x.T) if width > 1 else x[0]
+            scipy_s = best_time(lambda: a @ xt, args.repeat)
+            expected = (a @ xt).T if width > 1 else (a @ xt)[None, :]
+            if not np.allclose(y, expected, rtol=1e-12, atol=1e-300):
+                raise RuntimeError(f"{name}: spart differs from scipy")
+            moved = 4 * (n + 1) + 12 * len(values64) + 8 * width * 2 * n
+            result[width] = (spart_s, scipy_s, moved / rate)
+        lib.spart_csr_matrix_free(matrix)
+        rows_out.append(result)
+        print(name, {k: v for k, v in result.items() if k in (1, 8)}, flush=True)
+    if args.markdown:
+        with open(args.markdown, "w") as out:
+            out.write(f"- machine: {platform.processor() or platform.machine()}, "
+                      f"{os.cpu_count()} logical processors; spart on {args.threads} threads\n")
+            out.write(f"- peers: scipy {scipy.__version__} (csr_matrix @ x, one thread), "
+                      f"numpy {np.__version__}\n")
+            out.write(f"- command: `bench_csr_matrix_host.py ... --threads {args.threads} "
+                      f"--repeat {args.repeat}`\n")
+            out.write(f"- timing: best of {args.repeat} after a warm-up; floor: bytes moved at "
+                      f"numpy's one-thread copy rate, {rate / 1e9:.1f} GB/s\n\n")
+            out.write("| matrix | rows | entries | floor ms | spart ms | scipy ms | speed-up | "
+                      "floor 8 ms | spart 8 ms | scipy 8 ms | speed-up 8 |\n")
+            out.write("|---|---|---|---|---|---|---|---|---|---|---|\n")
+            for r in rows_out:
+                s1, c1, f1 = r[1]
+                s8, c8, f8 = r[8]
+                out.write(f"| {r['name']} | {r['rows']} | {r['entries']} | {f1 * 1e3:.3f} | "
+                          f"{s1 * 1e3:.3f} | {c1 * 1e3:.3f} | {c1 / s1:.1f}x | {f8 * 1e3:.3f} | "
+                          f"{s8 * 1e3:.3f} | {c8 * 1e3:.3f} | {c8 / s8:.1f}x |\n")
+    lib.spart_context_free(context)
+
+
+if __name__ == "__main__":
+    main()
