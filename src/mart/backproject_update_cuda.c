@@ -15,8 +15,11 @@
 
 int spart_mart_cuda_fusable(const spart_regridder *backward)
 {
+    /* The fused kernel sums every row with the plan's one g: a matrix
+     * planned by row (a CSR matrix's regridder) takes the unfused steps. */
     return backward != NULL && backward->ops->on_device && backward->device.num_long_rows == 0 &&
-           backward->input.num_batch == 1 && backward->output.num_batch == 1;
+           backward->input.num_batch == 1 && backward->output.num_batch == 1 &&
+           backward->plan.row_rule == SPART_PLAN_MEAN;
 }
 
 spart_status spart_mart_cuda_backproject_update(spart_context *context,
