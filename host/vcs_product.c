@@ -95,30 +95,27 @@ static void slice_product(const spart_vcs_kernel_grouping *gr, const spart_vcs_k
     const int64_t run_last = offset_at(gr->major_ptr, gr->offset_bytes, m + 1);
     const int64_t slice_start = offset_at(gr->value_ptr, gr->offset_bytes, run_first);
     /* the major axis's factors */
-    const double major_row_scale = gr->by_rows ? st->row_scale[m] : 1.0;
-    const double major_gene_scale = gr->by_rows ? 1.0 : st->gene_scale[m];
+    const double major_a = gr->by_rows ? st->row_factor[m] : 1.0;
+    const double major_b = gr->by_rows ? 1.0 : st->col_factor[m];
     for (int64_t u = run_first; u < run_last; u++) {
         const double x = gr->values[u];
         const int64_t e_first = offset_at(gr->value_ptr, gr->offset_bytes, u);
         const int64_t e_last = offset_at(gr->value_ptr, gr->offset_bytes, u + 1);
         double g_run = 0.0;
         if (gr->minor_factor_is_one) {
-            g_run =
-                spart_vcs_g(st->g_code, spart_vcs_argument(x, major_row_scale, major_gene_scale));
+            g_run = spart_vcs_g(st->g_code, spart_vcs_argument(x, major_a, major_b));
         }
         for (int64_t e = e_first; e < e_last; e++) {
             const int64_t k = index_at(gr->indices, gr->index_bytes, e);
             double delta;
             if (gr->by_rows) {
                 delta = gr->minor_factor_is_one ? st->scale[k] * g_run
-                                                : spart_vcs_delta(st->g_code, x, st->row_scale[m],
-                                                                  st->gene_scale[k], st->scale[k]);
+                                                : spart_vcs_delta(st->g_code, x, major_a,
+                                                                  st->col_factor[k], st->scale[k]);
             } else {
-                delta = !(st->gene_scale[m] > 0.0) ? 0.0
-                        : gr->minor_factor_is_one
-                            ? st->scale[m] * g_run
-                            : spart_vcs_delta(st->g_code, x, st->row_scale[k], st->gene_scale[m],
-                                              st->scale[m]);
+                delta = gr->minor_factor_is_one ? st->scale[m] * g_run
+                                                : spart_vcs_delta(st->g_code, x, st->row_factor[k],
+                                                                  major_b, st->scale[m]);
             }
             double *lane = acc + ((e - slice_start) & (g - 1)) * width;
             if (p->x_col_stride == 1 && !p->is_float) { /* the common case, vectorizable */

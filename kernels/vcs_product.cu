@@ -51,19 +51,17 @@ __global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_sta
         const int64_t m = base + lane_in_warp / g;
         const bool valid = m < gr.n_major;
         int64_t run_first = 0, run_last = 0, slice_start = 0, slice_end = 0;
-        double major_row_scale = 1.0, major_gene_scale = 1.0, major_scale = 1.0;
-        bool skipped = false;
+        double major_a = 1.0, major_b = 1.0, major_scale = 1.0;
         if (valid) {
             run_first = (int64_t)major_ptr[m];
             run_last = (int64_t)major_ptr[m + 1];
             slice_start = (int64_t)value_ptr[run_first];
             slice_end = (int64_t)value_ptr[run_last];
             if (gr.by_rows) {
-                major_row_scale = st.row_scale[m];
+                major_a = st.row_factor[m];
             } else {
-                major_gene_scale = st.gene_scale[m];
+                major_b = st.col_factor[m];
                 major_scale = st.scale[m];
-                skipped = !(major_gene_scale > 0.0);
             }
         }
         for (int64_t c0 = 0; c0 < width; c0 += columns_a_pass) {
@@ -84,23 +82,20 @@ __global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_sta
                     cached_run = u;
                     x_run = values[u];
                     if (gr.minor_factor_is_one) {
-                        g_run = spart_vcs_g(st.g_code, spart_vcs_argument(x_run, major_row_scale,
-                                                                          major_gene_scale));
+                        g_run = spart_vcs_g(st.g_code, spart_vcs_argument(x_run, major_a, major_b));
                     }
                 }
                 const int64_t k = (int64_t)indices[e];
                 double delta;
                 if (gr.by_rows) {
-                    delta = gr.minor_factor_is_one
-                                ? __dmul_rn(st.scale[k], g_run)
-                                : spart_vcs_delta(st.g_code, x_run, major_row_scale,
-                                                  st.gene_scale[k], st.scale[k]);
+                    delta = gr.minor_factor_is_one ? __dmul_rn(st.scale[k], g_run)
+                                                   : spart_vcs_delta(st.g_code, x_run, major_a,
+                                                                     st.col_factor[k], st.scale[k]);
                 } else {
-                    delta = skipped ? 0.0
-                            : gr.minor_factor_is_one
+                    delta = gr.minor_factor_is_one
                                 ? __dmul_rn(major_scale, g_run)
-                                : spart_vcs_delta(st.g_code, x_run, st.row_scale[k],
-                                                  major_gene_scale, major_scale);
+                                : spart_vcs_delta(st.g_code, x_run, st.row_factor[k], major_b,
+                                                  major_scale);
                 }
                 const T *row = x + k * x_row_stride + c0 * x_col_stride;
 #pragma unroll

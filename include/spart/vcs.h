@@ -14,25 +14,26 @@
  *
  * The normalized view, never expanded, is
  *
- *     Y_ij = s_j * (g(x_ij / row_scale_i / gene_scale_j) - c_j)
- *          = Delta_ij + o_j,   o_j = -c_j * s_j,
+ *     Y_ij = s_j * (g((x_ij * a_i) * b_j) - c_j) = Delta_ij + o_j,
+ *     a_i = 1 / row_scale_i,  b_j = 1 / gene_scale_j,  o_j = -c_j * s_j,
  *
- * Delta_ij = s_j * g(x_ij / row_scale_i / gene_scale_j) on stored entries
- * (the divisions in that order), 0 elsewhere: the stored part plus a
- * rank-1 term 1 o^T. The recipes (statistics in float64, over all rows,
+ * Delta_ij = s_j * g((x_ij * a_i) * b_j) on stored entries (the products
+ * in that order; vsparse divides by the scales, which rounds differently
+ * in the last bits), 0 elsewhere: the stored part plus a rank-1 term
+ * 1 o^T. The recipes (statistics in float64, over all rows,
  * implicit zeros included, population variance):
  *
  *   recipe       row_scale_i          gene_scale_j               g(u)              c_j     s_j
  *   RAW          1                    1                          u                 0       1
  *   CP10K_LOG1P  depth_i / 1e4        1                          log1p(u)          0       1
- *   PARAFAC2     depth_i / median     sum_i x_ij / row_scale_i   log10(1 + 1000u)  mean g  1
+ *   PARAFAC2     depth_i / median     sum_i x_ij a_i             log10(1 + 1000u)  mean g  1
  *   SCANPY       depth_i / 1e4        1                          log1p(u)          mean g  1/std g
- *   PEARSON      depth_i              sum_i x_ij / row_scale_i   sqrt(u)           mean g  1/std g
+ *   PEARSON      depth_i              sum_i x_ij a_i             sqrt(u)           mean g  1/std g
  *
  * depth_i = sum_j x_ij; a row of depth 0 gets row_scale 1; median is over
  * all rows, empty ones included (the mean of the two middle depths for an
  * even count). A column with gene_scale <= 0 (no positive entry) has
- * Delta = 0, c = 0, s = 1. The mean of g is S / n (S the sum over stored
+ * b = 0, so Delta = 0, c = 0, s = 1. The mean of g is S / n (S the sum over stored
  * entries); the variance takes the two-pass form with the implicit zeros,
  * var = max(0, (M2 - C^2 / n) / n), M2 = sum d^2 + n0 mu^2, C = sum d -
  * n0 mu, d = g - mu over stored entries, n0 the implicit zeros; a column

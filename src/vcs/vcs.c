@@ -253,8 +253,8 @@ spart_status spart_vcs_to_csr(spart_context *context, const spart_vcs *vcs, int6
                 csr_entry *to = &slice[e - row_ptr[m]];
                 to->minor = k;
                 to->value = l->values[u];
-                to->delta = spart_vcs_delta(st->g_code, l->values[u], st->row_scale[i],
-                                            st->gene_scale[j], st->scale[j]);
+                to->delta = spart_vcs_delta(st->g_code, l->values[u], st->row_factor[i],
+                                            st->col_factor[j], st->scale[j]);
             }
         }
         qsort(slice, (size_t)(row_ptr[m + 1] - row_ptr[m]), sizeof *slice, compare_csr_entry);

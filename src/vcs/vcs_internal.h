@@ -38,6 +38,8 @@ typedef struct spart_vcs_stats {
     double *centre;     /* n_cols: c */
     double *scale;      /* n_cols: s */
     double *offset;     /* n_cols: o = -c s */
+    double *row_factor; /* n_rows: a = 1 / row_scale (or as supplied) */
+    double *col_factor; /* n_cols: b = 1 / gene_scale, 0 where gene_scale <= 0 (or as supplied) */
     int g_code;
     int has_offset;
 } spart_vcs_stats;

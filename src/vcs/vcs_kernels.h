@@ -12,7 +12,7 @@
  * X(k, c) = x[k * x_row_stride + c * x_col_stride], Z(m, c) likewise in z.
  * For the entry of slice m at minor k with count v (row i, column j):
  *
- *   Delta = s_j * g((v / row_scale_i) / gene_scale_j), 0 if gene_scale_j <= 0
+ *   Delta = s_j * g((v * a_i) * b_j),  a = 1 / row_scale, b = 1 / gene_scale (0: skipped)
  *
  * (spart_vcs_delta of src/vcs/vcs_math.h; where the minor axis's factor in
  * the argument is 1 for every slice, g is taken once a run: the same bits).
@@ -58,9 +58,9 @@ typedef struct spart_vcs_kernel_grouping {
     int minor_factor_is_one; /* the minor axis's scale in g's argument is 1 everywhere */
 } spart_vcs_kernel_grouping;
 
-/* The statistics (row_scale: n_rows; gene_scale, scale s, offset o: n_cols). */
+/* The statistics (row factor a: n_rows; column factor b, scale s, offset o: n_cols). */
 typedef struct spart_vcs_kernel_stats {
-    const double *row_scale, *gene_scale, *scale, *offset;
+    const double *row_factor, *col_factor, *scale, *offset;
     int g_code;
     int has_offset; /* a recipe with a centre: the rank-1 term is added */
 } spart_vcs_kernel_stats;

@@ -23,7 +23,7 @@ typedef struct device_grouping {
 typedef struct device_arrays {
     int cuda_device;
     device_grouping groupings[2];
-    double *row_scale, *gene_scale, *scale, *offset;
+    double *row_factor, *col_factor, *scale, *offset;
 } device_arrays;
 
 static void free_arrays(device_arrays *d)
@@ -34,8 +34,8 @@ static void free_arrays(device_arrays *d)
         cudaFree(d->groupings[by].indices);
         cudaFree(d->groupings[by].values);
     }
-    cudaFree(d->row_scale);
-    cudaFree(d->gene_scale);
+    cudaFree(d->row_factor);
+    cudaFree(d->col_factor);
     cudaFree(d->scale);
     cudaFree(d->offset);
 }
@@ -132,11 +132,12 @@ spart_status spart_vcs_cuda_upload(spart_context *context, const spart_vcs_data 
     const size_t rows = (size_t)host->n_rows * sizeof(double);
     const size_t cols = (size_t)host->n_cols * sizeof(double);
     if (error == cudaSuccess) {
-        error = upload(host->stats.row_scale, rows, (void **)&d->row_scale, &device->device_bytes);
+        error =
+            upload(host->stats.row_factor, rows, (void **)&d->row_factor, &device->device_bytes);
     }
     if (error == cudaSuccess) {
         error =
-            upload(host->stats.gene_scale, cols, (void **)&d->gene_scale, &device->device_bytes);
+            upload(host->stats.col_factor, cols, (void **)&d->col_factor, &device->device_bytes);
     }
     if (error == cudaSuccess) {
         error = upload(host->stats.scale, cols, (void **)&d->scale, &device->device_bytes);
@@ -230,8 +231,8 @@ static spart_status cuda_multiply(spart_context *context, const spart_vcs_data *
     const device_arrays *arrays = d->device;
     spart_vcs_kernel_grouping g = kernel_grouping(d, by);
     spart_vcs_kernel_stats s;
-    s.row_scale = arrays->row_scale;
-    s.gene_scale = arrays->gene_scale;
+    s.row_factor = arrays->row_factor;
+    s.col_factor = arrays->col_factor;
     s.scale = arrays->scale;
     s.offset = arrays->offset;
     s.g_code = d->stats.g_code;

@@ -29,8 +29,8 @@ spart_vcs_kernel_grouping spart_vcs_host_grouping(const spart_vcs_data *data, in
 spart_vcs_kernel_stats spart_vcs_host_stats(const spart_vcs_data *data)
 {
     spart_vcs_kernel_stats s;
-    s.row_scale = data->stats.row_scale;
-    s.gene_scale = data->stats.gene_scale;
+    s.row_factor = data->stats.row_factor;
+    s.col_factor = data->stats.col_factor;
     s.scale = data->stats.scale;
     s.offset = data->stats.offset;
     s.g_code = data->stats.g_code;

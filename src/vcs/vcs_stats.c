@@ -59,6 +59,8 @@ void spart_vcs_stats_free(const spart_allocator *allocator, spart_vcs_stats *sta
     spart_free(allocator, stats->centre);
     spart_free(allocator, stats->scale);
     spart_free(allocator, stats->offset);
+    spart_free(allocator, stats->row_factor);
+    spart_free(allocator, stats->col_factor);
     memset(stats, 0, sizeof *stats);
 }
 
@@ -114,8 +116,11 @@ static spart_status row_scales(spart_context *context, spart_vcs_data *data, int
     return SPART_OK;
 }
 
-/* gene_scale, centre, scale and offset of every column. */
-static void column_stats(spart_vcs_data *data, int has_gene_scale, int threads)
+/* gene_scale (sum_i x_ij a_i), its factor b, centre, scale and offset of
+ * every column; a (row_factor) is final. col_factor_given: b is supplied
+ * (col_factor and gene_scale already set). */
+static void column_stats(spart_vcs_data *data, int has_gene_scale, int col_factor_given,
+                         int threads)
 {
     const spart_vcs_layout *cols = &data->groupings[SPART_VCS_BY_COLS];
     spart_vcs_stats *st = &data->stats;
@@ -129,21 +134,23 @@ static void column_stats(spart_vcs_data *data, int has_gene_scale, int threads)
             double sum = 0.0;
             for (int64_t u = first; u < last; u++) {
                 for (int64_t e = cols->value_ptr[u]; e < cols->value_ptr[u + 1]; e++) {
-                    sum = sum + cols->values[u] / st->row_scale[cols->indices[e]];
+                    sum = fma(cols->values[u], st->row_factor[cols->indices[e]], sum);
                 }
             }
             st->gene_scale[j] = sum;
         }
-        const double gene_scale = st->gene_scale[j];
+        if (!col_factor_given) {
+            st->col_factor[j] = st->gene_scale[j] > 0.0 ? 1.0 / st->gene_scale[j] : 0.0;
+        }
+        const double b = st->col_factor[j];
         double mean = 0.0, scale = 1.0;
-        if ((centres || scales) && gene_scale > 0.0 && data->n_rows > 0) {
+        if ((centres || scales) && b > 0.0 && data->n_rows > 0) {
             double s = 0.0;
             for (int64_t u = first; u < last; u++) {
                 for (int64_t e = cols->value_ptr[u]; e < cols->value_ptr[u + 1]; e++) {
-                    s = s +
-                        spart_vcs_g(st->g_code, spart_vcs_argument(cols->values[u],
-                                                                   st->row_scale[cols->indices[e]],
-                                                                   gene_scale));
+                    s = s + spart_vcs_g(st->g_code,
+                                        spart_vcs_argument(cols->values[u],
+                                                           st->row_factor[cols->indices[e]], b));
                 }
             }
             mean = s / n;
@@ -151,9 +158,9 @@ static void column_stats(spart_vcs_data *data, int has_gene_scale, int threads)
             for (int64_t u = first; u < last; u++) {
                 for (int64_t e = cols->value_ptr[u]; e < cols->value_ptr[u + 1]; e++) {
                     const double d =
-                        spart_vcs_g(st->g_code, spart_vcs_argument(cols->values[u],
-                                                                   st->row_scale[cols->indices[e]],
-                                                                   gene_scale)) -
+                        spart_vcs_g(st->g_code,
+                                    spart_vcs_argument(cols->values[u],
+                                                       st->row_factor[cols->indices[e]], b)) -
                         mean;
                     sum_d = sum_d + d;
                     sum_d2 = fma(d, d, sum_d2);
@@ -188,8 +195,11 @@ spart_status spart_vcs_compute_stats(spart_context *context, spart_vcs_data *dat
         st->centre = spart_alloc(allocator, (size_t)data->n_cols + 1, sizeof(double));
         st->scale = spart_alloc(allocator, (size_t)data->n_cols + 1, sizeof(double));
         st->offset = spart_alloc(allocator, (size_t)data->n_cols + 1, sizeof(double));
+        st->row_factor = spart_alloc(allocator, (size_t)data->n_rows + 1, sizeof(double));
+        st->col_factor = spart_alloc(allocator, (size_t)data->n_cols + 1, sizeof(double));
         if (st->row_scale == NULL || st->gene_scale == NULL || st->centre == NULL ||
-            st->scale == NULL || st->offset == NULL) {
+            st->scale == NULL || st->offset == NULL || st->row_factor == NULL ||
+            st->col_factor == NULL) {
             spart_vcs_stats_free(allocator, st);
             return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "VCS statistics: out of memory");
         }
@@ -199,6 +209,7 @@ spart_status spart_vcs_compute_stats(spart_context *context, spart_vcs_data *dat
     st->has_offset = spart_vcs_recipe_centres(data->recipe);
     if (row_factor != NULL) {
         for (int64_t i = 0; i < data->n_rows; i++) {
+            st->row_factor[i] = row_factor[i];
             st->row_scale[i] = 1.0 / row_factor[i];
         }
     } else {
@@ -206,10 +217,14 @@ spart_status spart_vcs_compute_stats(spart_context *context, spart_vcs_data *dat
         if (status != SPART_OK) {
             return status;
         }
+        for (int64_t i = 0; i < data->n_rows; i++) {
+            st->row_factor[i] = 1.0 / st->row_scale[i];
+        }
     }
     int has_gene_scale = recipe_has_gene_scale(data->recipe);
     if (col_factor != NULL) {
         for (int64_t j = 0; j < data->n_cols; j++) {
+            st->col_factor[j] = col_factor[j];
             st->gene_scale[j] = 1.0 / col_factor[j];
         }
         has_gene_scale = 0; /* supplied */
@@ -218,13 +233,13 @@ spart_status spart_vcs_compute_stats(spart_context *context, spart_vcs_data *dat
             st->gene_scale[j] = 1.0;
         }
     }
-    column_stats(data, has_gene_scale, threads);
+    column_stats(data, has_gene_scale, col_factor != NULL, threads);
     int genes_one = 1, rows_one = 1;
     for (int64_t j = 0; j < data->n_cols; j++) {
-        genes_one &= st->gene_scale[j] == 1.0;
+        genes_one &= st->col_factor[j] == 1.0;
     }
     for (int64_t i = 0; i < data->n_rows; i++) {
-        rows_one &= st->row_scale[i] == 1.0;
+        rows_one &= st->row_factor[i] == 1.0;
     }
     data->minor_factor_is_one[SPART_VCS_BY_ROWS] = genes_one;
     data->minor_factor_is_one[SPART_VCS_BY_COLS] = rows_one;
