@@ -74,7 +74,10 @@ template <int TILE> __host__ __device__ constexpr int bin_rows_per_group(int bin
 
 template <int TILE> __host__ __device__ constexpr int bin_unroll(int bin)
 {
-    return TILE > 1 ? (bin == 6 ? 4 : bin == 0 ? 1 : 2) : bin == 0 ? 1 : bin <= 4 ? 2 : bin == 5 ? 4 : 8;
+    /* Tiles hold TILE values of x an entry: two entries a round, as the
+     * mean rule's tile kernels (kernels/csr_product.cu), within the 64
+     * registers of 4 blocks a multiprocessor. */
+    return TILE > 1 ? (bin == 0 ? 1 : 2) : bin == 0 ? 1 : bin <= 4 ? 2 : bin == 5 ? 4 : 8;
 }
 
 /* Where each bin's rows and blocks start (kernel parameter). */
