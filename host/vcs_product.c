@@ -11,7 +11,27 @@
 #include <string.h>
 
 #include "vcs/vcs_kernels.h"
+
+/* g and its log are inlined into each clone of the slice kernel, so that
+ * their fma is the processor's instruction, not a call into libm (the same
+ * correctly rounded result). */
+#if defined(__GNUC__) || defined(__clang__)
+#define SPART_MATH_FUNCTION static inline __attribute__((always_inline))
+#define KERNEL_INLINE static inline __attribute__((always_inline))
+#else
+#define KERNEL_INLINE static inline
+#endif
 #include "vcs/vcs_math.h"
+
+/* The clones of the slice kernel, dispatched on CPU features, as
+ * host/csr_product.c's row kernel (x86-64-v3 is AVX2 + FMA). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#define KERNEL_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#elif defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define KERNEL_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define KERNEL_CLONES
+#endif
 
 int64_t spart_vcs_host_scratch_doubles(const spart_vcs_kernel_grouping *grouping, int64_t width,
                                        int threads)
@@ -20,13 +40,13 @@ int64_t spart_vcs_host_scratch_doubles(const spart_vcs_kernel_grouping *grouping
            (int64_t)(SPART_VCS_RANK1_PARTS + 1) * width;
 }
 
-static inline double read_x(const spart_vcs_kernel_product *p, int64_t k, int64_t c)
+KERNEL_INLINE double read_x(const spart_vcs_kernel_product *p, int64_t k, int64_t c)
 {
     const int64_t at = k * p->x_row_stride + c * p->x_col_stride;
     return p->is_float ? (double)((const float *)p->x)[at] : ((const double *)p->x)[at];
 }
 
-static inline void write_z(const spart_vcs_kernel_product *p, int64_t m, int64_t c, double value)
+KERNEL_INLINE void write_z(const spart_vcs_kernel_product *p, int64_t m, int64_t c, double value)
 {
     const int64_t at = m * p->z_row_stride + c * p->z_col_stride;
     if (p->is_float) {
@@ -71,12 +91,12 @@ static void rank1_vector(const spart_vcs_kernel_grouping *grouping,
     memcpy(v, parts, (size_t)width * sizeof(double));
 }
 
-static inline int64_t offset_at(const void *array, int bytes, int64_t k)
+KERNEL_INLINE int64_t offset_at(const void *array, int bytes, int64_t k)
 {
     return bytes == 4 ? (int64_t)((const int32_t *)array)[k] : ((const int64_t *)array)[k];
 }
 
-static inline int64_t index_at(const void *array, int bytes, int64_t k)
+KERNEL_INLINE int64_t index_at(const void *array, int bytes, int64_t k)
 {
     return bytes == 2 ? (int64_t)((const uint16_t *)array)[k]
                       : (int64_t)((const int32_t *)array)[k];
@@ -84,9 +104,10 @@ static inline int64_t index_at(const void *array, int bytes, int64_t k)
 
 /* One slice: the lanes' sums into acc (g x width), then the tree, the
  * rank-1 term and the output row. */
-static void slice_product(const spart_vcs_kernel_grouping *gr, const spart_vcs_kernel_stats *st,
-                          const spart_vcs_kernel_product *p, const double *v, int64_t m,
-                          double *acc)
+KERNEL_CLONES static void slice_product(const spart_vcs_kernel_grouping *gr,
+                                        const spart_vcs_kernel_stats *st,
+                                        const spart_vcs_kernel_product *p, const double *v,
+                                        int64_t m, double *acc)
 {
     const int64_t width = p->width;
     const int g = gr->group_size;
