@@ -352,13 +352,31 @@ KERNEL_CLONES static void product_rows(const spart_csr *csr, const spart_product
     int usual = csr->values64 != NULL && csr->columns32 != NULL;
     int planned = group_size >= 1 && group_size <= 32 && (group_size & (group_size - 1)) == 0;
     if (plan->row_rule == SPART_PLAN_BY_ROW) {
-        /* Each row with its own group size, one row at a time. */
-        spart_product_plan one = *plan;
-        one.row_rule = SPART_PLAN_MEAN;
-        for (int64_t r = row_begin; r < row_end; r++) {
-            one.group_size = spart_row_group_size(csr->row_ptr[r + 1] - csr->row_ptr[r]);
-            int64_t at = num_vectors == 1 ? r - row_begin : (r - row_begin) * layout->row_stride;
-            product_rows(csr, &one, x, num_vectors, y + at, layout, r, r + 1, lanes);
+        /* Each row with its own group size: runs of rows of the same g,
+         * each summed by the kernels below with that g. */
+        const int64_t *row_ptr = csr->row_ptr;
+        for (int64_t r = row_begin; r < row_end;) {
+            int g = spart_row_group_size(row_ptr[r + 1] - row_ptr[r]);
+            int64_t run_end = r + 1;
+            while (run_end < row_end &&
+                   spart_row_group_size(row_ptr[run_end + 1] - row_ptr[run_end]) == g) {
+                run_end++;
+            }
+            if (num_vectors == 1 && usual) {
+                rows_single_usual(csr, chunk, g, x, y + (r - row_begin), r, run_end);
+            } else if (num_vectors == 1) {
+                rows_single(row_ptr, csr->columns32, csr->columns64, csr->values64, csr->values32,
+                            chunk, g, x, y + (r - row_begin), r, run_end);
+            } else if (usual) {
+                rows_batch_usual(csr, chunk, g, x, num_vectors,
+                                 y + (r - row_begin) * layout->row_stride, layout, r, run_end,
+                                 lanes);
+            } else {
+                rows_batch(row_ptr, csr->columns32, csr->columns64, csr->values64, csr->values32,
+                           chunk, g, x, num_vectors, y + (r - row_begin) * layout->row_stride,
+                           layout, r, run_end, lanes);
+            }
+            r = run_end;
         }
         return;
     }
