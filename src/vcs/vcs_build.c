@@ -10,6 +10,7 @@
  * kept: the second is the regroup the misaligned products walk.
  */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -247,7 +248,13 @@ static spart_status place_by_row(spart_context *context, int64_t n_rows, int64_t
     for (int64_t i = 0; i < n_rows; i++) {
         vcs_entry *row = w->by_row + start[i];
         const int64_t length = start[i + 1] - start[i];
-        qsort(row, (size_t)length, sizeof *row, compare_minor);
+        int sorted = 1;
+        for (int64_t e = 1; e < length && sorted; e++) {
+            sorted = row[e - 1].minor <= row[e].minor;
+        }
+        if (!sorted) {
+            qsort(row, (size_t)length, sizeof *row, compare_minor);
+        }
         for (int64_t e = 1; e < length; e++) {
             if (row[e].minor == row[e - 1].minor && i < duplicate_row) {
                 duplicate_row = i;
@@ -303,13 +310,79 @@ static spart_status place_by_col(spart_context *context, int64_t n_rows, int64_t
     return SPART_OK;
 }
 
-static void sort_slices(vcs_entry *entries, const int64_t *start, int64_t n_major, int threads)
+/* Entries of one slice, in minor order, into (value, minor) order: a
+ * stable distribution by value (count data has few distinct values a
+ * slice), or qsort past SORT_DISTINCT values. `scratch` holds n entries. */
+enum { SORT_DISTINCT = 32 };
+
+static int distinct_index(const double *distinct, int d, double value)
 {
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 64) if (n_major > 256)
-    for (int64_t m = 0; m < n_major; m++) {
-        qsort(entries + start[m], (size_t)(start[m + 1] - start[m]), sizeof(vcs_entry),
-              compare_value_minor);
+    int low = 0, high = d; /* first index with distinct[index] >= value */
+    while (low < high) {
+        const int middle = (low + high) / 2;
+        if (distinct[middle] < value) {
+            low = middle + 1;
+        } else {
+            high = middle;
+        }
     }
+    return low;
+}
+
+static void sort_slice(vcs_entry *entries, int64_t n, vcs_entry *scratch)
+{
+    double distinct[SORT_DISTINCT];
+    int d = 0;
+    for (int64_t k = 0; k < n; k++) {
+        const int at = distinct_index(distinct, d, entries[k].value);
+        if (at < d && distinct[at] == entries[k].value) {
+            continue;
+        }
+        if (d == SORT_DISTINCT) {
+            qsort(entries, (size_t)n, sizeof *entries, compare_value_minor);
+            return;
+        }
+        memmove(distinct + at + 1, distinct + at, (size_t)(d - at) * sizeof(double));
+        distinct[at] = entries[k].value;
+        d++;
+    }
+    int64_t start[SORT_DISTINCT + 1] = {0};
+    for (int64_t k = 0; k < n; k++) {
+        start[distinct_index(distinct, d, entries[k].value) + 1]++;
+    }
+    for (int v = 0; v < d; v++) {
+        start[v + 1] += start[v];
+    }
+    for (int64_t k = 0; k < n; k++) {
+        scratch[start[distinct_index(distinct, d, entries[k].value)]++] = entries[k];
+    }
+    memcpy(entries, scratch, (size_t)n * sizeof *entries);
+}
+
+/* Every slice into (value, minor) order, each slice's entries being in
+ * minor order. */
+static spart_status sort_slices(spart_context *context, vcs_entry *entries, const int64_t *start,
+                                int64_t n_major, int threads)
+{
+    int64_t longest = 0;
+    for (int64_t m = 0; m < n_major; m++) {
+        longest = start[m + 1] - start[m] > longest ? start[m + 1] - start[m] : longest;
+    }
+    vcs_entry *scratch =
+        spart_alloc(&context->allocator, (size_t)threads * (size_t)longest + 1, sizeof(vcs_entry));
+    if (scratch == NULL) {
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "VCS: out of memory for sorting");
+    }
+#pragma omp parallel num_threads(threads) if (n_major > 256)
+    {
+        vcs_entry *mine = scratch + (size_t)omp_get_thread_num() * (size_t)longest;
+#pragma omp for schedule(dynamic, 64)
+        for (int64_t m = 0; m < n_major; m++) {
+            sort_slice(entries + start[m], start[m + 1] - start[m], mine);
+        }
+    }
+    spart_free(&context->allocator, scratch);
+    return SPART_OK;
 }
 
 spart_status spart_vcs_build(spart_context *context, int64_t n_rows, int64_t n_cols, int64_t nnz,
@@ -345,8 +418,12 @@ spart_status spart_vcs_build(spart_context *context, int64_t n_rows, int64_t n_c
     }
     if (status == SPART_OK) {
         data->nnz = w.row_start[n_rows];
-        sort_slices(w.by_row, w.row_start, n_rows, threads);
-        sort_slices(w.by_col, w.col_start, n_cols, threads);
+        status = sort_slices(context, w.by_row, w.row_start, n_rows, threads);
+    }
+    if (status == SPART_OK) {
+        status = sort_slices(context, w.by_col, w.col_start, n_cols, threads);
+    }
+    if (status == SPART_OK) {
         status = layout_from_slices(context, n_rows, n_cols, w.row_start, w.by_row, threads,
                                     &data->groupings[SPART_VCS_BY_ROWS]);
     }
