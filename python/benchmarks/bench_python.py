@@ -7,18 +7,20 @@ ctis 0.3.1 in the same run.
 1. Overhead per product. On ctis's simple-mart tutorial instrument (its
    forward operator: 1.06 M entries, a scene of 20 x 64 x 64 to 4 images of
    128 x 64; its backprojection) and on a tiny 5 x 10 operator, with one
-   OpenMP thread: pairs of a product called from C
-   (spart._spart.lib.spart_python_time_apply) and the same product called
-   from Python right after it, r(x, out=y) and r(x) (a new y each call),
+   OpenMP thread: the product called from C
+   (spart._spart.lib.spart_python_time_apply), bare through cffi, and from
+   Python as r(x, out=y) and r(x) (a new y each call), in random order,
    timed as thread CPU time (all of the work runs on the calling thread;
    the time other processes take the core is left out). Overhead = the
-   median of the pairs' differences (time_products says why).
+   Python call's median less the C call's (time_products says more).
 
 2. The tutorial inversion (tests/parity/ctis_cases.py, case s3_tutorial:
    noise-free images, ctis's defaults) through spart.IdealInstrument and
    spart.mart, with the context's threads at all cores, against ctis's
    MartInverter timed as tests/bench/bench_mart.py times it (its ctis_run):
-   end to end (operators built + the whole MART call) and per iteration.
+   end to end (operators built + the whole MART call) and per iteration;
+   with SPART_LIBRARY set, also bench_mart.py's own spart run (ctypes on
+   that libspart.so), the C benchmark's figure.
 
     bench_python.py [--cache DIR] [--repeat 5] [--skip-ctis] [--markdown FILE] [--json FILE]
 
@@ -57,48 +59,66 @@ def tutorial_instrument(observed_seed=None):
     return instrument, truth
 
 
-def time_products(r, x, loops, repeat):
+def time_products(r, x, rounds):
     """
-    Per-call thread CPU seconds, medians over `loops` x `repeat` pairs: a
-    product called from C (the helper, one call) right before the same
-    product called from Python, r(x, out=y) and r(x). Pairing adjacent
-    calls and taking the median of their differences keeps the comparison
-    fair on a busy machine, where whole loops drift by more than the
-    overhead. The cost of reading the clock from Python (measured the same
-    way around nothing) is taken off the Python side.
+    Per-call thread CPU seconds (medians over `rounds`) of the same product
+    made four ways, in a fresh random order every round so that none gains
+    from its place (on a busy machine two identical calls in a row differ
+    by tens of microseconds by position alone):
+
+      c     spart_python_time_apply: one call timed inside C, no Python;
+      cffi  the binding's C function called bare through cffi with
+            arguments prepared once (what any binding pays at least);
+      out   r(x, out=y);
+      new   r(x), a new y every call.
+
+    The cost of reading the clock from Python (the median of timing
+    nothing) is taken off the three timed in Python.
     """
     y = np.empty(r(x).shape)
-    shape = ffi.new("spart_shape *")
-    shape.ndim = x.ndim
-    shape.dims[0:x.ndim] = list(x.shape)
+    shape_y, size_y, shape_x = r._plans[x.shape]
     seconds = ffi.new("double[2]")
     ctx = spart._core.context().pointer
     x_data = ffi.from_buffer("double[]", x)
     y_data = ffi.from_buffer("double[]", y, require_writable=True)
     clock = time.thread_time
-    samples = {"c": [], "out": [], "new": [], "clock": []}
-    for _ in range(loops * repeat):
-        status = lib.spart_python_time_apply(ctx, r._pointer, x_data, shape, y_data, y.size, 1,
-                                             seconds)
+
+    def c():
+        status = lib.spart_python_time_apply(ctx, r._pointer, x_data, shape_x, y_data, size_y,
+                                             1, seconds)
         if status != lib.SPART_OK:
             raise RuntimeError(f"spart_python_time_apply: status {status}")
-        samples["c"].append(seconds[1])
+        return seconds[1]
+
+    def bare():
+        t0 = clock()
+        lib.spart_python_regridder_apply(ctx, r._pointer, x_data, shape_x, y_data, size_y)
+        return clock() - t0
+
+    def out():
         t0 = clock()
         r(x, out=y)
-        t1 = clock()
+        return clock() - t0
+
+    def new():
+        t0 = clock()
         r(x)
-        t2 = clock()
-        t3 = clock()
-        samples["out"].append(t1 - t0)
-        samples["new"].append(t2 - t1)
-        samples["clock"].append(t3 - t2)
-    c = np.array(samples["c"])
+        return clock() - t0
+
+    def nothing():
+        t0 = clock()
+        return clock() - t0
+
+    variants = {"c": c, "cffi": bare, "out": out, "new": new, "clock": nothing}
+    samples = {name: [] for name in variants}
+    order = list(variants)
+    shuffle = np.random.default_rng(0).permutation
+    for _ in range(rounds):
+        for k in shuffle(len(order)):
+            samples[order[k]].append(variants[order[k]]())
     clock_cost = float(np.median(samples["clock"]))
-    result = {"c": float(np.median(c))}
-    for name in ("out", "new"):
-        python = np.array(samples[name]) - clock_cost
-        result[name] = float(np.median(python))
-        result[name + "_overhead"] = float(np.median(python - c))
+    result = {name: float(np.median(samples[name])) - (0 if name == "c" else clock_cost)
+              for name in ("c", "cffi", "out", "new")}
     result["clock"] = clock_cost
     return result
 
@@ -112,12 +132,13 @@ def overhead_rows(repeat):
              ("tutorial backprojection", instrument.backward, images[:, None], 100),
              ("tiny (5 x 10)", spart.Regridder.from_weights(w), np.ones(10), 4000)]
     rows = []
-    for name, r, x, loops in cases:
-        t = time_products(r, np.ascontiguousarray(x), loops, repeat)
-        rows.append(dict(operator=name, entries=r.nnz, pairs=loops * repeat,
-                         c_us=1e6 * t["c"], out_us=1e6 * t["out"], new_us=1e6 * t["new"],
-                         out_overhead_us=1e6 * t["out_overhead"],
-                         new_overhead_us=1e6 * t["new_overhead"], clock_us=1e6 * t["clock"]))
+    for name, r, x, rounds in cases:
+        x = np.ascontiguousarray(x)
+        r(x)  # its plan
+        t = time_products(r, x, rounds * repeat)
+        rows.append(dict(operator=name, entries=r.nnz, rounds=rounds * repeat,
+                         c_us=1e6 * t["c"], cffi_us=1e6 * t["cffi"], out_us=1e6 * t["out"],
+                         new_us=1e6 * t["new"], clock_us=1e6 * t["clock"]))
     spart.set_threads(0)
     return rows
 
@@ -158,6 +179,19 @@ def mart_rows(cache, repeat):
     if spart_best[3] != int(record["mart_num_iteration"]):
         raise RuntimeError(f"spart took {spart_best[3]} iterations, ctis "
                            f"{int(record['mart_num_iteration'])}")
+    rows = []
+    library = os.environ.get("SPART_LIBRARY")
+    if library:  # the C benchmark's own path (ctypes on libspart.so), for reference
+        import spart_ctypes
+
+        c = spart_ctypes.Spart(library, threads=os.cpu_count() or 1)
+        c_best = bench_mart.best([bench_mart.spart_run(spart_ctypes, c, record)
+                                  for _ in range(repeat)])
+        rows.append(dict(implementation="spart (ctypes, as bench_mart.py)",
+                         iterations=c_best[3], build_ms=1e3 * c_best[2],
+                         per_iteration_ms=1e3 * c_best[1], end_to_end_ms=1e3 * c_best[0],
+                         speedup_per_iteration=ctis_best[1] / c_best[1],
+                         speedup_end_to_end=ctis_best[0] / c_best[0]))
     return [dict(implementation="ctis 0.3.1", iterations=ctis_best[3],
                  build_ms=1e3 * ctis_best[2], per_iteration_ms=1e3 * ctis_best[1],
                  end_to_end_ms=1e3 * ctis_best[0]),
@@ -165,7 +199,7 @@ def mart_rows(cache, repeat):
                  build_ms=1e3 * spart_best[2], per_iteration_ms=1e3 * spart_best[1],
                  end_to_end_ms=1e3 * spart_best[0],
                  speedup_per_iteration=ctis_best[1] / spart_best[1],
-                 speedup_end_to_end=ctis_best[0] / spart_best[0])]
+                 speedup_end_to_end=ctis_best[0] / spart_best[0])] + rows
 
 
 def markdown(overheads, marts, repeat, command):
@@ -182,18 +216,19 @@ def markdown(overheads, marts, repeat, command):
              f"{os.cpu_count()} cores, load average {load:.1f} at the start",
              f"- versions: {', '.join(versions)}",
              f"- command: `{command}`", "",
-             "| operator | entries | C call (us) | Python r(x, out=y) (us) | Python r(x) (us) "
-             "| overhead out= (us) | overhead new y (us) |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+             "| operator | entries | C call, timed in C (us) | bare cffi call (us) "
+             "| r(x, out=y) (us) | r(x) (us) | overhead of r(x, out=y) (us) "
+             "| overhead of r(x) (us) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for row in overheads:
         lines.append(f"| {row['operator']} | {row['entries']} | {row['c_us']:.2f} | "
-                     f"{row['out_us']:.2f} | {row['new_us']:.2f} | "
-                     f"{row['out_overhead_us']:.2f} | {row['new_overhead_us']:.2f} |")
-    lines += ["", "Thread CPU time per call with one OpenMP thread, medians over "
-              f"{overheads[0]['pairs']} (tutorial) and {overheads[-1]['pairs']} (tiny) pairs of "
-              "a C call and the Python calls right after it; the overheads are medians of the "
-              "pairs' differences, less the cost of reading the clock from Python "
-              f"({overheads[-1]['clock_us']:.2f} us)."]
+                     f"{row['cffi_us']:.2f} | {row['out_us']:.2f} | {row['new_us']:.2f} | "
+                     f"{row['out_us'] - row['c_us']:.2f} | {row['new_us'] - row['c_us']:.2f} |")
+    lines += ["", "Thread CPU time per call with one OpenMP thread: medians over "
+              f"{overheads[0]['rounds']} (tutorial) and {overheads[-1]['rounds']} (tiny) rounds "
+              "of the four calls in a random order, less the cost of reading the clock from "
+              f"Python ({overheads[-1]['clock_us']:.2f} us) for the three timed there; "
+              "overhead = the Python call's median less the C call's."]
     if marts:
         lines += ["", "| tutorial inversion | iterations | build ms | ms/iteration | "
                   "end-to-end ms | speed-up per iteration | speed-up end to end |",
