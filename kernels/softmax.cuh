@@ -93,7 +93,7 @@ struct window_chunk {
 
 /* The chunk in slot `slot` of window q, if there is one (see
  * softmax_kernels.h). */
-__device__ bool chunk_in_slot(const rows_view &v, int64_t q, int slot, window_chunk *c)
+__device__ inline bool chunk_in_slot(const rows_view &v, int64_t q, int slot, window_chunk *c)
 {
     const int64_t window_begin = q * CHUNK;
     int64_t window_end = window_begin + CHUNK;
