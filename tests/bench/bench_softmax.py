@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""bench_softmax.py: spart's segmented softmax (spart/softmax.h, through
+ctypes) against PyG's softmax (the ptr and the index paths) and
+torch_scatter.scatter_softmax where installed, on the same graphs in the
+same run, with the copy rate measured by the same program; the fused
+aggregation against the softmax followed by a gather and scatter-add (as
+PyG's message passing does it); the host against PyG's CPU softmax.
+
+Graphs: power-law row lengths (Pareto, exponent 2.1) with the stated sizes
+plus one hub row holding 10 % of the edges: ogbn-arxiv-sized (169,343
+nodes, 1,166,243 edges and their reverses), Reddit-sized (232,965 nodes,
+114,615,892 edges), ogbn-products-sized (2,449,029 nodes, 61,859,140
+edges); H in {1, 4, 8}; float32; rows = destination nodes, int64 row
+pointers.
+
+Usage: bench_softmax.py LIBSPART [--markdown FILE] [--repeat N] [--quick]
+"""
+import argparse
+import ctypes
+import datetime
+import os
+import platform
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+
+GRAPHS = [
+    ("ogbn-arxiv-sized", 169343, 2 * 1166243),
+    ("ogbn-products-sized", 2449029, 61859140),
+    ("Reddit-sized", 232965, 114615892),
+]
+
+
+class Segments(ctypes.Structure):
+    _fields_ = [("num_rows", ctypes.c_int64), ("num_edges", ctypes.c_int64),
+                ("num_heads", ctypes.c_int64), ("row_ptr", ctypes.c_void_p),
+                ("row_ptr32", ctypes.c_void_p), ("value_type", ctypes.c_int),
+                ("on_device", ctypes.c_int)]
+
+
+class Gather(ctypes.Structure):
+    _fields_ = [("num_nodes", ctypes.c_int64), ("width", ctypes.c_int64),
+                ("columns", ctypes.c_void_p), ("columns32", ctypes.c_void_p)]
+
+
+class Spart:
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        self.lib.spart_context_error.restype = ctypes.c_char_p
+        self.lib.spart_softmax_workspace_size.restype = ctypes.c_size_t
+        self.lib.spart_softmax_workspace_size.argtypes = [ctypes.POINTER(Segments), ctypes.c_int64]
+        for name in ("spart_softmax_forward_workspace", "spart_softmax_backward_workspace",
+                     "spart_softmax_aggregate_workspace"):
+            getattr(self.lib, name).restype = ctypes.c_int
+        self.context = ctypes.c_void_p()
+        self.check(self.lib.spart_context_create(ctypes.byref(self.context)))
+
+    def check(self, status):
+        if status != 0:
+            raise RuntimeError("spart: " + self.lib.spart_context_error(self.context).decode())
+
+    def set_device(self, device):
+        self.check(self.lib.spart_context_set_cuda_device(self.context, ctypes.c_int(device)))
+
+    def set_threads(self, threads):
+        self.check(self.lib.spart_context_set_threads(self.context, ctypes.c_int(threads)))
+
+    def segments(self, ptr, edges, heads, on_device):
+        s = Segments(ptr.numel() - 1, edges, heads, ptr.data_ptr(), None, 1, on_device)
+        return s
+
+    def workspace(self, s, width, device):
+        size = self.lib.spart_softmax_workspace_size(ctypes.byref(s), width)
+        return torch.empty(max(size // 8, 1), dtype=torch.float64, device=device)
+
+    def forward(self, s, scores, out, ws):
+        self.check(self.lib.spart_softmax_forward_workspace(
+            self.context, ctypes.byref(s), ctypes.c_void_p(scores.data_ptr()),
+            ctypes.c_void_p(out.data_ptr()), ctypes.c_void_p(ws.data_ptr()),
+            ctypes.c_size_t(ws.numel() * 8)))
+
+    def aggregate(self, s, g, scores, features, y, ws):
+        self.check(self.lib.spart_softmax_aggregate_workspace(
+            self.context, ctypes.byref(s), ctypes.byref(g), ctypes.c_void_p(scores.data_ptr()),
+            ctypes.c_void_p(features.data_ptr()), ctypes.c_void_p(y.data_ptr()), None,
+            ctypes.c_void_p(ws.data_ptr()), ctypes.c_size_t(ws.numel() * 8)))
+
+
+def power_law_ptr(rows, edges, seed, device):
+    """Row pointers of `rows` rows holding `edges` edges: one hub row with
+    10 % of them, the rest Pareto (exponent 2.1) lengths, some empty."""
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    u = torch.rand(rows, generator=g, dtype=torch.float64)
+    w = (1.0 - u).pow(-1.0 / 1.1)
+    hub = edges // 10
+    lengths = torch.floor(w * (edges - hub) / w.sum()).to(torch.int64)
+    lengths[rows // 3] = 0
+    short = (edges - hub) - int(lengths.sum())
+    idx = torch.randint(0, rows, (short,), generator=g)
+    lengths += torch.bincount(idx, minlength=rows)
+    lengths[rows // 3] = hub
+    ptr = torch.zeros(rows + 1, dtype=torch.int64)
+    ptr[1:] = torch.cumsum(lengths, 0)
+    assert int(ptr[-1]) == edges
+    return ptr.to(device)
+
+
+def cuda_time(fn, repeat):
+    fn()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(repeat):
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    return float(np.median(times))
+
+
+def cpu_time(fn, repeat):
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1e3)
+    return float(np.median(times))
+
+
+def header(args):
+    try:
+        import torch_geometric
+        pyg = torch_geometric.__version__
+    except Exception as e:  # noqa: BLE001
+        pyg = "absent (%s)" % e
+    try:
+        import torch_scatter  # noqa: F401
+        ts = torch_scatter.__version__
+    except Exception:  # noqa: BLE001
+        ts = "absent"
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
+    return ["# Segmented softmax (spart/softmax.h)", "",
+            "- machine: %s, %d CPU cores, GPU %s" % (platform.node(), os.cpu_count(), gpu),
+            "- versions: torch %s, torch_geometric %s, torch_scatter %s, CUDA %s, Python %s"
+            % (torch.__version__, pyg, ts, torch.version.cuda, platform.python_version()),
+            "- date: %s" % datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
+            "- command: `python3 tests/bench/bench_softmax.py %s`" % " ".join(sys.argv[1:]),
+            "- times: median of %d runs (CUDA events on the default stream), float32" % args.repeat,
+            ""]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("library")
+    parser.add_argument("--markdown")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--no-host", action="store_true")
+    args = parser.parse_args()
+    from torch_geometric.utils import softmax as pyg_softmax
+    try:
+        from torch_scatter import scatter_softmax
+    except Exception:  # noqa: BLE001
+        scatter_softmax = None
+    sp = Spart(args.library)
+    lines = header(args)
+    gpu_rows, fused_rows, host_rows = [], [], []
+
+    def write():
+        out = list(lines)
+        out += ["## GPU forward", "",
+                "| graph | H | copy floor ms | spart ms | % of copy | PyG ptr ms | PyG index ms "
+                "| torch_scatter ms | spart vs best peer | index path: runs differing | "
+                "max abs diff vs PyG ptr |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"] + gpu_rows + [""]
+        out += ["## GPU fused aggregation (F features a head)", "",
+                "| graph | H | F | spart fused ms | spart softmax + gather/scatter-add ms | "
+                "speed-up |", "|---|---:|---:|---:|---:|---:|"] + fused_rows + [""]
+        out += ["## Host forward (same cores)", "",
+                "| graph | H | threads | spart ms | PyG CPU ptr ms | speed-up | max abs diff |",
+                "|---|---:|---:|---:|---:|---:|---:|"] + host_rows + [""]
+        text = "\n".join(out)
+        if args.markdown:
+            with open(args.markdown, "w") as f:
+                f.write(text + "\n")
+        print(text, flush=True)
+
+    dev = torch.device("cuda")
+    sp.set_device(0)
+    graphs = GRAPHS[:1] if args.quick else GRAPHS
+    for name, rows, edges in graphs:
+        ptr = power_law_ptr(rows, edges, 7, dev)
+        counts = ptr[1:] - ptr[:-1]
+        index = torch.repeat_interleave(torch.arange(rows, device=dev), counts)
+        col = torch.randint(0, rows, (edges,), device=dev)
+        for heads in (1, 4, 8):
+            scores = torch.randn(edges, heads, device=dev, dtype=torch.float32)
+            out = torch.empty_like(scores)
+            s = sp.segments(ptr, edges, heads, 1)
+            ws = sp.workspace(s, 0, dev)
+            t_spart = cuda_time(lambda: sp.forward(s, scores, out, ws), args.repeat)
+            t_copy = cuda_time(lambda: out.copy_(scores), args.repeat)
+            moved = 2 * edges * heads * 4
+            rate = moved / (t_copy * 1e-3)
+            floor = (moved + 8 * (rows + 1)) / rate * 1e3
+            t_ptr = cuda_time(lambda: pyg_softmax(scores, ptr=ptr, num_nodes=rows), args.repeat)
+            ref = pyg_softmax(scores, ptr=ptr, num_nodes=rows)
+            sp.forward(s, scores, out, ws)
+            torch.cuda.synchronize()
+            diff = float((ref - out).abs().max())
+            t_index = cuda_time(lambda: pyg_softmax(scores, index, num_nodes=rows), args.repeat)
+            first = pyg_softmax(scores, index, num_nodes=rows)
+            differing = sum(int(not torch.equal(first, pyg_softmax(scores, index, num_nodes=rows)))
+                            for _ in range(3))
+            t_scatter = float("nan")
+            if scatter_softmax is not None:
+                t_scatter = cuda_time(lambda: scatter_softmax(scores, index, dim=0), args.repeat)
+            best = min(t for t in (t_ptr, t_index, t_scatter) if t == t)
+            gpu_rows.append("| %s | %d | %.3f | %.3f | %.0f %% | %.3f | %.3f | %s | %.2fx | %d of 3 "
+                            "| %.1e |" % (name, heads, floor, t_spart, 100 * floor / t_spart, t_ptr,
+                                          t_index, "%.3f" % t_scatter if t_scatter == t_scatter
+                                          else "absent", best / t_spart, differing, diff))
+            write()
+            if heads in (4, 8) and not (name == "Reddit-sized" and heads == 8):
+                width = 64 // heads
+                feats = torch.randn(rows, heads, width, device=dev, dtype=torch.float32)
+                y = torch.empty(rows, heads, width, device=dev, dtype=torch.float32)
+                g = Gather(rows, width, col.data_ptr(), None)
+                wsa = sp.workspace(s, width, dev)
+                t_fused = cuda_time(lambda: sp.aggregate(s, g, scores, feats, y, wsa), args.repeat)
+
+                def unfused():
+                    sp.forward(s, scores, out, ws)
+                    msg = out.unsqueeze(-1) * feats[col]
+                    return torch.zeros(rows, heads, width, device=dev).index_add_(0, index, msg)
+                t_unfused = cuda_time(unfused, args.repeat)
+                fused_rows.append("| %s | %d | %d | %.3f | %.3f | %.2fx |" % (
+                    name, heads, width, t_fused, t_unfused, t_unfused / t_fused))
+                write()
+            del scores, out, ws
+            torch.cuda.empty_cache()
+        del ptr, counts, index, col
+        torch.cuda.empty_cache()
+    if not args.no_host:
+        name, rows, edges = GRAPHS[0]
+        ptr = power_law_ptr(rows, edges, 7, "cpu")
+        threads = os.cpu_count()
+        torch.set_num_threads(threads)
+        sp.set_threads(threads)
+        for heads in (1, 8):
+            scores = torch.randn(edges, heads, dtype=torch.float32)
+            out = torch.empty_like(scores)
+            s = sp.segments(ptr, edges, heads, 0)
+            ws = sp.workspace(s, 0, "cpu")
+            t_spart = cpu_time(lambda: sp.forward(s, scores, out, ws), args.repeat)
+            t_pyg = cpu_time(lambda: pyg_softmax(scores, ptr=ptr, num_nodes=rows), args.repeat)
+            diff = float((pyg_softmax(scores, ptr=ptr, num_nodes=rows) - out).abs().max())
+            host_rows.append("| %s | %d | %d | %.2f | %.2f | %.2fx | %.1e |" % (
+                name, heads, threads, t_spart, t_pyg, t_pyg / t_spart, diff))
+            write()
+    write()
+
+
+if __name__ == "__main__":
+    main()
