@@ -103,6 +103,7 @@ template <typename V, int HB, int S>
 __device__ void write_gradient(const group_lanes<HB, S> &g, const V *out, const V *grad_out,
                                V *grad, int64_t H, int64_t h, int64_t begin, int64_t n, double dot)
 {
+#pragma unroll 4
     for (int64_t i = g.j; i < n; i += S) {
         const int64_t at = (begin + i) * H + h;
         const double o = (double)out[at], d = __dsub_rn((double)grad_out[at], dot);

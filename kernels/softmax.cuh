@@ -176,6 +176,7 @@ __device__ double chunk_sum(const group_lanes<HB, S> &g, const V *__restrict__ s
 {
     constexpr int A = LANES / S;
     V local = -(V)INFINITY;
+#pragma unroll 4
     for (int64_t i = g.j; i < n; i += S) {
         local = nan_max(local, scores[(begin + i) * H + h]);
     }
@@ -224,6 +225,7 @@ __device__ void write_chunk(const group_lanes<HB, S> &g, const V *scores, V *out
         }
         return;
     }
+#pragma unroll 4
     for (int64_t i = g.j; i < n; i += S) {
         const int64_t at = (begin + i) * H + h;
         double value = kind == ROW_ZERO ? 0.0 : quiet_nan();
