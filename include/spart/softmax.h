@@ -118,8 +118,9 @@ typedef struct spart_softmax_gather {
 /* Bytes of workspace the _workspace forms need for these segments (and,
  * for the aggregation, `width` features a head; 0 for the softmax and its
  * backward). The same size on host and device; it depends on E, H and
- * width only (at most about 24 H (1 + width) E / SPART_SOFTMAX_CHUNK bytes). 0 for
- * a NULL `segments` or invalid sizes. */
+ * width only: 16 H (4 + width) max(1, ceil(E / SPART_SOFTMAX_CHUNK))
+ * bytes (two slots of partial results a chunk's worth of edges). 0 for a
+ * NULL `segments` or invalid sizes. */
 SPART_API size_t spart_softmax_workspace_size(const spart_softmax_segments *segments,
                                               int64_t width);
 
