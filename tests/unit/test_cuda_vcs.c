@@ -97,12 +97,13 @@ static void compare_product(spart_context *context, spart_vcs *host, spart_vcs *
     free(out_device);
 }
 
-/* Every recipe, format, view, side, type and width of one count matrix. */
-static void compare_everything(spart_context *context, int64_t n_rows, int64_t n_cols, int64_t nnz,
-                               const int64_t *rows, const int64_t *cols, const double *values,
-                               int all_widths)
+/* Recipes first_recipe..last_recipe, every format, view, side, type and
+ * width of one count matrix. */
+static void compare_recipes(spart_context *context, int64_t n_rows, int64_t n_cols, int64_t nnz,
+                            const int64_t *rows, const int64_t *cols, const double *values,
+                            int all_widths, int first_recipe, int last_recipe)
 {
-    for (int recipe = 0; recipe <= SPART_VCS_PEARSON; recipe++) {
+    for (int recipe = first_recipe; recipe <= last_recipe; recipe++) {
         for (int format = 0; format < 2; format++) {
             spart_vcs *host = make(context, n_rows, n_cols, nnz, rows, cols, values,
                                    (spart_vcs_recipe)recipe, (spart_vcs_format)format);
@@ -136,6 +137,27 @@ static void compare_everything(spart_context *context, int64_t n_rows, int64_t n
             spart_vcs_free(host);
         }
     }
+}
+
+static void compare_everything(spart_context *context, int64_t n_rows, int64_t n_cols, int64_t nnz,
+                               const int64_t *rows, const int64_t *cols, const double *values,
+                               int all_widths)
+{
+    compare_recipes(context, n_rows, n_cols, nnz, rows, cols, values, all_widths, SPART_VCS_RAW,
+                    SPART_VCS_PEARSON);
+}
+
+/* A small case for compute-sanitizer (SPART_CUDA_TEST_FILTER=small*): two
+ * recipes (g once a run, g an entry) on 37 x 23, widths 1, 16 and 130. */
+static void small_case_equals_the_host(void **state)
+{
+    fixture *f = *state;
+    int64_t nnz, *rows, *cols;
+    double *values;
+    vcs_random_counts(37, 23, 0.3, 5, &nnz, &rows, &cols, &values);
+    compare_recipes(f->context, 37, 23, nnz, rows, cols, values, 0, SPART_VCS_CP10K_LOG1P,
+                    SPART_VCS_PARAFAC2);
+    free(rows), free(cols), free(values);
 }
 
 static void the_fixture_equals_the_host(void **state)
@@ -293,6 +315,7 @@ int main(void)
         cmocka_set_test_filter(filter);
     }
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(small_case_equals_the_host),
         cmocka_unit_test(the_fixture_equals_the_host),
         cmocka_unit_test(wide_indices_equal_the_host),
         cmocka_unit_test(degenerate_shapes_equal_the_host),
