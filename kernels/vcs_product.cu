@@ -30,7 +30,40 @@ template <typename T> __device__ __forceinline__ double load_x(const T *x, int64
     return (double)__ldg(x + at);
 }
 
-template <typename T, typename Offset, typename Index>
+/* A full pass of 16 columns of a row of X in unit stride, read as four
+ * float4 (or eight double2) where the row is 16-byte aligned. */
+template <typename T>
+__device__ __forceinline__ void fma_full_pass(const T *row, double delta, double *acc);
+
+template <>
+__device__ __forceinline__ void fma_full_pass<float>(const float *row, double delta, double *acc)
+{
+    const float4 *quad = (const float4 *)row;
+#pragma unroll
+    for (int v = 0; v < 4; v++) {
+        const float4 four = __ldg(quad + v);
+        acc[4 * v + 0] = __fma_rn(delta, (double)four.x, acc[4 * v + 0]);
+        acc[4 * v + 1] = __fma_rn(delta, (double)four.y, acc[4 * v + 1]);
+        acc[4 * v + 2] = __fma_rn(delta, (double)four.z, acc[4 * v + 2]);
+        acc[4 * v + 3] = __fma_rn(delta, (double)four.w, acc[4 * v + 3]);
+    }
+}
+
+template <>
+__device__ __forceinline__ void fma_full_pass<double>(const double *row, double delta, double *acc)
+{
+    const double2 *pair = (const double2 *)row;
+#pragma unroll
+    for (int v = 0; v < 8; v++) {
+        const double2 two = __ldg(pair + v);
+        acc[2 * v + 0] = __fma_rn(delta, two.x, acc[2 * v + 0]);
+        acc[2 * v + 1] = __fma_rn(delta, two.y, acc[2 * v + 1]);
+    }
+}
+
+/* aligned: X has unit column stride and 16-byte aligned rows, so full
+ * passes read vectors (the same fma, in the same order). */
+template <typename T, typename Offset, typename Index, bool aligned>
 __global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_stats st,
                               int64_t width, const T *__restrict__ x, int64_t x_row_stride,
                               int64_t x_col_stride, T *__restrict__ z, int64_t z_row_stride,
@@ -98,10 +131,14 @@ __global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_sta
                                                   major_scale);
                 }
                 const T *row = x + k * x_row_stride + c0 * x_col_stride;
+                if (aligned && columns == columns_a_pass) {
+                    fma_full_pass<T>(row, delta, acc);
+                } else {
 #pragma unroll
-                for (int q = 0; q < columns_a_pass; q++) {
-                    if (q < columns) {
-                        acc[q] = __fma_rn(delta, load_x(row, q * x_col_stride), acc[q]);
+                    for (int q = 0; q < columns_a_pass; q++) {
+                        if (q < columns) {
+                            acc[q] = __fma_rn(delta, load_x(row, q * x_col_stride), acc[q]);
+                        }
                     }
                 }
             }
@@ -207,9 +244,13 @@ cudaError_t product(const spart_vcs_kernel_grouping *gr, const spart_vcs_kernel_
     const int64_t slices_a_block = (spart_launch::threads_per_block / 32) * (32 / gr->group_size);
     int64_t blocks = (gr->n_major + slices_a_block - 1) / slices_a_block;
     blocks = blocks < 65535 * 16 ? blocks : 65535 * 16;
-    return spart_launch::launch(gather_kernel<T, Offset, Index>, dim3((unsigned)blocks), stream,
-                                *gr, *st, p->width, x, p->x_row_stride, p->x_col_stride, z,
-                                p->z_row_stride, p->z_col_stride, (const double *)rank1);
+    const bool aligned = p->x_col_stride == 1 && (uintptr_t)x % 16 == 0 &&
+                         ((size_t)p->x_row_stride * sizeof(T)) % 16 == 0;
+    auto kernel =
+        aligned ? gather_kernel<T, Offset, Index, true> : gather_kernel<T, Offset, Index, false>;
+    return spart_launch::launch(kernel, dim3((unsigned)blocks), stream, *gr, *st, p->width, x,
+                                p->x_row_stride, p->x_col_stride, z, p->z_row_stride,
+                                p->z_col_stride, (const double *)rank1);
 }
 
 template <typename T>
