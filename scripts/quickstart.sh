@@ -56,8 +56,19 @@ if ((${#missing[@]})); then
         exit 1
     fi
     echo "quickstart: installing ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # A fresh cloud machine often runs apt at boot (unattended upgrades):
+    # wait for its locks, up to 10 minutes, instead of failing. apt-get
+    # waits for dpkg's lock itself (DPkg::Lock::Timeout); `update` is
+    # retried while the lists are locked.
+    wait_lock=(-o DPkg::Lock::Timeout=600)
+    for attempt in $(seq 60); do
+        apt-get "${wait_lock[@]}" update -qq && break
+        ((attempt < 60)) || exit 1
+        echo "quickstart: apt is busy (another apt or dpkg holds its lock); waiting"
+        sleep 10
+    done
+    DEBIAN_FRONTEND=noninteractive apt-get "${wait_lock[@]}" install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null
 fi
 
 # ---- build -----------------------------------------------------------------------

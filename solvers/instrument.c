@@ -339,13 +339,19 @@ static spart_status build_weights(spart_context *context, const spart_instrument
     double *factor = spart_mart_alloc_doubles(context, 2 * scene_size);
     spart_status status = SPART_OK;
     if (mapped == NULL || sensor == NULL || factor == NULL) {
+        /* name the allocation that failed, with its own size */
+        const char *what = mapped == NULL   ? "the mapped scene vertices"
+                           : sensor == NULL ? "the sensor's vertices"
+                                            : "the unit factors of the scene";
+        size_t count = mapped == NULL   ? 2 * mapped_count
+                       : sensor == NULL ? 2 * sensor_count
+                                        : 2 * scene_size;
         spart_context_free_memory(context, mapped);
         spart_context_free_memory(context, sensor);
         spart_context_free_memory(context, factor);
         return spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
-                                       "instrument: could not allocate the mapped grids "
-                                       "(%zu values)",
-                                       2 * mapped_count);
+                                       "instrument: could not allocate %s (%zu values, %.3g GB)",
+                                       what, count, (double)count * sizeof(double) / 1e9);
     }
     if (status == SPART_OK) {
         map_scene_vertices(p, mapped, mapped + mapped_count);

@@ -4,8 +4,10 @@
  */
 #include "cli_run.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Set by CMake: the examples folder relative to the installed executable's
@@ -70,6 +72,17 @@ int cli_load_config(const cli_options *options, config *cfg)
         snprintf(path, sizeof path, "%s", options->config_path);
     } else if (cli_find_default_config(path, sizeof path, error, sizeof error) != 0) {
         cli_error(options, "%s", error);
+        return EXIT_FAILED;
+    }
+    /* A config file that is not there, or not readable, is a file that
+     * cannot be read (1), not a wrong config (3). */
+    struct stat file_info;
+    if (stat(path, &file_info) != 0 || access(path, R_OK) != 0) {
+        cli_error(options, "cannot read the config file %s: %s", path, strerror(errno));
+        return EXIT_FAILED;
+    }
+    if (S_ISDIR(file_info.st_mode)) {
+        cli_error(options, "cannot read the config file %s: it is a folder", path);
         return EXIT_FAILED;
     }
     if (config_read(path, cfg, error, sizeof error) != 0) {

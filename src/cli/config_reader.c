@@ -92,11 +92,19 @@ static void complain_unknown_key(config_reader *reader, const yaml_node *key_nod
     reader_join(key, sizeof key, name, key_node->text);
     const char *closest = NULL;
     size_t closest_distance = 3; /* suggest only near misses */
+    size_t closest_prefix = 0;
     for (size_t k = 0; allowed[k] != NULL; k++) {
         size_t distance = edit_distance(key_node->text, allowed[k]);
-        if (distance < closest_distance) {
+        /* ties go to the key that starts alike: 'bin' is 'bins', not 'min' */
+        size_t prefix = 0;
+        while (key_node->text[prefix] != '\0' && key_node->text[prefix] == allowed[k][prefix]) {
+            prefix++;
+        }
+        if (distance < closest_distance ||
+            (distance == closest_distance && closest != NULL && prefix > closest_prefix)) {
             closest = allowed[k];
             closest_distance = distance;
+            closest_prefix = prefix;
         }
     }
     char keys[512];

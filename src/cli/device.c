@@ -96,8 +96,9 @@ static int make_psf_on_device(spart_context *context, const spart_instrument *in
 /* An instrument whose PSF is composed by FFT: its own operators (the
  * PSF between the Regridders) on the host, or all of it on the device. */
 static int make_with_psf(spart_context *context, const spart_instrument *instrument,
-                         cli_device requested, spart_mart_operators *operators,
-                         device_operators *made, const char **where, char *error, size_t error_size)
+                         cli_device requested, const char *asked_by,
+                         spart_mart_operators *operators, device_operators *made,
+                         const char **where, char *error, size_t error_size)
 {
     if (spart_instrument_mart_operators(context, instrument, &made->pair, operators) != SPART_OK) {
         snprintf(error, error_size, "%s", spart_context_error(context));
@@ -120,14 +121,15 @@ static int make_with_psf(spart_context *context, const spart_instrument *instrum
     }
     char reason[512];
     snprintf(reason, sizeof reason, "%s", error);
-    snprintf(error, error_size, "--device cuda: %s", reason);
+    snprintf(error, error_size, "%s: %s", asked_by, reason);
     return -1;
 }
 
 int device_operators_make(spart_context *context, const spart_mart_regridder_pair *host,
                           const spart_instrument *instrument, cli_device requested,
-                          spart_mart_operators *operators, device_operators **made,
-                          const char **where, char *error, size_t error_size)
+                          const char *asked_by, spart_mart_operators *operators,
+                          device_operators **made, const char **where, char *error,
+                          size_t error_size)
 {
     *made = calloc(1, sizeof **made);
     if (*made == NULL) {
@@ -136,7 +138,7 @@ int device_operators_make(spart_context *context, const spart_mart_regridder_pai
     }
     (*made)->context = context;
     if (instrument != NULL && spart_instrument_psf(instrument) != NULL) {
-        if (make_with_psf(context, instrument, requested, operators, *made, where, error,
+        if (make_with_psf(context, instrument, requested, asked_by, operators, *made, where, error,
                           error_size) != 0) {
             device_operators_free(*made);
             *made = NULL;
@@ -169,7 +171,7 @@ int device_operators_make(spart_context *context, const spart_mart_regridder_pai
     }
     char reason[512];
     snprintf(reason, sizeof reason, "%s", error);
-    snprintf(error, error_size, "--device cuda: %s", reason);
+    snprintf(error, error_size, "%s: %s", asked_by, reason);
     device_operators_free(*made);
     *made = NULL;
     return -1;

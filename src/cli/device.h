@@ -30,11 +30,14 @@ typedef struct device_operators device_operators;
  * as an instrument gives them or as loaded) on `requested` (host, cuda or
  * auto) into *operators; *made holds what they need (free it with
  * device_operators_free after the solve) and *where names the place
- * ("host", "cuda device 0"). Returns 0, or -1 with a sentence. */
+ * ("host", "cuda device 0"). `asked_by` names the setting that asked for
+ * cuda in the sentence of a failure ("--device cuda", or the config's
+ * "solver.device: cuda"). Returns 0, or -1 with a sentence. */
 int device_operators_make(spart_context *context, const spart_mart_regridder_pair *host,
                           const spart_instrument *instrument, cli_device requested,
-                          spart_mart_operators *operators, device_operators **made,
-                          const char **where, char *error, size_t error_size);
+                          const char *asked_by, spart_mart_operators *operators,
+                          device_operators **made, const char **where, char *error,
+                          size_t error_size);
 
 /* The observations where the operators work: `observed` itself on the
  * host, a device copy (owned by `made`) on a device; NULL with a sentence

@@ -175,8 +175,10 @@ static int read_shape(fitsfile *file, int *ndim, int64_t dims[], int *status)
     return *status != 0 ? -1 : 0;
 }
 
-int fits_cube_read(const char *path, const int64_t dims[3], const char *what, double *values,
-                   char *error, size_t error_size)
+/* Open `path` and check its structure and its primary array's shape:
+ * 0 with *opened open, or -1 / 1 as fits_cube_read with the sentence. */
+static int open_cube(const char *path, const int64_t dims[3], const char *what, fitsfile **opened,
+                     char *error, size_t error_size)
 {
     int status = 0;
     fitsfile *file = NULL;
@@ -230,9 +232,38 @@ int fits_cube_read(const char *path, const int64_t dims[3], const char *what, do
         fits_clear_errmsg();
         return 1;
     }
+    *opened = file;
+    return 0;
+}
+
+int fits_cube_check(const char *path, const int64_t dims[3], const char *what, char *error,
+                    size_t error_size)
+{
+    fitsfile *file = NULL;
+    int result = open_cube(path, dims, what, &file, error, error_size);
+    if (result == 0) {
+        int status = 0;
+        fits_close_file(file, &status);
+        fits_clear_errmsg();
+    }
+    return result;
+}
+
+int fits_cube_read(const char *path, const int64_t dims[3], const char *what, double *values,
+                   char *error, size_t error_size)
+{
+    fitsfile *file = NULL;
+    int result = open_cube(path, dims, what, &file, error, error_size);
+    if (result != 0) {
+        return result;
+    }
+    int status = 0;
     LONGLONG count = (LONGLONG)(dims[0] * dims[1] * dims[2]);
     int any_null = 0;
-    double null_value = NAN;
+    /* 0: no "null" values. CFITSIO would otherwise turn every IEEE special
+     * value, +inf included, into the null value, and an observation of
+     * +inf would be called NaN. */
+    double null_value = 0.0;
     fits_read_img(file, TDOUBLE, 1, count, &null_value, values, &any_null, &status);
     if (status != 0) {
         char sentence[512];

@@ -57,4 +57,9 @@ int fits_cube_write(const char *path, const char *display_path, const cube *data
 int fits_cube_read(const char *path, const int64_t dims[3], const char *what, double *values,
                    char *error, size_t error_size);
 
+/* fits_cube_read's checks without reading the values: whether `path` can
+ * be read and holds an array of `dims`, before any long work. */
+int fits_cube_check(const char *path, const int64_t dims[3], const char *what, char *error,
+                    size_t error_size);
+
 #endif /* SPART_CLI_FITS_CUBE_H */

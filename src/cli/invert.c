@@ -11,6 +11,7 @@
 #include "cli_run.h"
 #include "device.h"
 #include "observations.h"
+#include "fits_cube.h"
 #include "output_files.h"
 #include "pictures.h"
 #include "problem.h"
@@ -31,6 +32,7 @@ typedef struct inversion {
     const char *where;
     spart_mart_result *result;
     char error[CONFIG_ERROR_LENGTH + 512];
+    char device_setting[CONFIG_PATH_LENGTH + 64]; /* what asked for cuda, for sentences */
 } inversion;
 
 static void inversion_free(inversion *run)
@@ -59,11 +61,42 @@ static int prepare_outputs(const cli_options *options, inversion *run)
     return EXIT_DONE;
 }
 
+/* The input files' shapes against the grids, before the operators take
+ * their seconds: a wrong scene file is said at once. */
+static int check_input_files(const config *cfg, const problem *made, char *error, size_t error_size)
+{
+    char sentence[CONFIG_ERROR_LENGTH];
+    int result = 0;
+    if (cfg->scene.kind == SCENE_FILE) {
+        int64_t dims[3] = {made->num_wavelength, made->num_scene_x, made->num_scene_y};
+        result = fits_cube_check(cfg->scene.file, dims, "wavelength x scene_x x scene_y", sentence,
+                                 sizeof sentence);
+        if (result != 0) {
+            config_error_at(cfg, cfg->scene.file_position, "scene.file", error, error_size, "%s",
+                            sentence);
+            return result;
+        }
+    }
+    if (cfg->observations.kind == OBSERVATIONS_FILE) {
+        int64_t dims[3] = {made->num_channel, made->num_sensor_x, made->num_sensor_y};
+        result = fits_cube_check(cfg->observations.file, dims, "channel x sensor_x x sensor_y",
+                                 sentence, sizeof sentence);
+        if (result != 0) {
+            config_error_at(cfg, cfg->observations.file_position, "observations.file", error,
+                            error_size, "%s", sentence);
+        }
+    }
+    return result;
+}
+
 /* The grids and the operators, built or loaded. */
 static int make_problem(const cli_options *options, inversion *run)
 {
     int result =
         problem_make_grids(run->context, &run->cfg, &run->made, run->error, sizeof run->error);
+    if (result == 0) {
+        result = check_input_files(&run->cfg, &run->made, run->error, sizeof run->error);
+    }
     if (result == 0) {
         result = problem_make_operators(run->context, &run->cfg, &run->made, &run->report,
                                         run->error, sizeof run->error);
@@ -102,14 +135,35 @@ static int make_data(const cli_options *options, inversion *run)
     return EXIT_DONE;
 }
 
+/* A channel whose observed images are all zero drives MART's scene to zero
+ * (every update multiplies by a power of 0 / prediction), as in ctis: say
+ * so before solving. */
+static void warn_of_empty_channels(const cli_options *options, const inversion *run)
+{
+    int64_t pixels = run->made.image_size;
+    for (int64_t c = 0; c < run->made.num_channel; c++) {
+        const double *image = run->observed + c * pixels;
+        int64_t k = 0;
+        while (k < pixels && image[k] == 0.0) {
+            k++;
+        }
+        if (k == pixels) {
+            fprintf(stderr,
+                    "%s: warning: the observed images of channel %lld are all zero: MART will "
+                    "drive the scene to zero (as ctis does)\n",
+                    options->program, (long long)c);
+        }
+    }
+}
+
 static int solve(const cli_options *options, inversion *run)
 {
     spart_mart_regridder_pair pair = {problem_forward(&run->made), problem_backward(&run->made),
                                       run->made.num_channel, run->cfg.instrument.quantum_yield,
                                       run->cfg.instrument.read_noise};
     if (device_operators_make(run->context, &pair, run->made.instrument, options->device,
-                              &run->operators, &run->device, &run->where, run->error,
-                              sizeof run->error) != 0) {
+                              run->device_setting, &run->operators, &run->device, &run->where,
+                              run->error, sizeof run->error) != 0) {
         cli_error(options, "%s", run->error);
         return EXIT_FAILED;
     }
@@ -122,6 +176,7 @@ static int solve(const cli_options *options, inversion *run)
     mart.max_iterations = run->cfg.solver.max_iterations;
     mart.callback = progress_mart_callback;
     mart.callback_user = &run->report;
+    warn_of_empty_channels(options, run);
     if (run->report.enabled) {
         printf("running MART on the %s\n", run->where);
     }
@@ -220,6 +275,35 @@ static int interrupted_at_exit(const cli_options *options, const inversion *run,
     return code;
 }
 
+/* How the run ended, in plain words, and the merit of the state written
+ * (chi2[last] is the merit of the state at the start of the last
+ * iteration: the solution when the rule stopped the run; after
+ * max_iterations the solution is the state after the last update, whose
+ * merit was not measured). */
+static void describe_outcome(const inversion *run, double last, char *text, size_t size)
+{
+    const config_solver *solver = &run->cfg.solver;
+    if (!spart_mart_result_success(run->result)) {
+        snprintf(text, size,
+                 "%.4g before the last update; stopped after max_iterations without meeting "
+                 "the stopping rule (the solution written is the state after that update)",
+                 last);
+    } else if (solver->stop_rule == SPART_MART_STOP_THRESHOLD) {
+        snprintf(text, size,
+                 "%.4g for the solution written; stopped because the merit fell by less than "
+                 "%g in the last iteration",
+                 last, solver->threshold);
+    } else if (solver->stop_rule == SPART_MART_STOP_TARGET) {
+        snprintf(text, size,
+                 "%.4g for the solution written; stopped because the merit reached the "
+                 "target %g",
+                 last, solver->target);
+    } else {
+        snprintf(text, size, "%.4g before the last update; ran the %lld iterations asked for", last,
+                 (long long)solver->max_iterations);
+    }
+}
+
 static void print_summary(const cli_options *options, const inversion *run, double seconds)
 {
     if (options->quiet) {
@@ -244,9 +328,11 @@ static void print_summary(const cli_options *options, const inversion *run, doub
            (long long)made->num_sensor_x, (long long)made->num_sensor_y,
            (long long)spart_regridder_num_entries(problem_forward(made)),
            (long long)spart_regridder_num_entries(problem_backward(made)));
-    printf("  MART on the %s: %lld iterations, merit %.4g -> %.4g, gamma %g: %s\n", run->where,
-           (long long)iterations, first, last, spart_mart_result_gamma(result),
-           spart_mart_result_message(result));
+    char outcome[256];
+    describe_outcome(run, last, outcome, sizeof outcome);
+    printf("  MART on the %s: %lld iterations, gamma %g; merit (mean chi^2) %.4g at the start, "
+           "%s\n",
+           run->where, (long long)iterations, spart_mart_result_gamma(result), first, outcome);
     if (run->truth != NULL) {
         printf("  correlation of the solution with the true scene: %.4f\n",
                scene_correlation(run->truth, spart_mart_result_solution(result), made->scene_size));
@@ -275,6 +361,12 @@ int cli_invert(const cli_options *options)
     if (code == EXIT_DONE) {
         apply_options(options, &run->cfg);
         effective.device = cli_effective_device(options, &run->cfg);
+        if (options->device != CLI_DEVICE_UNSET) {
+            snprintf(run->device_setting, sizeof run->device_setting, "--device cuda");
+        } else {
+            snprintf(run->device_setting, sizeof run->device_setting, "%s: solver.device: cuda",
+                     run->cfg.path);
+        }
         progress_init(&run->report, options->quiet);
         code = cli_make_context(&effective, &run->context);
     }

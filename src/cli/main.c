@@ -11,15 +11,35 @@
 #include "cli.h"
 #include "spart.h"
 
-static const char exit_codes_text[] =
-    "exit codes:\n"
-    "  0    done (for invert: MART met its stopping rule)\n"
-    "  1    failed: a spart error, a file that cannot be read or written, no CUDA device\n"
-    "  2    wrong command line\n"
-    "  3    wrong config file (the message gives file:line:column and the key)\n"
-    "  4    an output file exists: nothing was written (give --overwrite, or --output DIR)\n"
-    "  5    MART ended without meeting its stopping rule (outputs are written)\n"
-    "  130  interrupted (Ctrl-C or SIGTERM): no partial file is left behind\n";
+/* The exit codes, and the commands that can end with each (a command's
+ * --help lists its own only). */
+enum { USED_BY_INVERT = 1, USED_BY_BUILD = 2, USED_BY_INFO = 4, USED_BY_ALL = 7 };
+static const struct {
+    const char *line;
+    int used_by;
+} exit_codes[] = {
+    {"  0    done (for invert: MART met its stopping rule)\n", USED_BY_ALL},
+    {"  1    failed: a spart error, a file that cannot be read or written, no CUDA device\n",
+     USED_BY_ALL},
+    {"  2    wrong command line\n", USED_BY_ALL},
+    {"  3    wrong config file (the message gives file:line:column and the key)\n",
+     USED_BY_INVERT | USED_BY_BUILD},
+    {"  4    an output file exists: nothing was written (give --overwrite, or --output DIR)\n",
+     USED_BY_INVERT | USED_BY_BUILD},
+    {"  5    MART ended without meeting its stopping rule (outputs are written)\n", USED_BY_INVERT},
+    {"  130  interrupted (Ctrl-C or SIGTERM): no partial file is left behind\n",
+     USED_BY_INVERT | USED_BY_BUILD},
+};
+
+static void print_exit_codes(int used_by)
+{
+    fputs("exit codes:\n", stdout);
+    for (size_t k = 0; k < sizeof exit_codes / sizeof exit_codes[0]; k++) {
+        if (exit_codes[k].used_by & used_by) {
+            fputs(exit_codes[k].line, stdout);
+        }
+    }
+}
 
 static const char main_help[] =
     "usage: spart <command> [options]\n"
@@ -141,12 +161,13 @@ typedef struct command {
     int takes_outputs; /* --output, --overwrite, --threads, --quiet */
     int positional_required;
     const char *positional_name;
+    int used_by; /* its exit codes: USED_BY_* */
 } command;
 
 static const command commands[] = {
-    {"invert", invert_help, cli_invert, 1, 1, 0, "CONFIG.yaml"},
-    {"build", build_help, cli_build, 0, 1, 1, "CONFIG.yaml"},
-    {"info", info_help, cli_info, 0, 0, 1, "FILE.fits"},
+    {"invert", invert_help, cli_invert, 1, 1, 0, "CONFIG.yaml", USED_BY_INVERT},
+    {"build", build_help, cli_build, 0, 1, 1, "CONFIG.yaml", USED_BY_BUILD},
+    {"info", info_help, cli_info, 0, 0, 1, "FILE.fits", USED_BY_INFO},
 };
 
 static int usage_error(const cli_options *options, const char *format, const char *detail)
@@ -250,7 +271,7 @@ static int run_command(const command *which, int argc, char **argv, cli_options 
         if (strcmp(argument, "--help") == 0 || strcmp(argument, "-h") == 0) {
             fputs(which->help, stdout);
             fputs("\n", stdout);
-            fputs(exit_codes_text, stdout);
+            print_exit_codes(which->used_by);
             return EXIT_DONE;
         }
         if (strcmp(argument, "--version") == 0) {
@@ -292,7 +313,7 @@ int main(int argc, char **argv)
     if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0 || strcmp(first, "help") == 0) {
         fputs(main_help, stdout);
         fputs("\n", stdout);
-        fputs(exit_codes_text, stdout);
+        print_exit_codes(USED_BY_ALL);
         return EXIT_DONE;
     }
     if (strcmp(first, "--version") == 0) {

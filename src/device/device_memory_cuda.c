@@ -34,6 +34,26 @@ spart_status spart_device_check_exists(spart_context *context, int device)
     cudaError_t error = cudaGetDeviceCount(&count);
     if (error != cudaSuccess) {
         (void)cudaGetLastError(); /* not sticky: leave no error behind */
+        /* The runtime says "insufficient driver" also when there is no
+         * driver at all: tell the two apart by the driver's version (0:
+         * none installed). */
+        int driver = 0;
+        int runtime = 0;
+        (void)cudaDriverGetVersion(&driver);
+        (void)cudaRuntimeGetVersion(&runtime);
+        if (error == cudaErrorInsufficientDriver && driver == 0) {
+            return spart_fail(context, SPART_ERROR_NO_DEVICE,
+                              "no CUDA device can be used: no NVIDIA driver is installed "
+                              "(libcuda was not found)");
+        }
+        if (error == cudaErrorInsufficientDriver) {
+            return spart_fail(context, SPART_ERROR_NO_DEVICE,
+                              "no CUDA device can be used: the NVIDIA driver supports CUDA "
+                              "%d.%d, older than the CUDA %d.%d runtime spart was built with "
+                              "(update the driver)",
+                              driver / 1000, driver % 1000 / 10, runtime / 1000,
+                              runtime % 1000 / 10);
+        }
         return spart_fail(context, SPART_ERROR_NO_DEVICE,
                           "no CUDA device is visible (cudaGetDeviceCount: %s)",
                           cudaGetErrorString(error));

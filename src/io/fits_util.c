@@ -66,6 +66,23 @@ spart_status spart_fits_fail_reading(const spart_fits_io *io, const char *doing,
 
 spart_status spart_fits_fail_writing(const spart_fits_io *io, const char *doing, int fits_status)
 {
+    /* A full disk or a size limit: the system's reason first, in words,
+     * and only CFITSIO's status after it (its stack of messages would push
+     * the reason past the end of the sentence). Only these errno values
+     * are trusted here: they come from writes alone. */
+    int reason = errno;
+    if (reason == ENOSPC || reason == EFBIG
+#ifdef EDQUOT
+        || reason == EDQUOT
+#endif
+    ) {
+        char text[FLEN_STATUS];
+        fits_get_errstatus(fits_status, text);
+        fits_clear_errmsg();
+        return spart_fail(io->context, SPART_ERROR_IO,
+                          "could not save %s to %s: %s: %s (CFITSIO %d, %s)", io->noun, io->path,
+                          doing, strerror(reason), fits_status, text);
+    }
     char message[SPART_FITS_MESSAGE_LENGTH];
     spart_fits_message(fits_status, message, sizeof message);
     return spart_fail(io->context, SPART_ERROR_IO, "could not save %s to %s: %s: %s", io->noun,
@@ -243,6 +260,7 @@ static spart_status write_and_place(spart_fits_io *io, const char *temporary, in
                                     spart_fits_writer write, const void *object)
 {
     int fits_status = 0;
+    errno = 0; /* spart_fits_fail_writing reads the reason of a failed write */
     fits_create_diskfile(&io->file, temporary, &fits_status);
     if (fits_status != 0) {
         io->file = NULL;

@@ -50,14 +50,15 @@ card() {
     grep -qaF -- "$3" "$1" || fail "card: '$2' not found in $1"
 }
 
-# double_at FILE INDEX HEX: the INDEX-th value of the last data block of a
-# spart cube (its data fit one 2880-byte block) set to the big-endian HEX.
+# double_at FILE INDEX HEX: the INDEX-th value of the primary array of a
+# spart cube (after its header's END card, rounded up to a 2880-byte block)
+# set to the big-endian HEX.
 double_at() {
-    local size offset
-    size=$(stat -c %s "$1")
-    offset=$((size - 2880 + 8 * $2))
-    HEX=$3 OFFSET=$offset perl -e 'open(my $f, "+<", $ARGV[0]) or die; binmode $f;
-        seek($f, $ENV{OFFSET}, 0); print $f pack("H16", $ENV{HEX}); close $f' "$1"
+    HEX=$3 INDEX=$2 perl -e 'open(my $f, "+<", $ARGV[0]) or die; binmode $f;
+        my $at = 0; my $card;
+        while (read($f, $card, 80) == 80) { $at += 80; last if $card =~ /^END {5}/; }
+        $at = int(($at + 2879) / 2880) * 2880 + 8 * $ENV{INDEX};
+        seek($f, $at, 0); print $f pack("H16", $ENV{HEX}); close $f' "$1"
 }
 
 # operators/ from `spart build` and reuse.yaml that loads them (with the
@@ -144,6 +145,78 @@ interrupt_late)
         [[ $code -eq 130 ]] || fail "SIGINT before $step: exit $code, expected 130"
         holds stderr.txt "interrupted"
     done
+    ;;
+
+messages)
+    # 8, 9, 10: sentences that lost or bent the cause.
+    sed 's/bins: 4}/bin: 4}/' "$small" >bin.yaml
+    run 3 invert bin.yaml --output out
+    holds stderr.txt "did you mean 'bins'?"
+    # a missing config file cannot be read (1), it is not a wrong one (3)
+    run 1 invert missing.yaml --output out
+    holds stderr.txt "cannot read the config file missing.yaml: No such file or directory"
+    # a missing scene file: the system's reason, not CFITSIO's text
+    sed 's/^  gaussians: {background: 0.01}$/  file: missing.fits/' "$small" >missing-scene.yaml
+    run 1 invert missing-scene.yaml --output out
+    holds stderr.txt "scene.file: cannot read missing.fits: No such file or directory"
+    # an image in an extension: said so, not "a no array array"
+    run 0 build "$small" --output operators --quiet
+    sed 's/^  gaussians: {background: 0.01}$/  file: operators\/weights.fits/' "$small" >extension.yaml
+    run 3 invert extension.yaml --output out
+    holds stderr.txt "has no array in its primary HDU"
+    # an observation of +inf is called inf, not nan
+    run 0 invert "$small" --output first --quiet
+    double_at first/observed.fits 5 7ff0000000000000
+    sed 's|^  synthesize: {seed: 7, noise: false}$|  file: first/observed.fits|' "$small" >inf.yaml
+    run 3 invert inf.yaml --output out
+    holds stderr.txt "value 5 (flat C order) is inf"
+    # a wrong scene shape is said before the operators are built
+    sed 's/bins: 4}/bins: 5}/' "$small" >wrong-grid.yaml
+    sed -i 's/^  gaussians: {background: 0.01}$/  file: first\/truth.fits/' wrong-grid.yaml
+    run 3 invert wrong-grid.yaml --output out
+    if grep -q "building the instrument" stdout.txt; then
+        fail "the operators were built before the scene file's shape was checked"
+    fi
+    [[ ! -e out ]] || fail "a failed run left the output folder out/"
+    # a huge sensor: the allocation that failed, with its own size
+    sed 's/sensor: {pixels_x: 32, pixels_y: 16}/sensor: {pixels_x: 1000000, pixels_y: 1000000}/' \
+        "$small" >huge-sensor.yaml
+    run 1 invert huge-sensor.yaml --output out
+    holds stderr.txt "could not allocate the sensor's vertices (2000004000002 values"
+    # a save of the library that fails on a full disk (files limited to
+    # 8 KiB here): the system's reason, not CFITSIO's stack cut short
+    (
+        trap '' XFSZ
+        ulimit -f 8
+        "$spart" build "$small" --output full --quiet >stdout.txt 2>stderr.txt
+        echo $? >code.txt
+    )
+    [[ $(cat code.txt) -eq 1 ]] || fail "a save to a full disk exited $(cat code.txt), expected 1"
+    holds stderr.txt "forward.fits: closing the file: File too large"
+    # 11: the summary says how the run ended in plain words; a channel
+    # whose observed images are all zero is warned of before solving
+    run 0 invert "$small" --output plain
+    holds stdout.txt "for the solution written; stopped because the merit fell by less than 0.001"
+    ! grep -q "Achieved merit" stdout.txt || fail "the summary still words the stop as ctis"
+    run 0 invert "$small" --output zero --quiet
+    perl -e 'open(my $f, "+<", $ARGV[0]) or die; binmode $f; my ($at, $card) = (0, "");
+        while (read($f, $card, 80) == 80) { $at += 80; last if $card =~ /^END {5}/; }
+        seek($f, int(($at + 2879) / 2880) * 2880, 0); print $f "\0" x (8 * 32 * 16)' \
+        zero/observed.fits
+    sed 's|^  synthesize: {seed: 7, noise: false}$|  file: zero/observed.fits|' "$small" >zero.yaml
+    "$spart" invert zero.yaml --output zero-run --quiet >stdout.txt 2>stderr.txt
+    holds stderr.txt "warning: the observed images of channel 0 are all zero"
+    # cuda asked for by the config, not by --device: the sentence names the config
+    sed 's/^  gamma: 1.0$/  gamma: 1.0\n  device: cuda/' "$small" >cuda.yaml
+    "$spart" invert cuda.yaml --output cuda >stdout.txt 2>stderr.txt
+    code=$?
+    if [[ $code -ne 0 ]]; then
+        [[ $code -eq 1 ]] || fail "device: cuda in the config exited $code, expected 0 or 1"
+        holds stderr.txt "cuda.yaml: solver.device: cuda: "
+        ! grep -q -- "--device" stderr.txt || fail "the sentence names --device, which was not given"
+        ! grep -qi "driver version is insufficient" stderr.txt ||
+            fail "no driver is not an old driver: $(cat stderr.txt)"
+    fi
     ;;
 
 *)

@@ -57,8 +57,17 @@ help_and_version)
     for command in invert build info; do
         run 0 $command --help
         holds stdout.txt "usage: spart $command"
+        holds stdout.txt "1    failed"
+    done
+    # each command lists only the exit codes it can end with
+    for command in invert build; do
+        run 0 $command --help
         holds stdout.txt "4    an output file exists"
     done
+    run 0 info --help
+    ! grep -qE "^  (3|4|5|130) " stdout.txt || fail "info --help lists codes info never uses"
+    run 0 build --help
+    ! grep -qE "^  5 " stdout.txt || fail "build --help lists code 5 (MART)"
     run 0 --version
     grep -qE '^spart [0-9]+\.[0-9]+\.[0-9]+$' stdout.txt || fail "--version printed: $(cat stdout.txt)"
     run 2
@@ -132,10 +141,16 @@ reuse_operators)
     cmp -s first/predicted.fits second/predicted.fits || fail "the predicted images differ"
     [[ ! -e second/observed.fits ]] || fail "observations read from a file were copied"
     # Operators of other grids are refused, pointing at the key.
-    sed 's|sensor: {pixels_x: 32, pixels_y: 16}|sensor: {pixels_x: 30, pixels_y: 16}|' \
+    sed 's|scene_x: {min: -10, max: 10, cells: 8}|scene_x: {min: -10, max: 10, cells: 9}|' \
         reuse.yaml >other-grid.yaml
     run 3 invert other-grid.yaml --output third
-    holds stderr.txt "other-grid.yaml:15:14: instrument.operators: forward.fits maps 1x4x8x8 values to 2x1x32x16, but the config's grids need 1x4x8x8 to 2x1x30x16"
+    holds stderr.txt "other-grid.yaml:15:14: instrument.operators: forward.fits maps 1x4x8x8 values to 2x1x32x16, but the config's grids need 1x4x9x8 to 2x1x32x16"
+    # Another sensor: the observations file no longer fits, said first
+    # (input files are checked before any operator is built or loaded).
+    sed 's|sensor: {pixels_x: 32, pixels_y: 16}|sensor: {pixels_x: 30, pixels_y: 16}|' \
+        reuse.yaml >other-sensor.yaml
+    run 3 invert other-sensor.yaml --output third
+    holds stderr.txt "observations.file: first/observed.fits holds a 2x32x16 array (NumPy order), but the config's grid needs 2x30x16"
     ;;
 
 not_converged)
@@ -214,7 +229,7 @@ example_default)
     # `spart invert` with no config runs the shipped examples/ideal-ctis.yaml.
     run 0 invert --output example --threads 2
     holds stdout.txt "spart invert $source_dir/examples/ideal-ctis.yaml"
-    holds stdout.txt "Achieved merit less than 0.001."
+    holds stdout.txt "stopped because the merit fell by less than 0.001 in the last iteration"
     for file in solution.fits predicted.fits observed.fits truth.fits history.csv scene.png \
         images.png merit.png; do
         [[ -s example/$file ]] || fail "example/$file was not written"
@@ -225,7 +240,7 @@ example_default)
 example_psf)
     # The shipped config with a PSF (composed by FFT), at full size.
     run 0 invert "$source_dir/examples/ideal-ctis-psf.yaml" --output example-psf --threads 2
-    holds stdout.txt "Achieved merit less than 0.001."
+    holds stdout.txt "stopped because the merit fell by less than 0.001 in the last iteration"
     for file in solution.fits predicted.fits history.csv scene.png; do
         [[ -s example-psf/$file ]] || fail "example-psf/$file was not written"
     done
@@ -240,7 +255,7 @@ example_psf)
         holds stderr.txt "spart invert: --device cuda: "
     else
         holds stdout.txt "MART on the cuda device"
-        holds stdout.txt "Achieved merit less than 0.001."
+        holds stdout.txt "stopped because the merit fell by less than 0.001 in the last iteration"
     fi
     ;;
 

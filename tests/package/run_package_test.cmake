@@ -1,10 +1,13 @@
 # run_package_test.cmake: prove that an installed spart can be used.
 #
 # Installs the build tree into a fresh prefix, then builds and runs the
-# consumer in this folder (main.c) twice: as a CMake project that calls
-# find_package(spart) and links spart::spart, and with a plain compiler call
-# whose flags come from `pkg-config --cflags --libs spart`. Any failing step
-# stops the script with its command and output (and so fails the test).
+# consumer in this folder (main.c) and the installed C example twice: as a
+# C-only CMake project that calls find_package(spart) and links spart::spart
+# (SPART_LINKAGE=shared) or spart::spart_static (static), and with a plain
+# compiler call whose flags come from `pkg-config --cflags --libs spart`
+# (with --static for static). The installed `spart` command, when built,
+# must run from the prefix without LD_LIBRARY_PATH (its rpath). Any failing
+# step stops the script with its command and output (and so fails the test).
 #
 # Run as `cmake -D<variable>=<value> ... -P run_package_test.cmake` with:
 #   SPART_BUILD_DIR       the built spart tree to install
@@ -18,6 +21,7 @@
 #   SPART_EXTRA_FLAGS     compile and link flags the library needs from its
 #                         users (the sanitizers), space-separated (optional)
 #   PKG_CONFIG_EXECUTABLE pkg-config
+#   SPART_LINKAGE         shared (default) or static
 
 cmake_minimum_required(VERSION 3.25)
 
@@ -49,6 +53,16 @@ function(expect_version what output)
   message(STATUS "${what}: ${output}")
 endfunction()
 
+if(NOT DEFINED SPART_LINKAGE OR SPART_LINKAGE STREQUAL "")
+  set(SPART_LINKAGE shared)
+endif()
+set(static OFF)
+set(pkg_static)
+if(SPART_LINKAGE STREQUAL "static")
+  set(static ON)
+  set(pkg_static --static)
+endif()
+
 set(prefix "${SPART_PACKAGE_WORK}/prefix")
 set(libdir "${prefix}/${SPART_INSTALL_LIBDIR}")
 file(REMOVE_RECURSE "${SPART_PACKAGE_WORK}")
@@ -63,9 +77,21 @@ run_step("installing ${SPART_BUILD_DIR} into ${prefix} (is the library built?)"
          "${CMAKE_COMMAND}" --install "${SPART_BUILD_DIR}" --prefix "${prefix}"
          ${config_arguments})
 
-# ---- 2. find_package(spart) and spart::spart ------------------------------------
+set(example "${prefix}/share/spart/examples/regrid_example.c")
+if(NOT EXISTS "${example}")
+  message(FATAL_ERROR "package test: the C example was not installed as ${example}")
+endif()
+
+# The installed command finds the installed libspart through its rpath.
+if(EXISTS "${prefix}/bin/spart")
+  run_step("running the installed spart --version (its rpath)"
+           "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH "${prefix}/bin/spart" --version)
+endif()
+
+# ---- 2. find_package(spart) and spart::spart or spart::spart_static --------------
 set(consumer_build "${SPART_PACKAGE_WORK}/find_package")
 set(configure_arguments -S "${SPART_PACKAGE_SOURCE}" -B "${consumer_build}"
+    "-DSPART_CONSUMER_STATIC=${static}" "-DSPART_CONSUMER_EXAMPLE=${example}"
     "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${SPART_C_COMPILER}"
     -DCMAKE_BUILD_TYPE=Release
     "-DCMAKE_C_FLAGS=${SPART_EXTRA_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${SPART_EXTRA_FLAGS}")
@@ -94,12 +120,15 @@ find_program(consumer spart_consumer PATHS "${consumer_build}" "${consumer_build
              NO_DEFAULT_PATH NO_CACHE REQUIRED)
 # Linked to the shared library through its build RPATH: no LD_LIBRARY_PATH.
 run_step("running the find_package consumer" "${consumer}")
-expect_version("find_package(spart) consumer" "${step_output}")
+expect_version("find_package(spart) consumer (${SPART_LINKAGE})" "${step_output}")
+find_program(example_program spart_example PATHS "${consumer_build}" "${consumer_build}/Release"
+             NO_DEFAULT_PATH NO_CACHE REQUIRED)
+run_step("running the installed C example built with find_package" "${example_program}")
 
 # ---- 3. pkg-config --cflags --libs spart ------------------------------------------
 set(pkg_environment "PKG_CONFIG_PATH=${libdir}/pkgconfig")
 run_step("pkg-config --cflags --libs spart" "${CMAKE_COMMAND}" -E env "${pkg_environment}"
-         "${PKG_CONFIG_EXECUTABLE}" --cflags --libs spart)
+         "${PKG_CONFIG_EXECUTABLE}" --cflags --libs ${pkg_static} spart)
 string(STRIP "${step_output}" pkg_flags)
 separate_arguments(pkg_flags UNIX_COMMAND "${pkg_flags}")
 separate_arguments(extra_flags UNIX_COMMAND "${SPART_EXTRA_FLAGS}")
@@ -111,11 +140,25 @@ if(NOT pkg_version STREQUAL SPART_VERSION)
                       "the build is ${SPART_VERSION}")
 endif()
 
-set(pkg_consumer "${SPART_PACKAGE_WORK}/pkg-config/spart_consumer")
-file(MAKE_DIRECTORY "${SPART_PACKAGE_WORK}/pkg-config")
-run_step("compiling main.c with the flags of spart.pc"
-         "${SPART_C_COMPILER}" -std=c11 ${extra_flags} "${SPART_PACKAGE_SOURCE}/main.c"
-         -o "${pkg_consumer}" ${pkg_flags})
-run_step("running the pkg-config consumer"
-         "${CMAKE_COMMAND}" -E env "LD_LIBRARY_PATH=${libdir}:$ENV{LD_LIBRARY_PATH}" "${pkg_consumer}")
-expect_version("pkg-config consumer" "${step_output}")
+# Static: the archive itself, so that no libspart.so beside it is chosen.
+if(static)
+  list(TRANSFORM pkg_flags REPLACE "^-lspart$" "${libdir}/libspart.a")
+endif()
+set(pkg_folder "${SPART_PACKAGE_WORK}/pkg-config")
+file(MAKE_DIRECTORY "${pkg_folder}")
+foreach(program spart_consumer regrid_example)
+  if(program STREQUAL "spart_consumer")
+    set(source "${SPART_PACKAGE_SOURCE}/main.c")
+  else()
+    set(source "${example}")
+  endif()
+  run_step("compiling ${source} with the flags of spart.pc (${SPART_LINKAGE})"
+           "${SPART_C_COMPILER}" -std=c11 ${extra_flags} "${source}" -o "${pkg_folder}/${program}"
+           ${pkg_flags})
+  run_step("running the pkg-config ${program}"
+           "${CMAKE_COMMAND}" -E env "LD_LIBRARY_PATH=${libdir}:$ENV{LD_LIBRARY_PATH}"
+           "${pkg_folder}/${program}")
+  if(program STREQUAL "spart_consumer")
+    expect_version("pkg-config consumer (${SPART_LINKAGE})" "${step_output}")
+  endif()
+endforeach()
