@@ -62,6 +62,7 @@ typedef struct row {
 
 static row rows_out[64];
 static int n_rows_out = 0;
+static int only_recipe = -1; /* --recipe K: recipes[K] alone */
 
 static void *to_device(const void *host, size_t bytes)
 {
@@ -269,6 +270,9 @@ static void measure_shape(spart_context *context, cusparseHandle_t sp, cublasHan
     }
     ones = to_device(ones_host, big * sizeof(float));
     for (int r = 0; r < 2; r++) {
+        if (only_recipe >= 0 && r != only_recipe) {
+            continue;
+        }
         const double t1 = bench_seconds();
         spart_vcs *host = NULL, *host_t = NULL;
         CHECK_SPART(context, spart_vcs_create_from_coo(context, n_rows, n_cols, nnz, rows, cols,
@@ -363,12 +367,16 @@ int main(int argc, char **argv)
             markdown = argv[++a];
         } else if (strcmp(argv[a], "--repeat") == 0 && a + 1 < argc) {
             repeat = atoi(argv[++a]);
+        } else if (strcmp(argv[a], "--recipe") == 0 && a + 1 < argc) {
+            only_recipe = atoi(argv[++a]); /* 0 parafac2, 1 cp10k_log1p */
         } else if (strcmp(argv[a], "--large") == 0) {
             large = 1;
         } else if (strcmp(argv[a], "--shape") == 0 && a + 1 < argc) {
             shape = atoi(argv[++a]); /* that shape alone: 0, 1 or 2 */
         } else {
-            fprintf(stderr, "usage: %s [--markdown FILE] [--repeat N] [--shape 0|1|2] [--large]\n",
+            fprintf(stderr,
+                    "usage: %s [--markdown FILE] [--repeat N] [--shape 0|1|2] [--recipe 0|1] "
+                    "[--large]\n",
                     argv[0]);
             return 2;
         }
