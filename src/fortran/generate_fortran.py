@@ -44,7 +44,8 @@ WRAPPERS = ["spart_wrappers_common.inc"] + sorted(
 
 # Structs a Fortran code fills or reads itself: public, with their C names.
 PUBLIC_STRUCTS = {"spart_mart_operators", "spart_mart_regridder_pair",
-                  "spart_mart_regridder_psf", "spart_mart_progress"}
+                  "spart_mart_regridder_psf", "spart_mart_progress",
+                  "spart_permute_block"}
 
 # C callback types a Fortran code may write, and their interface names:
 # a typedef, or a struct's function pointer field (struct.field).
