@@ -71,6 +71,26 @@ if ((${#missing[@]})); then
         "${missing[@]}" >/dev/null
 fi
 
+# The fuzz test (tests/fuzz, label fuzz) needs clang and its libFuzzer
+# runtime (Debian's libclang-rt-NN-dev): optional, so installed only as root
+# for `test`, and a failure here only leaves that test out.
+if [[ $mode == test && $(id -u) -eq 0 ]]; then
+    if ! command -v clang >/dev/null; then
+        echo "quickstart: installing clang (for the fuzz test)"
+        apt-get -o DPkg::Lock::Timeout=600 update -qq || true
+        DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+            --no-install-recommends clang >/dev/null || true
+    fi
+    if command -v clang >/dev/null; then
+        runtime=libclang-rt-$(clang -dumpversion | cut -d. -f1)-dev
+        if apt-cache show "$runtime" >/dev/null 2>&1 &&
+            ! dpkg-query -W -f='${Status}' "$runtime" 2>/dev/null | grep -q "install ok installed"; then
+            DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+                --no-install-recommends "$runtime" >/dev/null || true
+        fi
+    fi
+fi
+
 # ---- build -----------------------------------------------------------------------
 werror=OFF
 [[ $mode == test ]] && werror=ON
