@@ -15,5 +15,11 @@
 #include "spart/instrument.h"
 #include "spart/scene.h"
 #include "spart/psf.h"
+/* The reusable sparse kernels. */
+#include "spart/csr_matrix.h"
+#include "spart/softmax.h"
+#include "spart/vcs.h"
+#include "spart/scoring.h"
+#include "spart/permute.h"
 
 #endif /* SPART_H */
