@@ -34,6 +34,99 @@ using namespace spart_softmax;
 
 /* ---- the forward ---------------------------------------------------------------------------- */
 
+/* Rows of 33 to MEDIUM_EDGES edges: a group of 32 HB threads a row and
+ * head block, S = 32 (thread j is lane j of the order, its edges j, j + 32,
+ * ... in order), each thread keeping its scores and then its terms in
+ * registers, so the row is read once and every exp is computed once. The
+ * lanes' sums meet in shared memory, where every thread of a head runs the
+ * order's tree on the 32 of its head (the same additions in the same
+ * order). A group may span warps: it meets at __syncthreads. */
+constexpr int MEDIUM_CACHE = 16;
+constexpr int64_t MEDIUM_EDGES = (int64_t)LANES * MEDIUM_CACHE;
+
+__device__ __forceinline__ bool medium_row(int64_t n)
+{
+    return n > LANES && n <= MEDIUM_EDGES;
+}
+
+template <typename V, int HB>
+__global__ void forward_medium_rows(rows_view v, const V *scores, V *out)
+{
+    constexpr int T = LANES * HB;
+    constexpr int GROUPS = spart_launch::threads_per_block / T;
+    __shared__ double shared[spart_launch::threads_per_block];
+    const int t = (int)threadIdx.x % T, group = (int)threadIdx.x / T;
+    const int j = t / HB, hl = t % HB;
+    const int64_t blocks = v.heads / HB, items = v.rows * blocks;
+    for (int64_t first = (int64_t)blockIdx.x * GROUPS; first < items;
+         first += (int64_t)gridDim.x * GROUPS) {
+        const int64_t item = first + group;
+        int64_t b = 0, n = 0, h = 0;
+        if (item < items) {
+            const int64_t r = item / blocks;
+            h = (item % blocks) * HB + hl;
+            b = row_start(v, r);
+            n = row_start(v, r + 1) - b;
+        }
+        const bool active = medium_row(n);
+        double cache[MEDIUM_CACHE];
+        V local = -(V)INFINITY;
+#pragma unroll
+        for (int k = 0; k < MEDIUM_CACHE; k++) {
+            const int64_t i = j + (int64_t)LANES * k;
+            cache[k] = 0.0;
+            if (active && i < n) {
+                const V x = scores[(b + i) * v.heads + h];
+                cache[k] = (double)x;
+                local = nan_max(local, x);
+            }
+        }
+        shared[threadIdx.x] = (double)local;
+        __syncthreads();
+        const int head_base = group * T + hl; /* lane l of the head: head_base + l HB */
+        double m = -(double)INFINITY;
+        for (int l = 0; l < LANES; l++) {
+            m = nan_max(m, shared[head_base + l * HB]);
+        }
+        const int kind = kind_of(m);
+        double acc = 0.0;
+        if (active && kind != ROW_ZERO) {
+#pragma unroll
+            for (int k = 0; k < MEDIUM_CACHE; k++) {
+                const int64_t i = j + (int64_t)LANES * k;
+                if (i < n) {
+                    const double term = spart_exp(cache[k] - m);
+                    cache[k] = term;
+                    acc = __dadd_rn(acc, term);
+                }
+            }
+        }
+        __syncthreads(); /* every thread has read the maxima */
+        shared[threadIdx.x] = acc;
+        __syncthreads();
+        double lanes[LANES];
+#pragma unroll
+        for (int l = 0; l < LANES; l++) {
+            lanes[l] = shared[head_base + l * HB];
+        }
+        const double sum = tree_in_registers<LANES>(lanes);
+        const double inv = 1.0 / sum;
+        if (active) {
+#pragma unroll
+            for (int k = 0; k < MEDIUM_CACHE; k++) {
+                const int64_t i = j + (int64_t)LANES * k;
+                if (i < n) {
+                    const double value = kind == ROW_FINITE
+                                             ? __dmul_rn(cache[k], inv)
+                                             : (kind == ROW_ZERO ? 0.0 : quiet_nan());
+                    store(out, (b + i) * v.heads + h, value);
+                }
+            }
+        }
+        __syncthreads(); /* before the next items overwrite the sums */
+    }
+}
+
 template <typename V, int HB, int S>
 __global__ void forward_rows(rows_view v, const V *scores, V *out)
 {
@@ -43,7 +136,7 @@ __global__ void forward_rows(rows_view v, const V *scores, V *out)
          item += group_stride<HB, S>()) {
         const int64_t r = item / blocks, h = (item % blocks) * HB + g.hl;
         const int64_t b = row_start(v, r), n = row_start(v, r + 1) - b;
-        if (n == 0 || n > CHUNK) {
+        if (n == 0 || n > CHUNK || medium_row(n)) {
             continue;
         }
         double m, terms[LANES / S];
@@ -195,6 +288,10 @@ cudaError_t forward_shaped(const rows_view &v, const V *scores, V *out, double *
     const int64_t blocks = v.heads / HB;
     cudaError_t error =
         launch_groups<HB, S>(forward_rows<V, HB, S>, v.rows * blocks, stream, v, scores, out);
+    if (error == cudaSuccess) {
+        error = launch_groups<HB, 32>(forward_medium_rows<V, HB>, v.rows * blocks, stream, v,
+                                      scores, out);
+    }
     if (error != cudaSuccess || v.edges <= CHUNK) {
         return error; /* no row can be long */
     }

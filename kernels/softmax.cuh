@@ -125,6 +125,24 @@ __device__ __forceinline__ int64_t slot_of_chunk(int64_t b, int64_t c)
     return c == 0 ? 2 * (b / CHUNK) + (b % CHUNK == 0 ? 0 : 1) : 2 * ((b + c * CHUNK) / CHUNK);
 }
 
+/* The order's tree on N lanes held in registers: lane l += lane l + d for
+ * d = N/2, ..., 1 (loops of fixed trip counts, so that they unroll and the
+ * lanes stay in registers). */
+template <int N> __device__ __forceinline__ double tree_in_registers(double (&lanes)[N])
+{
+#pragma unroll
+    for (int level = 0; (N >> (level + 1)) > 0; level++) {
+        const int d = N >> (level + 1);
+#pragma unroll
+        for (int l = 0; l < N / 2; l++) {
+            if (l < d) {
+                lanes[l] = __dadd_rn(lanes[l], lanes[l + d]);
+            }
+        }
+    }
+    return lanes[0];
+}
+
 /* ---- a group's lanes ---------------------------------------------------------------------- */
 
 template <int HB, int S> struct group_lanes {
@@ -150,15 +168,8 @@ template <int HB, int S> struct group_lanes {
      * threads; every thread of the head receives the head's sum. */
     __device__ double tree(double (&acc)[A]) const
     {
-#pragma unroll
-        for (int d = A / 2; d >= 1; d /= 2) {
-#pragma unroll
-            for (int k = 0; k < d; k++) {
-                acc[k] = __dadd_rn(acc[k], acc[k + d]);
-            }
-        }
-        double sum = acc[0];
-        for (int d = S / 2; d >= 1; d /= 2) {
+        double sum = tree_in_registers<A>(acc);
+        for (int d = S / 2; d > 0; d >>= 1) {
             const double other = __shfl_down_sync(group.mask, sum, d * HB, T);
             sum = __dadd_rn(sum, other);
         }

@@ -109,14 +109,7 @@ __device__ void gather_rounds(const rows_view &v, const gather_view<V> &a, const
 /* The order's tree on a thread's 32 lanes. */
 __device__ double lanes_tree(double (&acc)[LANES])
 {
-#pragma unroll
-    for (int d = LANES / 2; d >= 1; d /= 2) {
-#pragma unroll
-        for (int k = 0; k < d; k++) {
-            acc[k] = __dadd_rn(acc[k], acc[k + d]);
-        }
-    }
-    return acc[0];
+    return tree_in_registers<LANES>(acc);
 }
 
 /* M, inv and the kind of each head of the row [b, b + n) (n <= a chunk)
