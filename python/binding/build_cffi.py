@@ -183,6 +183,9 @@ spart_status spart_regridder_load(spart_context *context, const char *path,
 
 /* ---- spart/device.h ---- */
 spart_status spart_context_set_cuda_device(spart_context *context, int device);
+spart_status spart_regridder_create_device(spart_context *context, const spart_weights *weights,
+                                           const spart_regridder_options *options,
+                                           spart_regridder **regridder);
 spart_status spart_regridder_to_device(spart_context *context, const spart_regridder *regridder,
                                        spart_regridder **device);
 spart_status spart_regridder_to_host(spart_context *context, const spart_regridder *regridder,

@@ -137,4 +137,8 @@ def test_gpu_without_cuda_says_so(weights):
     except spart.SpartError as error:
         assert error.status_name == "SPART_ERROR_NO_DEVICE"
     else:
-        pytest.skip("a CUDA device is visible: tests/gpu covers it")
+        pytest.skip("a CUDA device is visible: test_gpu.py covers it")
+    with pytest.raises(spart.SpartError) as caught:
+        spart.Regridder.from_weights(weights, device=0)
+    assert caught.value.status_name == "SPART_ERROR_NO_DEVICE"
+    assert "cuda" in caught.value.sentence.lower() or "device" in caught.value.sentence
