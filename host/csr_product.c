@@ -355,6 +355,15 @@ KERNEL_CLONES static void product_rows(const spart_csr *csr, const spart_product
         /* Each row with its own group size: runs of rows of the same g,
          * each summed by the kernels below with that g. */
         const int64_t *row_ptr = csr->row_ptr;
+        /* A run's rows have one g: the vector kernels of the mean rule
+         * (host/csr_product_simd.c) sum them in that g's order. */
+        spart_simd_level level = usual && (num_vectors == 1 || num_vectors == 4 || num_vectors == 8)
+                                     ? spart_host_simd_level()
+                                     : SPART_SIMD_NONE;
+        spart_product_plan run_plan = *plan;
+        run_plan.row_rule = SPART_PLAN_MEAN;
+        run_plan.row_lengths = NULL;
+        run_plan.block_starts = NULL;
         for (int64_t r = row_begin; r < row_end;) {
             int g = spart_row_group_size(row_ptr[r + 1] - row_ptr[r]);
             int64_t run_end = r + 1;
@@ -362,7 +371,14 @@ KERNEL_CLONES static void product_rows(const spart_csr *csr, const spart_product
                    spart_row_group_size(row_ptr[run_end + 1] - row_ptr[run_end]) == g) {
                 run_end++;
             }
-            if (num_vectors == 1 && usual) {
+            run_plan.group_size = g;
+            if (level != SPART_SIMD_NONE && num_vectors == 1) {
+                spart_host_csr_rows_simd(csr, &run_plan, x, y + (r - row_begin), r, run_end, level);
+            } else if (level != SPART_SIMD_NONE) {
+                spart_host_csr_rows_simd_batch(csr, &run_plan, x, num_vectors,
+                                               y + (r - row_begin) * layout->row_stride, layout, r,
+                                               run_end, level);
+            } else if (num_vectors == 1 && usual) {
                 rows_single_usual(csr, chunk, g, x, y + (r - row_begin), r, run_end);
             } else if (num_vectors == 1) {
                 rows_single(row_ptr, csr->columns32, csr->columns64, csr->values64, csr->values32,
