@@ -192,6 +192,51 @@ spart_status spart_regridder_to_host(spart_context *context, const spart_regridd
                                      spart_regridder **host);
 int spart_regridder_cuda_device(const spart_regridder *regridder);
 
+/* ---- spart/csr_matrix.h ---- */
+typedef enum spart_index_type { SPART_INT64 = 0, SPART_INT32 = 1 } spart_index_type;
+typedef struct spart_csr_arrays {
+    int64_t num_rows;
+    int64_t num_columns;
+    int64_t num_entries;
+    const void *row_ptr;
+    spart_index_type row_ptr_type;
+    const void *columns;
+    spart_index_type column_type;
+    const void *values;
+    spart_value_type value_type;
+    int on_device;
+} spart_csr_arrays;
+typedef struct spart_csr_matrix_options {
+    int wrap;
+    int check;
+} spart_csr_matrix_options;
+void spart_csr_matrix_options_init(spart_csr_matrix_options *options);
+typedef struct spart_csr_matrix spart_csr_matrix;
+spart_status spart_csr_matrix_create(spart_context *context, const spart_csr_arrays *arrays,
+                                     const spart_csr_matrix_options *options,
+                                     spart_csr_matrix **matrix);
+void spart_csr_matrix_free(spart_csr_matrix *matrix);
+int64_t spart_csr_matrix_num_rows(const spart_csr_matrix *matrix);
+int64_t spart_csr_matrix_num_columns(const spart_csr_matrix *matrix);
+int64_t spart_csr_matrix_num_entries(const spart_csr_matrix *matrix);
+spart_status spart_csr_matrix_arrays(const spart_csr_matrix *matrix, const int64_t **row_ptr,
+                                     const int32_t **columns32, const int64_t **columns64,
+                                     const void **values);
+typedef enum spart_operation {
+    SPART_OPERATION_NONE = 0, SPART_OPERATION_TRANSPOSE = 1
+} spart_operation;
+typedef struct spart_csr_product {
+    spart_operation operation;
+    int64_t num_vectors;
+    double alpha;
+    double beta;
+    spart_value_type vector_type;
+} spart_csr_product;
+void spart_csr_product_init(spart_csr_product *product);
+spart_status spart_csr_matrix_multiply(spart_context *context, spart_csr_matrix *matrix,
+                                       const spart_csr_product *product, const void *x,
+                                       void *y);
+
 /* ---- spart/mart.h ---- */
 typedef struct spart_mart_operators {
     int64_t num_channel;
@@ -352,6 +397,7 @@ SOURCE = r"""
 #include "spart/weights.h"
 #include "spart/regridder.h"
 #include "spart/device.h"
+#include "spart/csr_matrix.h"
 #include "spart/mart.h"
 #include "spart/psf.h"
 #include "spart/instrument.h"

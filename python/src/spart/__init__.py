@@ -27,6 +27,7 @@ every C call.
 
 from ._core import (SpartError, SpartNotImplementedError, SpartTypeError, SpartValueError,
                     get_threads, set_threads, status_name, version)
+from ._csr_matrix import CsrMatrix
 from ._instrument import IdealInstrument, psf_gaussian, scene_gaussians, wavelength_from_velocity
 from ._mart import MartInverter, MartResult, mart
 from ._regridder import Regridder
@@ -36,7 +37,7 @@ from ._weights import (Weights, convolve_weights, regrid, regrid_from_weights,
 __version__ = version()
 
 __all__ = [
-    "IdealInstrument", "MartInverter", "MartResult", "Regridder", "SpartError",
+    "CsrMatrix", "IdealInstrument", "MartInverter", "MartResult", "Regridder", "SpartError",
     "SpartNotImplementedError", "SpartTypeError", "SpartValueError", "Weights",
     "convolve_weights", "get_threads", "mart", "psf_gaussian", "regrid", "regrid_from_weights",
     "scene_gaussians", "set_threads", "status_name", "transpose_weights",
