@@ -183,6 +183,7 @@ spart_status spart_regridder_load(spart_context *context, const char *path,
 
 /* ---- spart/device.h ---- */
 spart_status spart_context_set_cuda_device(spart_context *context, int device);
+spart_status spart_context_set_cuda_stream(spart_context *context, void *stream);
 spart_status spart_regridder_create_device(spart_context *context, const spart_weights *weights,
                                            const spart_regridder_options *options,
                                            spart_regridder **regridder);

@@ -42,6 +42,10 @@ def test_cupy_arrays(regridders):
     assert np.array_equal(cupy.asnumpy(device.T(out)), host.T(host(x)))
     assembled = spart.Regridder.from_weights(w, device=0)
     assert np.array_equal(cupy.asnumpy(assembled(cupy.asarray(x))), host(x))
+    with cupy.cuda.Stream(non_blocking=True) as stream:  # the product on x's stream
+        on_stream = device(cupy.asarray(x))
+    stream.synchronize()
+    assert np.array_equal(cupy.asnumpy(on_stream), host(x))
     with pytest.raises(TypeError, match="x: a float32 array"):
         device(cupy.asarray(x, dtype=cupy.float32))
     with pytest.raises(TypeError, match="takes arrays in GPU memory"):

@@ -257,15 +257,21 @@ class Regridder:
     def _call_device(self, x, out):
         """The product on a GPU, x and y in the regridder's device memory."""
         function = "Regridder.__call__"
-        x_address, shape_x = _device_array(x, "x", function, writable=False)
+        x_address, shape_x, stream = _device_array(x, "x", function, writable=False)
         shape_y, size_y, shape = self._plans.get(shape_x) or self._plan(shape_x, function)
         if out is None:
             out = _device_empty(x, shape_y, function)
-        y_address, shape_out = _device_array(out, "out", function, writable=True)
+        y_address, shape_out, _ = _device_array(out, "out", function, writable=True)
         if shape_out != shape_y:
             raise _core.argument_error(function, f"out: shape {shape_out}, but the result has "
                                        f"shape {shape_y}", "shape")
         ctx = _core.context()
+        # The product is enqueued on the stream x is ready on, as its
+        # __cuda_array_interface__ says (CuPy's and PyTorch's current
+        # stream); None or 1 (the legacy default stream): spart's default.
+        ctx.check(lib.spart_context_set_cuda_stream(
+            ctx.pointer, ffi.NULL if stream in (None, 1) else ffi.cast("void *", stream)),
+            "spart_context_set_cuda_stream")
         ctx.check(lib.spart_python_regridder_apply(ctx.pointer, self._live(),
                                                    ffi.cast("const double *", x_address), shape,
                                                    ffi.cast("double *", y_address), size_y),
@@ -405,8 +411,8 @@ class Regridder:
 
 
 def _device_array(array, name, function, writable):
-    """(address, shape) of a float64 C-contiguous array in GPU memory, read
-    through __cuda_array_interface__ (CuPy, PyTorch, Numba)."""
+    """(address, shape, stream) of a float64 C-contiguous array in GPU
+    memory, read through __cuda_array_interface__ (CuPy, PyTorch, Numba)."""
     interface = getattr(array, "__cuda_array_interface__", None)
     if interface is None:
         raise _core.argument_error(function, f"{name}: a {type(array).__name__}; this "
@@ -428,7 +434,7 @@ def _device_array(array, name, function, writable):
     address, read_only = interface["data"]
     if writable and read_only:
         raise _core.argument_error(function, f"{name}: a read-only array; spart writes into it")
-    return int(address), shape
+    return int(address), shape, interface.get("stream")
 
 
 def _device_empty(like, shape, function):
