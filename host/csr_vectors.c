@@ -57,7 +57,8 @@ int64_t spart_host_first_bad_row_ptr(const void *row_ptr, int is_int32, int64_t 
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(min : first)
     for (int64_t i = 0; i <= num_rows; i++) {
         const int64_t value = index_at(row_ptr, is_int32, i);
-        const int bad = (i == 0 && value != 0) || (i > 0 && value < index_at(row_ptr, is_int32, i - 1)) ||
+        const int bad = (i == 0 && value != 0) ||
+                        (i > 0 && value < index_at(row_ptr, is_int32, i - 1)) ||
                         (i == num_rows && value != num_entries);
         if (bad && i < first) {
             first = i;

@@ -561,14 +561,18 @@ extern "C" int spart_cuda_unpack(const spart_device_axis_map *map, int64_t num_l
 }
 
 extern "C" int spart_cuda_csr_product_long_rows(const spart_device_csr *matrix, const double *x,
-                                                int64_t num_vectors, double *y, double *chunk_sums,
-                                                void *stream)
+                                                int x_in_tiles, int64_t num_vectors, double *y,
+                                                double *chunk_sums, void *stream)
 {
     const cudaStream_t s = static_cast<cudaStream_t>(stream);
     const vector_layout c_order = {1, matrix->num_columns, 1, matrix->num_rows,
                                    matrix->num_columns};
     if (num_vectors <= 0 || matrix->num_long_chunks == 0) {
         return cudaSuccess;
+    }
+    if (x_in_tiles) {
+        const vector_layout in_tiles = {8, 1, 1, matrix->num_rows, matrix->num_columns};
+        return launch_long_rows_in_tiles(*matrix, x, in_tiles, num_vectors, y, chunk_sums, s);
     }
     if (num_vectors == 1) {
         return launch_long_rows_c_order<1>(*matrix, x, c_order, 1, y, chunk_sums, s);

@@ -88,14 +88,12 @@ struct bin_launch {
 
 /* Bin `BIN`'s rows for the calling block (its bin's block block of
  * blocks), vectors t0 .. t0 + width - 1. */
-template <typename Value, typename Column, int TILE, int BIN>
-__device__ __forceinline__ void sum_bin(const spart_device_csr &matrix,
-                                       const Column *__restrict__ columns,
-                                       const Value *__restrict__ values,
-                                       const int32_t *__restrict__ list, int64_t count,
-                                       int64_t block, int64_t blocks, const double *__restrict__ x,
-                                       const vector_layout &layout, int64_t t0, int width,
-                                       double *__restrict__ y)
+template <typename Value, typename Column, int TILE, int BIN, bool X_TILES>
+__device__ __forceinline__ void
+sum_bin(const spart_device_csr &matrix, const Column *__restrict__ columns,
+        const Value *__restrict__ values, const int32_t *__restrict__ list, int64_t count,
+        int64_t block, int64_t blocks, const double *__restrict__ x, const vector_layout &layout,
+        int64_t t0, int width, double *__restrict__ y)
 {
     constexpr int G = bin_group(BIN);
     constexpr int ROWS = bin_rows_per_group<TILE>(BIN);
@@ -105,17 +103,18 @@ __device__ __forceinline__ void sum_bin(const spart_device_csr &matrix,
     const int64_t first = block * groups_per_block + threadIdx.x / G;
     const int64_t stride = blocks * groups_per_block;
     for (int64_t base = first; base < count; base += stride * ROWS) {
-        int64_t begin[ROWS], end[ROWS], row[ROWS];
+        int64_t begin[ROWS], end[ROWS];
+        int32_t row[ROWS]; /* -1: none (rows < 2^31 under this plan) */
 #pragma unroll
         for (int r = 0; r < ROWS; r++) {
             const int64_t at = base + r * stride;
-            row[r] = at < count ? (int64_t)list[at] : -1;
+            row[r] = at < count ? list[at] : -1;
             begin[r] = row[r] >= 0 ? matrix.row_ptr[row[r]] : 0;
             end[r] = row[r] >= 0 ? matrix.row_ptr[row[r] + 1] : 0;
         }
         double sum[ROWS][TILE];
-        rows_sum<Value, Column, TILE, ROWS, UNROLL>(columns, values, begin, end, group, x, layout,
-                                                    t0, width, sum);
+        rows_sum<Value, Column, TILE, ROWS, UNROLL, X_TILES>(columns, values, begin, end, group, x,
+                                                             layout, t0, width, sum);
 #pragma unroll
         for (int r = 0; r < ROWS; r++) {
             if (row[r] >= 0) {
@@ -125,8 +124,15 @@ __device__ __forceinline__ void sum_bin(const spart_device_csr &matrix,
     }
 }
 
-template <typename Value, typename Column, int TILE>
-__global__ void __launch_bounds__(threads_per_block, 4)
+/* Blocks a multiprocessor the launch bound asks for: 4 (64 registers a
+ * thread, as the mean rule's fixed-g kernels), or, for one vector, 2 (up
+ * to 128: no spills in the bins of four rows a group) where
+ * spart_cuda_by_row_set_min_blocks says so (a hook for the benchmark,
+ * which measures both). */
+int by_row_min_blocks = 4;
+
+template <typename Value, typename Column, int TILE, bool X_TILES, int MIN_BLOCKS = 4>
+__global__ void __launch_bounds__(threads_per_block, MIN_BLOCKS)
     product_by_row(spart_device_csr matrix, const Column *__restrict__ columns,
                    const Value *__restrict__ values, const int32_t *__restrict__ bin_rows,
                    bin_launch launch_bins, const double *__restrict__ x, vector_layout layout,
@@ -146,32 +152,32 @@ __global__ void __launch_bounds__(threads_per_block, 4)
         const int width = num_vectors - t0 < TILE ? (int)(num_vectors - t0) : TILE;
         switch (bin) {
         case 0:
-            sum_bin<Value, Column, TILE, 0>(matrix, columns, values, list, count, block, blocks, x,
-                                            layout, t0, width, y);
+            sum_bin<Value, Column, TILE, 0, X_TILES>(matrix, columns, values, list, count, block,
+                                                     blocks, x, layout, t0, width, y);
             break;
         case 1:
-            sum_bin<Value, Column, TILE, 1>(matrix, columns, values, list, count, block, blocks, x,
-                                            layout, t0, width, y);
+            sum_bin<Value, Column, TILE, 1, X_TILES>(matrix, columns, values, list, count, block,
+                                                     blocks, x, layout, t0, width, y);
             break;
         case 2:
-            sum_bin<Value, Column, TILE, 2>(matrix, columns, values, list, count, block, blocks, x,
-                                            layout, t0, width, y);
+            sum_bin<Value, Column, TILE, 2, X_TILES>(matrix, columns, values, list, count, block,
+                                                     blocks, x, layout, t0, width, y);
             break;
         case 3:
-            sum_bin<Value, Column, TILE, 3>(matrix, columns, values, list, count, block, blocks, x,
-                                            layout, t0, width, y);
+            sum_bin<Value, Column, TILE, 3, X_TILES>(matrix, columns, values, list, count, block,
+                                                     blocks, x, layout, t0, width, y);
             break;
         case 4:
-            sum_bin<Value, Column, TILE, 4>(matrix, columns, values, list, count, block, blocks, x,
-                                            layout, t0, width, y);
+            sum_bin<Value, Column, TILE, 4, X_TILES>(matrix, columns, values, list, count, block,
+                                                     blocks, x, layout, t0, width, y);
             break;
         case 5:
-            sum_bin<Value, Column, TILE, 5>(matrix, columns, values, list, count, block, blocks, x,
-                                            layout, t0, width, y);
+            sum_bin<Value, Column, TILE, 5, X_TILES>(matrix, columns, values, list, count, block,
+                                                     blocks, x, layout, t0, width, y);
             break;
         default:
-            sum_bin<Value, Column, TILE, 6>(matrix, columns, values, list, count, block, blocks, x,
-                                            layout, t0, width, y);
+            sum_bin<Value, Column, TILE, 6, X_TILES>(matrix, columns, values, list, count, block,
+                                                     blocks, x, layout, t0, width, y);
             break;
         }
     }
@@ -182,7 +188,7 @@ template <int TILE> int64_t rows_per_block(int bin)
     return (int64_t)(threads_per_block / bin_group(bin)) * bin_rows_per_group<TILE>(bin);
 }
 
-template <typename Value, typename Column, int TILE>
+template <typename Value, typename Column, int TILE, bool X_TILES>
 cudaError_t launch_by_row(const spart_device_csr &matrix, const Column *columns,
                           const Value *values, const int32_t *bin_rows, const int64_t *bin_start,
                           const double *x, const vector_layout &layout, int64_t num_vectors,
@@ -206,33 +212,39 @@ cudaError_t launch_by_row(const spart_device_csr &matrix, const Column *columns,
     }
     const int64_t tiles = (num_vectors + TILE - 1) / TILE;
     const dim3 grid(total, (unsigned)(tiles < max_blocks_y ? tiles : max_blocks_y));
-    return launch(product_by_row<Value, Column, TILE>, grid, stream, matrix, columns, values,
-                  bin_rows, b, x, layout, num_vectors, y);
+    if constexpr (TILE == 1 && !X_TILES) {
+        if (by_row_min_blocks == 2) {
+            return launch(product_by_row<Value, Column, TILE, X_TILES, 2>, grid, stream, matrix,
+                          columns, values, bin_rows, b, x, layout, num_vectors, y);
+        }
+    }
+    return launch(product_by_row<Value, Column, TILE, X_TILES>, grid, stream, matrix, columns,
+                  values, bin_rows, b, x, layout, num_vectors, y);
 }
 
-template <int TILE>
+template <int TILE, bool X_TILES = false>
 cudaError_t launch_for_types(const spart_device_csr &matrix, const int32_t *bin_rows,
-                             const int64_t *bin_start, const double *x,
-                             const vector_layout &layout, int64_t num_vectors, double *y,
-                             cudaStream_t stream)
+                             const int64_t *bin_start, const double *x, const vector_layout &layout,
+                             int64_t num_vectors, double *y, cudaStream_t stream)
 {
     if (matrix.values64 != nullptr && matrix.columns32 != nullptr) {
-        return launch_by_row<double, int32_t, TILE>(matrix, matrix.columns32, matrix.values64,
-                                                    bin_rows, bin_start, x, layout, num_vectors,
-                                                    y, stream);
+        return launch_by_row<double, int32_t, TILE, X_TILES>(matrix, matrix.columns32,
+                                                             matrix.values64, bin_rows, bin_start,
+                                                             x, layout, num_vectors, y, stream);
     }
     if (matrix.values64 != nullptr) {
-        return launch_by_row<double, int64_t, TILE>(matrix, matrix.columns64, matrix.values64,
-                                                    bin_rows, bin_start, x, layout, num_vectors,
-                                                    y, stream);
+        return launch_by_row<double, int64_t, TILE, X_TILES>(matrix, matrix.columns64,
+                                                             matrix.values64, bin_rows, bin_start,
+                                                             x, layout, num_vectors, y, stream);
     }
     if (matrix.columns32 != nullptr) {
-        return launch_by_row<float, int32_t, TILE>(matrix, matrix.columns32, matrix.values32,
-                                                   bin_rows, bin_start, x, layout, num_vectors, y,
-                                                   stream);
+        return launch_by_row<float, int32_t, TILE, X_TILES>(matrix, matrix.columns32,
+                                                            matrix.values32, bin_rows, bin_start, x,
+                                                            layout, num_vectors, y, stream);
     }
-    return launch_by_row<float, int64_t, TILE>(matrix, matrix.columns64, matrix.values32, bin_rows,
-                                               bin_start, x, layout, num_vectors, y, stream);
+    return launch_by_row<float, int64_t, TILE, X_TILES>(matrix, matrix.columns64, matrix.values32,
+                                                        bin_rows, bin_start, x, layout, num_vectors,
+                                                        y, stream);
 }
 
 __global__ void __launch_bounds__(threads_per_block)
@@ -266,6 +278,11 @@ size_t round_up(size_t bytes)
 }
 
 } // namespace
+
+extern "C" void spart_cuda_by_row_set_min_blocks(int blocks)
+{
+    by_row_min_blocks = blocks == 2 ? 2 : 4;
+}
 
 extern "C" size_t spart_cuda_row_bins_workspace(int64_t rows)
 {
@@ -309,10 +326,10 @@ extern "C" int spart_cuda_row_bins(const int64_t *row_ptr, int64_t rows, int64_t
     return error;
 }
 
-extern "C" int spart_cuda_csr_product_by_row(const spart_device_csr *matrix, const int32_t *bin_rows,
-                                             const int64_t *bin_start, const double *x,
-                                             int64_t num_vectors, double *y, double *chunk_sums,
-                                             void *stream)
+extern "C" int spart_cuda_csr_product_by_row(const spart_device_csr *matrix,
+                                             const int32_t *bin_rows, const int64_t *bin_start,
+                                             const double *x, int64_t num_vectors, double *x_tiles,
+                                             double *y, double *chunk_sums, void *stream)
 {
     const cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (num_vectors <= 0) {
@@ -321,6 +338,20 @@ extern "C" int spart_cuda_csr_product_by_row(const spart_device_csr *matrix, con
     const vector_layout c_order = {1, matrix->num_columns, 1, matrix->num_rows,
                                    matrix->num_columns};
     cudaError_t error;
+    if (x_tiles != nullptr) {
+        error = (cudaError_t)spart_cuda_pack_tiles(x, matrix->num_columns, num_vectors, x_tiles,
+                                                   stream);
+        const vector_layout in_tiles = {8, 1, 1, matrix->num_rows, matrix->num_columns};
+        if (error == cudaSuccess) {
+            error = launch_for_types<8, true>(*matrix, bin_rows, bin_start, x_tiles, in_tiles,
+                                              num_vectors, y, s);
+        }
+        if (error != cudaSuccess || matrix->num_long_chunks == 0) {
+            return error;
+        }
+        return spart_cuda_csr_product_long_rows(matrix, x_tiles, 1, num_vectors, y, chunk_sums,
+                                                stream);
+    }
     if (num_vectors == 1) {
         error = launch_for_types<1>(*matrix, bin_rows, bin_start, x, c_order, 1, y, s);
     } else if (num_vectors <= 4) {
@@ -331,5 +362,5 @@ extern "C" int spart_cuda_csr_product_by_row(const spart_device_csr *matrix, con
     if (error != cudaSuccess || matrix->num_long_chunks == 0) {
         return error;
     }
-    return spart_cuda_csr_product_long_rows(matrix, x, num_vectors, y, chunk_sums, stream);
+    return spart_cuda_csr_product_long_rows(matrix, x, 0, num_vectors, y, chunk_sums, stream);
 }

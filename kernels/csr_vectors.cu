@@ -161,8 +161,8 @@ extern "C" int64_t spart_cuda_first_bad_scratch(void)
 }
 
 extern "C" int spart_cuda_first_bad_row_ptr(const void *row_ptr, int is_int32, int64_t num_rows,
-                                            int64_t num_entries, int64_t *scratch,
-                                            int64_t *answer, void *stream)
+                                            int64_t num_entries, int64_t *scratch, int64_t *answer,
+                                            void *stream)
 {
     const cudaStream_t s = static_cast<cudaStream_t>(stream);
     cudaError_t error =

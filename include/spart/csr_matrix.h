@@ -121,9 +121,9 @@ typedef struct spart_csr_matrix spart_csr_matrix;
  * sizes do not fit them; with check, bad arrays; device arrays that are
  * not memory of the context's device), SPART_ERROR_UNKNOWN_ENUM,
  * SPART_ERROR_OUT_OF_MEMORY, SPART_ERROR_NO_DEVICE. */
-SPART_NODISCARD SPART_API spart_status spart_csr_matrix_create(
-    spart_context *context, const spart_csr_arrays *arrays,
-    const spart_csr_matrix_options *options, spart_csr_matrix **matrix);
+SPART_NODISCARD SPART_API spart_status
+spart_csr_matrix_create(spart_context *context, const spart_csr_arrays *arrays,
+                        const spart_csr_matrix_options *options, spart_csr_matrix **matrix);
 
 /* A copy of `matrix` (host or device) in device memory of the context's
  * device, or in host memory: it owns its arrays. Errors: those of
@@ -186,9 +186,9 @@ SPART_API void spart_csr_product_init(spart_csr_product *product);
  * spart_regridder_workspace_size). Builds the transpose when asked about
  * it. Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT,
  * SPART_ERROR_UNKNOWN_ENUM, those of building the transpose. */
-SPART_NODISCARD SPART_API spart_status spart_csr_matrix_workspace_size(
-    spart_context *context, spart_csr_matrix *matrix, const spart_csr_product *product,
-    size_t *bytes);
+SPART_NODISCARD SPART_API spart_status
+spart_csr_matrix_workspace_size(spart_context *context, spart_csr_matrix *matrix,
+                                const spart_csr_product *product, size_t *bytes);
 
 /* y = alpha op(A) x + beta y (see the top). x holds num_vectors * n_in
  * values, y num_vectors * n_out, of the product's vector type; x and y

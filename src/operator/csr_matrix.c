@@ -231,8 +231,8 @@ spart_status spart_csr_matrix_create(spart_context *context, const spart_csr_arr
     if (status != SPART_OK) {
         return status;
     }
-    spart_regridder *regridder = allocate_regridder(&context->allocator, arrays->num_rows,
-                                                    arrays->num_columns, cuda_device);
+    spart_regridder *regridder =
+        allocate_regridder(&context->allocator, arrays->num_rows, arrays->num_columns, cuda_device);
     if (regridder == NULL) {
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "csr_matrix: out of memory");
     }
@@ -423,9 +423,8 @@ static spart_status plan_product(spart_context *context, spart_csr_matrix *matri
     }
     layout->x_converted = p->vector_type == SPART_FLOAT32;
     layout->sums_apart = p->vector_type == SPART_FLOAT32 || p->beta != 0.0;
-    layout->regridder_bytes = regridder->ops->workspace_bytes(regridder, p->num_vectors,
-                                                              p->num_vectors,
-                                                              spart_threads(context));
+    layout->regridder_bytes = regridder->ops->workspace_bytes(
+        regridder, p->num_vectors, p->num_vectors, spart_threads(context));
     if (layout->x_converted) {
         layout->x_bytes = (size_t)(layout->n_in * p->num_vectors) * sizeof(double);
     }
@@ -501,11 +500,12 @@ static spart_status multiply(spart_context *context, spart_csr_matrix *matrix,
     }
     char *space = workspace;
     void *regridder_space = layout.regridder_bytes > 0 ? space : NULL;
-    double *x_double = (double *)(layout.x_converted ? space + round_up(layout.regridder_bytes)
-                                                     : NULL);
-    double *sums = layout.sums_apart ? (double *)(space + round_up(layout.regridder_bytes) +
-                                                  round_up(layout.x_bytes))
-                                     : (double *)y;
+    double *x_double =
+        (double *)(layout.x_converted ? space + round_up(layout.regridder_bytes) : NULL);
+    double *sums =
+        layout.sums_apart
+            ? (double *)(space + round_up(layout.regridder_bytes) + round_up(layout.x_bytes))
+            : (double *)y;
     const int64_t x_count = layout.n_in * layout.num_vectors;
     const int64_t y_count = layout.n_out * layout.num_vectors;
     if (layout.x_converted && x_count > 0) {

@@ -35,8 +35,8 @@ static cudaError_t read_index(const void *array, spart_index_type type, int64_t 
 {
     if (type == SPART_INT32) {
         int32_t narrow = 0;
-        cudaError_t error = cudaMemcpy(&narrow, (const int32_t *)array + i, sizeof narrow,
-                                       cudaMemcpyDeviceToHost);
+        cudaError_t error =
+            cudaMemcpy(&narrow, (const int32_t *)array + i, sizeof narrow, cudaMemcpyDeviceToHost);
         *value = narrow;
         return error;
     }

@@ -10,8 +10,7 @@
 
 static int64_t index_at(const void *array, spart_index_type type, int64_t i)
 {
-    return type == SPART_INT32 ? (int64_t)((const int32_t *)array)[i]
-                               : ((const int64_t *)array)[i];
+    return type == SPART_INT32 ? (int64_t)((const int32_t *)array)[i] : ((const int64_t *)array)[i];
 }
 
 static spart_status host_check_arrays(spart_context *context, const spart_csr_arrays *a,
@@ -63,8 +62,9 @@ static spart_status host_adopt(spart_context *context, const spart_csr_arrays *a
     } else {
         row_ptr = wrap ? (int64_t *)a->row_ptr : copy_of(allocator, a->row_ptr, rows * 8);
     }
-    void *columns = wrap ? (void *)a->columns
-                         : copy_of(allocator, a->columns, entries * spart_index_bytes(a->column_type));
+    void *columns =
+        wrap ? (void *)a->columns
+             : copy_of(allocator, a->columns, entries * spart_index_bytes(a->column_type));
     void *values = wrap ? (void *)a->values
                         : copy_of(allocator, a->values, entries * spart_value_bytes(a->value_type));
     /* On failure, free what was made here, never the caller's arrays. */
@@ -95,8 +95,8 @@ static spart_status host_adopt(spart_context *context, const spart_csr_arrays *a
     }
     /* Each row its own group size (rows index an int32 list of bins on a
      * device, so a matrix of 2^31 rows or more keeps the mean's rule). */
-    made->plan = spart_plan_product_by_rule(
-        csr, a->num_rows < INT32_MAX ? SPART_PLAN_BY_ROW : SPART_PLAN_MEAN);
+    made->plan = spart_plan_product_by_rule(csr, a->num_rows < INT32_MAX ? SPART_PLAN_BY_ROW
+                                                                         : SPART_PLAN_MEAN);
     made->ops->index_rows(made, threads);
     return SPART_OK;
 }

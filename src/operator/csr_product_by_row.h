@@ -46,17 +46,25 @@ int spart_cuda_row_bins(const int64_t *row_ptr, int64_t rows, int64_t chunk_leng
 /* Y = A X by row for num_vectors >= 1 vectors one after the other in C
  * order (x[t * num_columns + column], y[t * num_rows + row]); bin_start
  * in host memory; matrix->group_size 32 (the long rows' chunks).
- * chunk_sums: num_long_chunks * num_vectors doubles. */
+ * chunk_sums: num_long_chunks * num_vectors doubles. x_tiles NULL: x read
+ * as it lies; else (ceil(num_vectors / 8) * 8 * num_columns doubles) x is
+ * first copied into tiles of 8 interleaved vectors (spart_cuda_pack_tiles)
+ * and read from them (a column's 8 values in one 64-byte line). */
 int spart_cuda_csr_product_by_row(const spart_device_csr *matrix, const int32_t *bin_rows,
                                   const int64_t *bin_start, const double *x, int64_t num_vectors,
-                                  double *y, double *chunk_sums, void *stream);
+                                  double *x_tiles, double *y, double *chunk_sums, void *stream);
+
+/* The launch bound of the one-vector kernel: 4 blocks a multiprocessor
+ * (the default) or 2. A measurement hook (bench_cuda_csr_matrix times
+ * both); not thread-safe, not for the library's users. */
+void spart_cuda_by_row_set_min_blocks(int blocks);
 
 /* The long rows alone (their chunks, then the chunk sums) of a product of
- * vectors in C order, by the groups of matrix->group_size
- * (kernels/csr_product.cu). */
+ * vectors in C order (x_in_tiles: x in tiles of 8, spart_cuda_pack_tiles),
+ * by the groups of matrix->group_size (kernels/csr_product.cu). */
 int spart_cuda_csr_product_long_rows(const spart_device_csr *matrix, const double *x,
-                                     int64_t num_vectors, double *y, double *chunk_sums,
-                                     void *stream);
+                                     int x_in_tiles, int64_t num_vectors, double *y,
+                                     double *chunk_sums, void *stream);
 
 #ifdef __cplusplus
 }

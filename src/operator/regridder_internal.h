@@ -136,6 +136,11 @@ typedef struct spart_regridder_device {
      * starts in it (bin_start[SPART_ROW_BINS] = num_rows). */
     int32_t *bin_rows;
     int64_t bin_start[SPART_ROW_BINS + 1];
+    /* SPART_PLAN_BY_ROW: the g every row has when all rows have one (and
+     * the long rows' chunks, 32, are that g too), else 0. Such a matrix's
+     * order is the mean rule's with that g, so the mean rule's kernels
+     * (rows a thread, x in tiles, ...) sum it, bit for bit the same. */
+    int uniform_group;
 } spart_regridder_device;
 
 struct spart_operator_ops;

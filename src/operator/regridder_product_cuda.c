@@ -57,7 +57,10 @@ static int x_tiles_needed(const spart_regridder *regridder, int64_t num_vectors)
 {
     double x_bytes = (double)regridder->csr.num_columns * (double)num_vectors * sizeof(double);
     spart_device_csr matrix = spart_regridder_device_matrix(regridder);
-    return regridder->plan.row_rule == SPART_PLAN_MEAN && num_vectors >= 5 && !packing_needed(regridder, num_vectors) &&
+    if (regridder->plan.row_rule == SPART_PLAN_BY_ROW && regridder->device.uniform_group == 0) {
+        return num_vectors >= 5 && !packing_needed(regridder, num_vectors); /* always in tiles */
+    }
+    return num_vectors >= 5 && !packing_needed(regridder, num_vectors) &&
            (x_bytes >= x_tile_bytes || spart_device_rows_are_short(&matrix));
 }
 
@@ -90,7 +93,10 @@ spart_device_csr spart_regridder_device_matrix(const spart_regridder *regridder)
     matrix.columns64 = csr->columns64;
     matrix.values64 = csr->values64;
     matrix.values32 = csr->values32;
-    matrix.group_size = regridder->plan.group_size;
+    matrix.group_size = regridder->plan.row_rule == SPART_PLAN_BY_ROW &&
+                                regridder->device.uniform_group > 0
+                            ? regridder->device.uniform_group
+                            : regridder->plan.group_size;
     matrix.chunk_length = regridder->plan.chunk_length;
     matrix.num_long_rows = device->num_long_rows;
     matrix.long_rows = device->long_rows;
@@ -174,10 +180,12 @@ spart_status spart_device_product(spart_context *context, const spart_regridder 
     double *chunk_sums = (double *)free_space;
     free_space += round_up((size_t)matrix.num_long_chunks * vectors * sizeof(double));
     int error = cudaSuccess;
-    if (regridder->plan.row_rule == SPART_PLAN_BY_ROW && !packing_needed(regridder, num_vectors)) {
+    if (regridder->plan.row_rule == SPART_PLAN_BY_ROW && regridder->device.uniform_group == 0 &&
+        !packing_needed(regridder, num_vectors)) {
+        double *x_tiles = x_tiles_needed(regridder, num_vectors) ? (double *)free_space : NULL;
         error = spart_cuda_csr_product_by_row(&matrix, regridder->device.bin_rows,
-                                              regridder->device.bin_start, x->data, num_vectors, y,
-                                              chunk_sums, stream);
+                                              regridder->device.bin_start, x->data, num_vectors,
+                                              x_tiles, y, chunk_sums, stream);
     } else if (num_vectors == 1 && regridder->device.short_row_lengths != NULL) {
         spart_device_short_rows index = {regridder->device.short_row_lengths,
                                          regridder->device.short_row_starts};

@@ -128,8 +128,8 @@ def main():
     rng = np.random.default_rng(2026)
     rate = copy_rate()
     rows_out = []
-    for make in (lambda: rmat(19, 16, rng), lambda: random_columns(1 << 21, 8, rng),
-                 lambda: band(1 << 21, rng)):
+    for make in (lambda: rmat(18, 16, rng), lambda: random_columns(1 << 20, 8, rng),
+                 lambda: band(1 << 20, rng)):
         name, indptr, cols, values, n = make()
         a = scipy.sparse.csr_matrix((values, cols.astype(np.int32), indptr.astype(np.int32)),
                                     shape=(n, n))

@@ -27,6 +27,7 @@
 #include <omp.h>
 
 #include "bench_util.h"
+#include "operator/csr_product_by_row.h"
 #include "operator/regridder_internal.h"
 #include "spart.h"
 #include "spart/csr_matrix.h"
@@ -57,6 +58,7 @@ typedef struct result_row {
     int spart_differing, alg1_differing, alg2_differing;
     double floor8_ms, spart8_ms, spmm8_ms;
     double mean_ms, mean8_ms; /* the same arrays with the first plan rule (one g, the mean's) */
+    double two_blocks_ms;     /* the plan by row, one vector, launch bound of 2 blocks an SM */
     int spmm8_algorithm, spart8_differing;
 } result_row;
 enum { MAX_ROWS = 16 };
@@ -154,8 +156,8 @@ static host_csr of_lengths(const char *name, int64_t rows, int64_t columns, int6
         int64_t first = band ? (int64_t)((double)r / (double)rows * (double)(columns - 64)) : 0;
         for (int64_t k = m.row_ptr[r]; k < m.row_ptr[r + 1]; k++) {
             int64_t offset = k - m.row_ptr[r];
-            m.column[k] = (int32_t)(band ? first + offset
-                                         : (int64_t)(draw(3, k, 0) * (double)columns));
+            m.column[k] =
+                (int32_t)(band ? first + offset : (int64_t)(draw(3, k, 0) * (double)columns));
             m.value[k] = 0.5 + draw(5, k, 1);
         }
     }
@@ -290,9 +292,9 @@ typedef struct spart_state {
 static void run_spart(void *state)
 {
     spart_state *s = state;
-    CHECK_SPART(s->context, spart_csr_matrix_multiply_workspace(s->context, s->matrix, &s->product,
-                                                                s->x, s->y, s->workspace,
-                                                                s->bytes));
+    CHECK_SPART(s->context,
+                spart_csr_matrix_multiply_workspace(s->context, s->matrix, &s->product, s->x, s->y,
+                                                    s->workspace, s->bytes));
 }
 
 /* The first rule's product: a regridder of the same arrays with one g
@@ -452,14 +454,17 @@ static void measure(spart_context *context, cusparseHandle_t handle, host_csr *m
             CHECK_CUDA(cudaMalloc(&s.workspace, s.bytes));
         }
         int differing = 0;
-        double ms = time_operation(run_spart, &s, y, m->rows * s.product.num_vectors, repeat,
-                                   &differing);
+        double ms =
+            time_operation(run_spart, &s, y, m->rows * s.product.num_vectors, repeat, &differing);
         if (batch) {
             row->spart8_ms = ms;
             row->spart8_differing = differing;
         } else {
             row->spart_ms = ms;
             row->spart_differing = differing;
+            spart_cuda_by_row_set_min_blocks(2);
+            row->two_blocks_ms = time_operation(run_spart, &s, y, m->rows, repeat, &differing);
+            spart_cuda_by_row_set_min_blocks(4);
         }
         CHECK_CUDA(cudaFree(s.workspace));
     }
@@ -512,9 +517,9 @@ static void measure(spart_context *context, cusparseHandle_t handle, host_csr *m
             continue;
         }
         CHECK_CUDA(cudaMalloc(&c.buffer, bytes > 0 ? bytes : 1));
-        status = cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                              CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, c.matrix, c.xm, &beta,
-                              c.ym, CUDA_R_64F, c.spmm, c.buffer);
+        status =
+            cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                         &alpha, c.matrix, c.xm, &beta, c.ym, CUDA_R_64F, c.spmm, c.buffer);
         if (status == CUSPARSE_STATUS_SUCCESS) {
             int differing = 0;
             double ms = time_operation(run_spmm, &c, y, m->rows * width, repeat, &differing);
@@ -536,13 +541,14 @@ static void measure(spart_context *context, cusparseHandle_t handle, host_csr *m
     double matrix_bytes = 4.0 * (double)(m->rows + 1) + 12.0 * (double)m->entries;
     row->floor_ms = (matrix_bytes + 8.0 * (double)(m->columns + m->rows)) / rate * 1e3;
     row->floor8_ms = (matrix_bytes + 64.0 * (double)(m->columns + m->rows)) / rate * 1e3;
-    printf("%-44s spart %.3f ms (%d differ; mean rule %.3f), ALG1 %.3f (%d), ALG2 %.3f (%d), "
+    printf("%-44s spart %.3f ms (%d differ; 2 blocks %.3f; mean rule %.3f), ALG1 %.3f (%d), ALG2 "
+           "%.3f (%d), "
            "floor %.3f; 8 vectors: spart %.3f (%d; mean rule %.3f), SpMM ALG%d %.3f, floor "
            "%.3f\n",
-           row->name, row->spart_ms, row->spart_differing, row->mean_ms, row->alg1_ms,
-           row->alg1_differing, row->alg2_ms, row->alg2_differing, row->floor_ms, row->spart8_ms,
-           row->spart8_differing, row->mean8_ms, row->spmm8_algorithm, row->spmm8_ms,
-           row->floor8_ms);
+           row->name, row->spart_ms, row->spart_differing, row->two_blocks_ms, row->mean_ms,
+           row->alg1_ms, row->alg1_differing, row->alg2_ms, row->alg2_differing, row->floor_ms,
+           row->spart8_ms, row->spart8_differing, row->mean8_ms, row->spmm8_algorithm,
+           row->spmm8_ms, row->floor8_ms);
     fflush(stdout);
     CHECK_CUDA(cudaFree(row_ptr));
     CHECK_CUDA(cudaFree(columns));
@@ -579,21 +585,23 @@ static void write_markdown(const char *path, int argc, char **argv, double rate,
             "- floor: int32 row offsets, columns, values, x and y once at the copy rate of "
             "this run, %.2f TB/s; 'differ': runs (of %d) whose y differs from the first run's\n\n",
             rate * 1e-12, repeat);
-    fprintf(out, "| matrix | rows | entries | longest row | floor ms | spart ms | spart, mean's g "
-                 "ms | ALG1 ms | ALG2 ms | spart vs ALG2 | spart vs ALG1 | differ spart/ALG1/ALG2 "
+    fprintf(out, "| matrix | rows | entries | longest row | floor ms | spart ms | spart, 2 blocks "
+                 "ms | spart, mean's g ms | ALG1 ms | ALG2 ms | spart vs ALG2 | spart vs ALG1 | "
+                 "differ spart/ALG1/ALG2 "
                  "| floor 8 ms | spart 8 ms | spart 8, mean's g ms | best SpMM 8 ms | spart vs "
                  "SpMM |\n");
-    bench_markdown_rule(out, 17);
+    bench_markdown_rule(out, 18);
     for (int k = 0; k < result_count; k++) {
         const result_row *r = &results[k];
-        fprintf(out,
-                "| %s | %lld | %lld | %lld | %.3f | %.3f | %.3f | %.3f | %.3f | %.2fx | %.2fx | "
-                "%d/%d/%d | %.3f | %.3f | %.3f | %.3f (ALG%d) | %.2fx |\n",
-                r->name, (long long)r->rows, (long long)r->entries, (long long)r->longest,
-                r->floor_ms, r->spart_ms, r->mean_ms, r->alg1_ms, r->alg2_ms,
-                r->alg2_ms / r->spart_ms, r->alg1_ms / r->spart_ms, r->spart_differing,
-                r->alg1_differing, r->alg2_differing, r->floor8_ms, r->spart8_ms, r->mean8_ms,
-                r->spmm8_ms, r->spmm8_algorithm, r->spmm8_ms / r->spart8_ms);
+        fprintf(
+            out,
+            "| %s | %lld | %lld | %lld | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2fx | %.2fx | "
+            "%d/%d/%d | %.3f | %.3f | %.3f | %.3f (ALG%d) | %.2fx |\n",
+            r->name, (long long)r->rows, (long long)r->entries, (long long)r->longest, r->floor_ms,
+            r->spart_ms, r->two_blocks_ms, r->mean_ms, r->alg1_ms, r->alg2_ms,
+            r->alg2_ms / r->spart_ms, r->alg1_ms / r->spart_ms, r->spart_differing,
+            r->alg1_differing, r->alg2_differing, r->floor8_ms, r->spart8_ms, r->mean8_ms,
+            r->spmm8_ms, r->spmm8_algorithm, r->spmm8_ms / r->spart8_ms);
     }
     fclose(out);
 }

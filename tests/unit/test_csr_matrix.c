@@ -134,7 +134,7 @@ static void test_power_law(void **state)
  * and short ones beside them. */
 static void test_chunk_edges(void **state)
 {
-    const int64_t lengths[6] = {SPART_CHUNK_LENGTH + 1, 3, SPART_CHUNK_LENGTH, 0,
+    const int64_t lengths[6] = {SPART_CHUNK_LENGTH + 1,     3, SPART_CHUNK_LENGTH, 0,
                                 2 * SPART_CHUNK_LENGTH + 1, 1};
     test_csr m = test_rows_of(6, 700, lengths, 11);
     check_all_kinds(*state, &m);
@@ -270,8 +270,8 @@ static void test_alpha_beta(void **state)
             }
             assert_int_equal(spart_csr_matrix_multiply(context, matrix, &p, x, y), SPART_OK);
             for (int64_t k = 0; k < n; k++) {
-                double expected = p.beta == 0.0 ? p.alpha * sums[k]
-                                                : fma(p.alpha, sums[k], p.beta * y0[k]);
+                double expected =
+                    p.beta == 0.0 ? p.alpha * sums[k] : fma(p.alpha, sums[k], p.beta * y0[k]);
                 assert_false(isnan(y[k]));
                 assert_memory_equal(&y[k], &expected, sizeof(double));
             }
@@ -396,7 +396,8 @@ static void test_checks(void **state)
     spart_csr_product_init(&p);
     double x[5] = {0}, y[4] = {0};
     p.operation = (spart_operation)3;
-    assert_int_equal(spart_csr_matrix_multiply(context, matrix, &p, x, y), SPART_ERROR_UNKNOWN_ENUM);
+    assert_int_equal(spart_csr_matrix_multiply(context, matrix, &p, x, y),
+                     SPART_ERROR_UNKNOWN_ENUM);
     p.operation = SPART_OPERATION_NONE;
     assert_int_equal(spart_csr_matrix_multiply(context, matrix, &p, x, x + 1),
                      SPART_ERROR_INVALID_ARGUMENT);
@@ -415,8 +416,8 @@ static void test_degenerate(void **state)
     const struct {
         int64_t rows, columns;
         int64_t *row_ptr;
-    } cases[4] = {{0, 0, zero_rows}, {0, 5, zero_rows}, {3, 0, rows_of_nothing},
-                  {3, 4, rows_of_nothing}};
+    } cases[4] = {
+        {0, 0, zero_rows}, {0, 5, zero_rows}, {3, 0, rows_of_nothing}, {3, 4, rows_of_nothing}};
     for (int c = 0; c < 4; c++) {
         spart_csr_arrays a;
         memset(&a, 0, sizeof a);
@@ -460,10 +461,14 @@ static void test_degenerate(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_power_law),    cmocka_unit_test(test_chunk_edges),
-        cmocka_unit_test(test_golden_digest), cmocka_unit_test(test_ten_million),
-        cmocka_unit_test(test_alpha_beta),   cmocka_unit_test(test_wrapped_pointers),
-        cmocka_unit_test(test_checks),       cmocka_unit_test(test_degenerate),
+        cmocka_unit_test(test_power_law),
+        cmocka_unit_test(test_chunk_edges),
+        cmocka_unit_test(test_golden_digest),
+        cmocka_unit_test(test_ten_million),
+        cmocka_unit_test(test_alpha_beta),
+        cmocka_unit_test(test_wrapped_pointers),
+        cmocka_unit_test(test_checks),
+        cmocka_unit_test(test_degenerate),
         cmocka_unit_test(test_file_keeps_the_rule),
     };
     return cmocka_run_group_tests(tests, context_set_up, context_tear_down);
