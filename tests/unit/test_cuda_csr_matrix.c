@@ -218,6 +218,33 @@ static void test_chunk_edges(void **state)
     test_csr_free(&m);
 }
 
+/* Matrices whose rows all have one g under the row rule (summed by the
+ * mean rule's kernels with that g on the device): rows of 8 (g = 8), of 1
+ * with -0.0 products among them (g = 1), of 40 with a long row (g = 32). */
+static void test_uniform_rows(void **state)
+{
+    fixture *f = *state;
+    const int64_t rows = 3000;
+    int64_t *lengths = malloc((size_t)rows * sizeof(int64_t));
+    for (int shape = 0; shape < 3; shape++) {
+        for (int64_t r = 0; r < rows; r++) {
+            lengths[r] = shape == 0 ? 8 : shape == 1 ? 1 : 40;
+        }
+        if (shape == 2) {
+            lengths[17] = 3 * SPART_CHUNK_LENGTH + 5;
+        }
+        test_csr m = test_rows_of(rows, 2500, lengths, 40 + (uint64_t)shape);
+        if (shape == 1) {
+            for (int64_t e = 0; e < m.entries; e += 3) {
+                m.value[e] = -0.0; /* x > 0 or 0: products of -0.0 or +0.0 */
+            }
+        }
+        check_all_kinds(f->context, &m);
+        test_csr_free(&m);
+    }
+    free(lengths);
+}
+
 /* One row of 10 M entries among short ones, wrapped float32 values. */
 static void test_ten_million(void **state)
 {
@@ -388,9 +415,8 @@ int main(void)
     };
     /* SPART_TEST_SMALL=1: the small cases alone (for compute-sanitizer). */
     const struct CMUnitTest small_tests[] = {
-        cmocka_unit_test(test_chunk_edges),
-        cmocka_unit_test(test_wrapped_pointers),
-        cmocka_unit_test(test_checks),
+        cmocka_unit_test(test_chunk_edges),      cmocka_unit_test(test_uniform_rows),
+        cmocka_unit_test(test_wrapped_pointers), cmocka_unit_test(test_checks),
         cmocka_unit_test(test_degenerate),
     };
     const char *small = getenv("SPART_TEST_SMALL");
