@@ -218,8 +218,9 @@ SPART_NODISCARD SPART_API spart_status spart_vcs_workspace_size(spart_context *c
 
 /* out = A @ B or B @ A (float64 B and out) with the view's normalized
  * values. B and out are host arrays for a host matrix, the device's for a
- * device matrix (then the work is queued on the context's stream and
- * waited for). width 0 writes nothing.
+ * device matrix: then the work is only queued on the context's stream
+ * (read out after synchronising it), as every device product of spart.
+ * width 0 writes nothing.
  * Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_UNKNOWN_ENUM,
  * SPART_ERROR_INVALID_ARGUMENT (negative width, host memory for a device
  * matrix, a device matrix without the grouping the direction needs),
