@@ -15,6 +15,7 @@
  * atomics (each destination element belongs to one item and one thread);
  * beta = 0 never reads the destination.
  */
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <stdint.h>
@@ -196,9 +197,15 @@ __device__ __forceinline__ void small_tile(const spart_permute_work &work,
         acc, s);
 }
 
-/* E: the most elements of a tile per thread (tile elements / threads). */
-template <typename real, int C, int E>
-__global__ void __launch_bounds__(threads, 4)
+/* E: the most elements of a tile per thread (tile elements / threads).
+ * ONE_TERM: every large tile's item has one term (plain permutes, the
+ * common case): the kernel holds no sums across a barrier and can be
+ * built for more thread blocks an SM (BLOCKS: eight, full occupancy, or
+ * six); the general kernel takes four. ASYNC: the one-term gather copies
+ * global to shared memory asynchronously (cp.async), holding no
+ * registers for the elements in flight. */
+template <typename real, int C, int E, bool ONE_TERM, int BLOCKS, bool ASYNC>
+__global__ void __launch_bounds__(threads, BLOCKS)
     permute_kernel(spart_permute_work work, spart_permute_scalars s, const real *source,
                    real *destination)
 {
@@ -224,17 +231,10 @@ __global__ void __launch_bounds__(threads, 4)
         const int mask_x = (1 << shift_x) - 1;
         const int count = 1 << (it.shift_x + it.shift_y);
         const int pitch = (int)spart_permute_tile_pitch(&it);
-        real acc[E][C];
-#pragma unroll
-        for (int r = 0; r < E; r++) {
-#pragma unroll
-            for (int c = 0; c < C; c++) {
-                acc[r][c] = (real)0;
-            }
-        }
-        for (int32_t q = 0; q < it.num_terms; q++) {
-            const spart_permute_term &term = work.terms[it.first_term + q];
-            const real u = (real)term.coefficient;
+        if (ONE_TERM || it.num_terms == 1) {
+            /* One term (a plain permute): gather, then scale and write;
+             * no sums to keep across the barrier, so few registers. */
+            const spart_permute_term &term = work.terms[it.first_term];
             int64_t corner =
                 term.source_offset + p.x0 * term.source_stride_x + p.y0 * term.source_stride_y;
 #pragma unroll
@@ -243,10 +243,6 @@ __global__ void __launch_bounds__(threads, 4)
                     corner += p.rest[r] * term.source_rest_stride[r];
                 }
             }
-            if (q > 0) {
-                __syncthreads(); /* the previous term's reads are done */
-            }
-            /* Gather in source order. */
 #pragma unroll
             for (int r = 0; r < E; r++) {
                 const int i = threadIdx.x + r * threads;
@@ -254,11 +250,25 @@ __global__ void __launch_bounds__(threads, 4)
                 if (i < count && x < p.w && v < p.h) {
                     const real *from =
                         source + (corner + x * term.source_stride_x + v * term.source_stride_y) * C;
-                    tile[v * pitch + x] = load_element<real, C>(from, work.conjugate);
+                    if constexpr (ASYNC) {
+                        /* Straight into shared memory, no registers held
+                         * (one real at a time: any alignment). */
+                        real *into = reinterpret_cast<real *>(&tile[v * pitch + x]);
+#pragma unroll
+                        for (int c = 0; c < C; c++) {
+                            __pipeline_memcpy_async(into + c, from + c, sizeof(real));
+                        }
+                    } else {
+                        tile[v * pitch + x] = load_element<real, C>(from, work.conjugate);
+                    }
                 }
             }
+            if constexpr (ASYNC) {
+                __pipeline_commit();
+                __pipeline_wait_prior(0);
+            }
             __syncthreads();
-            /* Sum in destination order. */
+            const real u = (real)term.coefficient;
 #pragma unroll
             for (int r = 0; r < E; r++) {
                 const int i = threadIdx.x + r * threads;
@@ -266,28 +276,108 @@ __global__ void __launch_bounds__(threads, 4)
                 write_position(it, i, x, v);
                 if (i < count && x < p.w && v < p.h) {
                     const element e = tile[v * pitch + x];
+                    real one[C];
 #pragma unroll
                     for (int c = 0; c < C; c++) {
-                        const real value = part(e, c);
-                        acc[r][c] = q == 0 ? u * value : fma_of(u, value, acc[r][c]);
+                        /* The asynchronous gather conjugates here. */
+                        const real value =
+                            ASYNC && c == 1 && work.conjugate ? -part(e, c) : part(e, c);
+                        one[c] = u * value;
+                    }
+                    finish<real, C>(destination + (p.destination + x * it.destination_stride_x +
+                                                   v * it.destination_stride_y) *
+                                                      C,
+                                    one, s);
+                }
+            }
+            __syncthreads(); /* the next tile reuses the shared memory */
+            continue;
+        }
+        if constexpr (!ONE_TERM) {
+            real acc[E][C];
+#pragma unroll
+            for (int r = 0; r < E; r++) {
+#pragma unroll
+                for (int c = 0; c < C; c++) {
+                    acc[r][c] = (real)0;
+                }
+            }
+            /* The terms SPART_PERMUTE_TERMS_AT_ONCE at a time: their tiles
+             * copied into shared memory together (cp.async: all in flight
+             * at once, no registers held), then summed in term order. */
+            const int plane = pitch << it.shift_y; /* elements of one term's tile */
+            for (int32_t q0 = 0; q0 < it.num_terms; q0 += SPART_PERMUTE_TERMS_AT_ONCE) {
+                const int32_t chunk = it.num_terms - q0 < SPART_PERMUTE_TERMS_AT_ONCE
+                                          ? it.num_terms - q0
+                                          : SPART_PERMUTE_TERMS_AT_ONCE;
+                if (q0 > 0) {
+                    __syncthreads(); /* the previous terms' reads are done */
+                }
+                for (int32_t k = 0; k < chunk; k++) {
+                    const spart_permute_term &term = work.terms[it.first_term + q0 + k];
+                    int64_t corner = term.source_offset + p.x0 * term.source_stride_x +
+                                     p.y0 * term.source_stride_y;
+#pragma unroll
+                    for (int r = 0; r < SPART_PERMUTE_REST_AXES; r++) {
+                        if (r < it.num_rest) {
+                            corner += p.rest[r] * term.source_rest_stride[r];
+                        }
+                    }
+#pragma unroll
+                    for (int r = 0; r < E; r++) {
+                        const int i = threadIdx.x + r * threads;
+                        const int x = i & mask_x, v = i >> shift_x;
+                        if (i < count && x < p.w && v < p.h) {
+                            const real *from =
+                                source +
+                                (corner + x * term.source_stride_x + v * term.source_stride_y) * C;
+                            real *into = reinterpret_cast<real *>(&tile[k * plane + v * pitch + x]);
+#pragma unroll
+                            for (int c = 0; c < C; c++) {
+                                __pipeline_memcpy_async(into + c, from + c, sizeof(real));
+                            }
+                        }
+                    }
+                }
+                __pipeline_commit();
+                __pipeline_wait_prior(0);
+                __syncthreads();
+                /* Sum in destination order, term by term. */
+                for (int32_t k = 0; k < chunk; k++) {
+                    const int32_t q = q0 + k;
+                    const real u = (real)work.terms[it.first_term + q].coefficient;
+#pragma unroll
+                    for (int r = 0; r < E; r++) {
+                        const int i = threadIdx.x + r * threads;
+                        int x, v;
+                        write_position(it, i, x, v);
+                        if (i < count && x < p.w && v < p.h) {
+                            const element e = tile[k * plane + v * pitch + x];
+#pragma unroll
+                            for (int c = 0; c < C; c++) {
+                                const real value =
+                                    c == 1 && work.conjugate ? -part(e, c) : part(e, c);
+                                acc[r][c] = q == 0 ? u * value : fma_of(u, value, acc[r][c]);
+                            }
+                        }
                     }
                 }
             }
-        }
-        /* Write in destination order. */
+            /* Write in destination order. */
 #pragma unroll
-        for (int r = 0; r < E; r++) {
-            const int i = threadIdx.x + r * threads;
-            int x, v;
-            write_position(it, i, x, v);
-            if (i < count && x < p.w && v < p.h) {
-                finish<real, C>(destination + (p.destination + x * it.destination_stride_x +
-                                               v * it.destination_stride_y) *
-                                                  C,
-                                acc[r], s);
+            for (int r = 0; r < E; r++) {
+                const int i = threadIdx.x + r * threads;
+                int x, v;
+                write_position(it, i, x, v);
+                if (i < count && x < p.w && v < p.h) {
+                    finish<real, C>(destination + (p.destination + x * it.destination_stride_x +
+                                                   v * it.destination_stride_y) *
+                                                      C,
+                                    acc[r], s);
+                }
             }
+            __syncthreads(); /* the next tile reuses the shared memory */
         }
-        __syncthreads(); /* the next tile reuses the shared memory */
     }
 }
 
@@ -306,8 +396,22 @@ cudaError_t launch(const spart_permute_work *work, const spart_permute_scalars *
     config.blockDim = dim3(threads);
     config.dynamicSmemBytes = shared_bytes;
     config.stream = stream;
-    return cudaLaunchKernelEx(&config, permute_kernel<real, C, E>, *work, *scalars,
-                              static_cast<const real *>(source), static_cast<real *>(destination));
+    const real *from = static_cast<const real *>(source);
+    real *to = static_cast<real *>(destination);
+    if (work->one_term && work->variant == 1) {
+        return cudaLaunchKernelEx(&config, permute_kernel<real, C, E, true, 8, false>, *work,
+                                  *scalars, from, to);
+    }
+    if (work->one_term && work->variant == 3) {
+        return cudaLaunchKernelEx(&config, permute_kernel<real, C, E, true, 8, true>, *work,
+                                  *scalars, from, to);
+    }
+    if (work->one_term && work->variant == 2) {
+        return cudaLaunchKernelEx(&config, permute_kernel<real, C, E, true, 6, false>, *work,
+                                  *scalars, from, to);
+    }
+    return cudaLaunchKernelEx(&config, permute_kernel<real, C, E, false, 4, false>, *work, *scalars,
+                              from, to);
 }
 
 } // namespace

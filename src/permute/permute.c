@@ -163,6 +163,12 @@ spart_status spart_permute_plan_counts(const spart_permute_plan *plan, int64_t *
     return SPART_OK;
 }
 
+void spart_permute_plan_set_variant(spart_permute_plan *plan, int variant)
+{
+    plan->work.variant = variant;
+    plan->device_work.variant = variant;
+}
+
 /* alpha and beta of the plan's type as (real, imaginary) doubles. */
 static spart_permute_scalars read_scalars(spart_permute_type type, const void *alpha,
                                           const void *beta)

@@ -74,4 +74,9 @@ spart_status spart_permute_check_blocks(spart_context *context, int num_axes,
                                         const spart_permute_block *blocks, int64_t source_length,
                                         int64_t destination_length);
 
+/* Choose the device kernel of a plan (spart_permute_work.variant): for
+ * benchmarks and tests that compare them; a one-term variant on a plan
+ * whose large tiles have several terms runs the general kernel. */
+void spart_permute_plan_set_variant(spart_permute_plan *plan, int variant);
+
 #endif /* SPART_PERMUTE_INTERNAL_H */

@@ -36,6 +36,10 @@
 #define SPART_PERMUTE_THREADS 256 /* threads of a device tile */
 /* The bytes of one tile's elements (16 KiB): 2048 float64, 1024 complex128. */
 #define SPART_PERMUTE_TILE_BYTES 16384
+/* The terms whose tiles the device gathers together (an item with more
+ * takes them in groups); an item with several terms has tiles of at most
+ * 1/min(terms, this) of the tile bytes, so that they fit at once. */
+#define SPART_PERMUTE_TERMS_AT_ONCE 4
 /* Tiles of at most this many elements (a warp's lanes) are small. */
 #define SPART_PERMUTE_SMALL_TILE 32
 
@@ -123,6 +127,12 @@ typedef struct spart_permute_work {
     int64_t first_small_tile; /* the first tile of the small-tile items */
     int kind;                 /* SPART_PERMUTE_KIND_* */
     int conjugate;            /* 1: conjugate complex sources */
+    int one_term;             /* 1: every item with large tiles has exactly one term */
+    /* The device kernel: 0 the general one (sums across barriers, four
+     * thread blocks an SM); with one_term, 1 the one-term kernel at eight
+     * blocks an SM (the default), 2 the same at six, 3 at eight with an
+     * asynchronous gather (cp.async) (2 and 3 for benchmarks). */
+    int variant;
 } spart_permute_work;
 
 /* alpha and beta as (real, imaginary) doubles (exactly floats for float32

@@ -104,7 +104,11 @@ static void choose_tile(spart_permute_item *it, const spart_permute_term *terms,
                         int64_t rest)
 {
     int bytes = spart_permute_element_bytes(kind);
-    int max_shift = shift_covering(spart_permute_tile_elements(kind));
+    /* Several terms share the tile bytes (their tiles are gathered at once). */
+    int at_once =
+        it->num_terms < SPART_PERMUTE_TERMS_AT_ONCE ? it->num_terms : SPART_PERMUTE_TERMS_AT_ONCE;
+    int max_shift = shift_covering(spart_permute_tile_elements(kind)) -
+                    shift_covering(at_once > 1 ? at_once : 1);
     int cover_x = shift_covering(it->size_x), cover_y = shift_covering(it->size_y);
     double best = INFINITY;
     for (int sx = 0; sx <= cover_x && sx <= max_shift; sx++) {
@@ -350,7 +354,11 @@ spart_status spart_permute_build_work(spart_context *context, spart_permute_plan
                 first_small_tile = tiles;
             }
             tiles += it->tiles_x * it->tiles_y * rest_elements(it);
-            int64_t used = spart_permute_tile_pitch(it) * ((int64_t)1 << it->shift_y) * bytes;
+            int64_t at_once = it->num_terms < SPART_PERMUTE_TERMS_AT_ONCE
+                                  ? (it->num_terms > 1 ? it->num_terms : 1)
+                                  : SPART_PERMUTE_TERMS_AT_ONCE;
+            int64_t used =
+                spart_permute_tile_pitch(it) * ((int64_t)1 << it->shift_y) * bytes * at_once;
             tile_bytes = used > tile_bytes ? used : tile_bytes;
         }
         plan->tile_start[num_items] = tiles;
@@ -365,6 +373,13 @@ spart_status spart_permute_build_work(spart_context *context, spart_permute_plan
         work.first_small_tile = first_small_tile >= 0 ? first_small_tile : tiles;
         work.kind = (int)plan->type;
         work.conjugate = conjugate;
+        work.one_term = 1;
+        for (int64_t k = 0; k < num_items; k++) {
+            if (plan->tile_start[k] < work.first_small_tile && plan->items[k].num_terms != 1) {
+                work.one_term = 0;
+            }
+        }
+        work.variant = work.one_term ? 1 : 0;
         plan->work = work;
     }
     spart_free(allocator, unsorted);

@@ -12,6 +12,7 @@
  * Usage: bench_permute [--markdown FILE] [--blocks FILE] [--repeat R]
  *                      [--host-only | --device-only] [--skip-large-host]
  *                      [--only TEXT]   (the shapes whose name holds TEXT)
+ *                      [--variants]    (also time the other device kernels)
  */
 #include <omp.h>
 #include <stdint.h>
@@ -25,6 +26,7 @@ double bench_permute_empty_launch_ms(int launches);
 #endif
 
 #include "bench_util.h"
+#include "permute/permute_internal.h" /* the device kernel's variants */
 #include "spart/permute.h"
 
 /* A set of blocks to time. */
@@ -226,6 +228,7 @@ static void write_blocks(FILE *out, const bench_case *c)
 typedef struct timing {
     double plan_ms, run_ms, floor_ms;
     int64_t items, tiles;
+    int one_term; /* the plan has the one-term device kernel */
 } timing;
 
 static double median_of(double *times, int n)
@@ -310,7 +313,10 @@ static double device_copy_rate(void)
     return 2.0 * (double)bytes / (best * 1e-3);
 }
 
-static timing time_device(spart_context *context, const bench_case *c, int repeat, double rate)
+/* variant: the device kernel (spart_permute_plan_set_variant), -1 the
+ * plan's own. */
+static timing time_device(spart_context *context, const bench_case *c, int repeat, double rate,
+                          int variant)
 {
     timing t = {0};
     size_t bytes = (size_t)element_bytes(c->type);
@@ -326,6 +332,10 @@ static timing time_device(spart_context *context, const bench_case *c, int repea
                                           c->source_length, c->destination_length, 1, &plan));
     t.plan_ms = 1e3 * (bench_seconds() - start);
     CHECK_SPART(context, spart_permute_plan_counts(plan, &t.items, &t.tiles, NULL));
+    t.one_term = plan->work.one_term;
+    if (variant >= 0) {
+        spart_permute_plan_set_variant(plan, variant);
+    }
     const double one[2] = {1.0, 0.0}, zero[2] = {0.0, 0.0};
     float one_f[2] = {1.0f, 0.0f}, zero_f[2] = {0.0f, 0.0f};
     int single = c->type == SPART_PERMUTE_FLOAT32 || c->type == SPART_PERMUTE_COMPLEX64;
@@ -381,7 +391,7 @@ static void print_row(FILE *out, const char *where, const bench_case *c, const t
 int main(int argc, char **argv)
 {
     const char *markdown = NULL, *blocks_path = NULL, *only = NULL;
-    int repeat = 10, host = 1, device = 1, skip_large_host = 0;
+    int repeat = 10, host = 1, device = 1, skip_large_host = 0, variants = 0;
     for (int k = 1; k < argc; k++) {
         if (strcmp(argv[k], "--markdown") == 0 && k + 1 < argc) {
             markdown = argv[++k];
@@ -395,17 +405,21 @@ int main(int argc, char **argv)
             host = 0;
         } else if (strcmp(argv[k], "--only") == 0 && k + 1 < argc) {
             only = argv[++k];
+        } else if (strcmp(argv[k], "--variants") == 0) {
+            variants = 1;
         } else if (strcmp(argv[k], "--skip-large-host") == 0) {
             skip_large_host = 1;
         } else {
-            fprintf(stderr,
-                    "usage: %s [--markdown FILE] [--blocks FILE] [--repeat R] "
-                    "[--host-only | --device-only] [--skip-large-host] [--only TEXT]\n",
-                    argv[0]);
+            fprintf(
+                stderr,
+                "usage: %s [--markdown FILE] [--blocks FILE] [--repeat R] "
+                "[--host-only | --device-only] [--skip-large-host] [--only TEXT] [--variants]\n",
+                argv[0]);
             return 2;
         }
     }
     repeat = repeat > 0 ? repeat : 1;
+    (void)variants; /* device only */
 #if !defined(BENCH_PERMUTE_CUDA)
     if (device && !host) {
         fprintf(stderr, "%s: built without CUDA: no device to time\n", argv[0]);
@@ -478,11 +492,25 @@ int main(int argc, char **argv)
             if (only != NULL && strstr(cases[k].name, only) == NULL) {
                 continue;
             }
-            timing t = time_device(context, &cases[k], repeat, rate);
+            timing t = time_device(context, &cases[k], repeat, rate, -1);
             print_row(stdout, "device", &cases[k], &t, empty_ms);
             if (md != NULL) {
                 print_row(md, "device", &cases[k], &t, empty_ms);
                 fflush(md);
+            }
+            /* The other kernels of a one-term plan, for comparison. */
+            static const int others[3] = {0, 2, 3};
+            static const char *names[3] = {"device, general kernel",
+                                           "device, one-term kernel at 6 blocks/SM",
+                                           "device, one-term kernel, cp.async gather"};
+            for (int v = 0; v < 3 && t.one_term && variants; v++) {
+                timing other = time_device(context, &cases[k], repeat, rate, others[v]);
+                const char *where = names[v];
+                print_row(stdout, where, &cases[k], &other, empty_ms);
+                if (md != NULL) {
+                    print_row(md, where, &cases[k], &other, empty_ms);
+                    fflush(md);
+                }
             }
         }
     }

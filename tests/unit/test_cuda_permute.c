@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "permute/permute_internal.h"
 #include "spart/permute.h"
 #include "test_cuda_util.h"
 #include "permute_cases.h"
@@ -67,22 +68,42 @@ static void same_bits(fixture *f, const permute_case *c, spart_permute_op op, co
     double a[2], b[2];
     scalar_of(c->type, alpha, a);
     scalar_of(c->type, beta, b);
-    if (spart_permute_execute(context, host_plan, a, source, b, host) != SPART_OK ||
-        spart_permute_execute(context, device_plan, a, source_device, b, destination_device) !=
+    if (spart_permute_execute(context, host_plan, a, source, b, host) != SPART_OK) {
+        fail_msg("%s: host execute: %s", name, spart_context_error(context));
+    }
+    /* Every device kernel: the plan's own choice, the general one, the
+     * one-term one at six blocks an SM, with the asynchronous gather. */
+    const int variants[4] = {-1, 0, 2, 3};
+    for (int k = 0; k < 4; k++) {
+        if (variants[k] >= 0) {
+            spart_permute_plan_set_variant(device_plan, variants[k]);
+        }
+        void *initial = case_values(c, c->destination_length, 32, nan_destination);
+        if (destination_bytes > 0) {
+            check_cuda(
+                cudaMemcpy(destination_device, initial, destination_bytes, cudaMemcpyHostToDevice),
+                "cudaMemcpy");
+        }
+        free(initial);
+        if (spart_permute_execute(context, device_plan, a, source_device, b, destination_device) !=
             SPART_OK) {
-        fail_msg("%s: execute: %s", name, spart_context_error(context));
-    }
-    check_cuda(cudaDeviceSynchronize(), "the permute kernel");
-    if (destination_bytes > 0) {
-        check_cuda(cudaMemcpy(back, destination_device, destination_bytes, cudaMemcpyDeviceToHost),
-                   "cudaMemcpy");
-    }
-    for (int64_t k = 0; k < c->destination_length; k++) {
-        const char *h = (const char *)host + k * bytes, *d = (const char *)back + k * bytes;
-        if (memcmp(h, d, bytes) != 0) {
-            fail_msg("%s: destination element %lld differs: host %.17g, device %.17g", name,
-                     (long long)k, case_component(c, host, k * case_components(c->type)),
-                     case_component(c, back, k * case_components(c->type)));
+            fail_msg("%s: device execute: %s", name, spart_context_error(context));
+        }
+        check_cuda(cudaDeviceSynchronize(), "the permute kernel");
+        if (destination_bytes > 0) {
+            check_cuda(
+                cudaMemcpy(back, destination_device, destination_bytes, cudaMemcpyDeviceToHost),
+                "cudaMemcpy");
+        }
+        for (int64_t e = 0; e < c->destination_length; e++) {
+            const char *h = (const char *)host + e * bytes, *d = (const char *)back + e * bytes;
+            if (memcmp(h, d, bytes) != 0) {
+                fail_msg("%s (kernel %d): destination element %lld differs: host %.17g, device "
+                         "%.17g",
+                         name, variants[k], (long long)e,
+                         case_component(c, host, e * case_components(c->type)),
+                         case_component(c, back, e * case_components(c->type)));
+            }
         }
     }
     int64_t items = 0, tiles = 0, tile_bytes = 0;
