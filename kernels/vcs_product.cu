@@ -6,7 +6,10 @@
  * walks the runs, so short runs of large counts leave no lane idle), with
  * __fma_rn in float64 from +0.0; the lanes combine by shuffles in the
  * binary tree (lane l += lane l + h, h = g/2, ..., 1). Columns of X go in
- * passes of 16 accumulators a lane. The rank-1 vector: a block a column,
+ * passes of 16 accumulators a lane. X is read in its own type and widened
+ * at each entry: a float64 copy of a float32 B would double the bytes the
+ * gathers pull through L2 (and a 2,000 x 16 float32 B stays in L1 where its
+ * float64 copy does not); the conversions cost less. The rank-1 vector: a block a column,
  * 256 threads for the 256 parts, a tree in shared memory. No atomics.
  */
 #include <cuda_runtime.h>
@@ -30,9 +33,27 @@ template <typename T> __device__ __forceinline__ double load_x(const T *x, int64
     return (double)__ldg(x + at);
 }
 
-/* A full pass of 16 columns of a row of X (float64, unit stride, 16-byte
- * aligned), read as eight double2. */
-__device__ __forceinline__ void fma_full_pass(const double *row, double delta, double *acc)
+/* A full pass of 16 columns of a row of X in unit stride, read as four
+ * float4 (or eight double2) where the row is 16-byte aligned. */
+template <typename T>
+__device__ __forceinline__ void fma_full_pass(const T *row, double delta, double *acc);
+
+template <>
+__device__ __forceinline__ void fma_full_pass<float>(const float *row, double delta, double *acc)
+{
+    const float4 *quad = (const float4 *)row;
+#pragma unroll
+    for (int v = 0; v < 4; v++) {
+        const float4 four = __ldg(quad + v);
+        acc[4 * v + 0] = __fma_rn(delta, (double)four.x, acc[4 * v + 0]);
+        acc[4 * v + 1] = __fma_rn(delta, (double)four.y, acc[4 * v + 1]);
+        acc[4 * v + 2] = __fma_rn(delta, (double)four.z, acc[4 * v + 2]);
+        acc[4 * v + 3] = __fma_rn(delta, (double)four.w, acc[4 * v + 3]);
+    }
+}
+
+template <>
+__device__ __forceinline__ void fma_full_pass<double>(const double *row, double delta, double *acc)
 {
     const double2 *pair = (const double2 *)row;
 #pragma unroll
@@ -47,7 +68,7 @@ __device__ __forceinline__ void fma_full_pass(const double *row, double delta, d
  * passes read vectors (the same fma, in the same order). */
 template <typename T, typename Offset, typename Index, bool aligned>
 __global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_stats st,
-                              int64_t width, const double *__restrict__ x, int64_t x_row_stride,
+                              int64_t width, const T *__restrict__ x, int64_t x_row_stride,
                               int64_t x_col_stride, T *__restrict__ z, int64_t z_row_stride,
                               int64_t z_col_stride, const double *__restrict__ rank1)
 {
@@ -112,9 +133,9 @@ __global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_sta
                                 : spart_vcs_delta(st.g_code, x_run, st.row_factor[k], major_b,
                                                   major_scale);
                 }
-                const double *row = x + k * x_row_stride + c0 * x_col_stride;
+                const T *row = x + k * x_row_stride + c0 * x_col_stride;
                 if (aligned && columns == columns_a_pass) {
-                    fma_full_pass(row, delta, acc);
+                    fma_full_pass<T>(row, delta, acc);
                 } else {
 #pragma unroll
                     for (int q = 0; q < columns_a_pass; q++) {
@@ -149,7 +170,8 @@ __global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_sta
 
 /* v_c over the 256 parts of X's rows: block c (grid-stride), thread p sums
  * its part; the tree in shared memory. */
-__global__ void rank1_kernel(int64_t n, int64_t width, const double *__restrict__ x,
+template <typename T>
+__global__ void rank1_kernel(int64_t n, int64_t width, const T *__restrict__ x,
                              int64_t x_row_stride, int64_t x_col_stride,
                              const double *__restrict__ weight, double *__restrict__ v)
 {
@@ -179,20 +201,18 @@ __global__ void rank1_kernel(int64_t n, int64_t width, const double *__restrict_
     }
 }
 
-/* dst (cols x rows) = the transpose of src (rows x cols), converted to
- * Eout (exactly: float to double, or the same type). */
-template <typename Ein, typename Eout>
-__global__ void transpose_kernel(const Ein *__restrict__ src, Eout *__restrict__ dst, int64_t rows,
+template <typename E>
+__global__ void transpose_kernel(const E *__restrict__ src, E *__restrict__ dst, int64_t rows,
                                  int64_t cols)
 {
-    __shared__ Eout tile[32][33];
+    __shared__ E tile[32][33];
     const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5; /* 32 x 8 threads */
     const int64_t tiles_c = (cols + 31) / 32, tiles = ((rows + 31) / 32) * tiles_c;
     for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
         const int64_t r0 = (t / tiles_c) * 32, c0 = (t % tiles_c) * 32;
         for (int j = ty; j < 32; j += 8) {
             if (r0 + j < rows && c0 + tx < cols) {
-                tile[j][tx] = (Eout)src[(r0 + j) * cols + c0 + tx];
+                tile[j][tx] = src[(r0 + j) * cols + c0 + tx];
             }
         }
         __syncthreads();
@@ -205,37 +225,18 @@ __global__ void transpose_kernel(const Ein *__restrict__ src, Eout *__restrict__
     }
 }
 
-/* dst[k] = (double)src[k] for n elements. */
-__global__ void widen_kernel(const float *__restrict__ src, double *__restrict__ dst, int64_t n)
-{
-    for (int64_t k = spart_launch::first_item(); k < n; k += spart_launch::item_stride()) {
-        dst[k] = (double)src[k];
-    }
-}
-
-template <typename Ein, typename Eout>
-cudaError_t transpose(const Ein *src, Eout *dst, int64_t rows, int64_t cols, cudaStream_t stream)
-{
-    if (rows <= 0 || cols <= 0) {
-        return cudaSuccess;
-    }
-    const int64_t tiles = ((rows + 31) / 32) * ((cols + 31) / 32);
-    const unsigned blocks = (unsigned)(tiles < 65535 * 16 ? tiles : 65535 * 16);
-    return spart_launch::launch(transpose_kernel<Ein, Eout>, dim3(blocks), stream, src, dst, rows,
-                                cols);
-}
-
 template <typename T, typename Offset, typename Index>
 cudaError_t product(const spart_vcs_kernel_grouping *gr, const spart_vcs_kernel_stats *st,
                     const spart_vcs_kernel_product *p, double *rank1, cudaStream_t stream)
 {
-    const double *x = (const double *)p->x;
+    const T *x = (const T *)p->x;
     T *z = (T *)p->z;
     if (st->has_offset) {
         const int64_t blocks = p->width < 65535 ? p->width : 65535;
-        cudaError_t error = spart_launch::launch(
-            rank1_kernel, dim3((unsigned)blocks), stream, gr->n_minor, p->width, x, p->x_row_stride,
-            p->x_col_stride, gr->by_rows ? st->offset : (const double *)nullptr, rank1);
+        cudaError_t error =
+            spart_launch::launch(rank1_kernel<T>, dim3((unsigned)blocks), stream, gr->n_minor,
+                                 p->width, x, p->x_row_stride, p->x_col_stride,
+                                 gr->by_rows ? st->offset : (const double *)nullptr, rank1);
         if (error != cudaSuccess) {
             return error;
         }
@@ -247,7 +248,7 @@ cudaError_t product(const spart_vcs_kernel_grouping *gr, const spart_vcs_kernel_
     int64_t blocks = (gr->n_major + slices_a_block - 1) / slices_a_block;
     blocks = blocks < 65535 * 16 ? blocks : 65535 * 16;
     const bool aligned = p->x_col_stride == 1 && (uintptr_t)x % 16 == 0 &&
-                         ((size_t)p->x_row_stride * sizeof(double)) % 16 == 0;
+                         ((size_t)p->x_row_stride * sizeof(T)) % 16 == 0;
     auto kernel =
         aligned ? gather_kernel<T, Offset, Index, true> : gather_kernel<T, Offset, Index, false>;
     return spart_launch::launch(kernel, dim3((unsigned)blocks), stream, *gr, *st, p->width, x,
@@ -284,26 +285,19 @@ extern "C" int spart_vcs_device_product(const spart_vcs_kernel_grouping *groupin
     return (int)error;
 }
 
-extern "C" int spart_vcs_device_widen(const void *src, int is_float, int transposed, int64_t rows,
-                                      int64_t cols, double *dst, void *stream)
-{
-    cudaStream_t s = (cudaStream_t)stream;
-    if (transposed) { /* src is cols x rows */
-        return is_float ? (int)transpose((const float *)src, dst, cols, rows, s)
-                        : (int)transpose((const double *)src, dst, cols, rows, s);
-    }
-    if (!is_float) {
-        return (int)cudaMemcpyAsync(dst, src, (size_t)(rows * cols) * sizeof(double),
-                                    cudaMemcpyDeviceToDevice, s);
-    }
-    return (int)spart_launch::launch_items(widen_kernel, rows * cols, s, (const float *)src, dst,
-                                           rows * cols);
-}
-
 extern "C" int spart_vcs_device_transpose(const void *src, void *dst, int64_t rows, int64_t cols,
                                           int element_bytes, void *stream)
 {
+    if (rows <= 0 || cols <= 0) {
+        return 0;
+    }
+    const int64_t tiles = ((rows + 31) / 32) * ((cols + 31) / 32);
+    const unsigned blocks = (unsigned)(tiles < 65535 * 16 ? tiles : 65535 * 16);
     cudaStream_t s = (cudaStream_t)stream;
-    return element_bytes == 4 ? (int)transpose((const float *)src, (float *)dst, rows, cols, s)
-                              : (int)transpose((const double *)src, (double *)dst, rows, cols, s);
+    cudaError_t error = element_bytes == 4
+                            ? spart_launch::launch(transpose_kernel<float>, dim3(blocks), s,
+                                                   (const float *)src, (float *)dst, rows, cols)
+                            : spart_launch::launch(transpose_kernel<double>, dim3(blocks), s,
+                                                   (const double *)src, (double *)dst, rows, cols);
+    return (int)error;
 }

@@ -84,20 +84,12 @@ void spart_vcs_host_product(const spart_vcs_kernel_grouping *grouping,
                             const spart_vcs_kernel_stats *stats,
                             const spart_vcs_kernel_product *product, double *scratch, int threads);
 
-/* Device: enqueue the product on `stream` (a cudaStream_t); X must be
- * float64 with unit column stride (spart_vcs_device_widen makes such a
- * copy: a GPU converts float to double at a quarter of its fma rate, so
- * once, not at every entry); is_float then says Z is float32. `rank1`
- * holds width doubles of device scratch (unused without an offset).
- * Returns 0 or a cudaError_t as int; never allocates or synchronises. */
+/* Device: enqueue the product on `stream` (a cudaStream_t); `rank1` holds
+ * width doubles of device scratch (unused without an offset). Returns 0 or
+ * a cudaError_t as int; never allocates or synchronises. */
 int spart_vcs_device_product(const spart_vcs_kernel_grouping *grouping,
                              const spart_vcs_kernel_stats *stats,
                              const spart_vcs_kernel_product *product, double *rank1, void *stream);
-
-/* Device: dst (rows x cols, float64, C order) from src (float32 or
- * float64): a copy, or the transpose of src (cols x rows) when transposed. */
-int spart_vcs_device_widen(const void *src, int is_float, int transposed, int64_t rows,
-                           int64_t cols, double *dst, void *stream);
 
 /* Device: dst (cols x rows) = transpose of src (rows x cols), elements of
  * element_bytes (4 or 8), on `stream`; 0 or a cudaError_t as int. */

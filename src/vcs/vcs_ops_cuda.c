@@ -177,69 +177,20 @@ static spart_vcs_kernel_grouping kernel_grouping(const spart_vcs_data *data, int
     return g;
 }
 
-/* Bytes rounded up to 256. */
-static size_t padded(size_t bytes)
-{
-    return (bytes + 255) / 256 * 256;
-}
-
-/* The scratch: the rank-1 vector (width doubles), X in float64 C order
- * (n_minor x width), Z in C order for transposed operands (n_major x width,
- * 8 bytes an element whatever the type). */
+/* The scratch: the rank-1 vector (width doubles), then, for transposed
+ * operands, X and Z in C order (8 bytes an element, whatever the type). */
 static size_t cuda_workspace_bytes(const spart_context *context, const spart_vcs_data *data, int by,
                                    int64_t width, int transposed_operands)
 {
     (void)context;
-    const size_t n_major = (size_t)(by == SPART_VCS_BY_ROWS ? data->n_rows : data->n_cols);
-    const size_t n_minor = (size_t)(by == SPART_VCS_BY_ROWS ? data->n_cols : data->n_rows);
-    size_t bytes = padded((size_t)width * sizeof(double)) + padded(n_minor * (size_t)width * 8);
+    size_t bytes = ((size_t)width * sizeof(double) + 255) / 256 * 256;
     if (transposed_operands) {
-        bytes += padded(n_major * (size_t)width * 8);
+        const size_t n_major = (size_t)(by == SPART_VCS_BY_ROWS ? data->n_rows : data->n_cols);
+        const size_t n_minor = (size_t)(by == SPART_VCS_BY_ROWS ? data->n_cols : data->n_rows);
+        bytes += ((n_minor * (size_t)width * 8 + 255) / 256) * 256;
+        bytes += n_major * (size_t)width * 8;
     }
     return bytes + 256;
-}
-
-/* Enqueue the product on the context's stream: X widened to float64 C
- * order where it is float32 or transposed, the walk, Z transposed back. */
-static cudaError_t enqueue_product(const spart_vcs_data *data, int by,
-                                   const spart_vcs_kernel_product *product, int transposed_operands,
-                                   char *scratch, cudaStream_t stream)
-{
-    const device_arrays *arrays = data->device;
-    spart_vcs_kernel_grouping g = kernel_grouping(data, by);
-    spart_vcs_kernel_stats s;
-    s.row_factor = arrays->row_factor;
-    s.col_factor = arrays->col_factor;
-    s.scale = arrays->scale;
-    s.offset = arrays->offset;
-    s.g_code = data->stats.g_code;
-    s.has_offset = data->stats.has_offset;
-    const int64_t width = product->width;
-    double *rank1 = (double *)scratch;
-    double *x_copy = (double *)(scratch + padded((size_t)width * sizeof(double)));
-    char *z_copy = (char *)x_copy + padded((size_t)g.n_minor * (size_t)width * 8);
-    spart_vcs_kernel_product p = *product;
-    cudaError_t error = cudaSuccess;
-    if (transposed_operands || product->is_float) {
-        error = (cudaError_t)spart_vcs_device_widen(
-            product->x, product->is_float, transposed_operands, g.n_minor, width, x_copy, stream);
-        p.x = x_copy;
-        p.x_row_stride = width;
-        p.x_col_stride = 1;
-    }
-    if (transposed_operands) {
-        p.z = z_copy;
-        p.z_row_stride = width;
-        p.z_col_stride = 1;
-    }
-    if (error == cudaSuccess) {
-        error = (cudaError_t)spart_vcs_device_product(&g, &s, &p, rank1, stream);
-    }
-    if (error == cudaSuccess && transposed_operands) {
-        error = (cudaError_t)spart_vcs_device_transpose(z_copy, product->z, g.n_major, width,
-                                                        product->is_float ? 4 : 8, stream);
-    }
-    return error;
 }
 
 static spart_status cuda_multiply(spart_context *context, const spart_vcs_data *data, int by,
@@ -276,8 +227,41 @@ static spart_status cuda_multiply(spart_context *context, const spart_vcs_data *
     if (scratch == NULL) {
         error = cudaMallocAsync(&scratch, need, stream);
     }
+    const spart_vcs_data *d = data;
+    const device_arrays *arrays = d->device;
+    spart_vcs_kernel_grouping g = kernel_grouping(d, by);
+    spart_vcs_kernel_stats s;
+    s.row_factor = arrays->row_factor;
+    s.col_factor = arrays->col_factor;
+    s.scale = arrays->scale;
+    s.offset = arrays->offset;
+    s.g_code = d->stats.g_code;
+    s.has_offset = d->stats.has_offset;
+    spart_vcs_kernel_product p = *product;
+    const int element = product->is_float ? 4 : 8;
     if (error == cudaSuccess) {
-        error = enqueue_product(data, by, product, transposed_operands, (char *)scratch, stream);
+        char *base = (char *)scratch;
+        double *rank1 = (double *)base;
+        char *x_copy = base + ((size_t)product->width * sizeof(double) + 255) / 256 * 256;
+        char *z_copy = x_copy + ((size_t)g.n_minor * (size_t)product->width * 8 + 255) / 256 * 256;
+        if (transposed_operands) {
+            /* X is B (width x n_minor): C order as n_minor x width */
+            error = (cudaError_t)spart_vcs_device_transpose(product->x, x_copy, product->width,
+                                                            g.n_minor, element, stream);
+            p.x = x_copy;
+            p.x_row_stride = product->width;
+            p.x_col_stride = 1;
+            p.z = z_copy;
+            p.z_row_stride = product->width;
+            p.z_col_stride = 1;
+        }
+        if (error == cudaSuccess) {
+            error = (cudaError_t)spart_vcs_device_product(&g, &s, &p, rank1, stream);
+        }
+        if (error == cudaSuccess && transposed_operands) {
+            error = (cudaError_t)spart_vcs_device_transpose(z_copy, product->z, g.n_major,
+                                                            product->width, element, stream);
+        }
         if (workspace == NULL) {
             cudaError_t freed = cudaFreeAsync(scratch, stream);
             error = error != cudaSuccess ? error : freed;
