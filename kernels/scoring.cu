@@ -7,8 +7,8 @@
  * Two layouts, the same bits (every value is made in the contract's
  * order whoever makes it):
  *   - BLOCK: a block a question (grid-stride over questions). Its warps
- *     score the candidates (a warp a candidate, or four at once sharing
- *     the query's loads) into shared memory, then the block takes each
+ *     score the candidates (a warp a candidate, or two or four at once
+ *     sharing the query's loads) into shared memory, then the block takes each
  *     chunk's maximum and its exponentials, warp 0 sums them in the lane
  *     order, thread 0 the chunks in chunk order, and the block writes the
  *     probabilities. For K <= SPART_SCORING_BLOCK_MAX_K.
@@ -37,7 +37,7 @@ namespace
 using namespace spart_scoring;
 
 template <typename T, bool COSINE, int ROWS>
-__global__ void __launch_bounds__(threads_per_block) block_kernel(view p)
+__global__ void __launch_bounds__(threads_per_block, sizeof(T) == 4 ? 2 : 1) block_kernel(view p)
 {
     __shared__ double z[SPART_SCORING_BLOCK_MAX_K];
     __shared__ double stats[2 * (SPART_SCORING_BLOCK_MAX_K / SPART_SCORING_CHUNK)];
@@ -60,7 +60,8 @@ __global__ void __launch_bounds__(threads_per_block) block_kernel(view p)
 }
 
 template <typename T, bool COSINE, int ROWS>
-__global__ void __launch_bounds__(threads_per_block) grid_kernel(view p, double *workspace)
+__global__ void __launch_bounds__(threads_per_block, sizeof(T) == 4 ? 2 : 1)
+    grid_kernel(view p, double *workspace)
 {
     __shared__ block_scratch s;
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
@@ -87,6 +88,14 @@ __global__ void __launch_bounds__(threads_per_block) grid_kernel(view p, double 
         const int64_t first = c * SPART_SCORING_CHUNK;
         const int64_t n = nk - first < SPART_SCORING_CHUNK ? nk - first : SPART_SCORING_CHUNK;
         chunk_sums(z + t * nk + first, n, stats + 2 * item, &s);
+        if (chunks == 1) { /* the question's total is its one chunk's: no barrier */
+            double m = 0.0, sum = 0.0;
+            question_total(stats + 2 * item, 1, &s, &m, &sum);
+            write_probabilities<T>(p, z + t * nk, t, 0, nk, m, sum);
+        }
+    }
+    if (chunks == 1) {
+        return;
     }
     grid.sync();
 
@@ -102,11 +111,20 @@ __global__ void __launch_bounds__(threads_per_block) grid_kernel(view p, double 
     }
 }
 
-/* Candidate rows a warp scores at once: four (sharing the query's loads)
- * when there are enough rows for every warp, else one. */
-int rows_for(const spart_scoring_problem *problem)
+/* Candidate rows a warp scores at once (they share the query's loads):
+ * `rows` when the caller asks (1, 2 or 4); else, when there are enough
+ * rows for every warp of the device, more rows for shorter ones (a lane
+ * then has as many loads in flight: four rows up to D = 256, two up to
+ * 512), one otherwise. The bits are the same for any. */
+int rows_for(const spart_scoring_problem *problem, int rows)
 {
-    return problem->num_question * problem->num_candidate >= 16384 ? 4 : 1;
+    if (rows == 1 || rows == 2 || rows == 4) {
+        return rows;
+    }
+    if (problem->num_question * problem->num_candidate < 16384) {
+        return 1;
+    }
+    return problem->dimension <= 256 ? 4 : problem->dimension <= 512 ? 2 : 1;
 }
 
 /* The blocks a launch of one (type, similarity, rows) takes: a block a
@@ -176,25 +194,27 @@ cudaError_t launch_typed(const spart_scoring_problem *problem, double *workspace
 
 /* blocks_out NULL: launch; else only say how many blocks it would take. */
 template <typename T, bool COSINE>
-cudaError_t launch_rows(const spart_scoring_problem *problem, double *workspace, int path,
+cudaError_t launch_rows(const spart_scoring_problem *problem, double *workspace, int path, int rows,
                         cudaStream_t stream, int64_t *blocks_out)
 {
-    return rows_for(problem) == 4
-               ? launch_typed<T, COSINE, 4>(problem, workspace, path, stream, blocks_out)
-               : launch_typed<T, COSINE, 1>(problem, workspace, path, stream, blocks_out);
+    switch (rows_for(problem, rows)) {
+    case 4: return launch_typed<T, COSINE, 4>(problem, workspace, path, stream, blocks_out);
+    case 2: return launch_typed<T, COSINE, 2>(problem, workspace, path, stream, blocks_out);
+    default: return launch_typed<T, COSINE, 1>(problem, workspace, path, stream, blocks_out);
+    }
 }
 
-cudaError_t launch_any(const spart_scoring_problem *problem, double *workspace, int path,
+cudaError_t launch_any(const spart_scoring_problem *problem, double *workspace, int path, int rows,
                        cudaStream_t stream, int64_t *blocks_out)
 {
     if (problem->float32) {
         return problem->cosine
-                   ? launch_rows<float, true>(problem, workspace, path, stream, blocks_out)
-                   : launch_rows<float, false>(problem, workspace, path, stream, blocks_out);
+                   ? launch_rows<float, true>(problem, workspace, path, rows, stream, blocks_out)
+                   : launch_rows<float, false>(problem, workspace, path, rows, stream, blocks_out);
     }
     return problem->cosine
-               ? launch_rows<double, true>(problem, workspace, path, stream, blocks_out)
-               : launch_rows<double, false>(problem, workspace, path, stream, blocks_out);
+               ? launch_rows<double, true>(problem, workspace, path, rows, stream, blocks_out)
+               : launch_rows<double, false>(problem, workspace, path, rows, stream, blocks_out);
 }
 
 } // namespace
@@ -218,27 +238,34 @@ extern "C" int spart_scoring_device_path(const spart_scoring_problem *problem, i
         return -1;
     }
     /* A block a question when the questions fill the device, or when a
-     * question is so small that the grid's barriers would cost more than
-     * its reads. */
-    const int64_t values = problem->num_candidate * problem->dimension;
-    if (problem->num_question >= 2 * (int64_t)multiprocessors || values <= 32768) {
+     * question has no more candidates than a block has warps (a warp a
+     * row either way, and no grid barriers). */
+    if (problem->num_question >= 2 * (int64_t)multiprocessors ||
+        problem->num_candidate <= warps_per_block) {
         return SPART_SCORING_PATH_BLOCK;
     }
     return SPART_SCORING_PATH_GRID;
 }
 
-extern "C" int spart_scoring_device_launch(const spart_scoring_problem *problem, double *workspace,
-                                           int path, void *stream)
+extern "C" int spart_scoring_device_launch_rows(const spart_scoring_problem *problem,
+                                                double *workspace, int path, int rows, void *stream)
 {
     int error = 0;
     path = spart_scoring_device_path(problem, path, &error);
     if (error != 0) {
         return error;
     }
-    return (int)launch_any(problem, workspace, path, static_cast<cudaStream_t>(stream), nullptr);
+    return (int)launch_any(problem, workspace, path, rows, static_cast<cudaStream_t>(stream),
+                           nullptr);
 }
 
-extern "C" int spart_scoring_device_blocks(const spart_scoring_problem *problem, int path,
+extern "C" int spart_scoring_device_launch(const spart_scoring_problem *problem, double *workspace,
+                                           int path, void *stream)
+{
+    return spart_scoring_device_launch_rows(problem, workspace, path, 0, stream);
+}
+
+extern "C" int spart_scoring_device_blocks(const spart_scoring_problem *problem, int path, int rows,
                                            int64_t *blocks)
 {
     int error = 0;
@@ -246,7 +273,7 @@ extern "C" int spart_scoring_device_blocks(const spart_scoring_problem *problem,
     if (error != 0) {
         return error;
     }
-    return (int)launch_any(problem, nullptr, path, nullptr, blocks);
+    return (int)launch_any(problem, nullptr, path, rows, nullptr, blocks);
 }
 
 extern "C" const char *spart_scoring_device_error_string(int error)

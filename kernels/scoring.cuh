@@ -55,11 +55,12 @@ __device__ __forceinline__ double lane_max(double v)
     return v;
 }
 
-/* Quad j of a row as doubles (exact); a value past D reads as 0 but is
- * never added (the caller stops at D). */
+/* Quad j of a row in its own type (kept so until each fma converts it
+ * exactly to double: half the registers for float32, so more loads stay
+ * in flight); a value past D reads as 0 but is never added (the caller
+ * stops at D). */
 template <typename T>
-__device__ __forceinline__ void load_quad(const T *row, int64_t d, int64_t j, bool vector,
-                                          double *v)
+__device__ __forceinline__ void load_quad(const T *row, int64_t d, int64_t j, bool vector, T *v)
 {
     if (vector) {
         if constexpr (sizeof(T) == 4) {
@@ -75,7 +76,7 @@ __device__ __forceinline__ void load_quad(const T *row, int64_t d, int64_t j, bo
 #pragma unroll
     for (int e = 0; e < 4; e++) {
         const int64_t i = 4 * j + e;
-        v[e] = i < d ? (double)__ldg(row + i) : 0.0;
+        v[e] = i < d ? __ldg(row + i) : (T)0;
     }
 }
 
@@ -87,7 +88,11 @@ __device__ __forceinline__ void row_sums(const view &p, const T *query, const T 
                                          double *dot_sum, double *cc_sum, double *qq_sum)
 {
     constexpr bool COSINE = SQUARES;
-    constexpr int unroll = ROWS == 1 ? 4 : 2;
+    /* A batch: `unroll` quads of the query and of each row (a lane's
+     * quads j0, j0 + 32, ...). Batches are loaded one ahead of the fma
+     * (two sets of registers, a and b), so that a warp always has loads in
+     * flight while it adds; the fma still run in the lane's quad order. */
+    constexpr int unroll = ROWS == 1 ? 4 : ROWS == 2 ? 2 : 1;
     const int lane = (int)(threadIdx.x & 31u);
     const int64_t d = p.dimension;
     const int64_t quads = (d + 3) / 4;
@@ -97,8 +102,7 @@ __device__ __forceinline__ void row_sums(const view &p, const T *query, const T 
         dot[r] = 0.0;
         cc[r] = 0.0;
     }
-    for (int64_t j0 = lane; j0 < quads; j0 += 32 * unroll) {
-        double qv[unroll][4], cv[unroll][ROWS][4];
+    auto load = [&](int64_t j0, T(&qv)[unroll][4], T(&cv)[unroll][ROWS][4]) {
 #pragma unroll
         for (int u = 0; u < unroll; u++) {
             const int64_t j = j0 + 32 * u;
@@ -112,6 +116,8 @@ __device__ __forceinline__ void row_sums(const view &p, const T *query, const T 
                 }
             }
         }
+    };
+    auto add = [&](int64_t j0, const T(&qv)[unroll][4], const T(&cv)[unroll][ROWS][4]) {
 #pragma unroll
         for (int u = 0; u < unroll; u++) {
             const int64_t j = j0 + 32 * u;
@@ -120,14 +126,14 @@ __device__ __forceinline__ void row_sums(const view &p, const T *query, const T 
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
                     if (e < n) {
-                        const double a = qv[u][e];
+                        const double a = (double)qv[u][e];
                         if (COSINE) {
                             qq = __fma_rn(a, a, qq);
                         }
 #pragma unroll
                         for (int r = 0; r < ROWS; r++) {
                             if (r < count) {
-                                const double b = cv[u][r][e];
+                                const double b = (double)cv[u][r][e];
                                 if (DOT) {
                                     dot[r] = __fma_rn(a, b, dot[r]);
                                 }
@@ -140,6 +146,15 @@ __device__ __forceinline__ void row_sums(const view &p, const T *query, const T 
                 }
             }
         }
+    };
+    constexpr int64_t step = 32 * unroll;
+    T qa[unroll][4], ca[unroll][ROWS][4], qb[unroll][4], cb[unroll][ROWS][4];
+    load(lane, qa, ca);
+    for (int64_t j0 = lane; j0 < quads; j0 += 2 * step) {
+        load(j0 + step, qb, cb);
+        add(j0, qa, ca);
+        load(j0 + 2 * step, qa, ca);
+        add(j0 + step, qb, cb);
     }
     *qq_sum = COSINE ? lane_tree(qq) : 0.0;
 #pragma unroll

@@ -134,10 +134,16 @@ int spart_scoring_device_path(const spart_scoring_problem *problem, int path, in
  * path). */
 int spart_scoring_device_launch(const spart_scoring_problem *problem, double *workspace, int path,
                                 void *stream);
+/* The same with `rows` candidate rows a warp (1, 2 or 4; 0: the device
+ * code's choice), for the tests and the benchmark: the bits do not depend
+ * on it. */
+int spart_scoring_device_launch_rows(const spart_scoring_problem *problem, double *workspace,
+                                     int path, int rows, void *stream);
 
 /* The blocks of 256 threads that launch would take (for the benchmark's
  * baselines, run at the same size). */
-int spart_scoring_device_blocks(const spart_scoring_problem *problem, int path, int64_t *blocks);
+int spart_scoring_device_blocks(const spart_scoring_problem *problem, int path, int rows,
+                                int64_t *blocks);
 
 const char *spart_scoring_device_error_string(int error);
 

@@ -66,6 +66,7 @@ typedef struct bench_state {
     int64_t blocks;
     void *dots, *norms;
     void *probabilities_unfused, *probabilities_cublas;
+    int rows; /* rows a warp for call_fused_rows */
 } bench_state;
 
 typedef void (*bench_call)(bench_state *s);
@@ -78,6 +79,14 @@ static void call_fused(bench_state *s)
                     s->context, p->query, p->candidates, p->probabilities, NULL, p->num_question,
                     p->num_candidate, p->dimension, s->sim, p->scale, p->temperature, SPART_FLOAT32,
                     1, s->workspace, s->workspace_bytes));
+}
+
+/* The fused kernel with s->rows candidate rows a warp (the internal
+ * entry point, no API checks). */
+static void call_fused_rows(bench_state *s)
+{
+    CHECK_INT_CUDA(spart_scoring_device_launch_rows(&s->problem, s->workspace,
+                                                    SPART_SCORING_PATH_AUTO, s->rows, s->stream));
 }
 
 static void call_unfused(bench_state *s)
@@ -258,8 +267,8 @@ int main(int argc, char **argv)
         fprintf(out, "| K | D | Q | sim | layout | blocks | fused launched | fused graph | "
                      "unfused launched | unfused graph | cuBLAS launched | cuBLAS graph | copy "
                      "floor | %% copy rate (graph) | graph / empty graph | bits | cuBLAS max diff "
-                     "|\n");
-        bench_markdown_rule(out, 17);
+                     "| graph, 1 / 2 / 4 rows a warp |\n");
+        bench_markdown_rule(out, 18);
     }
     printf("copy rate %.2f TB/s; empty kernel %.2f us launched, %.2f us graph\n", rate / 1e12,
            empty_launched, empty_graph);
@@ -300,7 +309,7 @@ int main(int argc, char **argv)
         int error = 0;
         const int layout = spart_scoring_device_path(&p, SPART_SCORING_PATH_AUTO, &error);
         CHECK_INT_CUDA(error);
-        CHECK_INT_CUDA(spart_scoring_device_blocks(&p, SPART_SCORING_PATH_AUTO, &s.blocks));
+        CHECK_INT_CUDA(spart_scoring_device_blocks(&p, SPART_SCORING_PATH_AUTO, 0, &s.blocks));
 
         const double bytes = 4.0 * (double)(pairs * sh.d + sh.nq * sh.d + pairs);
         const int repeat = repeats_for(bytes);
@@ -311,6 +320,12 @@ int main(int argc, char **argv)
         const double cublas_launched = time_call(&s, call_cublas, repeat, 0);
         const double cublas_graph = time_call(&s, call_cublas, repeat, 1);
         const double floor = 1e6 * bytes / rate;
+        double by_rows[3];
+        const int row_choices[3] = {1, 2, 4};
+        for (int r = 0; r < 3; r++) {
+            s.rows = row_choices[r];
+            by_rows[r] = time_call(&s, call_fused_rows, repeat, 1);
+        }
 
         /* bits of the unfused baseline, max |difference| of cuBLAS's */
         float *a = malloc(prob_bytes), *b = malloc(prob_bytes), *c = malloc(prob_bytes);
@@ -327,23 +342,23 @@ int main(int argc, char **argv)
         const char *names[] = {"auto", "block", "grid"};
         printf("K %6lld D %5lld Q %5lld %-6s %-5s %6lld blocks: fused %9.2f / %9.2f us, unfused "
                "%9.2f / %9.2f, cuBLAS %9.2f / %9.2f, floor %9.2f (%5.1f %%), bits %s, cuBLAS "
-               "diff %.2e\n",
+               "diff %.2e; graph with 1/2/4 rows a warp %.2f / %.2f / %.2f\n",
                (long long)sh.nk, (long long)sh.d, (long long)sh.nq,
                sh.sim == SPART_SIMILARITY_COSINE ? "cosine" : "dot", names[layout],
                (long long)s.blocks, fused_launched, fused_graph, unfused_launched, unfused_graph,
                cublas_launched, cublas_graph, floor, 100.0 * floor / fused_graph,
-               same ? "same" : "DIFFER", diff);
+               same ? "same" : "DIFFER", diff, by_rows[0], by_rows[1], by_rows[2]);
         fflush(stdout);
         if (out != NULL) {
             fprintf(out,
                     "| %lld | %lld | %lld | %s | %s | %lld | %.2f | %.2f | %.2f | %.2f | %.2f | "
-                    "%.2f | %.2f | %.1f | %.2f | %s | %.1e |\n",
+                    "%.2f | %.2f | %.1f | %.2f | %s | %.1e | %.2f / %.2f / %.2f |\n",
                     (long long)sh.nk, (long long)sh.d, (long long)sh.nq,
                     sh.sim == SPART_SIMILARITY_COSINE ? "cosine" : "dot", names[layout],
                     (long long)s.blocks, fused_launched, fused_graph, unfused_launched,
                     unfused_graph, cublas_launched, cublas_graph, floor,
                     100.0 * floor / fused_graph, fused_graph / empty_graph,
-                    same ? "same" : "differ", diff);
+                    same ? "same" : "differ", diff, by_rows[0], by_rows[1], by_rows[2]);
             fflush(out);
         }
         free(a);

@@ -128,10 +128,12 @@ static void assert_same_bits(const void *got, const void *expected, size_t bytes
     }
 }
 
-/* One case: host, then the device on each layout (and rows off 16 bytes
- * when `offset`), the same bits. */
-static void check_case(spart_context *context, int64_t nq, int64_t nk, int64_t d,
-                       spart_similarity sim, spart_value_type type, int offset, uint64_t seed)
+/* One case: host, then the device on each layout and with each number of
+ * rows a warp in `rows` (0: the device code's choice; and rows off 16
+ * bytes when `offset`), the same bits. */
+static void check_case_rows(spart_context *context, int64_t nq, int64_t nk, int64_t d,
+                            spart_similarity sim, spart_value_type type, int offset, uint64_t seed,
+                            const int *rows, int num_rows)
 {
     scoring_case c = scoring_case_make(nq, nk, d, sim, 100.0 / 7.0, 1.3, type, 2.0, seed);
     scoring_case_sync(&c);
@@ -143,24 +145,43 @@ static void check_case(spart_context *context, int64_t nq, int64_t nk, int64_t d
         if (path == SPART_SCORING_PATH_BLOCK && nk > SPART_SCORING_BLOCK_MAX_K) {
             continue;
         }
-        device_case dc = to_device_case(&c, offset);
-        spart_scoring_problem problem = problem_of(&c, &dc);
-        check_cuda((cudaError_t)spart_scoring_device_launch(&problem, dc.workspace, path, NULL),
-                   "spart_scoring_device_launch");
-        void *dp = NULL, *dz = NULL;
-        copy_back(&c, &dc, &dp, &dz);
-        snprintf(what, sizeof what, "Q %lld K %lld D %lld %s %s offset %d path %d", (long long)nq,
-                 (long long)nk, (long long)d, sim ? "cosine" : "dot",
-                 type == SPART_FLOAT32 ? "float32" : "float64", offset, path);
-        assert_same_bits(dp, hp, bytes, what);
-        assert_same_bits(dz, hz, bytes, what);
-        free(dp);
-        free(dz);
-        free_device_case(&dc);
+        for (int r = 0; r < num_rows; r++) {
+            device_case dc = to_device_case(&c, offset);
+            spart_scoring_problem problem = problem_of(&c, &dc);
+            check_cuda((cudaError_t)spart_scoring_device_launch_rows(&problem, dc.workspace, path,
+                                                                     rows[r], NULL),
+                       "spart_scoring_device_launch_rows");
+            void *dp = NULL, *dz = NULL;
+            copy_back(&c, &dc, &dp, &dz);
+            snprintf(what, sizeof what, "Q %lld K %lld D %lld %s %s offset %d path %d rows %d",
+                     (long long)nq, (long long)nk, (long long)d, sim ? "cosine" : "dot",
+                     type == SPART_FLOAT32 ? "float32" : "float64", offset, path, rows[r]);
+            assert_same_bits(dp, hp, bytes, what);
+            assert_same_bits(dz, hz, bytes, what);
+            free(dp);
+            free(dz);
+            free_device_case(&dc);
+        }
     }
     free(hp);
     free(hz);
     scoring_case_free(&c);
+}
+
+/* check_case_rows with every number of rows a warp. */
+static void check_case(spart_context *context, int64_t nq, int64_t nk, int64_t d,
+                       spart_similarity sim, spart_value_type type, int offset, uint64_t seed)
+{
+    const int rows[] = {0, 1, 2, 4};
+    check_case_rows(context, nq, nk, d, sim, type, offset, seed, rows, 4);
+}
+
+/* check_case_rows with the device code's choice and four rows a warp. */
+static void check_case_large(spart_context *context, int64_t nq, int64_t nk, int64_t d,
+                             spart_similarity sim, spart_value_type type, uint64_t seed)
+{
+    const int rows[] = {0, 4};
+    check_case_rows(context, nq, nk, d, sim, type, 0, seed, rows, 2);
 }
 
 static void test_golden_digest_on_device(void **state)
@@ -190,12 +211,12 @@ static void test_layouts_large(void **state)
     fixture *f = *state;
     for (int type = 0; type < 2; type++) {
         spart_value_type t = type == 0 ? SPART_FLOAT32 : SPART_FLOAT64;
-        check_case(f->context, 1, 255, 2560, SPART_SIMILARITY_DOT, t, 0, 5);
-        check_case(f->context, 8, 255, 512, SPART_SIMILARITY_COSINE, t, 0, 6);
-        check_case(f->context, 300, 64, 100, SPART_SIMILARITY_COSINE, t, 0, 7); /* 4 rows a warp */
-        check_case(f->context, 1, 100000, 16, SPART_SIMILARITY_COSINE, t, 0, 8);
-        check_case(f->context, 2, 5000, 8192, SPART_SIMILARITY_DOT, t, 0, 9);
-        check_case(f->context, 3, 2048, 33, SPART_SIMILARITY_DOT, t, 0, 10);
+        check_case_large(f->context, 1, 255, 2560, SPART_SIMILARITY_DOT, t, 5);
+        check_case_large(f->context, 8, 255, 512, SPART_SIMILARITY_COSINE, t, 6);
+        check_case(f->context, 300, 64, 100, SPART_SIMILARITY_COSINE, t, 0, 7);
+        check_case_large(f->context, 1, 100000, 16, SPART_SIMILARITY_COSINE, t, 8);
+        check_case_large(f->context, 2, 5000, 8192, SPART_SIMILARITY_DOT, t, 9);
+        check_case_large(f->context, 3, 2048, 33, SPART_SIMILARITY_DOT, t, 10);
     }
 }
 
