@@ -334,15 +334,73 @@ static yaml_node *read_document(yaml_reader *reader)
     return root;
 }
 
-/* libfyaml reads a missing file without a useful message: look first. */
+/* Config files are small: a larger file is not one. */
+#define YAML_MAX_BYTES (16 * 1024 * 1024)
+
+/* The length of the UTF-8 sequence starting at text (at most `left`
+ * bytes), or 0 when it is not well formed (overlong forms, surrogates and
+ * values above U+10FFFF included). */
+static size_t utf8_sequence(const unsigned char *text, size_t left)
+{
+    unsigned char c = text[0];
+    size_t length = c < 0x80                   ? 1
+                    : (c >= 0xc2 && c <= 0xdf) ? 2
+                    : (c & 0xf0) == 0xe0       ? 3
+                    : (c >= 0xf0 && c <= 0xf4) ? 4
+                                               : 0;
+    if (length == 0 || length > left) {
+        return 0;
+    }
+    for (size_t k = 1; k < length; k++) {
+        if ((text[k] & 0xc0) != 0x80) {
+            return 0;
+        }
+    }
+    if ((c == 0xe0 && text[1] < 0xa0) || (c == 0xed && text[1] > 0x9f) ||
+        (c == 0xf0 && text[1] < 0x90) || (c == 0xf4 && text[1] > 0x8f)) {
+        return 0;
+    }
+    return length;
+}
+
+/* libfyaml reads a missing file without a useful message, and loops
+ * forever on some bytes that are not UTF-8 (in a '%' directive, found by
+ * tests/fuzz): look first, and let only UTF-8 text without NUL through. */
 static int check_readable(yaml_reader *reader)
 {
-    FILE *file = fopen(reader->path, "r");
+    FILE *file = fopen(reader->path, "rb");
     if (file == NULL) {
         reader_fail(reader, 0, 0, "cannot read the config file: %s", strerror(errno));
         return -1;
     }
+    unsigned char *text = malloc(YAML_MAX_BYTES + 1);
+    size_t size = text != NULL ? fread(text, 1, YAML_MAX_BYTES + 1, file) : 0;
+    int failed = text == NULL || ferror(file);
     fclose(file);
+    if (failed) {
+        free(text);
+        reader_fail(reader, 0, 0, "cannot read the config file");
+        return -1;
+    }
+    if (size > YAML_MAX_BYTES) {
+        free(text);
+        reader_fail(reader, 0, 0, "more than %d bytes: not a config file", YAML_MAX_BYTES);
+        return -1;
+    }
+    int line = 1;
+    int column = 1;
+    for (size_t at = 0; at < size;) {
+        size_t length = text[at] != 0 ? utf8_sequence(text + at, size - at) : 0;
+        if (length == 0) {
+            reader_fail(reader, line, column, "not UTF-8 text (byte 0x%02x)", text[at]);
+            free(text);
+            return -1;
+        }
+        line += text[at] == '\n';
+        column = text[at] == '\n' ? 1 : column + 1;
+        at += length;
+    }
+    free(text);
     return 0;
 }
 

@@ -94,6 +94,13 @@ deep_yaml)
     perl -e 'print "{a: " x 200000, "\n"' >deep-mappings.yaml
     run 3 invert deep-mappings.yaml --output deep
     holds stderr.txt "nested more than 64 deep"
+    # found by tests/fuzz: bytes that are not UTF-8 in a '%' directive made
+    # libfyaml loop forever
+    printf '%% tests/c\377\377li\nfoo: 1\n' >directive.yaml
+    timeout 60 "$spart" invert directive.yaml --output deep >stdout.txt 2>stderr.txt
+    code=$?
+    [[ $code -eq 3 ]] || fail "a directive that is not UTF-8: exit $code, expected 3"
+    holds stderr.txt "directive.yaml:1:10: not UTF-8 text (byte 0xff)"
     ;;
 
 info_huge_axis)
