@@ -10,6 +10,14 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <emmintrin.h> /* _mm_stream_si64, _mm_sfence: SSE2, every x86-64 */
+#define HAVE_STREAM_STORES 1
+#else
+#define HAVE_STREAM_STORES 0
+#endif
 
 #include "permute/permute_kernels.h"
 
@@ -64,6 +72,46 @@ static int64_t source_corner(const tile_place *p, const spart_permute_term *term
     return at;
 }
 
+/* A run of n float64 destination elements d[0..n-1] = ar * (u * a[i *
+ * s_inner]) (beta = 0), stored around the caches where the destination is
+ * far larger than them: whole 64-byte lines by non-temporal stores (no
+ * read for ownership), the ragged ends as usual. The same values as the
+ * cached loop. Returns 0 where it cannot (no SSE2). */
+static int stream_run(double *d, const double *a, int64_t s_inner, int64_t n, double u, double ar)
+{
+#if HAVE_STREAM_STORES
+    int64_t head = (int64_t)((64 - ((uintptr_t)d & 63)) & 63) / 8;
+    if (((uintptr_t)d & 7) != 0) {
+        return 0;
+    }
+    head = head < n ? head : n;
+    int64_t body_end = head + (n - head) / 8 * 8;
+    for (int64_t i = 0; i < head; i++) {
+        d[i] = ar * (u * a[i * s_inner]);
+    }
+    for (int64_t i = head; i < body_end; i++) {
+        double value = ar * (u * a[i * s_inner]);
+        long long bits;
+        memcpy(&bits, &value, sizeof bits);
+        _mm_stream_si64((long long *)(void *)(d + i), bits);
+    }
+    for (int64_t i = body_end; i < n; i++) {
+        d[i] = ar * (u * a[i * s_inner]);
+    }
+    return 1;
+#else
+    (void)d, (void)a, (void)s_inner, (void)n, (void)u, (void)ar;
+    return 0;
+#endif
+}
+
+/* float32 runs are not streamed. */
+static int stream_run_float(float *d, const float *a, int64_t s_inner, int64_t n, float u, float ar)
+{
+    (void)d, (void)a, (void)s_inner, (void)n, (void)u, (void)ar;
+    return 0;
+}
+
 /* The blocks of cache lines of a one-term tile (see below) with these
  * strides: the common transpose passes literal 1s, so that the compiler
  * sees unit strides. */
@@ -93,7 +141,7 @@ static int64_t source_corner(const tile_place *p, const spart_permute_term *term
  * to the destination in the destination's order, in blocks of a cache line
  * by a cache line, acc = u * x and then alpha and beta as in the general
  * tile (the same operations). */
-#define DEFINE_SINGLE_TERM_TILE(name, real, fma_of)                                                \
+#define DEFINE_SINGLE_TERM_TILE(name, real, fma_of, stream_of)                                     \
     static void name(const spart_permute_work *work, const spart_permute_scalars *s,               \
                      const tile_place *p, const real *source, real *destination)                   \
     {                                                                                              \
@@ -109,6 +157,15 @@ static int64_t source_corner(const tile_place *p, const spart_permute_term *term
         const real *from = source + source_corner(p, term);                                        \
         real *to = destination + destination_corner(p);                                            \
         const int64_t line = 64 / (int64_t)sizeof(real); /* elements of a cache line */            \
+        if (work->stream_stores && beta_zero && d_inner == 1) {                                    \
+            int streamed = 1;                                                                      \
+            for (int64_t o = 0; o < outer && streamed; o++) {                                      \
+                streamed = stream_of(to + o * d_outer, from + o * s_outer, s_inner, inner, u, ar); \
+            }                                                                                      \
+            if (streamed) {                                                                        \
+                return;                                                                            \
+            }                                                                                      \
+        }                                                                                          \
         if (s_outer == 1 && d_inner == 1) {                                                        \
             COPY_LINE_BLOCKS(real, fma_of, 1, s_inner, d_outer, 1)                                 \
         } else {                                                                                   \
@@ -116,8 +173,8 @@ static int64_t source_corner(const tile_place *p, const spart_permute_term *term
         }                                                                                          \
     }
 
-DEFINE_SINGLE_TERM_TILE(single_double, double, fma)
-DEFINE_SINGLE_TERM_TILE(single_float, float, fmaf)
+DEFINE_SINGLE_TERM_TILE(single_double, double, fma, stream_run)
+DEFINE_SINGLE_TERM_TILE(single_float, float, fmaf, stream_run_float)
 
 /* One tile in `real` (float or double, with `fma_of`): components 1 (real)
  * or 2 (complex); acc holds w * h elements. */
@@ -221,5 +278,8 @@ void spart_permute_host(const spart_permute_work *work, const spart_permute_scal
         for (int64_t tile = 0; tile < work->num_tiles; tile++) {
             tile_of_kind(work, scalars, tile, source, destination, buffer);
         }
+#if HAVE_STREAM_STORES
+        _mm_sfence(); /* this thread's streamed stores are visible before the region ends */
+#endif
     }
 }

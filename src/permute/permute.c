@@ -169,6 +169,12 @@ void spart_permute_plan_set_variant(spart_permute_plan *plan, int variant)
     plan->device_work.variant = variant;
 }
 
+void spart_permute_plan_set_stream_stores(spart_permute_plan *plan, int stream)
+{
+    plan->work.stream_stores = stream;
+    plan->device_work.stream_stores = stream;
+}
+
 /* alpha and beta of the plan's type as (real, imaginary) doubles. */
 static spart_permute_scalars read_scalars(spart_permute_type type, const void *alpha,
                                           const void *beta)

@@ -78,5 +78,8 @@ spart_status spart_permute_check_blocks(spart_context *context, int num_axes,
  * benchmarks and tests that compare them; a one-term variant on a plan
  * whose large tiles have several terms runs the general kernel. */
 void spart_permute_plan_set_variant(spart_permute_plan *plan, int variant);
+/* Stream the host's float64 destination runs (1) or not (0), whatever the
+ * size (spart_permute_work.stream_stores); for benchmarks and tests. */
+void spart_permute_plan_set_stream_stores(spart_permute_plan *plan, int stream);
 
 #endif /* SPART_PERMUTE_INTERNAL_H */

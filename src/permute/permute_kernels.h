@@ -40,6 +40,8 @@
  * takes them in groups); an item with several terms has tiles of at most
  * 1/min(terms, this) of the tile bytes, so that they fit at once. */
 #define SPART_PERMUTE_TERMS_AT_ONCE 4
+/* Destinations of at least this many bytes are streamed on the host. */
+#define SPART_PERMUTE_STREAM_BYTES ((int64_t)64 << 20)
 /* Tiles of at most this many elements (a warp's lanes) are small. */
 #define SPART_PERMUTE_SMALL_TILE 32
 
@@ -133,6 +135,10 @@ typedef struct spart_permute_work {
      * blocks an SM (the default), 2 the same at six, 3 at eight with an
      * asynchronous gather (cp.async) (2 and 3 for benchmarks). */
     int variant;
+    /* Host: stream float64 destination runs around the caches (beta = 0,
+     * one term, unit stride), set when the destination is far larger than
+     * the caches (SPART_PERMUTE_STREAM_BYTES). */
+    int stream_stores;
 } spart_permute_work;
 
 /* alpha and beta as (real, imaginary) doubles (exactly floats for float32

@@ -380,6 +380,7 @@ spart_status spart_permute_build_work(spart_context *context, spart_permute_plan
             }
         }
         work.variant = work.one_term ? 1 : 0;
+        work.stream_stores = plan->destination_length >= SPART_PERMUTE_STREAM_BYTES / bytes;
         plan->work = work;
     }
     spart_free(allocator, unsorted);

@@ -236,7 +236,10 @@ static double median_of(double *times, int n)
     return bench_median(times, n);
 }
 
-static timing time_host(spart_context *context, const bench_case *c, int repeat, double rate)
+/* stream: the host's streamed stores (spart_permute_plan_set_stream_stores),
+ * -1 the plan's own choice. */
+static timing time_host(spart_context *context, const bench_case *c, int repeat, double rate,
+                        int stream)
 {
     timing t = {0};
     size_t bytes = (size_t)element_bytes(c->type);
@@ -259,6 +262,10 @@ static timing time_host(spart_context *context, const bench_case *c, int repeat,
                                           c->source_length, c->destination_length, 0, &plan));
     t.plan_ms = 1e3 * (bench_seconds() - start);
     CHECK_SPART(context, spart_permute_plan_counts(plan, &t.items, &t.tiles, NULL));
+    t.one_term = plan->work.stream_stores; /* here: whether the plan streams */
+    if (stream >= 0) {
+        spart_permute_plan_set_stream_stores(plan, stream);
+    }
     const double one[2] = {1.0, 0.0}, zero[2] = {0.0, 0.0};
     float one_f[2] = {1.0f, 0.0f}, zero_f[2] = {0.0f, 0.0f};
     int single = c->type == SPART_PERMUTE_FLOAT32 || c->type == SPART_PERMUTE_COMPLEX64;
@@ -419,7 +426,6 @@ int main(int argc, char **argv)
         }
     }
     repeat = repeat > 0 ? repeat : 1;
-    (void)variants; /* device only */
 #if !defined(BENCH_PERMUTE_CUDA)
     if (device && !host) {
         fprintf(stderr, "%s: built without CUDA: no device to time\n", argv[0]);
@@ -529,11 +535,19 @@ int main(int argc, char **argv)
                 (only != NULL && strstr(cases[k].name, only) == NULL)) {
                 continue;
             }
-            timing t = time_host(context, &cases[k], repeat, rate);
+            timing t = time_host(context, &cases[k], repeat, rate, -1);
             print_row(stdout, "host", &cases[k], &t, 0.0);
             if (md != NULL) {
                 print_row(md, "host", &cases[k], &t, 0.0);
                 fflush(md);
+            }
+            if (t.one_term && variants) { /* a streamed plan, for comparison: cached stores */
+                timing other = time_host(context, &cases[k], repeat, rate, 0);
+                print_row(stdout, "host, cached stores", &cases[k], &other, 0.0);
+                if (md != NULL) {
+                    print_row(md, "host, cached stores", &cases[k], &other, 0.0);
+                    fflush(md);
+                }
             }
         }
     }

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "permute/permute_internal.h"
 #include "spart/permute.h"
 #include "test_util.h"
 #include "permute_cases.h"
@@ -291,6 +292,35 @@ static void same_bits_for_any_thread_count(void **state)
     }
 }
 
+/* The host's streamed stores (large float64 destinations, beta = 0) give
+ * the bits of the cached loop, on ragged and line-aligned runs. */
+static void streamed_stores_give_the_same_bits(void **state)
+{
+    spart_context *context = *state;
+    const int p[3] = {2, 1, 0};
+    case_shape shape = {5, 70, 1, 1, 0, 0};
+    permute_case c = make_case(SPART_PERMUTE_FLOAT64, 3, p, 6, &shape, 1000);
+    double *source = case_values(&c, c.source_length, 1001, 0);
+    double *cached = case_values(&c, c.destination_length, 1002, 1);
+    double *streamed = case_values(&c, c.destination_length, 1002, 1);
+    const double alpha[2] = {-1.25, 0.0};
+    spart_permute_plan *plan = NULL;
+    assert_int_equal(spart_permute_plan_create(context, c.type, 3, p, SPART_PERMUTE_IDENTITY,
+                                               c.num_blocks, c.blocks, c.source_length,
+                                               c.destination_length, 0, &plan),
+                     SPART_OK);
+    spart_permute_plan_set_stream_stores(plan, 0);
+    assert_int_equal(spart_permute_execute(context, plan, alpha, source, zero, cached), SPART_OK);
+    spart_permute_plan_set_stream_stores(plan, 1);
+    assert_int_equal(spart_permute_execute(context, plan, alpha, source, zero, streamed), SPART_OK);
+    assert_memory_equal(cached, streamed, (size_t)c.destination_length * sizeof(double));
+    spart_permute_plan_free(plan);
+    free(source);
+    free(cached);
+    free(streamed);
+    free_case(&c);
+}
+
 /* A plan for the errors below: one 2 x 3 float64 block, transposed. */
 static const int64_t two_by_three[2] = {2, 3};
 static const int64_t offset_zero[1] = {0};
@@ -457,6 +487,7 @@ int main(void)
         cmocka_unit_test(zero_and_eight_axes),
         cmocka_unit_test(beta_zero_ignores_nan),
         cmocka_unit_test(same_bits_for_any_thread_count),
+        cmocka_unit_test(streamed_stores_give_the_same_bits),
         cmocka_unit_test(plan_errors),
         cmocka_unit_test(overlapping_destinations_refused),
         cmocka_unit_test(execute_errors),
