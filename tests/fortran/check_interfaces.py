@@ -47,26 +47,14 @@ EXCLUDED = {
     "spart_scoring_apply_batch": "candidate scoring of untyped arrays: Fortran wrapper not written yet",
     "spart_scoring_apply_batch_workspace": "candidate scoring of untyped arrays: Fortran wrapper not written yet",
     "spart_scoring_workspace_size": "candidate scoring of untyped arrays: Fortran wrapper not written yet",
-    # The CSR matrix of spart/csr_matrix.h (issue 21): its arrays are a
-    # struct of untyped addresses (int32 or int64 indices, float32 or
-    # float64 values, host or device memory) that a Fortran wrapper must
-    # fill from typed arrays of each kind; not written yet. Fortran codes
-    # reach the same products through the regridder (spart_regridder_*).
-    "spart_csr_matrix_arrays": "CSR matrix from untyped arrays: Fortran wrapper not written yet",
-    "spart_csr_matrix_create": "CSR matrix from untyped arrays: Fortran wrapper not written yet",
-    "spart_csr_matrix_free": "CSR matrix from untyped arrays: Fortran wrapper not written yet",
-    "spart_csr_matrix_multiply": "CSR matrix from untyped arrays: Fortran wrapper not written yet",
-    "spart_csr_matrix_multiply_workspace": "CSR matrix from untyped arrays: Fortran wrapper not written yet",
-    "spart_csr_matrix_num_columns": "CSR matrix from untyped arrays: Fortran wrapper not written yet",
-    "spart_csr_matrix_num_entries": "CSR matrix from untyped arrays: Fortran wrapper not written yet",
-    "spart_csr_matrix_num_rows": "CSR matrix from untyped arrays: Fortran wrapper not written yet",
-    "spart_csr_matrix_on_device": "CSR matrix from untyped arrays: Fortran wrapper not written yet",
-    "spart_csr_matrix_options_init": "CSR matrix from untyped arrays: Fortran wrapper not written yet",
-    "spart_csr_matrix_regridder": "CSR matrix from untyped arrays: Fortran wrapper not written yet",
-    "spart_csr_matrix_to_device": "CSR matrix from untyped arrays: Fortran wrapper not written yet",
-    "spart_csr_matrix_to_host": "CSR matrix from untyped arrays: Fortran wrapper not written yet",
-    "spart_csr_matrix_workspace_size": "CSR matrix from untyped arrays: Fortran wrapper not written yet",
-    "spart_csr_product_init": "CSR matrix from untyped arrays: Fortran wrapper not written yet",
+    # The CSR matrix of spart/csr_matrix.h: Fortran codes get host matrices
+    # from typed arrays (spart_csr_matrix_create), products with alpha, beta
+    # and the transpose (spart_csr_matrix_multiply, which allocates its
+    # scratch), and the copies to and from a device; these stay C's.
+    "spart_csr_matrix_arrays": "the CSR arrays as C pointers of either type; Fortran holds its own arrays",
+    "spart_csr_matrix_regridder": "a borrowed regridder handle (not owned): the C API's bridge to MART",
+    "spart_csr_matrix_workspace_size": "the workspace form; the Fortran product allocates its scratch",
+    "spart_csr_matrix_multiply_workspace": "the workspace form; the Fortran product allocates its scratch",
     # Steps of MART runs recorded in batches (CUDA graphs): they take run
     # states that live in device memory, written by the device as it runs;
     # spart_mart_solve uses them, and Fortran users call it.
