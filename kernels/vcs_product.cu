@@ -26,6 +26,10 @@ namespace
 {
 
 constexpr int columns_a_pass = 16;
+/* g of a run, where it depends on the run alone (minor_factor_is_one), is
+ * computed once by the slice's group into shared memory (runs_cached a
+ * warp: 2g a slice), not by every lane that meets the run. */
+constexpr int runs_cached = 64;
 static_assert(SPART_VCS_RANK1_PARTS == spart_launch::threads_per_block, "a rank-1 part a thread");
 
 template <typename T> __device__ __forceinline__ double load_x(const T *x, int64_t at)
@@ -82,6 +86,8 @@ __global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_sta
     const int slices_a_warp = 32 / g;
     const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int64_t warps = ((int64_t)gridDim.x * blockDim.x) >> 5;
+    __shared__ double run_g[spart_launch::threads_per_block / 32][runs_cached];
+    double *my_runs = run_g[threadIdx.x >> 5] + (lane_in_warp / g) * (2 * g);
     /* the loop is uniform over a warp, so every lane reaches the shuffles */
     for (int64_t base = warp * slices_a_warp; base < gr.n_major; base += warps * slices_a_warp) {
         const int64_t m = base + lane_in_warp / g;
@@ -100,6 +106,14 @@ __global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_sta
                 major_scale = st.scale[m];
             }
         }
+        const bool runs_shared = gr.minor_factor_is_one && run_last - run_first <= 2 * g;
+        if (runs_shared) {
+            for (int64_t u = run_first + lane; u < run_last; u += g) {
+                my_runs[u - run_first] =
+                    spart_vcs_g(st.g_code, spart_vcs_argument(values[u], major_a, major_b));
+            }
+        }
+        __syncwarp();
         for (int64_t c0 = 0; c0 < width; c0 += columns_a_pass) {
             const int columns = (int)(width - c0 < columns_a_pass ? width - c0 : columns_a_pass);
             double acc[columns_a_pass];
@@ -117,7 +131,9 @@ __global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_sta
                 if (u != cached_run) {
                     cached_run = u;
                     x_run = values[u];
-                    if (gr.minor_factor_is_one) {
+                    if (runs_shared) {
+                        g_run = my_runs[u - run_first];
+                    } else if (gr.minor_factor_is_one) {
                         g_run = spart_vcs_g(st.g_code, spart_vcs_argument(x_run, major_a, major_b));
                     }
                 }
@@ -165,6 +181,7 @@ __global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_sta
                 }
             }
         }
+        __syncwarp(); /* every lane has read my_runs before the next slice writes it */
     }
 }
 
