@@ -34,74 +34,50 @@ using namespace spart_softmax;
 
 /* ---- the forward ---------------------------------------------------------------------------- */
 
-/* Rows of 33 to MEDIUM_EDGES edges: a group of 32 HB threads a row and
- * head block, S = 32 (thread j is lane j of the order, its edges j, j + 32,
- * ... in order), each thread keeping its scores and then its terms in
- * registers, so the row is read once and every exp is computed once. The
- * lanes' sums meet in shared memory, where every thread of a head runs the
- * order's tree on the 32 of its head (the same additions in the same
- * order). A group may span warps: it meets at __syncthreads. */
-constexpr int MEDIUM_CACHE = 16;
-constexpr int64_t MEDIUM_EDGES = (int64_t)LANES * MEDIUM_CACHE;
+/* Rows of more than 32 edges, and the chunks of long rows: a group of
+ * T = 32 HB threads an item (a row or chunk and a block of HB heads), S =
+ * 32: thread j is lane j of the order, its edges j, j + 32, ... in order.
+ * The item goes by in rounds of 512 edges (16 a lane), each round's loads
+ * all issued before they are used; a row of one round keeps its scores
+ * and then its terms in registers (read once, each exp computed once), a
+ * longer one reads them again for the sum and the write. The lanes meet
+ * in shared memory, where every thread of a head takes the largest score
+ * or runs the order's tree on the 32 of its head. A group may span warps:
+ * it meets at __syncthreads, so every thread of a block calls the helpers
+ * below the same number of times (a thread without an item with n = 0). */
+constexpr int ROUND_CACHE = 16;
+constexpr int64_t ROUND_EDGES = (int64_t)LANES * ROUND_CACHE;
 
-__device__ __forceinline__ bool medium_row(int64_t n)
-{
-    return n > LANES && n <= MEDIUM_EDGES;
-}
-
-template <typename V, int HB>
-__global__ void forward_medium_rows(rows_view v, const V *scores, V *out)
-{
-    constexpr int T = LANES * HB;
-    constexpr int GROUPS = spart_launch::threads_per_block / T;
-    __shared__ double shared[spart_launch::threads_per_block];
-    const int t = (int)threadIdx.x % T, group = (int)threadIdx.x / T;
-    const int j = t / HB, hl = t % HB;
-    const int64_t blocks = v.heads / HB, items = v.rows * blocks;
-    for (int64_t first = (int64_t)blockIdx.x * GROUPS; first < items;
-         first += (int64_t)gridDim.x * GROUPS) {
-        const int64_t item = first + group;
-        int64_t b = 0, n = 0, h = 0;
-        if (item < items) {
-            const int64_t r = item / blocks;
-            h = (item % blocks) * HB + hl;
-            b = row_start(v, r);
-            n = row_start(v, r + 1) - b;
-        }
-        const bool active = medium_row(n);
-        double cache[MEDIUM_CACHE];
-        V local = -(V)INFINITY;
-#pragma unroll
-        for (int k = 0; k < MEDIUM_CACHE; k++) {
-            const int64_t i = j + (int64_t)LANES * k;
-            cache[k] = 0.0;
-            if (active && i < n) {
-                const V x = scores[(b + i) * v.heads + h];
-                cache[k] = (double)x;
-                local = nan_max(local, x);
-            }
-        }
-        shared[threadIdx.x] = (double)local;
+template <int HB> struct lane_block {
+    static constexpr int T = LANES * HB;
+    static constexpr int GROUPS = spart_launch::threads_per_block / T;
+    int group;
+    int j;         /* the lane */
+    int hl;        /* the head within the block */
+    int head_base; /* shared[head_base + l HB] is lane l of this head */
+    __device__ lane_block()
+    {
+        const int t = (int)threadIdx.x % T;
+        group = (int)threadIdx.x / T;
+        j = t / HB;
+        hl = t % HB;
+        head_base = group * T + hl;
+    }
+    /* The largest of the head's 32 lane values (NaN-propagating). */
+    __device__ double max_of_lanes(double *shared, double local) const
+    {
+        shared[threadIdx.x] = local;
         __syncthreads();
-        const int head_base = group * T + hl; /* lane l of the head: head_base + l HB */
         double m = -(double)INFINITY;
         for (int l = 0; l < LANES; l++) {
             m = nan_max(m, shared[head_base + l * HB]);
         }
-        const int kind = kind_of(m);
-        double acc = 0.0;
-        if (active && kind != ROW_ZERO) {
-#pragma unroll
-            for (int k = 0; k < MEDIUM_CACHE; k++) {
-                const int64_t i = j + (int64_t)LANES * k;
-                if (i < n) {
-                    const double term = spart_exp(cache[k] - m);
-                    cache[k] = term;
-                    acc = __dadd_rn(acc, term);
-                }
-            }
-        }
-        __syncthreads(); /* every thread has read the maxima */
+        __syncthreads();
+        return m;
+    }
+    /* The order's tree on the head's 32 lane sums. */
+    __device__ double tree_of_lanes(double *shared, double acc) const
+    {
         shared[threadIdx.x] = acc;
         __syncthreads();
         double lanes[LANES];
@@ -109,21 +85,171 @@ __global__ void forward_medium_rows(rows_view v, const V *scores, V *out)
         for (int l = 0; l < LANES; l++) {
             lanes[l] = shared[head_base + l * HB];
         }
-        const double sum = tree_in_registers<LANES>(lanes);
-        const double inv = 1.0 / sum;
-        if (active) {
+        __syncthreads();
+        return tree_in_registers<LANES>(lanes);
+    }
+};
+
+/* The item [begin, begin + n) (n <= a chunk) of head h: its largest score
+ * into *m_out and its sum of exp(s - m) (0 when m = -inf); with n <= 512
+ * the terms stay in `cache` (edge j + 32 k in cache[k]). */
+template <typename V, int HB>
+__device__ double lanes_chunk_sum(const lane_block<HB> &lb, double *shared,
+                                  const V *__restrict__ scores, int64_t H, int64_t h, int64_t begin,
+                                  int64_t n, double *m_out, double (&cache)[ROUND_CACHE])
+{
+    V local = -(V)INFINITY;
 #pragma unroll
-            for (int k = 0; k < MEDIUM_CACHE; k++) {
-                const int64_t i = j + (int64_t)LANES * k;
-                if (i < n) {
-                    const double value = kind == ROW_FINITE
-                                             ? __dmul_rn(cache[k], inv)
-                                             : (kind == ROW_ZERO ? 0.0 : quiet_nan());
-                    store(out, (b + i) * v.heads + h, value);
+    for (int k = 0; k < ROUND_CACHE; k++) {
+        const int64_t i = lb.j + (int64_t)LANES * k;
+        cache[k] = 0.0;
+        if (i < n) {
+            const V x = scores[(begin + i) * H + h];
+            cache[k] = (double)x;
+            local = nan_max(local, x);
+        }
+    }
+    for (int64_t base = ROUND_EDGES; base < n; base += ROUND_EDGES) {
+#pragma unroll
+        for (int k = 0; k < ROUND_CACHE; k++) {
+            const int64_t i = base + lb.j + (int64_t)LANES * k;
+            if (i < n) {
+                local = nan_max(local, scores[(begin + i) * H + h]);
+            }
+        }
+    }
+    const double m = lb.max_of_lanes(shared, (double)local);
+    *m_out = m;
+    double acc = 0.0;
+    if (m != -(double)INFINITY) {
+#pragma unroll
+        for (int k = 0; k < ROUND_CACHE; k++) {
+            const int64_t i = lb.j + (int64_t)LANES * k;
+            if (i < n) {
+                const double term = spart_exp(cache[k] - m);
+                cache[k] = term;
+                acc = __dadd_rn(acc, term);
+            }
+        }
+        for (int64_t base = ROUND_EDGES; base < n; base += ROUND_EDGES) {
+            double x[ROUND_CACHE];
+#pragma unroll
+            for (int k = 0; k < ROUND_CACHE; k++) {
+                const int64_t i = base + lb.j + (int64_t)LANES * k;
+                x[k] = i < n ? (double)scores[(begin + i) * H + h] : 0.0;
+            }
+#pragma unroll
+            for (int k = 0; k < ROUND_CACHE; k++) {
+                if (base + lb.j + (int64_t)LANES * k < n) {
+                    acc = __dadd_rn(acc, spart_exp(x[k] - m));
                 }
             }
         }
-        __syncthreads(); /* before the next items overwrite the sums */
+    }
+    return lb.tree_of_lanes(shared, acc);
+}
+
+/* Write the item [begin, begin + n) of head h from the cached terms (n <=
+ * 512 and `cached`) or from exp(s - m) again. */
+template <typename V, int HB>
+__device__ void lanes_write(const lane_block<HB> &lb, const V *scores, V *out, int64_t H, int64_t h,
+                            int64_t begin, int64_t n, int kind, double m, double inv,
+                            const double (&cache)[ROUND_CACHE], bool cached)
+{
+    for (int64_t base = 0; base < n; base += ROUND_EDGES) {
+#pragma unroll
+        for (int k = 0; k < ROUND_CACHE; k++) {
+            const int64_t i = base + lb.j + (int64_t)LANES * k;
+            if (i < n) {
+                const int64_t at = (begin + i) * H + h;
+                double value = kind == ROW_ZERO ? 0.0 : quiet_nan();
+                if (kind == ROW_FINITE) {
+                    const double term = cached ? cache[k] : spart_exp((double)scores[at] - m);
+                    value = __dmul_rn(term, inv);
+                }
+                store(out, at, value);
+            }
+        }
+    }
+}
+
+/* Rows of 33 edges to a chunk. */
+template <typename V, int HB>
+__global__ void forward_lane_rows(rows_view v, const V *scores, V *out)
+{
+    __shared__ double shared[spart_launch::threads_per_block];
+    const lane_block<HB> lb;
+    const int64_t blocks = v.heads / HB, items = v.rows * blocks;
+    for (int64_t first = (int64_t)blockIdx.x * lb.GROUPS; first < items;
+         first += (int64_t)gridDim.x * lb.GROUPS) {
+        const int64_t item = first + lb.group;
+        int64_t b = 0, n = 0, h = 0;
+        if (item < items) {
+            const int64_t r = item / blocks;
+            h = (item % blocks) * HB + lb.hl;
+            b = row_start(v, r);
+            n = row_start(v, r + 1) - b;
+            n = n > LANES && n <= CHUNK ? n : 0;
+        }
+        double m, cache[ROUND_CACHE];
+        const double sum = lanes_chunk_sum<V, HB>(lb, shared, scores, v.heads, h, b, n, &m, cache);
+        lanes_write<V, HB>(lb, scores, out, v.heads, h, b, n, kind_of(m), m, 1.0 / sum, cache,
+                           n <= ROUND_EDGES);
+    }
+}
+
+/* The chunks of long rows: (m_c, s_c) into the slots. */
+template <typename V, int HB>
+__global__ void forward_lane_chunk_stats(rows_view v, const V *scores, double *slots)
+{
+    __shared__ double shared[spart_launch::threads_per_block];
+    const lane_block<HB> lb;
+    const int64_t blocks = v.heads / HB, items = v.slots * blocks;
+    for (int64_t first = (int64_t)blockIdx.x * lb.GROUPS; first < items;
+         first += (int64_t)gridDim.x * lb.GROUPS) {
+        const int64_t item = first + lb.group;
+        int64_t slot = 0, h = 0;
+        window_chunk c;
+        c.begin = 0;
+        c.length = 0;
+        if (item < items) {
+            slot = item / blocks;
+            h = (item % blocks) * HB + lb.hl;
+            if (!chunk_in_slot(v, slot / 2, (int)(slot % 2), &c)) {
+                c.length = 0;
+            }
+        }
+        double m, cache[ROUND_CACHE];
+        const double sum =
+            lanes_chunk_sum<V, HB>(lb, shared, scores, v.heads, h, c.begin, c.length, &m, cache);
+        if (c.length > 0 && lb.j == 0) {
+            double *stats = slots + (slot * v.heads + h) * v.slot_doubles;
+            stats[0] = m;
+            stats[1] = sum;
+        }
+    }
+}
+
+/* The chunks of long rows written from their row's M and inv. */
+template <typename V, int HB>
+__global__ void forward_lane_chunk_write(rows_view v, const V *scores, V *out, const double *slots)
+{
+    const lane_block<HB> lb;
+    const int64_t blocks = v.heads / HB, items = v.slots * blocks;
+    for (int64_t first = (int64_t)blockIdx.x * lb.GROUPS; first < items;
+         first += (int64_t)gridDim.x * lb.GROUPS) {
+        const int64_t item = first + lb.group;
+        window_chunk c;
+        if (item >= items ||
+            !chunk_in_slot(v, (item / blocks) / 2, (int)((item / blocks) % 2), &c)) {
+            continue;
+        }
+        const int64_t h = (item % blocks) * HB + lb.hl;
+        const double *home = slots + (c.home * v.heads + h) * v.slot_doubles;
+        const double m = home[2], inv = home[3];
+        double cache[ROUND_CACHE];
+        lanes_write<V, HB>(lb, scores, out, v.heads, h, c.begin, c.length, kind_of(m), m, inv,
+                           cache, false);
     }
 }
 
@@ -136,33 +262,13 @@ __global__ void forward_rows(rows_view v, const V *scores, V *out)
          item += group_stride<HB, S>()) {
         const int64_t r = item / blocks, h = (item % blocks) * HB + g.hl;
         const int64_t b = row_start(v, r), n = row_start(v, r + 1) - b;
-        if (n == 0 || n > CHUNK || medium_row(n)) {
+        if (n == 0 || n > LANES) { /* longer rows: forward_lane_rows */
             continue;
         }
         double m, terms[LANES / S];
         const double sum = chunk_sum<V, HB, S>(g, scores, v.heads, h, b, n, &m, terms);
         write_chunk<V, HB, S>(g, scores, out, v.heads, h, b, n, kind_of(m), m, 1.0 / sum, terms,
                               n <= LANES);
-    }
-}
-
-template <typename V, int HB, int S>
-__global__ void forward_chunk_write(rows_view v, const V *scores, V *out, const double *slots)
-{
-    const group_lanes<HB, S> g;
-    const int64_t blocks = v.heads / HB, count = v.slots;
-    for (int64_t item = first_group<HB, S>(); item < count * blocks;
-         item += group_stride<HB, S>()) {
-        const int64_t slot = item / blocks, h = (item % blocks) * HB + g.hl;
-        window_chunk c;
-        if (!chunk_in_slot(v, slot / 2, (int)(slot % 2), &c)) {
-            continue;
-        }
-        const double *home = slots + (c.home * v.heads + h) * v.slot_doubles;
-        const double m = home[2], inv = home[3];
-        double terms[LANES / S];
-        write_chunk<V, HB, S>(g, scores, out, v.heads, h, c.begin, c.length, kind_of(m), m, inv,
-                              terms, false);
     }
 }
 
@@ -280,7 +386,9 @@ __global__ void backward_chunk_write(rows_view v, const V *out, const V *grad_ou
     }
 }
 
-/* The forward with a fixed shape. */
+/* The forward with a fixed shape: rows of up to 32 edges by groups of
+ * HB x S threads, longer rows by lane groups, long rows' chunks by lane
+ * groups too. */
 template <typename V, int HB, int S>
 cudaError_t forward_shaped(const rows_view &v, const V *scores, V *out, double *slots,
                            cudaStream_t stream)
@@ -289,23 +397,22 @@ cudaError_t forward_shaped(const rows_view &v, const V *scores, V *out, double *
     cudaError_t error =
         launch_groups<HB, S>(forward_rows<V, HB, S>, v.rows * blocks, stream, v, scores, out);
     if (error == cudaSuccess) {
-        error = launch_groups<HB, 32>(forward_medium_rows<V, HB>, v.rows * blocks, stream, v,
-                                      scores, out);
+        error = launch_groups<HB, LANES>(forward_lane_rows<V, HB>, v.rows * blocks, stream, v,
+                                         scores, out);
     }
     if (error != cudaSuccess || v.edges <= CHUNK) {
         return error; /* no row can be long */
     }
-    /* long rows: a warp of the widest shape a chunk */
     constexpr int SL = 32 / HB;
-    const int64_t slot_groups = 2 * spart_softmax_num_windows(v.edges) * blocks;
-    error = launch_groups<HB, SL>(forward_chunk_stats<V, HB, SL>, slot_groups, stream, v, scores,
-                                  slots);
+    const int64_t slot_items = v.slots * blocks;
+    error = launch_groups<HB, LANES>(forward_lane_chunk_stats<V, HB>, slot_items, stream, v, scores,
+                                     slots);
     if (error == cudaSuccess) {
-        error = launch_groups<HB, SL>(forward_combine<HB, SL>, slot_groups, stream, v, slots);
+        error = launch_groups<HB, SL>(forward_combine<HB, SL>, slot_items, stream, v, slots);
     }
     if (error == cudaSuccess) {
-        error = launch_groups<HB, SL>(forward_chunk_write<V, HB, SL>, slot_groups, stream, v,
-                                      scores, out, (const double *)slots);
+        error = launch_groups<HB, LANES>(forward_lane_chunk_write<V, HB>, slot_items, stream, v,
+                                         scores, out, (const double *)slots);
     }
     return error;
 }

@@ -299,8 +299,14 @@ template <int HB, int S> __global__ void forward_combine(rows_view v, double *sl
             continue;
         }
         const int64_t chunks = (c.row_length + CHUNK - 1) / CHUNK;
+        /* chunk k >= 1 of the row lies in slot 0 of window b / C + k:
+         * slots a fixed stride apart */
+        const int64_t stride = 2 * v.heads * v.slot_doubles;
+        double *const second =
+            slots + (2 * (c.row_begin / CHUNK + 1) * v.heads + h) * v.slot_doubles;
+        double *const home = slots + (slot * v.heads + h) * v.slot_doubles;
         auto stats = [&](int64_t chunk) {
-            return slots + (slot_of_chunk(c.row_begin, chunk) * v.heads + h) * v.slot_doubles;
+            return chunk == 0 ? home : second + (chunk - 1) * stride;
         };
         double local = -(double)INFINITY;
         for (int64_t k = g.j; k < chunks; k += S) {
@@ -316,10 +322,14 @@ template <int HB, int S> __global__ void forward_combine(rows_view v, double *sl
         __syncwarp(g.group.mask);
         if (g.j == 0) {
             double sum = 0.0;
-            for (int64_t k = 0; k < chunks && kind == ROW_FINITE; k++) {
-                sum = __fma_rn(stats(k)[1], stats(k)[3], sum);
+            if (kind == ROW_FINITE) {
+                sum = __fma_rn(home[1], home[3], sum);
+                const double *p = second;
+#pragma unroll 8
+                for (int64_t k = 1; k < chunks; k++, p += stride) {
+                    sum = __fma_rn(p[1], p[3], sum);
+                }
             }
-            double *home = stats(0);
             home[2] = m;
             home[3] = 1.0 / sum;
         }
