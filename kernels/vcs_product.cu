@@ -199,7 +199,23 @@ __global__ void rank1_kernel(int64_t n, int64_t width, const T *__restrict__ x,
         double acc = 0.0;
         const int64_t first = p * length;
         const int64_t last = first + length < n ? first + length : n;
-        for (int64_t k = first; k < last; k++) {
+        /* eight loads issued before their fma (in order): a part is a
+         * chain of dependent fma, and one load at a time would wait for
+         * memory at every step */
+        int64_t k = first;
+        for (; k + 8 <= last; k += 8) {
+            double xs[8], ws[8];
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                xs[j] = load_x(x, (k + j) * x_row_stride + c * x_col_stride);
+                ws[j] = weight != nullptr ? weight[k + j] : 1.0;
+            }
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                acc = __fma_rn(ws[j], xs[j], acc);
+            }
+        }
+        for (; k < last; k++) {
             const double w = weight != nullptr ? weight[k] : 1.0;
             acc = __fma_rn(w, load_x(x, k * x_row_stride + c * x_col_stride), acc);
         }
