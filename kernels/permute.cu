@@ -158,7 +158,7 @@ __device__ __forceinline__ void small_tile(const spart_permute_work &work,
                                            const spart_permute_scalars &s, int64_t tile,
                                            const real *source, real *destination)
 {
-    const int64_t k = spart_permute_item_of_tile(work.tile_start, work.num_items, tile);
+    const int64_t k = work.small_item[tile - work.first_small_tile];
     const spart_permute_item &it = work.items[k];
     const tile_place p = place_of_tile(it, tile - work.tile_start[k]);
     const int i = threadIdx.x & 31;

@@ -90,6 +90,7 @@ void spart_permute_plan_free(spart_permute_plan *plan)
     spart_free(&allocator, plan->items);
     spart_free(&allocator, plan->terms);
     spart_free(&allocator, plan->tile_start);
+    spart_free(&allocator, plan->small_item);
     spart_free(&allocator, plan);
 }
 

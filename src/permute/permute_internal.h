@@ -30,6 +30,7 @@ struct spart_permute_plan {
     spart_permute_item *items;
     spart_permute_term *terms;
     int64_t *tile_start;
+    int32_t *small_item; /* the item of each small tile (from first_small_tile on) */
     int64_t num_terms;
     spart_permute_work work; /* over the host tables */
     /* A device plan's copies of the tables (one allocation, NULL on the

@@ -124,6 +124,9 @@ typedef struct spart_permute_work {
     const spart_permute_item *items;
     const spart_permute_term *terms;
     const int64_t *tile_start;
+    /* The item of small tile first_small_tile + t at small_item[t] (one load
+     * instead of a search: small tiles are latency-bound). */
+    const int32_t *small_item;
     int64_t num_items;
     int64_t num_tiles;
     int64_t first_small_tile; /* the first tile of the small-tile items */

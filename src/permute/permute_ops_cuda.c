@@ -1,7 +1,7 @@
 /*
  * src/permute/permute_ops_cuda.c: the CUDA device's table of permute
  * operations (src/permute/permute_internal.h): place copies the plan's
- * tables (items, terms, tile starts) into one allocation on the context's
+ * tables (items, terms, tile starts, the small tiles' items) into one allocation on the context's
  * device; execute enters that device, checks that the arrays are its
  * memory and enqueues the one kernel of kernels/permute.cu on the
  * context's stream. Built only with CUDA.
@@ -29,8 +29,10 @@ static spart_status cuda_place(spart_context *context, spart_permute_plan *plan)
     size_t items = aligned((size_t)w->num_items * sizeof(spart_permute_item));
     size_t terms = aligned((size_t)plan->num_terms * sizeof(spart_permute_term));
     size_t starts = aligned((size_t)(w->num_items + 1) * sizeof(int64_t));
+    size_t small_tiles = (size_t)(w->num_tiles - w->first_small_tile);
+    size_t smalls = aligned((small_tiles + 1) * sizeof(int32_t));
     char *tables = NULL;
-    cudaError_t error = cudaMalloc((void **)&tables, items + terms + starts);
+    cudaError_t error = cudaMalloc((void **)&tables, items + terms + starts + smalls);
     if (error == cudaSuccess && w->num_items > 0) {
         error = cudaMemcpy(tables, w->items, (size_t)w->num_items * sizeof(spart_permute_item),
                            cudaMemcpyHostToDevice);
@@ -44,6 +46,10 @@ static spart_status cuda_place(spart_context *context, spart_permute_plan *plan)
         error = cudaMemcpy(tables + items + terms, w->tile_start,
                            (size_t)(w->num_items + 1) * sizeof(int64_t), cudaMemcpyHostToDevice);
     }
+    if (error == cudaSuccess && small_tiles > 0) {
+        error = cudaMemcpy(tables + items + terms + starts, w->small_item,
+                           small_tiles * sizeof(int32_t), cudaMemcpyHostToDevice);
+    }
     if (error != cudaSuccess) {
         cudaFree(tables);
         status = spart_device_failure(context, (int)error, what);
@@ -53,6 +59,7 @@ static spart_status cuda_place(spart_context *context, spart_permute_plan *plan)
         plan->device_work.items = (const spart_permute_item *)(void *)tables;
         plan->device_work.terms = (const spart_permute_term *)(void *)(tables + items);
         plan->device_work.tile_start = (const int64_t *)(void *)(tables + items + terms);
+        plan->device_work.small_item = (const int32_t *)(void *)(tables + items + terms + starts);
     }
     spart_device_leave(previous);
     return status;

@@ -381,6 +381,25 @@ spart_status spart_permute_build_work(spart_context *context, spart_permute_plan
         }
         work.variant = work.one_term ? 1 : 0;
         work.stream_stores = plan->destination_length >= SPART_PERMUTE_STREAM_BYTES / bytes;
+        int64_t small_tiles = tiles - work.first_small_tile;
+        plan->small_item = spart_alloc(allocator, (size_t)(small_tiles + 1), sizeof(int32_t));
+        if (plan->small_item == NULL || num_items > INT32_MAX) {
+            status = spart_fail(context,
+                                plan->small_item == NULL ? SPART_ERROR_OUT_OF_MEMORY
+                                                         : SPART_ERROR_OVERFLOW,
+                                "permute_plan_create: %s",
+                                plan->small_item == NULL ? "out of memory"
+                                                         : "more than 2^31 destination subblocks");
+        } else {
+            for (int64_t k = 0; k < num_items; k++) {
+                for (int64_t t = plan->tile_start[k]; t < plan->tile_start[k + 1]; t++) {
+                    if (t >= work.first_small_tile) {
+                        plan->small_item[t - work.first_small_tile] = (int32_t)k;
+                    }
+                }
+            }
+        }
+        work.small_item = plan->small_item;
         plan->work = work;
     }
     spart_free(allocator, unsorted);
