@@ -112,6 +112,9 @@ static int stream_run_float(float *d, const float *a, int64_t s_inner, int64_t n
     return 0;
 }
 
+/* The macros below are templates over the element type (a type cannot
+ * be parenthesized). */
+// NOLINTBEGIN(bugprone-macro-parentheses)
 /* The blocks of cache lines of a one-term tile (see below) with these
  * strides: the common transpose passes literal 1s, so that the compiler
  * sees unit strides. */
@@ -259,6 +262,7 @@ DEFINE_TILE_OF_KIND(tile_float32, float, float, 1)
 DEFINE_TILE_OF_KIND(tile_float64, double, double, 1)
 DEFINE_TILE_OF_KIND(tile_complex64, float, float, 2)
 DEFINE_TILE_OF_KIND(tile_complex128, double, double, 2)
+// NOLINTEND(bugprone-macro-parentheses)
 
 void spart_permute_host(const spart_permute_work *work, const spart_permute_scalars *scalars,
                         const void *source, void *destination, int threads)

@@ -135,7 +135,9 @@ spart_status spart_permute_plan_create(spart_context *context, spart_permute_typ
     status = spart_permute_build_work(context, made, num_axes, permutation, conjugate, num_blocks,
                                       blocks);
     if (status == SPART_OK) {
-        status = ops->place(context, made);
+        status = ops != NULL ? ops->place(context, made)
+                             : spart_fail(context, SPART_ERROR_INTERNAL,
+                                          "permute_plan_create: no table of operations");
     }
     if (status == SPART_OK) {
         made->ops = ops;

@@ -85,6 +85,9 @@ static int mark_elements(int num_axes, const int64_t *sizes, int64_t offset, con
 {
     int64_t index[SPART_PERMUTE_MAX_AXES] = {0};
     int64_t address = offset;
+    if (num_axes < 0 || num_axes > SPART_PERMUTE_MAX_AXES) {
+        return 1; /* checked before; this says so to the analyzer */
+    }
     for (;;) {
         uint64_t bit = (uint64_t)1 << (address & 63);
         if (bitmap[address >> 6] & bit) {
