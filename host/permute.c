@@ -179,6 +179,59 @@ static int stream_run_float(float *d, const float *a, int64_t s_inner, int64_t n
 DEFINE_SINGLE_TERM_TILE(single_double, double, fma, stream_run)
 DEFINE_SINGLE_TERM_TILE(single_float, float, fmaf, stream_run_float)
 
+/* The same for a complex type: each element as the general tile makes it
+ * (u times each part, the imaginary part negated first when conjugating,
+ * then the complex alpha and beta), straight to the destination. */
+#define DEFINE_SINGLE_TERM_COMPLEX_TILE(name, real, fma_of)                                        \
+    static void name(const spart_permute_work *work, const spart_permute_scalars *s,               \
+                     const tile_place *p, const real *source, real *destination)                   \
+    {                                                                                              \
+        const spart_permute_item *it = p->item;                                                    \
+        const spart_permute_term *term = &work->terms[it->first_term];                             \
+        const real u = (real)term->coefficient;                                                    \
+        const real ar = (real)s->alpha[0], ai = (real)s->alpha[1];                                 \
+        const real br = (real)s->beta[0], bi = (real)s->beta[1];                                   \
+        const int y_first = it->write_y_first, beta_zero = s->beta_zero;                           \
+        const int conjugate = work->conjugate;                                                     \
+        const int64_t outer = y_first ? p->w : p->h, inner = y_first ? p->h : p->w;                \
+        const int64_t d_outer =                                                                    \
+            2 * (y_first ? it->destination_stride_x : it->destination_stride_y);                   \
+        const int64_t d_inner =                                                                    \
+            2 * (y_first ? it->destination_stride_y : it->destination_stride_x);                   \
+        const int64_t s_outer = 2 * (y_first ? term->source_stride_x : term->source_stride_y);     \
+        const int64_t s_inner = 2 * (y_first ? term->source_stride_y : term->source_stride_x);     \
+        const real *from = source + 2 * source_corner(p, term);                                    \
+        real *to = destination + 2 * destination_corner(p);                                        \
+        const int64_t line = 32 / (int64_t)sizeof(real); /* complex elements of a cache line */    \
+        for (int64_t ob = 0; ob < outer; ob += line) {                                             \
+            const int64_t oe = ob + line < outer ? ob + line : outer;                              \
+            for (int64_t ib = 0; ib < inner; ib += line) {                                         \
+                const int64_t ie = ib + line < inner ? ib + line : inner;                          \
+                for (int64_t o = ob; o < oe; o++) {                                                \
+                    for (int64_t i = ib; i < ie; i++) {                                            \
+                        const real *x = from + o * s_outer + i * s_inner;                          \
+                        real *d = to + o * d_outer + i * d_inner;                                  \
+                        const real re = u * x[0];                                                  \
+                        const real im = u * (conjugate ? -x[1] : x[1]);                            \
+                        const real t_re = fma_of(ar, re, -(ai * im));                              \
+                        const real t_im = fma_of(ar, im, ai * re);                                 \
+                        if (beta_zero) {                                                           \
+                            d[0] = t_re;                                                           \
+                            d[1] = t_im;                                                           \
+                        } else {                                                                   \
+                            const real d_re = d[0], d_im = d[1];                                   \
+                            d[0] = fma_of(br, d_re, fma_of(-bi, d_im, t_re));                      \
+                            d[1] = fma_of(br, d_im, fma_of(bi, d_re, t_im));                       \
+                        }                                                                          \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DEFINE_SINGLE_TERM_COMPLEX_TILE(single_complex_double, double, fma)
+DEFINE_SINGLE_TERM_COMPLEX_TILE(single_complex_float, float, fmaf)
+
 /* One tile in `real` (float or double, with `fma_of`): components 1 (real)
  * or 2 (complex); acc holds w * h elements. */
 #define DEFINE_TILE(type, real, fma_of)                                                            \
@@ -188,8 +241,12 @@ DEFINE_SINGLE_TERM_TILE(single_float, float, fmaf, stream_run_float)
     {                                                                                              \
         const tile_place p = place_of_tile(work, tile);                                            \
         const spart_permute_item *it = p.item;                                                     \
-        if (it->num_terms == 1 && components == 1) {                                               \
-            single_##type(work, s, &p, source, destination);                                       \
+        if (it->num_terms == 1) {                                                                  \
+            if (components == 1) {                                                                 \
+                single_##type(work, s, &p, source, destination);                                   \
+            } else {                                                                               \
+                single_complex_##type(work, s, &p, source, destination);                           \
+            }                                                                                      \
             return;                                                                                \
         }                                                                                          \
         const int64_t w = p.w, h = p.h, c = components;                                            \
