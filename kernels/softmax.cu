@@ -319,30 +319,11 @@ __global__ void backward_rows(rows_view v, const V *out, const V *grad_out, V *g
          item += group_stride<HB, S>()) {
         const int64_t r = item / blocks, h = (item % blocks) * HB + g.hl;
         const int64_t b = row_start(v, r), n = row_start(v, r + 1) - b;
-        if (n == 0 || n > CHUNK) {
+        if (n == 0 || n > LANES) { /* longer rows: backward_lane_rows */
             continue;
         }
         const double dot = chunk_dot<V, HB, S>(g, out, grad_out, v.heads, h, b, n);
         write_gradient<V, HB, S>(g, out, grad_out, grad, v.heads, h, b, n, dot);
-    }
-}
-
-template <typename V, int HB, int S>
-__global__ void backward_chunk_dots(rows_view v, const V *out, const V *grad_out, double *slots)
-{
-    const group_lanes<HB, S> g;
-    const int64_t blocks = v.heads / HB, count = v.slots;
-    for (int64_t item = first_group<HB, S>(); item < count * blocks;
-         item += group_stride<HB, S>()) {
-        const int64_t slot = item / blocks, h = (item % blocks) * HB + g.hl;
-        window_chunk c;
-        if (!chunk_in_slot(v, slot / 2, (int)(slot % 2), &c)) {
-            continue;
-        }
-        const double dot = chunk_dot<V, HB, S>(g, out, grad_out, v.heads, h, c.begin, c.length);
-        if (g.j == 0) {
-            slots[(slot * v.heads + h) * v.slot_doubles + 1] = dot;
-        }
     }
 }
 
@@ -368,21 +349,119 @@ __global__ void backward_combine(rows_view v, double *slots)
     }
 }
 
-template <typename V, int HB, int S>
-__global__ void backward_chunk_write(rows_view v, const V *out, const V *grad_out, V *grad,
-                                     const double *slots)
+/* The backward of rows of more than 32 edges and of long rows' chunks by
+ * lane groups, as the forward's: rounds of 512 edges, thread j = lane j. */
+template <typename V, int HB>
+__device__ double lanes_chunk_dot(const lane_block<HB> &lb, double *shared,
+                                  const V *__restrict__ out, const V *__restrict__ grad_out,
+                                  int64_t H, int64_t h, int64_t begin, int64_t n)
 {
-    const group_lanes<HB, S> g;
-    const int64_t blocks = v.heads / HB, count = v.slots;
-    for (int64_t item = first_group<HB, S>(); item < count * blocks;
-         item += group_stride<HB, S>()) {
-        const int64_t slot = item / blocks, h = (item % blocks) * HB + g.hl;
+    double acc = 0.0;
+    for (int64_t base = 0; base < n; base += ROUND_EDGES) {
+        double o[ROUND_CACHE], g[ROUND_CACHE];
+#pragma unroll
+        for (int k = 0; k < ROUND_CACHE; k++) {
+            const int64_t i = base + lb.j + (int64_t)LANES * k;
+            const int64_t at = (begin + (i < n ? i : 0)) * H + h;
+            o[k] = i < n ? (double)out[at] : 0.0;
+            g[k] = i < n ? (double)grad_out[at] : 0.0;
+        }
+#pragma unroll
+        for (int k = 0; k < ROUND_CACHE; k++) {
+            if (base + lb.j + (int64_t)LANES * k < n) {
+                acc = __fma_rn(o[k], g[k], acc);
+            }
+        }
+    }
+    return lb.tree_of_lanes(shared, acc);
+}
+
+template <typename V, int HB>
+__device__ void lanes_write_gradient(const lane_block<HB> &lb, const V *out, const V *grad_out,
+                                     V *grad, int64_t H, int64_t h, int64_t begin, int64_t n,
+                                     double dot)
+{
+    for (int64_t base = 0; base < n; base += ROUND_EDGES) {
+#pragma unroll
+        for (int k = 0; k < ROUND_CACHE; k++) {
+            const int64_t i = base + lb.j + (int64_t)LANES * k;
+            if (i < n) {
+                const int64_t at = (begin + i) * H + h;
+                const double o = (double)out[at], d = __dsub_rn((double)grad_out[at], dot);
+                store(grad, at, __dmul_rn(o, d));
+            }
+        }
+    }
+}
+
+template <typename V, int HB>
+__global__ void backward_lane_rows(rows_view v, const V *out, const V *grad_out, V *grad)
+{
+    __shared__ double shared[spart_launch::threads_per_block];
+    const lane_block<HB> lb;
+    const int64_t blocks = v.heads / HB, items = v.rows * blocks;
+    for (int64_t first = (int64_t)blockIdx.x * lb.GROUPS; first < items;
+         first += (int64_t)gridDim.x * lb.GROUPS) {
+        const int64_t item = first + lb.group;
+        int64_t b = 0, n = 0, h = 0;
+        if (item < items) {
+            const int64_t r = item / blocks;
+            h = (item % blocks) * HB + lb.hl;
+            b = row_start(v, r);
+            n = row_start(v, r + 1) - b;
+            n = n > LANES && n <= CHUNK ? n : 0;
+        }
+        const double dot = lanes_chunk_dot<V, HB>(lb, shared, out, grad_out, v.heads, h, b, n);
+        lanes_write_gradient<V, HB>(lb, out, grad_out, grad, v.heads, h, b, n, dot);
+    }
+}
+
+template <typename V, int HB>
+__global__ void backward_lane_chunk_dots(rows_view v, const V *out, const V *grad_out,
+                                         double *slots)
+{
+    __shared__ double shared[spart_launch::threads_per_block];
+    const lane_block<HB> lb;
+    const int64_t blocks = v.heads / HB, items = v.slots * blocks;
+    for (int64_t first = (int64_t)blockIdx.x * lb.GROUPS; first < items;
+         first += (int64_t)gridDim.x * lb.GROUPS) {
+        const int64_t item = first + lb.group;
+        int64_t slot = 0, h = 0;
         window_chunk c;
-        if (!chunk_in_slot(v, slot / 2, (int)(slot % 2), &c)) {
+        c.begin = 0;
+        c.length = 0;
+        if (item < items) {
+            slot = item / blocks;
+            h = (item % blocks) * HB + lb.hl;
+            if (!chunk_in_slot(v, slot / 2, (int)(slot % 2), &c)) {
+                c.length = 0;
+            }
+        }
+        const double dot =
+            lanes_chunk_dot<V, HB>(lb, shared, out, grad_out, v.heads, h, c.begin, c.length);
+        if (c.length > 0 && lb.j == 0) {
+            slots[(slot * v.heads + h) * v.slot_doubles + 1] = dot;
+        }
+    }
+}
+
+template <typename V, int HB>
+__global__ void backward_lane_chunk_write(rows_view v, const V *out, const V *grad_out, V *grad,
+                                          const double *slots)
+{
+    const lane_block<HB> lb;
+    const int64_t blocks = v.heads / HB, items = v.slots * blocks;
+    for (int64_t first = (int64_t)blockIdx.x * lb.GROUPS; first < items;
+         first += (int64_t)gridDim.x * lb.GROUPS) {
+        const int64_t item = first + lb.group;
+        window_chunk c;
+        if (item >= items ||
+            !chunk_in_slot(v, (item / blocks) / 2, (int)((item / blocks) % 2), &c)) {
             continue;
         }
+        const int64_t h = (item % blocks) * HB + lb.hl;
         const double dot = slots[(c.home * v.heads + h) * v.slot_doubles + 2];
-        write_gradient<V, HB, S>(g, out, grad_out, grad, v.heads, h, c.begin, c.length, dot);
+        lanes_write_gradient<V, HB>(lb, out, grad_out, grad, v.heads, h, c.begin, c.length, dot);
     }
 }
 
@@ -424,20 +503,22 @@ cudaError_t backward_shaped(const rows_view &v, const V *out, const V *grad_out,
     const int64_t blocks = v.heads / HB;
     cudaError_t error = launch_groups<HB, S>(backward_rows<V, HB, S>, v.rows * blocks, stream, v,
                                              out, grad_out, grad);
+    if (error == cudaSuccess) {
+        error = launch_groups<HB, LANES>(backward_lane_rows<V, HB>, v.rows * blocks, stream, v, out,
+                                         grad_out, grad);
+    }
     if (error != cudaSuccess || v.edges <= CHUNK) {
         return error;
     }
-    constexpr int SL = 32 / HB;
-    const int64_t windows = spart_softmax_num_windows(v.edges);
-    error = launch_groups<HB, SL>(backward_chunk_dots<V, HB, SL>, 2 * windows * blocks, stream, v,
-                                  out, grad_out, slots);
+    const int64_t slot_items = v.slots * blocks;
+    error = launch_groups<HB, LANES>(backward_lane_chunk_dots<V, HB>, slot_items, stream, v, out,
+                                     grad_out, slots);
     if (error == cudaSuccess) {
-        error =
-            spart_launch::launch_items(backward_combine, 2 * windows * v.heads, stream, v, slots);
+        error = spart_launch::launch_items(backward_combine, v.slots * v.heads, stream, v, slots);
     }
     if (error == cudaSuccess) {
-        error = launch_groups<HB, SL>(backward_chunk_write<V, HB, SL>, 2 * windows * blocks, stream,
-                                      v, out, grad_out, grad, (const double *)slots);
+        error = launch_groups<HB, LANES>(backward_lane_chunk_write<V, HB>, slot_items, stream, v,
+                                         out, grad_out, grad, (const double *)slots);
     }
     return error;
 }
