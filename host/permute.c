@@ -232,6 +232,45 @@ DEFINE_SINGLE_TERM_TILE(single_float, float, fmaf, stream_run_float)
 DEFINE_SINGLE_TERM_COMPLEX_TILE(single_complex_double, double, fma)
 DEFINE_SINGLE_TERM_COMPLEX_TILE(single_complex_float, float, fmaf)
 
+/* Term q of a general tile into acc (source order; first: q == 0, the
+ * product, else fma), with the x stride `stride_x` (a literal 1 where the
+ * source is contiguous along x, so that the loop is tight). */
+#define ACCUMULATE_TERM(real, fma_of, first, stride_x)                                             \
+    for (int64_t v = 0; v < h; v++) {                                                              \
+        for (int64_t x = 0; x < w; x++) {                                                          \
+            const real *from = source + (at + x * (stride_x) + v * sy) * c;                        \
+            real *into = acc + (v * w + x) * c;                                                    \
+            real re = from[0];                                                                     \
+            into[0] = (first) ? u * re : fma_of(u, re, into[0]);                                   \
+            if (c == 2) {                                                                          \
+                real im = work->conjugate ? -from[1] : from[1];                                    \
+                into[1] = (first) ? u * im : fma_of(u, im, into[1]);                               \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+/* Element (x, v) of a general tile: alpha, and beta when it is not 0. */
+#define WRITE_ELEMENT(real, fma_of)                                                                \
+    {                                                                                              \
+        const real *a = acc + (v * w + x) * c;                                                     \
+        real *d = destination + (at + x * dx + v * dy) * c;                                        \
+        if (c == 1) {                                                                              \
+            real t = ar * a[0];                                                                    \
+            d[0] = s->beta_zero ? t : fma_of(br, d[0], t);                                         \
+        } else {                                                                                   \
+            real t_re = fma_of(ar, a[0], -(ai * a[1]));                                            \
+            real t_im = fma_of(ar, a[1], ai * a[0]);                                               \
+            if (s->beta_zero) {                                                                    \
+                d[0] = t_re;                                                                       \
+                d[1] = t_im;                                                                       \
+            } else {                                                                               \
+                real d_re = d[0], d_im = d[1];                                                     \
+                d[0] = fma_of(br, d_re, fma_of(-bi, d_im, t_re));                                  \
+                d[1] = fma_of(br, d_im, fma_of(bi, d_re, t_im));                                   \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
 /* One tile in `real` (float or double, with `fma_of`): components 1 (real)
  * or 2 (complex); acc holds w * h elements. */
 #define DEFINE_TILE(type, real, fma_of)                                                            \
@@ -255,17 +294,10 @@ DEFINE_SINGLE_TERM_COMPLEX_TILE(single_complex_float, float, fmaf)
             const real u = (real)term->coefficient;                                                \
             const int64_t at = source_corner(&p, term);                                            \
             const int64_t sx = term->source_stride_x, sy = term->source_stride_y;                  \
-            for (int64_t v = 0; v < h; v++) {                                                      \
-                for (int64_t x = 0; x < w; x++) {                                                  \
-                    const real *from = source + (at + x * sx + v * sy) * c;                        \
-                    real *into = acc + (v * w + x) * c;                                            \
-                    real re = from[0];                                                             \
-                    into[0] = q == 0 ? u * re : fma_of(u, re, into[0]);                            \
-                    if (c == 2) {                                                                  \
-                        real im = work->conjugate ? -from[1] : from[1];                            \
-                        into[1] = q == 0 ? u * im : fma_of(u, im, into[1]);                        \
-                    }                                                                              \
-                }                                                                                  \
+            if (sx == 1) {                                                                         \
+                ACCUMULATE_TERM(real, fma_of, q == 0, 1)                                           \
+            } else {                                                                               \
+                ACCUMULATE_TERM(real, fma_of, q == 0, sx)                                          \
             }                                                                                      \
         }                                                                                          \
         if (it->num_terms == 0) {                                                                  \
@@ -278,26 +310,16 @@ DEFINE_SINGLE_TERM_COMPLEX_TILE(single_complex_float, float, fmaf)
         const int64_t at = destination_corner(&p);                                                 \
         const int64_t dx = it->destination_stride_x, dy = it->destination_stride_y;                \
         /* The destination's order: y fastest for a transpose. */                                  \
-        const int64_t outer = it->write_y_first ? w : h, inner = it->write_y_first ? h : w;        \
-        for (int64_t o = 0; o < outer; o++) {                                                      \
-            for (int64_t i = 0; i < inner; i++) {                                                  \
-                const int64_t x = it->write_y_first ? o : i, v = it->write_y_first ? i : o;        \
-                const real *a = acc + (v * w + x) * c;                                             \
-                real *d = destination + (at + x * dx + v * dy) * c;                                \
-                if (c == 1) {                                                                      \
-                    real t = ar * a[0];                                                            \
-                    d[0] = s->beta_zero ? t : fma_of(br, d[0], t);                                 \
-                } else {                                                                           \
-                    real t_re = fma_of(ar, a[0], -(ai * a[1]));                                    \
-                    real t_im = fma_of(ar, a[1], ai * a[0]);                                       \
-                    if (s->beta_zero) {                                                            \
-                        d[0] = t_re;                                                               \
-                        d[1] = t_im;                                                               \
-                    } else {                                                                       \
-                        real d_re = d[0], d_im = d[1];                                             \
-                        d[0] = fma_of(br, d_re, fma_of(-bi, d_im, t_re));                          \
-                        d[1] = fma_of(br, d_im, fma_of(bi, d_re, t_im));                           \
-                    }                                                                              \
+        if (it->write_y_first) {                                                                   \
+            for (int64_t x = 0; x < w; x++) {                                                      \
+                for (int64_t v = 0; v < h; v++) {                                                  \
+                    WRITE_ELEMENT(real, fma_of)                                                    \
+                }                                                                                  \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int64_t v = 0; v < h; v++) {                                                      \
+                for (int64_t x = 0; x < w; x++) {                                                  \
+                    WRITE_ELEMENT(real, fma_of)                                                    \
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
