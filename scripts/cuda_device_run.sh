@@ -67,7 +67,7 @@ fi
 } > "$out/environment.txt" 2>&1
 cat "$out/environment.txt"
 
-cuda_tests=(test_cuda_product test_cuda_assembly test_cuda_transpose test_cuda_mart test_cuda_mart_runs
+cuda_tests=(test_cuda_product test_cuda_product_rows test_cuda_assembly test_cuda_transpose test_cuda_mart test_cuda_mart_runs
     test_cuda_convolve test_cuda_psf test_cuda_from_arrays)
 if [ -n "${SPART_CUDA_TESTS:-}" ]; then read -r -a cuda_tests <<< "$SPART_CUDA_TESTS"; fi
 read -r -a sanitized_tests <<< "${SPART_SANITIZE_TESTS:-${cuda_tests[*]}}"
