@@ -409,9 +409,10 @@ int main(void)
         return code;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_power_law),   cmocka_unit_test(test_chunk_edges),
-        cmocka_unit_test(test_ten_million), cmocka_unit_test(test_wrapped_pointers),
-        cmocka_unit_test(test_checks),      cmocka_unit_test(test_degenerate),
+        cmocka_unit_test(test_power_law),        cmocka_unit_test(test_chunk_edges),
+        cmocka_unit_test(test_uniform_rows),     cmocka_unit_test(test_ten_million),
+        cmocka_unit_test(test_wrapped_pointers), cmocka_unit_test(test_checks),
+        cmocka_unit_test(test_degenerate),
     };
     /* SPART_TEST_SMALL=1: the small cases alone (for compute-sanitizer). */
     const struct CMUnitTest small_tests[] = {
