@@ -112,19 +112,17 @@ __global__ void __launch_bounds__(threads_per_block, sizeof(T) == 4 ? 2 : 1)
 }
 
 /* Candidate rows a warp scores at once (they share the query's loads):
- * `rows` when the caller asks (1, 2 or 4); else, when there are enough
- * rows for every warp of the device, more rows for shorter ones (a lane
- * then has as many loads in flight: four rows up to D = 256, two up to
- * 512), one otherwise. The bits are the same for any. */
+ * `rows` when the caller asks (1, 2 or 4); else four when there are enough
+ * rows for every warp of the device, one otherwise. Measured on an H200
+ * (tests/bench/bench_scoring.c, docs/dev/scoring-notes.md): four rows were
+ * fastest on every shape of 16,384 rows or more (D from 256 to 2,560), one
+ * row on every smaller one. The bits are the same for any. */
 int rows_for(const spart_scoring_problem *problem, int rows)
 {
     if (rows == 1 || rows == 2 || rows == 4) {
         return rows;
     }
-    if (problem->num_question * problem->num_candidate < 16384) {
-        return 1;
-    }
-    return problem->dimension <= 256 ? 4 : problem->dimension <= 512 ? 2 : 1;
+    return problem->num_question * problem->num_candidate >= 16384 ? 4 : 1;
 }
 
 /* The blocks a launch of one (type, similarity, rows) takes: a block a
