@@ -69,8 +69,8 @@
  * value, minor ascending); lane l of g sums entries l, l + g, l + 2g, ...
  * with fma in float64 from +0.0 (Delta times B's value in float64), and
  * the g lane sums combine in a binary tree (lane l += lane l + h, h = g/2,
- * ..., 1); g is a power of two from 1 to 32 set by the grouping's mean
- * slice length. The rank-1 term's vector (o^T B or B 1) is summed over
+ * ..., 1); g is the least power of two at least the grouping's mean slice
+ * length / 32 (rounded up), at most 32. The rank-1 term's vector (o^T B or B 1) is summed over
  * 256 fixed parts of B's rows, each in order with fma from +0.0, the 256
  * sums in the same tree; it is added last (A @ B: sum + v_c; B @ A:
  * fma(o_j, v_c, sum)), for recipes with a centre only. The result is

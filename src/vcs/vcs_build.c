@@ -44,7 +44,8 @@ int spart_vcs_group_size(int64_t nnz, int64_t n_major)
         return 1;
     }
     const int64_t mean = (nnz + n_major - 1) / n_major;
-    const int64_t want = (mean + 7) / 8; /* about 8 entries a lane */
+    const int64_t want = (mean + 31) / 32; /* about 32 entries a lane: the lane tree and the
+                                            * output row are paid once a slice */
     int g = 1;
     while (g < 32 && g < want) {
         g *= 2;
