@@ -135,8 +135,9 @@ typedef struct spart_permute_work {
     int one_term;             /* 1: every item with large tiles has exactly one term */
     /* The device kernel: 0 the general one (sums across barriers, four
      * thread blocks an SM); with one_term, 1 the one-term kernel at eight
-     * blocks an SM (the default), 2 the same at six, 3 at eight with an
-     * asynchronous gather (cp.async) (2 and 3 for benchmarks). */
+     * blocks an SM, 2 the same at six (the default for complex types), 3
+     * at eight with an asynchronous gather (cp.async; the default for real
+     * types). */
     int variant;
     /* Host: stream float64 destination runs around the caches (beta = 0,
      * one term, unit stride), set when the destination is far larger than

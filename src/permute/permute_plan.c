@@ -379,7 +379,13 @@ spart_status spart_permute_build_work(spart_context *context, spart_permute_plan
                 work.one_term = 0;
             }
         }
-        work.variant = work.one_term ? 1 : 0;
+        /* The device kernel as measured on an H200 (docs/dev/permute-notes.md):
+         * plain permutes of real types fastest with the cp.async gather at
+         * eight blocks an SM (60-62 % of the copy rate against 50-52 %),
+         * complex ones with register loads at six (62 % on 48^4 complex128). */
+        int complex_kind =
+            plan->type == SPART_PERMUTE_COMPLEX64 || plan->type == SPART_PERMUTE_COMPLEX128;
+        work.variant = !work.one_term ? 0 : complex_kind ? 2 : 3;
         work.stream_stores = plan->destination_length >= SPART_PERMUTE_STREAM_BYTES / bytes;
         int64_t small_tiles = tiles - work.first_small_tile;
         plan->small_item = spart_alloc(allocator, (size_t)(small_tiles + 1), sizeof(int32_t));
