@@ -72,9 +72,10 @@ static void same_bits(fixture *f, const permute_case *c, spart_permute_op op, co
         fail_msg("%s: host execute: %s", name, spart_context_error(context));
     }
     /* Every device kernel: the plan's own choice, the general one, the
-     * one-term one at six blocks an SM, with the asynchronous gather. */
-    const int variants[4] = {-1, 0, 2, 3};
-    for (int k = 0; k < 4; k++) {
+     * one-term one at eight and six blocks an SM, with the asynchronous
+     * gather. */
+    const int variants[5] = {-1, 0, 1, 2, 3};
+    for (int k = 0; k < 5; k++) {
         if (variants[k] >= 0) {
             spart_permute_plan_set_variant(device_plan, variants[k]);
         }
