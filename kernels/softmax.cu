@@ -34,6 +34,121 @@ using namespace spart_softmax;
 
 /* ---- the forward ---------------------------------------------------------------------------- */
 
+/* The chunks of long rows: a group of
+ * T = 32 HB threads an item (a row or chunk and a block of HB heads), S =
+ * 32: thread j is lane j of the order, its edges j, j + 32, ... in order.
+ * The item goes by in rounds of 512 edges (16 a lane), each round's loads
+ * all issued before they are used; a row of one round keeps its scores
+ * and then its terms in registers (read once, each exp computed once), a
+ * longer one reads them again for the sum and the write. The lanes meet
+ * in shared memory, where every thread of a head takes the largest score
+ * or runs the order's tree on the 32 of its head. A group may span warps:
+ * it meets at __syncthreads, so every thread of a block calls the helpers
+ * below the same number of times (a thread without an item with n = 0). */
+constexpr int ROUND_CACHE = 16;
+constexpr int64_t ROUND_EDGES = (int64_t)LANES * ROUND_CACHE;
+
+template <int HB> struct lane_block {
+    static constexpr int T = LANES * HB;
+    static constexpr int GROUPS = spart_launch::threads_per_block / T;
+    int group;
+    int j;         /* the lane */
+    int hl;        /* the head within the block */
+    int head_base; /* shared[head_base + l HB] is lane l of this head */
+    __device__ lane_block()
+    {
+        const int t = (int)threadIdx.x % T;
+        group = (int)threadIdx.x / T;
+        j = t / HB;
+        hl = t % HB;
+        head_base = group * T + hl;
+    }
+    /* The largest of the head's 32 lane values (NaN-propagating). */
+    __device__ double max_of_lanes(double *shared, double local) const
+    {
+        shared[threadIdx.x] = local;
+        __syncthreads();
+        double m = -(double)INFINITY;
+        for (int l = 0; l < LANES; l++) {
+            m = nan_max(m, shared[head_base + l * HB]);
+        }
+        __syncthreads();
+        return m;
+    }
+    /* The order's tree on the head's 32 lane sums. */
+    __device__ double tree_of_lanes(double *shared, double acc) const
+    {
+        shared[threadIdx.x] = acc;
+        __syncthreads();
+        double lanes[LANES];
+#pragma unroll
+        for (int l = 0; l < LANES; l++) {
+            lanes[l] = shared[head_base + l * HB];
+        }
+        __syncthreads();
+        return tree_in_registers<LANES>(lanes);
+    }
+};
+
+/* The item [begin, begin + n) (n <= a chunk) of head h: its largest score
+ * into *m_out and its sum of exp(s - m) (0 when m = -inf); with n <= 512
+ * the terms stay in `cache` (edge j + 32 k in cache[k]). */
+template <typename V, int HB>
+__device__ double lanes_chunk_sum(const lane_block<HB> &lb, double *shared,
+                                  const V *__restrict__ scores, int64_t H, int64_t h, int64_t begin,
+                                  int64_t n, double *m_out, double (&cache)[ROUND_CACHE])
+{
+    V local = -(V)INFINITY;
+#pragma unroll
+    for (int k = 0; k < ROUND_CACHE; k++) {
+        const int64_t i = lb.j + (int64_t)LANES * k;
+        cache[k] = 0.0;
+        if (i < n) {
+            const V x = scores[(begin + i) * H + h];
+            cache[k] = (double)x;
+            local = nan_max(local, x);
+        }
+    }
+    for (int64_t base = ROUND_EDGES; base < n; base += ROUND_EDGES) {
+#pragma unroll
+        for (int k = 0; k < ROUND_CACHE; k++) {
+            const int64_t i = base + lb.j + (int64_t)LANES * k;
+            if (i < n) {
+                local = nan_max(local, scores[(begin + i) * H + h]);
+            }
+        }
+    }
+    const double m = lb.max_of_lanes(shared, (double)local);
+    *m_out = m;
+    double acc = 0.0;
+    if (m != -(double)INFINITY) {
+#pragma unroll
+        for (int k = 0; k < ROUND_CACHE; k++) {
+            const int64_t i = lb.j + (int64_t)LANES * k;
+            if (i < n) {
+                const double term = spart_exp(cache[k] - m);
+                cache[k] = term;
+                acc = __dadd_rn(acc, term);
+            }
+        }
+        for (int64_t base = ROUND_EDGES; base < n; base += ROUND_EDGES) {
+            double x[ROUND_CACHE];
+#pragma unroll
+            for (int k = 0; k < ROUND_CACHE; k++) {
+                const int64_t i = base + lb.j + (int64_t)LANES * k;
+                x[k] = i < n ? (double)scores[(begin + i) * H + h] : 0.0;
+            }
+#pragma unroll
+            for (int k = 0; k < ROUND_CACHE; k++) {
+                if (base + lb.j + (int64_t)LANES * k < n) {
+                    acc = __dadd_rn(acc, spart_exp(x[k] - m));
+                }
+            }
+        }
+    }
+    return lb.tree_of_lanes(shared, acc);
+}
+
 /* Write the item [begin, begin + n) of head h from the cached terms (n <=
  * 512 and `cached`) or from exp(s - m) again. */
 template <typename V, int HB>
@@ -58,28 +173,35 @@ __device__ void lanes_write(const lane_block<HB> &lb, const V *scores, V *out, i
     }
 }
 
-/* Rows of 33 edges to a chunk. */
+/* The chunks of long rows: (m_c, s_c) into the slots. */
 template <typename V, int HB>
-__global__ void forward_lane_rows(rows_view v, const V *scores, V *out)
+__global__ void forward_lane_chunk_stats(rows_view v, const V *scores, double *slots)
 {
     __shared__ double shared[spart_launch::threads_per_block];
     const lane_block<HB> lb;
-    const int64_t blocks = v.heads / HB, items = v.rows * blocks;
+    const int64_t blocks = v.heads / HB, items = v.slots * blocks;
     for (int64_t first = (int64_t)blockIdx.x * lb.GROUPS; first < items;
          first += (int64_t)gridDim.x * lb.GROUPS) {
         const int64_t item = first + lb.group;
-        int64_t b = 0, n = 0, h = 0;
+        int64_t slot = 0, h = 0;
+        window_chunk c;
+        c.begin = 0;
+        c.length = 0;
         if (item < items) {
-            const int64_t r = item / blocks;
+            slot = item / blocks;
             h = (item % blocks) * HB + lb.hl;
-            b = row_start(v, r);
-            n = row_start(v, r + 1) - b;
-            n = n > LANES && n <= CHUNK ? n : 0;
+            if (!chunk_in_slot(v, slot / 2, (int)(slot % 2), &c)) {
+                c.length = 0;
+            }
         }
         double m, cache[ROUND_CACHE];
-        const double sum = lanes_chunk_sum<V, HB>(lb, shared, scores, v.heads, h, b, n, &m, cache);
-        lanes_write<V, HB>(lb, scores, out, v.heads, h, b, n, kind_of(m), m, 1.0 / sum, cache,
-                           n <= ROUND_EDGES);
+        const double sum =
+            lanes_chunk_sum<V, HB>(lb, shared, scores, v.heads, h, c.begin, c.length, &m, cache);
+        if (c.length > 0 && lb.j == 0) {
+            double *stats = slots + (slot * v.heads + h) * v.slot_doubles;
+            stats[0] = m;
+            stats[1] = sum;
+        }
     }
 }
 
@@ -115,7 +237,7 @@ __global__ void forward_rows(rows_view v, const V *scores, V *out)
          item += group_stride<HB, S>()) {
         const int64_t r = item / blocks, h = (item % blocks) * HB + g.hl;
         const int64_t b = row_start(v, r), n = row_start(v, r + 1) - b;
-        if (n == 0 || n > LANES) { /* longer rows: forward_lane_rows */
+        if (n == 0 || n > CHUNK) { /* long rows: the window kernels */
             continue;
         }
         double m, terms[LANES / S];
@@ -172,11 +294,30 @@ __global__ void backward_rows(rows_view v, const V *out, const V *grad_out, V *g
          item += group_stride<HB, S>()) {
         const int64_t r = item / blocks, h = (item % blocks) * HB + g.hl;
         const int64_t b = row_start(v, r), n = row_start(v, r + 1) - b;
-        if (n == 0 || n > LANES) { /* longer rows: backward_lane_rows */
+        if (n == 0 || n > CHUNK) {
             continue;
         }
         const double dot = chunk_dot<V, HB, S>(g, out, grad_out, v.heads, h, b, n);
         write_gradient<V, HB, S>(g, out, grad_out, grad, v.heads, h, b, n, dot);
+    }
+}
+
+template <typename V, int HB, int S>
+__global__ void backward_chunk_dots(rows_view v, const V *out, const V *grad_out, double *slots)
+{
+    const group_lanes<HB, S> g;
+    const int64_t blocks = v.heads / HB, count = v.slots;
+    for (int64_t item = first_group<HB, S>(); item < count * blocks;
+         item += group_stride<HB, S>()) {
+        const int64_t slot = item / blocks, h = (item % blocks) * HB + g.hl;
+        window_chunk c;
+        if (!chunk_in_slot(v, slot / 2, (int)(slot % 2), &c)) {
+            continue;
+        }
+        const double dot = chunk_dot<V, HB, S>(g, out, grad_out, v.heads, h, c.begin, c.length);
+        if (g.j == 0) {
+            slots[(slot * v.heads + h) * v.slot_doubles + 1] = dot;
+        }
     }
 }
 
@@ -202,125 +343,28 @@ __global__ void backward_combine(rows_view v, double *slots)
     }
 }
 
-/* The backward of rows of more than 32 edges and of long rows' chunks by
- * lane groups, as the forward's: rounds of 512 edges, thread j = lane j. */
-template <typename V, int HB>
-__device__ double lanes_chunk_dot(const lane_block<HB> &lb, double *shared,
-                                  const V *__restrict__ out, const V *__restrict__ grad_out,
-                                  int64_t H, int64_t h, int64_t begin, int64_t n)
+template <typename V, int HB, int S>
+__global__ void backward_chunk_write(rows_view v, const V *out, const V *grad_out, V *grad,
+                                     const double *slots)
 {
-    double acc = 0.0;
-    for (int64_t base = 0; base < n; base += ROUND_EDGES) {
-        double o[ROUND_CACHE], g[ROUND_CACHE];
-#pragma unroll
-        for (int k = 0; k < ROUND_CACHE; k++) {
-            const int64_t i = base + lb.j + (int64_t)LANES * k;
-            const int64_t at = (begin + (i < n ? i : 0)) * H + h;
-            o[k] = i < n ? (double)out[at] : 0.0;
-            g[k] = i < n ? (double)grad_out[at] : 0.0;
-        }
-#pragma unroll
-        for (int k = 0; k < ROUND_CACHE; k++) {
-            if (base + lb.j + (int64_t)LANES * k < n) {
-                acc = __fma_rn(o[k], g[k], acc);
-            }
-        }
-    }
-    return lb.tree_of_lanes(shared, acc);
-}
-
-template <typename V, int HB>
-__device__ void lanes_write_gradient(const lane_block<HB> &lb, const V *out, const V *grad_out,
-                                     V *grad, int64_t H, int64_t h, int64_t begin, int64_t n,
-                                     double dot)
-{
-    for (int64_t base = 0; base < n; base += ROUND_EDGES) {
-#pragma unroll
-        for (int k = 0; k < ROUND_CACHE; k++) {
-            const int64_t i = base + lb.j + (int64_t)LANES * k;
-            if (i < n) {
-                const int64_t at = (begin + i) * H + h;
-                const double o = (double)out[at], d = __dsub_rn((double)grad_out[at], dot);
-                store(grad, at, __dmul_rn(o, d));
-            }
-        }
-    }
-}
-
-template <typename V, int HB>
-__global__ void backward_lane_rows(rows_view v, const V *out, const V *grad_out, V *grad)
-{
-    __shared__ double shared[spart_launch::threads_per_block];
-    const lane_block<HB> lb;
-    const int64_t blocks = v.heads / HB, items = v.rows * blocks;
-    for (int64_t first = (int64_t)blockIdx.x * lb.GROUPS; first < items;
-         first += (int64_t)gridDim.x * lb.GROUPS) {
-        const int64_t item = first + lb.group;
-        int64_t b = 0, n = 0, h = 0;
-        if (item < items) {
-            const int64_t r = item / blocks;
-            h = (item % blocks) * HB + lb.hl;
-            b = row_start(v, r);
-            n = row_start(v, r + 1) - b;
-            n = n > LANES && n <= CHUNK ? n : 0;
-        }
-        const double dot = lanes_chunk_dot<V, HB>(lb, shared, out, grad_out, v.heads, h, b, n);
-        lanes_write_gradient<V, HB>(lb, out, grad_out, grad, v.heads, h, b, n, dot);
-    }
-}
-
-template <typename V, int HB>
-__global__ void backward_lane_chunk_dots(rows_view v, const V *out, const V *grad_out,
-                                         double *slots)
-{
-    __shared__ double shared[spart_launch::threads_per_block];
-    const lane_block<HB> lb;
-    const int64_t blocks = v.heads / HB, items = v.slots * blocks;
-    for (int64_t first = (int64_t)blockIdx.x * lb.GROUPS; first < items;
-         first += (int64_t)gridDim.x * lb.GROUPS) {
-        const int64_t item = first + lb.group;
-        int64_t slot = 0, h = 0;
+    const group_lanes<HB, S> g;
+    const int64_t blocks = v.heads / HB, count = v.slots;
+    for (int64_t item = first_group<HB, S>(); item < count * blocks;
+         item += group_stride<HB, S>()) {
+        const int64_t slot = item / blocks, h = (item % blocks) * HB + g.hl;
         window_chunk c;
-        c.begin = 0;
-        c.length = 0;
-        if (item < items) {
-            slot = item / blocks;
-            h = (item % blocks) * HB + lb.hl;
-            if (!chunk_in_slot(v, slot / 2, (int)(slot % 2), &c)) {
-                c.length = 0;
-            }
-        }
-        const double dot =
-            lanes_chunk_dot<V, HB>(lb, shared, out, grad_out, v.heads, h, c.begin, c.length);
-        if (c.length > 0 && lb.j == 0) {
-            slots[(slot * v.heads + h) * v.slot_doubles + 1] = dot;
-        }
-    }
-}
-
-template <typename V, int HB>
-__global__ void backward_lane_chunk_write(rows_view v, const V *out, const V *grad_out, V *grad,
-                                          const double *slots)
-{
-    const lane_block<HB> lb;
-    const int64_t blocks = v.heads / HB, items = v.slots * blocks;
-    for (int64_t first = (int64_t)blockIdx.x * lb.GROUPS; first < items;
-         first += (int64_t)gridDim.x * lb.GROUPS) {
-        const int64_t item = first + lb.group;
-        window_chunk c;
-        if (item >= items ||
-            !chunk_in_slot(v, (item / blocks) / 2, (int)((item / blocks) % 2), &c)) {
+        if (!chunk_in_slot(v, slot / 2, (int)(slot % 2), &c)) {
             continue;
         }
-        const int64_t h = (item % blocks) * HB + lb.hl;
         const double dot = slots[(c.home * v.heads + h) * v.slot_doubles + 2];
-        lanes_write_gradient<V, HB>(lb, out, grad_out, grad, v.heads, h, c.begin, c.length, dot);
+        write_gradient<V, HB, S>(g, out, grad_out, grad, v.heads, h, c.begin, c.length, dot);
     }
 }
 
-/* The forward with a fixed shape: rows of up to 32 edges by groups of
- * HB x S threads, longer rows by lane groups, long rows' chunks by lane
- * groups too. */
+/* The forward with a fixed shape: rows of up to a chunk by groups of
+ * HB x S threads, long rows' chunks by lane groups. (Lane groups for every
+ * row of more than 32 edges were slower on the H200, round 2 of
+ * 2026-12-01: launched over all rows, every block paid their barriers.) */
 template <typename V, int HB, int S>
 cudaError_t forward_shaped(const rows_view &v, const V *scores, V *out, double *slots,
                            cudaStream_t stream)
@@ -328,10 +372,6 @@ cudaError_t forward_shaped(const rows_view &v, const V *scores, V *out, double *
     const int64_t blocks = v.heads / HB;
     cudaError_t error =
         launch_groups<HB, S>(forward_rows<V, HB, S>, v.rows * blocks, stream, v, scores, out);
-    if (error == cudaSuccess) {
-        error = launch_groups<HB, LANES>(forward_lane_rows<V, HB>, v.rows * blocks, stream, v,
-                                         scores, out);
-    }
     if (error != cudaSuccess || v.edges <= CHUNK) {
         return error; /* no row can be long */
     }
@@ -356,22 +396,20 @@ cudaError_t backward_shaped(const rows_view &v, const V *out, const V *grad_out,
     const int64_t blocks = v.heads / HB;
     cudaError_t error = launch_groups<HB, S>(backward_rows<V, HB, S>, v.rows * blocks, stream, v,
                                              out, grad_out, grad);
-    if (error == cudaSuccess) {
-        error = launch_groups<HB, LANES>(backward_lane_rows<V, HB>, v.rows * blocks, stream, v, out,
-                                         grad_out, grad);
-    }
     if (error != cudaSuccess || v.edges <= CHUNK) {
         return error;
     }
-    const int64_t slot_items = v.slots * blocks;
-    error = launch_groups<HB, LANES>(backward_lane_chunk_dots<V, HB>, slot_items, stream, v, out,
-                                     grad_out, slots);
+    constexpr int SL = 32 / HB;
+    const int64_t windows = spart_softmax_num_windows(v.edges);
+    error = launch_groups<HB, SL>(backward_chunk_dots<V, HB, SL>, 2 * windows * blocks, stream, v,
+                                  out, grad_out, slots);
     if (error == cudaSuccess) {
-        error = spart_launch::launch_items(backward_combine, v.slots * v.heads, stream, v, slots);
+        error =
+            spart_launch::launch_items(backward_combine, 2 * windows * v.heads, stream, v, slots);
     }
     if (error == cudaSuccess) {
-        error = launch_groups<HB, LANES>(backward_lane_chunk_write<V, HB>, slot_items, stream, v,
-                                         out, grad_out, grad, (const double *)slots);
+        error = launch_groups<HB, SL>(backward_chunk_write<V, HB, SL>, 2 * windows * blocks, stream,
+                                      v, out, grad_out, grad, (const double *)slots);
     }
     return error;
 }

@@ -261,6 +261,29 @@ template <int HB, int S> __device__ __forceinline__ int64_t group_stride()
 
 /* ---- the forward's window kernels (the aggregation's too) ---- */
 
+/* Window kernels: item = (slot, head block). */
+template <typename V, int HB, int S>
+__global__ void forward_chunk_stats(rows_view v, const V *scores, double *slots)
+{
+    const group_lanes<HB, S> g;
+    const int64_t blocks = v.heads / HB, count = v.slots;
+    for (int64_t item = first_group<HB, S>(); item < count * blocks;
+         item += group_stride<HB, S>()) {
+        const int64_t slot = item / blocks, h = (item % blocks) * HB + g.hl;
+        window_chunk c;
+        if (!chunk_in_slot(v, slot / 2, (int)(slot % 2), &c)) {
+            continue;
+        }
+        double m, terms[LANES / S];
+        const double sum = chunk_sum<V, HB, S>(g, scores, v.heads, h, c.begin, c.length, &m, terms);
+        if (g.j == 0) {
+            double *stats = slots + (slot * v.heads + h) * v.slot_doubles;
+            stats[0] = m;
+            stats[1] = sum;
+        }
+    }
+}
+
 /* One group a long row (at its chunk 0's slot): M, then the exps of each
  * chunk's m_c - M side by side (into the chunk's field 3), then S by one
  * thread in chunk order; M and inv into the home slot's fields 2 and 3. */
@@ -311,155 +334,6 @@ template <int HB, int S> __global__ void forward_combine(rows_view v, double *sl
             home[3] = 1.0 / sum;
         }
         __syncwarp(g.group.mask);
-    }
-}
-
-/* ---- lane groups (rows of more than 32 edges, chunks of long rows) ---- */
-
-/* Rows of more than 32 edges, and the chunks of long rows: a group of
- * T = 32 HB threads an item (a row or chunk and a block of HB heads), S =
- * 32: thread j is lane j of the order, its edges j, j + 32, ... in order.
- * The item goes by in rounds of 512 edges (16 a lane), each round's loads
- * all issued before they are used; a row of one round keeps its scores
- * and then its terms in registers (read once, each exp computed once), a
- * longer one reads them again for the sum and the write. The lanes meet
- * in shared memory, where every thread of a head takes the largest score
- * or runs the order's tree on the 32 of its head. A group may span warps:
- * it meets at __syncthreads, so every thread of a block calls the helpers
- * below the same number of times (a thread without an item with n = 0). */
-constexpr int ROUND_CACHE = 16;
-constexpr int64_t ROUND_EDGES = (int64_t)LANES * ROUND_CACHE;
-
-template <int HB> struct lane_block {
-    static constexpr int T = LANES * HB;
-    static constexpr int GROUPS = spart_launch::threads_per_block / T;
-    int group;
-    int j;         /* the lane */
-    int hl;        /* the head within the block */
-    int head_base; /* shared[head_base + l HB] is lane l of this head */
-    __device__ lane_block()
-    {
-        const int t = (int)threadIdx.x % T;
-        group = (int)threadIdx.x / T;
-        j = t / HB;
-        hl = t % HB;
-        head_base = group * T + hl;
-    }
-    /* The largest of the head's 32 lane values (NaN-propagating). */
-    __device__ double max_of_lanes(double *shared, double local) const
-    {
-        shared[threadIdx.x] = local;
-        __syncthreads();
-        double m = -(double)INFINITY;
-        for (int l = 0; l < LANES; l++) {
-            m = nan_max(m, shared[head_base + l * HB]);
-        }
-        __syncthreads();
-        return m;
-    }
-    /* The order's tree on the head's 32 lane sums. */
-    __device__ double tree_of_lanes(double *shared, double acc) const
-    {
-        shared[threadIdx.x] = acc;
-        __syncthreads();
-        double lanes[LANES];
-#pragma unroll
-        for (int l = 0; l < LANES; l++) {
-            lanes[l] = shared[head_base + l * HB];
-        }
-        __syncthreads();
-        return tree_in_registers<LANES>(lanes);
-    }
-};
-
-/* The item [begin, begin + n) (n <= a chunk) of head h: its largest score
- * into *m_out and its sum of exp(s - m) (0 when m = -inf); with n <= 512
- * the terms stay in `cache` (edge j + 32 k in cache[k]). */
-template <typename V, int HB>
-__device__ double lanes_chunk_sum(const lane_block<HB> &lb, double *shared,
-                                  const V *__restrict__ scores, int64_t H, int64_t h, int64_t begin,
-                                  int64_t n, double *m_out, double (&cache)[ROUND_CACHE])
-{
-    V local = -(V)INFINITY;
-#pragma unroll
-    for (int k = 0; k < ROUND_CACHE; k++) {
-        const int64_t i = lb.j + (int64_t)LANES * k;
-        cache[k] = 0.0;
-        if (i < n) {
-            const V x = scores[(begin + i) * H + h];
-            cache[k] = (double)x;
-            local = nan_max(local, x);
-        }
-    }
-    for (int64_t base = ROUND_EDGES; base < n; base += ROUND_EDGES) {
-#pragma unroll
-        for (int k = 0; k < ROUND_CACHE; k++) {
-            const int64_t i = base + lb.j + (int64_t)LANES * k;
-            if (i < n) {
-                local = nan_max(local, scores[(begin + i) * H + h]);
-            }
-        }
-    }
-    const double m = lb.max_of_lanes(shared, (double)local);
-    *m_out = m;
-    double acc = 0.0;
-    if (m != -(double)INFINITY) {
-#pragma unroll
-        for (int k = 0; k < ROUND_CACHE; k++) {
-            const int64_t i = lb.j + (int64_t)LANES * k;
-            if (i < n) {
-                const double term = spart_exp(cache[k] - m);
-                cache[k] = term;
-                acc = __dadd_rn(acc, term);
-            }
-        }
-        for (int64_t base = ROUND_EDGES; base < n; base += ROUND_EDGES) {
-            double x[ROUND_CACHE];
-#pragma unroll
-            for (int k = 0; k < ROUND_CACHE; k++) {
-                const int64_t i = base + lb.j + (int64_t)LANES * k;
-                x[k] = i < n ? (double)scores[(begin + i) * H + h] : 0.0;
-            }
-#pragma unroll
-            for (int k = 0; k < ROUND_CACHE; k++) {
-                if (base + lb.j + (int64_t)LANES * k < n) {
-                    acc = __dadd_rn(acc, spart_exp(x[k] - m));
-                }
-            }
-        }
-    }
-    return lb.tree_of_lanes(shared, acc);
-}
-
-/* The chunks of long rows: (m_c, s_c) into the slots. */
-template <typename V, int HB>
-__global__ void forward_lane_chunk_stats(rows_view v, const V *scores, double *slots)
-{
-    __shared__ double shared[spart_launch::threads_per_block];
-    const lane_block<HB> lb;
-    const int64_t blocks = v.heads / HB, items = v.slots * blocks;
-    for (int64_t first = (int64_t)blockIdx.x * lb.GROUPS; first < items;
-         first += (int64_t)gridDim.x * lb.GROUPS) {
-        const int64_t item = first + lb.group;
-        int64_t slot = 0, h = 0;
-        window_chunk c;
-        c.begin = 0;
-        c.length = 0;
-        if (item < items) {
-            slot = item / blocks;
-            h = (item % blocks) * HB + lb.hl;
-            if (!chunk_in_slot(v, slot / 2, (int)(slot % 2), &c)) {
-                c.length = 0;
-            }
-        }
-        double m, cache[ROUND_CACHE];
-        const double sum =
-            lanes_chunk_sum<V, HB>(lb, shared, scores, v.heads, h, c.begin, c.length, &m, cache);
-        if (c.length > 0 && lb.j == 0) {
-            double *stats = slots + (slot * v.heads + h) * v.slot_doubles;
-            stats[0] = m;
-            stats[1] = sum;
-        }
     }
 }
 

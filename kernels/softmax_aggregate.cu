@@ -113,22 +113,21 @@ __device__ double lanes_tree(double (&acc)[LANES])
 }
 
 /* M, inv and the kind of each head of the row [b, b + n) (n <= a chunk)
- * into the tiles: the block's lane groups (32 HB threads, thread j = lane
- * j of the order) take the head blocks in turn. Every thread calls it. */
+ * into the tiles: warp w takes the head blocks w, w + 8, ... */
 template <typename V, int HB>
 __device__ void row_stats(const rows_view &v, const V *scores, int64_t b, int64_t n,
-                          const block_tiles &t, double *lane_shared)
+                          const block_tiles &t)
 {
-    const lane_block<HB> lb;
+    constexpr int S = 32 / HB;
+    const group_lanes<HB, S> g;
     const int64_t blocks = v.heads / HB;
-    for (int64_t first = 0; first < blocks; first += lb.GROUPS) {
-        const int64_t block = first + lb.group;
-        const int64_t h = (block < blocks ? block : 0) * HB + lb.hl;
-        const int64_t length = block < blocks ? n : 0;
-        double m, cache[ROUND_CACHE];
-        const double sum =
-            lanes_chunk_sum<V, HB>(lb, lane_shared, scores, v.heads, h, b, length, &m, cache);
-        if (block < blocks && lb.j == 0) {
+    for (int64_t block = threadIdx.x / 32; block < blocks; block += blockDim.x / 32) {
+        const int64_t h = block * HB + g.hl;
+        double m = -(double)INFINITY, sum = 0.0, terms[LANES / S];
+        if (n > 0) {
+            sum = chunk_sum<V, HB, S>(g, scores, v.heads, h, b, n, &m, terms);
+        }
+        if (g.j == 0) {
             t.m[h] = m;
             t.inv[h] = 1.0 / sum;
             t.kind[h] = (double)kind_of(m);
@@ -140,7 +139,6 @@ __device__ void row_stats(const rows_view &v, const V *scores, int64_t b, int64_
 template <typename V, int HB> __global__ void aggregate_rows(rows_view v, gather_view<V> a)
 {
     extern __shared__ double shared[];
-    __shared__ double lane_shared[spart_launch::threads_per_block];
     const block_tiles t = tiles_of(shared, v.heads);
     const int64_t H = v.heads, F = a.width;
     for (int64_t r = blockIdx.x; r < v.rows; r += gridDim.x) {
@@ -148,7 +146,7 @@ template <typename V, int HB> __global__ void aggregate_rows(rows_view v, gather
         if (n > CHUNK) {
             continue; /* the same for the whole block */
         }
-        row_stats<V, HB>(v, a.scores, b, n, t, lane_shared);
+        row_stats<V, HB>(v, a.scores, b, n, t);
         for (int64_t u0 = 0; u0 < H * F; u0 += blockDim.x) {
             const int64_t u = u0 + threadIdx.x;
             double acc[LANES];
@@ -260,8 +258,8 @@ cudaError_t aggregate_shaped(const rows_view &v, const gather_view<V> &a, double
     }
     constexpr int SL = 32 / HB;
     const int64_t slot_groups = v.slots * (v.heads / HB);
-    error = launch_groups<HB, LANES>(forward_lane_chunk_stats<V, HB>, slot_groups, stream, v,
-                                     a.scores, slots);
+    error = launch_groups<HB, SL>(forward_chunk_stats<V, HB, SL>, slot_groups, stream, v, a.scores,
+                                  slots);
     if (error == cudaSuccess) {
         error = launch_groups<HB, SL>(forward_combine<HB, SL>, slot_groups, stream, v, slots);
     }
