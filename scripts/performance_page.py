@@ -23,6 +23,13 @@ and sensor sides (1, the tutorial's shape, needs about 8 GB of memory).
 --revision names the commit measured where git cannot tell (the device
 tool's copy of a checkout names the session's first commit).
 A benchmark that fails or is skipped leaves its section saying so.
+
+    scripts/performance_page.py --build BUILD --report SECTION=FILE ... [--measured DATE]
+                                [--revision COMMIT] [--note TEXT]
+
+takes sections from reports the benchmarks already wrote with --markdown
+(on a lent GPU machine whose files came back, say) and runs nothing; a
+report's own header still names its command.
 """
 
 import argparse
@@ -65,6 +72,36 @@ QUESTIONS = [
      "`spart_regridder_create_device_convolved` against spart's own host path (no GPU peer "
      "exists).",
      [("psf-host", "host", "Host"), ("psf-gpu", "gpu", "GPU")]),
+    ("How fast is a general sparse matrix against cuSPARSE and scipy?",
+     "Any CSR matrix through `spart/csr_matrix.h` (wrapped arrays, no copy): on the GPU against "
+     "cuSPARSE SpMV (CSR_ALG1, and ALG2, its deterministic one) and SpMM (ALG1-3, eight vectors) "
+     "on the same device arrays, on R-MAT power-law graphs, random columns, bands and a skewed "
+     "matrix; on the host against `scipy.sparse` on the same arrays and threads.",
+     [("csr-host", "host", "Host"), ("csr-gpu", "gpu", "GPU")]),
+    ("How fast is the segmented softmax against PyG?",
+     "The multi-head CSR softmax of `spart/softmax.h` on power-law graphs of the sizes of "
+     "ogbn-arxiv and ogbn-products, against PyG's `softmax` (its `ptr` and `index` paths) in the "
+     "same run, and against the copy-rate floor; the fused aggregation against the softmax "
+     "followed by a gather and scatter-add; the host against PyG on the CPU.",
+     [("softmax-gpu", "gpu", "GPU and host")]),
+    ("How fast are VCS count-matrix products against cuSPARSE and scipy?",
+     "Normalized views of value-compressed count matrices (`spart/vcs.h`) in the four product "
+     "directions, against cuSPARSE SpMM on the expanded, index-sorted CSR of the stored part "
+     "plus the same rank-1 term, with the device bytes of each layout; on the host against "
+     "scipy's CSR product of the same matrix.",
+     [("vcs-host", "host", "Host"), ("vcs-gpu", "gpu", "GPU")]),
+    ("How fast is fused candidate scoring against its unfused form and cuBLAS?",
+     "A query against its K candidates to a probability distribution in one launch "
+     "(`spart/scoring.h`), against the same arithmetic as separate launches at the same block "
+     "size, and against cuBLAS batched GEMV with norms and a softmax; launched and "
+     "graph-replayed times, against the copy-rate floor and an empty graph's launch.",
+     [("scoring-gpu", "gpu", "GPU")]),
+    ("How fast is the tiled block permute against a copy and torch?",
+     "Strided N-d blocks permuted and recombined by a plan of `spart/permute.h`: large "
+     "transposes, a 3-D and a rank-4 permute, thousands of small blocks with and without "
+     "recoupling, against a device copy of the same bytes (the floor) and "
+     "`torch.permute(...).contiguous()` on the same shapes; the host against its copy rate.",
+     [("permute-host", "host", "Host"), ("permute-gpu", "gpu", "GPU")]),
 ]
 
 HOST_SECTIONS = [s for _, _, sections in QUESTIONS for s, kind, _ in sections if kind == "host"]
@@ -97,6 +134,25 @@ def runs(section, build, python, psf_scale):
         "mart-gpu": [mart_host,
                      ({}, [os.path.join(tests, "bench_mart_device"), "--markdown", "{out}"])],
         "psf-gpu": [({}, [os.path.join(tests, "bench_cuda_convolve"), "--markdown", "{out}"])],
+        "csr-host": [(same_threads, [python, os.path.join(BENCH, "bench_csr_matrix_host.py"),
+                                     library, "--repeat", "3", "--markdown", "{out}"])],
+        "csr-gpu": [({}, [os.path.join(tests, "bench_cuda_csr_matrix"), "--repeat", "10",
+                          "--markdown", "{out}"])],
+        "softmax-gpu": [({}, [python, os.path.join(BENCH, "bench_softmax.py"), library,
+                              "--markdown", "{out}"])],
+        "vcs-host": [(same_threads, [os.path.join(tests, "bench_vcs"), "--shape", "0",
+                                     "--repeat", "5", "--python", python, "--markdown", "{out}"])],
+        "vcs-gpu": [({}, [os.path.join(tests, "bench_cuda_vcs"), "--shape", "0", "--repeat", "20",
+                          "--markdown", "{out}"]),
+                    ({}, [os.path.join(tests, "bench_cuda_vcs"), "--shape", "1", "--repeat", "10",
+                          "--markdown", "{out}"])],
+        "scoring-gpu": [({}, [os.path.join(tests, "bench_scoring"), "--markdown", "{out}"])],
+        "permute-host": [(same_threads, [os.path.join(tests, "bench_permute"), "--host-only",
+                                         "--repeat", "3", "--markdown", "{out}"])],
+        "permute-gpu": [({}, [os.path.join(tests, "bench_permute"), "--device-only", "--repeat",
+                              "5", "--blocks", "permute-blocks.txt", "--markdown", "{out}"]),
+                        ({}, [python, os.path.join(BENCH, "bench_permute_torch.py"),
+                              "permute-blocks.txt", "--repeat", "5", "--markdown", "{out}"])],
     }[section]
 
 
@@ -153,21 +209,47 @@ def run_section(section, kind, args):
             blocks.append(f"Not measured: `{os.path.basename(argv[0])}` {why} in the run "
                           f"of {stamp[2:]}.")
             continue
-        lines = report.splitlines()
-        header = [k for k, line in enumerate(lines) if line.startswith("- ")]
-        at = header[-1] + 1 if header else 0
-        extra = [stamp]
-        if kind == "gpu" and not any(line.startswith("- GPU:") for line in lines):
-            line = gpu_line()
-            if line:
-                extra.append(line)
-        if args.note:
-            extra.append(f"- note: {args.note}")
+        extra = []
         if environment:
             extra.append("- environment: " + " ".join(f"`{k}={v}`" for k, v in
                                                        environment.items()))
-        blocks.append("\n".join(lines[:at] + extra + lines[at:]))
+        blocks.append(stamped(report, kind, stamp, args.note, extra))
     return "\n\n".join(blocks)
+
+
+def stamped(report, kind, stamp, note, extra=()):
+    """A benchmark's report with the revision, the GPU and a note added
+    after its header block (its lines starting with '- ')."""
+    lines = report.splitlines()
+    header = [k for k, line in enumerate(lines) if line.startswith("- ")]
+    at = header[-1] + 1 if header else 0
+    added = [stamp]
+    if kind == "gpu" and not any(line.startswith("- GPU:") for line in lines):
+        line = gpu_line()
+        if line:
+            added.append(line)
+    if note:
+        added.append(f"- note: {note}")
+    return "\n".join(lines[:at] + added + list(extra) + lines[at:])
+
+
+def from_reports(pairs, kinds, args):
+    """Sections from reports a benchmark already wrote (SECTION=FILE, several
+    files of one section joined in order), for runs made elsewhere, such as
+    a lent GPU machine whose reports came back as files."""
+    sections = {}
+    for pair in pairs:
+        section, _, path = pair.partition("=")
+        if section not in kinds or not path:
+            raise SystemExit(f"performance_page: --report {pair}: SECTION=FILE with SECTION "
+                             f"one of {', '.join(kinds)}")
+        measured = args.measured or datetime.date.fromtimestamp(
+            os.path.getmtime(path)).isoformat()
+        stamp = f"- revision: {revision_of_tree(args)}, measured {measured}"
+        block = stamped(open(path).read().rstrip("\n"), kinds[section], stamp, args.note)
+        sections[section] = sections[section] + "\n\n" + block if section in sections \
+            else block
+    return sections
 
 
 def placeholder(section, kind):
@@ -235,6 +317,11 @@ def main():
     parser.add_argument("--page", default=os.path.join(ROOT, "docs", "performance.md"))
     parser.add_argument("--note", default=None)
     parser.add_argument("--psf-scale", type=int, default=1)
+    parser.add_argument("--report", action="append", default=[], metavar="SECTION=FILE",
+                        help="take a section from a report its benchmark already wrote "
+                             "(repeat for several; nothing is run)")
+    parser.add_argument("--measured", default=None,
+                        help="with --report: the date the reports were measured on")
     args = parser.parse_args()
     args.build = os.path.abspath(args.build)
     chosen = (HOST_SECTIONS if args.host else GPU_SECTIONS if args.gpu
@@ -243,6 +330,12 @@ def main():
         chosen = [s for s in chosen if s in args.only]
     sections = read_sections(args.page)
     kinds = {s: kind for _, _, parts in QUESTIONS for s, kind, _ in parts}
+    if args.report:
+        sections.update(from_reports(args.report, kinds, args))
+        with open(args.page, "w") as stream:
+            stream.write(page(sections))
+        print(f"performance_page: wrote {args.page}")
+        return 0
     for section in chosen:
         sections[section] = run_section(section, kinds[section], args)
         # written after each section, so that a long run leaves what it has
