@@ -6,7 +6,13 @@
 #
 #   bash tests/fuzz/run_fuzz.sh --source . --build build \
 #       --library build/libspart.a --spart build/src/cli/spart \
-#       --work /tmp/spart-fuzz --seconds 600 [--only fuzz_config] [--clang clang]
+#       --work /tmp/spart-fuzz --seconds 600 --runs 0 --seed 0 [--only fuzz_config]
+#       [--clang clang]
+#
+# The test runs each fuzzer from a fixed seed for at most --runs inputs
+# (and --seconds): the same inputs in the same order on every machine, so a
+# slower or faster CI machine tries a prefix of what passed here, never new
+# ground; `--runs 0 --seed 0` (no limit, a random seed) is for real fuzzing.
 #
 # Exits 0 when no fuzzer found anything; otherwise 1, naming the fuzzer,
 # with the reproducing input left in WORK/<fuzzer>/ (crash-*, leak-*).
@@ -14,6 +20,8 @@ set -euo pipefail
 
 clang=clang
 seconds=8
+runs=4000
+seed=1
 only=
 libraries=
 while (($#)); do
@@ -25,6 +33,8 @@ while (($#)); do
     --spart) spart=$(realpath "$2") ;;
     --work) work=$2 ;;
     --seconds) seconds=$2 ;;
+    --runs) runs=$2 ;;
+    --seed) seed=$2 ;;
     --only) only=$2 ;;
     --libraries) libraries=$2 ;;
     *)
@@ -76,11 +86,12 @@ for fuzzer in fuzz_config fuzz_weights_fits fuzz_regridder_fits fuzz_cube; do
     mkdir -p "$folder/corpus"
     # the corpus grows across runs in WORK; the seeds are read, never written
     if (cd "$folder" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-        "$work/build/$fuzzer" -max_total_time="$seconds" -max_len=65536 -timeout=20 \
+        "$work/build/$fuzzer" -max_total_time="$seconds" -runs="$runs" -seed="$seed" \
+        -max_len=65536 -timeout=20 \
         -rss_limit_mb=2048 -print_final_stats=1 corpus "$seeds/${corpus[$fuzzer]}" \
         >"$folder/log.txt" 2>&1); then
         echo "ok: $fuzzer, $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$folder/log.txt" |
-            grep -o '[0-9]*$') inputs in ${seconds} s"
+            grep -o '[0-9]*$') inputs (seed $seed, at most $runs inputs and ${seconds} s)"
     else
         echo "FAIL: $fuzzer found a problem; the input is in $folder:" >&2
         tail -n 60 "$folder/log.txt" >&2
