@@ -19,6 +19,18 @@ Exit status: 0 all passed, 1 any failure, 77 when numpy or regridding 3.6.0
 cannot be imported (a failure instead when SPART_REQUIRE_PARITY=1).
 
     test_weights_parity.py --library build/libspart.so [-k substring] [--list]
+                           [--part sweep|other] [--jobs 2]
+
+Time: on a cold numba cache (a fresh virtual environment, as in CI) the
+package's compilation is nearly all of the run. --jobs 2 (what CTest runs)
+runs the cases that reach the package's 2-D sweep (--part sweep) and the
+others (--part other) in two processes at once, each compiling its own
+functions; CTest also sets NUMBA_OPT=0 (LLVM compiles the package's
+functions without optimising them: the same IEEE operations, as fastmath
+leaves nothing to reassociate unoptimised, several times faster to compile,
+and fast enough on these small grids) and NUMBA_CACHE_DIR to a folder of
+the build, so that those unoptimised functions never reach the package's
+own cache, which the benchmarks use.
 
 Cold numba caches: the package's 2-D sweep takes minutes to compile per
 argument signature. Every sweep call here therefore uses one signature
@@ -72,7 +84,7 @@ def run(cases, allow_missing):
     from spart_ctypes import SpartError, SPART_ERROR_NOT_IMPLEMENTED
 
     failed = passed = skipped = 0
-    width = max(len(c.__name__) for c in cases)
+    width = max((len(c.__name__) for c in cases), default=0)
     for function in cases:
         start = time.perf_counter()
         try:
@@ -1392,13 +1404,19 @@ def main():
                         help="path of libspart.so (default: $SPART_LIBRARY)")
     parser.add_argument("-k", dest="select", default=None, help="run cases whose name has this")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument("--part", choices=sorted(PARTS), default=None,
+                        help="run one part: the cases that reach the 2-D sweep, or the others")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="2: run the two parts in two processes at once")
     parser.add_argument("--allow-missing", action="store_true",
                         default=os.environ.get("SPART_PARITY_ALLOW_MISSING") == "1",
                         help="report SPART_ERROR_NOT_IMPLEMENTED as SKIP, not FAIL")
     args = parser.parse_args()
     if args.list:
-        print("\n".join(c.__name__ for c in CASES))
+        print("\n".join(c.__name__ for c in CASES if in_part(c, args.part)))
         return 0
+    if args.jobs > 1 and args.part is None:
+        return run_parts(sys.argv[1:])
     reason = import_reference()
     if reason is not None:
         required = os.environ.get("SPART_REQUIRE_PARITY") == "1"
@@ -1410,8 +1428,62 @@ def main():
     setup_globals(args.library)
     print(f"spart {SP.version} ({args.library}), regridding {REFERENCE_VERSION}, numpy "
           f"{np.__version__}, {SP.threads()} threads")
-    cases = [c for c in CASES if args.select is None or args.select in c.__name__]
+    cases = [c for c in CASES if (args.select is None or args.select in c.__name__) and
+             in_part(c, args.part)]
     return run(cases, args.allow_missing)
+
+
+# ---- two processes -----------------------------------------------------------------
+
+# The cases whose package side reaches the 2-D conservative sweep (the
+# slowest compilation by far), by name; the part "other" is the rest.
+SWEEP_PREFIXES = ("sweep_", "clip_", "transpose_conservative_2d",
+                  "transpose_conservative_opposite", "invariant_", "regrid_from_weights_batch_axes_2d",
+                  "regrid_one_call", "unperturbed_seed")
+PARTS = {"sweep", "other"}
+
+
+def in_part(function, part):
+    if part is None:
+        return True
+    reaches_sweep = function.__name__.startswith(SWEEP_PREFIXES)
+    return reaches_sweep == (part == "sweep")
+
+
+def run_parts(arguments):
+    """Both parts at once, each in its own process; their lines as they
+    come, the exit status the worse of the two (1 over 77 over 0)."""
+    import subprocess
+    import threading
+
+    base = [sys.executable, os.path.abspath(__file__)]
+    skipped = []
+    words = iter(arguments)
+    for word in words:
+        if word == "--jobs":
+            next(words, None)  # and its number
+        elif not word.startswith("--jobs="):
+            skipped.append(word)
+    processes = [subprocess.Popen(base + skipped + ["--part", part], stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+                 for part in sorted(PARTS)]
+    lock = threading.Lock()
+
+    def relay(process, part):
+        for line in process.stdout:
+            with lock:
+                print(f"[{part}] {line}", end="", flush=True)
+
+    threads = [threading.Thread(target=relay, args=(p, part))
+               for p, part in zip(processes, sorted(PARTS))]
+    for thread in threads:
+        thread.start()
+    codes = [p.wait() for p in processes]
+    for thread in threads:
+        thread.join()
+    if any(code not in (0, SKIP) for code in codes):
+        return 1
+    return SKIP if SKIP in codes else 0
 
 
 if __name__ == "__main__":
