@@ -43,10 +43,6 @@ EXCLUDED = {
     # addresses (float32 or float64 by an argument, host or device memory),
     # which want a generic Fortran wrapper over real(c_float) and
     # real(c_double) arrays of ranks 1-3; not written yet.
-    "spart_scoring_apply": "candidate scoring of untyped arrays: Fortran wrapper not written yet",
-    "spart_scoring_apply_batch": "candidate scoring of untyped arrays: Fortran wrapper not written yet",
-    "spart_scoring_apply_batch_workspace": "candidate scoring of untyped arrays: Fortran wrapper not written yet",
-    "spart_scoring_workspace_size": "candidate scoring of untyped arrays: Fortran wrapper not written yet",
     # The CSR matrix of spart/csr_matrix.h: Fortran codes get host matrices
     # from typed arrays (spart_csr_matrix_create), products with alpha, beta
     # and the transpose (spart_csr_matrix_multiply, which allocates its
