@@ -26,21 +26,12 @@
 #include <cusparse.h>
 #include <omp.h>
 
+#include "bench_cuda_peers.h"
 #include "bench_util.h"
 #include "operator/csr_product_by_row.h"
 #include "operator/regridder_internal.h"
 #include "spart.h"
 #include "spart/csr_matrix.h"
-
-#define CHECK_CUSPARSE(call)                                                                       \
-    do {                                                                                           \
-        cusparseStatus_t check_status = (call);                                                    \
-        if (check_status != CUSPARSE_STATUS_SUCCESS) {                                             \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
-                    cusparseGetErrorString(check_status));                                         \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 /* A matrix on the host: int64 row pointers, int32 columns, float64 values. */
 typedef struct host_csr {
@@ -204,43 +195,6 @@ static void host_free(host_csr *m)
     free(m->row_ptr);
     free(m->column);
     free(m->value);
-}
-
-typedef struct timer {
-    cudaEvent_t start, stop;
-} timer;
-
-static double elapsed_ms(timer *t)
-{
-    float ms = 0.0f;
-    CHECK_CUDA(cudaEventSynchronize(t->stop));
-    CHECK_CUDA(cudaEventElapsedTime(&ms, t->start, t->stop));
-    return (double)ms;
-}
-
-static double copy_rate(int repeat)
-{
-    size_t bytes = (size_t)1 << 31;
-    void *a = NULL, *b = NULL;
-    CHECK_CUDA(cudaMalloc(&a, bytes));
-    CHECK_CUDA(cudaMalloc(&b, bytes));
-    CHECK_CUDA(cudaMemset(a, 1, bytes));
-    timer t;
-    CHECK_CUDA(cudaEventCreate(&t.start));
-    CHECK_CUDA(cudaEventCreate(&t.stop));
-    double times[64];
-    for (int run = -2; run < repeat; run++) {
-        CHECK_CUDA(cudaEventRecord(t.start, 0));
-        CHECK_CUDA(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0));
-        CHECK_CUDA(cudaEventRecord(t.stop, 0));
-        double ms = elapsed_ms(&t);
-        if (run >= 0) {
-            times[run] = ms;
-        }
-    }
-    CHECK_CUDA(cudaFree(a));
-    CHECK_CUDA(cudaFree(b));
-    return 2.0 * (double)bytes / (bench_median(times, repeat) * 1e-3);
 }
 
 /* One timed operation, with the bits of its y compared run to run. */

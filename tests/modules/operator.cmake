@@ -11,7 +11,7 @@ endif()
 # SpMV ALG1/ALG2 and SpMM on power-law graphs, random columns, a band and
 # a skewed matrix.
 if(SPART_HAVE_CUDA AND SPART_BUILD_BENCHMARKS AND TARGET CUDA::cusparse)
-  add_executable(bench_cuda_csr_matrix bench/bench_cuda_csr_matrix.c)
+  add_executable(bench_cuda_csr_matrix bench/bench_cuda_csr_matrix.c bench/bench_cuda_peers.c)
   target_link_libraries(bench_cuda_csr_matrix PRIVATE spart_static CUDA::cudart CUDA::cusparse
                         OpenMP::OpenMP_C m)
   target_include_directories(bench_cuda_csr_matrix PRIVATE ${PROJECT_SOURCE_DIR}/src)
