@@ -467,9 +467,9 @@ cudaError_t launch_long_rows_c_order(const spart_device_csr &matrix, const doubl
                                                            y, chunk_sums, stream, true);
     }
     if (matrix.columns32 != nullptr) {
-        return launch_product<float, int32_t, TILE, 1, 2>(matrix, matrix.columns32,
-                                                          matrix.values32, x, layout, num_vectors,
-                                                          y, chunk_sums, stream, true);
+        return launch_product<float, int32_t, TILE, 1, 2>(matrix, matrix.columns32, matrix.values32,
+                                                          x, layout, num_vectors, y, chunk_sums,
+                                                          stream, true);
     }
     return launch_product<float, int64_t, TILE, 1, 2>(matrix, matrix.columns64, matrix.values32, x,
                                                       layout, num_vectors, y, chunk_sums, stream,

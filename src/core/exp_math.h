@@ -57,7 +57,7 @@ SPART_MATH_FUNCTION double spart_exp(double x)
     double r = fma(-k, ln2_high, x);
     r = fma(-k, ln2_low, r);
     /* e^r = sum over n of r^n / n!, n = 0..13, Horner from the top. */
-    double p = 1.6059043836821614599e-10; /* 1/13! */
+    double p = 1.6059043836821614599e-10;     /* 1/13! */
     p = fma(p, r, 2.0876756987868098979e-09); /* 1/12! */
     p = fma(p, r, 2.5052108385441718775e-08); /* 1/11! */
     p = fma(p, r, 2.7557319223985890653e-07); /* 1/10! */

@@ -93,10 +93,10 @@ spart_device_csr spart_regridder_device_matrix(const spart_regridder *regridder)
     matrix.columns64 = csr->columns64;
     matrix.values64 = csr->values64;
     matrix.values32 = csr->values32;
-    matrix.group_size = regridder->plan.row_rule == SPART_PLAN_BY_ROW &&
-                                regridder->device.uniform_group > 0
-                            ? regridder->device.uniform_group
-                            : regridder->plan.group_size;
+    matrix.group_size =
+        regridder->plan.row_rule == SPART_PLAN_BY_ROW && regridder->device.uniform_group > 0
+            ? regridder->device.uniform_group
+            : regridder->plan.group_size;
     matrix.chunk_length = regridder->plan.chunk_length;
     matrix.num_long_rows = device->num_long_rows;
     matrix.long_rows = device->long_rows;

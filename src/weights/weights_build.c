@@ -715,9 +715,8 @@ spart_status spart_weights_build(spart_context *context, int num_coordinates,
             }
         }
         if (status == SPART_OK) {
-            status =
-                spart_weights_perturb_outputs(context, &layout, coordinates_output, options->seed,
-                                              perturbed);
+            status = spart_weights_perturb_outputs(context, &layout, coordinates_output,
+                                                   options->seed, perturbed);
         }
         plan.perturbed = perturbed;
     }

@@ -105,7 +105,8 @@ void spart_weights_layout_cell_volumes(const spart_weights_layout *layout, int o
 /* Jitter the output vertices as regridding's perturb=True does
  * (src/weights/weights_perturb.c): dense full-shape arrays in perturbed[c],
  * one per coordinate. */
-spart_status spart_weights_perturb_outputs(spart_context *context, const spart_weights_layout *layout,
+spart_status spart_weights_perturb_outputs(spart_context *context,
+                                           const spart_weights_layout *layout,
                                            const spart_array *coordinates, uint64_t seed,
                                            double *const *perturbed);
 

@@ -21,7 +21,8 @@
  * output shape in C order, c += ptp(c over the element's resampled axes) *
  * 1e-9 * N(0, 1), the normal draws from GSL's MT19937 seeded with `seed`.
  * Writes dense full-shape arrays into perturbed[c]. */
-spart_status spart_weights_perturb_outputs(spart_context *context, const spart_weights_layout *layout,
+spart_status spart_weights_perturb_outputs(spart_context *context,
+                                           const spart_weights_layout *layout,
                                            const spart_array *coordinates, uint64_t seed,
                                            double *const *perturbed)
 {

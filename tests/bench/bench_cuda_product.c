@@ -60,7 +60,6 @@
 #include "operator/operator_ops.h"
 #include "spart.h"
 
-
 /* The matrices measured, for --markdown. */
 typedef struct markdown_row {
     char name[160];

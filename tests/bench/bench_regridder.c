@@ -75,7 +75,6 @@
 /* The reference script's VERSIONS line (python, numpy, numba, scipy, regridding). */
 static char reference_versions[512] = "";
 
-
 /* ---- the operators ------------------------------------------------------------ */
 
 /* The same weights with a trailing orthogonal axis of 1, to which values
@@ -659,9 +658,8 @@ int main(int argc, char **argv)
     if (json != NULL) {
         write_json(json, results, bandwidth, threads, repeat, python);
     }
-    if (markdown != NULL &&
-        write_markdown(markdown, argc, argv, results, bandwidth, threads, repeat,
-                       reference_versions) != 0) {
+    if (markdown != NULL && write_markdown(markdown, argc, argv, results, bandwidth, threads,
+                                           repeat, reference_versions) != 0) {
         return 1;
     }
     int missed = check_goals(results, bandwidth);

@@ -48,8 +48,8 @@ int check_goals(const result *results, double bandwidth);
 void print_tables(const result *results, double bandwidth, int threads, int repeat);
 /* The products' table in Markdown under bench_markdown_open's header block;
  * reference_versions is the Python side's VERSIONS line, or "". */
-int write_markdown(const char *path, int argc, char **argv, const result *results,
-                   double bandwidth, int threads, int repeat, const char *reference_versions);
+int write_markdown(const char *path, int argc, char **argv, const result *results, double bandwidth,
+                   int threads, int repeat, const char *reference_versions);
 /* Every figure as JSON. */
 void write_json(const char *path, const result *results, double bandwidth, int threads, int repeat,
                 const char *python);

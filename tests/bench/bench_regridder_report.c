@@ -162,8 +162,8 @@ static void markdown_versus(FILE *out, double reference, double spart)
 }
 
 /* The products' table in Markdown under its header block (--markdown FILE). */
-int write_markdown(const char *path, int argc, char **argv, const result *results,
-                   double bandwidth, int threads, int repeat, const char *reference_versions)
+int write_markdown(const char *path, int argc, char **argv, const result *results, double bandwidth,
+                   int threads, int repeat, const char *reference_versions)
 {
     char timing[160];
     snprintf(timing, sizeof timing,

@@ -33,7 +33,7 @@ static inline void bend(grid *g, double bend_factor)
 
 /* A rotated, bent, shifted curvilinear grid of num by num vertices. */
 static inline grid curvilinear(int64_t num, double half_width, double angle, double bend_factor,
-                        double shift_x, double shift_y)
+                               double shift_x, double shift_y)
 {
     grid g = lattice(-half_width, half_width, num, -half_width, half_width, num);
     rotate_shift(&g, angle, 0, 0);
@@ -99,8 +99,8 @@ static inline double cell_area(const grid *g, int64_t cell)
 
 /* ---- running the kernels ------------------------------------------------------ */
 
-static inline spart_triples clip_general(const grid *in, const grid *out, const double *weights_input,
-                                  int parallel)
+static inline spart_triples clip_general(const grid *in, const grid *out,
+                                         const double *weights_input, int parallel)
 {
     spart_triples t;
     spart_triples_init(&t, &plain_allocator);

@@ -34,7 +34,8 @@ static inline double *spread_values(int64_t n, uint64_t seed)
     return values;
 }
 
-static inline void assert_same_bits(const double *got, const double *expected, int64_t n, const char *what)
+static inline void assert_same_bits(const double *got, const double *expected, int64_t n,
+                                    const char *what)
 {
     for (int64_t k = 0; k < n; k++) {
         if (memcmp(got + k, expected + k, sizeof(double)) != 0) {
@@ -46,9 +47,9 @@ static inline void assert_same_bits(const double *got, const double *expected, i
 
 /* ---- matrices ------------------------------------------------------------------------- */
 
-static inline spart_regridder *random_regridder(spart_context *context, int64_t rows, int64_t columns,
-                                         int64_t mean, int float32, int int64_columns,
-                                         uint64_t seed)
+static inline spart_regridder *random_regridder(spart_context *context, int64_t rows,
+                                                int64_t columns, int64_t mean, int float32,
+                                                int int64_columns, uint64_t seed)
 {
     int64_t *lengths = random_lengths(rows, mean, seed);
     spart_regridder *regridder =
@@ -75,7 +76,8 @@ static inline void make_terms_negative_zero(spart_csr *csr, int64_t row, const d
 
 /* ---- products on both sides ----------------------------------------------------------- */
 
-static inline int64_t size_of_y(fixture *f, const spart_regridder *regridder, const spart_shape *shape_x)
+static inline int64_t size_of_y(fixture *f, const spart_regridder *regridder,
+                                const spart_shape *shape_x)
 {
     spart_shape shape_y;
     assert_int_equal(spart_regridder_apply_shape(f->context, regridder, shape_x, &shape_y),
@@ -85,7 +87,7 @@ static inline int64_t size_of_y(fixture *f, const spart_regridder *regridder, co
 
 /* y = A x on the host, y poisoned first. */
 static inline double *host_product(fixture *f, const spart_regridder *host, const double *x,
-                            spart_shape shape_x)
+                                   spart_shape shape_x)
 {
     int64_t n = size_of_y(f, host, &shape_x);
     double *y = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
@@ -139,7 +141,7 @@ static inline double *copy_back(const double *device_y, int64_t n)
 
 /* y = A x through a device regridder, x given and y returned in host memory. */
 static inline double *device_product(fixture *f, const spart_regridder *device, const double *x,
-                              spart_shape shape_x)
+                                     spart_shape shape_x)
 {
     int64_t n = size_of_y(f, device, &shape_x);
     double *x_device = device_copy(x, spart_shape_size(&shape_x));
@@ -157,8 +159,8 @@ static inline double *device_product(fixture *f, const spart_regridder *device, 
 /* The device product of `host` for x of shape (num_leading, columns) or
  * (columns) equals the host product bit for bit; returns its digest. */
 static inline uint64_t assert_device_equals_host(fixture *f, const spart_regridder *host,
-                                          const spart_regridder *device, int64_t num_leading,
-                                          uint64_t seed, const char *what)
+                                                 const spart_regridder *device, int64_t num_leading,
+                                                 uint64_t seed, const char *what)
 {
     spart_shape shape = spart_regridder_shape_input(host);
     if (num_leading != 1) {

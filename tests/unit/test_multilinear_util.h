@@ -75,9 +75,10 @@ static inline void run_init(run *r)
     spart_triples_init(&r->triples, &r->allocator);
 }
 
-static inline spart_status run_kernel(run *r, int ndim, const int64_t *shape, const double *const *grid,
-                               int64_t num_points, const double *const *points,
-                               const double *weights_input, spart_bounds bounds, int parallel)
+static inline spart_status run_kernel(run *r, int ndim, const int64_t *shape,
+                                      const double *const *grid, int64_t num_points,
+                                      const double *const *points, const double *weights_input,
+                                      spart_bounds bounds, int parallel)
 {
     return spart_host_weights_multilinear(ndim, shape, grid, num_points, points, weights_input,
                                           bounds, parallel, &r->triples, &r->num_outside);
@@ -91,7 +92,8 @@ static inline void run_release(run *r)
 
 /* The interpolated values out[p] = sum of value * f[input] over point p's
  * entries, in entry order. */
-static inline void interpolate(const spart_triples *t, const double *f, int64_t num_points, double *out)
+static inline void interpolate(const spart_triples *t, const double *f, int64_t num_points,
+                               double *out)
 {
     for (int64_t p = 0; p < num_points; p++) {
         out[p] = 0.0;
@@ -111,8 +113,9 @@ static inline void assert_close(double actual, double expected, double tolerance
 
 /* Entries equal to reference numbers: indices exactly, values to `tolerance`
  * (0: bit for bit), NaN where the reference has NaN. */
-static inline void assert_entries(const spart_triples *t, int64_t count, const int64_t *indices_input,
-                           const double *values, int corners, double tolerance)
+static inline void assert_entries(const spart_triples *t, int64_t count,
+                                  const int64_t *indices_input, const double *values, int corners,
+                                  double tolerance)
 {
     assert_int_equal(t->count, count);
     for (int64_t k = 0; k < count; k++) {

@@ -242,12 +242,9 @@ int main(void)
 {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, set_up, tear_down)
     const struct CMUnitTest tests[] = {
-        TEST(transpose_passes_the_dot_product_test),
-        TEST(empty_elements_and_rows_give_zeros),
-        TEST(nan_reaches_only_the_rows_that_touch_it),
-        TEST(drop_zeros_leaves_out_exact_zeros),
-        TEST(huge_column_count_uses_int64_columns),
-        TEST(float32_values_are_summed_in_float64),
+        TEST(transpose_passes_the_dot_product_test),   TEST(empty_elements_and_rows_give_zeros),
+        TEST(nan_reaches_only_the_rows_that_touch_it), TEST(drop_zeros_leaves_out_exact_zeros),
+        TEST(huge_column_count_uses_int64_columns),    TEST(float32_values_are_summed_in_float64),
         TEST(apply_rejects_bad_shapes_and_sizes),
     };
 #undef TEST

@@ -46,9 +46,10 @@ static inline double *random_values(int64_t n, uint64_t seed)
  * `per_element` entries at random cells of cells_in x cells_out and values
  * in [0.5, 1.5). */
 static inline spart_weights *random_weights(spart_context *context, spart_shape orthogonal,
-                                     spart_shape input, const int *axes_input, spart_shape output,
-                                     const int *axes_output, int64_t cells_in, int64_t cells_out,
-                                     int64_t per_element, uint64_t seed)
+                                            spart_shape input, const int *axes_input,
+                                            spart_shape output, const int *axes_output,
+                                            int64_t cells_in, int64_t cells_out,
+                                            int64_t per_element, uint64_t seed)
 {
     int64_t elements = spart_shape_size(&orthogonal);
     int64_t total = elements * per_element;
@@ -79,8 +80,8 @@ static inline spart_weights *random_weights(spart_context *context, spart_shape 
 }
 
 static inline spart_regridder *make(spart_context *context, const spart_weights *weights,
-                             const spart_shape *shape_input, const spart_shape *shape_output,
-                             spart_value_type value_type)
+                                    const spart_shape *shape_input, const spart_shape *shape_output,
+                                    spart_value_type value_type)
 {
     spart_regridder_options options;
     spart_regridder_options_init(&options);
@@ -137,7 +138,8 @@ static inline spart_regridder *dense_operator(spart_context *context)
 /* One element, 5 input cells to 4 output cells, with values that must come
  * back bit for bit: a NaN with a payload, a negative zero, infinities,
  * subnormal numbers (for float32 too). */
-static inline spart_regridder *special_values_operator(spart_context *context, spart_value_type value_type)
+static inline spart_regridder *special_values_operator(spart_context *context,
+                                                       spart_value_type value_type)
 {
     const int64_t input[] = {5}, output[] = {4};
     spart_shape orthogonal = shape_of(0, NULL), in = shape_of(1, input), out = shape_of(1, output);
@@ -273,7 +275,7 @@ static inline spart_regridder *save_and_load(fits_fixture *f, const spart_regrid
 
 /* y = A x for x of shape `shape_x`, allocated. */
 static inline double *apply(spart_context *context, const spart_regridder *regridder, double *x,
-                     spart_shape shape_x, int64_t *size)
+                            spart_shape shape_x, int64_t *size)
 {
     spart_shape shape_y;
     assert_int_equal(spart_regridder_apply_shape(context, regridder, &shape_x, &shape_y), SPART_OK);
@@ -288,7 +290,7 @@ static inline double *apply(spart_context *context, const spart_regridder *regri
 /* The products of `a` and `b` for a batch of 3 leading vectors (of the
  * input shape) are the same bit for bit. */
 static inline void assert_products_identical(spart_context *context, const spart_regridder *a,
-                                      const spart_regridder *b)
+                                             const spart_regridder *b)
 {
     spart_shape input = spart_regridder_shape_input(a);
     spart_shape shape_x;

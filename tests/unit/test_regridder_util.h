@@ -25,9 +25,10 @@
 /* Random weights: each of the orthogonal elements gets `per_element`
  * entries with random cells (repeats allowed) and values in [0.5, 1.5). */
 static inline spart_weights *random_weights(spart_context *context, spart_shape orthogonal,
-                                     spart_shape input, int num_axes_input, const int *axes_input,
-                                     spart_shape output, int num_axes_output,
-                                     const int *axes_output, int64_t per_element, uint64_t seed)
+                                            spart_shape input, int num_axes_input,
+                                            const int *axes_input, spart_shape output,
+                                            int num_axes_output, const int *axes_output,
+                                            int64_t per_element, uint64_t seed)
 {
     int64_t elements = spart_shape_size(&orthogonal);
     int64_t cells_in = 1, cells_out = 1;
@@ -87,7 +88,7 @@ static inline void assert_close(const double *a, const double *b, int64_t n, dou
 
 /* Y = A x for one vector in the order of spart/regridder.h. */
 static inline void reference_product(spart_context *context, const spart_regridder *regridder,
-                              const double *x, double *y)
+                                     const double *x, double *y)
 {
     (void)context;
     const int64_t *row_ptr = NULL;
@@ -158,7 +159,7 @@ static inline int tear_down(void **state)
 }
 
 static inline spart_regridder *make(fixture *f, const spart_weights *weights, int ndim_in,
-                             const int64_t *shape_in, int ndim_out, const int64_t *shape_out)
+                                    const int64_t *shape_in, int ndim_out, const int64_t *shape_out)
 {
     spart_regridder_options options;
     spart_regridder_options_init(&options);
@@ -180,7 +181,7 @@ static inline spart_regridder *make(fixture *f, const spart_weights *weights, in
 
 /* y of the regridder for x, allocated. */
 static inline double *apply(fixture *f, const spart_regridder *regridder, const spart_array *x,
-                     int64_t *size)
+                            int64_t *size)
 {
     spart_shape shape_y;
     assert_int_equal(spart_regridder_apply_shape(f->context, regridder, &x->shape, &shape_y),
@@ -199,8 +200,8 @@ static inline double *apply(fixture *f, const spart_regridder *regridder, const 
 
 /* regrid_from_weights of the per-element outputs, for the full shapes. */
 static inline double *per_element(fixture *f, const spart_weights *weights, const spart_array *x,
-                           int num_axes_in, const int *axes_in, int num_axes_out,
-                           const int *axes_out, int64_t *size)
+                                  int num_axes_in, const int *axes_in, int num_axes_out,
+                                  const int *axes_out, int64_t *size)
 {
     spart_shape shape;
     assert_int_equal(spart_regrid_from_weights_shape(f->context, weights, &x->shape, num_axes_in,
