@@ -20,3 +20,11 @@ if(SPART_HAVE_CUDA AND SPART_BUILD_BENCHMARKS AND TARGET CUDA::cusparse)
   set_tests_properties(bench_cuda_csr_matrix PROPERTIES LABELS bench SKIP_RETURN_CODE 77
                        TIMEOUT 1800)
 endif()
+# The host benchmark's comparison with scipy on small matrices of the same
+# kinds (R-MAT rows hold duplicate columns), label parity: spart's product
+# of a wrapped matrix against scipy's within the rounding of two orders,
+# and the wrapped arrays unchanged; skipped (77) without numpy and scipy.
+add_test(NAME csr_matrix_scipy
+         COMMAND ${SPART_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_csr_matrix_host.py
+                 $<TARGET_FILE:spart> --quick --threads 2)
+set_tests_properties(csr_matrix_scipy PROPERTIES LABELS parity SKIP_RETURN_CODE 77 TIMEOUT 300)
