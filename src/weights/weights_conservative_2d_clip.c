@@ -57,17 +57,14 @@
  * operations whatever the thread, so the result is the same, bit for bit,
  * for any thread count.
  */
-#include <float.h>
 #include <math.h>
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "core/internal.h"
+#include "weights/clip_lattice_math.h"
 #include "weights/weights_conservative_2d_clip.h"
 #include "weights/weights_kernels.h"
 
@@ -151,311 +148,14 @@ typedef struct clip_problem {
     const double *weights_input;
 } clip_problem;
 
-/* The smaller and the larger of two numbers, in the form compilers turn
- * into single instructions (minsd, maxsd). */
-static double min_of(double a, double b)
-{
-    return a < b ? a : b;
-}
-
-static double max_of(double a, double b)
-{
-    return a > b ? a : b;
-}
-
-/* floor(value) clamped to [0, limit], with NaN read as 0: the value is
- * clamped first (a NaN fails value > 0), then truncated, which is floor
- * for a value >= 0; no branch. */
-static int64_t floor_clamped(double value, int64_t limit)
-{
-    return (int64_t)min_of(max_of(value, 0.0), (double)limit);
-}
-
-/* ceil(value) clamped to [0, limit], with NaN read as limit: the value is
- * clamped first (a NaN fails value < limit), then truncated and raised by
- * one when that lost a fraction; no branch. */
-static int64_t ceil_clamped(double value, int64_t limit)
-{
-    const double clamped = max_of(min_of(value, (double)limit), 0.0);
-    const int64_t truncated = (int64_t)clamped;
-    return truncated + ((double)truncated < clamped);
-}
-
-static double min4(double a, double b, double c, double d)
-{
-    double m = a;
-    m = b < m ? b : m;
-    m = c < m ? c : m;
-    return d < m ? d : m;
-}
-
-static double max4(double a, double b, double c, double d)
-{
-    double m = a;
-    m = b > m ? b : m;
-    m = c > m ? c : m;
-    return d > m ? d : m;
-}
-
-/* The signed area of the quadrilateral (x[k], y[k]), k = 0..3, in winding
- * order: half the cross product of its diagonals, which is the shoelace
- * sum regrouped, with differences of nearby coordinates instead of
- * products of large ones. */
-static double quadrilateral_area(const double *x, const double *y)
-{
-    return ((x[2] - x[0]) * (y[3] - y[1]) - (x[3] - x[1]) * (y[2] - y[0])) * 0.5;
-}
-
-/* The sums of one column of a block of at most 2 x 2 lattice cells: twice
- * the moments of the pieces in row 0 (from the cell's lowest point) and
- * in row 1 (from y = 1), the heights of those in row 1, and the widths of
- * those in row 0 (whether the cell reaches row 0 of the column at all). */
-typedef struct column_2x2 {
-    double moment_0, moment_1;
-    double height_1;
-    double width_0;
-} column_2x2;
-
-/* max(d, 0), exactly (d + |d| is 2d or 0), in arithmetic rather than a
- * comparison: compilers turn comparisons with constants into branches,
- * which the shapes of the cells would make unpredictable. */
-static double positive_part(double d)
-{
-    return (d + fabs(d)) * 0.5;
-}
-
-/* Add the part of an edge that lies in one column, from (xa, ya) to
- * (xb, yb) (xa = xb when the edge does not reach the column). The part is
- * shared between the rows by the fraction of its height below y = 1
- * (DBL_MIN keeps a level part from dividing 0 by 0: on the line it
- * belongs to row 1, as in the walk). Its piece in row 0 runs from `low` to
- * min(high, 1) = high - height_above, the one in row 1 from max(low, 1) =
- * (low - 1) + height_below + 1 to `high` (exactly: heights lie in [0, 2],
- * where h - 1 is exact whenever it is positive). */
-static inline void add_column_part(column_2x2 *column, double xa, double ya, double xb, double yb,
-                                   double lowest)
-{
-    const double low = min_of(ya, yb), high = max_of(ya, yb);
-    const double height_below = positive_part(1.0 - low);  /* 1 - min(low, 1) */
-    const double height_above = positive_part(high - 1.0); /* max(high, 1) - 1 */
-    const double below = height_below / max_of((high - low) + DBL_MIN, height_below);
-    const double minus_dx = xa - xb;
-    const double minus_dx_0 = minus_dx * below;
-    const double minus_dx_1 = minus_dx - minus_dx_0;
-    column->moment_0 += minus_dx_0 * ((low - lowest) + ((high - height_above) - lowest));
-    column->moment_1 += minus_dx_1 * (((low - 1.0) + height_below) + height_above);
-    column->height_1 += minus_dx_1;
-    column->width_0 += fabs(minus_dx_0);
-}
-
-/* The overlaps of a column's parts: row 0 holds nothing below it, so its
- * overlap is written with the heights of row 1, as in overlap_of. */
-static void column_overlaps(const column_2x2 *column, double lowest, double *overlap)
-{
-    overlap[0] =
-        column->width_0 > 0 ? column->moment_0 * 0.5 + (1.0 - lowest) * column->height_1 : 0.0;
-    overlap[1] = column->moment_1 * 0.5;
-}
-
-/* Two doubles that go through the same operations, the left column's
- * (lane 0) and the right one's (lane 1): a vector of two lanes (the
- * vector_size extension of GCC and Clang). Each lane's arithmetic is IEEE
- * double arithmetic, exactly as on a lone double (and never contracted:
- * -ffp-contract=off), so the sums are the bits the scalar code gives;
- * where the processor has two-lane vectors (SSE2 on every x86-64, NEON)
- * each operation is one instruction for both columns, which takes about
- * a tenth off the lattice kernel. */
-typedef double pair __attribute__((vector_size(16)));
-typedef int64_t pair_mask __attribute__((vector_size(16)));
-
-static inline pair pair_of(double a)
-{
-    return (pair){a, a};
-}
-
-/* min_of and max_of on each lane (a < b ? a : b, and a > b ? a : b).
- * SSE2's MINPD and MAXPD compute exactly these, NaNs and signed zeros
- * included (either comparison false: the second operand), in one
- * instruction where the comparison and blend take five; elsewhere the
- * blend is written out. */
-static inline pair pair_min(pair a, pair b)
-{
-#ifdef __SSE2__
-    return (pair)_mm_min_pd((__m128d)a, (__m128d)b);
-#else
-    const pair_mask a_smaller = a < b;
-    return (pair)((a_smaller & (pair_mask)a) | (~a_smaller & (pair_mask)b));
-#endif
-}
-
-static inline pair pair_max(pair a, pair b)
-{
-#ifdef __SSE2__
-    return (pair)_mm_max_pd((__m128d)a, (__m128d)b);
-#else
-    const pair_mask a_larger = a > b;
-    return (pair)((a_larger & (pair_mask)a) | (~a_larger & (pair_mask)b));
-#endif
-}
-
-/* fabs on each lane: the sign bit cleared. */
-static inline pair pair_abs(pair a)
-{
-    return (pair)((pair_mask)a & (pair_mask){INT64_MAX, INT64_MAX});
-}
-
-/* positive_part on each lane. With MAXPD (no branch) it is max(d, 0)
- * itself, one instruction where the sum takes three, and the same number
- * for every d it is given here: heights within a block of 2 x 2 lattice
- * cells, far from overflow, -0 included (both give +0). (A NaN, which
- * only an edge of NaN crossings could bring, gives 0 here but leaves the
- * column's sums NaN all the same, through `below`.) */
-static inline pair pair_positive_part(pair d)
-{
-#ifdef __SSE2__
-    return pair_max(d, pair_of(0.0));
-#else
-    return (d + pair_abs(d)) * 0.5;
-#endif
-}
-
-/* The corners of a cell in a block of two columns (0 <= x <= 2) clamped
- * to the left column (lane 0) and to the right one (lane 1): each clamp is
- * one bound. */
-static void clamp_to_columns(const double *x, pair *clamped)
-{
-    for (int k = 0; k < 4; k++) {
-        clamped[k] = (pair){min_of(x[k], 1.0), max_of(x[k], 1.0)};
-    }
-}
-
-/* column_2x2 of the two columns, lane 0 the left, lane 1 the right. */
-typedef struct columns_2x2 {
-    pair moment_0, moment_1;
-    pair height_1;
-    pair width_0;
-} columns_2x2;
-
-/* add_column_part on both columns at once. */
-static inline void add_column_parts(columns_2x2 *columns, pair xa, pair ya, pair xb, pair yb,
-                                    double lowest)
-{
-    const pair low = pair_min(ya, yb), high = pair_max(ya, yb);
-    const pair height_below = pair_positive_part(1.0 - low);
-    const pair height_above = pair_positive_part(high - 1.0);
-    const pair below = height_below / pair_max((high - low) + DBL_MIN, height_below);
-    const pair minus_dx = xa - xb;
-    const pair minus_dx_0 = minus_dx * below;
-    const pair minus_dx_1 = minus_dx - minus_dx_0;
-    columns->moment_0 += minus_dx_0 * ((low - lowest) + ((high - height_above) - lowest));
-    columns->moment_1 += minus_dx_1 * (((low - 1.0) + height_below) + height_above);
-    columns->height_1 += minus_dx_1;
-    columns->width_0 += pair_abs(minus_dx_0);
-}
-
-/* The slopes (y[next] - y[k]) / (x[next] - x[k]) of a cell's four edges,
- * two edges to a vector division: each lane is the division a lone double
- * would do, so the slopes are the same numbers, for half the divisions.
- * A vertical edge (x[next] = x[k]) gets an infinity or a NaN, which the
- * callers never use: they skip vertical edges. */
-static inline void edge_slopes(const double *x, const double *y, double *slope)
-{
-    const pair dx_01 = (pair){x[1], x[2]} - (pair){x[0], x[1]};
-    const pair dx_23 = (pair){x[3], x[0]} - (pair){x[2], x[3]};
-    const pair dy_01 = (pair){y[1], y[2]} - (pair){y[0], y[1]};
-    const pair dy_23 = (pair){y[3], y[0]} - (pair){y[2], y[3]};
-    const pair slope_01 = dy_01 / dx_01, slope_23 = dy_23 / dx_23;
-    slope[0] = slope_01[0];
-    slope[1] = slope_01[1];
-    slope[2] = slope_23[0];
-    slope[3] = slope_23[1];
-}
-
-/* The overlaps of a cell that lies inside a block of 2 x 2 lattice cells
- * (block coordinates in [0, 2] x [0, 2]), overlap[c][r] for column c and
- * row r: the sums of the walk, with the one inner line of each axis
- * (x = 1, y = 1) handled by clamps instead of crossings, so that hardly
- * any branch depends on the cell's shape. Moments are taken from the
- * cell's lowest point (`lowest`, in [0, 1)) in row 0 and from y = 1 in
- * row 1. The two columns are summed side by side, in the lanes of pairs. */
-static void overlaps_within_2x2(const double *x, const double *y, double lowest,
-                                double overlap[2][2])
-{
-    pair clamped[4];
-    clamp_to_columns(x, clamped);
-    double slope[4];
-    edge_slopes(x, y, slope);
-    columns_2x2 sums = {pair_of(0.0), pair_of(0.0), pair_of(0.0), pair_of(0.0)};
-    for (int k = 0; k < 4; k++) {
-        const int next = (k + 1) % 4;
-        if (x[next] == x[k]) {
-            continue; /* vertical: no area */
-        }
-        add_column_parts(&sums, clamped[k], y[k] + (clamped[k] - x[k]) * slope[k], clamped[next],
-                         y[k] + (clamped[next] - x[k]) * slope[k], lowest);
-    }
-    /* column_overlaps on both columns at once: the same operations lane by
-     * lane, and +0 (all bits clear) where a column does not reach row 0 */
-    const pair row_0 = sums.moment_0 * 0.5 + (1.0 - lowest) * sums.height_1;
-    const pair_mask reaches_row_0 = sums.width_0 > 0.0;
-    const pair overlap_0 = (pair)((pair_mask)row_0 & reaches_row_0);
-    const pair overlap_1 = sums.moment_1 * 0.5;
-    for (int c = 0; c < 2; c++) {
-        overlap[c][0] = overlap_0[c];
-        overlap[c][1] = overlap_1[c];
-    }
-}
-
-/* The same for a cell inside one column of two lattice cells (block
- * coordinates in [0, 1] x [0, 2]): its edges are the column's parts. */
-static void overlaps_within_one_column(const double *x, const double *y, double lowest,
-                                       double overlap[2][2])
-{
-    column_2x2 column = {0.0, 0.0, 0.0, 0.0};
-    for (int k = 0; k < 4; k++) {
-        const int next = (k + 1) % 4;
-        add_column_part(&column, x[k], y[k], x[next], y[next], lowest);
-    }
-    column_overlaps(&column, lowest, overlap[0]);
-    overlap[1][0] = 0.0;
-    overlap[1][1] = 0.0;
-}
-
-/* The same for a cell inside one row of two lattice cells (block
- * coordinates in [0, 2] x [0, 1]): no row line to cut at, so each
- * column's overlap is the moment of its parts from the cell's lowest
- * point. */
-static void overlaps_within_one_row(const double *x, const double *y, double lowest,
-                                    double overlap[2][2])
-{
-    pair clamped[4];
-    clamp_to_columns(x, clamped);
-    double slope[4];
-    edge_slopes(x, y, slope);
-    pair twice_moment = pair_of(0.0);
-    for (int k = 0; k < 4; k++) {
-        const int next = (k + 1) % 4;
-        if (x[next] == x[k]) {
-            continue; /* vertical: no area */
-        }
-        const pair y_start = y[k] + (clamped[k] - x[k]) * slope[k];
-        const pair y_end = y[k] + (clamped[next] - x[k]) * slope[k];
-        twice_moment += (clamped[k] - clamped[next]) * ((y_start - lowest) + (y_end - lowest));
-    }
-    for (int c = 0; c < 2; c++) {
-        overlap[c][0] = twice_moment[c] * 0.5;
-        overlap[c][1] = 0.0;
-    }
-}
-
 /* Append the overlaps of a cell inside a block of at most 2 x 2 lattice
  * cells that are not 0 (those outside the block, when it has one column
  * or row, are 0), times weight_per_area. Every candidate is written and
  * only the non-zero ones are kept (the count moves on by 0 or 1), because
  * which of them are 0 follows no pattern a branch predictor could learn.
  * 0 on success, -1 when out of memory. */
-static int append_overlaps_2x2(double overlap[2][2], const cell_block *block, int64_t num_cells_y,
-                               int64_t index_input, double weight_per_area, spart_triples *list)
+static int append_overlaps_2x2(double overlap[2][2], const spart_clip_block *block,
+                               int64_t num_cells_y, int64_t index_input, double weight_per_area, spart_triples *list)
 {
     while (list->count + 4 > list->capacity) {
         if (spart_triples_grow(list) != 0) {
@@ -492,126 +192,46 @@ static void cell_corners(const clip_problem *problem, int64_t i, int64_t j, doub
     cy[3] = y_0[1];
 }
 
-/* The block of lattice cells that the bounding box [min_x, max_x] x
- * [min_y, max_y] covers inside the lattice (width or height 0 or less:
- * none). */
-static cell_block block_of(const clip_problem *problem, double min_x, double max_x, double min_y,
-                           double max_y)
-{
-    cell_block block;
-    block.lower_x = floor_clamped(min_x, problem->num_cells_x);
-    block.lower_y = floor_clamped(min_y, problem->num_cells_y);
-    block.width = ceil_clamped(max_x, problem->num_cells_x) - block.lower_x;
-    block.height = ceil_clamped(max_y, problem->num_cells_y) - block.lower_y;
-    return block;
-}
-
-/* The ways a cell is weighed: not at all (outside the lattice, or no
- * area), inside one lattice cell (all of it), inside a block of at most
- * 2 x 2 lattice cells (one row, one column, or both of each: sums with
- * clamps), or by the walk along its edges. */
-enum cell_kind { CELL_NONE, CELL_INSIDE_ONE, CELL_ONE_ROW, CELL_ONE_COLUMN, CELL_2X2, CELL_WALK };
-
-/* An input cell made ready to be weighed: its corners in block
- * coordinates (winding order), its block, its lowest y in block
- * coordinates, and the weight of all of it (CELL_INSIDE_ONE:
- * weights_input) or per unit of area (weights_input over the cell's
- * area). */
-typedef struct cell_geometry {
-    double x[4], y[4];
-    cell_block block;
-    double lowest;
-    double weight;
-    int kind;
-} cell_geometry;
-
 /* Make input cell (i, j) ready to be weighed. */
-static void cell_geometry_of(const clip_problem *problem, int64_t i, int64_t j, cell_geometry *cell)
+static void cell_prepare(const clip_problem *problem, int64_t i, int64_t j, spart_clip_cell *cell)
 {
     double cx[4], cy[4];
     cell_corners(problem, i, j, cx, cy);
-    const double min_x = min4(cx[0], cx[1], cx[2], cx[3]);
-    const double max_x = max4(cx[0], cx[1], cx[2], cx[3]);
-    const double min_y = min4(cy[0], cy[1], cy[2], cy[3]);
-    const double max_y = max4(cy[0], cy[1], cy[2], cy[3]);
-    const cell_block block = block_of(problem, min_x, max_x, min_y, max_y);
-    cell->block = block;
-    cell->kind = CELL_NONE;
-    if (block.width <= 0 || block.height <= 0) {
-        return;
-    }
-
-    /* the cell in block coordinates: small numbers, whose differences and
-     * crossings with the lattice lines round little */
-    for (int k = 0; k < 4; k++) {
-        cell->x[k] = cx[k] - (double)block.lower_x;
-        cell->y[k] = cy[k] - (double)block.lower_y;
-    }
-    const double area_cell = quadrilateral_area(cell->x, cell->y);
-    if (area_cell == 0) {
-        return; /* no area to share out */
-    }
     const int64_t index_input = i * (problem->num_y - 1) + j;
     const double weight_input =
         problem->weights_input != NULL ? problem->weights_input[index_input] : 1.0;
-
-    /* inside one lattice cell: all of it, exactly */
-    if (block.width == 1 && block.height == 1 && min_x >= (double)block.lower_x &&
-        max_x <= (double)(block.lower_x + 1) && min_y >= (double)block.lower_y &&
-        max_y <= (double)(block.lower_y + 1)) {
-        cell->kind = CELL_INSIDE_ONE;
-        cell->weight = weight_input;
-        return;
-    }
-
-    /* the fraction of the cell in a lattice cell, times weights_input */
-    cell->weight = weight_input / area_cell;
-    cell->lowest = min_y - (double)block.lower_y;
-
-    /* inside a block of 2 x 2 lattice cells at most: without a walk */
-    if (block.width <= 2 && block.height <= 2 && min_x >= (double)block.lower_x &&
-        max_x <= (double)(block.lower_x + block.width) && min_y >= (double)block.lower_y &&
-        max_y <= (double)(block.lower_y + block.height)) {
-        cell->kind = block.height == 1  ? CELL_ONE_ROW
-                     : block.width == 1 ? CELL_ONE_COLUMN
-                                        : CELL_2X2;
-        return;
-    }
-    cell->kind = CELL_WALK;
+    spart_clip_cell_prepare(cx, cy, problem->num_cells_x, problem->num_cells_y, weight_input,
+                            cell);
 }
 
 /* Weigh input cell `index_input`, made ready in `cell`, against the
  * lattice cells of its block and append its entries. 0 on success, -1
  * when out of memory. */
-static int weigh_cell(const clip_problem *problem, block_sums *sums, const cell_geometry *cell,
+static int weigh_cell(const clip_problem *problem, block_sums *sums, const spart_clip_cell *cell,
                       int64_t index_input, spart_triples *list)
 {
-    const cell_block *block = &cell->block;
+    const spart_clip_block *block = &cell->block;
     double overlap[2][2];
     switch (cell->kind) {
-    case CELL_INSIDE_ONE:
+    case SPART_CLIP_INSIDE_ONE:
         return spart_triples_append(list, index_input,
                                     block->lower_x * problem->num_cells_y + block->lower_y,
                                     cell->weight);
-    case CELL_ONE_ROW: overlaps_within_one_row(cell->x, cell->y, cell->lowest, overlap); break;
-    case CELL_ONE_COLUMN:
-        overlaps_within_one_column(cell->x, cell->y, cell->lowest, overlap);
-        break;
-    case CELL_2X2: overlaps_within_2x2(cell->x, cell->y, cell->lowest, overlap); break;
-    case CELL_WALK:
+    case SPART_CLIP_ONE_ROW:
+    case SPART_CLIP_ONE_COLUMN:
+    case SPART_CLIP_2X2:
+        spart_clip_overlaps_small(cell, overlap);
+        return append_overlaps_2x2(overlap, block, problem->num_cells_y, index_input,
+                                   cell->weight, list);
+    case SPART_CLIP_WALK:
         if (spart_clip_sums_start(sums, block->width, block->height) != 0) {
             return -1;
         }
-        for (int k = 0; k < 4; k++) {
-            int next = (k + 1) % 4;
-            spart_clip_add_edge(sums, cell->x[k], cell->y[k], cell->x[next], cell->y[next]);
-        }
+        spart_clip_add_cell(&sums->block, cell->x, cell->y);
         return spart_clip_append_overlaps(sums, block, problem->num_cells_y, index_input,
                                           cell->weight, list);
-    default: return 0; /* CELL_NONE */
+    default: return 0; /* SPART_CLIP_NONE */
     }
-    return append_overlaps_2x2(overlap, block, problem->num_cells_y, index_input, cell->weight,
-                               list);
 }
 
 /* About how many entries rows first..last-1 of input cells give: a box of
@@ -626,10 +246,10 @@ static double entries_expected(const clip_problem *problem, int64_t first, int64
         const double *x_0 = problem->x + i * problem->num_y, *x_1 = x_0 + problem->num_y;
         const double *y_0 = problem->y + i * problem->num_y, *y_1 = y_0 + problem->num_y;
         for (int64_t j = 0; j + 1 < problem->num_y; j++) {
-            double width = max4(x_0[j], x_1[j], x_1[j + 1], x_0[j + 1]) -
-                           min4(x_0[j], x_1[j], x_1[j + 1], x_0[j + 1]);
-            double height = max4(y_0[j], y_1[j], y_1[j + 1], y_0[j + 1]) -
-                            min4(y_0[j], y_1[j], y_1[j + 1], y_0[j + 1]);
+            double width = spart_clip_max4(x_0[j], x_1[j], x_1[j + 1], x_0[j + 1]) -
+                           spart_clip_min4(x_0[j], x_1[j], x_1[j + 1], x_0[j + 1]);
+            double height = spart_clip_max4(y_0[j], y_1[j], y_1[j + 1], y_0[j + 1]) -
+                            spart_clip_min4(y_0[j], y_1[j], y_1[j + 1], y_0[j + 1]);
             expected += (width + 1) * (height + 1);
         }
         rows_seen++;
@@ -667,9 +287,9 @@ static int clip_rows(const clip_problem *problem, int64_t first, int64_t last, s
         for (int64_t j_run = 0; j_run < num_cells_row && !failed; j_run += CELLS_PER_RUN) {
             const int64_t run =
                 num_cells_row - j_run < CELLS_PER_RUN ? num_cells_row - j_run : CELLS_PER_RUN;
-            cell_geometry cells[CELLS_PER_RUN];
+            spart_clip_cell cells[CELLS_PER_RUN];
             for (int64_t k = 0; k < run; k++) {
-                cell_geometry_of(problem, i, j_run + k, &cells[k]);
+                cell_prepare(problem, i, j_run + k, &cells[k]);
             }
             const int64_t first_index = i * num_cells_row + j_run;
             for (int64_t k = 0; k < run && !failed; k++) {
@@ -713,8 +333,8 @@ spart_status spart_host_weights_conservative_2d_clip(const double *x_input, cons
     }
 #pragma omp parallel for schedule(static) num_threads(parallel > 1 ? parallel : 1) if (parallel > 1)
     for (size_t k = 0; k < num_vertices; k++) {
-        x[k] = (x_input[k] - origin_x) / step_x;
-        y[k] = (y_input[k] - origin_y) / step_y;
+        x[k] = spart_clip_lattice_units(x_input[k], origin_x, step_x);
+        y[k] = spart_clip_lattice_units(y_input[k], origin_y, step_y);
     }
     const clip_problem problem = {
         .x = x,
