@@ -10,6 +10,13 @@ from include/spart/*.h. In API mode cffi does not trust these lines: the
 generated C calls the real functions through the real headers, so a
 declaration that disagrees with a header (a type, a field, an enum value)
 is a compile error, not a crash at run time. Keep the order of the headers.
+
+The structs the library fills with defaults (those with an `_init`
+function), and those it fills or reports itself (spart_mart_operators,
+spart_mart_progress), end with `...;`: cffi then takes their size and
+layout from the real header, so a field added to the C struct keeps its
+default from Python until the package learns of it, instead of breaking
+the binding; the fields named here are still checked against the header.
 """
 
 import sys
@@ -80,6 +87,7 @@ typedef struct spart_weights_options {
     int num_axis_output;
     int axis_output[SPART_MAX_NDIM];
     const spart_array *weights_input;
+    ...; /* later fields: the _init function's defaults */
 } spart_weights_options;
 void spart_weights_options_init(spart_weights_options *options);
 typedef struct spart_weights spart_weights;
@@ -149,6 +157,7 @@ typedef struct spart_regridder_options {
     int axis_output[SPART_MAX_NDIM];
     spart_value_type value_type;
     int drop_zeros;
+    ...; /* later fields: the _init function's defaults */
 } spart_regridder_options;
 void spart_regridder_options_init(spart_regridder_options *options);
 typedef struct spart_regridder spart_regridder;
@@ -210,6 +219,7 @@ typedef struct spart_csr_arrays {
 typedef struct spart_csr_matrix_options {
     int wrap;
     int check;
+    ...; /* later fields: the _init function's defaults */
 } spart_csr_matrix_options;
 void spart_csr_matrix_options_init(spart_csr_matrix_options *options);
 typedef struct spart_csr_matrix spart_csr_matrix;
@@ -232,11 +242,49 @@ typedef struct spart_csr_product {
     double alpha;
     double beta;
     spart_value_type vector_type;
+    ...; /* later fields: the _init function's defaults */
 } spart_csr_product;
 void spart_csr_product_init(spart_csr_product *product);
 spart_status spart_csr_matrix_multiply(spart_context *context, spart_csr_matrix *matrix,
                                        const spart_csr_product *product, const void *x,
                                        void *y);
+
+/* ---- spart/softmax.h ---- */
+typedef struct spart_softmax_segments {
+    int64_t num_rows;
+    int64_t num_edges;
+    int64_t num_heads;
+    const int64_t *row_ptr;
+    const int32_t *row_ptr32;
+    spart_value_type value_type;
+    int on_device;
+} spart_softmax_segments;
+typedef struct spart_softmax_gather {
+    int64_t num_nodes;
+    int64_t width;
+    const int64_t *columns;
+    const int32_t *columns32;
+} spart_softmax_gather;
+spart_status spart_softmax_forward(spart_context *context, const spart_softmax_segments *segments,
+                                   const void *scores, void *out);
+spart_status spart_softmax_backward(spart_context *context,
+                                    const spart_softmax_segments *segments, const void *out,
+                                    const void *grad_out, void *grad_scores);
+spart_status spart_softmax_aggregate(spart_context *context,
+                                     const spart_softmax_segments *segments,
+                                     const spart_softmax_gather *gather, const void *scores,
+                                     const void *features, void *aggregated, void *out);
+
+/* ---- spart/scoring.h ---- */
+typedef enum spart_similarity {
+    SPART_SIMILARITY_DOT = 0, SPART_SIMILARITY_COSINE = 1
+} spart_similarity;
+spart_status spart_scoring_apply_batch(spart_context *context, const void *query,
+                                       const void *candidates, void *probabilities, void *logits,
+                                       int64_t num_question, int64_t num_candidate,
+                                       int64_t dimension, spart_similarity similarity,
+                                       double scale, double temperature,
+                                       spart_value_type value_type, int on_device);
 
 /* ---- spart/mart.h ---- */
 typedef struct spart_mart_operators {
@@ -250,6 +298,7 @@ typedef struct spart_mart_operators {
     void *user;
     int on_device;
     int capturable;
+    ...; /* fields the package does not set (left zero): their defaults */
 } spart_mart_operators;
 typedef struct spart_mart_regridder_pair {
     const spart_regridder *forward;
@@ -271,6 +320,7 @@ typedef struct spart_mart_progress {
     const double *correlation;
     double merit;
     double elapsed_seconds;
+    ...; /* fields the package does not read */
 } spart_mart_progress;
 typedef int (*spart_mart_callback)(void *user, const spart_mart_progress *progress);
 typedef struct spart_mart_options {
@@ -283,6 +333,7 @@ typedef struct spart_mart_options {
     const double *guess;
     spart_mart_callback callback;
     void *callback_user;
+    ...; /* later fields: the _init function's defaults */
 } spart_mart_options;
 void spart_mart_options_init(spart_mart_options *options);
 typedef struct spart_mart_result spart_mart_result;
@@ -338,6 +389,7 @@ typedef struct spart_instrument_params {
     const double *psf;
     int64_t psf_size[2];
     spart_psf_mode psf_mode;
+    ...; /* later fields: the _init function's defaults */
 } spart_instrument_params;
 void spart_instrument_params_init(spart_instrument_params *params);
 typedef struct spart_instrument spart_instrument;
@@ -369,6 +421,7 @@ typedef struct spart_scene_gaussians_options {
     double width_velocity;
     double width_x;
     double width_y;
+    ...; /* later fields: the _init function's defaults */
 } spart_scene_gaussians_options;
 void spart_scene_gaussians_options_init(spart_scene_gaussians_options *options);
 spart_status spart_wavelength_from_velocity(spart_context *context, double wavelength_rest,
@@ -399,6 +452,8 @@ SOURCE = r"""
 #include "spart/regridder.h"
 #include "spart/device.h"
 #include "spart/csr_matrix.h"
+#include "spart/softmax.h"
+#include "spart/scoring.h"
 #include "spart/mart.h"
 #include "spart/psf.h"
 #include "spart/instrument.h"

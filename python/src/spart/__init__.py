@@ -31,6 +31,8 @@ from ._csr_matrix import CsrMatrix
 from ._instrument import IdealInstrument, psf_gaussian, scene_gaussians, wavelength_from_velocity
 from ._mart import MartInverter, MartResult, mart
 from ._regridder import Regridder
+from ._scoring import score_candidates
+from ._softmax import rows_from_index, softmax, softmax_aggregate, softmax_backward
 from ._weights import (Weights, convolve_weights, regrid, regrid_from_weights,
                        transpose_weights, transpose_weights_conservative, weights)
 
@@ -40,6 +42,7 @@ __all__ = [
     "CsrMatrix", "IdealInstrument", "MartInverter", "MartResult", "Regridder", "SpartError",
     "SpartNotImplementedError", "SpartTypeError", "SpartValueError", "Weights",
     "convolve_weights", "get_threads", "mart", "psf_gaussian", "regrid", "regrid_from_weights",
-    "scene_gaussians", "set_threads", "status_name", "transpose_weights",
+    "rows_from_index", "scene_gaussians", "score_candidates", "set_threads", "softmax",
+    "softmax_aggregate", "softmax_backward", "status_name", "transpose_weights",
     "transpose_weights_conservative", "version", "wavelength_from_velocity", "weights",
 ]
