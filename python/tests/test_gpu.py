@@ -69,3 +69,52 @@ def test_back_to_host(regridders):
     again = device.to_host()
     x = np.random.default_rng(2).random((32, 32))
     assert again.device is None and np.array_equal(again(x), host(x))
+
+
+class DLPackOnly:
+    """A GPU array seen only through DLPack (as a JAX tensor would be)."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, stream=None):
+        return self._array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+def test_kernels_on_gpu_arrays_give_the_host_bits(regridders):
+    """The softmax, its aggregation and candidate scoring on CuPy, PyTorch
+    and DLPack-only GPU arrays: the same bits as on NumPy arrays."""
+    cupy = pytest.importorskip("cupy")
+    rng = np.random.default_rng(3)
+    lengths = [0, 1, 5, 4100, 0, 37]
+    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    scores = rng.standard_normal((int(indptr[-1]), 2))
+    host = spart.softmax(scores, indptr)
+    on_gpu = spart.softmax(cupy.asarray(scores), cupy.asarray(indptr))
+    assert isinstance(on_gpu, cupy.ndarray)
+    assert np.array_equal(cupy.asnumpy(on_gpu), host)
+    through = spart.softmax(DLPackOnly(cupy.asarray(scores)), DLPackOnly(cupy.asarray(indptr)),
+                            out=cupy.empty_like(cupy.asarray(scores)))
+    assert np.array_equal(cupy.asnumpy(through), host)
+    indices = rng.integers(0, 9, size=scores.shape[0])
+    features = rng.standard_normal((9, 2, 4))
+    aggregated = spart.softmax_aggregate(scores, indptr, indices, features)
+    aggregated_gpu = spart.softmax_aggregate(*(cupy.asarray(a) for a in
+                                               (scores, indptr, indices, features)))
+    assert np.array_equal(cupy.asnumpy(aggregated_gpu), aggregated)
+    query = rng.standard_normal((3, 40)).astype(np.float32)
+    candidates = rng.standard_normal((3, 3000, 40)).astype(np.float32)
+    p = spart.score_candidates(query, candidates, "cosine")
+    p_gpu = spart.score_candidates(cupy.asarray(query), cupy.asarray(candidates), "cosine")
+    assert np.array_equal(cupy.asnumpy(p_gpu), p)
+    with pytest.raises(spart.SpartValueError, match="candidates"):
+        spart.score_candidates(cupy.asarray(query), candidates)  # one on each side
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        t = spart.softmax(torch.from_numpy(scores).cuda(), torch.from_numpy(indptr).cuda())
+        torch.cuda.synchronize()
+        assert isinstance(t, torch.Tensor) and np.array_equal(t.cpu().numpy(), host)
