@@ -286,6 +286,40 @@ spart_status spart_scoring_apply_batch(spart_context *context, const void *query
                                        double scale, double temperature,
                                        spart_value_type value_type, int on_device);
 
+/* ---- spart/vcs.h ---- */
+typedef struct spart_vcs spart_vcs;
+typedef enum spart_vcs_recipe {
+    SPART_VCS_RAW = 0, SPART_VCS_CP10K_LOG1P = 1, SPART_VCS_PARAFAC2 = 2, SPART_VCS_SCANPY = 3,
+    SPART_VCS_PEARSON = 4
+} spart_vcs_recipe;
+typedef enum spart_vcs_format { SPART_VCS_VCSR = 0, SPART_VCS_VCSC = 1 } spart_vcs_format;
+typedef enum spart_vcs_direction {
+    SPART_VCS_A_TIMES_B = 0, SPART_VCS_B_TIMES_A = 1
+} spart_vcs_direction;
+spart_status spart_vcs_create_from_csr(spart_context *context, int64_t n_rows, int64_t n_cols,
+                                       const int64_t *row_ptr, const int64_t *col_idx,
+                                       const double *values, spart_vcs_recipe recipe,
+                                       spart_vcs_format format, spart_vcs **vcs);
+void spart_vcs_free(spart_vcs *vcs);
+spart_status spart_vcs_shape(const spart_vcs *vcs, int64_t *n_rows, int64_t *n_cols,
+                             int64_t *nnz, int64_t *n_runs);
+int spart_vcs_is_transposed(const spart_vcs *vcs);
+int spart_vcs_on_device(const spart_vcs *vcs);
+spart_status spart_vcs_transpose(spart_context *context, const spart_vcs *vcs, spart_vcs **view);
+spart_status spart_vcs_to_csr(spart_context *context, const spart_vcs *vcs, int64_t *row_ptr,
+                              int64_t *col_idx, double *values, double *delta);
+spart_status spart_vcs_statistics(spart_context *context, const spart_vcs *vcs,
+                                  double *row_scale, double *gene_scale, double *centre,
+                                  double *scale);
+spart_status spart_vcs_to_device(spart_context *context, const spart_vcs *vcs, int both_groupings,
+                                 spart_vcs **device, int64_t *device_bytes);
+spart_status spart_vcs_multiply(spart_context *context, const spart_vcs *vcs,
+                                spart_vcs_direction direction, int64_t width, const double *b,
+                                double *out);
+spart_status spart_vcs_multiply_float(spart_context *context, const spart_vcs *vcs,
+                                      spart_vcs_direction direction, int64_t width,
+                                      const float *b, float *out);
+
 /* ---- spart/mart.h ---- */
 typedef struct spart_mart_operators {
     int64_t num_channel;
@@ -454,6 +488,7 @@ SOURCE = r"""
 #include "spart/csr_matrix.h"
 #include "spart/softmax.h"
 #include "spart/scoring.h"
+#include "spart/vcs.h"
 #include "spart/mart.h"
 #include "spart/psf.h"
 #include "spart/instrument.h"

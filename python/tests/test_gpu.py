@@ -118,3 +118,21 @@ def test_kernels_on_gpu_arrays_give_the_host_bits(regridders):
         t = spart.softmax(torch.from_numpy(scores).cuda(), torch.from_numpy(indptr).cuda())
         torch.cuda.synchronize()
         assert isinstance(t, torch.Tensor) and np.array_equal(t.cpu().numpy(), host)
+
+
+def test_vcs_products_on_gpu_give_the_host_bits(regridders):
+    """A VCS matrix moved to the GPU: A @ B and B @ A on CuPy arrays are
+    the host's bits (float64 and float32)."""
+    cupy = pytest.importorskip("cupy")
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(4)
+    dense = rng.poisson(0.8, size=(300, 70)).astype(np.float64)
+    dense[rng.random(dense.shape) < 0.6] = 0
+    host = spart.VcsMatrix.from_scipy(scipy_sparse.csr_array(dense), recipe="scanpy")
+    device = host.to_device(0)
+    b = rng.standard_normal((70, 9))
+    left = rng.standard_normal((5, 300)).astype(np.float32)
+    assert np.array_equal(cupy.asnumpy(device @ cupy.asarray(b)), host @ b)
+    assert np.array_equal(cupy.asnumpy(cupy.asarray(left) @ device), left @ host)
+    with pytest.raises(spart.SpartTypeError, match="host"):
+        device @ b

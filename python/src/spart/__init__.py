@@ -33,6 +33,7 @@ from ._mart import MartInverter, MartResult, mart
 from ._regridder import Regridder
 from ._scoring import score_candidates
 from ._softmax import rows_from_index, softmax, softmax_aggregate, softmax_backward
+from ._vcs import VcsMatrix
 from ._weights import (Weights, convolve_weights, regrid, regrid_from_weights,
                        transpose_weights, transpose_weights_conservative, weights)
 
@@ -40,7 +41,7 @@ __version__ = version()
 
 __all__ = [
     "CsrMatrix", "IdealInstrument", "MartInverter", "MartResult", "Regridder", "SpartError",
-    "SpartNotImplementedError", "SpartTypeError", "SpartValueError", "Weights",
+    "SpartNotImplementedError", "SpartTypeError", "SpartValueError", "VcsMatrix", "Weights",
     "convolve_weights", "get_threads", "mart", "psf_gaussian", "regrid", "regrid_from_weights",
     "rows_from_index", "scene_gaussians", "score_candidates", "set_threads", "softmax",
     "softmax_aggregate", "softmax_backward", "status_name", "transpose_weights",
