@@ -12,6 +12,7 @@
 
 #include "spart/instrument.h"
 #include "spart/weights.h"
+#include "instrument_lines.h"
 #include "mart_internal.h"
 
 /* Planck's constant (erg s) and the speed of light (A/s), exact SI values. */
@@ -24,7 +25,9 @@ static const double pi = 3.14159265358979323846;
 struct spart_instrument {
     const spart_context *context; /* whose allocator holds the arrays */
     int64_t num_channel;
-    int64_t num_wavelength, num_scene_x, num_scene_y;
+    int64_t num_line;
+    int64_t num_wavelength; /* bins of all lines */
+    int64_t num_scene_x, num_scene_y;
     int64_t num_sensor_x, num_sensor_y;
     double quantum_yield;
     double read_noise;
@@ -70,10 +73,10 @@ static spart_status check_finite(spart_context *context, const char *name, doubl
     return SPART_OK;
 }
 
-/* A vertex array: count + 1 finite values, strictly increasing when
- * `increasing` (wavelengths), else strictly monotonic. */
+/* A vertex array: count + 1 finite values, strictly monotonic (the
+ * wavelengths, which must increase, are solvers/instrument_lines.c's). */
 static spart_status check_vertices(spart_context *context, const char *name, const double *v,
-                                   int64_t count, int increasing)
+                                   int64_t count)
 {
     if (count < 1) {
         return spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
@@ -94,12 +97,11 @@ static spart_status check_vertices(spart_context *context, const char *name, con
     double direction = v[1] > v[0] ? 1.0 : -1.0;
     for (int64_t i = 0; i < count; i++) {
         double step = (v[i + 1] - v[i]) * direction;
-        if (!(step > 0.0) || (increasing && direction < 0.0)) {
+        if (!(step > 0.0)) {
             return spart_context_set_error(
                 context, SPART_ERROR_INVALID_ARGUMENT,
-                "instrument: %s must be strictly %s: %s[%lld] = %g, %s[%lld] = %g", name,
-                increasing ? "increasing" : "monotonic", name, (long long)i, v[i], name,
-                (long long)(i + 1), v[i + 1]);
+                "instrument: %s must be strictly monotonic: %s[%lld] = %g, %s[%lld] = %g", name,
+                name, (long long)i, v[i], name, (long long)(i + 1), v[i + 1]);
         }
     }
     return SPART_OK;
@@ -147,25 +149,21 @@ static spart_status check_params(spart_context *context, const spart_instrument_
                                          "instrument: read_noise = %g must not be negative",
                                          p->read_noise);
     }
+    int64_t bins = 0; /* the spectral bins: one line's, or several lines' */
     if (status == SPART_OK) {
-        status = check_vertices(context, "wavelength", p->wavelength, p->num_wavelength, 1);
-    }
-    if (status == SPART_OK && !(p->wavelength[0] > 0.0)) {
-        status = spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
-                                         "instrument: wavelength[0] = %g must be positive",
-                                         p->wavelength[0]);
+        status = spart_instrument_check_lines(context, p, &bins);
     }
     if (status == SPART_OK) {
-        status = check_vertices(context, "scene_x", p->scene_x, p->num_scene_x, 0);
+        status = check_vertices(context, "scene_x", p->scene_x, p->num_scene_x);
     }
     if (status == SPART_OK) {
-        status = check_vertices(context, "scene_y", p->scene_y, p->num_scene_y, 0);
+        status = check_vertices(context, "scene_y", p->scene_y, p->num_scene_y);
     }
     if (status == SPART_OK) {
-        status = check_vertices(context, "sensor_x", p->sensor_x, p->num_sensor_x, 0);
+        status = check_vertices(context, "sensor_x", p->sensor_x, p->num_sensor_x);
     }
     if (status == SPART_OK) {
-        status = check_vertices(context, "sensor_y", p->sensor_y, p->num_sensor_y, 0);
+        status = check_vertices(context, "sensor_y", p->sensor_y, p->num_sensor_y);
     }
     if (status == SPART_OK && p->psf_mode != SPART_PSF_AUTO && p->psf_mode != SPART_PSF_FFT &&
         p->psf_mode != SPART_PSF_FOLDED) {
@@ -199,10 +197,12 @@ static spart_status check_params(spart_context *context, const spart_instrument_
 
 /* ---- geometry ------------------------------------------------------------------------------ */
 
-/* The scene vertices mapped onto the sensor, per channel and wavelength
- * bin: x and y of shape (channel, wavelength, scene_x + 1, scene_y + 1),
- * each bin the mean of the mapping at its two wavelength edges. */
-static void map_scene_vertices(const spart_instrument_params *p, double *mapped_x, double *mapped_y)
+/* The scene vertices mapped onto the sensor, per channel and spectral
+ * bin (of every line): x and y of shape (channel, bin, scene_x + 1,
+ * scene_y + 1), each bin the mean of the mapping at its two wavelength
+ * edges. */
+static void map_scene_vertices(const spart_instrument_params *p, const spart_spectral_bins *bins,
+                               double *mapped_x, double *mapped_y)
 {
     /* ctis's order of operations (named_arrays' rotation and dispersion
      * matrices): rotate, then x' * (1 / plate_scale) + (w - w_ref) * (1 /
@@ -217,11 +217,11 @@ static void map_scene_vertices(const spart_instrument_params *p, double *mapped_
         double radians = p->angle[c] * (pi / 180.0);
         double cos_a = cos(radians);
         double sin_a = sin(radians);
-        for (int64_t l = 0; l < p->num_wavelength; l++) {
-            double shift_low = (p->wavelength[l] - p->wavelength_ref) * inverse_dispersion;
-            double shift_high = (p->wavelength[l + 1] - p->wavelength_ref) * inverse_dispersion;
-            double *out_x = mapped_x + (c * p->num_wavelength + l) * plane;
-            double *out_y = mapped_y + (c * p->num_wavelength + l) * plane;
+        for (int64_t l = 0; l < bins->count; l++) {
+            double shift_low = (bins->low[l] - p->wavelength_ref) * inverse_dispersion;
+            double shift_high = (bins->high[l] - p->wavelength_ref) * inverse_dispersion;
+            double *out_x = mapped_x + (c * bins->count + l) * plane;
+            double *out_y = mapped_y + (c * bins->count + l) * plane;
             for (int64_t i = 0; i < nx; i++) {
                 for (int64_t j = 0; j < ny; j++) {
                     double x = p->scene_x[i];
@@ -253,14 +253,16 @@ static void sensor_vertices(const spart_instrument_params *p, double *x, double 
 
 /* s = A t dlambda dOmega / E per scene voxel, in ctis's order: the
  * radiance times area and exposure, times the voxel volume, over the
- * energy of a photon at the bin centre. */
-static void photons_per_radiance(const spart_instrument_params *p, double *s)
+ * energy of a photon at the bin centre. A line's intensity scale
+ * multiplies the area (scale 1 leaves every bit as it was). */
+static void photons_per_radiance(const spart_instrument_params *p, const spart_spectral_bins *bins,
+                                 double *s)
 {
-    double area_time = p->area_effective * p->exposure_time;
     double solid_angle_unit = p->solid_angle_steradian ? 1.0 / arcsec2_per_steradian : 1.0;
-    for (int64_t l = 0; l < p->num_wavelength; l++) {
-        double width = p->wavelength[l + 1] - p->wavelength[l];
-        double centre = (p->wavelength[l] + p->wavelength[l + 1]) / 2.0;
+    for (int64_t l = 0; l < bins->count; l++) {
+        double area_time = (p->area_effective * bins->scale[l]) * p->exposure_time;
+        double width = bins->high[l] - bins->low[l];
+        double centre = (bins->low[l] + bins->high[l]) / 2.0;
         double energy = (planck_erg_s * light_angstrom_per_s) / centre;
         for (int64_t i = 0; i < p->num_scene_x; i++) {
             double dx = fabs(p->scene_x[i + 1] - p->scene_x[i]);
@@ -325,10 +327,11 @@ static spart_status copy_weights(spart_context *context, const spart_weights *we
 /* The weights of every (channel, wavelength) plane and their conservative
  * transpose, with the unit factors folded in. */
 static spart_status build_weights(spart_context *context, const spart_instrument_params *p,
-                                  const double *s, spart_weights **forward,
-                                  spart_weights **backward, spart_weights **geometric)
+                                  const spart_spectral_bins *bins, const double *s,
+                                  spart_weights **forward, spart_weights **backward,
+                                  spart_weights **geometric)
 {
-    int64_t c = p->num_channel, l = p->num_wavelength;
+    int64_t c = p->num_channel, l = bins->count;
     int64_t nx = p->num_scene_x, ny = p->num_scene_y;
     int64_t mx = p->num_sensor_x, my = p->num_sensor_y;
     size_t mapped_count = (size_t)(c * l * (nx + 1) * (ny + 1));
@@ -354,7 +357,7 @@ static spart_status build_weights(spart_context *context, const spart_instrument
                                        what, count, (double)count * sizeof(double) / 1e9);
     }
     if (status == SPART_OK) {
-        map_scene_vertices(p, mapped, mapped + mapped_count);
+        map_scene_vertices(p, bins, mapped, mapped + mapped_count);
         sensor_vertices(p, sensor, sensor + sensor_count);
         spart_array input[2] = {{mapped, shape4(c, l, nx + 1, ny + 1)},
                                 {mapped + mapped_count, shape4(c, l, nx + 1, ny + 1)}};
@@ -390,10 +393,10 @@ static spart_status build_weights(spart_context *context, const spart_instrument
     if (status == SPART_OK) {
         double *forward_factor = factor;
         double *backward_factor = factor + scene_size;
-        double bins = (double)l;
+        double num_bins = (double)l; /* of every line */
         for (size_t v = 0; v < scene_size; v++) {
             forward_factor[v] = s[v] * p->quantum_yield;
-            backward_factor[v] = 1.0 / ((p->quantum_yield * bins) * s[v]);
+            backward_factor[v] = 1.0 / ((p->quantum_yield * num_bins) * s[v]);
         }
         spart_array forward_scale = {forward_factor, shape4(1, l, nx, ny)};
         spart_array backward_scale = {backward_factor, shape4(1, l, nx, ny)};
@@ -416,7 +419,7 @@ static spart_status assemble(spart_context *context, const spart_instrument_para
                              const spart_weights *forward_weights,
                              const spart_weights *backward_weights, spart_instrument *made)
 {
-    int64_t c = p->num_channel, l = p->num_wavelength;
+    int64_t c = p->num_channel, l = made->num_wavelength;
     spart_regridder_options options;
     spart_regridder_options_init(&options);
     options.value_type = p->value_type;
@@ -479,27 +482,36 @@ spart_status spart_instrument_create(spart_context *context, const spart_instrum
     }
     memset(made, 0, sizeof *made);
     made->context = context;
+    spart_spectral_bins bins;
+    status = spart_spectral_bins_make(context, params, &bins);
+    if (status != SPART_OK) {
+        spart_context_free_memory(context, made);
+        return status;
+    }
     made->num_channel = params->num_channel;
-    made->num_wavelength = params->num_wavelength;
+    made->num_line = bins.lines;
+    made->num_wavelength = bins.count;
     made->num_scene_x = params->num_scene_x;
     made->num_scene_y = params->num_scene_y;
     made->num_sensor_x = params->num_sensor_x;
     made->num_sensor_y = params->num_sensor_y;
     made->quantum_yield = params->quantum_yield;
     made->read_noise = params->read_noise;
-    int64_t scene_size = params->num_wavelength * params->num_scene_x * params->num_scene_y;
+    int64_t scene_size = bins.count * params->num_scene_x * params->num_scene_y;
     made->photons_per_radiance = spart_mart_alloc_doubles(context, (size_t)scene_size);
     if (made->photons_per_radiance == NULL) {
+        spart_spectral_bins_free(context, &bins);
         spart_instrument_free(made);
         return spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
                                        "instrument: could not allocate %lld values",
                                        (long long)scene_size);
     }
-    photons_per_radiance(params, made->photons_per_radiance);
+    photons_per_radiance(params, &bins, made->photons_per_radiance);
     spart_weights *forward_weights = NULL;
     spart_weights *backward_weights = NULL;
-    status = build_weights(context, params, made->photons_per_radiance, &forward_weights,
+    status = build_weights(context, params, &bins, made->photons_per_radiance, &forward_weights,
                            &backward_weights, &made->weights);
+    spart_spectral_bins_free(context, &bins);
     if (status == SPART_OK) {
         status = assemble(context, params, forward_weights, backward_weights, made);
     }
@@ -532,6 +544,16 @@ void spart_instrument_free(spart_instrument *instrument)
 int64_t spart_instrument_num_channel(const spart_instrument *instrument)
 {
     return instrument != NULL ? instrument->num_channel : 0;
+}
+
+int64_t spart_instrument_num_wavelength(const spart_instrument *instrument)
+{
+    return instrument != NULL ? instrument->num_wavelength : 0;
+}
+
+int64_t spart_instrument_num_line(const spart_instrument *instrument)
+{
+    return instrument != NULL ? instrument->num_line : 0;
 }
 
 int64_t spart_instrument_scene_size(const spart_instrument *instrument)

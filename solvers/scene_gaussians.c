@@ -31,6 +31,14 @@ static const double BLOB_X[NUM_BLOBS] = {-2.5, 2.5, 0, 0, 0, -4, 0, 4};
 static const double BLOB_Y[NUM_BLOBS] = {0, 0, -2, 2, 4, 4, -4, -4};
 static const double BLOB_VELOCITY[NUM_BLOBS] = {200, -200, -150, 150, -100, 100, -100, -150};
 static const double AMPLITUDE_SCALE = 1000.0;
+/* The direction each blob moves along in a sequence of frames (spart/scene.h):
+ * 45 k degrees from +x, sqrt(1/2) written out so that every platform moves
+ * the blobs by the same bits. */
+#define HALF_SQRT2 0.70710678118654752440
+static const double BLOB_DIRECTION_X[NUM_BLOBS] = {1, HALF_SQRT2, 0, -HALF_SQRT2,
+                                                   -1, -HALF_SQRT2, 0, HALF_SQRT2};
+static const double BLOB_DIRECTION_Y[NUM_BLOBS] = {0, HALF_SQRT2, 1, HALF_SQRT2,
+                                                   0, -HALF_SQRT2, -1, -HALF_SQRT2};
 
 void spart_scene_gaussians_options_init(spart_scene_gaussians_options *options)
 {
@@ -40,6 +48,8 @@ void spart_scene_gaussians_options_init(spart_scene_gaussians_options *options)
     options->width_velocity = 30.0;
     options->width_x = 1.0;
     options->width_y = 1.0;
+    options->drift = 0.0;
+    options->frame = 0;
 }
 
 /* wavelength_rest (1 + v / c), as astropy evaluates (1 + v / c) * w0 with v
@@ -179,6 +189,15 @@ static spart_status check_widths(spart_context *context,
     if (status == SPART_OK) {
         status = check_positive(context, "options->width_y", options->width_y);
     }
+    if (status == SPART_OK && !isfinite(options->drift)) {
+        status = spart_context_set_error(context, SPART_ERROR_NOT_FINITE,
+                                         "options->drift = %g is not finite", options->drift);
+    }
+    if (status == SPART_OK && options->frame < 0) {
+        status = spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
+                                         "options->frame = %lld is negative",
+                                         (long long)options->frame);
+    }
     return status;
 }
 
@@ -222,10 +241,14 @@ spart_status spart_scene_gaussians(spart_context *context, double wavelength_res
         return status;
     }
 
-    double blob_velocity[NUM_BLOBS], amplitude[NUM_BLOBS];
+    double blob_velocity[NUM_BLOBS], amplitude[NUM_BLOBS], blob_x[NUM_BLOBS], blob_y[NUM_BLOBS];
+    double moved = (double)options->frame * options->drift; /* arcsec */
     for (int k = 0; k < NUM_BLOBS; k++) {
         blob_velocity[k] = velocity_round_trip(wavelength_rest, BLOB_VELOCITY[k]);
         amplitude[k] = BLOB_AMPLITUDE[k] * AMPLITUDE_SCALE;
+        /* no motion leaves ctis's centres untouched (not even + 0.0) */
+        blob_x[k] = moved != 0.0 ? BLOB_X[k] + moved * BLOB_DIRECTION_X[k] : BLOB_X[k];
+        blob_y[k] = moved != 0.0 ? BLOB_Y[k] + moved * BLOB_DIRECTION_Y[k] : BLOB_Y[k];
     }
     double width_velocity = velocity_round_trip(wavelength_rest, options->width_velocity);
 
@@ -240,8 +263,8 @@ spart_status spart_scene_gaussians(spart_context *context, double wavelength_res
                 double terms[NUM_BLOBS];
                 for (int k = 0; k < NUM_BLOBS; k++) {
                     terms[k] = blob_term(amplitude[k], (v - blob_velocity[k]) / width_velocity,
-                                         (xc - BLOB_X[k]) / options->width_x,
-                                         (yc - BLOB_Y[k]) / options->width_y);
+                                         (xc - blob_x[k]) / options->width_x,
+                                         (yc - blob_y[k]) / options->width_y);
                 }
                 scene[(l * num_x + i) * num_y + j] = pairwise_sum_of_eight(terms);
             }

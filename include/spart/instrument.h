@@ -34,6 +34,29 @@
  * x num_scene_x x num_scene_y values); images are [channel][sensor_x][sensor_y];
  * backprojected scenes are [channel][wavelength][scene_x][scene_y].
  *
+ * Several spectral lines (params.num_line >= 1, params.lines): each line has
+ * its own wavelength bins (typically a rest wavelength and Doppler velocity
+ * bins, spart_wavelength_from_velocity) and an intensity scale, and all are
+ * dispersed onto the same sensors by the same geometry (one dispersion, one
+ * wavelength_ref: a line away from wavelength_ref lands shifted along sensor
+ * x). The wavelength axis of the layout above is then the lines' bins one
+ * line after another: bin b of line k is spectral index offset_k + b, with
+ * offset_k the bins of the lines before k, so a scene of lines with equal
+ * bin counts is [line][velocity][scene_x][scene_y]. The forward operator
+ * sums every bin of every line into the images (one Regridder, as for one
+ * line); line k's photons per radiance are intensity_scale_k A t dlambda
+ * dOmega / E, so line k's part of the operator is that of a one-line
+ * instrument whose area_effective is intensity_scale_k area_effective. The
+ * backprojection spreads each image over all bins of all lines: it divides
+ * by the total number of bins (the sum over lines), as ctis divides by the
+ * bins of its one line, so that the photons it puts back sum to the image's.
+ * Equivalently, line k's backprojection is that of the one-line instrument
+ * above times (bins of line k) / (bins of all lines). One line given through
+ * `lines` with scale 1 and the same edges as num_wavelength / wavelength
+ * gives the same operators bit for bit (tests/unit/test_instrument_lines.c);
+ * tests/parity/test_lines_parity.py holds a two-line instrument to the sum
+ * of two ctis instruments.
+ *
  * The forward operator is one Regridder from the scene to the images: the
  * scene is shared by the channels and the wavelengths are summed inside the
  * product, the photon conversion s = A t dlambda dOmega / E and the
@@ -95,6 +118,14 @@ typedef enum spart_psf_mode {
                             weights, as ctis 0.5.0 does; works on a GPU too */
 } spart_psf_mode;
 
+/* One spectral line of an instrument with several (params.lines). */
+typedef struct spart_instrument_line {
+    int64_t num_wavelength;   /* bins (>= 1); wavelength has num_wavelength + 1 vertices */
+    const double *wavelength; /* increasing bin edges, A, the first > 0 */
+    double intensity_scale;   /* > 0: multiplies the line's photons (1: as a one-line
+                                 instrument) */
+} spart_instrument_line;
+
 /* The description of an ideal instrument. Arrays are read during
  * spart_instrument_create only. Start from spart_instrument_params_init. */
 typedef struct spart_instrument_params {
@@ -129,6 +160,12 @@ typedef struct spart_instrument_params {
     const double *psf;
     int64_t psf_size[2];
     spart_psf_mode psf_mode; /* default SPART_PSF_AUTO */
+    /* Several spectral lines (the layout above): num_line >= 1 lines read
+     * from `lines`, and then num_wavelength must be 0 and wavelength NULL
+     * (the lines give the bins). 0 (default): one line of scale 1, the bins
+     * num_wavelength / wavelength. */
+    int64_t num_line;
+    const spart_instrument_line *lines;
 } spart_instrument_params;
 
 /* Fill `params` with the defaults (quantum_yield 1, the rest 0 / NULL). */
@@ -139,7 +176,9 @@ typedef struct spart_instrument spart_instrument;
 /* Build the weights and both operators. Errors: SPART_ERROR_NULL_POINTER,
  * SPART_ERROR_INVALID_ARGUMENT (a count below 1, a non-positive plate scale,
  * area, exposure or quantum yield, a zero dispersion, a negative read
- * noise, wavelengths that do not increase: the sentence names the field),
+ * noise, wavelengths that do not increase, a negative num_line, lines given
+ * together with num_wavelength or wavelength, a line's intensity scale that
+ * is not positive: the sentence names the field and the line),
  * SPART_ERROR_NOT_FINITE, SPART_ERROR_UNKNOWN_ENUM, SPART_ERROR_OUT_OF_MEMORY,
  * and the errors of the weights builder. */
 SPART_NODISCARD SPART_API spart_status spart_instrument_create(
@@ -150,6 +189,12 @@ SPART_API void spart_instrument_free(spart_instrument *instrument);
 
 /* Sizes: channels, values per scene, per channel image. */
 SPART_API int64_t spart_instrument_num_channel(const spart_instrument *instrument);
+/* Spectral bins of the scene: of every line together (the lines' bins one
+ * line after another), so scene_size = num_wavelength x scene_x x scene_y. */
+SPART_API int64_t spart_instrument_num_wavelength(const spart_instrument *instrument);
+/* Spectral lines: num_line as given, or 1 for an instrument of
+ * num_wavelength / wavelength. */
+SPART_API int64_t spart_instrument_num_line(const spart_instrument *instrument);
 SPART_API int64_t spart_instrument_scene_size(const spart_instrument *instrument);
 SPART_API int64_t spart_instrument_image_size(const spart_instrument *instrument);
 
@@ -174,7 +219,8 @@ SPART_API const spart_psf *spart_instrument_psf(const spart_instrument *instrume
 SPART_API const spart_weights *spart_instrument_weights(const spart_instrument *instrument);
 
 /* The photons per unit radiance of each scene voxel, s = A t dlambda dOmega /
- * E (scene_size values, owned by the instrument). */
+ * E, times the line's intensity scale (scene_size values, owned by the
+ * instrument). */
 SPART_API const double *spart_instrument_photons_per_radiance(const spart_instrument *instrument);
 
 /* Expected images (num_channel x image_size electrons) of a scene

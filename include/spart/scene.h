@@ -46,12 +46,20 @@
 extern "C" {
 #endif
 
-/* The standard deviations of the blobs. Start from
- * spart_scene_gaussians_options_init. */
+/* The standard deviations of the blobs, and their motion for a sequence
+ * of frames. Start from spart_scene_gaussians_options_init.
+ *
+ * Moving features: in frame f, blob k's centre is moved by f x drift
+ * arcsec along its own direction, 45 k degrees from +x (k = 0..7, the
+ * unit vectors (1, 0), (s, s), (0, 1), (-s, s), ... with s = sqrt(1/2)),
+ * so the eight blobs spread apart as the frames go on, each at the speed
+ * drift. frame 0 or drift 0 is ctis's scene, bit for bit. */
 typedef struct spart_scene_gaussians_options {
     double width_velocity; /* km/s, > 0; default 30 */
     double width_x;        /* arcsec, > 0; default 1 */
     double width_y;        /* arcsec, > 0; default 1 */
+    double drift;          /* arcsec per frame, finite; default 0 */
+    int64_t frame;         /* the frame, >= 0; default 0 */
 } spart_scene_gaussians_options;
 
 /* Fill `options` with the defaults above (as ctis's width=None). */
@@ -83,8 +91,8 @@ SPART_NODISCARD SPART_API spart_status spart_wavelength_from_velocity(spart_cont
  *                     erg / (A sr cm^2 s)
  * Vertices may increase or decrease but must be finite. Errors:
  * SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (a count below 1, a
- * rest wavelength or width that is not positive), SPART_ERROR_NOT_FINITE (a
- * vertex or width that is NaN or infinite), SPART_ERROR_OVERFLOW (a scene
+ * rest wavelength or width that is not positive, a negative frame),
+ * SPART_ERROR_NOT_FINITE (a vertex, width or drift that is NaN or infinite), SPART_ERROR_OVERFLOW (a scene
  * too large for int64). On error nothing is written. */
 SPART_NODISCARD SPART_API spart_status spart_scene_gaussians(
     spart_context *context, double wavelength_rest, int64_t num_wavelength, const double *velocity,

@@ -15,6 +15,15 @@ from spart_ctypes import P, Regridder, VALUE_TYPES, Weights, _Arrays, c_double_p
 # bench_mart.py. Declared on first use, so libraries without these symbols still load.
 
 
+class spart_instrument_line(ctypes.Structure):
+    # mirrors include/spart/instrument.h
+    _fields_ = [
+        ("num_wavelength", ctypes.c_int64),
+        ("wavelength", c_double_p),
+        ("intensity_scale", ctypes.c_double),
+    ]
+
+
 class spart_instrument_params(ctypes.Structure):
     # mirrors include/spart/instrument.h field for field (value_type: an int enum)
     _fields_ = [
@@ -44,6 +53,8 @@ class spart_instrument_params(ctypes.Structure):
         ("psf", c_double_p),
         ("psf_size", ctypes.c_int64 * 2),
         ("psf_mode", ctypes.c_int),
+        ("num_line", ctypes.c_int64),
+        ("lines", ctypes.POINTER(spart_instrument_line)),
     ]
 
 
@@ -107,6 +118,8 @@ class spart_scene_gaussians_options(ctypes.Structure):
         ("width_velocity", ctypes.c_double),
         ("width_x", ctypes.c_double),
         ("width_y", ctypes.c_double),
+        ("drift", ctypes.c_double),
+        ("frame", ctypes.c_int64),
     ]
 
 
@@ -123,6 +136,8 @@ def _declare_solvers(lib):
         "spart_instrument_create": (status, [ctx, P(spart_instrument_params), P(handle)]),
         "spart_instrument_free": (None, [handle]),
         "spart_instrument_num_channel": (ctypes.c_int64, [handle]),
+        "spart_instrument_num_wavelength": (ctypes.c_int64, [handle]),
+        "spart_instrument_num_line": (ctypes.c_int64, [handle]),
         "spart_instrument_scene_size": (ctypes.c_int64, [handle]),
         "spart_instrument_image_size": (ctypes.c_int64, [handle]),
         "spart_instrument_forward": (handle, [handle]),
@@ -201,13 +216,22 @@ class Instrument:
     psf: one kernel per channel, (C, kx, ky) along sensor x then y, centre
     at floor(n / 2) (include/spart/instrument.h); psf_mode "auto", "fft" or
     "folded".
+
+    lines: several spectral lines instead of `wavelength` (give wavelength=None):
+    a list of (bin edges in A, intensity scale); the scene's spectral axis is
+    then the lines' bins one line after another.
     """
 
     def __init__(self, spart, angle, dispersion, plate_scale, wavelength_ref, position_ref,
                  area_effective, exposure_time, wavelength, scene_x, scene_y, sensor_x,
                  sensor_y, quantum_yield=1.0, read_noise=0.0, solid_angle_steradian=False,
-                 value_type="float64", psf=None, psf_mode="auto"):
+                 value_type="float64", psf=None, psf_mode="auto", lines=None):
         _declare_solvers(spart.lib)
+        line_edges = []
+        if lines is not None:
+            line_edges = [np.ascontiguousarray(edges, dtype=np.float64).reshape(-1)
+                          for edges, _ in lines]
+            wavelength = np.zeros(1)  # no one-line bins: num_wavelength 0, wavelength NULL
         self.spart = spart
         lib = spart.lib
         arrays = [np.ascontiguousarray(a, dtype=np.float64).reshape(-1)
@@ -227,8 +251,18 @@ class Instrument:
         params.exposure_time = float(exposure_time)
         params.quantum_yield = float(quantum_yield)
         params.read_noise = float(read_noise)
-        params.num_wavelength = wavelength.size - 1
-        params.wavelength = _double_pointer(wavelength)
+        if lines is None:
+            params.num_wavelength = wavelength.size - 1
+            params.wavelength = _double_pointer(wavelength)
+        else:
+            self._lines = (spart_instrument_line * len(lines))()
+            for k, (edges, (_, scale)) in enumerate(zip(line_edges, lines)):
+                self._lines[k].num_wavelength = edges.size - 1
+                self._lines[k].wavelength = _double_pointer(edges)
+                self._lines[k].intensity_scale = float(scale)
+            self._arrays.extend(line_edges)
+            params.num_line = len(lines)
+            params.lines = self._lines
         params.num_scene_x = scene_x.size - 1
         params.scene_x = _double_pointer(scene_x)
         params.num_scene_y = scene_y.size - 1
@@ -255,7 +289,8 @@ class Instrument:
                                                  ctypes.byref(handle)))
         self.handle = handle
         self.num_channel = int(lib.spart_instrument_num_channel(handle))
-        self.scene_shape = (wavelength.size - 1, scene_x.size - 1, scene_y.size - 1)
+        bins = int(lib.spart_instrument_num_wavelength(handle))
+        self.scene_shape = (bins, scene_x.size - 1, scene_y.size - 1)
         self.image_shape = (self.num_channel, sensor_x.size - 1, sensor_y.size - 1)
         self.scene_size = int(lib.spart_instrument_scene_size(handle))
         self.image_size = int(lib.spart_instrument_image_size(handle))

@@ -204,6 +204,59 @@ static void options_init_gives_ctis_default_widths(void **state)
     spart_scene_gaussians_options_init(NULL); /* does nothing */
 }
 
+/* No motion (frame 0, or drift 0) is ctis's scene bit for bit. */
+static void no_motion_is_the_still_scene_bit_for_bit(void **state)
+{
+    spart_context *context = *state;
+    double still[6 * 6 * 5], moved[6 * 6 * 5];
+    evaluate_grid_a(context, NULL, NULL, still);
+    spart_scene_gaussians_options options;
+    spart_scene_gaussians_options_init(&options);
+    assert_true(options.drift == 0.0 && options.frame == 0);
+    options.drift = 3.0;
+    evaluate_grid_a(context, &options, NULL, moved);
+    assert_memory_equal(still, moved, sizeof still);
+    options.drift = 0.0;
+    options.frame = 5;
+    evaluate_grid_a(context, &options, NULL, moved);
+    assert_memory_equal(still, moved, sizeof still);
+}
+
+/* The value of one cell centred at (x, y) and at `velocity` km/s (a bin of
+ * +-1 km/s about it) in frame `frame` with drift `drift`. */
+static double one_cell(spart_context *context, double x, double y, double velocity,
+                       int64_t frame, double drift)
+{
+    spart_scene_gaussians_options options;
+    spart_scene_gaussians_options_init(&options);
+    options.frame = frame;
+    options.drift = drift;
+    double v[2] = {velocity - 1.0, velocity + 1.0};
+    double xs[2] = {x - 0.01, x + 0.01};
+    double ys[2] = {y - 0.01, y + 0.01};
+    double value = 0.0;
+    assert_int_equal(spart_scene_gaussians(context, 171.0, 1, v, 1, xs, 1, ys, &options, NULL,
+                                           &value),
+                     SPART_OK);
+    return value;
+}
+
+/* Blob k moves frame x drift arcsec along 45 k degrees: blob 0 (-2.5", 0",
+ * 200 km/s, 3380) along +x, blob 2 (0", -2", -150 km/s, 4000) along +y,
+ * blob 5 (-4", 4", 100 km/s, 7000) along (-1, -1) / sqrt(2). Each is found
+ * at its new centre with its peak (the others far away by then). */
+static void each_blob_moves_along_its_own_direction(void **state)
+{
+    spart_context *context = *state;
+    assert_close(one_cell(context, 7.5, 0.0, 200.0, 1, 10.0), 3380.0, 1e-6, "blob 0, frame 1");
+    assert_close(one_cell(context, 0.0, 8.0, -150.0, 2, 5.0), 4000.0, 1e-6, "blob 2, frame 2");
+    double step = 12.0 * 0.70710678118654752440;
+    assert_close(one_cell(context, -4.0 - step, 4.0 - step, 100.0, 3, 4.0), 7000.0, 1e-6,
+                 "blob 5, frame 3");
+    /* and is gone from its old place */
+    assert_true(one_cell(context, -2.5, 0.0, 200.0, 1, 10.0) < 1e-6 * 3380.0);
+}
+
 /* Call with one argument changed and expect `status`, a sentence naming
  * `words`, and the scene untouched. */
 static void expect_error(spart_context *context, double wavelength_rest, int64_t num_wavelength,
@@ -260,6 +313,14 @@ static void bad_arguments_are_rejected_with_a_sentence(void **state)
     options.width_velocity = NAN;
     expect_error(context, 171.0, 6, VELOCITY_A, 6, X_A, &options, scene, SPART_ERROR_NOT_FINITE,
                  "width_velocity");
+    options.width_velocity = 30.0;
+    options.drift = NAN;
+    expect_error(context, 171.0, 6, VELOCITY_A, 6, X_A, &options, scene, SPART_ERROR_NOT_FINITE,
+                 "drift");
+    options.drift = 1.0;
+    options.frame = -1;
+    expect_error(context, 171.0, 6, VELOCITY_A, 6, X_A, &options, scene,
+                 SPART_ERROR_INVALID_ARGUMENT, "frame = -1");
     expect_error(context, 171.0, INT64_MAX / 4, VELOCITY_A, 6, X_A, NULL, scene,
                  SPART_ERROR_OVERFLOW, "overflows");
     assert_int_equal(
@@ -297,6 +358,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(decreasing_vertices_and_other_rest_wavelength_match_ctis,
                                         context_set_up, context_tear_down),
         cmocka_unit_test_setup_teardown(tutorial_grid_matches_ctis, context_set_up,
+                                        context_tear_down),
+        cmocka_unit_test_setup_teardown(no_motion_is_the_still_scene_bit_for_bit, context_set_up,
+                                        context_tear_down),
+        cmocka_unit_test_setup_teardown(each_blob_moves_along_its_own_direction, context_set_up,
                                         context_tear_down),
         cmocka_unit_test(options_init_gives_ctis_default_widths),
         cmocka_unit_test_setup_teardown(bad_arguments_are_rejected_with_a_sentence, context_set_up,
