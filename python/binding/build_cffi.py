@@ -320,6 +320,37 @@ spart_status spart_vcs_multiply_float(spart_context *context, const spart_vcs *v
                                       spart_vcs_direction direction, int64_t width,
                                       const float *b, float *out);
 
+/* ---- spart/permute.h ---- */
+typedef enum spart_permute_type {
+    SPART_PERMUTE_FLOAT32 = 0, SPART_PERMUTE_FLOAT64 = 1, SPART_PERMUTE_COMPLEX64 = 2,
+    SPART_PERMUTE_COMPLEX128 = 3
+} spart_permute_type;
+typedef enum spart_permute_op {
+    SPART_PERMUTE_IDENTITY = 0, SPART_PERMUTE_CONJUGATE = 1
+} spart_permute_op;
+typedef struct spart_permute_block {
+    const int64_t *sizes;
+    int64_t num_destination;
+    int64_t num_source;
+    const double *recoupling;
+    const int64_t *destination_offsets;
+    const int64_t *destination_strides;
+    const int64_t *source_offsets;
+    const int64_t *source_strides;
+} spart_permute_block;
+typedef struct spart_permute_plan spart_permute_plan;
+spart_status spart_permute_plan_create(spart_context *context, spart_permute_type type,
+                                       int num_axes, const int *permutation, spart_permute_op op,
+                                       int64_t num_blocks, const spart_permute_block *blocks,
+                                       int64_t source_length, int64_t destination_length,
+                                       int on_device, spart_permute_plan **plan);
+void spart_permute_plan_free(spart_permute_plan *plan);
+spart_status spart_permute_execute(spart_context *context, const spart_permute_plan *plan,
+                                   const void *alpha, const void *source, const void *beta,
+                                   void *destination);
+spart_status spart_permute_plan_counts(const spart_permute_plan *plan, int64_t *num_items,
+                                       int64_t *num_tiles, int64_t *tile_bytes);
+
 /* ---- spart/mart.h ---- */
 typedef struct spart_mart_operators {
     int64_t num_channel;
@@ -489,6 +520,7 @@ SOURCE = r"""
 #include "spart/softmax.h"
 #include "spart/scoring.h"
 #include "spart/vcs.h"
+#include "spart/permute.h"
 #include "spart/mart.h"
 #include "spart/psf.h"
 #include "spart/instrument.h"

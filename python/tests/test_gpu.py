@@ -136,3 +136,14 @@ def test_vcs_products_on_gpu_give_the_host_bits(regridders):
     assert np.array_equal(cupy.asnumpy(cupy.asarray(left) @ device), left @ host)
     with pytest.raises(spart.SpartTypeError, match="host"):
         device @ b
+
+
+def test_permute_plan_on_gpu_gives_the_host_bits(regridders):
+    """A device plan on CuPy arrays: the host plan's bits."""
+    cupy = pytest.importorskip("cupy")
+    rng = np.random.default_rng(5)
+    shape, axes = (17, 3, 40, 9), (3, 1, 0, 2)
+    a = rng.standard_normal(shape).astype(np.float32)
+    host = spart.PermutePlan.transpose(shape, axes, np.float32)(a.reshape(-1))
+    plan = spart.PermutePlan.transpose(shape, axes, np.float32, device=0)
+    assert np.array_equal(cupy.asnumpy(plan(cupy.asarray(a.reshape(-1)))), host)

@@ -30,6 +30,7 @@ from ._core import (SpartError, SpartNotImplementedError, SpartTypeError, SpartV
 from ._csr_matrix import CsrMatrix
 from ._instrument import IdealInstrument, psf_gaussian, scene_gaussians, wavelength_from_velocity
 from ._mart import MartInverter, MartResult, mart
+from ._permute import PermuteBlock, PermutePlan
 from ._regridder import Regridder
 from ._scoring import score_candidates
 from ._softmax import rows_from_index, softmax, softmax_aggregate, softmax_backward
@@ -40,7 +41,8 @@ from ._weights import (Weights, convolve_weights, regrid, regrid_from_weights,
 __version__ = version()
 
 __all__ = [
-    "CsrMatrix", "IdealInstrument", "MartInverter", "MartResult", "Regridder", "SpartError",
+    "CsrMatrix", "IdealInstrument", "MartInverter", "MartResult", "PermuteBlock",
+    "PermutePlan", "Regridder", "SpartError",
     "SpartNotImplementedError", "SpartTypeError", "SpartValueError", "VcsMatrix", "Weights",
     "convolve_weights", "get_threads", "mart", "psf_gaussian", "regrid", "regrid_from_weights",
     "rows_from_index", "scene_gaussians", "score_candidates", "set_threads", "softmax",
