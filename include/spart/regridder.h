@@ -225,6 +225,163 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_load(spart_context *conte
                                                             const char *path,
                                                             spart_regridder **regridder);
 
+/* ---- Streaming assembly ------------------------------------------------------
+ *
+ * Operators whose weights do not fit in memory (host or device) are
+ * assembled from weights that arrive in blocks: made on the fly by a
+ * function of yours, or read from files.
+ * The assembly makes two passes over the blocks, in block order: the
+ * first counts each row's entries, the second places every entry at its
+ * row's cursor. It holds the CSR result, one array of row cursors (the
+ * result's row pointers, which the cursors become) and one block's
+ * staging, never the weights. The result is the regridder
+ * spart_regridder_create (on the host) or spart_regridder_create_device
+ * (on the device) builds from the weights that the concatenated blocks
+ * form, bit for bit the same CSR arrays and plan, for any block sizes:
+ * a row holds its entries in stream order (block by block, in each block
+ * in its order), which is the weights' order when the blocks walk through
+ * the weights' concatenated arrays from the first entry to the last.
+ *
+ * Memory model. `budget_bytes` bounds what the call itself allocates in
+ * the memory it assembles in (host memory for a host regridder, device
+ * memory of the context's device for a device one), counted by the call
+ * as it allocates, the CSR result included:
+ *   - the result: row pointers (8 bytes a row, plus 8), columns (4 bytes
+ *     an entry, 8 from 2^31 columns on) and values (4 bytes an entry for
+ *     SPART_FLOAT32, 8 for SPART_FLOAT64), and the plan's tables (the
+ *     short-row index, 1 byte a row; on a device also the long-row table
+ *     and, while it is made, 16 bytes a row of scratch);
+ *   - the assembly tables: 16 bytes an orthogonal element and 16 a
+ *     block, and 8 bytes a resampled cell of a side whose cells are not
+ *     one dense block of the matrix index (rare);
+ *   - on a device, the staging of one block: its entries copied from host
+ *     memory (24 bytes an entry; none for blocks already in device
+ *     memory), the stable sort of its rows (about 16 bytes an entry with
+ *     32-bit keys and positions, plus CUB's scratch) and its element
+ *     offsets. A host assembly reads each block where it lies and stages
+ *     nothing.
+ * Not in the budget: the blocks your function yields (your memory), the
+ * buffers of a file reader (its own), two pinned
+ * 32 MiB host buffers through which a device assembly copies host blocks,
+ * the regridder's small struct and the stream's element offsets (8
+ * bytes an element). The call checks the budget before
+ * the first pass (the row cursors, tables and staging, with the fewest
+ * bytes the result can take) and again when the first pass has counted
+ * the entries (the whole result and the staging), and refuses, before it
+ * allocates, with SPART_ERROR_INVALID_ARGUMENT and a sentence giving the
+ * bytes of each part, when the budget cannot hold them:
+ * spart_regridder_stream_bytes gives the same figure beforehand.
+ *
+ * The function is called twice for each block, once a pass, and must give
+ * the same block both times. The call checks that it did: each block's
+ * entry and kept-entry counts, and at the end a 64-bit fingerprint of the
+ * row pointers the second pass reached against those the first pass
+ * counted; a difference is refused (SPART_ERROR_INVALID_ARGUMENT naming
+ * the block), and no write ever lands outside the result. Every entry's
+ * indices are checked against its side's resampled cells, as
+ * spart_weights_create_from_arrays checks them.
+ *
+ * Thread safety: the call runs your function on the calling thread, one
+ * block at a time. Determinism: the CSR arrays are the same bit for bit
+ * for any block sizes, budget, thread count and on host or device. */
+
+/* One block of streamed weights, as your function yields it: entries
+ * offsets[num_elements] of them, element first_element + j holding
+ * entries offsets[j] .. offsets[j + 1] - 1 of the three arrays
+ * (offsets: num_elements + 1 values, ascending, from 0). A block may hold
+ * pieces of elements (an element may continue in the next block) and may
+ * be empty (num_elements 0, or offsets all 0; the arrays may then be
+ * NULL). The arrays stay yours and must stay valid until your function is
+ * called again or the assembly returns. */
+typedef struct spart_weights_block {
+    int64_t first_element;
+    int64_t num_elements;
+    const int64_t *offsets;
+    const int64_t *indices_input;
+    const int64_t *indices_output;
+    const double *values;
+} spart_weights_block;
+
+/* Your block function: fill *block with block `block` (0 .. num_blocks -
+ * 1) for pass `pass` (0: counting, 1: placing); return SPART_OK, or any
+ * other status to stop the assembly (which then fails with that status
+ * and a sentence naming the block and the pass). */
+typedef spart_status (*spart_weights_block_function)(void *user_data, int64_t block, int pass,
+                                                     spart_weights_block *result);
+
+/* A stream of weights: what spart_weights_create_from_arrays takes
+ * besides the entries (the shapes and the resampled axes, read and
+ * checked as it reads them), and where the entries come from. Start from
+ * spart_weights_stream_init(). */
+typedef struct spart_weights_stream {
+    spart_shape shape_orthogonal;
+    spart_shape shape_input;
+    spart_shape shape_output;
+    int num_axis_input; /* 0: every axis */
+    int axis_input[SPART_MAX_NDIM];
+    int num_axis_output;
+    int axis_output[SPART_MAX_NDIM];
+    int64_t num_blocks;
+    /* The most entries a block holds (a device assembly's staging is made
+     * for this many; a larger block is refused). */
+    int64_t max_block_entries;
+    /* Nonzero: the block arrays your function yields are device memory of
+     * the context's CUDA device (a builder on the device); they are read in
+     * place, and only a device assembly takes them. */
+    int blocks_on_device;
+    spart_weights_block_function function;
+    void *user_data;
+} spart_weights_stream;
+
+/* Fill `stream` with zeros: no blocks, no function. */
+SPART_API void spart_weights_stream_init(spart_weights_stream *stream);
+
+/* What a streaming assembly held and did (any field may be read after a
+ * successful call). */
+typedef struct spart_stream_report {
+    size_t budget_bytes;  /* the budget it was given */
+    size_t peak_bytes;    /* the most it held at once, by its own count */
+    size_t result_bytes;  /* the CSR arrays and the plan's tables */
+    size_t staging_bytes; /* one block's staging (0 on the host) */
+    int64_t num_blocks;
+    int64_t num_entries_read; /* entries of all blocks (in one pass) */
+    int64_t num_entries;      /* entries kept in the matrix */
+} spart_stream_report;
+
+/* The bytes of `budget_bytes` a streaming assembly of `stream` with these
+ * options (NULL: the defaults) needs when its matrix keeps `num_entries`
+ * entries, on the context's CUDA device (on_device nonzero) or on the
+ * host: the peak the memory model above describes. Errors: those of the
+ * checks of spart_regridder_create_streamed that read no block. */
+SPART_NODISCARD SPART_API spart_status spart_regridder_stream_bytes(
+    spart_context *context, const spart_weights_stream *stream,
+    const spart_regridder_options *options, int on_device, int64_t num_entries, size_t *bytes);
+
+/* Assemble a regridder from a stream of weights within `budget_bytes`
+ * (memory model above), on the host (on_device 0: a host regridder, as
+ * spart_regridder_create makes) or on the context's CUDA device (on_device
+ * nonzero: a device regridder, as spart_regridder_create_device makes).
+ * `report` (may be NULL) receives what it held. Errors, checked in this
+ * order: SPART_ERROR_NULL_POINTER (context, stream, its function,
+ * regridder); those of spart_weights_create_from_arrays for the shapes and
+ * axes and of spart_regridder_create for the options;
+ * SPART_ERROR_INVALID_ARGUMENT (a negative block count or block size;
+ * blocks_on_device for a host assembly; a budget that cannot hold the
+ * cursors, tables and one block's staging, or, after the first pass, the
+ * result: the sentence gives each part in bytes; a block that is larger
+ * than max_block_entries, whose offsets do not ascend from 0, whose
+ * elements lie outside the orthogonal shape or go back before an element
+ * of an earlier block, or whose indices lie outside their cells; a block
+ * that changed between the passes); SPART_ERROR_NO_DEVICE (on_device in a
+ * build without CUDA, or no such device); SPART_ERROR_OVERFLOW; the status
+ * your function returned; SPART_ERROR_OUT_OF_MEMORY (an allocation failed
+ * although the budget allowed it); SPART_ERROR_INTERNAL (another CUDA
+ * error, named). Nothing is left allocated on failure. */
+SPART_NODISCARD SPART_API spart_status spart_regridder_create_streamed(
+    spart_context *context, const spart_weights_stream *stream,
+    const spart_regridder_options *options, int on_device, size_t budget_bytes,
+    spart_regridder **regridder, spart_stream_report *report);
+
 #ifdef __cplusplus
 }
 #endif

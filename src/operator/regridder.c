@@ -303,7 +303,7 @@ static spart_regridder *allocate_regridder(const spart_allocator *allocator)
 static spart_status assemble(spart_context *context, const spart_weights *weights,
                              const spart_regridder_roles *layout, int drop_zeros,
                              spart_value_type value_type, spart_device_entries *device_entries,
-                             spart_regridder *regridder)
+                             const spart_assembly_step *step, spart_regridder *regridder)
 {
     const spart_allocator *allocator = &context->allocator;
     size_t elements = (size_t)weights->num_elements;
@@ -352,8 +352,11 @@ static spart_status assemble(spart_context *context, const spart_weights *weight
         source.drop_zeros = drop_zeros;
         source.device_entries = device_entries;
         spart_report_progress(context, "assembly", 0, 1);
-        status = regridder->ops->assemble(context, &source, weights->size_input,
-                                          weights->size_output, value_type, regridder);
+        status = step != NULL
+                     ? step->function(context, &source, weights->size_input,
+                                      weights->size_output, value_type, regridder, step->argument)
+                     : regridder->ops->assemble(context, &source, weights->size_input,
+                                                weights->size_output, value_type, regridder);
         if (status == SPART_OK) {
             spart_report_progress(context, "assembly", 1, 1);
         }
@@ -446,11 +449,12 @@ int64_t spart_regridder_row_stripes(const spart_regridder_roles *layout,
 }
 
 /* spart_regridder_create_on, with the entries in device memory when
- * device_entries is not NULL (cuda_device >= 0 then). */
+ * device_entries is not NULL (cuda_device >= 0 then), or assembled by
+ * `step` instead of the table's assembly when step is not NULL. */
 static spart_status create_regridder(spart_context *context, const spart_weights *weights,
                                      const spart_regridder_options *options, int cuda_device,
                                      spart_device_entries *device_entries,
-                                     spart_regridder **regridder)
+                                     const spart_assembly_step *step, spart_regridder **regridder)
 {
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
@@ -491,7 +495,7 @@ static spart_status create_regridder(spart_context *context, const spart_weights
     made->csr.num_columns = num_columns;
     made->csr.num_rows = num_rows;
     status = assemble(context, weights, &layout, options->drop_zeros, options->value_type,
-                      device_entries, made);
+                      device_entries, step, made);
     if (status != SPART_OK) {
         spart_regridder_free(made);
         return status;
@@ -509,7 +513,7 @@ spart_status spart_regridder_create_on(spart_context *context, const spart_weigh
                                        const spart_regridder_options *options, int cuda_device,
                                        spart_regridder **regridder)
 {
-    return create_regridder(context, weights, options, cuda_device, NULL, regridder);
+    return create_regridder(context, weights, options, cuda_device, NULL, NULL, regridder);
 }
 
 spart_status spart_regridder_create_device(spart_context *context, const spart_weights *weights,
@@ -519,14 +523,23 @@ spart_status spart_regridder_create_device(spart_context *context, const spart_w
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
     }
-    return create_regridder(context, weights, options, context->cuda_device, NULL, regridder);
+    return create_regridder(context, weights, options, context->cuda_device, NULL, NULL,
+                            regridder);
 }
 
 spart_status spart_regridder_create_from_device_entries(
     spart_context *context, const spart_weights *weights, const spart_regridder_options *options,
     int cuda_device, spart_device_entries *entries, spart_regridder **regridder)
 {
-    return create_regridder(context, weights, options, cuda_device, entries, regridder);
+    return create_regridder(context, weights, options, cuda_device, entries, NULL, regridder);
+}
+
+spart_status spart_regridder_create_by_step(spart_context *context, const spart_weights *shell,
+                                            const spart_regridder_options *options,
+                                            int cuda_device, const spart_assembly_step *step,
+                                            spart_regridder **regridder)
+{
+    return create_regridder(context, shell, options, cuda_device, NULL, step, regridder);
 }
 
 /* Free a regridder and the regridders it owns (its transposes, and

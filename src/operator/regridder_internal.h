@@ -343,4 +343,26 @@ spart_status spart_host_csr_assemble(const spart_allocator *allocator,
                                      int64_t num_columns, spart_value_type value_type, int threads,
                                      spart_csr *csr);
 
+/* An assembly that replaces the table's (src/operator/regridder_stream.c):
+ * fill regridder->csr (num_rows and num_columns set) from the tables of
+ * `tables`, whose entry arrays are NULL (the step brings its own entries),
+ * cells_input and cells_output being the weights' cell counts. The device
+ * steps also make the plan's device tables, as the table's assembly does. */
+typedef struct spart_assembly_step {
+    spart_status (*function)(spart_context *context, const spart_assembly_source *tables,
+                             int64_t cells_input, int64_t cells_output,
+                             spart_value_type value_type, spart_regridder *regridder,
+                             void *argument);
+    void *argument;
+} spart_assembly_step;
+
+/* spart_regridder_create_on for weights `shell` whose entries the step
+ * brings (the shell's shapes, axes and elements; its own entries are not
+ * read): the roles, layout and axis maps of spart_regridder_create, then
+ * the step, then the plan (src/operator/regridder.c). */
+spart_status spart_regridder_create_by_step(spart_context *context, const spart_weights *shell,
+                                            const spart_regridder_options *options,
+                                            int cuda_device, const spart_assembly_step *step,
+                                            spart_regridder **regridder);
+
 #endif /* SPART_REGRIDDER_INTERNAL_H */

@@ -1,0 +1,141 @@
+/*
+ * host/csr_assemble_stream.c: the streaming assembly's passes over one
+ * block on the host, the twin of kernels/csr_assemble_stream.cu (the order
+ * and the checks are written in src/operator/csr_assemble_stream.h).
+ *
+ * Each block is walked in order on the calling thread: a row's entries of
+ * a block take consecutive slots from its cursor, in the block's order,
+ * which is what the device obtains by its stable sort. One thread, because
+ * the blocks of a stream are read at the rate they are made or read from
+ * disk, and a parallel count would need a histogram per thread (8 bytes a
+ * row each) that the memory budget does not have.
+ */
+#include "operator/csr_assemble_stream.h"
+
+/* The element holding entry k of the block: the last j with offsets[j] <= k. */
+static int64_t element_of(const int64_t *offsets, int64_t num_elements, int64_t k)
+{
+    int64_t low = 0, high = num_elements; /* offsets[low] <= k < offsets[high] */
+    while (high - low > 1) {
+        int64_t middle = low + (high - low) / 2;
+        if (offsets[middle] <= k) {
+            low = middle;
+        } else {
+            high = middle;
+        }
+    }
+    return low;
+}
+
+/* The first entry of the block with an index out of its cells. */
+static void find_bad(const spart_stream_source *source, spart_stream_tally *tally)
+{
+    tally->first_bad = source->num_entries;
+    for (int64_t k = 0; k < source->num_entries; k++) {
+        int64_t in = source->indices_input[k], out = source->indices_output[k];
+        if (in < 0 || in >= source->cells_input || out < 0 || out >= source->cells_output) {
+            tally->first_bad = k;
+            tally->bad_input = in;
+            tally->bad_output = out;
+            return;
+        }
+    }
+}
+
+static int64_t row_of(const spart_stream_source *source, int64_t element, int64_t k)
+{
+    int64_t cell = source->indices_output[k];
+    return source->row_offset[element] + (source->row_lookup != NULL
+                                              ? source->row_lookup[cell]
+                                              : cell * source->row_lookup_stride);
+}
+
+static int64_t column_of(const spart_stream_source *source, int64_t element, int64_t k)
+{
+    int64_t cell = source->indices_input[k];
+    return source->column_offset[element] + (source->column_lookup != NULL
+                                                 ? source->column_lookup[cell]
+                                                 : cell * source->column_lookup_stride);
+}
+
+void spart_host_stream_count(const spart_stream_source *source, int64_t num_rows, int64_t *cursor,
+                             spart_stream_tally *tally)
+{
+    (void)num_rows;
+    tally->kept = 0;
+    tally->out_of_range = 0;
+    find_bad(source, tally);
+    if (tally->first_bad < source->num_entries || source->num_entries == 0) {
+        return;
+    }
+    int64_t element = element_of(source->offsets, source->num_elements, 0);
+    for (int64_t k = 0; k < source->num_entries; k++) {
+        while (source->offsets[element + 1] <= k) {
+            element++;
+        }
+        if (source->drop_zeros && source->values[k] == 0.0) {
+            continue;
+        }
+        cursor[row_of(source, element, k) + 1]++;
+        tally->kept++;
+    }
+}
+
+void spart_host_stream_place(const spart_stream_source *source, int64_t num_rows, int64_t *cursor,
+                             int64_t num_entries, int32_t *columns32, int64_t *columns64,
+                             float *values32, double *values64, spart_stream_tally *tally)
+{
+    (void)num_rows;
+    tally->kept = 0;
+    tally->out_of_range = 0;
+    find_bad(source, tally);
+    if (tally->first_bad < source->num_entries || source->num_entries == 0) {
+        return;
+    }
+    int64_t element = element_of(source->offsets, source->num_elements, 0);
+    for (int64_t k = 0; k < source->num_entries; k++) {
+        while (source->offsets[element + 1] <= k) {
+            element++;
+        }
+        double value = source->values[k];
+        if (source->drop_zeros && value == 0.0) {
+            continue;
+        }
+        tally->kept++;
+        int64_t slot = cursor[row_of(source, element, k) + 1]++;
+        if (slot < 0 || slot >= num_entries) {
+            tally->out_of_range++; /* a block that changed between the passes */
+            continue;
+        }
+        int64_t column = column_of(source, element, k);
+        if (columns32 != NULL) {
+            columns32[slot] = (int32_t)column;
+        } else {
+            columns64[slot] = column;
+        }
+        if (values32 != NULL) {
+            values32[slot] = (float)value;
+        } else {
+            values64[slot] = value;
+        }
+    }
+}
+
+void spart_host_stream_scan(int64_t *cursor, int64_t num_rows)
+{
+    int64_t running = 0;
+    for (int64_t r = 0; r <= num_rows; r++) {
+        int64_t count = cursor[r];
+        cursor[r] = running;
+        running += count;
+    }
+}
+
+uint64_t spart_host_stream_fingerprint(const int64_t *values, int64_t count, int64_t first_index)
+{
+    uint64_t sum = 0;
+    for (int64_t j = 0; j < count; j++) {
+        sum += spart_stream_mix(first_index + j, values[j]);
+    }
+    return sum;
+}
