@@ -15,6 +15,7 @@
 #include "output_files.h"
 #include "pictures.h"
 #include "problem.h"
+#include "ranks.h"
 #include "results.h"
 #include "scene.h"
 
@@ -187,7 +188,13 @@ static int solve(const cli_options *options, inversion *run)
         cli_error(options, "%s", run->error);
         return EXIT_FAILED;
     }
-    if (spart_mart_solve(run->context, &run->operators, observed, &mart, &run->result) !=
+    if (cli_ranks_size() > 1 && spart_instrument_psf(run->made.instrument) != NULL) {
+        cli_error(options, "MART over %d MPI ranks does not take a PSF operator yet; run it "
+                  "with one rank", cli_ranks_size());
+        return EXIT_FAILED;
+    }
+    /* one rank: spart_mart_solve; several: the operators split over them */
+    if (cli_ranks_solve(run->context, &pair, &run->operators, observed, &mart, &run->result) !=
         SPART_OK) {
         cli_error(options, "MART: %s", spart_context_error(run->context));
         return EXIT_FAILED;
@@ -348,7 +355,7 @@ static void apply_options(const cli_options *options, config *cfg)
     }
 }
 
-int cli_invert(const cli_options *options)
+static int invert(const cli_options *options)
 {
     double start = progress_now();
     inversion *run = calloc(1, sizeof *run);
@@ -370,7 +377,7 @@ int cli_invert(const cli_options *options)
         progress_init(&run->report, options->quiet);
         code = cli_make_context(&effective, &run->context);
     }
-    if (code == EXIT_DONE) {
+    if (code == EXIT_DONE && cli_ranks_rank() == 0) { /* rank 0 writes the outputs */
         code = prepare_outputs(&effective, run);
     }
     if (code == EXIT_DONE) {
@@ -379,13 +386,14 @@ int cli_invert(const cli_options *options)
     if (code == EXIT_DONE) {
         code = make_data(&effective, run);
     }
+    code = cli_ranks_agree(code); /* every rank solves, or none */
     if (code == EXIT_DONE) {
         code = solve(&effective, run);
     }
     if (code == EXIT_DONE) {
         code = predict(&effective, run);
     }
-    if (code == EXIT_DONE) {
+    if (code == EXIT_DONE && cli_ranks_rank() == 0) {
         code = write_outputs(&effective, run);
     }
     if (code == EXIT_DONE) {
@@ -399,5 +407,19 @@ int cli_invert(const cli_options *options)
     code = interrupted_at_exit(&effective, run, code);
     inversion_free(run);
     free(run);
+    return code;
+}
+
+int cli_invert(const cli_options *options)
+{
+    char error[256];
+    if (cli_ranks_begin(error, sizeof error) != 0) {
+        cli_error(options, "%s", error);
+        return EXIT_FAILED;
+    }
+    cli_options on_this_rank = *options;
+    on_this_rank.quiet |= cli_ranks_rank() != 0; /* rank 0 speaks for all */
+    int code = invert(&on_this_rank);
+    cli_ranks_end();
     return code;
 }

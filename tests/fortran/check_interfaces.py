@@ -40,12 +40,14 @@ import tempfile
 # wrapper may call them.)
 EXCLUDED = {
     # Streaming assembly (spart/regridder.h, issue 26): the stream is a
-    # struct holding a C function pointer that yields blocks of C arrays;
-    # a Fortran caller would need a bind(C) callback and c_loc'd blocks,
-    # not offered yet.
+    # struct holding a C function pointer that yields blocks of C arrays
+    # (the file stream fills the same struct); a Fortran caller would need
+    # a bind(C) callback and c_loc'd blocks, not offered yet.
     "spart_weights_stream_init": "fills a stream struct whose block function is a C function pointer",
     "spart_regridder_stream_bytes": "takes a stream of blocks from a C function pointer",
     "spart_regridder_create_streamed": "takes a stream of blocks from a C function pointer",
+    "spart_weights_files_open": "fills a stream struct for spart_regridder_create_streamed (not offered in Fortran)",
+    "spart_weights_files_close": "frees what spart_weights_files_open made (not offered in Fortran)",
     # Candidate scoring (spart/scoring.h, issue 24): its arrays are untyped
     # addresses (float32 or float64 by an argument, host or device memory),
     # which want a generic Fortran wrapper over real(c_float) and
@@ -106,6 +108,29 @@ EXCLUDED = {
     # A C function pointer called from library threads, for progress bars
     # on a terminal (the spart command's); not bound for Fortran yet.
     "spart_context_set_progress": "a C callback from library threads; not bound yet",
+    # Work over MPI ranks (spart/distributed.h, issue 27): a communicator is
+    # made from the address of a C MPI_Comm; Fortran codes hold MPI_Fint
+    # handles (MPI_Comm_f2c), and the communicator and split operator want
+    # Fortran types of their own. Not bound yet (docs/dev/mpi-notes.md); the
+    # partitions are.
+    "spart_communicator_create": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_communicator_free": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_communicator_rank": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_communicator_size": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_distributed_allgather": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_distributed_mart_operators": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_distributed_operator_apply": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_distributed_operator_column_partition": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_distributed_operator_create": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_distributed_operator_first_row": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_distributed_operator_free": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_distributed_operator_local_columns": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_distributed_operator_local_entries": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_distributed_operator_local_rows": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_distributed_operator_multiply": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_distributed_operator_num_columns": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_distributed_operator_num_rows": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_mart_solve_frames_distributed": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
 }
 
 # C functions the module binds that are not spart's.

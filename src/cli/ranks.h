@@ -1,0 +1,42 @@
+/*
+ * src/cli/ranks.h: `spart invert` under mpirun. The command started by an
+ * MPI launcher (mpirun -np P spart invert CONFIG.yaml) initialises MPI and
+ * runs on every rank with the same config: each rank builds the problem,
+ * MART's operators are split over the ranks (spart/distributed.h: rows by
+ * entries, each rank its share, the one-process result on every rank),
+ * and rank 0 alone prints and writes the outputs, the same files as one
+ * process writes. Started without a launcher, or built without MPI
+ * (src/cli/ranks_no_mpi.c), it is one rank and never touches MPI.
+ */
+#ifndef SPART_CLI_RANKS_H
+#define SPART_CLI_RANKS_H
+
+#include "spart.h"
+#include "spart/distributed.h"
+
+/* Initialise MPI when an MPI launcher started this process. Returns 0, or
+ * -1 with a sentence in `error`. */
+int cli_ranks_begin(char *error, size_t error_size);
+
+/* Finalise MPI if cli_ranks_begin initialised it. */
+void cli_ranks_end(void);
+
+/* This process's rank and the number of ranks (0 and 1 without MPI). */
+int cli_ranks_rank(void);
+int cli_ranks_size(void);
+
+/* The largest of the ranks' exit codes, on every rank, so that a failure
+ * on one rank (an output folder only rank 0 checks) stops them all before
+ * a collective would wait for it. With one rank: `code`. */
+int cli_ranks_agree(int code);
+
+/* MART over the ranks: `pair` holds the host regridders, split over the
+ * ranks (on the context's device when on_device), then spart_mart_solve
+ * on every rank with `observed` (device memory when on_device). With one
+ * rank: spart_mart_solve on `operators` as given. The status and the
+ * context's sentence are spart's. */
+spart_status cli_ranks_solve(spart_context *context, const spart_mart_regridder_pair *pair,
+                             const spart_mart_operators *operators, const double *observed,
+                             const spart_mart_options *options, spart_mart_result **result);
+
+#endif /* SPART_CLI_RANKS_H */

@@ -1,0 +1,36 @@
+/*
+ * src/cli/ranks_no_mpi.c: one rank, for a spart built without MPI (CMake
+ * builds this file or src/cli/ranks_mpi.c).
+ */
+#include "ranks.h"
+
+int cli_ranks_begin(char *error, size_t error_size)
+{
+    (void)error, (void)error_size;
+    return 0;
+}
+
+void cli_ranks_end(void) {}
+
+int cli_ranks_rank(void)
+{
+    return 0;
+}
+
+int cli_ranks_size(void)
+{
+    return 1;
+}
+
+int cli_ranks_agree(int code)
+{
+    return code;
+}
+
+spart_status cli_ranks_solve(spart_context *context, const spart_mart_regridder_pair *pair,
+                             const spart_mart_operators *operators, const double *observed,
+                             const spart_mart_options *options, spart_mart_result **result)
+{
+    (void)pair;
+    return spart_mart_solve(context, operators, observed, options, result);
+}

@@ -1,0 +1,49 @@
+# spart/distributed.h (issue 27), included by tests/CMakeLists.txt.
+#
+# test_distributed (label `unit`, every build): the partitions of frames
+# and rows, and what a communicator answers without MPI (a build without
+# it: SPART_ERROR_NOT_IMPLEMENTED and how to build with it) or before
+# MPI_Init (a build with it).
+spart_add_unit_test(test_distributed)
+if(SPART_HAVE_MPI)
+  target_compile_definitions(test_distributed PRIVATE SPART_TEST_HAVE_MPI=1)
+  target_link_libraries(test_distributed PRIVATE MPI::MPI_C)
+endif()
+
+# The MPI tests (label `mpi`): each program under mpirun with 1, 2 and 4
+# ranks on this host (CPU ranks; 4 ranks oversubscribe a 2-core machine),
+# every rank's result the one-process result bit for bit. Built only with
+# MPI; without it there is nothing to run (ctest lists no mpi test). A
+# few seconds each on 2 cores (OMP_NUM_THREADS=1 per rank).
+if(SPART_HAVE_MPI)
+  set(spart_mpi_flags ${MPIEXEC_PREFLAGS})
+  # Open MPI refuses more ranks than cores, and root, unless told (its
+  # environment variables; other MPIs ignore them).
+  set(spart_mpi_environment "OMP_NUM_THREADS=1;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+  foreach(program test_mpi_products test_mpi_mart)
+    add_executable(${program} mpi/${program}.c)
+    target_link_libraries(${program} PRIVATE spart_static MPI::MPI_C OpenMP::OpenMP_C GSL::gsl m)
+    target_include_directories(${program} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/mpi
+                               ${CMAKE_CURRENT_SOURCE_DIR}/unit)
+    target_compile_options(${program} PRIVATE ${SPART_C_FLAGS})
+    foreach(ranks 1 2 4)
+      add_test(NAME ${program}_np${ranks}
+               COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${spart_mpi_flags}
+                       $<TARGET_FILE:${program}> ${MPIEXEC_POSTFLAGS})
+      set_tests_properties(${program}_np${ranks} PROPERTIES LABELS mpi TIMEOUT 300
+        ENVIRONMENT "${spart_mpi_environment}")
+    endforeach()
+  endforeach()
+  # The spart command under mpirun: the same files as one process.
+  if(TARGET spart_cli)
+    foreach(ranks 2 3)
+      add_test(NAME cli_mpi_np${ranks}
+               COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/cli_mpi.sh $<TARGET_FILE:spart_cli>
+                       ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks}
+                       ${CMAKE_CURRENT_SOURCE_DIR}/cli/small.yaml
+                       ${CMAKE_CURRENT_BINARY_DIR}/cli_mpi_np${ranks} ${spart_mpi_flags})
+      set_tests_properties(cli_mpi_np${ranks} PROPERTIES LABELS mpi TIMEOUT 300
+        ENVIRONMENT "${spart_mpi_environment}")
+    endforeach()
+  endif()
+endif()
