@@ -6,6 +6,7 @@
  * and every update is the one-process value on every rank.
  */
 #include <math.h>
+#include <string.h>
 
 #include "distributed/distributed_internal.h"
 #include "spart/mart_steps.h"
@@ -81,6 +82,9 @@ spart_status spart_distributed_mart_operators(spart_context *context,
                           "distributed_mart_operators: the two operators were split over "
                           "different communicators");
     }
+    /* every field this version does not set (the many-frame callbacks of
+     * spart_mart_solve_frames among them) NULL or 0: the driver's defaults */
+    memset(operators, 0, sizeof *operators);
     operators->num_channel = channels;
     operators->scene_size = f->num_columns;
     operators->image_size = f->num_rows / channels;
