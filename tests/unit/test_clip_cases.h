@@ -158,7 +158,38 @@ static inline void clip_degenerate(clip_grid *g)
     }
 }
 
-#define CLIP_NUM_LATTICE_CASES 9
+/* regridding's test grid (_host_test._distorted): t = linspace(-0.7, 0.7,
+ * num), x = u cos a - v sin a + 0.15 u v, y = u sin a + v cos a + 0.10 u^2. */
+static inline clip_grid clip_distorted(int64_t num, double angle)
+{
+    clip_grid g = clip_grid_new(num, num);
+    double c, s;
+    clip_cos_sin(angle, &c, &s);
+    for (int64_t i = 0; i < num; i++) {
+        for (int64_t j = 0; j < num; j++) {
+            const double u = clip_linspace(-0.7, 0.7, num, i);
+            const double v = clip_linspace(-0.7, 0.7, num, j);
+            g.x[i * num + j] = u * c - v * s + 0.15 * u * v;
+            g.y[i * num + j] = u * s + v * c + 0.10 * u * u;
+        }
+    }
+    return g;
+}
+
+/* The lattice of num x num vertices over the bounding box of g. */
+static inline clip_grid clip_bounding_lattice(const clip_grid *g, int64_t num)
+{
+    double low_x = g->x[0], high_x = g->x[0], low_y = g->y[0], high_y = g->y[0];
+    for (int64_t v = 0; v < g->num_x * g->num_y; v++) {
+        low_x = g->x[v] < low_x ? g->x[v] : low_x;
+        high_x = g->x[v] > high_x ? g->x[v] : high_x;
+        low_y = g->y[v] < low_y ? g->y[v] : low_y;
+        high_y = g->y[v] > high_y ? g->y[v] : high_y;
+    }
+    return clip_lattice(low_x, high_x, num, low_y, high_y, num);
+}
+
+#define CLIP_NUM_LATTICE_CASES 11
 
 /* Lattice case k (0 <= k < CLIP_NUM_LATTICE_CASES). `scale` multiplies the
  * vertex counts (1 for the tests; larger for timing). */
@@ -212,6 +243,21 @@ static inline clip_case clip_lattice_case(int k, int64_t scale)
         c.input = clip_warped(n + 1, 4, 3.0, 0, 0, 0.03, 0.1, 7);
         c.output = clip_lattice(4, -4, n + 1, 4.2, -4.2, n + 2);
         break;
+    case 9:
+        c.name = "regridding's README warp onto its bounding lattice";
+        c.input = clip_warped(66 * scale, 5, 0.4, 0, 0, 0, 0, 9);
+        for (int64_t v = 0; v < c.input.num_x * c.input.num_y; v++) {
+            const double x = c.input.x[v], y = c.input.y[v];
+            c.input.x[v] = x + 0.05 * x * x;
+            c.input.y[v] = y + 0.05 * y * y;
+        }
+        c.output = clip_bounding_lattice(&c.input, 33 * scale);
+        break;
+    case 10:
+        c.name = "regridding's distorted grid (0.9 rad) onto a lattice";
+        c.input = clip_distorted(n + 1, 0.9);
+        c.output = clip_lattice(-1.1, 1.1, n / 2 + 1, -1.0, 1.2, n / 2 + 2);
+        break;
     default:
         c.name = "input mostly outside, over the lattice's corner";
         c.input = clip_warped(n + 1, 2, 0.1, 5.1, 4.9, 0, 0, 8);
@@ -221,7 +267,7 @@ static inline clip_case clip_lattice_case(int k, int64_t scale)
     return c;
 }
 
-#define CLIP_NUM_GENERAL_CASES 6
+#define CLIP_NUM_GENERAL_CASES 7
 
 /* General case k (0 <= k < CLIP_NUM_GENERAL_CASES): curvilinear outputs. */
 static inline clip_case clip_general_case(int k, int64_t scale)
@@ -256,6 +302,11 @@ static inline clip_case clip_general_case(int k, int64_t scale)
         clip_degenerate(&c.input);
         c.output = clip_warped(n + 1, 4, 0.25 + 3.14159265358979323846, 0, 0, 0, 0.05, 19);
         clip_degenerate(&c.output);
+        break;
+    case 6:
+        c.name = "regridding's distorted grids, 0.3 onto -0.2 rad";
+        c.input = clip_distorted(n + 1, 0.3);
+        c.output = clip_distorted(n / 2 + 1, -0.2);
         break;
     default:
         c.name = "identical grids (the identity)";
