@@ -47,3 +47,16 @@ if(SPART_HAVE_MPI)
     endforeach()
   endif()
 endif()
+
+# bench_mpi_split (label `bench`): the instrument's operators split over
+# the ranks against one rank (docs/dev/mpi-notes.md has its figures).
+if(SPART_HAVE_MPI AND SPART_BUILD_BENCHMARKS)
+  add_executable(bench_mpi_split bench/bench_mpi_split.c)
+  target_link_libraries(bench_mpi_split PRIVATE spart MPI::MPI_C OpenMP::OpenMP_C m)
+  target_compile_options(bench_mpi_split PRIVATE ${SPART_C_FLAGS})
+  add_test(NAME bench_mpi_split
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS}
+                   $<TARGET_FILE:bench_mpi_split> ${MPIEXEC_POSTFLAGS})
+  set_tests_properties(bench_mpi_split PROPERTIES LABELS bench TIMEOUT 900
+                       ENVIRONMENT "${spart_mpi_environment}")
+endif()
