@@ -50,9 +50,10 @@ void spart_mart_options_init(spart_mart_options *options)
 
 /* ---- the driver --------------------------------------------------------------------------- */
 
-static spart_status check_arguments(spart_context *context, const spart_mart_operators *operators,
-                                    const double *observed, const spart_mart_options *options,
-                                    spart_mart_result **result)
+spart_status spart_mart_check_arguments(spart_context *context,
+                                        const spart_mart_operators *operators,
+                                        const double *observed, const spart_mart_options *options,
+                                        spart_mart_result **result)
 {
     if (operators == NULL || observed == NULL || options == NULL || result == NULL) {
         return spart_context_set_error(context, SPART_ERROR_NULL_POINTER,
@@ -176,63 +177,6 @@ static spart_status copy_scene_to_host(spart_context *context, const mart_work *
                              (size_t)scene_size * sizeof(double));
 }
 
-/* Append a state (`state`: scene_size values, where the work's arrays are)
- * to the kept solutions (growing by doubling). */
-static spart_status keep_solution(spart_context *context, spart_mart_result *result,
-                                  const mart_work *work, const double *state, int64_t *capacity)
-{
-    if (result->num_solutions == *capacity) {
-        int64_t grown = *capacity * 2;
-        double *bigger = spart_mart_realloc_doubles(result->context, result->solutions,
-                                                    (size_t)(grown * result->scene_size));
-        if (bigger == NULL) {
-            return spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
-                                           "mart: could not keep %lld intermediate states",
-                                           (long long)grown);
-        }
-        result->solutions = bigger;
-        *capacity = grown;
-    }
-    double *destination = result->solutions + result->num_solutions * result->scene_size;
-    size_t bytes = (size_t)result->scene_size * sizeof(double);
-    spart_status status = spart_memory_copy(context, destination, 0, state, work->on_device, bytes);
-    if (status == SPART_OK) {
-        result->num_solutions++;
-    }
-    return status;
-}
-
-/* Append this iteration's merits to the histories. */
-static spart_status record_merit(spart_context *context, spart_mart_result *result,
-                                 const mart_work *work)
-{
-    int64_t c = result->num_channel;
-    if (result->num_iterations == result->capacity) {
-        int64_t grown = result->capacity * 2;
-        double *chi2 = spart_mart_realloc_doubles(result->context, result->mean_chi_squared,
-                                                  (size_t)(grown * c));
-        double *r = chi2 == NULL ? NULL
-                                 : spart_mart_realloc_doubles(result->context, result->correlation,
-                                                              (size_t)(grown * c));
-        if (chi2 != NULL) {
-            result->mean_chi_squared = chi2;
-        }
-        if (r == NULL) {
-            return spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
-                                           "mart: could not grow the histories to %lld rows",
-                                           (long long)grown);
-        }
-        result->correlation = r;
-        result->capacity = grown;
-    }
-    memcpy(result->mean_chi_squared + result->num_iterations * c, work->chi2,
-           (size_t)c * sizeof(double));
-    memcpy(result->correlation + result->num_iterations * c, work->correlation,
-           (size_t)c * sizeof(double));
-    result->num_iterations++;
-    return SPART_OK;
-}
-
 static spart_status call_forward(spart_context *context, const spart_mart_operators *operators,
                                  mart_work *work, int64_t iteration)
 {
@@ -255,30 +199,6 @@ static spart_status call_backward(spart_context *context, const spart_mart_opera
                                     what);
     }
     return SPART_OK;
-}
-
-/* Whether the rule ends the run at this merit; sets the message. */
-static int rule_stops(const spart_mart_options *options, double merit_previous, double merit,
-                      int64_t iteration, spart_mart_result *result)
-{
-    switch (options->stop_rule) {
-    case SPART_MART_STOP_THRESHOLD:
-        if (merit_previous - merit < options->threshold) {
-            snprintf(result->message, sizeof result->message, "Achieved merit less than %s.",
-                     spart_mart_python_float(options->threshold).text);
-            return 1;
-        }
-        return 0;
-    case SPART_MART_STOP_TARGET:
-        if (merit <= options->target) {
-            snprintf(result->message, sizeof result->message,
-                     "Mean chi-squared %.17g at or under the target %.17g at iteration %lld.",
-                     merit, options->target, (long long)iteration);
-            return 1;
-        }
-        return 0;
-    default: return 0;
-    }
 }
 
 /* The guess (given or flat) and the clamped backprojection of the
@@ -430,20 +350,6 @@ static double mean_merit(const mart_work *work, int64_t channels)
     return sum / (double)channels;
 }
 
-/* The end of a run that did not stop on its rule or the callback. */
-static void out_of_iterations(const spart_mart_options *options, spart_mart_result *result)
-{
-    if (options->stop_rule == SPART_MART_STOP_COUNT) {
-        result->success = 1;
-        snprintf(result->message, sizeof result->message, "Completed %lld iterations.",
-                 (long long)options->max_iterations);
-    } else {
-        result->success = 0;
-        snprintf(result->message, sizeof result->message,
-                 "Max number of iterations (%lld) exceeded.", (long long)options->max_iterations);
-    }
-}
-
 /* The end of iteration `iteration`, whose merits are in work->chi2 and
  * work->correlation (and whose state was kept, when asked): the merits
  * recorded, the callback told, the rule checked. *stopped becomes 1 when
@@ -453,15 +359,17 @@ static spart_status conclude_iteration(spart_context *context, const spart_mart_
                                        int64_t iteration, double start_time, double *merit_previous,
                                        int *stopped)
 {
-    spart_status status = record_merit(context, result, work);
+    spart_status status =
+        spart_mart_result_append_merits(context, result, work->chi2, work->correlation);
     if (status != SPART_OK) {
         return status;
     }
     int64_t channels = result->num_channel;
     double merit = mean_merit(work, channels);
     if (options->callback != NULL) {
-        spart_mart_progress progress = {iteration,         channels, work->chi2,
-                                        work->correlation, merit,    omp_get_wtime() - start_time};
+        spart_mart_progress progress = {
+            iteration, channels, work->chi2, work->correlation, merit, omp_get_wtime() - start_time,
+            0};
         if (options->callback(options->callback_user, &progress) != 0) {
             snprintf(result->message, sizeof result->message,
                      "Stopped by the callback at iteration %lld.", (long long)iteration);
@@ -469,7 +377,7 @@ static spart_status conclude_iteration(spart_context *context, const spart_mart_
             return SPART_OK;
         }
     }
-    if (rule_stops(options, *merit_previous, merit, iteration, result)) {
+    if (spart_mart_rule_stops(options, *merit_previous, merit, iteration, result)) {
         result->success = 1;
         *stopped = 1;
         return SPART_OK;
@@ -647,8 +555,9 @@ static spart_status run_batch(spart_context *context, const spart_mart_options *
         memcpy(work->correlation, rows + k * 2 * channels + channels,
                (size_t)channels * sizeof(double));
         if (batch->keep) {
-            status = keep_solution(context, result, work, batch->kept + k * batch->scene_size,
-                                   solution_capacity);
+            status =
+                spart_mart_result_append_state(context, result, batch->kept + k * batch->scene_size,
+                                               work->on_device, solution_capacity);
         }
         if (status == SPART_OK) {
             status = conclude_iteration(context, options, result, work, *iteration, start_time,
@@ -687,7 +596,7 @@ spart_status spart_mart_solve(spart_context *context, const spart_mart_operators
     if (options == NULL) {
         options = &defaults;
     }
-    spart_status status = check_arguments(context, operators, observed, options, result);
+    spart_status status = spart_mart_check_arguments(context, operators, observed, options, result);
     if (status != SPART_OK) {
         return status;
     }
@@ -735,7 +644,8 @@ spart_status spart_mart_solve(spart_context *context, const spart_mart_operators
         }
         status = next_merits(context, operators, observed, &work, gamma, graph, i);
         if (status == SPART_OK && options->keep_intermediate) {
-            status = keep_solution(context, made, &work, work.scene, &solution_capacity);
+            status = spart_mart_result_append_state(context, made, work.scene, work.on_device,
+                                                    &solution_capacity);
         }
         if (status == SPART_OK) {
             status = conclude_iteration(context, options, made, &work, i, start_time,
@@ -755,7 +665,7 @@ spart_status spart_mart_solve(spart_context *context, const spart_mart_operators
     spart_device_graph_free(graph);
     free_batch(context, &batch);
     if (status == SPART_OK && !stopped) {
-        out_of_iterations(options, made);
+        spart_mart_out_of_iterations(options, made);
     }
     /* The solution: without intermediate states, the current state (after
      * the last update when the iteration limit ended the run); with them,

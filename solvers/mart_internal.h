@@ -29,10 +29,34 @@ struct spart_mart_result {
     double *correlation;
 };
 
+/* The checks of spart_mart_solve's arguments (solvers/mart.c), which
+ * spart_mart_solve_frames shares. */
+spart_status spart_mart_check_arguments(spart_context *context,
+                                        const spart_mart_operators *operators,
+                                        const double *observed, const spart_mart_options *options,
+                                        spart_mart_result **result);
+
 /* A result for `operators` with room for 16 iterations' merits and one
  * state, or NULL when memory runs out. */
 spart_mart_result *spart_mart_result_allocate(spart_context *context,
                                               const spart_mart_operators *operators);
+
+/* Append a state (scene_size values, host or device memory) to the kept
+ * solutions, growing them by doubling (*capacity: states allocated). */
+spart_status spart_mart_result_append_state(spart_context *context, spart_mart_result *result,
+                                            const double *state, int on_device, int64_t *capacity);
+
+/* Append an iteration's merits (num_channel values each, host memory). */
+spart_status spart_mart_result_append_merits(spart_context *context, spart_mart_result *result,
+                                             const double *chi2, const double *correlation);
+
+/* Whether the rule ends the run at this merit (the message set then). */
+int spart_mart_rule_stops(const spart_mart_options *options, double merit_previous, double merit,
+                          int64_t iteration, spart_mart_result *result);
+
+/* The success flag and message of a run that did not stop on its rule or
+ * a callback. */
+void spart_mart_out_of_iterations(const spart_mart_options *options, spart_mart_result *result);
 
 /* count doubles through the context's allocator (NULL on overflow). */
 double *spart_mart_alloc_doubles(const spart_context *context, size_t count);
@@ -73,6 +97,26 @@ spart_status spart_mart_regridders_predict_and_measure(spart_context *context,
                                                        double *images, double *widths,
                                                        void *workspace, size_t workspace_bytes,
                                                        const spart_mart_run_state *gate);
+
+/* Many frames (spart_mart_solve_frames) with such operators: the bytes of
+ * product workspace for num_frames vectors (the larger of the two
+ * products'); the forward product of num_frames scenes, the end of the
+ * prediction and the merits of its num_frames x num_channel channels
+ * (left in `workspace`, ungated); the backward product of num_frames
+ * frames of images. With the product workspace given, nothing allocates
+ * (a graph may record them). */
+spart_status spart_mart_regridders_frames_workspace(spart_context *context,
+                                                    const spart_mart_operators *operators,
+                                                    int64_t num_frames, size_t *bytes);
+spart_status spart_mart_regridders_predict_and_measure_frames(
+    spart_context *context, const spart_mart_operators *operators, int64_t num_frames,
+    const double *scenes, const double *observed, double *images, double *widths, void *workspace,
+    size_t workspace_bytes, void *product_workspace, size_t product_bytes);
+spart_status spart_mart_regridders_backward_frames(spart_context *context,
+                                                   const spart_mart_operators *operators,
+                                                   int64_t num_frames, const double *images,
+                                                   double *scenes, void *product_workspace,
+                                                   size_t product_bytes);
 
 /* Nonzero when such operators' update needs no `predicted_back` scratch:
  * a host backward Regridder without batch axes, whose backprojection

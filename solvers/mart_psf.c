@@ -122,6 +122,8 @@ spart_status spart_mart_operators_from_regridders_psf(spart_context *context,
     operators->capturable = operators->on_device;
     operators->forward = forward_with_psf;
     operators->backward = backward_with_psf;
+    operators->forward_frames = NULL; /* spart_mart_solve_frames: one frame at a time */
+    operators->backward_frames = NULL;
     operators->user = (void *)problem;
     return SPART_OK;
 }

@@ -2,7 +2,9 @@
  * solvers/mart_regridders.c: MART operators from a pair of Regridders
  * (spart_mart_operators_from_regridders): the forward product with the
  * noise widths of a counting detector, and the backward product, which the
- * driver may fuse with the update (spart_mart_regridders_update).
+ * driver may fuse with the update (spart_mart_regridders_update), and the
+ * same over many frames at once (a leading axis of vectors: one pass over
+ * each matrix for all of them) for spart_mart_solve_frames.
  */
 #include <math.h>
 
@@ -60,6 +62,119 @@ static spart_status backward_from_regridder(void *user, spart_context *context,
     spart_array x = {images, spart_regridder_shape_input(pair->backward)};
     return spart_regridder_apply(context, pair->backward, &x, scenes,
                                  spart_regridder_num_rows(pair->backward));
+}
+
+/* ---- many frames: the products over num_frames vectors (leading axis) ---- */
+
+/* `shape` with a leading axis of `frames` vectors. */
+static spart_status frames_shape(spart_context *context, spart_shape shape, int64_t frames,
+                                 spart_shape *out)
+{
+    if (shape.ndim >= SPART_MAX_NDIM) {
+        return spart_context_set_error(context, SPART_ERROR_SHAPE_MISMATCH,
+                                       "mart frames: a regridder's shape has %d axes, so a "
+                                       "leading axis of frames does not fit (at most %d)",
+                                       shape.ndim, SPART_MAX_NDIM);
+    }
+    out->ndim = shape.ndim + 1;
+    out->dims[0] = frames;
+    for (int k = 0; k < shape.ndim; k++) {
+        out->dims[k + 1] = shape.dims[k];
+    }
+    return SPART_OK;
+}
+
+/* y = A x for `frames` vectors x (one product, every vector in one pass
+ * over the matrix; each vector the bits it gets alone), with the caller's
+ * workspace or, when it is NULL, one the product allocates. */
+static spart_status apply_frames(spart_context *context, const spart_regridder *regridder,
+                                 int64_t frames, const double *x_values, double *y, void *workspace,
+                                 size_t workspace_bytes)
+{
+    spart_array x = {x_values, {0, {0}}};
+    spart_status status =
+        frames_shape(context, spart_regridder_shape_input(regridder), frames, &x.shape);
+    int64_t size_y = frames * spart_regridder_num_rows(regridder);
+    if (status == SPART_OK && workspace == NULL) {
+        status = spart_regridder_apply(context, regridder, &x, y, size_y);
+    } else if (status == SPART_OK) {
+        status = spart_regridder_apply_workspace(context, regridder, &x, y, size_y, workspace,
+                                                 workspace_bytes);
+    }
+    return status;
+}
+
+static spart_status forward_frames_from_regridder(void *user, spart_context *context,
+                                                  int64_t num_frames, const double *scenes,
+                                                  double *images, double *widths)
+{
+    const spart_mart_regridder_pair *pair = user;
+    spart_status status = apply_frames(context, pair->forward, num_frames, scenes, images, NULL, 0);
+    if (status == SPART_OK) {
+        status = spart_mart_finish_prediction(
+            context, images, widths, num_frames * spart_regridder_num_rows(pair->forward),
+            pair->gain, pair->read_noise, spart_regridder_cuda_device(pair->forward) >= 0);
+    }
+    return status;
+}
+
+static spart_status backward_frames_from_regridder(void *user, spart_context *context,
+                                                   int64_t num_frames, const double *images,
+                                                   double *scenes)
+{
+    const spart_mart_regridder_pair *pair = user;
+    return apply_frames(context, pair->backward, num_frames, images, scenes, NULL, 0);
+}
+
+spart_status spart_mart_regridders_frames_workspace(spart_context *context,
+                                                    const spart_mart_operators *operators,
+                                                    int64_t num_frames, size_t *bytes)
+{
+    const spart_mart_regridder_pair *pair = operators->user;
+    const spart_regridder *both[2] = {pair->forward, pair->backward};
+    *bytes = 0;
+    for (int k = 0; k < 2; k++) {
+        spart_shape shape;
+        size_t needed = 0;
+        spart_status status =
+            frames_shape(context, spart_regridder_shape_input(both[k]), num_frames, &shape);
+        if (status == SPART_OK) {
+            status = spart_regridder_workspace_size(context, both[k], &shape, &needed);
+        }
+        if (status != SPART_OK) {
+            return status;
+        }
+        *bytes = needed > *bytes ? needed : *bytes;
+    }
+    return SPART_OK;
+}
+
+spart_status spart_mart_regridders_predict_and_measure_frames(
+    spart_context *context, const spart_mart_operators *operators, int64_t num_frames,
+    const double *scenes, const double *observed, double *images, double *widths, void *workspace,
+    size_t workspace_bytes, void *product_workspace, size_t product_bytes)
+{
+    const spart_mart_regridder_pair *pair = operators->user;
+    spart_status status = apply_frames(context, pair->forward, num_frames, scenes, images,
+                                       product_workspace, product_bytes);
+    if (status == SPART_OK) {
+        status = spart_mart_finish_and_measure(
+            context, observed, images, widths, num_frames * operators->num_channel,
+            operators->image_size, pair->gain, pair->read_noise, workspace, workspace_bytes,
+            operators->on_device, NULL);
+    }
+    return status;
+}
+
+spart_status spart_mart_regridders_backward_frames(spart_context *context,
+                                                   const spart_mart_operators *operators,
+                                                   int64_t num_frames, const double *images,
+                                                   double *scenes, void *product_workspace,
+                                                   size_t product_bytes)
+{
+    const spart_mart_regridder_pair *pair = operators->user;
+    return apply_frames(context, pair->backward, num_frames, images, scenes, product_workspace,
+                        product_bytes);
 }
 
 int spart_mart_operators_are_regridders(const spart_mart_operators *operators)
@@ -147,6 +262,8 @@ spart_status spart_mart_operators_from_regridders(spart_context *context,
     operators->image_size = images / channels;
     operators->forward = forward_from_regridder;
     operators->backward = backward_from_regridder;
+    operators->forward_frames = forward_frames_from_regridder;
+    operators->backward_frames = backward_frames_from_regridder;
     operators->user = (void *)pair;
     return SPART_OK;
 }

@@ -1,9 +1,13 @@
 /*
  * solvers/mart_result.c: the result of a MART solve (spart/mart.h): its
- * allocation by the driver (solvers/mart.c), its accessors and its free.
+ * allocation by the drivers (solvers/mart.c, solvers/mart_frames.c),
+ * what they append to it (merits, kept states, the message of the rule),
+ * its accessors and its free.
  */
+#include <stdio.h>
 #include <string.h>
 
+#include "spart/device_memory.h"
 #include "spart/mart.h"
 #include "mart_internal.h"
 
@@ -103,4 +107,96 @@ const double *spart_mart_result_mean_chi_squared(const spart_mart_result *result
 const double *spart_mart_result_correlation(const spart_mart_result *result)
 {
     return result != NULL ? result->correlation : NULL;
+}
+
+/* ---- what the drivers (solvers/mart.c, solvers/mart_frames.c) append ---- */
+
+spart_status spart_mart_result_append_state(spart_context *context, spart_mart_result *result,
+                                            const double *state, int on_device, int64_t *capacity)
+{
+    if (result->num_solutions == *capacity) {
+        int64_t grown = *capacity * 2;
+        double *bigger = spart_mart_realloc_doubles(result->context, result->solutions,
+                                                    (size_t)(grown * result->scene_size));
+        if (bigger == NULL) {
+            return spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
+                                           "mart: could not keep %lld intermediate states",
+                                           (long long)grown);
+        }
+        result->solutions = bigger;
+        *capacity = grown;
+    }
+    double *destination = result->solutions + result->num_solutions * result->scene_size;
+    size_t bytes = (size_t)result->scene_size * sizeof(double);
+    spart_status status = spart_memory_copy(context, destination, 0, state, on_device, bytes);
+    if (status == SPART_OK) {
+        result->num_solutions++;
+    }
+    return status;
+}
+
+spart_status spart_mart_result_append_merits(spart_context *context, spart_mart_result *result,
+                                             const double *chi2, const double *correlation)
+{
+    int64_t c = result->num_channel;
+    if (result->num_iterations == result->capacity) {
+        int64_t grown = result->capacity * 2;
+        double *grown_chi2 = spart_mart_realloc_doubles(result->context, result->mean_chi_squared,
+                                                        (size_t)(grown * c));
+        double *grown_r = grown_chi2 == NULL
+                              ? NULL
+                              : spart_mart_realloc_doubles(result->context, result->correlation,
+                                                           (size_t)(grown * c));
+        if (grown_chi2 != NULL) {
+            result->mean_chi_squared = grown_chi2;
+        }
+        if (grown_r == NULL) {
+            return spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
+                                           "mart: could not grow the histories to %lld rows",
+                                           (long long)grown);
+        }
+        result->correlation = grown_r;
+        result->capacity = grown;
+    }
+    memcpy(result->mean_chi_squared + result->num_iterations * c, chi2, (size_t)c * sizeof(double));
+    memcpy(result->correlation + result->num_iterations * c, correlation,
+           (size_t)c * sizeof(double));
+    result->num_iterations++;
+    return SPART_OK;
+}
+
+int spart_mart_rule_stops(const spart_mart_options *options, double merit_previous, double merit,
+                          int64_t iteration, spart_mart_result *result)
+{
+    switch (options->stop_rule) {
+    case SPART_MART_STOP_THRESHOLD:
+        if (merit_previous - merit < options->threshold) {
+            snprintf(result->message, sizeof result->message, "Achieved merit less than %s.",
+                     spart_mart_python_float(options->threshold).text);
+            return 1;
+        }
+        return 0;
+    case SPART_MART_STOP_TARGET:
+        if (merit <= options->target) {
+            snprintf(result->message, sizeof result->message,
+                     "Mean chi-squared %.17g at or under the target %.17g at iteration %lld.",
+                     merit, options->target, (long long)iteration);
+            return 1;
+        }
+        return 0;
+    default: return 0;
+    }
+}
+
+void spart_mart_out_of_iterations(const spart_mart_options *options, spart_mart_result *result)
+{
+    if (options->stop_rule == SPART_MART_STOP_COUNT) {
+        result->success = 1;
+        snprintf(result->message, sizeof result->message, "Completed %lld iterations.",
+                 (long long)options->max_iterations);
+    } else {
+        result->success = 0;
+        snprintf(result->message, sizeof result->message,
+                 "Max number of iterations (%lld) exceeded.", (long long)options->max_iterations);
+    }
 }

@@ -97,6 +97,18 @@ typedef struct spart_mart_operators {
      * (the same result as one iteration at a time); with one, an iteration
      * a graph. The operators of spart_mart_operators_from_regridders are. */
     int capturable;
+    /* Optional (NULL: spart_mart_solve_frames calls forward, or backward,
+     * once a frame): the same operators over `num_frames` frames at once,
+     * frame f's scene at scenes + f * scene_size, its images at
+     * f * num_channel * image_size, its backprojection at
+     * f * num_channel * scene_size. Each frame must get the bits the
+     * one-frame callback gives it (one pass over a matrix for every frame
+     * is the point). Set by spart_mart_operators_from_regridders;
+     * spart_mart_solve ignores them. */
+    spart_status (*forward_frames)(void *user, spart_context *context, int64_t num_frames,
+                                   const double *scenes, double *images, double *widths);
+    spart_status (*backward_frames)(void *user, spart_context *context, int64_t num_frames,
+                                    const double *images, double *scenes);
 } spart_mart_operators;
 
 /* Operators from two Regridders (for example of spart_instrument, or
@@ -145,6 +157,7 @@ typedef struct spart_mart_progress {
     const double *correlation;
     double merit;           /* mean over channels of mean_chi_squared */
     double elapsed_seconds; /* since the solve began (wall clock) */
+    int64_t frame;          /* spart_mart_solve_frames: the frame (from 0); else 0 */
 } spart_mart_progress;
 
 /* Return 0 to go on, nonzero to stop the run cleanly after this
@@ -180,6 +193,42 @@ SPART_NODISCARD SPART_API spart_status spart_mart_solve(spart_context *context,
                                                         const double *observed,
                                                         const spart_mart_options *options,
                                                         spart_mart_result **result);
+
+/* Many frames per solve: MART on `num_frames` observations of the same
+ * problem (frame f's images at observed + f * num_channel * image_size,
+ * where the operators work), each frame with its own merits, stopping
+ * rule, message and solution, in results[f] (a result as spart_mart_solve
+ * gives; free each with spart_mart_result_free). Every frame's result is
+ * the same, bit for bit, as spart_mart_solve of that frame alone with the
+ * same operators and options (host or device, any batch_frames).
+ *
+ * How: the frames go in batches of `batch_frames` (0: the default, as
+ * many as fit 1 GiB of working arrays, at most 64); each iteration runs
+ * the operators once for the whole batch (forward_frames and
+ * backward_frames; a Regridder's product over all the batch's vectors in
+ * one pass over its matrix) and the merits, update and stopping rule of
+ * every frame in one step each (spart_mart_*_frames of
+ * spart/mart_steps.h). A frame that stops is masked: its state and merits
+ * no longer change while the others go on (its prediction is still made,
+ * from the unchanged state, and discarded). On a device with capturable
+ * operators and no callback, 8 iterations of a batch are one CUDA graph,
+ * the stopping rule checked on the device, the merits read once.
+ *
+ * Options as spart_mart_solve, with two differences: options->guess, when
+ * not NULL, holds num_frames x scene_size values (frame f's guess at
+ * f * scene_size); the callback is told the frame (progress->frame), and
+ * a nonzero return stops that frame only.
+ *
+ * Errors: those of spart_mart_solve (the sentence names the frame where
+ * one is to blame), SPART_ERROR_NULL_POINTER for results,
+ * SPART_ERROR_INVALID_ARGUMENT (num_frames < 1, batch_frames < 0),
+ * SPART_ERROR_OVERFLOW (sizes whose product does not fit), SPART_ERROR_
+ * INTERNAL when a device run's stopping rule disagrees with the host's.
+ * On failure every results[f] is NULL. */
+SPART_NODISCARD SPART_API spart_status spart_mart_solve_frames(
+    spart_context *context, const spart_mart_operators *operators, int64_t num_frames,
+    const double *observed, const spart_mart_options *options, int64_t batch_frames,
+    spart_mart_result **results);
 
 /* Free a result (accepts NULL). */
 SPART_API void spart_mart_result_free(spart_mart_result *result);

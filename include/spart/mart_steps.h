@@ -218,6 +218,42 @@ SPART_NODISCARD SPART_API spart_status spart_mart_update_from_images_gated(
     const double *observed_back, int64_t num_channel, double gamma, double *scene,
     double *predicted_back, const spart_mart_run_state *gate);
 
+/* ---- many frames at once (spart_mart_solve_frames) ------------------------------------ */
+
+/* The steps above for `num_frames` frames that share one problem: frame f
+ * of an array of scenes starts at f * scene_size, of an array of channel
+ * scenes at f * num_channel * scene_size; `states` holds num_frames run
+ * states (frame f's at states + f), where the arrays are. Each frame gets
+ * the operations, in the order, of the one-frame step on its own arrays,
+ * so a frame's bits do not depend on the others, on num_frames or on
+ * where it sits in the batch. (spart_mart_merits* and
+ * spart_mart_finish_and_measure need no frames form: frame f's channels
+ * are channels f * num_channel ... of a call with num_frames *
+ * num_channel channels, each summed on its own.) */
+
+/* spart_mart_update_gated of each frame, frame f gated by states[f]
+ * (states NULL: no gate). */
+SPART_NODISCARD SPART_API spart_status spart_mart_update_frames(
+    spart_context *context, double *scenes, const double *observed_back,
+    const double *predicted_back, int64_t num_frames, int64_t num_channel, int64_t scene_size,
+    double gamma, int on_device, const spart_mart_run_state *states);
+
+/* spart_mart_decide of each frame: `merits` as spart_mart_merits_gated
+ * leaves them for num_frames * num_channel channels (every chi-squared
+ * value, frame by frame, then every correlation), so frame f's are
+ * merits[f C + c] and merits[num_frames C + f C + c]; frame f's row of
+ * 2 num_channel values goes to history_rows + f * 2 num_channel (its
+ * chi2, then its correlations, as spart_mart_decide writes a row). */
+SPART_NODISCARD SPART_API spart_status spart_mart_decide_frames(
+    spart_context *context, const spart_mart_run_rule *rule, int64_t num_frames,
+    const double *merits, double *history_rows, spart_mart_run_state *states, int on_device);
+
+/* spart_mart_keep of each frame: kept + f * scene_size = scenes + f *
+ * scene_size unless states[f] has stopped. */
+SPART_NODISCARD SPART_API spart_status spart_mart_keep_frames(
+    spart_context *context, const double *scenes, int64_t num_frames, int64_t scene_size,
+    double *kept, const spart_mart_run_state *states, int on_device);
+
 #ifdef __cplusplus
 }
 #endif

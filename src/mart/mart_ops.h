@@ -52,6 +52,17 @@ typedef struct spart_mart_ops {
     int (*keep)(spart_context *context, const double *scene, int64_t scene_size, double *kept,
                 const spart_mart_run_state *state);
 
+    /* Many frames at once (spart_mart_*_frames): frame f's arrays at f
+     * times the one-frame sizes, gated by states[f] (NULL: none). */
+    int (*update_frames)(spart_context *context, double *scenes, const double *observed_back,
+                         const double *predicted_back, int64_t num_frames, int64_t num_channel,
+                         int64_t scene_size, double gamma, const spart_mart_run_state *states);
+    int (*decide_frames)(spart_context *context, const spart_mart_run_rule *rule,
+                         int64_t num_frames, const double *merits, double *history_rows,
+                         spart_mart_run_state *states);
+    int (*keep_frames)(spart_context *context, const double *scenes, int64_t num_frames,
+                       int64_t scene_size, double *kept, const spart_mart_run_state *states);
+
     /* The backprojection and the update in one pass (spart_mart_update_from
      * _images): whether it serves `backward` (of this location), and the
      * pass itself, arguments checked, a status returned (it begins and

@@ -129,6 +129,35 @@ static int cuda_keep(spart_context *context, const double *scene, int64_t scene_
                                          context->cuda_stream);
 }
 
+static int cuda_update_frames(spart_context *context, double *scenes, const double *observed_back,
+                              const double *predicted_back, int64_t num_frames, int64_t num_channel,
+                              int64_t scene_size, double gamma, const spart_mart_run_state *states)
+{
+    return spart_mart_device_update_frames(
+        scenes, observed_back, predicted_back, num_frames, num_channel, scene_size, gamma,
+        (const spart_mart_device_state *)(const void *)states, context->cuda_stream);
+}
+
+static int cuda_decide_frames(spart_context *context, const spart_mart_run_rule *rule,
+                              int64_t num_frames, const double *merits, double *history_rows,
+                              spart_mart_run_state *states)
+{
+    spart_mart_device_rule device_rule = {
+        rule->num_channel,    rule->max_iterations, rule->stop_below_threshold,
+        rule->stop_at_target, rule->threshold,      rule->target};
+    return spart_mart_device_decide_frames_launch(&device_rule, num_frames, merits, history_rows,
+                                                  (spart_mart_device_state *)(void *)states,
+                                                  context->cuda_stream);
+}
+
+static int cuda_keep_frames(spart_context *context, const double *scenes, int64_t num_frames,
+                            int64_t scene_size, double *kept, const spart_mart_run_state *states)
+{
+    return spart_mart_device_keep_frames_launch(
+        scenes, num_frames, scene_size, kept, (const spart_mart_device_state *)(const void *)states,
+        context->cuda_stream);
+}
+
 const spart_mart_ops spart_mart_cuda_ops = {
     .where = "CUDA device",
     .needs_workspace = 1,
@@ -142,6 +171,9 @@ const spart_mart_ops spart_mart_cuda_ops = {
     .update = cuda_update,
     .decide = cuda_decide,
     .keep = cuda_keep,
+    .update_frames = cuda_update_frames,
+    .decide_frames = cuda_decide_frames,
+    .keep_frames = cuda_keep_frames,
     .fusable = spart_mart_cuda_fusable,
     .backproject_update = spart_mart_cuda_backproject_update,
 };

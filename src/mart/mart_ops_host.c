@@ -5,6 +5,7 @@
  * operations in the same order as kernels/mart_steps.cu's decide_kernel
  * and keep_kernel). Host memory needs no checks: begin and end do nothing.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "core/internal.h"
@@ -131,6 +132,55 @@ static int host_keep(spart_context *context, const double *scene, int64_t scene_
     return 0;
 }
 
+/* Many frames at once: host/mart_frames.c, the states and the rule under
+ * the kernels' names (their layouts are checked below). */
+_Static_assert(sizeof(spart_mart_run_state) == sizeof(spart_mart_device_state) &&
+                   offsetof(spart_mart_run_state, stopped) ==
+                       offsetof(spart_mart_device_state, stopped) &&
+                   offsetof(spart_mart_run_state, iterations) ==
+                       offsetof(spart_mart_device_state, iterations) &&
+                   offsetof(spart_mart_run_state, merit_previous) ==
+                       offsetof(spart_mart_device_state, merit_previous),
+               "spart_mart_run_state and spart_mart_device_state differ");
+
+static spart_mart_device_rule device_rule_of(const spart_mart_run_rule *rule)
+{
+    spart_mart_device_rule device = {
+        rule->num_channel,    rule->max_iterations, rule->stop_below_threshold,
+        rule->stop_at_target, rule->threshold,      rule->target};
+    return device;
+}
+
+static int host_update_frames(spart_context *context, double *scenes, const double *observed_back,
+                              const double *predicted_back, int64_t num_frames, int64_t num_channel,
+                              int64_t scene_size, double gamma, const spart_mart_run_state *states)
+{
+    spart_mart_host_update_frames(
+        scenes, observed_back, predicted_back, num_frames, num_channel, scene_size, gamma,
+        (const spart_mart_device_state *)(const void *)states, spart_threads(context));
+    return 0;
+}
+
+static int host_decide_frames(spart_context *context, const spart_mart_run_rule *rule,
+                              int64_t num_frames, const double *merits, double *history_rows,
+                              spart_mart_run_state *states)
+{
+    (void)context;
+    spart_mart_device_rule device = device_rule_of(rule);
+    spart_mart_host_decide_frames(&device, num_frames, merits, history_rows,
+                                  (spart_mart_device_state *)(void *)states);
+    return 0;
+}
+
+static int host_keep_frames(spart_context *context, const double *scenes, int64_t num_frames,
+                            int64_t scene_size, double *kept, const spart_mart_run_state *states)
+{
+    (void)context;
+    spart_mart_host_keep_frames(scenes, num_frames, scene_size, kept,
+                                (const spart_mart_device_state *)(const void *)states);
+    return 0;
+}
+
 /* A host regridder (the table is chosen by where it lives) whose
  * one-vector product reads and writes its values as they lie (no batch
  * axes). */
@@ -167,6 +217,9 @@ const spart_mart_ops spart_mart_host_ops = {
     .update = host_update,
     .decide = host_decide,
     .keep = host_keep,
+    .update_frames = host_update_frames,
+    .decide_frames = host_decide_frames,
+    .keep_frames = host_keep_frames,
     .fusable = host_fusable,
     .backproject_update = host_backproject_update,
 };

@@ -100,6 +100,23 @@ typedef struct spart_mart_device_rule {
     double target;
 } spart_mart_device_rule;
 
+/* ---- many frames at once on the host (host/mart_frames.c): each frame
+ * the one-frame step (spart_mart_host_update above, and the operations of
+ * the decide and keep of src/mart/mart_ops_host.c, which are
+ * decide_kernel's and keep_kernel's), frame f skipped when states[f] has
+ * stopped (states NULL: none). The states and the rule are the public
+ * spart_mart_run_state and spart_mart_run_rule under the kernels' names
+ * (the same layout, checked where the tables cast them). ---- */
+void spart_mart_host_update_frames(double *scenes, const double *observed_back,
+                                   const double *predicted_back, int64_t num_frames,
+                                   int64_t num_channel, int64_t scene_size, double gamma,
+                                   const spart_mart_device_state *states, int threads);
+void spart_mart_host_decide_frames(const spart_mart_device_rule *rule, int64_t num_frames,
+                                   const double *merits, double *history_rows,
+                                   spart_mart_device_state *states);
+void spart_mart_host_keep_frames(const double *scenes, int64_t num_frames, int64_t scene_size,
+                                 double *kept, const spart_mart_device_state *states);
+
 /* ---- device: each enqueues on `stream` (a cudaStream_t) and returns a
  * cudaError_t as int (0: success). `workspace` is device memory of
  * spart_mart_workspace_size bytes. spart_mart_device_merits copies the
@@ -132,6 +149,20 @@ int spart_mart_device_decide_launch(const spart_mart_device_rule *rule, const do
                                     void *stream);
 int spart_mart_device_keep_launch(const double *scene, int64_t scene_size, double *kept,
                                   const spart_mart_device_state *state, void *stream);
+/* Many frames at once (spart_mart_*_frames; host/mart_frames.c and
+ * kernels/mart_frames.cu): frame f's arrays at f times the one-frame
+ * sizes, frame f gated by states[f] (NULL: none), each frame the one-frame
+ * kernel's operations in its order. */
+int spart_mart_device_update_frames(double *scenes, const double *observed_back,
+                                    const double *predicted_back, int64_t num_frames,
+                                    int64_t num_channel, int64_t scene_size, double gamma,
+                                    const spart_mart_device_state *states, void *stream);
+int spart_mart_device_decide_frames_launch(const spart_mart_device_rule *rule, int64_t num_frames,
+                                           const double *merits, double *history_rows,
+                                           spart_mart_device_state *states, void *stream);
+int spart_mart_device_keep_frames_launch(const double *scenes, int64_t num_frames,
+                                         int64_t scene_size, double *kept,
+                                         const spart_mart_device_state *states, void *stream);
 /* The sentence of a cudaError_t. */
 const char *spart_mart_device_error_string(int error);
 

@@ -69,6 +69,11 @@ EXCLUDED = {
     "spart_mart_finish_and_measure": "a step of batched MART runs; run states live in device memory",
     "spart_mart_update_gated": "a step of batched MART runs; run states live in device memory",
     "spart_mart_update_from_images_gated": "a step of batched MART runs; run states live in device memory",
+    "spart_mart_update_frames": "a step of batched many-frame MART runs; run states live in device memory",
+    "spart_mart_decide_frames": "a step of batched many-frame MART runs; run states live in device memory",
+    "spart_mart_keep_frames": "a step of batched many-frame MART runs; run states live in device memory",
+    "spart_mart_solve_frames": "takes an array of result handles; no Fortran wrapper yet (Fortran "
+                               "callers solve the frames one by one with spart_mart_solve, the same bits)",
     # Allocator hooks are C function pointers that must return C heap
     # memory; Fortran codes use the context of spart_context_create, whose
     # memory they never see.

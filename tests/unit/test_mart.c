@@ -69,8 +69,8 @@ static spart_status toy_backward(void *user, spart_context *context, const doubl
 
 static spart_mart_operators toy_operators(toy *t)
 {
-    spart_mart_operators operators = {t->channels,  t->voxels, t->pixels, toy_forward,
-                                      toy_backward, t,         0,         0};
+    spart_mart_operators operators = {t->channels, t->voxels, t->pixels, toy_forward, toy_backward,
+                                      t,           0,         0,         NULL,        NULL};
     return operators;
 }
 

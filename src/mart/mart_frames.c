@@ -1,0 +1,127 @@
+/*
+ * src/mart/mart_frames.c: the MART steps of many frames at once
+ * (spart_mart_update_frames, spart_mart_decide_frames,
+ * spart_mart_keep_frames of spart/mart_steps.h): the checks of their
+ * arguments, then the operation of the table of their location
+ * (src/mart/mart_ops.h), as src/mart/mart_steps.c does for one frame.
+ */
+#include <stdint.h>
+
+#include "core/internal.h"
+#include "mart/mart_ops.h"
+#include "mart/mart_steps.h"
+#include "spart/mart_steps.h"
+
+/* Sizes of at least 1 whose products (the arrays' lengths) fit an int64. */
+static spart_status check_frame_sizes(spart_context *context, const char *what, int64_t frames,
+                                      int64_t channels, int64_t scene_size)
+{
+    if (frames < 1 || channels < 1 || scene_size < 1) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "%s: num_frames (%lld), num_channel (%lld) and the scene size (%lld) "
+                          "must be at least 1",
+                          what, (long long)frames, (long long)channels, (long long)scene_size);
+    }
+    if (channels > INT64_MAX / scene_size || frames > INT64_MAX / (channels * scene_size)) {
+        return spart_fail(context, SPART_ERROR_OVERFLOW,
+                          "%s: %lld frames of %lld channels of %lld values do not fit an int64",
+                          what, (long long)frames, (long long)channels, (long long)scene_size);
+    }
+    return SPART_OK;
+}
+
+/* The table of `on_device` and the start of a step on it. */
+static spart_status enter(spart_context *context, int on_device, const char *what, int count,
+                          const void *const *pointers, const char *const *names,
+                          const spart_mart_ops **ops, int *token)
+{
+    spart_status status = spart_mart_select(context, on_device, what, ops);
+    if (status == SPART_OK) {
+        status = (*ops)->begin(context, what, count, pointers, names, token);
+    }
+    return status;
+}
+
+spart_status spart_mart_update_frames(spart_context *context, double *scenes,
+                                      const double *observed_back, const double *predicted_back,
+                                      int64_t num_frames, int64_t num_channel, int64_t scene_size,
+                                      double gamma, int on_device,
+                                      const spart_mart_run_state *states)
+{
+    const char *what = "mart_update_frames";
+    if (context == NULL || scenes == NULL || observed_back == NULL || predicted_back == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "mart_update_frames: NULL argument (only states may be NULL)");
+    }
+    spart_status status = check_frame_sizes(context, what, num_frames, num_channel, scene_size);
+    if (status == SPART_OK && !(gamma > 0.0)) {
+        status = spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                            "mart_update_frames: gamma = %g must be positive", gamma);
+    }
+    const spart_mart_ops *ops = NULL;
+    int token = 0;
+    if (status == SPART_OK) {
+        const void *pointers[] = {scenes, observed_back, predicted_back, states};
+        const char *names[] = {"scenes", "observed_back", "predicted_back", "states"};
+        status = enter(context, on_device, what, 4, pointers, names, &ops, &token);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    int error = ops->update_frames(context, scenes, observed_back, predicted_back, num_frames,
+                                   num_channel, scene_size, gamma, states);
+    return ops->end(context, error, what, token);
+}
+
+spart_status spart_mart_decide_frames(spart_context *context, const spart_mart_run_rule *rule,
+                                      int64_t num_frames, const double *merits,
+                                      double *history_rows, spart_mart_run_state *states,
+                                      int on_device)
+{
+    const char *what = "mart_decide_frames";
+    if (context == NULL || rule == NULL || merits == NULL || history_rows == NULL ||
+        states == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "mart_decide_frames: NULL argument");
+    }
+    spart_status status = check_frame_sizes(context, what, num_frames, rule->num_channel, 2);
+    if (status == SPART_OK && rule->max_iterations < 1) {
+        status = spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                            "mart_decide_frames: rule->max_iterations = %lld must be at least 1",
+                            (long long)rule->max_iterations);
+    }
+    const spart_mart_ops *ops = NULL;
+    int token = 0;
+    if (status == SPART_OK) {
+        const void *pointers[] = {merits, history_rows, states};
+        const char *names[] = {"merits", "history_rows", "states"};
+        status = enter(context, on_device, what, 3, pointers, names, &ops, &token);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    int error = ops->decide_frames(context, rule, num_frames, merits, history_rows, states);
+    return ops->end(context, error, what, token);
+}
+
+spart_status spart_mart_keep_frames(spart_context *context, const double *scenes,
+                                    int64_t num_frames, int64_t scene_size, double *kept,
+                                    const spart_mart_run_state *states, int on_device)
+{
+    const char *what = "mart_keep_frames";
+    if (context == NULL || scenes == NULL || kept == NULL || states == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "mart_keep_frames: NULL argument");
+    }
+    spart_status status = check_frame_sizes(context, what, num_frames, 1, scene_size);
+    const spart_mart_ops *ops = NULL;
+    int token = 0;
+    if (status == SPART_OK) {
+        const void *pointers[] = {scenes, kept, states};
+        const char *names[] = {"scenes", "kept", "states"};
+        status = enter(context, on_device, what, 3, pointers, names, &ops, &token);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    int error = ops->keep_frames(context, scenes, num_frames, scene_size, kept, states);
+    return ops->end(context, error, what, token);
+}

@@ -1,0 +1,317 @@
+/*
+ * tests/bench/bench_mart_frames.c: many frames per MART solve on a CUDA
+ * device (spart_mart_solve_frames) against its peer, the one-frame loop
+ * (spart_mart_solve once a frame, the same operators, options and
+ * observations), in one run: frames per second for the benchmarks'
+ * instrument (bench_util.h: 4 channels, 20 bins, a 128 x 64 sensor) on
+ * 64 x 64 and 256 x 256 scenes with F = 1, 8 and 64 frames, each frame a
+ * fixed count of iterations (so both do the same work), and the two
+ * products over F vectors against the copy-rate floor (the bytes a
+ * product must move, CSR arrays once and x and y of every frame, over the
+ * device's copy rate measured here). Checks that both give the same bits
+ * (a speed is a figure to read, not a timed assertion: the program fails
+ * only when a run fails or the bits differ).
+ *
+ *   bench_mart_frames [--iterations K] [--repeat R] [--quick] [--markdown FILE]
+ *
+ * --quick: the 64 x 64 scene only. Exit 77 (skipped) without a device.
+ */
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "bench_util.h"
+#include "spart.h"
+
+enum { max_frames = 64, num_frame_counts = 3 };
+static const int64_t frame_counts[num_frame_counts] = {1, 8, 64};
+
+typedef struct figures {
+    int scene;
+    int64_t frames;
+    double loop_seconds, frames_seconds; /* best of the repeats */
+    int same_bits;
+    double forward_ms, backward_ms;             /* one product over `frames` vectors */
+    double forward_floor_ms, backward_floor_ms; /* its bytes over the copy rate */
+} figures;
+
+/* Device copy rate (bytes read + written per second) of a 256 MiB copy. */
+static double copy_rate(spart_context *context)
+{
+    size_t bytes = (size_t)1 << 28;
+    void *a = NULL, *b = NULL;
+    CHECK_SPART(context, spart_device_malloc(context, bytes, &a));
+    CHECK_SPART(context, spart_device_malloc(context, bytes, &b));
+    CHECK_CUDA(cudaMemset(a, 0, bytes));
+    double best = 1e30;
+    for (int k = 0; k < 6; k++) {
+        double t = bench_seconds();
+        CHECK_SPART(context, spart_device_copy_on_device(context, b, a, bytes));
+        best = bench_smaller(best, bench_seconds() - t);
+    }
+    spart_device_free(context, a);
+    spart_device_free(context, b);
+    return 2.0 * (double)bytes / best;
+}
+
+/* Bytes a product over `frames` vectors must move: the CSR arrays once,
+ * x and y of every vector. */
+static double product_bytes(const spart_regridder *r, int64_t frames)
+{
+    const int32_t *columns32 = NULL;
+    const int64_t *columns64 = NULL;
+    CHECK_SPART(NULL, spart_regridder_csr(r, NULL, &columns32, &columns64, NULL));
+    double value = spart_regridder_value_type(r) == SPART_FLOAT32 ? 4.0 : 8.0;
+    double column = columns32 != NULL ? 4.0 : 8.0;
+    double rows = (double)spart_regridder_num_rows(r);
+    double columns = (double)spart_regridder_num_columns(r);
+    return (double)spart_regridder_num_entries(r) * (value + column) + (rows + 1.0) * 8.0 +
+           (double)frames * (rows + columns) * 8.0;
+}
+
+/* ms of one product over `frames` vectors (the best of 10, each waited
+ * for: launch latency included, as an iteration pays it). */
+static double product_ms(spart_context *context, const spart_regridder *r, int64_t frames)
+{
+    spart_shape input = spart_regridder_shape_input(r);
+    spart_shape shape = {input.ndim + 1, {frames}};
+    memcpy(shape.dims + 1, input.dims, (size_t)input.ndim * sizeof(int64_t));
+    int64_t size_x = frames * spart_regridder_num_columns(r);
+    int64_t size_y = frames * spart_regridder_num_rows(r);
+    size_t workspace_bytes = 0;
+    CHECK_SPART(context, spart_regridder_workspace_size(context, r, &shape, &workspace_bytes));
+    void *x = NULL, *y = NULL, *workspace = NULL;
+    CHECK_SPART(context, spart_device_malloc(context, (size_t)size_x * sizeof(double), &x));
+    CHECK_SPART(context, spart_device_malloc(context, (size_t)size_y * sizeof(double), &y));
+    if (workspace_bytes > 0) {
+        CHECK_SPART(context, spart_device_malloc(context, workspace_bytes, &workspace));
+    }
+    CHECK_CUDA(cudaMemset(x, 0, (size_t)size_x * sizeof(double)));
+    spart_array array = {x, shape};
+    double best = 1e30, ignored = 0.0;
+    for (int k = 0; k < 11; k++) {
+        double t = bench_seconds();
+        CHECK_SPART(context, spart_regridder_apply_workspace(context, r, &array, y, size_y,
+                                                             workspace, workspace_bytes));
+        CHECK_SPART(context, spart_device_copy_to_host(context, &ignored, y, sizeof ignored));
+        if (k > 0) { /* the first warms up */
+            best = bench_smaller(best, bench_seconds() - t);
+        }
+    }
+    spart_device_free(context, x);
+    spart_device_free(context, y);
+    spart_device_free(context, workspace);
+    return best * 1e3;
+}
+
+/* Whether two results hold the same bits (merits and solution). */
+static int same_result(const spart_mart_result *a, const spart_mart_result *b)
+{
+    int64_t n = spart_mart_result_num_iterations(a);
+    int64_t values = n * spart_mart_result_num_channel(a) * (int64_t)sizeof(double);
+    return n == spart_mart_result_num_iterations(b) &&
+           memcmp(spart_mart_result_mean_chi_squared(a), spart_mart_result_mean_chi_squared(b),
+                  (size_t)values) == 0 &&
+           memcmp(spart_mart_result_solution(a), spart_mart_result_solution(b),
+                  (size_t)spart_mart_result_scene_size(a) * sizeof(double)) == 0;
+}
+
+/* The one-frame loop and the frames solve of the first `frames` frames,
+ * `repeat` times each, alternating; the bits compared on the last. */
+static void time_solves(spart_context *context, const spart_mart_operators *operators,
+                        const double *d_observed, int64_t frames, const spart_mart_options *options,
+                        int repeat, figures *f)
+{
+    int64_t pixels = operators->num_channel * operators->image_size;
+    spart_mart_result *alone[max_frames], *together[max_frames];
+    f->loop_seconds = f->frames_seconds = 1e30;
+    for (int r = 0; r < repeat; r++) {
+        int last = r == repeat - 1;
+        double t = bench_seconds();
+        for (int64_t k = 0; k < frames; k++) {
+            CHECK_SPART(context, spart_mart_solve(context, operators, d_observed + k * pixels,
+                                                  options, &alone[k]));
+        }
+        f->loop_seconds = bench_smaller(f->loop_seconds, bench_seconds() - t);
+        t = bench_seconds();
+        CHECK_SPART(context, spart_mart_solve_frames(context, operators, frames, d_observed,
+                                                     options, frames, together));
+        f->frames_seconds = bench_smaller(f->frames_seconds, bench_seconds() - t);
+        f->same_bits = 1;
+        for (int64_t k = 0; k < frames; k++) {
+            if (last) {
+                f->same_bits = f->same_bits && same_result(alone[k], together[k]);
+            }
+            spart_mart_result_free(alone[k]);
+            spart_mart_result_free(together[k]);
+        }
+    }
+}
+
+/* Every frame count on an n x n scene: the instrument, 64 frames observed
+ * with their own noise, the operators moved to the device. */
+static void run_scene(spart_context *context, int n, int iterations, int repeat, double rate,
+                      figures *out)
+{
+    double angle[4], velocity[21], wavelength[21], sensor_x[129], sensor_y[65];
+    double *x = malloc((size_t)(n + 1) * sizeof(double));
+    double *y = malloc((size_t)(n + 1) * sizeof(double));
+    spart_instrument_params params;
+    bench_mart_params(n, angle, velocity, wavelength, x, y, sensor_x, sensor_y, &params);
+    int64_t scene_size = (int64_t)BENCH_MART_BINS * n * n;
+    double *scene = malloc((size_t)scene_size * sizeof(double));
+    CHECK_SPART(context, spart_scene_gaussians(context, 171.0, BENCH_MART_BINS, velocity, n, x, n,
+                                               y, NULL, wavelength, scene));
+    spart_instrument *instrument = NULL;
+    CHECK_SPART(context, spart_instrument_create(context, &params, &instrument));
+    int64_t pixels = BENCH_MART_CHANNELS * spart_instrument_image_size(instrument);
+    double *observed = malloc((size_t)(max_frames * pixels) * sizeof(double));
+    for (int64_t k = 0; k < max_frames; k++) {
+        CHECK_SPART(context, spart_instrument_observe(context, instrument, scene, (uint64_t)(1 + k),
+                                                      observed + k * pixels, NULL));
+    }
+    spart_mart_regridder_pair pair;
+    spart_mart_operators operators;
+    CHECK_SPART(context, spart_instrument_mart_operators(context, instrument, &pair, &operators));
+    spart_regridder *forward = NULL, *backward = NULL;
+    CHECK_SPART(context, spart_regridder_to_device(context, pair.forward, &forward));
+    CHECK_SPART(context, spart_regridder_to_device(context, pair.backward, &backward));
+    pair.forward = forward;
+    pair.backward = backward;
+    CHECK_SPART(context, spart_mart_operators_from_regridders(context, &pair, &operators));
+    void *d_observed = NULL;
+    size_t bytes = (size_t)(max_frames * pixels) * sizeof(double);
+    CHECK_SPART(context, spart_device_malloc(context, bytes, &d_observed));
+    CHECK_SPART(context, spart_device_copy_to_device(context, d_observed, observed, bytes));
+    spart_mart_options options;
+    spart_mart_options_init(&options);
+    options.stop_rule = SPART_MART_STOP_COUNT;
+    options.max_iterations = iterations;
+    for (int k = 0; k < num_frame_counts; k++) {
+        figures *f = &out[k];
+        f->scene = n;
+        f->frames = frame_counts[k];
+        time_solves(context, &operators, d_observed, f->frames, &options, repeat, f);
+        f->forward_ms = product_ms(context, forward, f->frames);
+        f->backward_ms = product_ms(context, backward, f->frames);
+        f->forward_floor_ms = product_bytes(forward, f->frames) / rate * 1e3;
+        f->backward_floor_ms = product_bytes(backward, f->frames) / rate * 1e3;
+        printf("%4d x %-4d F = %2lld: loop %9.1f frames/s, frames solve %9.1f frames/s (%.2fx), "
+               "%s; forward %.3f ms (%.0f %% of the copy rate), backward %.3f ms (%.0f %%)\n",
+               n, n, (long long)f->frames, (double)f->frames / f->loop_seconds,
+               (double)f->frames / f->frames_seconds, f->loop_seconds / f->frames_seconds,
+               f->same_bits ? "same bits" : "BITS DIFFER", f->forward_ms,
+               100.0 * f->forward_floor_ms / f->forward_ms, f->backward_ms,
+               100.0 * f->backward_floor_ms / f->backward_ms);
+        fflush(stdout);
+    }
+    spart_device_free(context, d_observed);
+    spart_regridder_free(forward);
+    spart_regridder_free(backward);
+    spart_instrument_free(instrument);
+    free(observed);
+    free(scene);
+    free(x);
+    free(y);
+}
+
+static void write_markdown(const char *path, int argc, char **argv, const figures *all, int count,
+                           int iterations, double rate)
+{
+    FILE *out = bench_markdown_open(path, argc, argv, omp_get_max_threads(),
+                                    "the best of the repeats of each whole solve (the one-frame "
+                                    "loop and the frames solve alternate); a product the best of "
+                                    "10, each waited for");
+    if (out == NULL) {
+        return;
+    }
+    struct cudaDeviceProp properties;
+    int runtime = 0;
+    if (cudaGetDeviceProperties(&properties, 0) == cudaSuccess) {
+        fprintf(out, "- GPU: %s\n", properties.name);
+    }
+    if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) {
+        fprintf(out, "- CUDA runtime %d.%d\n", runtime / 1000, (runtime % 1000) / 10);
+    }
+    fprintf(out,
+            "- problem: the benchmarks' instrument (4 channels, 20 bins, 128 x 64 sensor), "
+            "float64, %d iterations a frame (SPART_MART_STOP_COUNT), each frame its own noise; "
+            "peer: spart_mart_solve once a frame (its graphs of 8 iterations); the frames solve "
+            "takes every frame in one batch\n"
+            "- floor of a product: CSR arrays once plus x and y of every frame, at the device "
+            "copy rate measured in the same run (%.0f GB/s, read + written)\n\n",
+            iterations, rate / 1e9);
+    fprintf(out, "| scene | frames | one-frame loop, frames/s | frames solve, frames/s | speed-up "
+                 "| same bits | forward ms | forward, % of copy rate | backward ms | backward, % "
+                 "of copy rate |\n");
+    bench_markdown_rule(out, 10);
+    for (int k = 0; k < count; k++) {
+        const figures *f = &all[k];
+        fprintf(out, "| %d x %d | %lld | %.1f | %.1f | %.2fx | %s | %.3f | %.0f | %.3f | %.0f |\n",
+                f->scene, f->scene, (long long)f->frames, (double)f->frames / f->loop_seconds,
+                (double)f->frames / f->frames_seconds, f->loop_seconds / f->frames_seconds,
+                f->same_bits ? "yes" : "NO", f->forward_ms,
+                100.0 * f->forward_floor_ms / f->forward_ms, f->backward_ms,
+                100.0 * f->backward_floor_ms / f->backward_ms);
+    }
+    fclose(out);
+}
+
+int main(int argc, char **argv)
+{
+    int iterations = 16, repeat = 3, quick = 0;
+    const char *markdown = NULL;
+    for (int k = 1; k < argc; k++) {
+        if (strcmp(argv[k], "--iterations") == 0 && k + 1 < argc) {
+            iterations = atoi(argv[++k]);
+        } else if (strcmp(argv[k], "--repeat") == 0 && k + 1 < argc) {
+            repeat = atoi(argv[++k]);
+        } else if (strcmp(argv[k], "--quick") == 0) {
+            quick = 1;
+        } else if (strcmp(argv[k], "--markdown") == 0 && k + 1 < argc) {
+            markdown = argv[++k];
+        } else {
+            fprintf(stderr, "usage: %s [--iterations K] [--repeat R] [--quick] [--markdown FILE]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if (iterations < 1 || repeat < 1) {
+        fprintf(stderr, "%s: --iterations and --repeat must be at least 1\n", argv[0]);
+        return 2;
+    }
+    spart_context *context = NULL;
+    CHECK_SPART(context, spart_context_create(&context));
+    if (spart_context_set_cuda_device(context, 0) != SPART_OK) {
+        printf("skipped: %s\n", spart_context_error(context));
+        spart_context_free(context);
+        return 77;
+    }
+    double rate = copy_rate(context);
+    printf("device copy rate %.0f GB/s (read + written); %d iterations a frame\n", rate / 1e9,
+           iterations);
+    figures all[2 * num_frame_counts];
+    int scenes = quick ? 1 : 2;
+    const int sizes[2] = {64, 256};
+    for (int s = 0; s < scenes; s++) {
+        run_scene(context, sizes[s], iterations, repeat, rate, all + s * num_frame_counts);
+    }
+    int count = scenes * num_frame_counts;
+    if (markdown != NULL) {
+        write_markdown(markdown, argc, argv, all, count, iterations, rate);
+    }
+    int failed = 0;
+    for (int k = 0; k < count; k++) {
+        failed |= !all[k].same_bits;
+    }
+    spart_context_free(context);
+    if (failed) {
+        fprintf(stderr, "%s: the frames solve and the one-frame loop gave different bits\n",
+                argv[0]);
+    }
+    return failed;
+}

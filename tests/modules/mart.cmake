@@ -1,0 +1,20 @@
+# Many frames per MART solve (issue 26, item 2): the host's test (label
+# unit), the device's (label cuda, exit 77 without a device) and the
+# frames-per-second benchmark against the one-frame loop (label bench).
+# Included by tests/CMakeLists.txt.
+spart_add_unit_test(test_mart_frames)
+if(SPART_HAVE_CUDA AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_cuda_mart_frames.c)
+  spart_add_unit_test(test_cuda_mart_frames)
+  target_link_libraries(test_cuda_mart_frames PRIVATE CUDA::cudart)
+  set_tests_properties(test_cuda_mart_frames PROPERTIES LABELS cuda SKIP_RETURN_CODE 77
+                       TIMEOUT 900)
+endif()
+if(SPART_HAVE_CUDA AND SPART_BUILD_BENCHMARKS AND
+   EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_mart_frames.c)
+  add_executable(bench_mart_frames bench/bench_mart_frames.c)
+  target_link_libraries(bench_mart_frames PRIVATE spart_static CUDA::cudart OpenMP::OpenMP_C m)
+  target_include_directories(bench_mart_frames PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(bench_mart_frames PRIVATE ${SPART_C_FLAGS})
+  add_test(NAME bench_mart_frames COMMAND bench_mart_frames)
+  set_tests_properties(bench_mart_frames PROPERTIES LABELS bench TIMEOUT 1800)
+endif()

@@ -1,0 +1,493 @@
+/*
+ * tests/unit/test_mart_frames.c: many frames per solve on the host
+ * (spart_mart_solve_frames): every frame's result is, bit for bit, that
+ * of spart_mart_solve on the frame alone, for 1, 3, 8 and 30 frames, in
+ * one batch or several, with frames that stop at different iterations,
+ * every stopping rule, kept states, guesses, a callback that stops one
+ * frame, and operators of the caller's own (with and without frames
+ * callbacks); the frames steps (spart_mart_*_frames) against the
+ * one-frame steps; the errors. The device's runs are in
+ * test_cuda_mart_frames.c.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "spart/mart.h"
+#include "spart/mart_steps.h"
+#include "test_mart_frames_util.h"
+#include "test_util.h"
+
+/* One thread: the bits do not depend on the count (test_mart.c and the
+ * products' tests hold that), and on a busy 2-core machine two threads
+ * spend most of these tiny iterations waiting for each other. */
+static spart_context *new_context(void)
+{
+    spart_context *context = NULL;
+    assert_int_equal(spart_context_create(&context), SPART_OK);
+    assert_int_equal(spart_context_set_threads(context, 1), SPART_OK);
+    return context;
+}
+
+/* Each frame alone with spart_mart_solve, then all with
+ * spart_mart_solve_frames (batch_frames as given): the same bits. Returns
+ * the frames' iteration counts (malloc'd) when `iterations` is not NULL. */
+static void check_frames_equal_alone(spart_context *context, const spart_mart_operators *operators,
+                                     const double *observed, int64_t num_frames,
+                                     const spart_mart_options *options, int64_t batch_frames,
+                                     int64_t **iterations)
+{
+    int64_t pixels = operators->num_channel * operators->image_size;
+    spart_mart_result **results = calloc((size_t)num_frames, sizeof *results);
+    spart_status status = spart_mart_solve_frames(context, operators, num_frames, observed, options,
+                                                  batch_frames, results);
+    if (status != SPART_OK) {
+        fail_msg("%s", spart_context_error(context));
+    }
+    if (iterations != NULL) {
+        *iterations = malloc((size_t)num_frames * sizeof(int64_t));
+    }
+    for (int64_t f = 0; f < num_frames; f++) {
+        spart_mart_options alone = *options;
+        if (options->guess != NULL) {
+            alone.guess = options->guess + f * operators->scene_size;
+        }
+        spart_mart_result *single = NULL;
+        status = spart_mart_solve(context, operators, observed + f * pixels, &alone, &single);
+        if (status != SPART_OK) {
+            fail_msg("%s", spart_context_error(context));
+        }
+        frame_copy a, b;
+        copy_result(single, &a);
+        copy_result(results[f], &b);
+        assert_same_bits(&a, &b, f);
+        if (iterations != NULL) {
+            (*iterations)[f] = a.iterations;
+        }
+        free_copy(&a);
+        free_copy(&b);
+        spart_mart_result_free(single);
+        spart_mart_result_free(results[f]);
+    }
+    free(results);
+}
+
+/* Number of distinct values among n. */
+static int64_t distinct(const int64_t *values, int64_t n)
+{
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t j = 0;
+        while (j < i && values[j] != values[i]) {
+            j++;
+        }
+        count += j == i;
+    }
+    return count;
+}
+
+static void frames_equal_alone_for_1_3_8_30_frames(void **state)
+{
+    (void)state;
+    spart_context *context = new_context();
+    tiny_problem p;
+    make_tiny_problem(context, &p);
+    spart_mart_regridder_pair pair;
+    spart_mart_operators operators;
+    assert_int_equal(spart_instrument_mart_operators(context, p.instrument, &pair, &operators),
+                     SPART_OK);
+    double *observed = tiny_frames(context, &p, 30);
+    spart_mart_options options;
+    spart_mart_options_init(&options);
+    options.threshold = 1e-2;
+    options.max_iterations = 40;
+    const int64_t frames[] = {1, 3, 8, 30};
+    for (int k = 0; k < 4; k++) {
+        int64_t *iterations = NULL;
+        /* 30 frames in batches of 8 (three full ones and one of 6) */
+        check_frames_equal_alone(context, &operators, observed, frames[k], &options,
+                                 frames[k] == 30 ? 8 : 0, &iterations);
+        if (frames[k] >= 8) { /* the frames' runs end at different iterations */
+            assert_true(distinct(iterations, frames[k]) >= 3);
+        }
+        free(iterations);
+    }
+    free(observed);
+    free_tiny_problem(&p);
+    spart_context_free(context);
+}
+
+/* Every rule, and the ways a run ends: the target, a fixed count with kept
+ * states and gamma 0.3, the iteration limit of ctis's rule, one iteration,
+ * a rising merit (gamma 2.05); batches of 1, 2 and all frames. */
+static void every_rule_and_batch_width(void **state)
+{
+    (void)state;
+    spart_context *context = new_context();
+    tiny_problem p;
+    make_tiny_problem(context, &p);
+    spart_mart_regridder_pair pair;
+    spart_mart_operators operators;
+    assert_int_equal(spart_instrument_mart_operators(context, p.instrument, &pair, &operators),
+                     SPART_OK);
+    double *observed = tiny_frames(context, &p, 5);
+    for (int variant = 0; variant < 5; variant++) {
+        spart_mart_options options;
+        spart_mart_options_init(&options);
+        options.max_iterations = 20;
+        if (variant == 0) {
+            options.stop_rule = SPART_MART_STOP_TARGET;
+            options.target = 3.0;
+        } else if (variant == 1) {
+            options.stop_rule = SPART_MART_STOP_COUNT;
+            options.max_iterations = 6;
+            options.keep_intermediate = 1;
+            options.gamma = 0.3;
+        } else if (variant == 2) {
+            options.max_iterations = 4; /* ctis's rule runs out: the last update made */
+        } else if (variant == 3) {
+            options.max_iterations = 1;
+        } else {
+            options.gamma = 2.05;
+            options.keep_intermediate = 1;
+        }
+        for (int64_t width = 1; width <= 5; width += 2) {
+            check_frames_equal_alone(context, &operators, observed, 5, &options, width, NULL);
+        }
+    }
+    free(observed);
+    free_tiny_problem(&p);
+    spart_context_free(context);
+}
+
+static void guesses_are_per_frame(void **state)
+{
+    (void)state;
+    spart_context *context = new_context();
+    tiny_problem p;
+    make_tiny_problem(context, &p);
+    spart_mart_regridder_pair pair;
+    spart_mart_operators operators;
+    assert_int_equal(spart_instrument_mart_operators(context, p.instrument, &pair, &operators),
+                     SPART_OK);
+    double *observed = tiny_frames(context, &p, 3);
+    double *guesses = malloc((size_t)(3 * p.scene_size) * sizeof(double));
+    for (int64_t v = 0; v < 3 * p.scene_size; v++) {
+        guesses[v] = 1.0 + (double)(v % 7) / 10.0 + (double)(v / p.scene_size);
+    }
+    spart_mart_options options;
+    spart_mart_options_init(&options);
+    options.guess = guesses;
+    options.max_iterations = 10;
+    check_frames_equal_alone(context, &operators, observed, 3, &options, 2, NULL);
+    free(guesses);
+    free(observed);
+    free_tiny_problem(&p);
+    spart_context_free(context);
+}
+
+/* The callback is told each frame; stopping frame 1 at its iteration 3
+ * stops that frame only, as a lone run of frame 1 stops there. */
+static int stop_frame_one_at_three(void *user, const spart_mart_progress *progress)
+{
+    int64_t *calls = user;
+    if (calls != NULL) {
+        calls[progress->frame]++;
+    }
+    return progress->frame == 1 && progress->iteration == 3;
+}
+
+static int stop_at_three(void *user, const spart_mart_progress *progress)
+{
+    (void)user;
+    return progress->iteration == 3;
+}
+
+static void a_callback_stops_one_frame(void **state)
+{
+    (void)state;
+    spart_context *context = new_context();
+    tiny_problem p;
+    make_tiny_problem(context, &p);
+    spart_mart_regridder_pair pair;
+    spart_mart_operators operators;
+    assert_int_equal(spart_instrument_mart_operators(context, p.instrument, &pair, &operators),
+                     SPART_OK);
+    double *observed = tiny_frames(context, &p, 3);
+    int64_t pixels = 4 * p.image_size;
+    spart_mart_options options;
+    spart_mart_options_init(&options);
+    options.stop_rule = SPART_MART_STOP_COUNT;
+    options.max_iterations = 8;
+    int64_t calls[3] = {0, 0, 0};
+    options.callback = stop_frame_one_at_three;
+    options.callback_user = calls;
+    spart_mart_result *results[3] = {NULL, NULL, NULL};
+    assert_int_equal(
+        spart_mart_solve_frames(context, &operators, 3, observed, &options, 0, results), SPART_OK);
+    assert_int_equal(calls[0], 8);
+    assert_int_equal(calls[1], 4);
+    assert_int_equal(calls[2], 8);
+    for (int64_t f = 0; f < 3; f++) {
+        spart_mart_options alone = options;
+        alone.callback = f == 1 ? stop_at_three : NULL;
+        alone.callback_user = NULL;
+        spart_mart_result *single = NULL;
+        assert_int_equal(
+            spart_mart_solve(context, &operators, observed + f * pixels, &alone, &single),
+            SPART_OK);
+        frame_copy a, b;
+        copy_result(single, &a);
+        copy_result(results[f], &b);
+        assert_same_bits(&a, &b, f);
+        free_copy(&a);
+        free_copy(&b);
+        spart_mart_result_free(single);
+        spart_mart_result_free(results[f]);
+    }
+    free(observed);
+    free_tiny_problem(&p);
+    spart_context_free(context);
+}
+
+/* ---- operators of the caller's own ---- */
+
+/* The Regridder operators behind callbacks the driver does not know (so
+ * it takes the general path: frames callbacks, or one frame at a time). */
+typedef struct wrapped {
+    spart_mart_operators inner;
+    int64_t frames_calls;
+} wrapped;
+
+static spart_status wrapped_forward(void *user, spart_context *context, const double *scene,
+                                    double *images, double *widths)
+{
+    wrapped *w = user;
+    return w->inner.forward(w->inner.user, context, scene, images, widths);
+}
+
+static spart_status wrapped_backward(void *user, spart_context *context, const double *images,
+                                     double *scenes)
+{
+    wrapped *w = user;
+    return w->inner.backward(w->inner.user, context, images, scenes);
+}
+
+static spart_status wrapped_forward_frames(void *user, spart_context *context, int64_t frames,
+                                           const double *scenes, double *images, double *widths)
+{
+    wrapped *w = user;
+    w->frames_calls++;
+    return w->inner.forward_frames(w->inner.user, context, frames, scenes, images, widths);
+}
+
+static spart_status wrapped_backward_frames(void *user, spart_context *context, int64_t frames,
+                                            const double *images, double *scenes)
+{
+    wrapped *w = user;
+    w->frames_calls++;
+    return w->inner.backward_frames(w->inner.user, context, frames, images, scenes);
+}
+
+static void callers_operators_with_and_without_frames_callbacks(void **state)
+{
+    (void)state;
+    spart_context *context = new_context();
+    tiny_problem p;
+    make_tiny_problem(context, &p);
+    spart_mart_regridder_pair pair;
+    wrapped w;
+    memset(&w, 0, sizeof w);
+    assert_int_equal(spart_instrument_mart_operators(context, p.instrument, &pair, &w.inner),
+                     SPART_OK);
+    assert_non_null(w.inner.forward_frames);
+    assert_non_null(w.inner.backward_frames);
+    double *observed = tiny_frames(context, &p, 3);
+    spart_mart_options options;
+    spart_mart_options_init(&options);
+    options.max_iterations = 12;
+    for (int with_frames = 0; with_frames < 2; with_frames++) {
+        spart_mart_operators operators = w.inner;
+        operators.forward = wrapped_forward;
+        operators.backward = wrapped_backward;
+        operators.forward_frames = with_frames ? wrapped_forward_frames : NULL;
+        operators.backward_frames = with_frames ? wrapped_backward_frames : NULL;
+        operators.user = &w;
+        w.frames_calls = 0;
+        check_frames_equal_alone(context, &operators, observed, 3, &options, 0, NULL);
+        if (with_frames) {
+            assert_true(w.frames_calls > 0);
+        } else {
+            assert_int_equal(w.frames_calls, 0);
+        }
+    }
+    free(observed);
+    free_tiny_problem(&p);
+    spart_context_free(context);
+}
+
+/* ---- the frames steps against the one-frame steps ---- */
+
+static void frames_steps_equal_one_frame_steps(void **state)
+{
+    (void)state;
+    spart_context *context = new_context();
+    enum { frames = 3, channels = 2, voxels = 1500 };
+    uint64_t seed = 7;
+    double scenes[frames * voxels], alone[frames * voxels];
+    double observed_back[frames * channels * voxels], predicted_back[frames * channels * voxels];
+    for (int i = 0; i < frames * voxels; i++) {
+        scenes[i] = alone[i] = next_uniform(&seed) + 0.5;
+    }
+    for (int i = 0; i < frames * channels * voxels; i++) {
+        observed_back[i] = next_uniform(&seed);
+        predicted_back[i] = i % 97 == 0 ? 0.0 : next_uniform(&seed);
+    }
+    spart_mart_run_state states[frames];
+    memset(states, 0, sizeof states);
+    states[1].stopped = SPART_MART_RUN_STOPPED_BY_RULE;
+    assert_int_equal(spart_mart_update_frames(context, scenes, observed_back, predicted_back,
+                                              frames, channels, voxels, 0.4, 0, states),
+                     SPART_OK);
+    for (int f = 0; f < frames; f++) {
+        assert_int_equal(spart_mart_update_gated(context, alone + f * voxels,
+                                                 observed_back + f * channels * voxels,
+                                                 predicted_back + f * channels * voxels, channels,
+                                                 voxels, 0.4, 0, &states[f]),
+                         SPART_OK);
+    }
+    assert_memory_equal(scenes, alone, sizeof scenes);
+
+    /* decide: frame f's merits at f C (chi2) and frames C + f C (r) */
+    spart_mart_run_rule rule = {channels, 5, 1, 0, 1e-3, 1.0};
+    double merits[2 * frames * channels] = {4, 6, 1, 1, 2, 2, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6};
+    double rows[frames * 2 * channels], row_alone[2 * channels];
+    spart_mart_run_state decided[frames], one[frames];
+    for (int f = 0; f < frames; f++) {
+        memset(&decided[f], 0, sizeof decided[f]);
+        decided[f].merit_previous = f == 2 ? 2.0000001 : INFINITY;
+        one[f] = decided[f];
+    }
+    decided[1].stopped = one[1].stopped = SPART_MART_RUN_OUT_OF_ITERATIONS;
+    for (int i = 0; i < frames * 2 * channels; i++) {
+        rows[i] = -1.0;
+    }
+    assert_int_equal(spart_mart_decide_frames(context, &rule, frames, merits, rows, decided, 0),
+                     SPART_OK);
+    for (int f = 0; f < frames; f++) {
+        double row_merits[2 * channels] = {merits[f * channels], merits[f * channels + 1],
+                                           merits[frames * channels + f * channels],
+                                           merits[frames * channels + f * channels + 1]};
+        for (int c = 0; c < 2 * channels; c++) {
+            row_alone[c] = -1.0;
+        }
+        assert_int_equal(spart_mart_decide(context, &rule, row_merits, row_alone, &one[f], 0),
+                         SPART_OK);
+        assert_memory_equal(&decided[f], &one[f], sizeof one[f]);
+        assert_memory_equal(rows + f * 2 * channels, row_alone, sizeof row_alone);
+    }
+    assert_int_equal(decided[0].stopped, SPART_MART_RUN_GOING);
+    assert_int_equal(decided[2].stopped, SPART_MART_RUN_STOPPED_BY_RULE);
+
+    /* keep: stopped frames keep what was there */
+    double kept[frames * voxels];
+    for (int i = 0; i < frames * voxels; i++) {
+        kept[i] = -2.0;
+    }
+    assert_int_equal(spart_mart_keep_frames(context, scenes, frames, voxels, kept, states, 0),
+                     SPART_OK);
+    assert_memory_equal(kept, scenes, voxels * sizeof(double));
+    assert_true(kept[voxels] == -2.0 && kept[2 * voxels - 1] == -2.0);
+    assert_memory_equal(kept + 2 * voxels, scenes + 2 * voxels, voxels * sizeof(double));
+    spart_context_free(context);
+}
+
+/* ---- errors ---- */
+
+static void errors_are_sentences(void **state)
+{
+    (void)state;
+    spart_context *context = new_context();
+    tiny_problem p;
+    make_tiny_problem(context, &p);
+    spart_mart_regridder_pair pair;
+    spart_mart_operators operators;
+    assert_int_equal(spart_instrument_mart_operators(context, p.instrument, &pair, &operators),
+                     SPART_OK);
+    double *observed = tiny_frames(context, &p, 2);
+    spart_mart_result *results[2] = {(spart_mart_result *)&pair, (spart_mart_result *)&pair};
+    assert_int_equal(spart_mart_solve_frames(NULL, &operators, 2, observed, NULL, 0, results),
+                     SPART_ERROR_NULL_POINTER);
+    assert_int_equal(spart_mart_solve_frames(context, &operators, 2, observed, NULL, 0, NULL),
+                     SPART_ERROR_NULL_POINTER);
+    assert_non_null(strstr(spart_context_error(context), "results"));
+    assert_int_equal(spart_mart_solve_frames(context, &operators, 0, observed, NULL, 0, results),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(spart_context_error(context), "num_frames = 0"));
+    assert_int_equal(spart_mart_solve_frames(context, &operators, 2, observed, NULL, -1, results),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(spart_context_error(context), "batch_frames = -1"));
+    spart_mart_options options;
+    spart_mart_options_init(&options);
+    options.max_iterations = 0;
+    assert_int_equal(
+        spart_mart_solve_frames(context, &operators, 2, observed, &options, 0, results),
+        SPART_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(spart_context_error(context), "max_iterations"));
+    assert_int_equal(
+        spart_mart_solve_frames(context, &operators, INT64_MAX / 2, observed, NULL, 0, results),
+        SPART_ERROR_OVERFLOW);
+    /* the steps */
+    double value = 1.0;
+    spart_mart_run_state run_state;
+    memset(&run_state, 0, sizeof run_state);
+    spart_mart_run_rule rule = {1, 1, 1, 0, 1e-3, 1.0};
+    assert_int_equal(spart_mart_update_frames(context, NULL, &value, &value, 1, 1, 1, 1.0, 0, NULL),
+                     SPART_ERROR_NULL_POINTER);
+    assert_int_equal(
+        spart_mart_update_frames(context, &value, &value, &value, 0, 1, 1, 1.0, 0, NULL),
+        SPART_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(spart_context_error(context), "num_frames (0)"));
+    assert_int_equal(
+        spart_mart_update_frames(context, &value, &value, &value, 1, 1, 1, 0.0, 0, NULL),
+        SPART_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(spart_context_error(context), "gamma"));
+    assert_int_equal(
+        spart_mart_update_frames(context, &value, &value, &value, INT64_MAX, 2, 2, 1.0, 0, NULL),
+        SPART_ERROR_OVERFLOW);
+    assert_int_equal(spart_mart_decide_frames(context, &rule, 1, &value, NULL, &run_state, 0),
+                     SPART_ERROR_NULL_POINTER);
+    rule.max_iterations = 0;
+    assert_int_equal(spart_mart_decide_frames(context, &rule, 1, &value, &value, &run_state, 0),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(spart_mart_keep_frames(context, &value, 1, 1, &value, NULL, 0),
+                     SPART_ERROR_NULL_POINTER);
+    assert_int_equal(spart_mart_keep_frames(context, &value, 1, 0, &value, &run_state, 0),
+                     SPART_ERROR_INVALID_ARGUMENT);
+#if !defined(SPART_HAVE_CUDA)
+    assert_int_equal(spart_mart_keep_frames(context, &value, 1, 1, &value, &run_state, 1),
+                     SPART_ERROR_NO_DEVICE);
+#endif
+    free(observed);
+    free_tiny_problem(&p);
+    spart_context_free(context);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(frames_equal_alone_for_1_3_8_30_frames),
+        cmocka_unit_test(every_rule_and_batch_width),
+        cmocka_unit_test(guesses_are_per_frame),
+        cmocka_unit_test(a_callback_stops_one_frame),
+        cmocka_unit_test(callers_operators_with_and_without_frames_callbacks),
+        cmocka_unit_test(frames_steps_equal_one_frame_steps),
+        cmocka_unit_test(errors_are_sentences),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
