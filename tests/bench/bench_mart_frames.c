@@ -246,7 +246,7 @@ static void write_markdown(const char *path, int argc, char **argv, const figure
             "copy rate measured in the same run (%.0f GB/s, read + written)\n\n",
             iterations, rate / 1e9);
     fprintf(out, "| scene | frames | one-frame loop, frames/s | frames solve, frames/s | speed-up "
-                 "| same bits | forward ms | forward, % of copy rate | backward ms | backward, % "
+                 "| same bits | forward ms | forward, %% of copy rate | backward ms | backward, %% "
                  "of copy rate |\n");
     bench_markdown_rule(out, 10);
     for (int k = 0; k < count; k++) {
