@@ -96,8 +96,8 @@ static spart_status gather(spart_context *context, const spart_communicator *com
     }
     spart_status status = SPART_OK;
     if (solutions != NULL) {
-        status = spart_distributed_allgather(context, communicator, block, mine * scene_size,
-                                             solutions);
+        status =
+            spart_distributed_allgather(context, communicator, block, mine * scene_size, solutions);
     }
     if (status == SPART_OK && iterations != NULL) {
         double *all = counts + mine;
@@ -140,8 +140,8 @@ spart_status spart_mart_solve_frames_distributed(spart_context *context,
         return spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
                                        "solve_frames_distributed: out of memory");
     }
-    spart_status status = spart_distributed_partition_frames(context, num_frames, size,
-                                                             first_frame);
+    spart_status status =
+        spart_distributed_partition_frames(context, num_frames, size, first_frame);
     int64_t first = first_frame[rank];
     int64_t end = first_frame[rank + 1];
     free(first_frame);
@@ -149,8 +149,8 @@ spart_status spart_mart_solve_frames_distributed(spart_context *context,
         return status;
     }
     int64_t failed_frame = -1;
-    spart_status mine = solve_mine(context, operators, observed, first, end, options, results,
-                                   &failed_frame);
+    spart_status mine =
+        solve_mine(context, operators, observed, first, end, options, results, &failed_frame);
     status = agree(context, communicator, failed_frame, mine);
     if (status == SPART_OK) {
         status = gather(context, communicator, results, first, end, num_frames,

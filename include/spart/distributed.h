@@ -123,9 +123,9 @@ SPART_API int spart_communicator_size(const spart_communicator *communicator);
  * Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (count <
  * 0), SPART_ERROR_NOT_IMPLEMENTED (a rank's count of 2^31 or more),
  * SPART_ERROR_INTERNAL (MPI). */
-SPART_NODISCARD SPART_API spart_status spart_distributed_allgather(
-    spart_context *context, const spart_communicator *communicator, const double *values,
-    int64_t count, double *gathered);
+SPART_NODISCARD SPART_API spart_status
+spart_distributed_allgather(spart_context *context, const spart_communicator *communicator,
+                            const double *values, int64_t count, double *gathered);
 
 /* ---- one operator over the ranks ---------------------------------------------------- */
 
@@ -169,9 +169,8 @@ SPART_API int64_t spart_distributed_operator_local_columns(const spart_distribut
  * SPART_ERROR_INVALID_ARGUMENT (x and y overlap; device or host memory
  * where the other is needed), SPART_ERROR_OUT_OF_MEMORY,
  * SPART_ERROR_INTERNAL (MPI, CUDA). */
-SPART_NODISCARD SPART_API spart_status
-spart_distributed_operator_apply(spart_context *context, spart_distributed_operator *distributed,
-                                 const double *x, double *y);
+SPART_NODISCARD SPART_API spart_status spart_distributed_operator_apply(
+    spart_context *context, spart_distributed_operator *distributed, const double *x, double *y);
 
 /* The input partition of spart_distributed_operator_multiply: rank r owns
  * columns [first_column[r], first_column[r + 1]) of x, the even split
@@ -190,8 +189,7 @@ SPART_NODISCARD SPART_API spart_status spart_distributed_operator_column_partiti
  * SPART_ERROR_NULL_POINTER, SPART_ERROR_NOT_IMPLEMENTED,
  * SPART_ERROR_OUT_OF_MEMORY, SPART_ERROR_INTERNAL (MPI). */
 SPART_NODISCARD SPART_API spart_status
-spart_distributed_operator_multiply(spart_context *context,
-                                    spart_distributed_operator *distributed,
+spart_distributed_operator_multiply(spart_context *context, spart_distributed_operator *distributed,
                                     const double *x_local, double *y_local);
 
 /* ---- MART over distributed operators ------------------------------------------------- */
@@ -220,9 +218,9 @@ typedef struct spart_distributed_mart_pair {
  * Errors: those of spart_mart_operators_from_regridders, and
  * SPART_ERROR_INVALID_ARGUMENT (one operator on a device and the other
  * not). */
-SPART_NODISCARD SPART_API spart_status spart_distributed_mart_operators(
-    spart_context *context, const spart_distributed_mart_pair *pair,
-    spart_mart_operators *operators);
+SPART_NODISCARD SPART_API spart_status
+spart_distributed_mart_operators(spart_context *context, const spart_distributed_mart_pair *pair,
+                                 spart_mart_operators *operators);
 
 /* ---- frames over the ranks (the solver layer) ------------------------------------------ */
 

@@ -189,8 +189,9 @@ static int solve(const cli_options *options, inversion *run)
         return EXIT_FAILED;
     }
     if (cli_ranks_size() > 1 && spart_instrument_psf(run->made.instrument) != NULL) {
-        cli_error(options, "MART over %d MPI ranks does not take a PSF operator yet; run it "
-                  "with one rank", cli_ranks_size());
+        cli_error(options,
+                  "MART over %d MPI ranks does not take a PSF operator yet; run it with one rank",
+                  cli_ranks_size());
         return EXIT_FAILED;
     }
     /* one rank: spart_mart_solve; several: the operators split over them */

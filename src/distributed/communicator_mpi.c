@@ -132,10 +132,9 @@ spart_status spart_comm_allgatherv(spart_context *context, const spart_communica
                                    size_t item_bytes, const char *what)
 {
     if (count != counts[communicator->rank]) {
-        return spart_fail(context, SPART_ERROR_INTERNAL,
-                          "%s: rank %d gives %lld values where %lld were agreed", what,
-                          communicator->rank, (long long)count,
-                          (long long)counts[communicator->rank]);
+        return spart_fail(
+            context, SPART_ERROR_INTERNAL, "%s: rank %d gives %lld values where %lld were agreed",
+            what, communicator->rank, (long long)count, (long long)counts[communicator->rank]);
     }
     int *scratch = int_scratch(context, communicator, 2);
     if (scratch == NULL) {
@@ -187,9 +186,9 @@ spart_status spart_comm_alltoallv(spart_context *context, const spart_communicat
     }
     if (status == SPART_OK) {
         /* 8-byte items: int64 indices or doubles, moved as they are. */
-        int code = MPI_Alltoallv(send, scratch, scratch + size, MPI_INT64_T, receive,
-                                 scratch + 2 * size, scratch + 3 * size, MPI_INT64_T,
-                                 comm_of(communicator));
+        int code =
+            MPI_Alltoallv(send, scratch, scratch + size, MPI_INT64_T, receive, scratch + 2 * size,
+                          scratch + 3 * size, MPI_INT64_T, comm_of(communicator));
         if (code != MPI_SUCCESS) {
             status = mpi_failure(context, code, what);
         }

@@ -67,8 +67,8 @@ struct spart_distributed_operator {
     int64_t *row_displacements;
     int64_t num_needed; /* the columns this rank's rows use, ascending */
     int64_t *needed;
-    spart_regridder *local; /* the rows, columns renumbered 0 .. num_needed - 1;
-                               NULL when the rank has no entries */
+    spart_regridder *local;   /* the rows, columns renumbered 0 .. num_needed - 1;
+                                 NULL when the rank has no entries */
     spart_csr_matrix *select; /* device operators: x -> x[needed] (one entry 1.0 a row) */
     double *x_needed;         /* num_needed values, where the operator lives */
     double *y_local;          /* local_rows values, where the operator lives */

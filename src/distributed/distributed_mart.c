@@ -13,15 +13,15 @@
 
 /* Predicted images, clamped, and their noise widths: the forward product,
  * then spart_mart_finish_prediction as the regridders' operators do. */
-static spart_status forward(void *user, spart_context *context, const double *scene,
-                            double *images, double *widths)
+static spart_status forward(void *user, spart_context *context, const double *scene, double *images,
+                            double *widths)
 {
     const spart_distributed_mart_pair *pair = user;
     spart_status status = spart_distributed_operator_apply(context, pair->forward, scene, images);
     if (status == SPART_OK) {
-        status = spart_mart_finish_prediction(context, images, widths, pair->forward->num_rows,
-                                              pair->gain, pair->read_noise,
-                                              pair->forward->on_device);
+        status =
+            spart_mart_finish_prediction(context, images, widths, pair->forward->num_rows,
+                                         pair->gain, pair->read_noise, pair->forward->on_device);
     }
     return status;
 }
@@ -67,8 +67,8 @@ spart_status spart_distributed_mart_operators(spart_context *context,
                           "distributed_mart_operators: the operators do not chain: forward %lld "
                           "x %lld (rows x columns), backward %lld x %lld, %lld channels "
                           "(backward must be %lld x %lld)",
-                          (long long)f->num_rows, (long long)f->num_columns,
-                          (long long)b->num_rows, (long long)b->num_columns, (long long)channels,
+                          (long long)f->num_rows, (long long)f->num_columns, (long long)b->num_rows,
+                          (long long)b->num_columns, (long long)channels,
                           (long long)(channels * f->num_columns), (long long)f->num_rows);
     }
     if (f->on_device != b->on_device) {

@@ -164,9 +164,9 @@ static spart_status make_select(spart_context *context, spart_distributed_operat
         for (int64_t k = 0; k < n; k++) {
             ones[k] = 1.0;
         }
-        spart_csr_arrays arrays = {n,           made->num_columns, n,           row_ptr,
-                                   SPART_INT64, made->needed,      SPART_INT64, ones,
-                                   SPART_FLOAT64, 0};
+        spart_csr_arrays arrays = {
+            n,    made->num_columns, n, row_ptr, SPART_INT64, made->needed, SPART_INT64,
+            ones, SPART_FLOAT64,     0};
         status = spart_csr_matrix_create(context, &arrays, NULL, &host);
     }
     if (status == SPART_OK) {
@@ -207,10 +207,10 @@ static spart_status place(spart_context *context, const spart_regridder *whole,
         }
     }
     if (status == SPART_OK && made->on_device) {
-        made->host_rows = spart_alloc(&context->allocator, (size_t)made->local_rows + 1,
-                                      sizeof(double));
-        made->host_whole = spart_alloc(&context->allocator, (size_t)made->num_rows + 1,
-                                       sizeof(double));
+        made->host_rows =
+            spart_alloc(&context->allocator, (size_t)made->local_rows + 1, sizeof(double));
+        made->host_whole =
+            spart_alloc(&context->allocator, (size_t)made->num_rows + 1, sizeof(double));
         if (made->host_rows == NULL || made->host_whole == NULL) {
             status = spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
                                 "distributed_operator_create: out of memory for the host "
@@ -230,9 +230,10 @@ static void release(spart_distributed_operator *made)
         spart_memory_free(made->own_context, made->on_device, made->x_needed);
         spart_memory_free(made->own_context, made->on_device, made->y_local);
     }
-    int64_t *arrays[] = {made->row_counts,     made->row_displacements, made->needed,
-                         made->first_columns,  made->send_counts,       made->send_displacements,
-                         made->receive_counts, made->receive_displacements, made->send_index};
+    int64_t *arrays[] = {
+        made->row_counts,     made->row_displacements,     made->needed,
+        made->first_columns,  made->send_counts,           made->send_displacements,
+        made->receive_counts, made->receive_displacements, made->send_index};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
         spart_free(allocator, arrays[k]);
     }

@@ -151,7 +151,8 @@ static spart_status plan_exchange(spart_context *context, spart_distributed_oper
         status = spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
     }
     if (status == SPART_OK) {
-        status = spart_distributed_partition_frames(context, d->num_columns, size, d->first_columns);
+        status =
+            spart_distributed_partition_frames(context, d->num_columns, size, d->first_columns);
     }
     if (status == SPART_OK) {
         /* needed is ascending and the owners' blocks are too: the columns

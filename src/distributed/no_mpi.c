@@ -7,8 +7,8 @@
 #include "distributed/distributed_internal.h"
 
 #define SPART_NO_MPI_SENTENCE                                                                      \
-    "this spart was built without MPI (SPART_ENABLE_MPI=OFF, or no MPI was found when it was "    \
-    "configured): install an MPI (Debian/Ubuntu: apt-get install libopenmpi-dev openmpi-bin) "   \
+    "this spart was built without MPI (SPART_ENABLE_MPI=OFF, or no MPI was found when it was "     \
+    "configured): install an MPI (Debian/Ubuntu: apt-get install libopenmpi-dev openmpi-bin) "     \
     "and configure with -DSPART_ENABLE_MPI=ON"
 
 int spart_distributed_has_mpi(void)

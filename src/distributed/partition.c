@@ -159,8 +159,8 @@ spart_status spart_distributed_allgather(spart_context *context,
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
                           "distributed_allgather: out of memory");
     }
-    spart_status status =
-        spart_comm_allgather_int64(context, communicator, count, first + 1, "distributed_allgather");
+    spart_status status = spart_comm_allgather_int64(context, communicator, count, first + 1,
+                                                     "distributed_allgather");
     int64_t *counts = NULL;
     int64_t *displacements = NULL;
     if (status == SPART_OK) {

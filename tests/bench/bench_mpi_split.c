@@ -137,8 +137,8 @@ static void run_solve(void *user)
     solve_run *s = user;
     spart_mart_result_free(s->result);
     s->result = NULL;
-    REQUIRE(s->context, spart_mart_solve(s->context, s->operators, s->observed, s->options,
-                                         &s->result));
+    REQUIRE(s->context,
+            spart_mart_solve(s->context, s->operators, s->observed, s->options, &s->result));
 }
 
 int main(int argc, char **argv)
@@ -169,8 +169,8 @@ int main(int argc, char **argv)
                                            NULL, wavelength, scene));
     spart_instrument *instrument = NULL;
     REQUIRE(context, spart_instrument_create(context, &params, &instrument));
-    int64_t image_values = spart_instrument_num_channel(instrument) *
-                           spart_instrument_image_size(instrument);
+    int64_t image_values =
+        spart_instrument_num_channel(instrument) * spart_instrument_image_size(instrument);
     double *observed = malloc((size_t)image_values * sizeof *observed);
     REQUIRE(context, spart_instrument_observe(context, instrument, scene, 1, observed, NULL));
 
@@ -184,9 +184,8 @@ int main(int argc, char **argv)
             REQUIRE(context, spart_regridder_to_device(context, host[k], &device_copy[k]));
             whole[k] = device_copy[k];
         }
-        REQUIRE(context,
-                spart_distributed_operator_create(context, communicator, host[k], s.device,
-                                                  &split[k]));
+        REQUIRE(context, spart_distributed_operator_create(context, communicator, host[k], s.device,
+                                                           &split[k]));
     }
     /* the vectors of both products, where the operators are */
     int64_t largest = spart_regridder_num_rows(host[1]) > spart_regridder_num_columns(host[1])
@@ -220,7 +219,8 @@ int main(int argc, char **argv)
         long long local = spart_distributed_operator_local_rows(split[k]);
         long long mine = spart_distributed_operator_local_entries(split[k]);
         gathered[k] = 8 * (rows - local);
-        staged[k] = s.device ? 8 * (rows + local + spart_distributed_operator_local_columns(split[k])) : 0;
+        staged[k] =
+            s.device ? 8 * (rows + local + spart_distributed_operator_local_columns(split[k])) : 0;
         MPI_Allreduce(&mine, &entries_min[k], 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
         MPI_Allreduce(&mine, &entries_max[k], 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
         long long most = gathered[k];
@@ -267,8 +267,9 @@ int main(int argc, char **argv)
             fprintf(f, "\n%d MPI ranks, %s; the instrument of bench_mart on a %d x %d scene\n\n",
                     size, s.device ? "each with the operators on CUDA device 0 (shared)" : "host",
                     n, n);
-            fprintf(f, "| product | entries a rank (min - max) | whole, one rank (ms) | split (ms) "
-                       "| split / whole | bytes gathered a rank | bytes staged through the host |\n");
+            fprintf(f,
+                    "| product | entries a rank (min - max) | whole, one rank (ms) | split (ms) "
+                    "| split / whole | bytes gathered a rank | bytes staged through the host |\n");
             bench_markdown_rule(f, 7);
             for (int k = 0; k < 2; k++) {
                 fprintf(f, "| %s | %lld - %lld | %.3f | %.3f | %.2f | %lld | %lld |\n", names[k],

@@ -27,7 +27,7 @@ static int mpi_test_checks = 0;
         if (!(condition)) {                                                                        \
             int rank_;                                                                             \
             MPI_Comm_rank(MPI_COMM_WORLD, &rank_);                                                 \
-            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", rank_, __FILE__, __LINE__,      \
+            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", rank_, __FILE__, __LINE__,       \
                     #condition);                                                                   \
             fprintf(stderr, __VA_ARGS__);                                                          \
             fprintf(stderr, "\n");                                                                 \
@@ -44,7 +44,7 @@ static int mpi_test_checks = 0;
             int rank_;                                                                             \
             MPI_Comm_rank(MPI_COMM_WORLD, &rank_);                                                 \
             fprintf(stderr, "rank %d: %s:%d: %s gave %s: %s\n", rank_, __FILE__, __LINE__, #call,  \
-                    spart_status_string(status_), spart_context_error(context));                  \
+                    spart_status_string(status_), spart_context_error(context));                   \
             MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
         }                                                                                          \
     } while (0)

@@ -39,14 +39,13 @@ static void problem_make(spart_context *context, int on_device, problem *made)
     MPI_REQUIRE_OK(context, spart_instrument_create(context, &p.params, &made->instrument));
     made->on_device = on_device;
     made->scene_size = spart_instrument_scene_size(made->instrument);
-    made->frame_size =
-        spart_instrument_num_channel(made->instrument) * spart_instrument_image_size(made->instrument);
+    made->frame_size = spart_instrument_num_channel(made->instrument) *
+                       spart_instrument_image_size(made->instrument);
     made->observed = malloc((size_t)(NUM_FRAMES * made->frame_size) * sizeof(double));
     for (int f = 0; f < NUM_FRAMES; f++) {
-        MPI_REQUIRE_OK(context, spart_instrument_observe(context, made->instrument, p.scene,
-                                                         (uint64_t)(100 + f),
-                                                         made->observed + f * made->frame_size,
-                                                         NULL));
+        MPI_REQUIRE_OK(context, spart_instrument_observe(
+                                    context, made->instrument, p.scene, (uint64_t)(100 + f),
+                                    made->observed + f * made->frame_size, NULL));
     }
     free(p.scene);
     made->forward = (spart_regridder *)spart_instrument_forward(made->instrument);
@@ -57,10 +56,10 @@ static void problem_make(spart_context *context, int on_device, problem *made)
         MPI_REQUIRE_OK(context, spart_regridder_to_device(context, made->forward, &made->forward));
         MPI_REQUIRE_OK(context,
                        spart_regridder_to_device(context, made->backward, &made->backward));
-        MPI_REQUIRE_OK(context, spart_memory_allocate(context, 1, bytes,
-                                                      (void **)&made->observed_there));
-        MPI_REQUIRE_OK(context, spart_memory_copy(context, made->observed_there, 1,
-                                                  made->observed, 0, bytes));
+        MPI_REQUIRE_OK(context,
+                       spart_memory_allocate(context, 1, bytes, (void **)&made->observed_there));
+        MPI_REQUIRE_OK(
+            context, spart_memory_copy(context, made->observed_there, 1, made->observed, 0, bytes));
     }
     made->pair.forward = made->forward;
     made->pair.backward = made->backward;
@@ -86,9 +85,8 @@ static void check_same_result(const spart_mart_result *a, const spart_mart_resul
 {
     int64_t iterations = spart_mart_result_num_iterations(a);
     int64_t channels = spart_mart_result_num_channel(a);
-    MPI_CHECK(iterations == spart_mart_result_num_iterations(b), "%s frame %d: %lld != %lld",
-              what, frame, (long long)iterations,
-              (long long)spart_mart_result_num_iterations(b));
+    MPI_CHECK(iterations == spart_mart_result_num_iterations(b), "%s frame %d: %lld != %lld", what,
+              frame, (long long)iterations, (long long)spart_mart_result_num_iterations(b));
     if (iterations != spart_mart_result_num_iterations(b)) {
         return;
     }
@@ -135,8 +133,8 @@ static void check_split_operator(spart_context *context, const spart_communicato
         MPI_REQUIRE_OK(context, spart_distributed_operator_create(context, communicator, hosts[k],
                                                                   made->on_device, &split[k]));
     }
-    spart_distributed_mart_pair pair = {split[0], split[1], made->pair.num_channel,
-                                        made->pair.gain, made->pair.read_noise};
+    spart_distributed_mart_pair pair = {split[0], split[1], made->pair.num_channel, made->pair.gain,
+                                        made->pair.read_noise};
     spart_mart_operators operators;
     MPI_REQUIRE_OK(context, spart_distributed_mart_operators(context, &pair, &operators));
     spart_mart_result *result = NULL;
@@ -166,8 +164,7 @@ static void check_frames(spart_context *context, const spart_communicator *commu
     spart_mart_options options;
     options_for_test(&options);
     spart_mart_operators operators;
-    MPI_REQUIRE_OK(context,
-                   spart_mart_operators_from_regridders(context, &made->pair, &operators));
+    MPI_REQUIRE_OK(context, spart_mart_operators_from_regridders(context, &made->pair, &operators));
     spart_mart_result *reference[NUM_FRAMES];
     for (int f = 0; f < NUM_FRAMES; f++) {
         MPI_REQUIRE_OK(context, spart_mart_solve(context, &operators,
@@ -178,8 +175,8 @@ static void check_frames(spart_context *context, const spart_communicator *commu
     double *solutions = malloc((size_t)(NUM_FRAMES * made->scene_size) * sizeof *solutions);
     int64_t iterations[NUM_FRAMES];
     MPI_REQUIRE_OK(context, spart_mart_solve_frames_distributed(
-                                context, communicator, &operators, made->observed_there,
-                                NUM_FRAMES, &options, results, solutions, iterations));
+                                context, communicator, &operators, made->observed_there, NUM_FRAMES,
+                                &options, results, solutions, iterations));
     int64_t first[65];
     int size = spart_communicator_size(communicator);
     int rank = spart_communicator_rank(communicator);
@@ -205,8 +202,8 @@ static void check_frames(spart_context *context, const spart_communicator *commu
         spart_mart_result_free(reference[f]);
     }
     MPI_CHECK(spart_mart_solve_frames_distributed(context, communicator, &operators,
-                                                  made->observed_there, 0, &options, results,
-                                                  NULL, NULL) == SPART_ERROR_INVALID_ARGUMENT,
+                                                  made->observed_there, 0, &options, results, NULL,
+                                                  NULL) == SPART_ERROR_INVALID_ARGUMENT,
               "no frames");
     free(solutions);
 }

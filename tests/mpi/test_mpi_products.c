@@ -55,10 +55,12 @@ static spart_csr_matrix *make_matrix(spart_context *context, int64_t rows, int64
         values64[k] = random_value(&state);
         values32[k] = (float)values64[k];
     }
-    spart_csr_arrays arrays = {rows,        columns, n,    row_ptr,
-                               SPART_INT64, cols,    SPART_INT32,
-                               type == SPART_FLOAT32 ? (const void *)values32 : (const void *)values64,
-                               type,        0};
+    spart_csr_arrays arrays = {
+        rows,        columns,
+        n,           row_ptr,
+        SPART_INT64, cols,
+        SPART_INT32, type == SPART_FLOAT32 ? (const void *)values32 : (const void *)values64,
+        type,        0};
     spart_csr_matrix *matrix = NULL;
     MPI_REQUIRE_OK(context, spart_csr_matrix_create(context, &arrays, NULL, &matrix));
     free(row_ptr);
@@ -88,12 +90,12 @@ static void vectors_make(spart_context *context, int on_device, int64_t columns,
     v->x_there = v->x;
     v->y_there = v->y;
     if (on_device) {
-        MPI_REQUIRE_OK(context, spart_memory_allocate(context, 1, (size_t)columns * 8,
-                                                      (void **)&v->x_there));
-        MPI_REQUIRE_OK(context, spart_memory_allocate(context, 1, (size_t)rows * 8,
-                                                      (void **)&v->y_there));
-        MPI_REQUIRE_OK(context, spart_memory_copy(context, v->x_there, 1, v->x, 0,
-                                                  (size_t)columns * 8));
+        MPI_REQUIRE_OK(
+            context, spart_memory_allocate(context, 1, (size_t)columns * 8, (void **)&v->x_there));
+        MPI_REQUIRE_OK(context,
+                       spart_memory_allocate(context, 1, (size_t)rows * 8, (void **)&v->y_there));
+        MPI_REQUIRE_OK(context,
+                       spart_memory_copy(context, v->x_there, 1, v->x, 0, (size_t)columns * 8));
     }
 }
 
@@ -125,11 +127,9 @@ static void check_operator(spart_context *context, const spart_communicator *com
     MPI_REQUIRE_OK(context, spart_distributed_operator_create(context, communicator, whole,
                                                               on_device, &split));
     MPI_CHECK(spart_distributed_operator_num_rows(split) == rows, "%s", name);
-    MPI_REQUIRE_OK(context, spart_distributed_operator_apply(context, split, v.x_there,
-                                                             v.y_there));
+    MPI_REQUIRE_OK(context, spart_distributed_operator_apply(context, split, v.x_there, v.y_there));
     if (on_device) {
-        MPI_REQUIRE_OK(context, spart_memory_copy(context, v.y, 0, v.y_there, 1,
-                                                  (size_t)rows * 8));
+        MPI_REQUIRE_OK(context, spart_memory_copy(context, v.y, 0, v.y_there, 1, (size_t)rows * 8));
     }
     MPI_CHECK(same_bits(v.y, reference, rows), "%s: apply differs at row %lld", name,
               (long long)first_difference(v.y, reference, rows));
