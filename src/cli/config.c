@@ -20,6 +20,7 @@
 static const char *const top_keys[] = {"instrument", "scene",   "observations",
                                        "solver",     "outputs", NULL};
 static const char *const instrument_keys[] = {"angles",
+                                              "lines",
                                               "wavelength_rest",
                                               "velocity",
                                               "wavelength",
@@ -41,9 +42,11 @@ static const char *const instrument_keys[] = {"angles",
                                               NULL};
 static const char *const scene_keys[] = {"gaussians", "file", NULL};
 static const char *const gaussians_keys[] = {"width_velocity", "width_x", "width_y", "background",
-                                             NULL};
+                                             "drift",          NULL};
+static const char *const line_keys[] = {"name", "wavelength_rest", "velocity", "wavelength",
+                                        "intensity_scale", NULL};
 static const char *const observations_keys[] = {"synthesize", "file", NULL};
-static const char *const synthesize_keys[] = {"seed", "noise", NULL};
+static const char *const synthesize_keys[] = {"seed", "noise", "frames", NULL};
 static const char *const solver_keys[] = {"gamma",          "stop",   "threshold",  "target",
                                           "max_iterations", "device", "value_type", NULL};
 static const char *const outputs_keys[] = {"folder", "pictures", NULL};
@@ -160,20 +163,110 @@ static int read_input_file(config_reader *reader, const yaml_node *node, const c
 
 /* ---- instrument ------------------------------------------------------------------------ */
 
-static void read_spectral_axes(config_reader *reader, const yaml_node *node,
-                               config_instrument *instrument)
+/* One line's rest wavelength and bins, from `node` (the instrument
+ * section for one line, an item of instrument.lines for several); `name`
+ * is the dotted key of `node`. */
+static void read_line_bins(config_reader *reader, const yaml_node *node, const char *name,
+                           config_line *line)
+{
+    char key[256];
+    reader_required_number(reader, node, name, "wavelength_rest", RANGE_POSITIVE, "angstrom",
+                           &line->wavelength_rest);
+    int which = 0;
+    const yaml_node *value = NULL;
+    if (read_one_of(reader, node, name, "velocity", "wavelength", &which, &value) != 0) {
+        return;
+    }
+    line->has_velocity = which == 0;
+    if (which == 0) {
+        read_axis(reader, value, reader_join(key, sizeof key, name, "velocity"), "bins", "km/s",
+                  &line->velocity);
+        return;
+    }
+    read_axis(reader, value, reader_join(key, sizeof key, name, "wavelength"), "bins", "angstrom",
+              &line->wavelength);
+    if (!reader->failed && !(line->wavelength.min > 0.0)) {
+        char min_key[256];
+        reader_join(min_key, sizeof min_key, reader_join(key, sizeof key, name, "wavelength"),
+                    "min");
+        reader_complain(reader, yaml_mapping_get(value, "min", NULL), min_key,
+                        "%g is out of range: wavelengths must be greater than 0",
+                        line->wavelength.min);
+    }
+}
+
+/* instrument.lines: a list of mappings {name, wavelength_rest, velocity
+ * or wavelength, intensity_scale}. */
+static void read_lines_list(config_reader *reader, const yaml_node *node, const yaml_node *list,
+                            config_instrument *instrument)
+{
+    const char *const single[] = {"wavelength_rest", "velocity", "wavelength", NULL};
+    for (int k = 0; single[k] != NULL; k++) {
+        yaml_node *key = NULL;
+        if (yaml_mapping_get(node, single[k], &key) != NULL) {
+            char name[64];
+            reader_complain(reader, key, reader_join(name, sizeof name, "instrument", single[k]),
+                            "give the line in instrument.lines, or one line with "
+                            "wavelength_rest and velocity or wavelength, not both");
+            return;
+        }
+    }
+    if (list->kind != YAML_SEQUENCE || list->count < 1 || list->count > CONFIG_MAX_LINES) {
+        reader_complain(reader, list, "instrument.lines",
+                        "expected a list of 1 to %d lines, each {wavelength_rest: ..., "
+                        "velocity: {...} or wavelength: {...}, intensity_scale: ...}",
+                        CONFIG_MAX_LINES);
+        return;
+    }
+    instrument->num_line = (int64_t)list->count;
+    for (size_t k = 0; k < list->count && !reader->failed; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "instrument.lines[%zu]", k);
+        const yaml_node *item = list->items[k];
+        config_line *line = &instrument->line[k];
+        line->intensity_scale = 1.0;
+        if (reader_expect_mapping(reader, item, name, line_keys) != 0) {
+            return;
+        }
+        read_line_bins(reader, item, name, line);
+        reader_optional_number(reader, item, name, "intensity_scale", RANGE_POSITIVE,
+                               &line->intensity_scale);
+        const yaml_node *text = reader_find(reader, item, name, "name", 0, "");
+        if (text != NULL) {
+            char key[96];
+            reader_string(reader, text, reader_join(key, sizeof key, name, "name"), line->name,
+                          sizeof line->name);
+        }
+    }
+}
+
+/* The spectral lines: instrument.lines, or one line from the instrument's
+ * own keys; the first line's values are copied to the single-line fields. */
+static void read_lines(config_reader *reader, const yaml_node *node, config_instrument *instrument)
+{
+    const yaml_node *list = reader_find(reader, node, "instrument", "lines", 0, "");
+    instrument->has_lines = list != NULL;
+    if (list != NULL) {
+        read_lines_list(reader, node, list, instrument);
+    } else {
+        instrument->num_line = 1;
+        instrument->line[0].intensity_scale = 1.0;
+        read_line_bins(reader, node, "instrument", &instrument->line[0]);
+    }
+    const config_line *first = &instrument->line[0];
+    instrument->wavelength_rest = first->wavelength_rest;
+    instrument->has_velocity = first->has_velocity;
+    instrument->velocity = first->velocity;
+    instrument->wavelength = first->wavelength;
+}
+
+/* The dispersion: in A per pixel, or in km/s per pixel at the (first)
+ * line's rest wavelength. */
+static void read_dispersion(config_reader *reader, const yaml_node *node,
+                            config_instrument *instrument)
 {
     int which = 0;
     const yaml_node *value = NULL;
-    if (read_one_of(reader, node, "instrument", "velocity", "wavelength", &which, &value) == 0) {
-        instrument->has_velocity = which == 0;
-        if (which == 0) {
-            read_axis(reader, value, "instrument.velocity", "bins", "km/s", &instrument->velocity);
-        } else {
-            read_axis(reader, value, "instrument.wavelength", "bins", "angstrom",
-                      &instrument->wavelength);
-        }
-    }
     if (read_one_of(reader, node, "instrument", "dispersion", "dispersion_velocity", &which,
                     &value) == 0) {
         instrument->has_dispersion_velocity = which == 1;
@@ -328,21 +421,14 @@ static void read_instrument(config_reader *reader, const yaml_node *root, const 
         return;
     }
     read_angles(reader, node, instrument);
-    reader_required_number(reader, node, "instrument", "wavelength_rest", RANGE_POSITIVE,
-                           "angstrom", &instrument->wavelength_rest);
-    read_spectral_axes(reader, node, instrument);
+    read_lines(reader, node, instrument);
+    read_dispersion(reader, node, instrument);
     read_scene_axes(reader, node, instrument);
     read_sensor(reader, node, instrument);
     read_detector(reader, node, instrument);
     read_references(reader, node, instrument);
     read_operators(reader, node, config_path, instrument);
     read_psf(reader, node, instrument);
-    if (!reader->failed && !instrument->has_velocity && !(instrument->wavelength.min > 0.0)) {
-        yaml_node *axis = yaml_mapping_get(node, "wavelength", NULL);
-        reader_complain(reader, yaml_mapping_get(axis, "min", NULL), "instrument.wavelength.min",
-                        "%g is out of range: wavelengths must be greater than 0",
-                        instrument->wavelength.min);
-    }
 }
 
 /* ---- scene ------------------------------------------------------------------------------ */
@@ -363,6 +449,7 @@ static void read_gaussians(config_reader *reader, const yaml_node *node, config_
     reader_optional_number(reader, node, name, "width_y", RANGE_POSITIVE, &scene->width_y);
     reader_optional_number(reader, node, name, "background", RANGE_NON_NEGATIVE,
                            &scene->background);
+    reader_optional_number(reader, node, name, "drift", RANGE_ANY, &scene->drift);
 }
 
 static void read_scene(config_reader *reader, const yaml_node *root, const char *config_path,
@@ -410,6 +497,8 @@ static void read_synthesize(config_reader *reader, const yaml_node *node,
     reader_optional_integer(reader, node, name, "seed", 0, INT64_MAX, &seed);
     observations->seed = (uint64_t)seed;
     reader_optional_boolean(reader, node, name, "noise", &observations->noise);
+    reader_optional_integer(reader, node, name, "frames", 1, CONFIG_MAX_FRAMES,
+                            &observations->frames);
 }
 
 static void read_observations(config_reader *reader, const yaml_node *root, const char *config_path,
@@ -418,6 +507,7 @@ static void read_observations(config_reader *reader, const yaml_node *root, cons
     observations->kind = OBSERVATIONS_SYNTHESIZE;
     observations->seed = 42;
     observations->noise = 1;
+    observations->frames = 1;
     const yaml_node *node = reader_find(reader, root, "", "observations", 0, "");
     if (node == NULL ||
         reader_expect_mapping(reader, node, "observations", observations_keys) != 0) {

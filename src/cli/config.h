@@ -14,6 +14,10 @@
 
 /* Channels a config may declare (one dispersion angle each). */
 #define CONFIG_MAX_CHANNELS 64
+/* Spectral lines a config may declare (instrument.lines). */
+#define CONFIG_MAX_LINES 16
+/* Frames a config may synthesise (observations.synthesize.frames). */
+#define CONFIG_MAX_FRAMES 100000
 /* Room for a path, a sentence. */
 #define CONFIG_PATH_LENGTH 4096
 #define CONFIG_ERROR_LENGTH 1024
@@ -46,13 +50,31 @@ typedef struct config_position {
     int column;
 } config_position;
 
+/* One spectral line: its rest wavelength, its bins (as Doppler velocities
+ * from the rest wavelength, or as wavelengths) and its intensity scale
+ * (spart_instrument_line). */
+typedef struct config_line {
+    char name[32];          /* as given, or "" */
+    double wavelength_rest; /* A */
+    int has_velocity;       /* the bins given as velocity (else wavelength) */
+    config_axis velocity;   /* km/s */
+    config_axis wavelength; /* A */
+    double intensity_scale; /* > 0; default 1 */
+} config_line;
+
 typedef struct config_instrument {
     int64_t num_channel;
     double angle[CONFIG_MAX_CHANNELS]; /* degree */
-    double wavelength_rest;            /* A: the line; velocities are relative to it */
-    int has_velocity;                  /* the spectral bins given as velocity (else wavelength) */
-    config_axis velocity;              /* km/s */
-    config_axis wavelength;            /* A */
+    /* The spectral lines: one from the keys wavelength_rest and velocity or
+     * wavelength (has_lines 0), or instrument.lines (has_lines 1). The four
+     * fields after has_lines are always line[0]'s (the first line's). */
+    int has_lines;
+    int64_t num_line;
+    config_line line[CONFIG_MAX_LINES];
+    double wavelength_rest;   /* A: the (first) line; velocities are relative to it */
+    int has_velocity;         /* the spectral bins given as velocity (else wavelength) */
+    config_axis velocity;     /* km/s */
+    config_axis wavelength;   /* A */
     int has_dispersion_velocity;       /* dispersion given in km/s per pixel */
     double dispersion;                 /* A/pixel (resolved from either key) */
     double dispersion_velocity;        /* km/s per pixel, as given */
@@ -90,14 +112,16 @@ typedef struct config_scene {
     double width_x;                /* arcsec */
     double width_y;                /* arcsec */
     double background;             /* fraction of the peak added to every voxel */
+    double drift;                  /* arcsec per frame: the blobs' motion (spart/scene.h) */
     char file[CONFIG_PATH_LENGTH]; /* resolved against the config's folder */
     config_position file_position;
 } config_scene;
 
 typedef struct config_observations {
     config_observations_kind kind;
-    uint64_t seed;
-    int noise; /* draw noise (1) or use the expected images (0) */
+    uint64_t seed;     /* frame f is drawn with seed + f */
+    int noise;         /* draw noise (1) or use the expected images (0) */
+    int64_t frames;    /* frames to synthesise (>= 1; default 1) */
     char file[CONFIG_PATH_LENGTH];
     config_position file_position;
 } config_observations;

@@ -23,26 +23,48 @@ static void pixel_vertices(int64_t count, double *vertices)
     }
 }
 
-/* The spectral bin edges: from velocities through the optical Doppler
- * relation (as spart_scene_gaussians and ctis), or given as wavelengths,
- * whose velocities are then worked out the same way. */
-static int make_spectral_edges(spart_context *context, const config_instrument *instrument,
-                               problem *made, char *error, size_t error_size)
+/* One line's bin edges (count of them) into `wavelength` and `velocity`:
+ * from velocities through the optical Doppler relation (as
+ * spart_scene_gaussians and ctis), or given as wavelengths, whose
+ * velocities are then worked out the same way. */
+static int make_line_edges(spart_context *context, const config_line *line, int64_t count,
+                           double *wavelength, double *velocity, char *error, size_t error_size)
 {
-    int64_t count = made->num_wavelength + 1;
-    if (instrument->has_velocity) {
-        config_axis_vertices(&instrument->velocity, made->velocity);
-        if (spart_wavelength_from_velocity(context, instrument->wavelength_rest, count,
-                                           made->velocity, made->wavelength) != SPART_OK) {
+    if (line->has_velocity) {
+        config_axis_vertices(&line->velocity, velocity);
+        if (spart_wavelength_from_velocity(context, line->wavelength_rest, count, velocity,
+                                           wavelength) != SPART_OK) {
             snprintf(error, error_size, "the wavelength bins: %s", spart_context_error(context));
             return -1;
         }
         return 0;
     }
-    config_axis_vertices(&instrument->wavelength, made->wavelength);
+    config_axis_vertices(&line->wavelength, wavelength);
     for (int64_t k = 0; k < count; k++) {
-        made->velocity[k] =
-            SPEED_OF_LIGHT_KM_S * (made->wavelength[k] / instrument->wavelength_rest - 1.0);
+        velocity[k] = SPEED_OF_LIGHT_KM_S * (wavelength[k] / line->wavelength_rest - 1.0);
+    }
+    return 0;
+}
+
+static int64_t line_bins(const config_line *line)
+{
+    return line->has_velocity ? line->velocity.cells : line->wavelength.cells;
+}
+
+/* Every line's edges, and the library's lines pointing into them. */
+static int make_spectral_edges(spart_context *context, const config_instrument *instrument,
+                               problem *made, char *error, size_t error_size)
+{
+    for (int64_t k = 0; k < made->num_line; k++) {
+        int64_t bins = made->line_bin[k + 1] - made->line_bin[k];
+        double *wavelength = made->wavelength + made->line_bin[k] + k;
+        double *velocity = made->velocity + made->line_bin[k] + k;
+        if (make_line_edges(context, &instrument->line[k], bins + 1, wavelength, velocity, error,
+                            error_size) != 0) {
+            return -1;
+        }
+        spart_instrument_line line = {bins, wavelength, instrument->line[k].intensity_scale};
+        made->lines[k] = line;
     }
     return 0;
 }
@@ -53,16 +75,19 @@ int problem_make_grids(spart_context *context, const config *cfg, problem *made,
     const config_instrument *instrument = &cfg->instrument;
     memset(made, 0, sizeof *made);
     made->num_channel = instrument->num_channel;
-    made->num_wavelength =
-        instrument->has_velocity ? instrument->velocity.cells : instrument->wavelength.cells;
+    made->num_line = instrument->num_line;
+    for (int64_t k = 0; k < made->num_line; k++) {
+        made->line_bin[k + 1] = made->line_bin[k] + line_bins(&instrument->line[k]);
+    }
+    made->num_wavelength = made->line_bin[made->num_line];
     made->num_scene_x = instrument->scene_x.cells;
     made->num_scene_y = instrument->scene_y.cells;
     made->num_sensor_x = instrument->sensor_pixels_x;
     made->num_sensor_y = instrument->sensor_pixels_y;
     made->scene_size = made->num_wavelength * made->num_scene_x * made->num_scene_y;
     made->image_size = made->num_sensor_x * made->num_sensor_y;
-    made->wavelength = new_doubles(made->num_wavelength + 1);
-    made->velocity = new_doubles(made->num_wavelength + 1);
+    made->wavelength = new_doubles(made->num_wavelength + made->num_line);
+    made->velocity = new_doubles(made->num_wavelength + made->num_line);
     made->scene_x = new_doubles(made->num_scene_x + 1);
     made->scene_y = new_doubles(made->num_scene_y + 1);
     made->sensor_x = new_doubles(made->num_sensor_x + 1);
@@ -120,8 +145,13 @@ static void fill_params(const config *cfg, const problem *made, spart_instrument
     params->exposure_time = instrument->exposure_time;
     params->quantum_yield = instrument->quantum_yield;
     params->read_noise = instrument->read_noise;
-    params->num_wavelength = made->num_wavelength;
-    params->wavelength = made->wavelength;
+    if (instrument->has_lines) {
+        params->num_line = made->num_line;
+        params->lines = made->lines;
+    } else { /* one line: the form of ctis's instrument, as before lines existed */
+        params->num_wavelength = made->num_wavelength;
+        params->wavelength = made->wavelength;
+    }
     params->num_scene_x = made->num_scene_x;
     params->scene_x = made->scene_x;
     params->num_scene_y = made->num_scene_y;
@@ -155,8 +185,9 @@ int problem_build_instrument(spart_context *context, const config *cfg, problem 
     params.keep_weights = keep_weights;
     char what[160];
     snprintf(what, sizeof what,
-             "building the instrument: weights and operators of %lld channels x %lld bins",
-             (long long)made->num_channel, (long long)made->num_wavelength);
+             "building the instrument: weights and operators of %lld channels x %lld bins%s",
+             (long long)made->num_channel, (long long)made->num_wavelength,
+             made->num_line > 1 ? " of several lines" : "");
     progress_step_begin(report, what);
     /* The library moves the step's bar as it builds (a terminal only). */
     int hooked = spart_context_set_progress(context, progress_library, report) == SPART_OK;
@@ -302,9 +333,25 @@ void problem_free(problem *made)
     memset(made, 0, sizeof *made);
 }
 
+int64_t problem_bin_line(const problem *made, int64_t l)
+{
+    int64_t k = 0;
+    while (k + 1 < made->num_line && l >= made->line_bin[k + 1]) {
+        k++;
+    }
+    return k;
+}
+
 double problem_bin_velocity(const problem *made, int64_t l)
 {
-    return (made->velocity[l] + made->velocity[l + 1]) / 2.0;
+    int64_t e = l + problem_bin_line(made, l); /* its lower edge */
+    return (made->velocity[e] + made->velocity[e + 1]) / 2.0;
+}
+
+double problem_bin_width(const problem *made, int64_t l)
+{
+    int64_t e = l + problem_bin_line(made, l);
+    return made->wavelength[e + 1] - made->wavelength[e];
 }
 
 const char *problem_radiance_unit(const config *cfg)

@@ -15,15 +15,22 @@
 
 typedef struct problem {
     int64_t num_channel;
-    int64_t num_wavelength;
+    int64_t num_line;       /* spectral lines (1 without instrument.lines) */
+    int64_t num_wavelength; /* spectral bins of every line together */
     int64_t num_scene_x;
     int64_t num_scene_y;
     int64_t num_sensor_x;
     int64_t num_sensor_y;
     int64_t scene_size; /* num_wavelength * num_scene_x * num_scene_y */
     int64_t image_size; /* per channel: num_sensor_x * num_sensor_y */
-    double *wavelength; /* num_wavelength + 1 bin edges, A */
-    double *velocity;   /* num_wavelength + 1 bin edges, km/s (Doppler, optical) */
+    /* The lines' bins, one line after another: line k has bins line_bin[k]
+     * ... line_bin[k + 1] - 1 of the scene's spectral axis, and its
+     * line_bin[k + 1] - line_bin[k] + 1 edges start at index line_bin[k] + k
+     * of `wavelength` and `velocity` (problem_bin_* read them). */
+    int64_t line_bin[CONFIG_MAX_LINES + 1];
+    double *wavelength; /* num_wavelength + num_line bin edges, A */
+    double *velocity;   /* the same edges in km/s (Doppler, optical, from the line's rest) */
+    spart_instrument_line lines[CONFIG_MAX_LINES]; /* the library's lines (instrument.lines) */
     double *scene_x;    /* num_scene_x + 1 vertices, arcsec */
     double *scene_y;
     double *sensor_x; /* num_sensor_x + 1 vertices, pixel */
@@ -59,8 +66,15 @@ const spart_regridder *problem_backward(const problem *made);
 /* Free the grids and the instrument (accepts a zeroed problem). */
 void problem_free(problem *made);
 
-/* The Doppler velocity (km/s) of the centre of wavelength bin l. */
+/* The line of spectral bin l (0 ... num_line - 1). */
+int64_t problem_bin_line(const problem *made, int64_t l);
+
+/* The Doppler velocity (km/s, from its line's rest wavelength) of the
+ * centre of spectral bin l. */
 double problem_bin_velocity(const problem *made, int64_t l);
+
+/* The width (A) of spectral bin l. */
+double problem_bin_width(const problem *made, int64_t l);
 
 /* The unit of the scene's radiance, as a FITS BUNIT. */
 const char *problem_radiance_unit(const config *cfg);

@@ -83,6 +83,26 @@ static void scene_job(const results *outputs, const double *values, const char *
     job->values[0] = outputs->cfg->instrument.wavelength_rest * METRES_PER_ANGSTROM;
     job->comments[0] = "[m] rest wavelength of the line (velocities)";
     data->num_extra = 1;
+    if (made->num_line > 1) {
+        /* The lines' bins one after another are no WCS axis: the bin index,
+         * and per line its first bin and rest wavelength (LINEBk, LINEWk). */
+        data->axis[0] = (cube_axis){made->num_wavelength, "SPECBIN", "", 0.0, 1.0,
+                                    "spectral bin: the lines' bins, line after line"};
+        job->comments[0] = "[m] rest wavelength of the first line";
+        for (int64_t k = 0; k < made->num_line; k++) {
+            int n = 1 + 2 * (int)k;
+            snprintf(job->key_text[n - 1], sizeof job->key_text[0], "LINEB%lld", (long long)k);
+            snprintf(job->key_text[n], sizeof job->key_text[0], "LINEW%lld", (long long)k);
+            job->keys[n] = job->key_text[n - 1];
+            job->values[n] = (double)made->line_bin[k];
+            job->comments[n] = "first spectral bin of this line";
+            job->keys[n + 1] = job->key_text[n];
+            job->values[n + 1] = outputs->cfg->instrument.line[k].wavelength_rest *
+                                 METRES_PER_ANGSTROM;
+            job->comments[n + 1] = "[m] rest wavelength of this line";
+        }
+        data->num_extra = 1 + 2 * (size_t)made->num_line;
+    }
     data->extra_keys = job->keys;
     data->extra_values = job->values;
     data->extra_comments = job->comments;

@@ -13,19 +13,30 @@
 /* Steradians per square arcsecond: (pi / 648000)^2. */
 #define STERADIAN_PER_ARCSEC2 2.3504430539097885e-11
 
+/* The blobs of every line (each line's bins at its own rest wavelength,
+ * the same blobs in velocity and position), moved to frame `frame`. */
 static int make_gaussians(spart_context *context, const config *cfg, const problem *made,
-                          double *scene, char *error, size_t error_size)
+                          int64_t frame, double *scene, char *error, size_t error_size)
 {
     spart_scene_gaussians_options options;
     spart_scene_gaussians_options_init(&options);
     options.width_velocity = cfg->scene.width_velocity;
     options.width_x = cfg->scene.width_x;
     options.width_y = cfg->scene.width_y;
-    if (spart_scene_gaussians(context, cfg->instrument.wavelength_rest, made->num_wavelength,
-                              made->velocity, made->num_scene_x, made->scene_x, made->num_scene_y,
-                              made->scene_y, &options, NULL, scene) != SPART_OK) {
-        snprintf(error, error_size, "the Gaussian scene: %s", spart_context_error(context));
-        return -1;
+    options.drift = cfg->scene.drift;
+    options.frame = frame;
+    int64_t plane = made->num_scene_x * made->num_scene_y;
+    for (int64_t k = 0; k < made->num_line; k++) {
+        int64_t bins = made->line_bin[k + 1] - made->line_bin[k];
+        const double *velocity = made->velocity + made->line_bin[k] + k;
+        if (spart_scene_gaussians(context, cfg->instrument.line[k].wavelength_rest, bins,
+                                  velocity, made->num_scene_x, made->scene_x, made->num_scene_y,
+                                  made->scene_y, &options, NULL,
+                                  scene + made->line_bin[k] * plane) != SPART_OK) {
+            snprintf(error, error_size, "the Gaussian scene of line %lld: %s", (long long)k,
+                     spart_context_error(context));
+            return -1;
+        }
     }
     /* A floor under the blobs, as the ctis tutorial adds (1% of the peak):
      * without it most voxels are near 0, where MART's update stalls. */
@@ -68,6 +79,12 @@ static int read_scene_file(const config *cfg, const problem *made, double *scene
 int scene_make(spart_context *context, const config *cfg, const problem *made, double **scene,
                char *error, size_t error_size)
 {
+    return scene_make_frame(context, cfg, made, 0, scene, error, error_size);
+}
+
+int scene_make_frame(spart_context *context, const config *cfg, const problem *made,
+                     int64_t frame, double **scene, char *error, size_t error_size)
+{
     *scene = malloc((size_t)made->scene_size * sizeof **scene);
     if (*scene == NULL) {
         snprintf(error, error_size, "out of memory for the scene (%lld values)",
@@ -75,7 +92,7 @@ int scene_make(spart_context *context, const config *cfg, const problem *made, d
         return -1;
     }
     int result = cfg->scene.kind == SCENE_GAUSSIANS
-                     ? make_gaussians(context, cfg, made, *scene, error, error_size)
+                     ? make_gaussians(context, cfg, made, frame, *scene, error, error_size)
                      : read_scene_file(cfg, made, *scene, error, error_size);
     if (result != 0) {
         free(*scene);
@@ -86,18 +103,23 @@ int scene_make(spart_context *context, const config *cfg, const problem *made, d
 
 void scene_moments(const problem *made, const double *scene, double *intensity, double *velocity)
 {
+    /* bins in order for every pixel; velocity[] holds the moment until the end */
     int64_t plane = made->num_scene_x * made->num_scene_y;
     for (int64_t p = 0; p < plane; p++) {
-        double total = 0.0;
-        double moment = 0.0;
-        for (int64_t l = 0; l < made->num_wavelength; l++) {
-            double width = made->wavelength[l + 1] - made->wavelength[l];
+        intensity[p] = 0.0;
+        velocity[p] = 0.0;
+    }
+    for (int64_t l = 0; l < made->num_wavelength; l++) {
+        double width = problem_bin_width(made, l);
+        double bin_velocity = problem_bin_velocity(made, l);
+        for (int64_t p = 0; p < plane; p++) {
             double value = scene[l * plane + p] * width;
-            total += value;
-            moment += value * problem_bin_velocity(made, l);
+            intensity[p] += value;
+            velocity[p] += value * bin_velocity;
         }
-        intensity[p] = total;
-        velocity[p] = total > 0.0 ? moment / total : NAN;
+    }
+    for (int64_t p = 0; p < plane; p++) {
+        velocity[p] = intensity[p] > 0.0 ? velocity[p] / intensity[p] : NAN;
     }
 }
 

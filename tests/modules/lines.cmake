@@ -13,3 +13,24 @@ add_test(NAME parity_lines
                  --cache ${CMAKE_CURRENT_BINARY_DIR}/parity_lines_reference)
 set_tests_properties(parity_lines PROPERTIES LABELS parity SKIP_RETURN_CODE 77 TIMEOUT 600
                      ENVIRONMENT "OMP_NUM_THREADS=2;NUMBA_NUM_THREADS=2")
+
+# The spart command with several lines (where it is built): the config's
+# lines, frames and drift, the grids, and the ESIS configs' validity
+# (tests/cli/test_cli_lines.c, label unit); the scaled-down ESIS example
+# run end to end (example_esis_small, label example, about 1.5 s of CPU).
+if(TARGET spart_cli)
+  add_executable(test_cli_lines cli/test_cli_lines.c ${PROJECT_SOURCE_DIR}/src/cli/problem.c
+                                ${PROJECT_SOURCE_DIR}/src/cli/progress.c)
+  target_link_libraries(test_cli_lines PRIVATE spart_cli_config PkgConfig::CMOCKA)
+  target_compile_options(test_cli_lines PRIVATE ${SPART_C_FLAGS})
+  target_compile_definitions(test_cli_lines PRIVATE
+                             SPART_EXAMPLES_DIR="${PROJECT_SOURCE_DIR}/examples")
+  add_test(NAME test_cli_lines COMMAND test_cli_lines)
+  set_tests_properties(test_cli_lines PROPERTIES LABELS unit
+                       ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout")
+  add_test(NAME example_esis_small
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/lines_tests.sh $<TARGET_FILE:spart_cli>
+                   ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/lines_work example_esis_small)
+  set_tests_properties(example_esis_small PROPERTIES LABELS example TIMEOUT 300
+                       ENVIRONMENT "OMP_NUM_THREADS=2")
+endif()
