@@ -34,3 +34,17 @@ if(TARGET spart_cli)
   set_tests_properties(example_esis_small PROPERTIES LABELS example TIMEOUT 300
                        ENVIRONMENT "OMP_NUM_THREADS=2")
 endif()
+
+# bench_instrument_esis (label bench, with -DSPART_BUILD_BENCHMARKS=ON):
+# building a slice of the ESIS-scale instrument of examples/esis.yaml, its
+# weights and host memory extrapolated to the whole, and the operators'
+# copy to a CUDA device and one product each there (docs/dev/esis-notes.md).
+if(SPART_BUILD_BENCHMARKS)
+  add_executable(bench_instrument_esis bench/bench_instrument_esis.c)
+  target_link_libraries(bench_instrument_esis PRIVATE spart OpenMP::OpenMP_C m)
+  target_compile_options(bench_instrument_esis PRIVATE ${SPART_C_FLAGS})
+  add_test(NAME bench_instrument_esis
+           COMMAND bench_instrument_esis --cells 285 --lines 1 --bins 24
+                   --markdown ${CMAKE_CURRENT_BINARY_DIR}/bench_instrument_esis.md)
+  set_tests_properties(bench_instrument_esis PROPERTIES LABELS bench TIMEOUT 900)
+endif()
