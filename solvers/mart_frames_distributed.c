@@ -2,8 +2,9 @@
  * solvers/mart_frames_distributed.c: frames over the ranks
  * (spart_mart_solve_frames_distributed, spart/distributed.h). Each rank
  * solves its contiguous block of frames (spart_distributed_partition_frames)
- * one after another, each exactly as spart_mart_solve solves it alone, so
- * every frame's result is the one-process result; then the ranks learn
+ * with spart_mart_solve_frames (in batches, each frame exactly as
+ * spart_mart_solve solves it alone), so every frame's result is the
+ * one-process result; then the ranks learn
  * whether all succeeded, and gather the solutions and iteration counts in
  * rank order, which is frame order.
  */
@@ -22,27 +23,49 @@ static void free_results(spart_mart_result **results, int64_t num_frames)
     }
 }
 
-/* This rank's frames, solved in order. On failure *failed_frame is the
- * frame that failed. */
-static spart_status solve_mine(spart_context *context, const spart_mart_operators *operators,
-                               const double *observed, int64_t first, int64_t end,
-                               const spart_mart_options *options, spart_mart_result **results,
-                               int64_t *failed_frame)
+/* The callback of the caller, told the frame's number in the whole
+ * sequence (spart_mart_solve_frames counts from this rank's first). */
+typedef struct callback_offset {
+    spart_mart_callback callback;
+    void *user;
+    int64_t first;
+} callback_offset;
+
+static int offset_callback(void *user, const spart_mart_progress *progress)
 {
-    int64_t frame_size = operators->num_channel * operators->image_size;
-    for (int64_t f = first; f < end; f++) {
-        spart_status status =
-            spart_mart_solve(context, operators, observed + f * frame_size, options, &results[f]);
-        if (status != SPART_OK) {
-            *failed_frame = f;
-            return status;
-        }
-    }
-    return SPART_OK;
+    const callback_offset *offset = user;
+    spart_mart_progress shifted = *progress;
+    shifted.frame += offset->first;
+    return offset->callback(offset->user, &shifted);
 }
 
-/* Every rank's outcome (-1: all its frames solved, else the failed
- * frame), so that all ranks stop together rather than wait in a gather. */
+/* This rank's frames [first, end), in batches (spart_mart_solve_frames:
+ * each frame the bits of spart_mart_solve of that frame alone). */
+static spart_status solve_mine(spart_context *context, const spart_mart_operators *operators,
+                               const double *observed, int64_t first, int64_t end,
+                               const spart_mart_options *options, int64_t batch_frames,
+                               spart_mart_result **results)
+{
+    if (end == first) {
+        return SPART_OK;
+    }
+    spart_mart_options mine = *options;
+    callback_offset offset = {options->callback, options->callback_user, first};
+    if (options->guess != NULL) {
+        mine.guess = options->guess + first * operators->scene_size;
+    }
+    if (options->callback != NULL) {
+        mine.callback = offset_callback;
+        mine.callback_user = &offset;
+    }
+    int64_t frame_size = operators->num_channel * operators->image_size;
+    return spart_mart_solve_frames(context, operators, end - first, observed + first * frame_size,
+                                   &mine, batch_frames, results + first);
+}
+
+/* Every rank's outcome (-1: all its frames solved, else the first frame
+ * of its block), so that all ranks stop together rather than wait in a
+ * gather. */
 static spart_status agree(spart_context *context, const spart_communicator *communicator,
                           int64_t failed_frame, spart_status mine)
 {
@@ -63,8 +86,8 @@ static spart_status agree(spart_context *context, const spart_communicator *comm
             if (all[r] >= 0.0) {
                 status = spart_context_set_error(
                     context, SPART_ERROR_INTERNAL,
-                    "solve_frames_distributed: rank %d failed to solve frame %lld (its own "
-                    "error says why); no results are kept",
+                    "solve_frames_distributed: rank %d failed to solve its frames (from "
+                    "frame %lld; its own error says why); no results are kept",
                     r, (long long)all[r]);
                 break;
             }
@@ -114,15 +137,16 @@ static spart_status gather(spart_context *context, const spart_communicator *com
 spart_status spart_mart_solve_frames_distributed(spart_context *context,
                                                  const spart_communicator *communicator,
                                                  const spart_mart_operators *operators,
-                                                 const double *observed, int64_t num_frames,
+                                                 int64_t num_frames, const double *observed,
                                                  const spart_mart_options *options,
-                                                 spart_mart_result **results, double *solutions,
-                                                 int64_t *iterations)
+                                                 int64_t batch_frames, spart_mart_result **results,
+                                                 double *solutions, int64_t *iterations)
 {
-    if (communicator == NULL || operators == NULL || observed == NULL || results == NULL) {
+    if (communicator == NULL || operators == NULL || observed == NULL || options == NULL ||
+        results == NULL) {
         return spart_context_set_error(context, SPART_ERROR_NULL_POINTER,
                                        "solve_frames_distributed: communicator, operators, "
-                                       "observed and results must not be NULL");
+                                       "observed, options and results must not be NULL");
     }
     if (num_frames < 1) {
         return spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
@@ -148,10 +172,9 @@ spart_status spart_mart_solve_frames_distributed(spart_context *context,
     if (status != SPART_OK) {
         return status;
     }
-    int64_t failed_frame = -1;
     spart_status mine =
-        solve_mine(context, operators, observed, first, end, options, results, &failed_frame);
-    status = agree(context, communicator, failed_frame, mine);
+        solve_mine(context, operators, observed, first, end, options, batch_frames, results);
+    status = agree(context, communicator, mine == SPART_OK ? -1 : first, mine);
     if (status == SPART_OK) {
         status = gather(context, communicator, results, first, end, num_frames,
                         operators->scene_size, solutions, iterations);

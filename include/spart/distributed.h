@@ -224,29 +224,32 @@ spart_distributed_mart_operators(spart_context *context, const spart_distributed
 
 /* ---- frames over the ranks (the solver layer) ------------------------------------------ */
 
-/* Solve num_frames frames of observations (frame f: num_channel x
- * image_size values at observed + f * num_channel * image_size, host or
- * device memory as operators->on_device says; every rank passes all
- * frames, or at least its own) with the same operators and options,
- * rank r solving the frames of spart_distributed_partition_frames in
- * frame order, each exactly as spart_mart_solve solves it alone. On
- * return results[f] (num_frames pointers) is this rank's result for each
- * of its frames and NULL for the others' (free them with
- * spart_mart_result_free); when `solutions` is not NULL it receives every
- * frame's solution (num_frames x scene_size, host memory) on every rank,
- * gathered in frame order, and `iterations` (num_frames values, or NULL)
- * every frame's number of iterations. options->guess, when set, is used
- * for every frame; a callback is called by each rank for its own frames.
- * Collective. Errors: those of spart_mart_solve (the first failing frame
- * of this rank; the others' ranks then fail in the gather with
- * SPART_ERROR_INTERNAL unless every rank failed), SPART_ERROR_NULL_POINTER,
+/* spart_mart_solve_frames over the ranks: num_frames frames of
+ * observations (frame f: num_channel x image_size values at observed + f *
+ * num_channel * image_size, host or device memory as operators->on_device
+ * says; every rank passes all frames, or at least its own) with the same
+ * operators and options, rank r solving the frames of
+ * spart_distributed_partition_frames with spart_mart_solve_frames
+ * (batch_frames as there), so that each frame's result is, bit for bit,
+ * spart_mart_solve of that frame alone, as in one process. On return
+ * results[f] (num_frames pointers) is this rank's result for each of its
+ * frames and NULL for the others' (free them with spart_mart_result_free);
+ * when `solutions` is not NULL it receives every frame's solution
+ * (num_frames x scene_size, host memory) on every rank, gathered in frame
+ * order, and `iterations` (num_frames values, or NULL) every frame's
+ * number of iterations. Options as spart_mart_solve_frames: a guess holds
+ * num_frames x scene_size values; a callback is called by the rank that
+ * solves the frame, told the frame's number in the whole sequence.
+ * Collective. Errors: those of spart_mart_solve_frames on the rank that
+ * failed; on every other rank SPART_ERROR_INTERNAL naming that rank (all
+ * ranks fail together, none waits); SPART_ERROR_NULL_POINTER,
  * SPART_ERROR_INVALID_ARGUMENT (num_frames < 1). On failure every
  * results[f] is NULL. */
 SPART_NODISCARD SPART_API spart_status spart_mart_solve_frames_distributed(
     spart_context *context, const spart_communicator *communicator,
-    const spart_mart_operators *operators, const double *observed, int64_t num_frames,
-    const spart_mart_options *options, spart_mart_result **results, double *solutions,
-    int64_t *iterations);
+    const spart_mart_operators *operators, int64_t num_frames, const double *observed,
+    const spart_mart_options *options, int64_t batch_frames, spart_mart_result **results,
+    double *solutions, int64_t *iterations);
 
 #ifdef __cplusplus
 }

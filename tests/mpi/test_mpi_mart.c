@@ -142,6 +142,16 @@ static void check_split_operator(spart_context *context, const spart_communicato
                    spart_mart_solve(context, &operators, made->observed_there, &options, &result));
     check_same_result(result, reference, "split operator", 0);
 
+    /* the many-frame driver over split operators (every rank all frames,
+     * one frame at a time through the callbacks): frame 0 is the same */
+    spart_mart_result *frames[NUM_FRAMES];
+    MPI_REQUIRE_OK(context, spart_mart_solve_frames(context, &operators, NUM_FRAMES,
+                                                    made->observed_there, &options, 0, frames));
+    check_same_result(frames[0], reference, "split operator, solve_frames", 0);
+    for (int f = 0; f < NUM_FRAMES; f++) {
+        spart_mart_result_free(frames[f]);
+    }
+
     /* wrong pairs are refused */
     spart_distributed_mart_pair swapped = {split[1], split[0], made->pair.num_channel, 1.0, 0.0};
     MPI_CHECK(spart_distributed_mart_operators(context, &swapped, &operators) ==
@@ -155,6 +165,18 @@ static void check_split_operator(spart_context *context, const spart_communicato
     spart_mart_result_free(reference);
     spart_distributed_operator_free(split[0]);
     spart_distributed_operator_free(split[1]);
+}
+
+/* Which frames a rank's callback was told of. */
+static int frames_seen[NUM_FRAMES];
+
+static int record_frame(void *user, const spart_mart_progress *progress)
+{
+    (void)user;
+    if (progress->frame >= 0 && progress->frame < NUM_FRAMES) {
+        frames_seen[progress->frame] = 1;
+    }
+    return 0;
 }
 
 /* Frames over the ranks: each frame as it is solved alone. */
@@ -174,9 +196,10 @@ static void check_frames(spart_context *context, const spart_communicator *commu
     spart_mart_result *results[NUM_FRAMES];
     double *solutions = malloc((size_t)(NUM_FRAMES * made->scene_size) * sizeof *solutions);
     int64_t iterations[NUM_FRAMES];
+    options.callback = record_frame;
     MPI_REQUIRE_OK(context, spart_mart_solve_frames_distributed(
-                                context, communicator, &operators, made->observed_there, NUM_FRAMES,
-                                &options, results, solutions, iterations));
+                                context, communicator, &operators, NUM_FRAMES, made->observed_there,
+                                &options, 2, results, solutions, iterations));
     int64_t first[65];
     int size = spart_communicator_size(communicator);
     int rank = spart_communicator_rank(communicator);
@@ -185,6 +208,8 @@ static void check_frames(spart_context *context, const spart_communicator *commu
     for (int f = 0; f < NUM_FRAMES; f++) {
         int mine = f >= first[rank] && f < first[rank + 1];
         MPI_CHECK((results[f] != NULL) == mine, "frame %d on rank %d", f, rank);
+        MPI_CHECK(frames_seen[f] == mine, "frame %d %s the callback of rank %d", f,
+                  mine ? "missed" : "reached", rank);
         if (results[f] != NULL) {
             check_same_result(results[f], reference[f], "frames", f);
         }
@@ -201,8 +226,8 @@ static void check_frames(spart_context *context, const spart_communicator *commu
         spart_mart_result_free(results[f]);
         spart_mart_result_free(reference[f]);
     }
-    MPI_CHECK(spart_mart_solve_frames_distributed(context, communicator, &operators,
-                                                  made->observed_there, 0, &options, results, NULL,
+    MPI_CHECK(spart_mart_solve_frames_distributed(context, communicator, &operators, 0,
+                                                  made->observed_there, &options, 0, results, NULL,
                                                   NULL) == SPART_ERROR_INVALID_ARGUMENT,
               "no frames");
     free(solutions);
