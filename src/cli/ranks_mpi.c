@@ -72,24 +72,25 @@ int cli_ranks_agree(int code)
     return worst;
 }
 
-spart_status cli_ranks_solve(spart_context *context, const spart_mart_regridder_pair *pair,
-                             const spart_mart_operators *operators, const double *observed,
-                             const spart_mart_options *options, spart_mart_result **result)
+/* MART's operators split over the ranks (the pair's host regridders),
+ * then `solve` on every rank with them. */
+typedef spart_status (*solve_fn)(spart_context *context, const spart_mart_operators *operators,
+                                 void *user);
+
+static spart_status solve_split(spart_context *context, const spart_mart_regridder_pair *pair,
+                                int on_device, solve_fn solve, void *user)
 {
-    if (size == 1) {
-        return spart_mart_solve(context, operators, observed, options, result);
-    }
     spart_communicator *communicator = NULL;
     spart_distributed_operator *forward = NULL;
     spart_distributed_operator *backward = NULL;
     spart_status status = spart_communicator_create(context, NULL, &communicator);
     if (status == SPART_OK) {
-        status = spart_distributed_operator_create(context, communicator, pair->forward,
-                                                   operators->on_device, &forward);
+        status = spart_distributed_operator_create(context, communicator, pair->forward, on_device,
+                                                   &forward);
     }
     if (status == SPART_OK) {
-        status = spart_distributed_operator_create(context, communicator, pair->backward,
-                                                   operators->on_device, &backward);
+        status = spart_distributed_operator_create(context, communicator, pair->backward, on_device,
+                                                   &backward);
     }
     spart_distributed_mart_pair split = {forward, backward, pair->num_channel, pair->gain,
                                          pair->read_noise};
@@ -98,10 +99,52 @@ spart_status cli_ranks_solve(spart_context *context, const spart_mart_regridder_
         status = spart_distributed_mart_operators(context, &split, &over_ranks);
     }
     if (status == SPART_OK) {
-        status = spart_mart_solve(context, &over_ranks, observed, options, result);
+        status = solve(context, &over_ranks, user);
     }
     spart_distributed_operator_free(forward);
     spart_distributed_operator_free(backward);
     spart_communicator_free(communicator);
     return status;
+}
+
+typedef struct solve_arguments {
+    int64_t num_frames; /* 0: spart_mart_solve */
+    const double *observed;
+    const spart_mart_options *options;
+    spart_mart_result **results;
+} solve_arguments;
+
+static spart_status solve_with(spart_context *context, const spart_mart_operators *operators,
+                               void *user)
+{
+    const solve_arguments *a = user;
+    if (a->num_frames == 0) {
+        return spart_mart_solve(context, operators, a->observed, a->options, a->results);
+    }
+    return spart_mart_solve_frames(context, operators, a->num_frames, a->observed, a->options, 0,
+                                   a->results);
+}
+
+spart_status cli_ranks_solve(spart_context *context, const spart_mart_regridder_pair *pair,
+                             const spart_mart_operators *operators, const double *observed,
+                             const spart_mart_options *options, spart_mart_result **result)
+{
+    solve_arguments arguments = {0, observed, options, result};
+    if (size == 1) {
+        return solve_with(context, operators, &arguments);
+    }
+    return solve_split(context, pair, operators->on_device, solve_with, &arguments);
+}
+
+spart_status cli_ranks_solve_frames(spart_context *context, const spart_mart_regridder_pair *pair,
+                                    const spart_mart_operators *operators, int64_t num_frames,
+                                    const double *observed, const spart_mart_options *options,
+                                    spart_mart_result **results)
+{
+    solve_arguments arguments = {num_frames, observed, options, results};
+    if (size == 1 || num_frames < 1) {
+        return spart_mart_solve_frames(context, operators, num_frames, observed, options, 0,
+                                       results);
+    }
+    return solve_split(context, pair, operators->on_device, solve_with, &arguments);
 }

@@ -34,3 +34,12 @@ spart_status cli_ranks_solve(spart_context *context, const spart_mart_regridder_
     (void)pair;
     return spart_mart_solve(context, operators, observed, options, result);
 }
+
+spart_status cli_ranks_solve_frames(spart_context *context, const spart_mart_regridder_pair *pair,
+                                    const spart_mart_operators *operators, int64_t num_frames,
+                                    const double *observed, const spart_mart_options *options,
+                                    spart_mart_result **results)
+{
+    (void)pair;
+    return spart_mart_solve_frames(context, operators, num_frames, observed, options, 0, results);
+}
