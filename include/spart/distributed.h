@@ -10,9 +10,12 @@
  *     in frame order (spart_mart_solve_frames_distributed in spart/mart.h's
  *     solver layer, solvers/mart_frames_distributed.c);
  *   - one operator: the rows of a matrix in contiguous blocks balanced by
- *     entries, not rows (spart_distributed_partition_rows); each rank holds
- *     its rows and, for the product over a distributed vector, receives the
- *     input entries its columns need from the ranks that own them.
+ *     entries, not rows (spart_distributed_partition_rows), split from a
+ *     matrix every rank has, or brought by each rank (made from its own
+ *     weights, loaded, streamed) so that none holds the whole; each rank
+ *     keeps its rows and, for the product over a distributed vector,
+ *     receives the input entries its columns need from the ranks that own
+ *     them.
  *
  * Communicators. spart never calls MPI_Init or MPI_Finalize: the program
  * does (as a PETSc or Trilinos user does), and passes the address of its
@@ -147,6 +150,31 @@ typedef struct spart_distributed_operator spart_distributed_operator;
 SPART_NODISCARD SPART_API spart_status spart_distributed_operator_create(
     spart_context *context, const spart_communicator *communicator, const spart_regridder *whole,
     int on_device, spart_distributed_operator **distributed);
+
+/* The order of a whole matrix's sums, for operators whose ranks never
+ * hold it whole (spart/regridder.h and spart/csr_matrix.h, Determinism). */
+typedef enum spart_distributed_plan {
+    /* one g for every row from the whole matrix's mean row length: the
+     * order of a regridder made from weights of the whole matrix */
+    SPART_DISTRIBUTED_PLAN_MEAN = 0,
+    /* each row its own g from its own length: the order of a CSR matrix */
+    SPART_DISTRIBUTED_PLAN_BY_ROW = 1
+} spart_distributed_plan;
+
+/* An operator whose rows each rank brings itself, so that no rank ever
+ * holds the whole matrix: `rows` (a host regridder without batch axes, of
+ * the whole matrix's columns) holds this rank's rows, the blocks of the
+ * ranks one after another in rank order (rank 0's rows first; any sizes,
+ * balanced or not, a rank may bring none). The sums keep the whole
+ * matrix's order, `plan` (its g from the total rows and entries, which
+ * the ranks gather), so the products are those of the whole matrix bit
+ * for bit, as for spart_distributed_operator_create. The caller may free
+ * `rows` after. Collective. Errors: those of
+ * spart_distributed_operator_create, SPART_ERROR_SHAPE_MISMATCH (blocks
+ * of different column counts), SPART_ERROR_UNKNOWN_ENUM (plan). */
+SPART_NODISCARD SPART_API spart_status spart_distributed_operator_create_from_rows(
+    spart_context *context, const spart_communicator *communicator, const spart_regridder *rows,
+    spart_distributed_plan plan, int on_device, spart_distributed_operator **distributed);
 
 /* Free a distributed operator (not collective). Accepts NULL. */
 SPART_API void spart_distributed_operator_free(spart_distributed_operator *distributed);

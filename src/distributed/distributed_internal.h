@@ -9,6 +9,7 @@
 #define SPART_DISTRIBUTED_INTERNAL_H
 
 #include "core/internal.h"
+#include "operator/regridder_internal.h"
 #include "spart/csr_matrix.h"
 #include "spart/distributed.h"
 
@@ -60,7 +61,9 @@ struct spart_distributed_operator {
     spart_context *own_context;
     int64_t num_rows; /* the whole matrix */
     int64_t num_columns;
-    int64_t first_row; /* this rank's rows: [first_row, first_row + local_rows) */
+    int64_t first_row;       /* this rank's rows: [first_row, first_row + local_rows) */
+    int64_t source_row;      /* where they start in the regridder they come from */
+    spart_product_plan plan; /* the whole matrix's order of sums */
     int64_t local_rows;
     int64_t local_entries;
     int64_t *row_counts; /* every rank's rows and first row, for the gathers */
@@ -89,12 +92,13 @@ struct spart_distributed_operator {
 };
 
 /* The rows [first_row, first_row + local_rows) of the host regridder
- * `whole` as a host regridder of their own: columns renumbered through
- * `column_map` (global column -> local column), the plan of `whole`
- * (src/distributed/local_rows.c). */
-spart_status spart_distributed_local_rows(spart_context *context, const spart_regridder *whole,
+ * `source` as a host regridder of their own: columns renumbered through
+ * `column_map` (source column -> local column), summed in the order of
+ * `plan` (the whole matrix's: its rule, g and chunk length), not in the
+ * order the rows alone would plan (src/distributed/local_rows.c). */
+spart_status spart_distributed_local_rows(spart_context *context, const spart_regridder *source,
                                           int64_t first_row, int64_t local_rows,
                                           const int64_t *column_map, int64_t num_needed,
-                                          spart_regridder **local);
+                                          const spart_product_plan *plan, spart_regridder **local);
 
 #endif /* SPART_DISTRIBUTED_INTERNAL_H */

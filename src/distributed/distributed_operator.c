@@ -91,8 +91,8 @@ static spart_status find_needed(spart_context *context, const spart_csr *csr,
     for (int64_t c = 0; c < csr->num_columns; c++) {
         map[c] = -1;
     }
-    int64_t begin = csr->row_ptr[made->first_row];
-    int64_t end = csr->row_ptr[made->first_row + made->local_rows];
+    int64_t begin = csr->row_ptr[made->source_row];
+    int64_t end = csr->row_ptr[made->source_row + made->local_rows];
     for (int64_t k = begin; k < end; k++) {
         map[csr->columns32 != NULL ? (int64_t)csr->columns32[k] : csr->columns64[k]] = 0;
     }
@@ -134,6 +134,7 @@ static spart_status split_rows(spart_context *context, const spart_communicator 
     }
     if (status == SPART_OK) {
         made->first_row = first[communicator->rank];
+        made->source_row = made->first_row;
         made->local_rows = first[communicator->rank + 1] - made->first_row;
         made->local_entries = whole->csr.row_ptr[made->first_row + made->local_rows] -
                               whole->csr.row_ptr[made->first_row];
@@ -179,13 +180,14 @@ static spart_status make_select(spart_context *context, spart_distributed_operat
 }
 
 /* The rows (and the device's buffers) where the operator lives. */
-static spart_status place(spart_context *context, const spart_regridder *whole,
+static spart_status place(spart_context *context, const spart_regridder *source,
                           const int64_t *column_map, spart_distributed_operator *made)
 {
     spart_status status = SPART_OK;
     if (made->local_entries > 0) {
-        status = spart_distributed_local_rows(context, whole, made->first_row, made->local_rows,
-                                              column_map, made->num_needed, &made->local);
+        status =
+            spart_distributed_local_rows(context, source, made->source_row, made->local_rows,
+                                         column_map, made->num_needed, &made->plan, &made->local);
     }
     if (status == SPART_OK && made->on_device && made->local != NULL) {
         spart_regridder *device = NULL;
@@ -257,6 +259,48 @@ static spart_status make_own_context(spart_context *context, spart_distributed_o
     return SPART_OK;
 }
 
+/* A new operator of `source`'s columns on this context. */
+static spart_status start(spart_context *context, const spart_communicator *communicator,
+                          const spart_regridder *source, int on_device,
+                          spart_distributed_operator **out)
+{
+    spart_distributed_operator *made = spart_alloc_zero(&context->allocator, 1, sizeof *made);
+    if (made == NULL) {
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                          "distributed_operator_create: out of memory");
+    }
+    made->allocator = context->allocator;
+    made->communicator = communicator;
+    made->on_device = on_device != 0;
+    made->num_columns = source->csr.num_columns;
+    *out = made;
+    spart_status status = make_own_context(context, made);
+    if (status != SPART_OK) {
+        release(made);
+        *out = NULL;
+    }
+    return status;
+}
+
+/* The columns this rank needs, its rows where they live; frees `made` on
+ * failure. */
+static spart_status finish(spart_context *context, const spart_regridder *source,
+                           spart_distributed_operator *made, spart_distributed_operator **out)
+{
+    int64_t *column_map = NULL;
+    spart_status status = find_needed(context, &source->csr, made, &column_map);
+    if (status == SPART_OK) {
+        status = place(context, source, column_map, made);
+    }
+    spart_free(&context->allocator, column_map);
+    if (status != SPART_OK) {
+        release(made);
+        return status;
+    }
+    *out = made;
+    return SPART_OK;
+}
+
 spart_status spart_distributed_operator_create(spart_context *context,
                                                const spart_communicator *communicator,
                                                const spart_regridder *whole, int on_device,
@@ -270,37 +314,119 @@ spart_status spart_distributed_operator_create(spart_context *context,
     if (status == SPART_OK) {
         status = check_same_matrix(context, communicator, whole);
     }
+    spart_distributed_operator *made = NULL;
+    if (status == SPART_OK) {
+        status = start(context, communicator, whole, on_device, &made);
+    }
     if (status != SPART_OK) {
         return status;
     }
-    spart_distributed_operator *made = spart_alloc_zero(&context->allocator, 1, sizeof *made);
-    if (made == NULL) {
-        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
-                          "distributed_operator_create: out of memory");
-    }
-    made->allocator = context->allocator;
-    made->communicator = communicator;
-    made->on_device = on_device != 0;
     made->num_rows = whole->csr.num_rows;
-    made->num_columns = whole->csr.num_columns;
-    int64_t *column_map = NULL;
-    status = make_own_context(context, made);
-    if (status == SPART_OK) {
-        status = split_rows(context, communicator, whole, made);
-    }
-    if (status == SPART_OK) {
-        status = find_needed(context, &whole->csr, made, &column_map);
-    }
-    if (status == SPART_OK) {
-        status = place(context, whole, column_map, made);
-    }
-    spart_free(&context->allocator, column_map);
+    made->plan = whole->plan;
+    status = split_rows(context, communicator, whole, made);
     if (status != SPART_OK) {
         release(made);
         return status;
     }
-    *distributed = made;
-    return SPART_OK;
+    return finish(context, whole, made, distributed);
+}
+
+/* Every rank's rows and entries (from_rows): the blocks in rank order,
+ * the totals, and the same columns everywhere. */
+static spart_status gather_blocks(spart_context *context, const spart_communicator *communicator,
+                                  const spart_regridder *rows, spart_distributed_operator *made,
+                                  int64_t *total_entries)
+{
+    int size = communicator->size;
+    int64_t *all = spart_alloc(&context->allocator, 3 * (size_t)size + 1, sizeof *all);
+    if (all == NULL) {
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                          "distributed_operator_create_from_rows: out of memory");
+    }
+    int64_t mine[3] = {rows->csr.num_rows, rows->csr.num_entries, rows->csr.num_columns};
+    spart_status status = SPART_OK;
+    for (int k = 0; k < 3 && status == SPART_OK; k++) {
+        status = spart_comm_allgather_int64(context, communicator, mine[k], all + k * size,
+                                            "distributed_operator_create_from_rows");
+    }
+    for (int r = 0; r < size && status == SPART_OK; r++) {
+        if (all[2 * size + r] != all[2 * size]) {
+            status = spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
+                                "distributed_operator_create_from_rows: rank %d's rows have %lld "
+                                "columns and rank 0's %lld: every block holds rows of the same "
+                                "matrix, all its columns",
+                                r, (long long)all[2 * size + r], (long long)all[2 * size]);
+        }
+    }
+    int64_t *first = NULL;
+    if (status == SPART_OK) {
+        first = spart_alloc(&context->allocator, (size_t)size + 1, sizeof *first);
+        if (first == NULL) {
+            status = spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                                "distributed_operator_create_from_rows: out of memory");
+        }
+    }
+    if (status == SPART_OK) {
+        first[0] = 0;
+        *total_entries = 0;
+        for (int r = 0; r < size; r++) {
+            first[r + 1] = first[r] + all[r];
+            *total_entries += all[size + r];
+        }
+        made->num_rows = first[size];
+        made->first_row = first[communicator->rank];
+        made->source_row = 0;
+        made->local_rows = rows->csr.num_rows;
+        made->local_entries = rows->csr.num_entries;
+        status = spart_comm_counts_from_firsts(context, first, size, &made->row_counts,
+                                               &made->row_displacements);
+    }
+    spart_free(&context->allocator, first);
+    spart_free(&context->allocator, all);
+    return status;
+}
+
+spart_status spart_distributed_operator_create_from_rows(spart_context *context,
+                                                         const spart_communicator *communicator,
+                                                         const spart_regridder *rows,
+                                                         spart_distributed_plan plan, int on_device,
+                                                         spart_distributed_operator **distributed)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    spart_status status = check_create(context, communicator, rows, distributed);
+    if (status == SPART_OK && plan != SPART_DISTRIBUTED_PLAN_MEAN &&
+        plan != SPART_DISTRIBUTED_PLAN_BY_ROW) {
+        status = spart_fail(context, SPART_ERROR_UNKNOWN_ENUM,
+                            "distributed_operator_create_from_rows: plan = %d is neither "
+                            "SPART_DISTRIBUTED_PLAN_MEAN (0) nor SPART_DISTRIBUTED_PLAN_BY_ROW (1)",
+                            (int)plan);
+    }
+    spart_distributed_operator *made = NULL;
+    if (status == SPART_OK) {
+        status = start(context, communicator, rows, on_device, &made);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    int64_t total_entries = 0;
+    status = gather_blocks(context, communicator, rows, made, &total_entries);
+    if (status != SPART_OK) {
+        release(made);
+        return status;
+    }
+    /* The whole matrix's plan from its sizes alone (spart_plan_product
+     * reads the rows and entries). */
+    spart_csr sizes;
+    memset(&sizes, 0, sizeof sizes);
+    sizes.num_rows = made->num_rows;
+    sizes.num_columns = made->num_columns;
+    sizes.num_entries = total_entries;
+    made->plan = spart_plan_product_by_rule(
+        &sizes, plan == SPART_DISTRIBUTED_PLAN_BY_ROW ? SPART_PLAN_BY_ROW : SPART_PLAN_MEAN);
+    return finish(context, rows, made, distributed);
 }
 
 void spart_distributed_operator_free(spart_distributed_operator *distributed)

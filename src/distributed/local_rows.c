@@ -9,7 +9,10 @@
  * plan its own g and sum in another order, so the split would change the
  * bits. Here the rows keep the plan of `whole` (its rule, g and chunk
  * length) and the host product's kernels sum each row exactly as they sum
- * it in `whole`. The columns are renumbered to the columns the rows use,
+ * it in `whole`. spart_distributed_operator_create_from_rows, whose ranks
+ * never hold the whole matrix, makes the same plan from its sizes (the
+ * mean rule needs only the total rows and entries). The columns are
+ * renumbered to the columns the rows use,
  * which changes where x is read, never the order of the sums.
  */
 #include <string.h>
@@ -75,10 +78,10 @@ static spart_status copy_rows(spart_context *context, const spart_csr *from, int
     return SPART_OK;
 }
 
-spart_status spart_distributed_local_rows(spart_context *context, const spart_regridder *whole,
+spart_status spart_distributed_local_rows(spart_context *context, const spart_regridder *source,
                                           int64_t first_row, int64_t local_rows,
                                           const int64_t *column_map, int64_t num_needed,
-                                          spart_regridder **local)
+                                          const spart_product_plan *plan, spart_regridder **local)
 {
     *local = NULL;
     spart_regridder *made = spart_alloc_zero(&context->allocator, 1, sizeof *made);
@@ -94,17 +97,17 @@ spart_status spart_distributed_local_rows(spart_context *context, const spart_re
     made->csr.num_rows = local_rows;
     made->csr.num_columns = num_needed;
     made->csr.num_entries =
-        whole->csr.row_ptr[first_row + local_rows] - whole->csr.row_ptr[first_row];
-    spart_status status = copy_rows(context, &whole->csr, first_row, column_map, &made->csr);
+        source->csr.row_ptr[first_row + local_rows] - source->csr.row_ptr[first_row];
+    spart_status status = copy_rows(context, &source->csr, first_row, column_map, &made->csr);
     if (status != SPART_OK) {
         spart_free(&context->allocator, made);
         return status;
     }
     /* The whole matrix's order: its rule, g and chunks; no index yet
      * (index_rows makes this matrix's own, an index only). */
-    made->plan.row_rule = whole->plan.row_rule;
-    made->plan.group_size = whole->plan.group_size;
-    made->plan.chunk_length = whole->plan.chunk_length;
+    made->plan.row_rule = plan->row_rule;
+    made->plan.group_size = plan->group_size;
+    made->plan.chunk_length = plan->chunk_length;
     made->plan.row_lengths = NULL;
     made->plan.block_starts = NULL;
     made->plan.row_stripes = 1;

@@ -126,6 +126,7 @@ EXCLUDED = {
     "spart_distributed_mart_operators": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
     "spart_distributed_operator_apply": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
     "spart_distributed_operator_column_partition": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_distributed_operator_create_from_rows": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
     "spart_distributed_operator_create": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
     "spart_distributed_operator_first_row": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
     "spart_distributed_operator_free": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",

@@ -109,9 +109,48 @@ static void vectors_free(spart_context *context, vectors *v)
     free(v->y);
 }
 
+/* This rank's rows of `whole`, an even split by rows (not by entries:
+ * any contiguous blocks will do), as a CSR matrix of its own. */
+static spart_csr_matrix *my_rows(spart_context *context, const spart_regridder *whole, int rank,
+                                 int size)
+{
+    const int64_t *row_ptr = NULL;
+    const int32_t *columns32 = NULL;
+    const int64_t *columns64 = NULL;
+    const void *values = NULL;
+    MPI_REQUIRE_OK(context, spart_regridder_csr(whole, &row_ptr, &columns32, &columns64, &values));
+    int64_t first[65];
+    MPI_REQUIRE_OK(context, spart_distributed_partition_frames(
+                                context, spart_regridder_num_rows(whole), size, first));
+    int64_t rows = first[rank + 1] - first[rank];
+    int64_t begin = row_ptr[first[rank]];
+    int64_t *shifted = malloc((size_t)(rows + 1) * sizeof *shifted);
+    for (int64_t r = 0; r <= rows; r++) {
+        shifted[r] = row_ptr[first[rank] + r] - begin;
+    }
+    spart_value_type type = spart_regridder_value_type(whole);
+    size_t value_bytes = type == SPART_FLOAT32 ? sizeof(float) : sizeof(double);
+    spart_csr_arrays arrays = {rows,
+                               spart_regridder_num_columns(whole),
+                               shifted[rows],
+                               shifted,
+                               SPART_INT64,
+                               columns32 != NULL ? (const void *)(columns32 + begin)
+                                                 : (const void *)(columns64 + begin),
+                               columns32 != NULL ? SPART_INT32 : SPART_INT64,
+                               (const char *)values + (size_t)begin * value_bytes,
+                               type,
+                               0};
+    spart_csr_matrix *matrix = NULL;
+    MPI_REQUIRE_OK(context, spart_csr_matrix_create(context, &arrays, NULL, &matrix));
+    free(shifted);
+    return matrix;
+}
+
 /* The whole product here, the split one over the ranks: the same bits. */
 static void check_operator(spart_context *context, const spart_communicator *communicator,
-                           const spart_regridder *whole, int on_device, const char *name)
+                           const spart_regridder *whole, spart_distributed_plan plan, int on_device,
+                           const char *name)
 {
     int rank = spart_communicator_rank(communicator);
     int size = spart_communicator_size(communicator);
@@ -170,6 +209,20 @@ static void check_operator(spart_context *context, const spart_communicator *com
         free(first_column);
     }
     spart_distributed_operator_free(split);
+
+    /* each rank brings its own rows (no rank holds the whole matrix) */
+    spart_csr_matrix *mine_only = my_rows(context, whole, rank, size);
+    MPI_REQUIRE_OK(context, spart_distributed_operator_create_from_rows(
+                                context, communicator, spart_csr_matrix_regridder(mine_only), plan,
+                                on_device, &split));
+    spart_csr_matrix_free(mine_only);
+    MPI_REQUIRE_OK(context, spart_distributed_operator_apply(context, split, v.x_there, v.y_there));
+    if (on_device) {
+        MPI_REQUIRE_OK(context, spart_memory_copy(context, v.y, 0, v.y_there, 1, (size_t)rows * 8));
+    }
+    MPI_CHECK(same_bits(v.y, reference, rows), "%s: from rows, apply differs at row %lld", name,
+              (long long)first_difference(v.y, reference, rows));
+    spart_distributed_operator_free(split);
     free(reference);
     vectors_free(context, &v);
 }
@@ -195,6 +248,21 @@ static void check_mismatch(spart_context *context, const spart_communicator *com
     MPI_CHECK(spart_distributed_operator_create(context, communicator, NULL, 0, &split) ==
                   SPART_ERROR_NULL_POINTER,
               "NULL whole");
+    spart_csr_matrix *narrow = make_matrix(context, 20, 30 + (rank > 0), 5, SPART_FLOAT64);
+    status = spart_distributed_operator_create_from_rows(context, communicator,
+                                                         spart_csr_matrix_regridder(narrow),
+                                                         SPART_DISTRIBUTED_PLAN_MEAN, 0, &split);
+    if (spart_communicator_size(communicator) > 1) {
+        MPI_CHECK(status == SPART_ERROR_SHAPE_MISMATCH && split == NULL, "from rows: status %s",
+                  spart_status_string(status));
+    }
+    spart_distributed_operator_free(split);
+    split = NULL;
+    MPI_CHECK(spart_distributed_operator_create_from_rows(
+                  context, communicator, spart_csr_matrix_regridder(narrow),
+                  (spart_distributed_plan)7, 0, &split) == SPART_ERROR_UNKNOWN_ENUM,
+              "unknown plan");
+    spart_csr_matrix_free(narrow);
 }
 
 int main(int argc, char **argv)
@@ -212,18 +280,18 @@ int main(int argc, char **argv)
     const char *names[2] = {"csr float64", "csr float32"};
     for (int t = 0; t < 2; t++) {
         spart_csr_matrix *matrix = make_matrix(context, 2000, 3000, 60000, types[t]);
-        check_operator(context, communicator, spart_csr_matrix_regridder(matrix), on_device,
-                       names[t]);
+        check_operator(context, communicator, spart_csr_matrix_regridder(matrix),
+                       SPART_DISTRIBUTED_PLAN_BY_ROW, on_device, names[t]);
         spart_csr_matrix_free(matrix);
     }
     small_instrument p;
     make_small_instrument(context, &p);
     spart_instrument *instrument = NULL;
     MPI_REQUIRE_OK(context, spart_instrument_create(context, &p.params, &instrument));
-    check_operator(context, communicator, spart_instrument_forward(instrument), on_device,
-                   "instrument forward");
-    check_operator(context, communicator, spart_instrument_backward(instrument), on_device,
-                   "instrument backward");
+    check_operator(context, communicator, spart_instrument_forward(instrument),
+                   SPART_DISTRIBUTED_PLAN_MEAN, on_device, "instrument forward");
+    check_operator(context, communicator, spart_instrument_backward(instrument),
+                   SPART_DISTRIBUTED_PLAN_MEAN, on_device, "instrument backward");
     spart_instrument_free(instrument);
     free(p.scene);
     check_mismatch(context, communicator);
