@@ -416,9 +416,12 @@ static spart_status build_weights(spart_context *context, const spart_instrument
  * (channel, wavelength, x, y), each channel's images spread over every
  * wavelength. */
 static spart_status assemble(spart_context *context, const spart_instrument_params *p,
-                             const spart_weights *forward_weights,
-                             const spart_weights *backward_weights, spart_instrument *made)
+                             spart_weights **forward_weights, spart_weights **backward_weights,
+                             spart_instrument *made)
 {
+    /* Each direction's weights are freed as soon as its Regridder holds
+     * them: the forward weights before the backward assembly, so that the
+     * peak is one direction's weights less (docs/dev/esis-notes.md). */
     int64_t c = p->num_channel, l = made->num_wavelength;
     spart_regridder_options options;
     spart_regridder_options_init(&options);
@@ -434,12 +437,16 @@ static spart_status assemble(spart_context *context, const spart_instrument_para
     options.shape_input = shape4(1, l, p->num_scene_x, p->num_scene_y);
     options.shape_output = shape4(c, 1, p->num_sensor_x, p->num_sensor_y);
     spart_status status =
-        spart_regridder_create(context, forward_weights, &options, &made->forward);
+        spart_regridder_create(context, *forward_weights, &options, &made->forward);
+    spart_weights_free(*forward_weights);
+    *forward_weights = NULL;
     if (status == SPART_OK) {
         options.shape_input = shape4(c, 1, p->num_sensor_x, p->num_sensor_y);
         options.shape_output = shape4(c, l, p->num_scene_x, p->num_scene_y);
-        status = spart_regridder_create(context, backward_weights, &options, &made->backward);
+        status = spart_regridder_create(context, *backward_weights, &options, &made->backward);
     }
+    spart_weights_free(*backward_weights);
+    *backward_weights = NULL;
     return status;
 }
 
@@ -513,7 +520,7 @@ spart_status spart_instrument_create(spart_context *context, const spart_instrum
                            &backward_weights, &made->weights);
     spart_spectral_bins_free(context, &bins);
     if (status == SPART_OK) {
-        status = assemble(context, params, forward_weights, backward_weights, made);
+        status = assemble(context, params, &forward_weights, &backward_weights, made);
     }
     if (status == SPART_OK && params->psf != NULL && params->psf_mode != SPART_PSF_FOLDED) {
         status = compose_psf(context, params, made);
