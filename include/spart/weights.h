@@ -110,6 +110,67 @@ SPART_NODISCARD SPART_API spart_status spart_weights_build(spart_context *contex
                                                            const spart_weights_options *options,
                                                            spart_weights **weights);
 
+/* Build weights on the context's CUDA device (spart_context_set_cuda_device):
+ * the weights spart_weights_build gives for the same arguments, the same
+ * entries in the same order bit for bit, with their entry arrays
+ * (indices_input, indices_output, values) in the memory of that device and
+ * their offsets, shapes and axes in host memory. The coordinates (and
+ * options->weights_input) are read in host memory, checked there as
+ * spart_weights_build checks them, with the same statuses and sentences
+ * (so a NaN coordinate is refused in the same words without a device), and
+ * each orthogonal element's grids are copied to the device once.
+ *
+ * What is computed on the device: multilinear weights on rectilinear input
+ * grids (1 to 3 axes, every bounds mode) and conservative 1-D weights
+ * between monotonic grids, with their coalescing (a sort by (input,
+ * output) on the device). The other builders (multilinear on curvilinear
+ * grids, conservative 2-D) run on the host, and their entries are copied
+ * to the device: the same arrays, bit for bit, as for every builder. The
+ * shared arithmetic is in src/weights/multilinear_math.h and
+ * conservative_1d_math.h, compiled for both (no contraction, no fma).
+ *
+ * Use: spart_regridder_create_device assembles such weights on their
+ * device where they lie (no copy); spart_weights_element and
+ * spart_weights_arrays return device pointers for the entry arrays (the
+ * offsets and counts are host values); spart_weights_to_host copies them
+ * back. The functions that read entries on the host (scale, transposes,
+ * convolve, regrid_from_weights, save, spart_regridder_create,
+ * spart_regridder_create_device_convolved) refuse them with
+ * SPART_ERROR_INVALID_ARGUMENT naming spart_weights_to_host.
+ * spart_weights_free frees them (on their device).
+ *
+ * Device memory, besides the weights' own 24 bytes an entry: the scratch
+ * spart_weights_build_device_workspace_size reports, allocated
+ * stream-ordered on the context's stream and freed before return. The call
+ * works on the context's stream and synchronises it before returning (the
+ * entries are then complete). Errors: those of spart_weights_build, checked
+ * first; then SPART_ERROR_NO_DEVICE (built without CUDA, no such device),
+ * SPART_ERROR_OUT_OF_MEMORY (device or host memory), SPART_ERROR_INTERNAL
+ * (another CUDA error, named in the sentence). */
+SPART_NODISCARD SPART_API spart_status spart_weights_build_device(
+    spart_context *context, int num_coordinates, const spart_array *coordinates_input,
+    const spart_array *coordinates_output, const spart_weights_options *options,
+    spart_weights **weights);
+
+/* The bytes of device scratch spart_weights_build_device takes for these
+ * arguments besides the weights themselves (the largest element's grids,
+ * counts and sort), an upper bound. Checks the arguments as
+ * spart_weights_build does, and needs no device. */
+SPART_NODISCARD SPART_API spart_status spart_weights_build_device_workspace_size(
+    spart_context *context, int num_coordinates, const spart_array *coordinates_input,
+    const spart_array *coordinates_output, const spart_weights_options *options, size_t *bytes);
+
+/* The CUDA device whose memory holds the weights' entries, or -1 for
+ * weights in host memory (and for NULL). */
+SPART_API int spart_weights_cuda_device(const spart_weights *weights);
+
+/* A copy of `weights` in host memory (weights on a device are copied back
+ * from it; host weights are copied). Errors: SPART_ERROR_NULL_POINTER,
+ * SPART_ERROR_NO_DEVICE, SPART_ERROR_OUT_OF_MEMORY, SPART_ERROR_INTERNAL. */
+SPART_NODISCARD SPART_API spart_status spart_weights_to_host(spart_context *context,
+                                                             const spart_weights *weights,
+                                                             spart_weights **host);
+
 /* Make weights from caller arrays (copied): num_elements elements (the
  * product of shape_orthogonal), element e holding entries
  * offsets[e] .. offsets[e+1]-1 of the three arrays. shape_input and

@@ -465,6 +465,25 @@ static spart_status create_regridder(spart_context *context, const spart_weights
                           "weights and regridder must not be NULL");
     }
     *regridder = NULL;
+    /* Weights built on a device (spart_weights_build_device) are assembled
+     * where they lie, on their own device, their entries borrowed; the
+     * host assembly cannot read them. */
+    spart_device_entries resident;
+    if (weights->on_device && device_entries == NULL && step == NULL) {
+        if (cuda_device != weights->cuda_device) {
+            return cuda_device < 0 ? spart_weights_require_host(context, weights, "regridder_create")
+                                   : spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                                                "regridder_create_device: the weights live on "
+                                                "CUDA device %d, the context's device is %d",
+                                                weights->cuda_device, cuda_device);
+        }
+        memset(&resident, 0, sizeof resident);
+        resident.indices_input = weights->indices_input;
+        resident.indices_output = weights->indices_output;
+        resident.values = weights->values;
+        resident.borrowed = 1;
+        device_entries = &resident;
+    }
     if (cuda_device >= 0) {
         spart_status exists = spart_device_check_exists(context, cuda_device);
         if (exists != SPART_OK) {

@@ -67,7 +67,11 @@ spart_status spart_regridder_create_device_convolved(spart_context *context,
     }
     *regridder = NULL;
     spart_convolve_setup setup;
-    spart_status status = spart_convolve_prepare(context, weights, kernel, &setup);
+    spart_status status =
+        spart_weights_require_host(context, weights, "regridder_create_device_convolved");
+    if (status == SPART_OK) {
+        status = spart_convolve_prepare(context, weights, kernel, &setup);
+    }
     if (status != SPART_OK) {
         return status;
     }

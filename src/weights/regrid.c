@@ -196,6 +196,10 @@ spart_status spart_regrid_from_weights(spart_context *context, const spart_weigh
         return spart_fail(context, SPART_ERROR_NULL_POINTER,
                           "weights, values_input and values_output must not be NULL");
     }
+    spart_status on_host = spart_weights_require_host(context, weights, "regrid_from_weights");
+    if (on_host != SPART_OK) {
+        return on_host;
+    }
     regrid_layout layout;
     spart_status status = make_layout(context, weights, &values_input->shape, num_axis_input,
                                       axis_input, num_axis_output, axis_output, &layout);

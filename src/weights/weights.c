@@ -75,11 +75,33 @@ void spart_weights_free(spart_weights *weights)
         return;
     }
     const spart_allocator allocator = weights->allocator;
+    if (weights->on_device && weights->release_device != NULL) {
+        weights->release_device(weights); /* the entry arrays, in device memory */
+    } else {
+        spart_free(&allocator, weights->indices_input);
+        spart_free(&allocator, weights->indices_output);
+        spart_free(&allocator, weights->values);
+    }
     spart_free(&allocator, weights->offsets);
-    spart_free(&allocator, weights->indices_input);
-    spart_free(&allocator, weights->indices_output);
-    spart_free(&allocator, weights->values);
     spart_free(&allocator, weights);
+}
+
+spart_status spart_weights_require_host(spart_context *context, const spart_weights *weights,
+                                        const char *what)
+{
+    if (weights == NULL || !weights->on_device) {
+        return SPART_OK;
+    }
+    return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                      "%s: the weights live in the memory of CUDA device %d (made by "
+                      "spart_weights_build_device); this function reads them on the host: copy "
+                      "them with spart_weights_to_host first",
+                      what, weights->cuda_device);
+}
+
+int spart_weights_cuda_device(const spart_weights *weights)
+{
+    return weights != NULL && weights->on_device ? weights->cuda_device : -1;
 }
 
 spart_status spart_weights_adopt_entries(

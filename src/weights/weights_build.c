@@ -13,6 +13,10 @@
  * in src/weights/weights_layout.c, the output grid perturbed in
  * src/weights/weights_perturb.c, and the elements' entries are joined in
  * src/weights/weights_join.c.
+ *
+ * spart_weights_build_host is the host table's build
+ * (src/weights/weights_ops.h); spart_weights_build, in
+ * src/weights/weights_build_device.c, calls it through the table.
  */
 #include <math.h>
 #include <omp.h>
@@ -24,6 +28,7 @@
 #include "weights/weights_kernels.h"
 #include "weights/weights_internal.h"
 #include "weights/weights_join.h"
+#include "weights/weights_ops.h"
 
 /* Builds of fewer vertices (input and output, all elements) than this run
  * on one thread. */
@@ -642,10 +647,11 @@ spart_status spart_weights_describe(spart_context *context, int num_coordinates,
     return SPART_OK;
 }
 
-spart_status spart_weights_build(spart_context *context, int num_coordinates,
-                                 const spart_array *coordinates_input,
-                                 const spart_array *coordinates_output,
-                                 const spart_weights_options *options, spart_weights **weights)
+spart_status spart_weights_build_host(spart_context *context, int num_coordinates,
+                                      const spart_array *coordinates_input,
+                                      const spart_array *coordinates_output,
+                                      const spart_weights_options *options,
+                                      spart_weights **weights)
 {
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");

@@ -20,7 +20,12 @@
  * nothing (the reference gives it the next piece of the input). On
  * strictly monotonic grids none of the last two arises, and on ascending
  * ones the weights are the reference's, bit for bit.
+ *
+ * The arithmetic is src/weights/conservative_1d_math.h, shared with the
+ * CUDA twin kernels/weights_conservative_1d.cu (which finds each input
+ * cell's pieces on its own, on monotonic grids).
  */
+#include "weights/conservative_1d_math.h"
 #include "weights/weights_kernels.h"
 
 /* A grid of vertices read in ascending order: vertex k of the view is
@@ -33,22 +38,19 @@ typedef struct ascending_grid {
 
 static ascending_grid ascending_view(const double *x, int64_t num)
 {
-    ascending_grid grid = {x, num, 0};
-    /* as the reference: anything not strictly ascending end to end is read
-     * backwards */
-    grid.reversed = !(x[0] < x[num - 1]);
+    ascending_grid grid = {x, num, spart_c1d_reversed(x, num)};
     return grid;
 }
 
 static double vertex_at(const ascending_grid *grid, int64_t k)
 {
-    return grid->reversed ? grid->x[grid->num - 1 - k] : grid->x[k];
+    return spart_c1d_vertex(grid->x, grid->num, grid->reversed, k);
 }
 
 /* The flat index, in the caller's order, of cell k of the view. */
 static int64_t cell_index(const ascending_grid *grid, int64_t k)
 {
-    return grid->reversed ? grid->num - 2 - k : k;
+    return spart_c1d_cell_index(grid->num, grid->reversed, k);
 }
 
 /* The length of cell k of the view, as the reference's cell_length
@@ -150,10 +152,9 @@ spart_status spart_host_weights_conservative_1d(const double *x_input, int64_t n
             /* an input cell of zero length has no fraction to give (the
              * reference divides by zero and raises ZeroDivisionError) */
             if (length_input != 0) {
-                double ratio = (point_2 - point_1) / length_input;
-                if (weights_input != NULL) {
-                    ratio = ratio * weights_input[index_input];
-                }
+                double ratio =
+                    spart_c1d_ratio(point_1, point_2, length_input, weights_input != NULL,
+                                    weights_input != NULL ? weights_input[index_input] : 0.0);
                 if (spart_triples_append(triples, index_input, index_output, ratio) != 0) {
                     return SPART_ERROR_OUT_OF_MEMORY;
                 }

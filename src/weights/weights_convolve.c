@@ -481,6 +481,10 @@ spart_status spart_weights_convolve(spart_context *context, const spart_weights 
         return spart_fail(context, SPART_ERROR_NULL_POINTER,
                           "weights, kernel and convolved must not be NULL");
     }
+    spart_status on_host = spart_weights_require_host(context, weights, "weights_convolve");
+    if (on_host != SPART_OK) {
+        return on_host;
+    }
     *convolved = NULL;
     spart_convolve_setup setup;
     spart_status status = spart_convolve_prepare(context, weights, kernel, &setup);

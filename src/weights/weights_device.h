@@ -59,8 +59,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "spart/weights.h"
-
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -109,15 +107,16 @@ int spart_cuda_weights_multilinear(const spart_device_element *element,
                                    size_t scratch_bytes, void *stream);
 
 /* ---- conservative 1-D (kernels/weights_conservative_1d.cu) ------------
- * Unit: input cell k in the caller's order. count_1d writes counts[k];
- * write_1d writes cell k's pieces at starts[k]. reverse_input/output: the
+ * Unit: input cell k in the caller's order when coalesced, else cell k
+ * of the input's ascending view (the walk's order). count writes
+ * counts[k]; write writes unit k's pieces at starts[k]. reverse_input/output: the
  * grid is read backwards (it does not ascend end to end), as the host
  * walk reads it; coalesced: the host list after coalescing (each input
  * cell's pieces by output index ascending) instead of the walk's order.
  * Grids must be monotonic (the driver checks; others go through the host
  * walk and are uploaded). */
 int spart_cuda_weights_conservative_1d_count(const spart_device_element *element,
-                                             int reverse_input, int reverse_output,
+                                             int reverse_input, int reverse_output, int coalesced,
                                              int64_t *counts, void *stream);
 int spart_cuda_weights_conservative_1d_write(const spart_device_element *element,
                                              int reverse_input, int reverse_output, int coalesced,
@@ -135,11 +134,13 @@ int spart_cuda_weights_scan(const int64_t *counts, int64_t n, int64_t *starts, v
 /* Bytes of scratch for sorting n entries, and the stable sort of one
  * element's n entries by (input, output) (the host's coalescing order;
  * pairs are unique for the builders that use it, so nothing merges).
- * size_output: the element's output cells (the key is
- * input * size_output + output; the caller checks it fits 63 bits). */
+ * size_input, size_output: the element's cells (the key is
+ * input * size_output + output; the caller checks their product fits 63
+ * bits). */
 size_t spart_cuda_weights_sort_scratch(int64_t n);
-int spart_cuda_weights_sort(spart_device_entries_out entries, int64_t n, int64_t size_output,
-                            void *scratch, size_t scratch_bytes, void *stream);
+int spart_cuda_weights_sort(spart_device_entries_out entries, int64_t n, int64_t size_input,
+                            int64_t size_output, void *scratch, size_t scratch_bytes,
+                            void *stream);
 
 #ifdef __cplusplus
 }

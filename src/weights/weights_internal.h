@@ -26,7 +26,22 @@ struct spart_weights {
     int64_t *indices_input;
     int64_t *indices_output;
     double *values;
+    /* Weights built on a CUDA device (src/weights/weights_device.h): nonzero
+     * on_device, and then indices_input, indices_output and values are
+     * memory of CUDA device cuda_device, freed by release_device (set by
+     * the code that made them); offsets stay in host memory. Zero (every
+     * object made on the host, and shells): host memory. */
+    int on_device;
+    int cuda_device;
+    void (*release_device)(struct spart_weights *weights);
 };
+
+/* SPART_OK for weights in host memory; for weights on a device
+ * SPART_ERROR_INVALID_ARGUMENT with a sentence naming `what` (the
+ * function) and spart_weights_to_host, for the functions that read the
+ * entries on the host. */
+spart_status spart_weights_require_host(spart_context *context, const spart_weights *weights,
+                                        const char *what);
 
 /* Allocate an object for `num_entries` entries with the given shapes;
  * arrays uninitialised apart from offsets[0] = 0. NULL when out of memory. */

@@ -85,6 +85,19 @@ spart_status spart_host_weights_multilinear(int ndim, const int64_t *shape,
                                             int parallel, spart_triples *triples,
                                             int64_t *num_outside);
 
+/* Whether an input grid of `ndim` axes is rectilinear as the multilinear
+ * kernel decides (each coordinate varying along exactly one axis, no two
+ * along the same, strictly monotonically): 1 with profiles[m] (allocated
+ * from `allocator`, the caller frees them) the vertices along axis m
+ * ascending, coordinate[m] the coordinate varying along it and
+ * descending[m] whether it decreases; 0 when it is not; -1 out of memory.
+ * The device build (src/weights/weights_device_cuda.c) locates points on
+ * these profiles with the host's arithmetic. */
+int spart_host_multilinear_rectilinear(int ndim, const int64_t *shape,
+                                       const double *const *coordinates_input,
+                                       const spart_allocator *allocator, double **profiles,
+                                       int *coordinate, int *descending);
+
 /* Sort one element's entries by (input, output) and merge repeated pairs
  * by summing, in the order NumPy's add.reduceat sums (first value plus the
  * pairwise sum of the rest), as regridding's coalescing does. In place. */

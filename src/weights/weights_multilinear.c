@@ -166,56 +166,19 @@ static int rectilinear_profiles(const grid *g, const spart_allocator *allocator,
     return 1;
 }
 
-/* numpy.searchsorted(values, value, side="left") on n ascending values:
- * the first index whose value is not less than `value`, n for NaN (NumPy
- * sorts NaN after everything). */
-static int64_t search_sorted_left(const double *values, int64_t n, double value)
-{
-    if (isnan(value)) {
-        return n;
-    }
-    int64_t low = 0;
-    int64_t high = n;
-    while (low < high) {
-        int64_t middle = low + (high - low) / 2;
-        if (values[middle] < value) {
-            low = middle + 1;
-        } else {
-            high = middle;
-        }
-    }
-    return low;
-}
-
-/* Locate point p on a rectilinear grid (regridding._rectilinear.locate).
+/* Locate point p on a rectilinear grid (regridding._rectilinear.locate),
+ * axis by axis with the shared arithmetic (src/weights/multilinear_math.h).
  * A coordinate that is not finite is outside, with local coordinate NaN. */
 static void locate_rectilinear(const grid *g, const rectilinear *r, const double *const *points,
                                int64_t p, location *where)
 {
     where->inside = 1;
     for (int m = 0; m < g->num_axes; m++) {
-        const double *values = r->profile[m];
-        int64_t n = g->shape[m];
         double value = points[r->coordinate[m]][p];
-        if (!(values[0] <= value && value <= values[n - 1])) {
+        if (!spart_multilinear_locate_axis(r->profile[m], g->shape[m], r->descending[m], value,
+                                           &where->cell[m], &where->xi[m])) {
             where->inside = 0;
         }
-        int64_t j = search_sorted_left(values, n, value) - 1;
-        if (j < 0) {
-            j = 0;
-        } else if (j > n - 2) {
-            j = n - 2;
-        }
-        double fraction = (value - values[j]) / (values[j + 1] - values[j]);
-        if (!isfinite(value)) {
-            fraction = NAN;
-        }
-        if (r->descending[m]) {
-            j = n - 2 - j;
-            fraction = 1 - fraction;
-        }
-        where->cell[m] = j;
-        where->xi[m] = fraction;
     }
 }
 
@@ -296,4 +259,21 @@ spart_status spart_host_weights_multilinear(int ndim, const int64_t *shape,
     }
     triples->count = first + num_entries;
     return SPART_OK;
+}
+
+int spart_host_multilinear_rectilinear(int ndim, const int64_t *shape,
+                                       const double *const *coordinates_input,
+                                       const spart_allocator *allocator, double **profiles,
+                                       int *coordinate, int *descending)
+{
+    grid g;
+    grid_init(&g, ndim, shape, coordinates_input);
+    rectilinear r;
+    int is_rectilinear = rectilinear_profiles(&g, allocator, &r);
+    for (int m = 0; is_rectilinear > 0 && m < ndim; m++) {
+        profiles[m] = r.profile[m];
+        coordinate[m] = r.coordinate[m];
+        descending[m] = r.descending[m];
+    }
+    return is_rectilinear;
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "core/internal.h"
+#include "weights/multilinear_math.h"
 
 enum {
     MAX_AXES = 3,
@@ -49,19 +50,11 @@ typedef struct location {
     int inside;             /* whether the point is inside the grid */
 } location;
 
-/* The weight of corner `corner` at local coordinates xi, multiplied up
- * from 1 in axis order as the reference does. */
+/* The weight of corner `corner` at local coordinates xi: the shared
+ * arithmetic of src/weights/multilinear_math.h (the device's too). */
 static inline double corner_weight(int corner, int num_axes, const double *xi)
 {
-    double weight = 1.0;
-    for (int m = 0; m < num_axes; m++) {
-        if ((corner >> m) & 1) {
-            weight *= xi[m];
-        } else {
-            weight *= 1 - xi[m];
-        }
-    }
-    return weight;
+    return spart_multilinear_corner_weight(corner, num_axes, xi);
 }
 
 /* Write point `point`'s 2^N entries into slots point * 2^N ... of the

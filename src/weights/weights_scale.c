@@ -80,6 +80,10 @@ spart_status spart_weights_scale(spart_context *context, spart_weights *weights,
     if (weights == NULL) {
         return spart_fail(context, SPART_ERROR_NULL_POINTER, "weights is NULL");
     }
+    spart_status on_host = spart_weights_require_host(context, weights, "weights_scale");
+    if (on_host != SPART_OK) {
+        return on_host;
+    }
     spart_status status =
         check_factor(context, "factor_input", factor_input, &weights->shape_input);
     if (status == SPART_OK) {

@@ -29,6 +29,10 @@ spart_status spart_weights_transpose(spart_context *context, const spart_weights
         return spart_fail(context, SPART_ERROR_NULL_POINTER,
                           "weights and transposed must not be NULL");
     }
+    spart_status on_host = spart_weights_require_host(context, weights, "weights_transpose");
+    if (on_host != SPART_OK) {
+        return on_host;
+    }
     *transposed = NULL;
     int64_t total = weights->offsets[weights->num_elements];
     spart_weights *made = spart_weights_allocate(
@@ -159,6 +163,10 @@ spart_status spart_weights_transpose_conservative(spart_context *context,
         return spart_fail(context, SPART_ERROR_NULL_POINTER,
                           "weights, coordinates_input, coordinates_output and transposed must "
                           "not be NULL");
+    }
+    spart_status on_host = spart_weights_require_host(context, weights, "weights_transpose_conservative");
+    if (on_host != SPART_OK) {
+        return on_host;
     }
     *transposed = NULL;
     spart_weights_options defaults;

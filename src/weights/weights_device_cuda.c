@@ -1,0 +1,682 @@
+/*
+ * src/weights/weights_device_cuda.c: the CUDA table of building weights
+ * (src/weights/weights_ops.h): spart_weights_build_device's build, its
+ * workspace query, and the copy of device weights back to the host. Built
+ * with CUDA only. The contract with the kernels, and the representation of
+ * weights on a device: src/weights/weights_device.h.
+ *
+ * The build, element after element, on the context's stream: the element's
+ * grids laid out on the host exactly as the host driver lays them out
+ * (src/weights/weights_build.c: read in place where they are dense, else
+ * gathered), copied to the device (a grid every element shares, once),
+ * and the element's builder run there, writing at the element's offset:
+ * - multilinear on a rectilinear input grid: the grid's profiles come from
+ *   the host's own decision (spart_host_multilinear_rectilinear), 2^N
+ *   entries a point (kernels/weights_multilinear.cu), then, when coalescing,
+ *   the element's entries sorted by (input, output) (kernels/weights_device.cu);
+ * - conservative 1-D between monotonic grids: counts per input cell, their
+ *   scan, one copy of the total to the host, the pieces written
+ *   (kernels/weights_conservative_1d.cu).
+ * Any other problem (multilinear on a curvilinear grid, conservative 1-D
+ * on a grid that turns back, conservative 2-D until its device kernels are
+ * wired here, keys of more than 63 bits) is built by the host build and
+ * its entries copied to the device: the same arrays either way.
+ */
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "core/shape.h"
+#include "device/device_select.h"
+#include "weights/conservative_1d_math.h"
+#include "weights/weights_build.h"
+#include "weights/weights_device.h"
+#include "weights/weights_internal.h"
+#include "weights/weights_kernels.h"
+#include "weights/weights_ops.h"
+
+static const char *const what = "weights_build_device";
+
+/* Everything one device build holds. */
+typedef struct device_build {
+    spart_context *context;
+    cudaStream_t stream;
+    const spart_weights_options *options;
+    const spart_array *coordinates_input;
+    const spart_array *coordinates_output;
+    spart_weights_layout layout;
+    spart_weights shell; /* shapes and axes of the result (no arrays) */
+    int conservative;
+    int corners; /* multilinear: 2^N entries a point */
+    spart_shape full_values;
+    int64_t strides_values[SPART_MAX_NDIM];
+    int64_t size_values; /* weights_input of one element */
+    int64_t units;       /* conservative 1-D: input cells of one element */
+    /* host space for gathering one element (coordinates, weights_input) */
+    double *host;
+    /* device scratch, one stream-ordered allocation */
+    void *scratch;
+    double *input[3];
+    double *output[3];
+    double *weights_input;
+    double *profiles;
+    int64_t *counts;
+    int64_t *starts;
+    int64_t *outside; /* multilinear: per element */
+    void *work;
+    size_t work_bytes;
+    /* the result's entries, device memory (cudaMalloc) */
+    int64_t *indices_input;
+    int64_t *indices_output;
+    double *values;
+    int64_t capacity;
+    int64_t *offsets; /* host, num_elements + 1 */
+} device_build;
+
+static size_t round_up(size_t bytes)
+{
+    return (bytes + 255) / 256 * 256;
+}
+
+/* Lay the scratch out from `base` (NULL: only measure); the bytes. */
+static size_t scratch_layout(device_build *b, char *base)
+{
+    const spart_weights_layout *l = &b->layout;
+    const int n = l->num_coordinates;
+    size_t at = 0;
+    for (int c = 0; c < n; c++) {
+        if (base != NULL) {
+            b->input[c] = (double *)(base + at);
+        }
+        at += round_up((size_t)l->size_input * sizeof(double));
+    }
+    for (int c = 0; c < n; c++) {
+        if (base != NULL) {
+            b->output[c] = (double *)(base + at);
+        }
+        at += round_up((size_t)l->size_output * sizeof(double));
+    }
+    if (base != NULL) {
+        b->weights_input = (double *)(base + at);
+    }
+    at += round_up((size_t)(b->options->weights_input != NULL ? b->size_values : 1) *
+                   sizeof(double));
+    size_t profile = 0;
+    for (int m = 0; m < l->num_axes_input; m++) {
+        profile += (size_t)l->grid_shape_input[m];
+    }
+    if (base != NULL) {
+        b->profiles = (double *)(base + at);
+    }
+    at += round_up(profile * sizeof(double));
+    size_t units = (size_t)(b->units > 0 ? b->units : 0) + 1;
+    if (base != NULL) {
+        b->counts = (int64_t *)(base + at);
+    }
+    at += round_up(units * sizeof(int64_t));
+    if (base != NULL) {
+        b->starts = (int64_t *)(base + at);
+    }
+    at += round_up(units * sizeof(int64_t));
+    if (base != NULL) {
+        b->outside = (int64_t *)(base + at);
+    }
+    at += round_up((size_t)(l->num_elements > 0 ? l->num_elements : 1) * sizeof(int64_t));
+    size_t work = 0;
+    if (b->conservative) {
+        work = spart_cuda_weights_scan_scratch(b->units);
+    } else {
+        work = spart_cuda_weights_multilinear_scratch(l->size_output);
+        if (b->options->coalesce) {
+            size_t sort = spart_cuda_weights_sort_scratch(l->size_output * b->corners);
+            work = sort > work ? sort : work;
+        }
+    }
+    b->work_bytes = round_up(work);
+    if (base != NULL) {
+        b->work = base + at;
+    }
+    at += b->work_bytes;
+    return at;
+}
+
+/* Fill in what the build needs from the (checked) arguments. */
+static spart_status plan_build(device_build *b, spart_context *context, int num_coordinates,
+                               const spart_array *coordinates_input,
+                               const spart_array *coordinates_output,
+                               const spart_weights_options *options)
+{
+    memset(b, 0, sizeof *b);
+    b->context = context;
+    b->stream = (cudaStream_t)context->cuda_stream;
+    b->options = options;
+    b->coordinates_input = coordinates_input;
+    b->coordinates_output = coordinates_output;
+    b->conservative = options->method == SPART_METHOD_CONSERVATIVE;
+    spart_status status = spart_weights_describe(context, num_coordinates, coordinates_input,
+                                                 coordinates_output, options, &b->shell);
+    if (status == SPART_OK) {
+        status = spart_weights_layout_make(
+            context, num_coordinates, coordinates_input, coordinates_output,
+            options->num_axis_input, options->axis_input, options->num_axis_output,
+            options->axis_output, b->conservative || options->num_axis_output == 0, &b->layout);
+    }
+    if (status == SPART_OK) {
+        status = spart_weights_input_strides(context, &b->layout, options->weights_input,
+                                             b->conservative, &b->full_values, b->strides_values);
+    }
+    b->size_values = 1;
+    for (int a = 0; a < b->layout.num_axes_input; a++) {
+        b->size_values *= b->full_values.dims[b->layout.resampled_input[a]];
+    }
+    b->corners = 1 << num_coordinates;
+    b->units = b->conservative ? b->layout.grid_shape_input[0] - 1 : 0;
+    return status;
+}
+
+/* Whether the device builds this problem itself (else the host builds it
+ * and its entries are copied). The per-grid conditions (a rectilinear
+ * multilinear grid, monotonic 1-D grids) are checked element by element
+ * as the build goes. */
+static int device_builds(const device_build *b)
+{
+    const spart_weights_layout *l = &b->layout;
+    if (b->conservative) {
+        return l->num_coordinates == 1;
+    }
+    /* the coalescing sort's key, input * size_output + output, in 62 bits */
+    int64_t limit = (int64_t)1 << 62;
+    return !b->options->coalesce || l->size_input == 0 || l->size_output < limit / l->size_input;
+}
+
+/* One side's coordinates of the element at orthogonal index `index` on the
+ * host, as the host driver reads them: in place where dense, else gathered
+ * into `space`; returns the space left. */
+static double *host_side(const spart_weights_layout *l, int output, const spart_array *coordinates,
+                         const int64_t *index, double *space, const double **blocks)
+{
+    const int64_t(*strides)[SPART_MAX_NDIM] = output ? l->strides_output : l->strides_input;
+    const spart_shape *full = output ? &l->full_output : &l->full_input;
+    const int *resampled = output ? l->resampled_output : l->resampled_input;
+    const int num_resampled = output ? l->num_axes_output : l->num_axes_input;
+    const size_t size = (size_t)(output ? l->size_output : l->size_input);
+    for (int c = 0; c < l->num_coordinates; c++) {
+        blocks[c] = spart_block_in_place(coordinates[c].data, strides[c], full, resampled,
+                                         num_resampled, index);
+        if (blocks[c] == NULL) {
+            spart_gather_block(coordinates[c].data, strides[c], full, resampled, num_resampled,
+                               index, space);
+            blocks[c] = space;
+            space += size;
+        }
+    }
+    return space;
+}
+
+static cudaError_t upload(void *device, const void *host, size_t bytes, cudaStream_t stream)
+{
+    /* From pageable memory the call returns once the host's bytes are
+     * staged, so the host space may be reused at once. */
+    return bytes == 0 ? cudaSuccess
+                      : cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream);
+}
+
+/* Lay element e out on the host and copy it to the device: its input grid
+ * (unless `input_ready`: a shared grid already there), its output grid and
+ * its weights_input. host_input gets the host blocks of the input grid. */
+static cudaError_t upload_element(device_build *b, int64_t e, int input_ready,
+                                  const double **host_input, const double **host_output)
+{
+    const spart_weights_layout *l = &b->layout;
+    int64_t index[SPART_MAX_NDIM] = {0};
+    spart_unravel(e, &l->shape_orthogonal, index);
+    double *space = b->host;
+    cudaError_t error = cudaSuccess;
+    if (!input_ready) {
+        space = host_side(l, 0, b->coordinates_input, index, space, host_input);
+        for (int c = 0; c < l->num_coordinates && error == cudaSuccess; c++) {
+            error = upload(b->input[c], host_input[c], (size_t)l->size_input * sizeof(double),
+                           b->stream);
+        }
+    }
+    space = host_side(l, 1, b->coordinates_output, index, space, host_output);
+    for (int c = 0; c < l->num_coordinates && error == cudaSuccess; c++) {
+        error = upload(b->output[c], host_output[c], (size_t)l->size_output * sizeof(double),
+                       b->stream);
+    }
+    if (b->options->weights_input != NULL && error == cudaSuccess) {
+        spart_gather_block(b->options->weights_input->data, b->strides_values, &b->full_values,
+                           l->resampled_input, l->num_axes_input, index, space);
+        error = upload(b->weights_input, space, (size_t)b->size_values * sizeof(double),
+                       b->stream);
+    }
+    return error;
+}
+
+/* Make room for `needed` entries in the device arrays, keeping the first
+ * `kept`; grows to at least twice the capacity. */
+static cudaError_t reserve_entries(device_build *b, int64_t needed, int64_t kept)
+{
+    if (needed <= b->capacity) {
+        return cudaSuccess;
+    }
+    int64_t capacity = b->capacity * 2 > needed ? b->capacity * 2 : needed;
+    void *arrays[3] = {NULL, NULL, NULL};
+    void *old[3] = {b->indices_input, b->indices_output, b->values};
+    cudaError_t error = cudaSuccess;
+    for (int a = 0; a < 3 && error == cudaSuccess; a++) {
+        error = cudaMalloc(&arrays[a], (size_t)capacity * 8);
+        if (error == cudaSuccess && kept > 0) {
+            error = cudaMemcpyAsync(arrays[a], old[a], (size_t)kept * 8, cudaMemcpyDeviceToDevice,
+                                    b->stream);
+        }
+    }
+    if (error != cudaSuccess) {
+        for (int a = 0; a < 3; a++) {
+            (void)cudaFree(arrays[a]);
+        }
+        return error;
+    }
+    (void)cudaStreamSynchronize(b->stream); /* the copies, before the old arrays go */
+    for (int a = 0; a < 3; a++) {
+        (void)cudaFree(old[a]);
+    }
+    b->indices_input = arrays[0];
+    b->indices_output = arrays[1];
+    b->values = arrays[2];
+    b->capacity = capacity;
+    return cudaSuccess;
+}
+
+static spart_device_entries_out entries_at(const device_build *b, int64_t first)
+{
+    spart_device_entries_out out = {b->indices_input + first, b->indices_output + first,
+                                    b->values + first};
+    return out;
+}
+
+static spart_device_element element_of(const device_build *b)
+{
+    const spart_weights_layout *l = &b->layout;
+    spart_device_element element;
+    memset(&element, 0, sizeof element);
+    element.num_coordinates = l->num_coordinates;
+    for (int c = 0; c < l->num_coordinates; c++) {
+        element.input[c] = b->input[c];
+        element.output[c] = b->output[c];
+        element.shape_input[c] = l->grid_shape_input[c];
+        element.shape_output[c] = l->grid_shape_output[c];
+    }
+    element.num_points = l->size_output;
+    element.weights_input = b->options->weights_input != NULL ? b->weights_input : NULL;
+    return element;
+}
+
+/* The profiles of element e's input grid on the device; *rectilinear 0
+ * when it is not rectilinear (the host builds the problem then). */
+static spart_status upload_profiles(device_build *b, const double *const *host_input,
+                                    spart_device_rectilinear *grid, int *rectilinear,
+                                    cudaError_t *error)
+{
+    const spart_weights_layout *l = &b->layout;
+    double *profiles[3] = {NULL, NULL, NULL};
+    int coordinate[3] = {0, 0, 0}, descending[3] = {0, 0, 0};
+    int found = spart_host_multilinear_rectilinear(l->num_coordinates, l->grid_shape_input,
+                                                   host_input, &b->context->allocator, profiles,
+                                                   coordinate, descending);
+    if (found < 0) {
+        return spart_fail(b->context, SPART_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
+    }
+    *rectilinear = found;
+    double *at = b->profiles;
+    for (int m = 0; found && m < l->num_coordinates; m++) {
+        if (*error == cudaSuccess) {
+            *error = upload(at, profiles[m], (size_t)l->grid_shape_input[m] * sizeof(double),
+                            b->stream);
+        }
+        grid->profile[m] = at;
+        grid->coordinate[m] = coordinate[m];
+        grid->descending[m] = descending[m];
+        at += l->grid_shape_input[m];
+        spart_free(&b->context->allocator, profiles[m]);
+    }
+    return SPART_OK;
+}
+
+/* Multilinear: every element on the device; *unsupported when an input
+ * grid is not rectilinear. */
+static spart_status build_multilinear(device_build *b, int *unsupported)
+{
+    const spart_weights_layout *l = &b->layout;
+    const int64_t per_element = l->size_output * b->corners;
+    cudaError_t error = reserve_entries(b, per_element * l->num_elements, 0);
+    const int shared = spart_weights_layout_input_shared(l);
+    spart_device_rectilinear grid;
+    memset(&grid, 0, sizeof grid);
+    spart_status status = SPART_OK;
+    for (int64_t e = 0; e < l->num_elements && error == cudaSuccess && status == SPART_OK; e++) {
+        const double *host_input[3] = {NULL, NULL, NULL}, *host_output[3] = {NULL, NULL, NULL};
+        int input_ready = shared && e > 0;
+        error = upload_element(b, e, input_ready, host_input, host_output);
+        if (!input_ready && error == cudaSuccess) {
+            int rectilinear = 0;
+            status = upload_profiles(b, host_input, &grid, &rectilinear, &error);
+            if (status == SPART_OK && !rectilinear) {
+                *unsupported = 1;
+                return SPART_OK;
+            }
+        }
+        spart_device_element element = element_of(b);
+        spart_device_entries_out out = entries_at(b, e * per_element);
+        if (error == cudaSuccess && status == SPART_OK) {
+            error = (cudaError_t)spart_cuda_weights_multilinear(
+                &element, &grid, b->options->bounds == SPART_BOUNDS_NAN, out, b->outside + e,
+                b->work, b->work_bytes, b->stream);
+        }
+        if (error == cudaSuccess && status == SPART_OK && b->options->coalesce) {
+            error = (cudaError_t)spart_cuda_weights_sort(out, per_element, l->size_input,
+                                                         l->size_output, b->work, b->work_bytes,
+                                                         b->stream);
+        }
+        b->offsets[e + 1] = (e + 1) * per_element;
+        spart_report_progress(b->context, "weights", e + 1, l->num_elements);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    int64_t num_outside = 0;
+    if (error == cudaSuccess && l->num_elements > 0) {
+        size_t bytes = (size_t)l->num_elements * sizeof(int64_t);
+        int64_t *outside = spart_alloc(&b->context->allocator, (size_t)l->num_elements,
+                                       sizeof(int64_t));
+        if (outside == NULL) {
+            return spart_fail(b->context, SPART_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
+        }
+        error = cudaMemcpyAsync(outside, b->outside, bytes, cudaMemcpyDeviceToHost, b->stream);
+        if (error == cudaSuccess) {
+            error = cudaStreamSynchronize(b->stream);
+        }
+        for (int64_t e = 0; error == cudaSuccess && e < l->num_elements; e++) {
+            num_outside += outside[e];
+        }
+        spart_free(&b->context->allocator, outside);
+    }
+    if (error != cudaSuccess) {
+        return spart_device_failure(b->context, (int)error, "weights_build_device: multilinear");
+    }
+    if (b->options->bounds == SPART_BOUNDS_ERROR && num_outside > 0) {
+        /* the host build's sentence (src/weights/weights_build.c) */
+        return spart_fail(b->context, SPART_ERROR_OUT_OF_BOUNDS,
+                          "%lld of the output points fall outside the input grid, and bounds "
+                          "= SPART_BOUNDS_ERROR",
+                          (long long)num_outside);
+    }
+    return SPART_OK;
+}
+
+/* Whether a 1-D grid never turns back: its ascending view (as the walk
+ * reads it) never decreases. */
+static int grid_is_monotonic(const double *x, int64_t num)
+{
+    int reversed = spart_c1d_reversed(x, num);
+    for (int64_t k = 0; k + 1 < num; k++) {
+        if (spart_c1d_vertex(x, num, reversed, k + 1) < spart_c1d_vertex(x, num, reversed, k)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Conservative 1-D: every element on the device; *unsupported when a grid
+ * turns back. */
+static spart_status build_conservative_1d(device_build *b, int *unsupported)
+{
+    const spart_weights_layout *l = &b->layout;
+    const int shared = spart_weights_layout_input_shared(l);
+    const int coalesced = b->options->coalesce != 0;
+    cudaError_t error = cudaSuccess;
+    int reverse_input = 0;
+    for (int64_t e = 0; e < l->num_elements && error == cudaSuccess; e++) {
+        const double *host_input[3] = {NULL, NULL, NULL}, *host_output[3] = {NULL, NULL, NULL};
+        int input_ready = shared && e > 0;
+        error = upload_element(b, e, input_ready, host_input, host_output);
+        if (!input_ready) {
+            if (!grid_is_monotonic(host_input[0], l->grid_shape_input[0])) {
+                *unsupported = 1;
+                return SPART_OK;
+            }
+            reverse_input = spart_c1d_reversed(host_input[0], l->grid_shape_input[0]);
+        }
+        if (!grid_is_monotonic(host_output[0], l->grid_shape_output[0])) {
+            *unsupported = 1;
+            return SPART_OK;
+        }
+        int reverse_output = spart_c1d_reversed(host_output[0], l->grid_shape_output[0]);
+        spart_device_element element = element_of(b);
+        if (error == cudaSuccess) {
+            error = (cudaError_t)spart_cuda_weights_conservative_1d_count(
+                &element, reverse_input, reverse_output, coalesced, b->counts, b->stream);
+        }
+        if (error == cudaSuccess) {
+            error = (cudaError_t)spart_cuda_weights_scan(b->counts, b->units, b->starts, b->work,
+                                                         b->work_bytes, b->stream);
+        }
+        int64_t total = 0;
+        if (error == cudaSuccess) {
+            error = cudaMemcpyAsync(&total, b->starts + b->units, sizeof total,
+                                    cudaMemcpyDeviceToHost, b->stream);
+        }
+        if (error == cudaSuccess) {
+            error = cudaStreamSynchronize(b->stream);
+        }
+        if (error == cudaSuccess) {
+            error = reserve_entries(b, b->offsets[e] + total, b->offsets[e]);
+        }
+        if (error == cudaSuccess && total > 0) {
+            error = (cudaError_t)spart_cuda_weights_conservative_1d_write(
+                &element, reverse_input, reverse_output, coalesced, b->starts,
+                entries_at(b, b->offsets[e]), b->stream);
+        }
+        b->offsets[e + 1] = b->offsets[e] + total;
+        spart_report_progress(b->context, "weights", e + 1, l->num_elements);
+    }
+    if (error != cudaSuccess) {
+        return spart_device_failure(b->context, (int)error,
+                                    "weights_build_device: conservative 1-D");
+    }
+    return SPART_OK;
+}
+
+static void release_device_entries(spart_weights *weights)
+{
+    int previous = -1;
+    if (cudaGetDevice(&previous) != cudaSuccess) {
+        previous = -1;
+    }
+    (void)cudaSetDevice(weights->cuda_device);
+    (void)cudaFree(weights->indices_input);
+    (void)cudaFree(weights->indices_output);
+    (void)cudaFree(weights->values);
+    if (previous >= 0) {
+        (void)cudaSetDevice(previous);
+    }
+    weights->indices_input = NULL;
+    weights->indices_output = NULL;
+    weights->values = NULL;
+}
+
+/* The weights object of the build's device arrays (taken over). */
+static spart_status make_weights(device_build *b, spart_weights **weights)
+{
+    const spart_weights *s = &b->shell;
+    spart_weights *made = spart_weights_allocate(
+        &b->context->allocator, &s->shape_orthogonal, &s->shape_input, &s->shape_output,
+        s->num_axis_input, s->axis_input, s->num_axis_output, s->axis_output, 0);
+    if (made == NULL) {
+        return spart_fail(b->context, SPART_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
+    }
+    spart_free(&b->context->allocator, made->indices_input);
+    spart_free(&b->context->allocator, made->indices_output);
+    spart_free(&b->context->allocator, made->values);
+    memcpy(made->offsets, b->offsets, (size_t)(made->num_elements + 1) * sizeof(int64_t));
+    made->indices_input = b->indices_input;
+    made->indices_output = b->indices_output;
+    made->values = b->values;
+    made->on_device = 1;
+    made->cuda_device = b->context->cuda_device;
+    made->release_device = release_device_entries;
+    b->indices_input = NULL;
+    b->indices_output = NULL;
+    b->values = NULL;
+    *weights = made;
+    return SPART_OK;
+}
+
+/* The host build, its entries copied to the device. */
+static spart_status build_on_host(device_build *b, int num_coordinates, spart_weights **weights)
+{
+    spart_weights *host = NULL;
+    spart_status status = spart_weights_build_host(b->context, num_coordinates,
+                                                   b->coordinates_input, b->coordinates_output,
+                                                   b->options, &host);
+    if (status != SPART_OK) {
+        return status;
+    }
+    int64_t total = host->offsets[host->num_elements];
+    cudaError_t error = reserve_entries(b, total > 0 ? total : 1, 0);
+    const void *from[3] = {host->indices_input, host->indices_output, host->values};
+    void *to[3] = {b->indices_input, b->indices_output, b->values};
+    for (int a = 0; a < 3 && error == cudaSuccess; a++) {
+        error = upload(to[a], from[a], (size_t)total * 8, b->stream);
+    }
+    if (error == cudaSuccess) {
+        error = cudaStreamSynchronize(b->stream);
+    }
+    if (error != cudaSuccess) {
+        spart_weights_free(host);
+        return spart_device_failure(b->context, (int)error, "weights_build_device: the copy");
+    }
+    memcpy(b->offsets, host->offsets, (size_t)(host->num_elements + 1) * sizeof(int64_t));
+    spart_weights_free(host);
+    return make_weights(b, weights);
+}
+
+static void release_build(device_build *b)
+{
+    if (b->scratch != NULL) {
+        (void)cudaFreeAsync(b->scratch, b->stream);
+        (void)cudaStreamSynchronize(b->stream);
+    }
+    (void)cudaFree(b->indices_input);
+    (void)cudaFree(b->indices_output);
+    (void)cudaFree(b->values);
+    spart_free(&b->context->allocator, b->host);
+    spart_free(&b->context->allocator, b->offsets);
+}
+
+static spart_status cuda_build(spart_context *context, int num_coordinates,
+                               const spart_array *coordinates_input,
+                               const spart_array *coordinates_output,
+                               const spart_weights_options *options, spart_weights **weights)
+{
+    device_build b;
+    spart_status status = plan_build(&b, context, num_coordinates, coordinates_input,
+                                     coordinates_output, options);
+    if (status != SPART_OK) {
+        return status;
+    }
+    int previous = -1;
+    status = spart_device_enter(context, what, &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+    const spart_weights_layout *l = &b.layout;
+    size_t host_doubles = (size_t)l->num_coordinates * (size_t)(l->size_input + l->size_output) +
+                          (size_t)b.size_values;
+    b.host = spart_alloc(&context->allocator, host_doubles > 0 ? host_doubles : 1,
+                         sizeof(double));
+    b.offsets = spart_alloc_zero(&context->allocator, (size_t)l->num_elements + 1,
+                                 sizeof(int64_t));
+    if (b.host == NULL || b.offsets == NULL) {
+        status = spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
+    }
+    int unsupported = !device_builds(&b);
+    if (status == SPART_OK && !unsupported) {
+        cudaError_t error = cudaMallocAsync(&b.scratch, scratch_layout(&b, NULL), b.stream);
+        if (error != cudaSuccess) {
+            b.scratch = NULL;
+            status = spart_device_failure(context, (int)error, "weights_build_device: scratch");
+        } else {
+            scratch_layout(&b, b.scratch);
+        }
+    }
+    if (status == SPART_OK && !unsupported) {
+        status = b.conservative ? build_conservative_1d(&b, &unsupported)
+                                : build_multilinear(&b, &unsupported);
+    }
+    if (status == SPART_OK && !unsupported) {
+        cudaError_t error = cudaStreamSynchronize(b.stream);
+        status = error == cudaSuccess
+                     ? make_weights(&b, weights)
+                     : spart_device_failure(context, (int)error, "weights_build_device");
+    } else if (status == SPART_OK) {
+        status = build_on_host(&b, num_coordinates, weights);
+    }
+    release_build(&b);
+    spart_device_leave(previous);
+    return status;
+}
+
+static spart_status cuda_workspace_size(spart_context *context, int num_coordinates,
+                                        const spart_array *coordinates_input,
+                                        const spart_array *coordinates_output,
+                                        const spart_weights_options *options, size_t *bytes)
+{
+    device_build b;
+    spart_status status = plan_build(&b, context, num_coordinates, coordinates_input,
+                                     coordinates_output, options);
+    if (status == SPART_OK) {
+        *bytes = device_builds(&b) ? scratch_layout(&b, NULL) : 0;
+    }
+    return status;
+}
+
+static spart_status cuda_to_host(spart_context *context, const spart_weights *weights,
+                                 spart_weights **host)
+{
+    int previous = -1;
+    spart_status status = spart_device_select(context, weights->cuda_device, &previous);
+    if (status != SPART_OK) {
+        return status;
+    }
+    int64_t total = weights->offsets[weights->num_elements];
+    spart_weights *made = spart_weights_allocate(
+        &context->allocator, &weights->shape_orthogonal, &weights->shape_input,
+        &weights->shape_output, weights->num_axis_input, weights->axis_input,
+        weights->num_axis_output, weights->axis_output, total);
+    if (made == NULL) {
+        spart_device_leave(previous);
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "weights_to_host: out of memory");
+    }
+    memcpy(made->offsets, weights->offsets, (size_t)(weights->num_elements + 1) * sizeof(int64_t));
+    const void *from[3] = {weights->indices_input, weights->indices_output, weights->values};
+    void *to[3] = {made->indices_input, made->indices_output, made->values};
+    cudaError_t error = cudaSuccess;
+    for (int a = 0; a < 3 && error == cudaSuccess && total > 0; a++) {
+        error = cudaMemcpy(to[a], from[a], (size_t)total * 8, cudaMemcpyDeviceToHost);
+    }
+    spart_device_leave(previous);
+    if (error != cudaSuccess) {
+        spart_weights_free(made);
+        return spart_device_failure(context, (int)error, "weights_to_host");
+    }
+    *host = made;
+    return SPART_OK;
+}
+
+const spart_weights_ops spart_weights_cuda_ops = {
+    "CUDA device",
+    cuda_build,
+    cuda_workspace_size,
+    cuda_to_host,
+};

@@ -1,0 +1,55 @@
+/*
+ * src/weights/weights_ops.h: the one place where building weights learns
+ * whether it runs on the host or on a CUDA device (as src/mart/mart_ops.h
+ * does for the MART steps). spart_weights_build and spart_weights_build_device
+ * (src/weights/weights_build_device.c) check the arguments once, the same
+ * way, and call the table spart_weights_select gives: the host's
+ * (src/weights/weights_build.c, the OpenMP builders of host/ and
+ * src/weights/) or the CUDA device's (src/weights/weights_device_cuda.c,
+ * over kernels/weights_*.cu), built only with CUDA; without CUDA the
+ * select answers SPART_ERROR_NO_DEVICE.
+ */
+#ifndef SPART_WEIGHTS_OPS_H
+#define SPART_WEIGHTS_OPS_H
+
+#include <stddef.h>
+
+#include "spart/weights.h"
+
+typedef struct spart_weights_ops {
+    const char *where; /* for sentences: "host", "CUDA device" */
+    /* Build the weights (the arguments checked, options not NULL). */
+    spart_status (*build)(spart_context *context, int num_coordinates,
+                          const spart_array *coordinates_input,
+                          const spart_array *coordinates_output,
+                          const spart_weights_options *options, spart_weights **weights);
+    /* The bytes of scratch `build` takes besides the weights (checked
+     * arguments). */
+    spart_status (*workspace_size)(spart_context *context, int num_coordinates,
+                                   const spart_array *coordinates_input,
+                                   const spart_array *coordinates_output,
+                                   const spart_weights_options *options, size_t *bytes);
+    /* A host copy of weights of this location. */
+    spart_status (*to_host)(spart_context *context, const spart_weights *weights,
+                            spart_weights **host);
+} spart_weights_ops;
+
+/* The table of `on_device`'s location into *ops; SPART_ERROR_NO_DEVICE
+ * ("spart was built without CUDA: ...") for a device without CUDA. */
+spart_status spart_weights_select(spart_context *context, int on_device, const char *what,
+                                  const spart_weights_ops **ops);
+
+/* The host's build (src/weights/weights_build.c): spart_weights_build's
+ * body, which checks its arguments itself. */
+spart_status spart_weights_build_host(spart_context *context, int num_coordinates,
+                                      const spart_array *coordinates_input,
+                                      const spart_array *coordinates_output,
+                                      const spart_weights_options *options,
+                                      spart_weights **weights);
+
+extern const spart_weights_ops spart_weights_host_ops;
+#if defined(SPART_HAVE_CUDA)
+extern const spart_weights_ops spart_weights_cuda_ops;
+#endif
+
+#endif /* SPART_WEIGHTS_OPS_H */

@@ -1,0 +1,402 @@
+/*
+ * tests/unit/test_cuda_weights.c: weights built on the device
+ * (spart_weights_build_device, issue 30) are the host build's, entry for
+ * entry, bit for bit, in the same order: multilinear on rectilinear grids
+ * (1-3-D, ascending and descending axes, coordinates varying along swapped
+ * axes, every bounds mode, coalesced or not, weights_input, points on the
+ * edge, outside and NaN, several elements), conservative 1-D (random
+ * monotonic grids of either direction, repeated vertices, grids touching
+ * or missing the output, weights_input, several elements), and the
+ * problems the host builds for the device (curvilinear multilinear, 1-D
+ * grids that turn back, 2-D conservative by clipping and by the sweep).
+ * Refusals are the host's (status and sentence); the regridder assembled
+ * from device weights in place is the host regridder bit for bit; host
+ * functions refuse device weights. Label cuda: exit 77 without a visible
+ * device, a failure under SPART_REQUIRE_GPU=1.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "test_cuda_util.h"
+
+/* The host's and the device's builds of the same problem: both succeed
+ * with the same entries, or both fail with the same status and sentence.
+ * Returns a digest of the entries (0 when refused). */
+static uint64_t assert_same_build(spart_context *context, int n, const spart_array *in,
+                                  const spart_array *out, const spart_weights_options *options,
+                                  int assemble, const char *what)
+{
+    spart_weights *host = NULL, *device = NULL, *back = NULL;
+    spart_status status_host = spart_weights_build(context, n, in, out, options, &host);
+    char sentence[512];
+    snprintf(sentence, sizeof sentence, "%s", spart_context_error(context));
+    spart_status status_device = spart_weights_build_device(context, n, in, out, options, &device);
+    if (status_host != status_device) {
+        fail_msg("%s: the host build says %d (%s), the device build %d (%s)", what,
+                 (int)status_host, sentence, (int)status_device, spart_context_error(context));
+    }
+    if (status_host != SPART_OK) {
+        assert_string_equal(spart_context_error(context), sentence);
+        assert_null(device);
+        return 0;
+    }
+    assert_int_equal(spart_weights_cuda_device(device), 0);
+    assert_int_equal(spart_weights_to_host(context, device, &back), SPART_OK);
+    assert_int_equal(spart_weights_cuda_device(back), -1);
+    int64_t elements = spart_weights_num_elements(host);
+    assert_int_equal(spart_weights_num_elements(back), elements);
+    spart_shape a = spart_weights_shape_input(host), b = spart_weights_shape_input(back);
+    assert_memory_equal(&a, &b, sizeof a);
+    a = spart_weights_shape_output(host), b = spart_weights_shape_output(back);
+    assert_memory_equal(&a, &b, sizeof a);
+    const int64_t *oh, *ih, *jh, *ob, *ib, *jb;
+    const double *vh, *vb;
+    assert_int_equal(spart_weights_arrays(host, &oh, &ih, &jh, &vh), SPART_OK);
+    assert_int_equal(spart_weights_arrays(back, &ob, &ib, &jb, &vb), SPART_OK);
+    for (int64_t e = 0; e <= elements; e++) {
+        if (oh[e] != ob[e]) {
+            fail_msg("%s: element %lld starts at %lld on the device, %lld on the host", what,
+                     (long long)e, (long long)ob[e], (long long)oh[e]);
+        }
+    }
+    int64_t total = oh[elements];
+    for (int64_t k = 0; k < total; k++) {
+        if (ih[k] != ib[k] || jh[k] != jb[k] || memcmp(&vh[k], &vb[k], sizeof(double)) != 0) {
+            fail_msg("%s: entry %lld is (%lld, %lld, %.17g) on the device, (%lld, %lld, %.17g) "
+                     "on the host",
+                     what, (long long)k, (long long)ib[k], (long long)jb[k], vb[k],
+                     (long long)ih[k], (long long)jh[k], vh[k]);
+        }
+    }
+    uint64_t digest = digest_bytes(ih, (size_t)total * 8) ^ 3 * digest_bytes(jh, (size_t)total * 8) ^
+                      5 * digest_doubles(vh, total);
+    if (assemble) {
+        spart_regridder *from_host = NULL, *from_device = NULL;
+        if (spart_regridder_create(context, host, NULL, &from_host) != SPART_OK ||
+            spart_regridder_create_device(context, device, NULL, &from_device) != SPART_OK) {
+            fail_msg("%s: assembly: %s", what, spart_context_error(context));
+        }
+        (void)assert_same_csr(context, from_host, from_device, what);
+        spart_regridder_free(from_host);
+        spart_regridder_free(from_device);
+    }
+    spart_weights_free(host);
+    spart_weights_free(device);
+    spart_weights_free(back);
+    return digest;
+}
+
+/* Ascending values from `start`, steps drawn in [0.5, 1.5] step. */
+static void ascending(uint64_t *state, double *x, int64_t n, double start, double step)
+{
+    double at = start;
+    for (int64_t k = 0; k < n; k++) {
+        x[k] = at;
+        at += step * (0.5 + next_uniform(state));
+    }
+}
+
+static void test_multilinear_1d(void **state)
+{
+    fixture *f = *state;
+    uint64_t random = 1;
+    double grid[37], points[240], factors[37];
+    ascending(&random, grid, 37, -2.0, 0.1);
+    for (int k = 0; k < 240; k++) {
+        points[k] = -2.5 + 5.0 * next_uniform(&random);
+        factors[k % 37] = 0.5 + next_uniform(&random);
+    }
+    points[0] = grid[0];
+    points[1] = grid[36];
+    points[2] = grid[17];
+    points[3] = NAN;
+    points[4] = INFINITY;
+    spart_array in = {grid, {1, {37}}}, out = {points, {1, {240}}};
+    spart_array w = {factors, {1, {37}}};
+    char what[96];
+    for (int descending = 0; descending < 2; descending++) {
+        if (descending) {
+            for (int k = 0; k < 37; k++) {
+                grid[k] = -grid[k];
+            }
+        }
+        for (int bounds = 0; bounds < 3; bounds++) {
+            for (int variant = 0; variant < 4; variant++) {
+                spart_weights_options options;
+                spart_weights_options_init(&options);
+                options.bounds = (spart_bounds)bounds;
+                options.coalesce = variant & 1;
+                options.weights_input = variant & 2 ? &w : NULL;
+                snprintf(what, sizeof what, "1-D descending %d bounds %d variant %d", descending,
+                         bounds, variant);
+                (void)assert_same_build(f->context, 1, &in, &out, &options, variant == 1, what);
+            }
+        }
+    }
+}
+
+static void test_multilinear_2d_and_3d(void **state)
+{
+    fixture *f = *state;
+    uint64_t random = 2;
+    enum { NX = 23, NY = 17, P = 31 * 29 };
+    double ax[NX], ay[NY], x[NX * NY], y[NX * NY], px[P], py[P];
+    ascending(&random, ax, NX, 0.0, 0.3);
+    ascending(&random, ay, NY, -1.0, 0.2);
+    for (int i = 0; i < NX; i++) {
+        for (int j = 0; j < NY; j++) {
+            x[i * NY + j] = ax[i];
+            y[i * NY + j] = -ay[j]; /* descending along axis 1 */
+        }
+    }
+    for (int p = 0; p < P; p++) {
+        px[p] = -0.5 + (ax[NX - 1] + 1.0) * next_uniform(&random);
+        py[p] = -(ay[NY - 1] + 0.3) + (ay[NY - 1] - ay[0] + 0.6) * next_uniform(&random);
+    }
+    spart_array in[2] = {{x, {2, {NX, NY}}}, {y, {2, {NX, NY}}}};
+    spart_array out[2] = {{px, {2, {31, 29}}}, {py, {2, {31, 29}}}};
+    spart_array swapped[2] = {in[1], in[0]}, swapped_out[2] = {out[1], out[0]};
+    for (int bounds = 0; bounds < 3; bounds++) {
+        for (int coalesce = 0; coalesce < 2; coalesce++) {
+            spart_weights_options options;
+            spart_weights_options_init(&options);
+            options.bounds = (spart_bounds)bounds;
+            options.coalesce = coalesce;
+            (void)assert_same_build(f->context, 2, in, out, &options, coalesce, "2-D");
+            (void)assert_same_build(f->context, 2, swapped, swapped_out, &options, 0,
+                                    "2-D, coordinates swapped");
+        }
+    }
+    /* 3-D: 9 x 7 x 5 vertices, 1000 points, a quarter outside */
+    enum { N3 = 9 * 7 * 5, P3 = 1000 };
+    static double gx[N3], gy[N3], gz[N3], qx[P3], qy[P3], qz[P3];
+    for (int i = 0; i < 9; i++) {
+        for (int j = 0; j < 7; j++) {
+            for (int k = 0; k < 5; k++) {
+                gx[(i * 7 + j) * 5 + k] = 0.25 * i;
+                gy[(i * 7 + j) * 5 + k] = 1.0 + 0.5 * j * j;
+                gz[(i * 7 + j) * 5 + k] = -0.3 * k;
+            }
+        }
+    }
+    for (int p = 0; p < P3; p++) {
+        qx[p] = -0.3 + 2.6 * next_uniform(&random);
+        qy[p] = 0.5 + 18.5 * next_uniform(&random);
+        qz[p] = -1.4 + 1.6 * next_uniform(&random);
+    }
+    spart_array in3[3] = {{gx, {3, {9, 7, 5}}}, {gy, {3, {9, 7, 5}}}, {gz, {3, {9, 7, 5}}}};
+    spart_array out3[3] = {{qx, {1, {P3}}}, {qy, {1, {P3}}}, {qz, {1, {P3}}}};
+    for (int bounds = 0; bounds < 3; bounds++) {
+        spart_weights_options options;
+        spart_weights_options_init(&options);
+        options.bounds = (spart_bounds)bounds;
+        options.num_axis_output = 1;
+        options.axis_output[0] = 0;
+        options.num_axis_input = 3;
+        options.axis_input[0] = 0;
+        options.axis_input[1] = 1;
+        options.axis_input[2] = 2;
+        (void)assert_same_build(f->context, 3, in3, out3, &options, 0, "3-D");
+    }
+}
+
+static void test_multilinear_elements_and_curvilinear(void **state)
+{
+    fixture *f = *state;
+    uint64_t random = 3;
+    /* 4 elements along a leading axis, each its own scaled grid of 12
+     * vertices; 50 points shared */
+    double grid[4 * 12], points[50];
+    for (int e = 0; e < 4; e++) {
+        for (int k = 0; k < 12; k++) {
+            grid[e * 12 + k] = (1.0 + 0.25 * e) * k;
+        }
+    }
+    for (int p = 0; p < 50; p++) {
+        points[p] = -1.0 + 17.0 * next_uniform(&random);
+    }
+    spart_array in = {grid, {2, {4, 12}}}, out = {points, {2, {1, 50}}};
+    spart_weights_options options;
+    spart_weights_options_init(&options);
+    options.num_axis_input = 1;
+    options.axis_input[0] = -1;
+    options.num_axis_output = 1;
+    options.axis_output[0] = -1;
+    (void)assert_same_build(f->context, 1, &in, &out, &options, 0, "four elements");
+    /* a warped (curvilinear) 2-D grid: the host builds it for the device */
+    enum { N = 15 };
+    double x[N * N], y[N * N], px[300], py[300];
+    for (int i = 0; i < N; i++) {
+        for (int j = 0; j < N; j++) {
+            x[i * N + j] = i * cos(0.3) - j * sin(0.3) + 0.02 * j * j;
+            y[i * N + j] = i * sin(0.3) + j * cos(0.3);
+        }
+    }
+    for (int p = 0; p < 300; p++) {
+        px[p] = -5.0 + 20.0 * next_uniform(&random);
+        py[p] = -1.0 + 20.0 * next_uniform(&random);
+    }
+    spart_array cin[2] = {{x, {2, {N, N}}}, {y, {2, {N, N}}}};
+    spart_array cout[2] = {{px, {1, {300}}}, {py, {1, {300}}}};
+    spart_weights_options_init(&options);
+    options.num_axis_output = 1;
+    options.axis_output[0] = 0;
+    options.num_axis_input = 2;
+    options.axis_input[0] = 0;
+    options.axis_input[1] = 1;
+    options.bounds = SPART_BOUNDS_NAN;
+    (void)assert_same_build(f->context, 2, cin, cout, &options, 0, "curvilinear");
+}
+
+/* A monotonic grid of n vertices (steps in [0, 2 step], a zero step one
+ * time in `zeros`), descending when asked. */
+static void monotonic(uint64_t *state, double *x, int64_t n, double start, double step, int zeros,
+                      int descending)
+{
+    double at = start;
+    for (int64_t k = 0; k < n; k++) {
+        x[k] = descending ? -at : at;
+        int zero = zeros > 0 && next_uniform(state) * zeros < 1.0;
+        at += zero ? 0.0 : 2.0 * step * next_uniform(state);
+    }
+}
+
+static void test_conservative_1d(void **state)
+{
+    fixture *f = *state;
+    uint64_t random = 4;
+    char what[96];
+    double x_in[64], x_out[64], factors[63];
+    for (int trial = 0; trial < 120; trial++) {
+        int64_t n_in = 2 + (int64_t)(next_uniform(&random) * 60);
+        int64_t n_out = 2 + (int64_t)(next_uniform(&random) * 60);
+        double start_in = floor(next_uniform(&random) * 8) * 0.25;
+        double start_out = floor(next_uniform(&random) * 8) * 0.25;
+        int down_in = trial % 5 == 1 || trial % 5 == 3, down_out = trial % 5 >= 2;
+        monotonic(&random, x_in, n_in, start_in, trial % 2 ? 0.25 : 0.3, trial % 3 ? 0 : 5,
+                  down_in);
+        monotonic(&random, x_out, n_out, start_out, trial % 4 < 2 ? 0.25 : 0.4, trial % 3 ? 0 : 5,
+                  down_out);
+        for (int64_t k = 0; k + 1 < n_in; k++) {
+            factors[k] = 0.5 + next_uniform(&random);
+        }
+        spart_array in = {x_in, {1, {n_in}}}, out = {x_out, {1, {n_out}}};
+        spart_array w = {factors, {1, {n_in - 1}}};
+        for (int variant = 0; variant < 4; variant++) {
+            spart_weights_options options;
+            spart_weights_options_init(&options);
+            options.method = SPART_METHOD_CONSERVATIVE;
+            options.coalesce = variant & 1;
+            options.weights_input = variant & 2 ? &w : NULL;
+            snprintf(what, sizeof what, "1-D conservative trial %d variant %d", trial, variant);
+            (void)assert_same_build(f->context, 1, &in, &out, &options, variant == 1 && trial < 10,
+                                    what);
+        }
+    }
+    /* a grid that turns back: the host builds it for the device */
+    double zigzag[6] = {0, 1, 3, 2, 4, 5}, lattice[4] = {0.5, 2.0, 3.5, 5.0};
+    spart_array zin = {zigzag, {1, {6}}}, zout = {lattice, {1, {4}}};
+    spart_weights_options options;
+    spart_weights_options_init(&options);
+    options.method = SPART_METHOD_CONSERVATIVE;
+    (void)assert_same_build(f->context, 1, &zin, &zout, &options, 0, "a grid turning back");
+    /* 8 elements, each its own input grid, one output grid */
+    double grids[8 * 40];
+    for (int e = 0; e < 8; e++) {
+        monotonic(&random, grids + e * 40, 40, 0.1 * e, 0.3, 0, e % 2);
+    }
+    spart_array ein = {grids, {2, {8, 40}}}, eout = {x_out, {1, {20}}};
+    monotonic(&random, x_out, 20, -1.0, 0.6, 0, 0);
+    options.num_axis_input = 1;
+    options.axis_input[0] = -1;
+    options.num_axis_output = 1;
+    options.axis_output[0] = -1;
+    (void)assert_same_build(f->context, 1, &ein, &eout, &options, 0, "eight 1-D elements");
+    /* NaN coordinates: refused by both with the same sentence */
+    x_out[3] = NAN;
+    (void)assert_same_build(f->context, 1, &ein, &eout, &options, 0, "a NaN coordinate");
+}
+
+static void test_conservative_2d_through_the_host(void **state)
+{
+    fixture *f = *state;
+    enum { N = 33 };
+    static double x[N * N], y[N * N], lx[N * N], ly[N * N];
+    for (int i = 0; i < N; i++) {
+        for (int j = 0; j < N; j++) {
+            double u = -4.0 + 8.0 * i / (N - 1), v = -4.0 + 8.0 * j / (N - 1);
+            x[i * N + j] = u * cos(0.4) - v * sin(0.4) + 0.05 * u * u;
+            y[i * N + j] = u * sin(0.4) + v * cos(0.4) + 0.05 * v * v;
+            lx[i * N + j] = u;
+            ly[i * N + j] = v;
+        }
+    }
+    spart_array in[2] = {{x, {2, {N, N}}}, {y, {2, {N, N}}}};
+    spart_array out[2] = {{lx, {2, {N, N}}}, {ly, {2, {N, N}}}};
+    spart_weights_options options;
+    spart_weights_options_init(&options);
+    options.method = SPART_METHOD_CONSERVATIVE;
+    (void)assert_same_build(f->context, 2, in, out, &options, 1, "2-D onto a lattice");
+    (void)assert_same_build(f->context, 2, out, in, &options, 0, "2-D onto a warped grid");
+    options.algorithm = SPART_ALGORITHM_SWEEP;
+    (void)assert_same_build(f->context, 2, out, in, &options, 0, "2-D by the sweep");
+}
+
+static void test_device_weights_refused_on_the_host(void **state)
+{
+    fixture *f = *state;
+    double grid[5] = {0, 1, 2, 3, 4}, points[3] = {0.5, 1.5, 3.9};
+    spart_array in = {grid, {1, {5}}}, out = {points, {1, {3}}};
+    spart_weights *device = NULL, *other = NULL;
+    assert_int_equal(spart_weights_build_device(f->context, 1, &in, &out, NULL, &device), SPART_OK);
+    assert_int_equal(spart_weights_transpose(f->context, device, &other),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(spart_context_error(f->context), "spart_weights_to_host"));
+    assert_null(other);
+    assert_int_equal(spart_weights_scale(f->context, device, NULL, NULL),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(spart_weights_save(f->context, device, "/tmp/never.fits", 1),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    spart_regridder *regridder = NULL;
+    assert_int_equal(spart_regridder_create(f->context, device, NULL, &regridder),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_null(regridder);
+    double values[5] = {1, 2, 3, 4, 5}, result[3];
+    spart_array v = {values, {1, {5}}};
+    assert_int_equal(spart_regrid_from_weights(f->context, device, &v, 0, NULL, 0, NULL, result, 3),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    /* the entries' pointers are device memory; the counts host values */
+    int64_t count = 0;
+    const int64_t *ii = NULL;
+    assert_int_equal(spart_weights_element(device, 0, &count, &ii, NULL, NULL), SPART_OK);
+    assert_int_equal(count, 6);
+    struct cudaPointerAttributes attributes;
+    check_cuda(cudaPointerGetAttributes(&attributes, ii), "cudaPointerGetAttributes");
+    assert_int_equal(attributes.type, cudaMemoryTypeDevice);
+    size_t bytes = 0;
+    assert_int_equal(
+        spart_weights_build_device_workspace_size(f->context, 1, &in, &out, NULL, &bytes),
+        SPART_OK);
+    assert_true(bytes > 0);
+    spart_weights_free(device);
+}
+
+int main(void)
+{
+    const int skip = cuda_tests_exit_code();
+    if (skip >= 0) {
+        return skip;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_multilinear_1d),
+        cmocka_unit_test(test_multilinear_2d_and_3d),
+        cmocka_unit_test(test_multilinear_elements_and_curvilinear),
+        cmocka_unit_test(test_conservative_1d),
+        cmocka_unit_test(test_conservative_2d_through_the_host),
+        cmocka_unit_test(test_device_weights_refused_on_the_host),
+    };
+    return cmocka_run_group_tests(tests, cuda_set_up, cuda_tear_down);
+}
