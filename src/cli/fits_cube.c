@@ -176,9 +176,11 @@ static int read_shape(fitsfile *file, int *ndim, int64_t dims[], int *status)
 }
 
 /* Open `path` and check its structure and its primary array's shape:
- * 0 with *opened open, or -1 / 1 as fits_cube_read with the sentence. */
-static int open_cube(const char *path, const int64_t dims[3], const char *what, fitsfile **opened,
-                     char *error, size_t error_size)
+ * 0 with *opened open, or -1 / 1 as fits_cube_read with the sentence.
+ * With `frames` not NULL a leading axis of frames is allowed too (a 4-D
+ * array frames x dims), and *frames is set (1 for a 3-D array). */
+static int open_cube_frames(const char *path, const int64_t dims[3], const char *what,
+                            fitsfile **opened, int64_t *frames, char *error, size_t error_size)
 {
     int status = 0;
     fitsfile *file = NULL;
@@ -213,7 +215,9 @@ static int open_cube(const char *path, const int64_t dims[3], const char *what, 
         }
         return -1;
     }
-    if (ndim != 3 || found[0] != dims[0] || found[1] != dims[1] || found[2] != dims[2]) {
+    int lead = frames != NULL && ndim == 4 && found[0] >= 1 ? 1 : 0;
+    if (ndim != 3 + lead || found[lead] != dims[0] || found[lead + 1] != dims[1] ||
+        found[lead + 2] != dims[2]) {
         char have[128];
         char need[128];
         format_dims(have, sizeof have, ndim, found);
@@ -225,15 +229,25 @@ static int open_cube(const char *path, const int64_t dims[3], const char *what, 
                      path, need, what);
         } else {
             snprintf(error, error_size,
-                     "%s holds a %s array (NumPy order), but the config's grid needs %s (%s)", path,
-                     have, need, what);
+                     "%s holds a %s array (NumPy order), but the config's grid needs %s (%s)%s",
+                     path, have, need, what,
+                     frames != NULL ? ", or frames x that (a cube with a frame axis first)" : "");
         }
         fits_close_file(file, &status);
         fits_clear_errmsg();
         return 1;
     }
     *opened = file;
+    if (frames != NULL) {
+        *frames = lead ? found[0] : 1;
+    }
     return 0;
+}
+
+static int open_cube(const char *path, const int64_t dims[3], const char *what, fitsfile **opened,
+                     char *error, size_t error_size)
+{
+    return open_cube_frames(path, dims, what, opened, NULL, error, error_size);
 }
 
 int fits_cube_check(const char *path, const int64_t dims[3], const char *what, char *error,
@@ -249,6 +263,44 @@ int fits_cube_check(const char *path, const int64_t dims[3], const char *what, c
     return result;
 }
 
+int fits_cube_frames(const char *path, const int64_t dims[3], const char *what, int64_t *frames,
+                     char *error, size_t error_size)
+{
+    fitsfile *file = NULL;
+    int result = open_cube_frames(path, dims, what, &file, frames, error, error_size);
+    if (result == 0) {
+        int status = 0;
+        fits_close_file(file, &status);
+        fits_clear_errmsg();
+    }
+    return result;
+}
+
+/* The values of an open cube of `count` values into `values`, and the file
+ * closed. */
+static int read_values(fitsfile *file, const char *path, int64_t count, double *values, char *error,
+                       size_t error_size);
+
+int fits_cube_read_frames(const char *path, const int64_t dims[3], const char *what, int64_t frames,
+                          double *values, char *error, size_t error_size)
+{
+    fitsfile *file = NULL;
+    int64_t found = 0;
+    int result = open_cube_frames(path, dims, what, &file, &found, error, error_size);
+    if (result == 0 && found != frames) {
+        snprintf(error, error_size, "%s now holds %lld frames, not the %lld it held before", path,
+                 (long long)found, (long long)frames);
+        int status = 0;
+        fits_close_file(file, &status);
+        fits_clear_errmsg();
+        return 1;
+    }
+    if (result != 0) {
+        return result;
+    }
+    return read_values(file, path, frames * dims[0] * dims[1] * dims[2], values, error, error_size);
+}
+
 int fits_cube_read(const char *path, const int64_t dims[3], const char *what, double *values,
                    char *error, size_t error_size)
 {
@@ -257,8 +309,14 @@ int fits_cube_read(const char *path, const int64_t dims[3], const char *what, do
     if (result != 0) {
         return result;
     }
+    return read_values(file, path, dims[0] * dims[1] * dims[2], values, error, error_size);
+}
+
+static int read_values(fitsfile *file, const char *path, int64_t count_values, double *values,
+                       char *error, size_t error_size)
+{
     int status = 0;
-    LONGLONG count = (LONGLONG)(dims[0] * dims[1] * dims[2]);
+    LONGLONG count = (LONGLONG)count_values;
     int any_null = 0;
     /* 0: no "null" values. CFITSIO would otherwise turn every IEEE special
      * value, +inf included, into the null value, and an observation of

@@ -62,4 +62,15 @@ int fits_cube_read(const char *path, const int64_t dims[3], const char *what, do
 int fits_cube_check(const char *path, const int64_t dims[3], const char *what, char *error,
                     size_t error_size);
 
+/* Frames of observations: `path` holds either one array of `dims` (one
+ * frame) or an array of frames x dims (a cube with a frame axis first,
+ * NumPy order); *frames says which. Returns as fits_cube_check. */
+int fits_cube_frames(const char *path, const int64_t dims[3], const char *what, int64_t *frames,
+                     char *error, size_t error_size);
+
+/* Read the `frames` x dims values of such a file (frames as
+ * fits_cube_frames found it) into `values`. Returns as fits_cube_read. */
+int fits_cube_read_frames(const char *path, const int64_t dims[3], const char *what, int64_t frames,
+                          double *values, char *error, size_t error_size);
+
 #endif /* SPART_CLI_FITS_CUBE_H */

@@ -12,6 +12,7 @@
 #include "device.h"
 #include "observations.h"
 #include "fits_cube.h"
+#include "invert_frames.h"
 #include "output_files.h"
 #include "pictures.h"
 #include "problem.h"
@@ -34,11 +35,14 @@ typedef struct inversion {
     spart_mart_result *result;
     char error[CONFIG_ERROR_LENGTH + 512];
     char device_setting[CONFIG_PATH_LENGTH + 64]; /* what asked for cuda, for sentences */
+    observation_files files; /* the frames: more than one goes to invert_frames.c */
+    double start;
 } inversion;
 
 static void inversion_free(inversion *run)
 {
     spart_mart_result_free(run->result);
+    observations_files_free(&run->files);
     device_operators_free(run->device);
     free(run->truth);
     free(run->observed);
@@ -48,13 +52,18 @@ static void inversion_free(inversion *run)
     spart_context_free(run->context);
 }
 
-/* Refuse existing outputs before any long work. */
+/* Refuse existing outputs before any long work (a sequence of frames: the
+ * folder of every frame). */
 static int prepare_outputs(const cli_options *options, inversion *run)
 {
     const char *names[RESULTS_MAX_FILES];
     size_t count = results_file_names(&run->cfg, names);
-    int result = output_folder_prepare(run->cfg.outputs.folder, names, count, options->overwrite,
-                                       run->error, sizeof run->error);
+    int result =
+        run->files.total_frames > 1
+            ? invert_frames_prepare_outputs(&run->cfg, run->files.total_frames, options->overwrite,
+                                            run->error, sizeof run->error)
+            : output_folder_prepare(run->cfg.outputs.folder, names, count, options->overwrite,
+                                    run->error, sizeof run->error);
     if (result != 0) {
         cli_error(options, "%s", run->error);
         return result > 0 ? EXIT_OUTPUT_EXISTS : EXIT_FAILED;
@@ -78,25 +87,27 @@ static int check_input_files(const config *cfg, const problem *made, char *error
             return result;
         }
     }
-    if (cfg->observations.kind == OBSERVATIONS_FILE) {
-        int64_t dims[3] = {made->num_channel, made->num_sensor_x, made->num_sensor_y};
-        result = fits_cube_check(cfg->observations.file, dims, "channel x sensor_x x sensor_y",
-                                 sentence, sizeof sentence);
-        if (result != 0) {
-            config_error_at(cfg, cfg->observations.file_position, "observations.file", error,
-                            error_size, "%s", sentence);
-        }
-    }
     return result;
 }
 
-/* The grids and the operators, built or loaded. */
+/* The grids, the input files and frames checked, the outputs refused if
+ * they exist (rank 0 writes them), then the operators, built or loaded. */
 static int make_problem(const cli_options *options, inversion *run)
 {
     int result =
         problem_make_grids(run->context, &run->cfg, &run->made, run->error, sizeof run->error);
     if (result == 0) {
         result = check_input_files(&run->cfg, &run->made, run->error, sizeof run->error);
+    }
+    if (result == 0) {
+        result =
+            observations_find(&run->cfg, &run->made, &run->files, run->error, sizeof run->error);
+    }
+    if (result == 0 && cli_ranks_rank() == 0) {
+        int code = prepare_outputs(options, run);
+        if (code != EXIT_DONE) {
+            return code;
+        }
     }
     if (result == 0) {
         result = problem_make_operators(run->context, &run->cfg, &run->made, &run->report,
@@ -121,8 +132,13 @@ static int make_data(const cli_options *options, inversion *run)
         progress_step_begin(&run->report, run->cfg.observations.kind == OBSERVATIONS_SYNTHESIZE
                                               ? "synthesising the observations"
                                               : "reading the observations");
-        result = observations_make(run->context, &run->cfg, &run->made, run->truth, &run->observed,
-                                   run->error, sizeof run->error);
+        double *no_truths = NULL; /* read frames have none */
+        result = run->cfg.observations.kind == OBSERVATIONS_SYNTHESIZE
+                     ? observations_make(run->context, &run->cfg, &run->made, run->truth,
+                                         &run->observed, run->error, sizeof run->error)
+                     : observations_make_frames(run->context, &run->cfg, &run->made, &run->files,
+                                                &run->observed, &no_truths, run->error,
+                                                sizeof run->error);
         if (result == 0) {
             progress_step_end(&run->report);
         } else if (run->report.enabled) {
@@ -364,6 +380,7 @@ static int invert(const cli_options *options)
         cli_error(options, "out of memory");
         return EXIT_FAILED;
     }
+    run->start = start;
     int code = cli_load_config(options, &run->cfg);
     cli_options effective = *options;
     if (code == EXIT_DONE) {
@@ -378,11 +395,16 @@ static int invert(const cli_options *options)
         progress_init(&run->report, options->quiet);
         code = cli_make_context(&effective, &run->context);
     }
-    if (code == EXIT_DONE && cli_ranks_rank() == 0) { /* rank 0 writes the outputs */
-        code = prepare_outputs(&effective, run);
-    }
     if (code == EXIT_DONE) {
         code = make_problem(&effective, run);
+    }
+    if (run->files.total_frames > 1) { /* a sequence of frames (every rank knows it) */
+        invert_frames_inputs frames = {&run->cfg,           run->context, &run->made, &run->report,
+                                       run->device_setting, &run->files,  start};
+        code = interrupted_at_exit(&effective, run, invert_frames(&effective, &frames, code));
+        inversion_free(run);
+        free(run);
+        return code;
     }
     if (code == EXIT_DONE) {
         code = make_data(&effective, run);

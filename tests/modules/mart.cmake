@@ -18,3 +18,14 @@ if(SPART_HAVE_CUDA AND SPART_BUILD_BENCHMARKS AND
   add_test(NAME bench_mart_frames COMMAND bench_mart_frames)
   set_tests_properties(bench_mart_frames PROPERTIES LABELS bench TIMEOUT 1800)
 endif()
+# `spart invert` over a sequence of frames (where the command is built):
+# tests/cli/frames_tests.sh, one behaviour a case, a few seconds each.
+if(TARGET spart_cli)
+  foreach(case synthesized from_files bad_inputs)
+    add_test(NAME cli_frames_${case}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/frames_tests.sh $<TARGET_FILE:spart_cli>
+                     ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/frames_work ${case})
+    set_tests_properties(cli_frames_${case} PROPERTIES LABELS unit TIMEOUT 120
+                         ENVIRONMENT "OMP_NUM_THREADS=2")
+  endforeach()
+endif()
