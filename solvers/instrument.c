@@ -12,6 +12,7 @@
 
 #include "spart/instrument.h"
 #include "spart/weights.h"
+#include "instrument_build.h"
 #include "instrument_lines.h"
 #include "mart_internal.h"
 
@@ -20,7 +21,6 @@ static const double planck_erg_s = 6.62607015e-27;
 static const double light_angstrom_per_s = 2.99792458e18;
 /* Square arcseconds per steradian: (648000 / pi)^2. */
 static const double arcsec2_per_steradian = 4.25451702961521995e10;
-static const double pi = 3.14159265358979323846;
 
 struct spart_instrument {
     const spart_context *context; /* whose allocator holds the arrays */
@@ -182,6 +182,15 @@ static spart_status check_params(spart_context *context, const spart_instrument_
                                          "instrument: keep_weights = %d must be 0 or 1",
                                          p->keep_weights);
     }
+    if (status == SPART_OK && p->memory_budget > 0 &&
+        (p->keep_weights || (p->psf != NULL && p->psf_mode == SPART_PSF_FOLDED))) {
+        status = spart_context_set_error(
+            context, SPART_ERROR_INVALID_ARGUMENT,
+            "instrument: memory_budget = %zu builds the weights one plane at a time, so it "
+            "cannot %s (give memory_budget = 0)",
+            p->memory_budget,
+            p->keep_weights ? "keep them (keep_weights = 1)" : "fold a PSF into them");
+    }
     if (status == SPART_OK && p->solid_angle_steradian != 0 && p->solid_angle_steradian != 1) {
         status = spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
                                          "instrument: solid_angle_steradian = %d must be 0 or 1",
@@ -196,60 +205,6 @@ static spart_status check_params(spart_context *context, const spart_instrument_
 }
 
 /* ---- geometry ------------------------------------------------------------------------------ */
-
-/* The scene vertices mapped onto the sensor, per channel and spectral
- * bin (of every line): x and y of shape (channel, bin, scene_x + 1,
- * scene_y + 1), each bin the mean of the mapping at its two wavelength
- * edges. */
-static void map_scene_vertices(const spart_instrument_params *p, const spart_spectral_bins *bins,
-                               double *mapped_x, double *mapped_y)
-{
-    /* ctis's order of operations (named_arrays' rotation and dispersion
-     * matrices): rotate, then x' * (1 / plate_scale) + (w - w_ref) * (1 /
-     * dispersion), then the reference position; the bin is 0.5 a + 0.5 b
-     * of its two edges. This gives ctis's coordinates bit for bit. */
-    int64_t nx = p->num_scene_x + 1;
-    int64_t ny = p->num_scene_y + 1;
-    int64_t plane = nx * ny;
-    double inverse_plate_scale = 1.0 / p->plate_scale;
-    double inverse_dispersion = 1.0 / p->dispersion;
-    for (int64_t c = 0; c < p->num_channel; c++) {
-        double radians = p->angle[c] * (pi / 180.0);
-        double cos_a = cos(radians);
-        double sin_a = sin(radians);
-        for (int64_t l = 0; l < bins->count; l++) {
-            double shift_low = (bins->low[l] - p->wavelength_ref) * inverse_dispersion;
-            double shift_high = (bins->high[l] - p->wavelength_ref) * inverse_dispersion;
-            double *out_x = mapped_x + (c * bins->count + l) * plane;
-            double *out_y = mapped_y + (c * bins->count + l) * plane;
-            for (int64_t i = 0; i < nx; i++) {
-                for (int64_t j = 0; j < ny; j++) {
-                    double x = p->scene_x[i];
-                    double y = p->scene_y[j];
-                    double rotated_x = cos_a * x + (-sin_a) * y;
-                    double rotated_y = sin_a * x + cos_a * y;
-                    double sensor_x = rotated_x * inverse_plate_scale;
-                    double low = (sensor_x + shift_low) + p->position_ref[0];
-                    double high = (sensor_x + shift_high) + p->position_ref[0];
-                    out_x[i * ny + j] = 0.5 * low + 0.5 * high;
-                    out_y[i * ny + j] = rotated_y * inverse_plate_scale + p->position_ref[1];
-                }
-            }
-        }
-    }
-}
-
-/* The sensor vertices as two (sensor_x + 1, sensor_y + 1) arrays. */
-static void sensor_vertices(const spart_instrument_params *p, double *x, double *y)
-{
-    int64_t ny = p->num_sensor_y + 1;
-    for (int64_t i = 0; i <= p->num_sensor_x; i++) {
-        for (int64_t j = 0; j < ny; j++) {
-            x[i * ny + j] = p->sensor_x[i];
-            y[i * ny + j] = p->sensor_y[j];
-        }
-    }
-}
 
 /* s = A t dlambda dOmega / E per scene voxel, in ctis's order: the
  * radiance times area and exposure, times the voxel volume, over the
@@ -277,12 +232,6 @@ static void photons_per_radiance(const spart_instrument_params *p, const spart_s
 }
 
 /* ---- assembly ------------------------------------------------------------------------------ */
-
-static spart_shape shape4(int64_t a, int64_t b, int64_t c, int64_t d)
-{
-    spart_shape shape = {4, {a, b, c, d}};
-    return shape;
-}
 
 /* The PSF folded into the weights: W becomes P W, one kernel per channel
  * shared by the channel's wavelengths. The weights' output shape is the
@@ -357,23 +306,16 @@ static spart_status build_weights(spart_context *context, const spart_instrument
                                        what, count, (double)count * sizeof(double) / 1e9);
     }
     if (status == SPART_OK) {
-        map_scene_vertices(p, bins, mapped, mapped + mapped_count);
-        sensor_vertices(p, sensor, sensor + sensor_count);
-        spart_array input[2] = {{mapped, shape4(c, l, nx + 1, ny + 1)},
-                                {mapped + mapped_count, shape4(c, l, nx + 1, ny + 1)}};
+        spart_instrument_map_scene(p, bins, mapped, mapped + mapped_count);
+        spart_instrument_sensor_vertices(p, sensor, sensor + sensor_count);
+        spart_array input[2] = {{mapped, spart_instrument_shape4(c, l, nx + 1, ny + 1)},
+                                {mapped + mapped_count, spart_instrument_shape4(c, l, nx + 1, ny + 1)}};
         /* 4 axes (1 x 1 x ...): the weights then keep the orthogonal axes in
          * their output shape, along which a folded PSF may vary. */
         spart_shape sensor_shape = {4, {1, 1, mx + 1, my + 1}};
         spart_array output[2] = {{sensor, sensor_shape}, {sensor + sensor_count, sensor_shape}};
         spart_weights_options options;
-        spart_weights_options_init(&options);
-        options.method = SPART_METHOD_CONSERVATIVE;
-        options.num_axis_input = 2;
-        options.axis_input[0] = -2;
-        options.axis_input[1] = -1;
-        options.num_axis_output = 2;
-        options.axis_output[0] = -2;
-        options.axis_output[1] = -1;
+        spart_instrument_weights_options(&options);
         status = spart_weights_build(context, 2, input, output, &options, forward);
         if (status == SPART_OK && p->psf != NULL && p->psf_mode == SPART_PSF_FOLDED) {
             status = fold_psf(context, p, forward);
@@ -398,8 +340,8 @@ static spart_status build_weights(spart_context *context, const spart_instrument
             forward_factor[v] = s[v] * p->quantum_yield;
             backward_factor[v] = 1.0 / ((p->quantum_yield * num_bins) * s[v]);
         }
-        spart_array forward_scale = {forward_factor, shape4(1, l, nx, ny)};
-        spart_array backward_scale = {backward_factor, shape4(1, l, nx, ny)};
+        spart_array forward_scale = {forward_factor, spart_instrument_shape4(1, l, nx, ny)};
+        spart_array backward_scale = {backward_factor, spart_instrument_shape4(1, l, nx, ny)};
         status = spart_weights_scale(context, *forward, &forward_scale, NULL);
         if (status == SPART_OK) {
             status = spart_weights_scale(context, *backward, NULL, &backward_scale);
@@ -422,27 +364,14 @@ static spart_status assemble(spart_context *context, const spart_instrument_para
     /* Each direction's weights are freed as soon as its Regridder holds
      * them: the forward weights before the backward assembly, so that the
      * peak is one direction's weights less (docs/dev/esis-notes.md). */
-    int64_t c = p->num_channel, l = made->num_wavelength;
     spart_regridder_options options;
-    spart_regridder_options_init(&options);
-    options.value_type = p->value_type;
-    options.has_shape_input = 1;
-    options.has_shape_output = 1;
-    options.num_axis_input = 2;
-    options.axis_input[0] = -2;
-    options.axis_input[1] = -1;
-    options.num_axis_output = 2;
-    options.axis_output[0] = -2;
-    options.axis_output[1] = -1;
-    options.shape_input = shape4(1, l, p->num_scene_x, p->num_scene_y);
-    options.shape_output = shape4(c, 1, p->num_sensor_x, p->num_sensor_y);
+    spart_instrument_operator_options(p, made->num_wavelength, 0, &options);
     spart_status status =
         spart_regridder_create(context, *forward_weights, &options, &made->forward);
     spart_weights_free(*forward_weights);
     *forward_weights = NULL;
     if (status == SPART_OK) {
-        options.shape_input = shape4(c, 1, p->num_sensor_x, p->num_sensor_y);
-        options.shape_output = shape4(c, l, p->num_scene_x, p->num_scene_y);
+        spart_instrument_operator_options(p, made->num_wavelength, 1, &options);
         status = spart_regridder_create(context, *backward_weights, &options, &made->backward);
     }
     spart_weights_free(*backward_weights);
@@ -455,7 +384,7 @@ static spart_status assemble(spart_context *context, const spart_instrument_para
 static spart_status compose_psf(spart_context *context, const spart_instrument_params *p,
                                 spart_instrument *made)
 {
-    spart_array kernels = {p->psf, shape4(p->num_channel, 1, p->psf_size[0], p->psf_size[1])};
+    spart_array kernels = {p->psf, spart_instrument_shape4(p->num_channel, 1, p->psf_size[0], p->psf_size[1])};
     spart_shape images = spart_regridder_shape_output(made->forward);
     spart_status status = spart_psf_create(context, &kernels, &images, &made->psf);
     if (status == SPART_OK) {
@@ -516,12 +445,18 @@ spart_status spart_instrument_create(spart_context *context, const spart_instrum
     photons_per_radiance(params, &bins, made->photons_per_radiance);
     spart_weights *forward_weights = NULL;
     spart_weights *backward_weights = NULL;
-    status = build_weights(context, params, &bins, made->photons_per_radiance, &forward_weights,
-                           &backward_weights, &made->weights);
-    spart_spectral_bins_free(context, &bins);
-    if (status == SPART_OK) {
-        status = assemble(context, params, &forward_weights, &backward_weights, made);
+    if (params->memory_budget > 0) {
+        status = spart_instrument_assemble_streamed(context, params, &bins,
+                                                    made->photons_per_radiance, &made->forward,
+                                                    &made->backward);
+    } else {
+        status = build_weights(context, params, &bins, made->photons_per_radiance,
+                               &forward_weights, &backward_weights, &made->weights);
+        if (status == SPART_OK) {
+            status = assemble(context, params, &forward_weights, &backward_weights, made);
+        }
     }
+    spart_spectral_bins_free(context, &bins);
     if (status == SPART_OK && params->psf != NULL && params->psf_mode != SPART_PSF_FOLDED) {
         status = compose_psf(context, params, made);
     }

@@ -166,6 +166,18 @@ typedef struct spart_instrument_params {
      * num_wavelength / wavelength. */
     int64_t num_line;
     const spart_instrument_line *lines;
+    /* Build within a memory budget: 0 (default) builds every plane's
+     * weights, then assembles the two operators from them (the weights of
+     * both directions in memory at once: about 70 bytes a weight a
+     * direction at the peak, docs/dev/esis-notes.md). > 0: each operator is
+     * assembled by streaming (spart_regridder_create_streamed, within this
+     * many bytes each), its (channel, bin) planes' weights built one plane
+     * at a time when the assembly asks for them (twice: it counts, then
+     * places), so that the peak is the two operators and one plane's
+     * weights; the same operators bit for bit, built about twice as
+     * slowly. Not with keep_weights or a folded PSF (which need every
+     * weight at once). */
+    size_t memory_budget;
 } spart_instrument_params;
 
 /* Fill `params` with the defaults (quantum_yield 1, the rest 0 / NULL). */
@@ -178,7 +190,9 @@ typedef struct spart_instrument spart_instrument;
  * area, exposure or quantum yield, a zero dispersion, a negative read
  * noise, wavelengths that do not increase, a negative num_line, lines given
  * together with num_wavelength or wavelength, a line's intensity scale that
- * is not positive: the sentence names the field and the line),
+ * is not positive, a memory_budget with keep_weights or a folded PSF, or
+ * one too small for the operators: the sentence names the field and the
+ * line, or the bytes),
  * SPART_ERROR_NOT_FINITE, SPART_ERROR_UNKNOWN_ENUM, SPART_ERROR_OUT_OF_MEMORY,
  * and the errors of the weights builder. */
 SPART_NODISCARD SPART_API spart_status spart_instrument_create(

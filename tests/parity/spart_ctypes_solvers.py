@@ -55,6 +55,7 @@ class spart_instrument_params(ctypes.Structure):
         ("psf_mode", ctypes.c_int),
         ("num_line", ctypes.c_int64),
         ("lines", ctypes.POINTER(spart_instrument_line)),
+        ("memory_budget", ctypes.c_size_t),
     ]
 
 

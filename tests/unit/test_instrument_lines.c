@@ -269,6 +269,39 @@ static void each_line_backprojects_its_share_of_the_bins(void **state)
     spart_context_free(context);
 }
 
+/* params.memory_budget: the planes' weights built one at a time and
+ * streamed into the assembly give the in-memory operators bit for bit,
+ * for two lines, float64 and float32, and with a rotated channel. */
+static void streamed_operators_are_the_in_memory_ones_bit_for_bit(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    for (int type = 0; type < 2; type++) {
+        lines_instrument s;
+        lines_params(&s);
+        s.params.value_type = type == 0 ? SPART_FLOAT64 : SPART_FLOAT32;
+        spart_instrument *in_memory = make(context, &s.params);
+        s.params.memory_budget = (size_t)64 << 20;
+        spart_instrument *streamed = make(context, &s.params);
+        const spart_regridder *a = spart_instrument_forward(in_memory);
+        const spart_regridder *b = spart_instrument_forward(streamed);
+        assert_int_equal(spart_regridder_group_size(a), spart_regridder_group_size(b));
+        if (type == 0) {
+            assert_same_operator(a, b);
+            assert_same_operator(spart_instrument_backward(in_memory),
+                                 spart_instrument_backward(streamed));
+        } else { /* float32 values: compare the bytes of the 4-byte values */
+            const void *va = NULL, *vb = NULL;
+            assert_int_equal(spart_regridder_csr(a, NULL, NULL, NULL, &va), SPART_OK);
+            assert_int_equal(spart_regridder_csr(b, NULL, NULL, NULL, &vb), SPART_OK);
+            assert_memory_equal(va, vb, (size_t)spart_regridder_num_entries(a) * 4);
+        }
+        spart_instrument_free(in_memory);
+        spart_instrument_free(streamed);
+    }
+    spart_context_free(context);
+}
+
 static void expect_refused(spart_instrument_params *params, spart_status status, const char *word)
 {
     spart_context *context = context_or_fail();
@@ -315,6 +348,13 @@ static void bad_lines_are_refused_naming_the_line(void **state)
     lines_params(&s);
     s.wavelength_a[0] = -1.0;
     expect_refused(&s.params, SPART_ERROR_INVALID_ARGUMENT, "lines[0].wavelength[0]");
+    lines_params(&s);
+    s.params.memory_budget = 1000;
+    s.params.keep_weights = 1;
+    expect_refused(&s.params, SPART_ERROR_INVALID_ARGUMENT, "keep_weights = 1");
+    lines_params(&s);
+    s.params.memory_budget = 1000; /* too small for the operators: the stream says so */
+    expect_refused(&s.params, SPART_ERROR_INVALID_ARGUMENT, "budget");
     /* the one-line form keeps its sentences */
     lines_params(&s);
     one_line_params(&s, 0);
@@ -329,6 +369,7 @@ int main(void)
         cmocka_unit_test(one_line_given_as_a_line_is_the_one_line_instrument_bit_for_bit),
         cmocka_unit_test(two_lines_image_as_the_sum_of_two_one_line_instruments),
         cmocka_unit_test(each_line_backprojects_its_share_of_the_bins),
+        cmocka_unit_test(streamed_operators_are_the_in_memory_ones_bit_for_bit),
         cmocka_unit_test(bad_lines_are_refused_naming_the_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
