@@ -2,11 +2,27 @@
  * src/cli/ranks_no_mpi.c: one rank, for a spart built without MPI (CMake
  * builds this file or src/cli/ranks_mpi.c).
  */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "ranks.h"
 
+/* Started by an MPI launcher as one of several ranks: each would write
+ * the same outputs at once, so such a run is refused. */
 int cli_ranks_begin(char *error, size_t error_size)
 {
-    (void)error, (void)error_size;
+    const char *names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        const char *value = getenv(names[k]);
+        if (value != NULL && atoi(value) > 1) {
+            snprintf(error, error_size,
+                     "started as one of %s MPI ranks (%s), but this spart was built without "
+                     "MPI: every rank would solve alone and write the same files; run it "
+                     "without mpirun, or build spart with -DSPART_ENABLE_MPI=ON",
+                     value, names[k]);
+            return -1;
+        }
+    }
     return 0;
 }
 
