@@ -39,6 +39,7 @@ static const char *const instrument_keys[] = {"angles",
                                               "radiance_per",
                                               "operators",
                                               "psf",
+                                              "memory_budget_gb",
                                               NULL};
 static const char *const scene_keys[] = {"gaussians", "file", NULL};
 static const char *const gaussians_keys[] = {"width_velocity", "width_x", "width_y", "background",
@@ -339,6 +340,14 @@ static void read_detector(config_reader *reader, const yaml_node *node,
     instrument->read_noise = 0.0;
     reader_optional_number(reader, node, name, "read_noise", RANGE_NON_NEGATIVE,
                            &instrument->read_noise);
+    instrument->memory_budget_gb = 0.0;
+    reader_optional_number(reader, node, name, "memory_budget_gb", RANGE_NON_NEGATIVE,
+                           &instrument->memory_budget_gb);
+    yaml_node *budget_key = NULL;
+    if (yaml_mapping_get(node, "memory_budget_gb", &budget_key) != NULL) {
+        instrument->memory_budget_position.line = budget_key->line;
+        instrument->memory_budget_position.column = budget_key->column;
+    }
     int radiance = 0;
     reader_optional_choice(reader, node, name, "radiance_per", radiance_words, &radiance);
     instrument->solid_angle_steradian = radiance == 0;

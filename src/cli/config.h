@@ -90,6 +90,8 @@ typedef struct config_instrument {
     double quantum_yield;      /* electron/photon */
     double read_noise;         /* electron */
     int solid_angle_steradian; /* radiance per steradian (1, default) or per arcsec^2 (0) */
+    double memory_budget_gb;   /* > 0: build by streaming within this many GB an operator */
+    config_position memory_budget_position;
     /* instrument.psf: one elliptical Gaussian per channel, psf_size x
      * psf_size pixels, standard deviations psf_major and psf_minor (pixel)
      * with the major axis at psf_angle (degree from sensor x); psf_mode

@@ -161,6 +161,7 @@ static void fill_params(const config *cfg, const problem *made, spart_instrument
     params->num_sensor_y = made->num_sensor_y;
     params->sensor_y = made->sensor_y;
     params->solid_angle_steradian = instrument->solid_angle_steradian;
+    params->memory_budget = (size_t)(instrument->memory_budget_gb * 1e9);
     params->value_type = cfg->solver.value_type;
     if (made->psf != NULL) {
         params->psf = made->psf;
@@ -179,6 +180,15 @@ int problem_build_instrument(spart_context *context, const config *cfg, problem 
             snprintf(error, error_size, "the PSF kernels: %s", spart_context_error(context));
             return -1;
         }
+    }
+    if (keep_weights && cfg->instrument.memory_budget_gb > 0.0) {
+        config_error_at(cfg, cfg->instrument.memory_budget_position, "instrument.memory_budget_gb",
+                        error, error_size,
+                        "%g GB builds the weights one plane at a time, but spart build keeps and "
+                        "saves every weight: leave memory_budget_gb out (or 0) to build and save "
+                        "the operators",
+                        cfg->instrument.memory_budget_gb);
+        return 1;
     }
     spart_instrument_params params;
     fill_params(cfg, made, &params);

@@ -47,7 +47,9 @@ int problem_make_grids(spart_context *context, const config *cfg, problem *made,
                        size_t error_size);
 
 /* Build the instrument's weights and operators (the long part of a large
- * problem: a start and an end line on the terminal with the time taken). */
+ * problem: a start and an end line on the terminal with the time taken).
+ * Returns 0, -1 with a sentence, or 1 when the config asks for what cannot
+ * be (keep_weights, for spart build, with instrument.memory_budget_gb). */
 int problem_build_instrument(spart_context *context, const config *cfg, problem *made,
                              int keep_weights, progress *report, char *error, size_t error_size);
 

@@ -251,6 +251,7 @@ static void the_esis_config_is_valid_at_full_size(void **state)
     assert_int_equal(made.num_sensor_y, 2 * 1040);
     assert_int_equal(f->cfg.observations.frames, 30);
     assert_int_equal(f->cfg.solver.value_type, SPART_FLOAT32);
+    assert_true(f->cfg.instrument.memory_budget_gb == 40.0);
     problem_free(&made);
     assert_int_equal(config_read(SPART_EXAMPLES_DIR "/esis-small.yaml", &f->cfg, f->error,
                                  sizeof f->error),
