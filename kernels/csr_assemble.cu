@@ -35,6 +35,7 @@
 #include "csr_search.cuh"
 #include "device/device_internal.h"
 #include "launch.cuh"
+#include "operator/csr_assemble_stream.h"
 
 namespace
 {
@@ -571,4 +572,21 @@ extern "C" int spart_cuda_short_rows_index(const int64_t *row_ptr, int64_t num_r
                              flags + SPART_DEVICE_SHORT_ROW_FLAGS - 1);
     }
     return error;
+}
+
+/* The sort alone, for the streaming assembly (kernels/csr_assemble_stream.cu
+ * writes the keys and positions into buffers 0 itself). */
+extern "C" int spart_cuda_sort_run(spart_device_sort *sort, void *stream)
+{
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (!sort->wide_keys && !sort->wide_positions) {
+        return sort_pairs<uint32_t, uint32_t>(sort, s);
+    }
+    if (!sort->wide_keys) {
+        return sort_pairs<uint32_t, uint64_t>(sort, s);
+    }
+    if (!sort->wide_positions) {
+        return sort_pairs<uint64_t, uint32_t>(sort, s);
+    }
+    return sort_pairs<uint64_t, uint64_t>(sort, s);
 }

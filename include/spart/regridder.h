@@ -229,7 +229,7 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_load(spart_context *conte
  *
  * Operators whose weights do not fit in memory (host or device) are
  * assembled from weights that arrive in blocks: made on the fly by a
- * function of yours, or read from files.
+ * function of yours, or read from weights files (spart_weights_files_open).
  * The assembly makes two passes over the blocks, in block order: the
  * first counts each row's entries, the second places every entry at its
  * row's cursor. It holds the CSR result, one array of row cursors (the
@@ -261,7 +261,7 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_load(spart_context *conte
  *     offsets. A host assembly reads each block where it lies and stages
  *     nothing.
  * Not in the budget: the blocks your function yields (your memory), the
- * buffers of a file reader (its own), two pinned
+ * buffers of a spart_weights_files (its own, stated there), two pinned
  * 32 MiB host buffers through which a device assembly copies host blocks,
  * the regridder's small struct and the stream's element offsets (8
  * bytes an element). The call checks the budget before
@@ -381,6 +381,36 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_create_streamed(
     spart_context *context, const spart_weights_stream *stream,
     const spart_regridder_options *options, int on_device, size_t budget_bytes,
     spart_regridder **regridder, spart_stream_report *report);
+
+/* Weights files as a stream: one or more files that spart_weights_save
+ * wrote, with the same shapes and axes, read in blocks of at most
+ * `block_entries` rows (file by file, in order; a block never spans two
+ * files). Their entries, file after file, are the stream: the regridder
+ * assembled from it is the one of the weights of one file, and of several
+ * files the one of their entries concatenated (files holding successive
+ * runs of elements, such as one file cut by element ranges; an element
+ * may continue into the next file). The object reads the files'
+ * headers and element tables now (16 bytes an element a file; NELEM and
+ * the tables are checked as spart_weights_load checks them) and reads the
+ * entries later, each pass, into its own buffers of 24 bytes times
+ * block_entries (host memory, not in an assembly's budget). Fills
+ * *stream for spart_regridder_create_streamed; the stream is valid while
+ * `files` lives. Free with spart_weights_files_close. Errors:
+ * SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (no files,
+ * block_entries < 1), SPART_ERROR_IO, SPART_ERROR_FILE_FORMAT (as
+ * spart_weights_load; files whose shapes or axes differ, named),
+ * SPART_ERROR_OUT_OF_MEMORY. A file that changes between the passes is
+ * refused by the assembly as a changed block. */
+typedef struct spart_weights_files spart_weights_files;
+SPART_NODISCARD SPART_API spart_status spart_weights_files_open(spart_context *context,
+                                                                int num_files,
+                                                                const char *const *paths,
+                                                                int64_t block_entries,
+                                                                spart_weights_files **files,
+                                                                spart_weights_stream *stream);
+
+/* Close the files and free the buffers. Accepts NULL. */
+SPART_API void spart_weights_files_close(spart_weights_files *files);
 
 #ifdef __cplusplus
 }

@@ -76,6 +76,18 @@ static cudaError_t staged_copy(spart_stager *s, void *to, const void *from, size
     return error;
 }
 
+cudaError_t spart_stager_copy(spart_stager *s, void *device, const void *host, size_t bytes,
+                              cudaStream_t stream)
+{
+    if (bytes == 0) {
+        return cudaSuccess;
+    }
+    if (s != NULL && s->stage_bytes > 0) {
+        return staged_copy(s, device, host, bytes, stream);
+    }
+    return cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream);
+}
+
 /* A stream-ordered device copy of count * size bytes of host memory
  * (*copy NULL when `host` is NULL), staged when the stager has buffers. */
 cudaError_t spart_device_upload(spart_stager *s, const void *host, size_t count, size_t size,

@@ -37,6 +37,14 @@ void spart_stager_close(spart_stager *s);
 cudaError_t spart_device_upload(spart_stager *s, const void *host, size_t count, size_t size,
                                 cudaStream_t stream, void **copy);
 
+/* Copy `bytes` of host memory into device memory the caller holds, on
+ * `stream`: through the stager's buffers when it has them (s may be
+ * NULL: a plain copy). The host memory may be reused once the call
+ * returns when staged (it was copied into the pinned buffers); a plain
+ * copy from pageable memory returns once the driver has taken it too. */
+cudaError_t spart_stager_copy(spart_stager *s, void *device, const void *host, size_t bytes,
+                              cudaStream_t stream);
+
 /* Free stream-ordered scratch (NULL: nothing) and forget it. */
 void spart_device_discard(void **scratch, cudaStream_t stream);
 

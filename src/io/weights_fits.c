@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "io/fits_util.h"
+#include "io/weights_fits.h"
 #include "core/shape.h"
 #include "weights/weights_internal.h"
 
@@ -477,4 +478,39 @@ spart_status spart_weights_load(spart_context *context, const char *path, spart_
     }
     spart_fits_close_loaded(&io);
     return status;
+}
+
+/* ---- the streamed reader's opening (src/io/weights_fits.h) ----------------------------- */
+
+spart_status spart_weights_fits_read_shell(const spart_fits_io *io, spart_weights **shell,
+                                           int *columns)
+{
+    *shell = NULL;
+    weights_header header;
+    spart_status status = read_primary_header(io, &header);
+    if (status == SPART_OK) {
+        status = open_weights_table(io, header.num_entries, columns);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    spart_weights *made = spart_weights_allocate(
+        &io->context->allocator, &header.shape_orthogonal, &header.shape_input,
+        &header.shape_output, header.num_axis_input, header.axis_input, header.num_axis_output,
+        header.axis_output, 0);
+    if (made == NULL) {
+        return spart_fail(io->context, SPART_ERROR_OUT_OF_MEMORY,
+                          "weights file %s: could not allocate the offsets of %lld elements",
+                          io->path, (long long)header.num_elements);
+    }
+    status = read_elements(io, &header, made->offsets);
+    if (status == SPART_OK) {
+        status = open_weights_table(io, header.num_entries, columns);
+    }
+    if (status != SPART_OK) {
+        spart_weights_free(made);
+        return status;
+    }
+    *shell = made;
+    return SPART_OK;
 }

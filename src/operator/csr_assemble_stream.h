@@ -129,6 +129,10 @@ uint64_t spart_host_stream_fingerprint(const int64_t *values, int64_t count, int
  * fingerprint need (either, not both at once). */
 int spart_cuda_stream_scratch_bytes(int64_t num_rows, size_t *bytes);
 
+/* Bytes of the device tally a block's pass needs (its two counts and
+ * the placement's flags). */
+int spart_cuda_stream_tally_bytes(void);
+
 /* Pass 0 or 1's launches for one block already on the device. `sort`
  * was planned for source->num_entries items and key limit num_rows, with
  * its workspace set. tally (device memory, 2 int64) receives the kept

@@ -7,6 +7,7 @@
  * blocks as the caller's function yields them and their checks, and the
  * budget. The passes themselves are the tables'.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/shape.h"
@@ -147,12 +148,18 @@ spart_status spart_stream_fetch(spart_stream_job *job, int64_t b, int pass,
 {
     memset(result, 0, sizeof *result);
     *num_entries = 0;
+    spart_clear_error(job->context);
     spart_status status = job->stream->function(job->stream->user_data, b, pass, result);
     if (status != SPART_OK) {
+        /* the block function's own sentence, when it left one in the
+         * context (a spart call of its own that failed, a file reader) */
+        char why[SPART_ERROR_LENGTH];
+        snprintf(why, sizeof why, "%s", spart_context_error(job->context));
         return spart_fail(job->context, status,
                           "streamed assembly: the block function returned %s for block %lld "
-                          "of pass %d",
-                          spart_status_string(status), (long long)b, pass);
+                          "of pass %d%s%s",
+                          spart_status_string(status), (long long)b, pass,
+                          why[0] != '\0' ? ": " : "", why);
     }
     status = check_block(job, b, pass, result, num_entries);
     if (status != SPART_OK) {
@@ -269,13 +276,9 @@ static spart_status stream_select(spart_context *context, int on_device,
     if (!on_device) {
         return SPART_OK;
     }
-#if defined(SPART_HAVE_CUDA) && defined(SPART_STREAM_DEVICE_BUILT)
+#if defined(SPART_HAVE_CUDA)
     *ops = &spart_stream_cuda_ops;
     return spart_device_check_exists(context, context->cuda_device);
-#elif defined(SPART_HAVE_CUDA)
-    *ops = NULL;
-    return spart_fail(context, SPART_ERROR_NOT_IMPLEMENTED,
-                      "the streamed assembly on a device is not in this build yet");
 #else
     *ops = NULL;
     return spart_fail(context, SPART_ERROR_NO_DEVICE,

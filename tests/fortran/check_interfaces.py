@@ -46,6 +46,8 @@ EXCLUDED = {
     "spart_weights_stream_init": "fills a stream struct whose block function is a C function pointer",
     "spart_regridder_stream_bytes": "takes a stream of blocks from a C function pointer",
     "spart_regridder_create_streamed": "takes a stream of blocks from a C function pointer",
+    "spart_weights_files_open": "fills a stream struct for spart_regridder_create_streamed (not offered in Fortran)",
+    "spart_weights_files_close": "frees what spart_weights_files_open made (not offered in Fortran)",
     # Candidate scoring (spart/scoring.h, issue 24): its arrays are untyped
     # addresses (float32 or float64 by an argument, host or device memory),
     # which want a generic Fortran wrapper over real(c_float) and

@@ -1,0 +1,470 @@
+/*
+ * bench_cuda_stream: the streamed device assembly (spart_regridder_create_
+ * streamed, on_device = 1) against the in-memory device assembly
+ * (spart_regridder_create_device) and the host-to-device copy rate, on one
+ * large CTIS-like forward operator, in one program on one GPU.
+ *
+ * The operator: C = 4 channels x W = 24 wavelengths, an N x N scene shared
+ * by the channels (input (1, W, N, N)), the wavelengths summed into each
+ * channel's M x M image (output (C, 1, M, M)); each element moves every
+ * scene cell by its channel's dispersion and spreads it over the 2 x 2
+ * image cells it overlaps (bilinear fractions): 4 C W N^2 entries, N
+ * chosen for --entries. float32 values, int32 columns.
+ *
+ * Runs, each once (wall clock, device synchronised), device memory sampled
+ * every millisecond by a second thread (cudaMemGetInfo: the most taken
+ * during the call, against the free memory before it):
+ *   - copy: 1 GiB from pinned and from pageable host memory to the device;
+ *   - in memory: spart_regridder_create_device from the weights in host
+ *     memory (copy included);
+ *   - streamed, host blocks: the same weights' arrays as blocks of
+ *     --block entries (pointers into them, no copy), with the budget that
+ *     spart_regridder_stream_bytes gives for them;
+ *   - streamed, generated blocks: each block computed by the block function
+ *     into its own buffers when asked (twice per block), as a builder on
+ *     the fly would;
+ *   - streamed, device blocks: the weights copied to the device first
+ *     (not timed), blocks yielded in place (blocks_on_device): the kernels
+ *     without the copies.
+ * Each streamed matrix is compared with the in-memory one bit for bit.
+ * GB/s counts the weights' 24 bytes an entry; the floors are the bytes
+ * that must cross to the device at the pinned copy rate: 24 an entry in
+ * memory, 40 streamed (16 in the counting pass, 24 in the placing pass).
+ *
+ * Usage: bench_cuda_stream [--entries E] [--block B] [--quick]
+ *                          [--markdown FILE]
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+#include <omp.h>
+
+#include "bench_util.h"
+#include "core/internal.h"
+#include "spart.h"
+#include "weights/weights_internal.h"
+
+#define CHANNELS 4
+#define WAVELENGTHS 24
+#define DISPERSION 0.37
+
+/* ---- the operator ------------------------------------------------------------------------- */
+
+typedef struct generator {
+    int64_t scene, image, pad, per_element, num_elements, num_entries;
+} generator;
+
+static generator make_generator(int64_t entries)
+{
+    generator g;
+    g.scene = (int64_t)llround(sqrt((double)entries / (4.0 * CHANNELS * WAVELENGTHS)));
+    if (g.scene < 2) {
+        g.scene = 2;
+    }
+    g.pad = (int64_t)ceil(DISPERSION * WAVELENGTHS) + 1;
+    g.image = g.scene + 2 * g.pad + 1;
+    g.per_element = 4 * g.scene * g.scene;
+    g.num_elements = CHANNELS * WAVELENGTHS;
+    g.num_entries = g.per_element * g.num_elements;
+    return g;
+}
+
+/* Entries [begin, end) of the stream into in, out, values (from 0). */
+static void generate(const generator *g, int64_t begin, int64_t end, int64_t *in, int64_t *out,
+                     double *values)
+{
+    static const int dx[CHANNELS] = {1, 0, -1, 0}, dy[CHANNELS] = {0, 1, 0, -1};
+#pragma omp parallel for schedule(static)
+    for (int64_t k = begin; k < end; k++) {
+        int64_t e = k / g->per_element, r = k % g->per_element;
+        int64_t cell = r / 4, corner = r % 4;
+        int c = (int)(e / WAVELENGTHS), w = (int)(e % WAVELENGTHS);
+        double x = (double)(cell % g->scene) + (double)g->pad + dx[c] * DISPERSION * w;
+        double y = (double)(cell / g->scene) + (double)g->pad + dy[c] * DISPERSION * w;
+        double x0 = floor(x), y0 = floor(y), fx = x - x0, fy = y - y0;
+        int64_t di = corner / 2, dj = corner % 2;
+        in[k - begin] = cell;
+        out[k - begin] = ((int64_t)y0 + di) * g->image + (int64_t)x0 + dj;
+        values[k - begin] = (di ? fy : 1.0 - fy) * (dj ? fx : 1.0 - fx);
+    }
+}
+
+static void stream_shapes(const generator *g, spart_weights_stream *stream,
+                          spart_regridder_options *options)
+{
+    spart_weights_stream_init(stream);
+    stream->shape_orthogonal = (spart_shape){2, {CHANNELS, WAVELENGTHS}};
+    stream->shape_input = (spart_shape){4, {1, WAVELENGTHS, g->scene, g->scene}};
+    stream->shape_output = (spart_shape){4, {CHANNELS, 1, g->image, g->image}};
+    stream->num_axis_input = 2;
+    stream->axis_input[0] = 2;
+    stream->axis_input[1] = 3;
+    stream->num_axis_output = 2;
+    stream->axis_output[0] = 2;
+    stream->axis_output[1] = 3;
+    spart_regridder_options_init(options);
+    options->has_shape_input = 1;
+    options->shape_input = stream->shape_input;
+    options->has_shape_output = 1;
+    options->shape_output = stream->shape_output;
+    options->value_type = SPART_FLOAT32;
+}
+
+/* ---- the block functions ------------------------------------------------------------------ */
+
+typedef struct blocks {
+    const generator *g;
+    int64_t block_entries;
+    const int64_t *in, *out; /* the whole arrays (host or device), or NULL: generate */
+    const double *values;
+    int64_t *buffer_in, *buffer_out; /* generated blocks */
+    double *buffer_values;
+    int64_t offsets[CHANNELS * WAVELENGTHS + 1];
+} blocks;
+
+static spart_status block_function(void *user_data, int64_t block, int pass,
+                                   spart_weights_block *result)
+{
+    (void)pass;
+    blocks *b = user_data;
+    const generator *g = b->g;
+    int64_t begin = block * b->block_entries;
+    int64_t end = begin + b->block_entries < g->num_entries ? begin + b->block_entries
+                                                             : g->num_entries;
+    int64_t first = begin / g->per_element, last = (end - 1) / g->per_element;
+    result->first_element = first;
+    result->num_elements = last - first + 1;
+    for (int64_t j = 0; j <= result->num_elements; j++) {
+        int64_t at = j == 0 ? begin
+                            : (j == result->num_elements ? end : (first + j) * g->per_element);
+        b->offsets[j] = at - begin;
+    }
+    result->offsets = b->offsets;
+    if (b->in != NULL) {
+        result->indices_input = b->in + begin;
+        result->indices_output = b->out + begin;
+        result->values = b->values + begin;
+    } else {
+        generate(g, begin, end, b->buffer_in, b->buffer_out, b->buffer_values);
+        result->indices_input = b->buffer_in;
+        result->indices_output = b->buffer_out;
+        result->values = b->buffer_values;
+    }
+    return SPART_OK;
+}
+
+/* ---- device memory sampled by a second thread ---------------------------------------------- */
+
+typedef struct sampler {
+    pthread_t thread;
+    volatile int running;
+    size_t free_before, least_free;
+} sampler;
+
+static void *sample(void *argument)
+{
+    sampler *s = argument;
+    CHECK_CUDA(cudaSetDevice(0));
+    while (s->running) {
+        size_t free_bytes = 0, total = 0;
+        if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess && free_bytes < s->least_free) {
+            s->least_free = free_bytes;
+        }
+        struct timespec pause = {0, 1000000};
+        nanosleep(&pause, NULL);
+    }
+    return NULL;
+}
+
+static void sampler_start(sampler *s)
+{
+    size_t total = 0;
+    CHECK_CUDA(cudaDeviceSynchronize());
+    CHECK_CUDA(cudaMemGetInfo(&s->free_before, &total));
+    s->least_free = s->free_before;
+    s->running = 1;
+    pthread_create(&s->thread, NULL, sample, s);
+}
+
+/* The most device memory taken since sampler_start. */
+static size_t sampler_stop(sampler *s)
+{
+    CHECK_CUDA(cudaDeviceSynchronize());
+    s->running = 0;
+    pthread_join(s->thread, NULL);
+    return s->free_before - s->least_free;
+}
+
+/* ---- comparing two device matrices --------------------------------------------------------- */
+
+static int same_device_bytes(const void *a, const void *b, size_t bytes, char *x, char *y,
+                             size_t chunk)
+{
+    for (size_t at = 0; at < bytes; at += chunk) {
+        size_t n = bytes - at < chunk ? bytes - at : chunk;
+        CHECK_CUDA(cudaMemcpy(x, (const char *)a + at, n, cudaMemcpyDeviceToHost));
+        CHECK_CUDA(cudaMemcpy(y, (const char *)b + at, n, cudaMemcpyDeviceToHost));
+        if (memcmp(x, y, n) != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int same_matrix(const spart_regridder *a, const spart_regridder *b)
+{
+    if (spart_regridder_num_entries(a) != spart_regridder_num_entries(b) ||
+        spart_regridder_num_rows(a) != spart_regridder_num_rows(b) ||
+        spart_regridder_group_size(a) != spart_regridder_group_size(b)) {
+        return 0;
+    }
+    const int64_t *row_a, *row_b, *wide;
+    const int32_t *col_a, *col_b;
+    const void *val_a, *val_b;
+    if (spart_regridder_csr(a, &row_a, &col_a, &wide, &val_a) != SPART_OK ||
+        spart_regridder_csr(b, &row_b, &col_b, &wide, &val_b) != SPART_OK) {
+        return 0;
+    }
+    size_t chunk = (size_t)256 << 20, n = (size_t)spart_regridder_num_entries(a);
+    char *x = malloc(chunk), *y = malloc(chunk);
+    int same = same_device_bytes(row_a, row_b, ((size_t)spart_regridder_num_rows(a) + 1) * 8, x,
+                                 y, chunk) &&
+               same_device_bytes(col_a, col_b, n * 4, x, y, chunk) &&
+               same_device_bytes(val_a, val_b, n * 4, x, y, chunk);
+    free(x);
+    free(y);
+    return same;
+}
+
+/* ---- the runs ---------------------------------------------------------------------------------- */
+
+typedef struct run {
+    const char *name;
+    double seconds;
+    size_t taken, budget, counted;
+    int same;
+    double floor_bytes; /* bytes that must cross to the device */
+} run;
+
+/* The pinned and pageable host-to-device copy rates (bytes a second), best of 3. */
+static void copy_rates(double *pinned_rate, double *pageable_rate)
+{
+    size_t bytes = (size_t)1 << 30;
+    void *device = NULL, *pinned = NULL;
+    char *pageable = malloc(bytes);
+    CHECK_CUDA(cudaMalloc(&device, bytes));
+    CHECK_CUDA(cudaMallocHost(&pinned, bytes));
+    memset(pinned, 1, bytes);
+    memset(pageable, 1, bytes);
+    double best_pinned = 1e30, best_pageable = 1e30;
+    for (int r = 0; r < 3; r++) {
+        double t = bench_seconds();
+        CHECK_CUDA(cudaMemcpy(device, pinned, bytes, cudaMemcpyHostToDevice));
+        best_pinned = bench_smaller(best_pinned, bench_seconds() - t);
+        t = bench_seconds();
+        CHECK_CUDA(cudaMemcpy(device, pageable, bytes, cudaMemcpyHostToDevice));
+        best_pageable = bench_smaller(best_pageable, bench_seconds() - t);
+    }
+    *pinned_rate = (double)bytes / best_pinned;
+    *pageable_rate = (double)bytes / best_pageable;
+    CHECK_CUDA(cudaFree(device));
+    CHECK_CUDA(cudaFreeHost(pinned));
+    free(pageable);
+}
+
+/* A streamed assembly of `b`'s blocks with the budget the query gives. */
+static spart_regridder *streamed(spart_context *context, spart_weights_stream *stream,
+                                 const spart_regridder_options *options, blocks *b,
+                                 const spart_regridder *reference, run *result)
+{
+    stream->user_data = b;
+    CHECK_SPART(context, spart_regridder_stream_bytes(context, stream, options, 1,
+                                                      b->g->num_entries, &result->budget));
+    sampler s;
+    sampler_start(&s);
+    double t = bench_seconds();
+    spart_regridder *made = NULL;
+    spart_stream_report report;
+    CHECK_SPART(context, spart_regridder_create_streamed(context, stream, options, 1,
+                                                         result->budget, &made, &report));
+    result->seconds = bench_seconds() - t;
+    result->taken = sampler_stop(&s);
+    result->counted = report.peak_bytes;
+    result->same = same_matrix(made, reference);
+    return made;
+}
+
+static void print_run(FILE *out, const run *r, int64_t entries, double pinned_rate)
+{
+    double weights_bytes = 24.0 * (double)entries;
+    double rate = weights_bytes / r->seconds;
+    double floor = r->floor_bytes / pinned_rate;
+    const char *line = "| %s | %.3f | %.1f | %.2f | %.2f | %.2f | %s | %s | %s |\n";
+    char budget[32] = "-", counted[32] = "-";
+    if (r->budget > 0) {
+        snprintf(budget, sizeof budget, "%.2f", (double)r->budget / 1e9);
+        snprintf(counted, sizeof counted, "%.2f", (double)r->counted / 1e9);
+    }
+    fprintf(out, line, r->name, r->seconds, rate / 1e9, rate / pinned_rate,
+            floor > 0 ? floor / r->seconds : 0.0, (double)r->taken / 1e9, budget, counted,
+            r->same < 0 ? "-" : (r->same ? "yes" : "NO"));
+}
+
+int main(int argc, char **argv)
+{
+    int64_t entries = 1000000000, block_entries = (int64_t)1 << 26;
+    const char *markdown = NULL;
+    for (int k = 1; k < argc; k++) {
+        if (strcmp(argv[k], "--entries") == 0 && k + 1 < argc) {
+            entries = (int64_t)atof(argv[++k]);
+        } else if (strcmp(argv[k], "--block") == 0 && k + 1 < argc) {
+            block_entries = (int64_t)atof(argv[++k]);
+        } else if (strcmp(argv[k], "--quick") == 0) {
+            entries = 20000000;
+            block_entries = (int64_t)1 << 22;
+        } else if (strcmp(argv[k], "--markdown") == 0 && k + 1 < argc) {
+            markdown = argv[++k];
+        } else {
+            fprintf(stderr, "usage: %s [--entries E] [--block B] [--quick] [--markdown FILE]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+        printf("skipped: no CUDA device\n");
+        return 77;
+    }
+    CHECK_CUDA(cudaSetDevice(0));
+    spart_context *context = NULL;
+    CHECK_SPART(context, spart_context_create(&context));
+    CHECK_SPART(context, spart_context_set_cuda_device(context, 0));
+    generator g = make_generator(entries);
+    spart_weights_stream stream;
+    spart_regridder_options options;
+    stream_shapes(&g, &stream, &options);
+    stream.num_blocks = (g.num_entries + block_entries - 1) / block_entries;
+    stream.max_block_entries = block_entries;
+    stream.function = block_function;
+    printf("operator: %d x %d elements, scene %lld^2, image %lld^2: %lld entries, blocks of %lld "
+           "(%lld blocks)\n",
+           CHANNELS, WAVELENGTHS, (long long)g.scene, (long long)g.image,
+           (long long)g.num_entries, (long long)block_entries, (long long)stream.num_blocks);
+
+    double pinned_rate = 0, pageable_rate = 0;
+    copy_rates(&pinned_rate, &pageable_rate);
+    printf("copy to the device: pinned %.1f GB/s, pageable %.1f GB/s\n", pinned_rate / 1e9,
+           pageable_rate / 1e9);
+
+    /* the weights in host memory, for the in-memory assembly and the host blocks */
+    double t = bench_seconds();
+    int axes[2] = {2, 3};
+    spart_weights *weights = spart_weights_allocate(
+        &context->allocator, &stream.shape_orthogonal, &stream.shape_input,
+        &stream.shape_output, 2, axes, 2, axes, g.num_entries);
+    if (weights == NULL) {
+        fprintf(stderr, "no host memory for %lld entries\n", (long long)g.num_entries);
+        return 1;
+    }
+    for (int64_t e = 0; e <= g.num_elements; e++) {
+        weights->offsets[e] = e * g.per_element;
+    }
+    generate(&g, 0, g.num_entries, weights->indices_input, weights->indices_output,
+             weights->values);
+    printf("weights made in host memory in %.1f s\n", bench_seconds() - t);
+
+    run runs[4];
+    memset(runs, 0, sizeof runs);
+    sampler s;
+    sampler_start(&s);
+    t = bench_seconds();
+    spart_regridder *reference = NULL;
+    CHECK_SPART(context, spart_regridder_create_device(context, weights, &options, &reference));
+    runs[0] = (run){"in memory (create_device)", bench_seconds() - t, sampler_stop(&s), 0, 0, -1,
+                    24.0 * (double)g.num_entries};
+
+    blocks host_blocks = {&g, block_entries, weights->indices_input, weights->indices_output,
+                          weights->values, NULL, NULL, NULL, {0}};
+    runs[1].name = "streamed, host blocks";
+    runs[1].floor_bytes = 40.0 * (double)g.num_entries;
+    spart_regridder *made = streamed(context, &stream, &options, &host_blocks, reference, &runs[1]);
+    spart_regridder_free(made);
+
+    blocks generated = {&g, block_entries, NULL, NULL, NULL, NULL, NULL, NULL, {0}};
+    generated.buffer_in = malloc((size_t)block_entries * sizeof(int64_t));
+    generated.buffer_out = malloc((size_t)block_entries * sizeof(int64_t));
+    generated.buffer_values = malloc((size_t)block_entries * sizeof(double));
+    runs[2].name = "streamed, generated blocks";
+    runs[2].floor_bytes = 40.0 * (double)g.num_entries;
+    made = streamed(context, &stream, &options, &generated, reference, &runs[2]);
+    spart_regridder_free(made);
+    free(generated.buffer_in);
+    free(generated.buffer_out);
+    free(generated.buffer_values);
+
+    /* the weights on the device, blocks read in place */
+    int64_t *device_in = NULL, *device_out = NULL;
+    double *device_values = NULL;
+    size_t bytes = (size_t)g.num_entries * 8;
+    CHECK_CUDA(cudaMalloc((void **)&device_in, bytes));
+    CHECK_CUDA(cudaMalloc((void **)&device_out, bytes));
+    CHECK_CUDA(cudaMalloc((void **)&device_values, bytes));
+    CHECK_CUDA(cudaMemcpy(device_in, weights->indices_input, bytes, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(device_out, weights->indices_output, bytes, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(device_values, weights->values, bytes, cudaMemcpyHostToDevice));
+    blocks device_blocks = {&g, block_entries, device_in, device_out, device_values,
+                            NULL, NULL, NULL, {0}};
+    stream.blocks_on_device = 1;
+    runs[3].name = "streamed, device blocks";
+    made = streamed(context, &stream, &options, &device_blocks, reference, &runs[3]);
+    spart_regridder_free(made);
+    CHECK_CUDA(cudaFree(device_in));
+    CHECK_CUDA(cudaFree(device_out));
+    CHECK_CUDA(cudaFree(device_values));
+
+    int all_same = runs[1].same && runs[2].same && runs[3].same;
+    struct cudaDeviceProp properties;
+    CHECK_CUDA(cudaGetDeviceProperties(&properties, 0));
+    FILE *outputs[2] = {stdout, NULL};
+    if (markdown != NULL) {
+        outputs[1] = bench_markdown_open(markdown, argc, argv, omp_get_max_threads(),
+                                         "one run each, wall clock, device synchronised");
+        if (outputs[1] == NULL) {
+            return 1;
+        }
+    }
+    for (int o = 0; o < 2 && outputs[o] != NULL; o++) {
+        FILE *out = outputs[o];
+        fprintf(out, "- GPU: %s; copy to the device %.1f GB/s pinned, %.1f GB/s pageable\n",
+                properties.name, pinned_rate / 1e9, pageable_rate / 1e9);
+        fprintf(out,
+                "- operator: %d x %d elements, scene %lld^2, image %lld^2, %lld entries "
+                "(%.1f GB of weights), float32 values, int32 columns; blocks of %lld entries "
+                "(%lld blocks)\n\n",
+                CHANNELS, WAVELENGTHS, (long long)g.scene, (long long)g.image,
+                (long long)g.num_entries, 24.0 * (double)g.num_entries / 1e9,
+                (long long)block_entries, (long long)stream.num_blocks);
+        fprintf(out, "| assembly | seconds | GB/s of weights | of the pinned copy rate | of its "
+                     "floor | device GB taken (sampled) | budget GB | counted peak GB | same "
+                     "bits |\n");
+        bench_markdown_rule(out, 9);
+        for (int r = 0; r < 4; r++) {
+            print_run(out, &runs[r], g.num_entries, pinned_rate);
+        }
+    }
+    if (outputs[1] != NULL) {
+        fclose(outputs[1]);
+    }
+    spart_regridder_free(reference);
+    spart_weights_free(weights);
+    spart_context_free(context);
+    return all_same ? 0 : 1;
+}
