@@ -34,15 +34,19 @@ if(SPART_HAVE_MPI)
         ENVIRONMENT "${spart_mpi_environment}")
     endforeach()
   endforeach()
-  # The spart command under mpirun: the same files as one process.
+  # The spart command under mpirun: the same files as one process, for one
+  # frame (tests/cli/small.yaml) and a sequence of frames (mpi/frames.yaml).
   if(TARGET spart_cli)
-    foreach(ranks 2 3)
-      add_test(NAME cli_mpi_np${ranks}
+    foreach(case "small;cli/small.yaml;2" "small;cli/small.yaml;3" "frames;mpi/frames.yaml;2")
+      list(GET case 0 name)
+      list(GET case 1 config)
+      list(GET case 2 ranks)
+      add_test(NAME cli_mpi_${name}_np${ranks}
                COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/cli_mpi.sh $<TARGET_FILE:spart_cli>
                        ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks}
-                       ${CMAKE_CURRENT_SOURCE_DIR}/cli/small.yaml
-                       ${CMAKE_CURRENT_BINARY_DIR}/cli_mpi_np${ranks} ${spart_mpi_flags})
-      set_tests_properties(cli_mpi_np${ranks} PROPERTIES LABELS mpi TIMEOUT 300
+                       ${CMAKE_CURRENT_SOURCE_DIR}/${config}
+                       ${CMAKE_CURRENT_BINARY_DIR}/cli_mpi_${name}_np${ranks} ${spart_mpi_flags})
+      set_tests_properties(cli_mpi_${name}_np${ranks} PROPERTIES LABELS mpi TIMEOUT 300
         ENVIRONMENT "${spart_mpi_environment}")
     endforeach()
   endif()

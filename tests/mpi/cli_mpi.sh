@@ -13,20 +13,24 @@ cd "$work"
 "$spart" invert "$config" --quiet --output one
 "$mpiexec" "$npflag" "$ranks" "$@" "$spart" invert "$config" --quiet --output ranks
 status=0
-for file in one/*; do
-    name=$(basename "$file")
+files=$(cd one && find . -type f | sort)
+for name in $files; do
     if [ ! -f "ranks/$name" ]; then
         echo "cli_mpi: $ranks ranks did not write $name" >&2
         status=1
-    elif [ "$name" = history.csv ]; then
-        if ! cmp -s <(cut -d, -f1-$(($(head -1 "$file" | tr -cd , | wc -c))) "$file") \
-                    <(cut -d, -f1-$(($(head -1 "$file" | tr -cd , | wc -c))) "ranks/$name"); then
-            echo "cli_mpi: history.csv differs (besides the elapsed times)" >&2
+    elif [ "$(basename "$name")" = history.csv ]; then
+        columns=$(($(head -1 "one/$name" | tr -cd , | wc -c)))
+        if ! cmp -s <(cut -d, -f1-$columns "one/$name") <(cut -d, -f1-$columns "ranks/$name"); then
+            echo "cli_mpi: $name differs (besides the elapsed times)" >&2
             status=1
         fi
-    elif ! cmp "$file" "ranks/$name"; then
+    elif ! cmp "one/$name" "ranks/$name"; then
         status=1
     fi
 done
-[ "$status" = 0 ] && echo "cli_mpi: $ranks ranks wrote the files of one process ($(ls one | wc -l) files)"
+if [ "$(cd ranks && find . -type f | sort)" != "$files" ]; then
+    echo "cli_mpi: $ranks ranks wrote other files than one process" >&2
+    status=1
+fi
+[ "$status" = 0 ] && echo "cli_mpi: $ranks ranks wrote the files of one process ($(echo "$files" | wc -l) files)"
 exit $status
