@@ -212,6 +212,10 @@ spart_status spart_weights_save(spart_context *context, const spart_weights *wei
     if (weights == NULL) {
         return spart_fail(context, SPART_ERROR_NULL_POINTER, "weights is NULL");
     }
+    spart_status on_host = spart_weights_require_host(context, weights, "weights_save");
+    if (on_host != SPART_OK) {
+        return on_host;
+    }
     if (path == NULL) {
         return spart_fail(context, SPART_ERROR_NULL_POINTER, "path is NULL");
     }
