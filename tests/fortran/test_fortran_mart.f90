@@ -94,6 +94,7 @@ program test_fortran_mart
     call building_blocks_repeat_the_driver()
     call instrument_products_have_the_bits_of_c()
     call instrument_run_has_the_bits_of_c()
+    call lines_give_the_one_line_bits()
     call finish()
 
 contains
@@ -413,6 +414,62 @@ contains
                                          sensor_y=sensor, quantum_yield=1.5_c_double, &
                                          read_noise=2.0_c_double)
     end function make_instrument
+
+    ! One line given through line_bins / line_wavelength (and streamed
+    ! within a memory budget) images as the one-line instrument, bit for
+    ! bit; mismatched line arrays are refused before C sees them.
+    subroutine lines_give_the_one_line_bits()
+        type(spart_context) :: context
+        type(spart_instrument) :: plain, as_line
+        real(c_double) :: wavelength(4), scene_x(7), sensor(17), scene(6, 6, 3)
+        real(c_double) :: images(16, 16, 2), line_images(16, 16, 2), widths(16, 16, 2)
+        integer(c_int) :: status
+        integer :: k
+        call expect_status(context, spart_context_create(context), SPART_OK, 'lines: context')
+        status = make_instrument(context, plain)
+        call expect_status(context, status, SPART_OK, 'lines: the one-line instrument')
+        do k = 0, 3
+            wavelength(k + 1) = 170.97_c_double + 0.02_c_double*k
+        end do
+        do k = 0, 6
+            scene_x(k + 1) = -3.0_c_double + k
+        end do
+        do k = 0, 16
+            sensor(k + 1) = k
+        end do
+        status = spart_instrument_create(context, as_line, angle=[0.0_c_double, 90.0_c_double], &
+                                         dispersion=0.01_c_double, plate_scale=1.0_c_double, &
+                                         wavelength_ref=171.0_c_double, &
+                                         position_ref=[8.0_c_double, 8.0_c_double], &
+                                         area_effective=2.0_c_double, &
+                                         exposure_time=10.0_c_double, scene_x=scene_x, &
+                                         scene_y=scene_x, sensor_x=sensor, sensor_y=sensor, &
+                                         quantum_yield=1.5_c_double, read_noise=2.0_c_double, &
+                                         line_bins=[3_c_int64_t], line_wavelength=wavelength, &
+                                         line_scale=[1.0_c_double], &
+                                         memory_budget=int(2**26, c_size_t))
+        call expect_status(context, status, SPART_OK, 'lines: one line as a line, streamed')
+        call fill_scene(scene)
+        status = spart_instrument_image(context, plain, scene, images, widths)
+        call expect_status(context, status, SPART_OK, 'lines: image of the one-line instrument')
+        status = spart_instrument_image(context, as_line, scene, line_images, widths)
+        call expect_status(context, status, SPART_OK, 'lines: image of the line')
+        call expect_same_bits(line_images, images, 512, 'lines: the same images, bit for bit')
+        call spart_instrument_free(as_line)
+        status = spart_instrument_create(context, as_line, angle=[0.0_c_double], &
+                                         dispersion=0.01_c_double, plate_scale=1.0_c_double, &
+                                         wavelength_ref=171.0_c_double, &
+                                         position_ref=[8.0_c_double, 8.0_c_double], &
+                                         area_effective=2.0_c_double, &
+                                         exposure_time=10.0_c_double, scene_x=scene_x, &
+                                         scene_y=scene_x, sensor_x=sensor, sensor_y=sensor, &
+                                         line_bins=[3_c_int64_t, 2_c_int64_t], &
+                                         line_wavelength=wavelength)
+        call expect_status(context, status, SPART_ERROR_SHAPE_MISMATCH, &
+                           'lines: 4 edges for lines of 3 and 2 bins refused')
+        call spart_instrument_free(plain)
+        call spart_context_free(context)
+    end subroutine lines_give_the_one_line_bits
 
     ! The scene (y, x, wavelength) = 1e-9 value_at(y, x, wavelength).
     subroutine fill_scene(scene)
