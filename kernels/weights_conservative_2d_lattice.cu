@@ -1,0 +1,272 @@
+/*
+ * kernels/weights_conservative_2d_lattice.cu: the conservative 2-D weights
+ * onto a lattice on the device, the twin of
+ * src/weights/weights_conservative_2d_clip.c (src/weights/weights_clip_device.h
+ * says what the entries promise). One thread per input cell, in both
+ * passes: the cell's corners in lattice units, its block and kind
+ * (spart_clip_cell_prepare), then
+ *   - inside one lattice cell: one entry, its weights_input;
+ *   - within 2 x 2 lattice cells: the four overlaps of
+ *     spart_clip_overlaps_small, the non-zero ones in C order;
+ *   - otherwise the walk along its edges (clip_lattice_walk.h): a block of
+ *     at most SPART_CLIP_DEVICE_WINDOW lattice cells in one window, in C
+ *     order; a larger one a column at a time, right to left, each column
+ *     in windows of SPART_CLIP_DEVICE_WINDOW rows from the top down, so
+ *     that its entries come out in reverse C order and are written from
+ *     the end of the cell's slots backwards.
+ * Every number comes from the headers the host kernel uses, in the same
+ * order; the windows give each lattice cell the sums the host's whole
+ * block gives it. The count pass runs the same code and counts.
+ */
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+
+#include "launch.cuh"
+#include "weights_conservative_2d_clip.cuh"
+
+namespace
+{
+
+using spart_launch::first_item;
+using spart_launch::item_stride;
+using spart_launch::launch_items;
+using spart_launch::threads_per_block;
+
+/* The element as the kernels read it. */
+struct lattice_problem {
+    const double *x, *y; /* input vertices */
+    int64_t num_x, num_y;
+    const double *weights_input;
+    const double *x_output, *y_output; /* the lattice's vertices */
+    int64_t num_cells_x, num_cells_y;
+};
+
+/* The lattice's origin and steps, as the host reads them: x_output[0],
+ * x_output[num_y] - x_output[0], y_output[0], y_output[1] - y_output[0]
+ * (each thread reads the same few numbers, from the cache). */
+struct lattice_frame {
+    double origin_x, origin_y, step_x, step_y;
+};
+
+__device__ __forceinline__ lattice_frame frame_of(const lattice_problem &p)
+{
+    lattice_frame f;
+    f.origin_x = p.x_output[0];
+    f.origin_y = p.y_output[0];
+    f.step_x = p.x_output[p.num_cells_y + 1] - f.origin_x;
+    f.step_y = p.y_output[1] - f.origin_y;
+    return f;
+}
+
+/* Where a cell's entries go: counted only (COUNT), or written at `first`
+ * onwards (forwards) or before `end` (backwards). */
+template <bool WRITE> struct entry_sink {
+    int64_t count;
+    int64_t index_input;
+    int64_t first, end;
+    int64_t *indices_input;
+    int64_t *indices_output;
+    double *values;
+
+    __device__ __forceinline__ void put(int64_t slot, int64_t index_output, double value)
+    {
+        indices_input[slot] = index_input;
+        indices_output[slot] = index_output;
+        values[slot] = value;
+    }
+
+    __device__ __forceinline__ void forward(int64_t index_output, double value)
+    {
+        if (WRITE) {
+            put(first + count, index_output, value);
+        }
+        count++;
+    }
+
+    __device__ __forceinline__ void backward(int64_t index_output, double value)
+    {
+        if (WRITE) {
+            put(end - 1 - count, index_output, value);
+        }
+        count++;
+    }
+};
+
+/* The corners of input cell (i, j) in lattice units, winding order. */
+__device__ __forceinline__ void corners_in_lattice_units(const lattice_problem &p,
+                                                         const lattice_frame &f, int64_t i,
+                                                         int64_t j, double *cx, double *cy)
+{
+    const int64_t v00 = i * p.num_y + j, v10 = v00 + p.num_y;
+    const int64_t corner[4] = {v00, v10, v10 + 1, v00 + 1};
+    for (int k = 0; k < 4; k++) {
+        cx[k] = spart_clip_lattice_units(p.x[corner[k]], f.origin_x, f.step_x);
+        cy[k] = spart_clip_lattice_units(p.y[corner[k]], f.origin_y, f.step_y);
+    }
+}
+
+/* The walk of a cell whose block has at most SPART_CLIP_DEVICE_WINDOW
+ * lattice cells: one window, entries in C order. */
+template <bool WRITE>
+__device__ void walk_small_block(const lattice_problem &p, const spart_clip_cell &cell,
+                                 entry_sink<WRITE> &sink)
+{
+    spart_clip_cell_sums cells[SPART_CLIP_DEVICE_WINDOW];
+    spart_clip_column_sums columns[SPART_CLIP_DEVICE_WINDOW];
+    const spart_clip_block &block = cell.block;
+    spart_clip_sums sums = {block.width, block.height, 0, block.width, 0, block.height,
+                            cells,       columns};
+    spart_clip_sums_clear(&sums);
+    spart_clip_add_cell(&sums, cell.x, cell.y);
+    for (int64_t c = 0; c < block.width; c++) {
+        spart_clip_finish_rows(&sums, c, columns[c].above);
+        const int64_t first_output = (block.lower_x + c) * p.num_cells_y + block.lower_y;
+        for (int64_t r = spart_clip_lowest_row(&sums, c); r < block.height; r++) {
+            const double overlap = spart_clip_window_overlap(&sums, c, r);
+            if (overlap != 0) {
+                sink.forward(first_output + r, overlap * cell.weight);
+            }
+        }
+    }
+}
+
+/* The walk of a larger cell: a column at a time, right to left, each in
+ * windows of rows from the top down; entries in reverse C order. */
+template <bool WRITE>
+__device__ void walk_large_block(const lattice_problem &p, const spart_clip_cell &cell,
+                                 entry_sink<WRITE> &sink)
+{
+    spart_clip_cell_sums cells[SPART_CLIP_DEVICE_WINDOW];
+    spart_clip_column_sums column;
+    const spart_clip_block &block = cell.block;
+    spart_clip_sums sums = {block.width, block.height, 0, 1, 0, 0, cells, &column};
+    for (int64_t c = block.width - 1; c >= 0; c--) {
+        const int64_t first_output = (block.lower_x + c) * p.num_cells_y + block.lower_y;
+        sums.first_column = c;
+        double owed = 0.0;
+        int64_t top = block.height; /* the window's rows lie below `top` */
+        int64_t lowest = 0;
+        for (bool first_window = true; first_window || top > lowest; first_window = false) {
+            const int64_t bottom =
+                top > SPART_CLIP_DEVICE_WINDOW ? top - SPART_CLIP_DEVICE_WINDOW : 0;
+            sums.first_row = bottom;
+            sums.num_rows = top - bottom;
+            spart_clip_sums_clear(&sums);
+            spart_clip_add_cell(&sums, cell.x, cell.y);
+            if (first_window) {
+                owed = column.above;
+                lowest = spart_clip_lowest_row(&sums, c);
+            }
+            owed = spart_clip_finish_rows(&sums, c, owed);
+            for (int64_t r = top - 1; r >= bottom && r >= lowest; r--) {
+                const double overlap = spart_clip_window_overlap(&sums, c, r);
+                if (overlap != 0) {
+                    sink.backward(first_output + r, overlap * cell.weight);
+                }
+            }
+            top = bottom;
+        }
+    }
+}
+
+/* Weigh input cell k = i * (num_y - 1) + j into `sink`. */
+template <bool WRITE>
+__device__ void weigh_cell(const lattice_problem &p, const lattice_frame &f, int64_t k,
+                           entry_sink<WRITE> &sink)
+{
+    const int64_t num_cells_y_input = p.num_y - 1;
+    const int64_t i = k / num_cells_y_input, j = k % num_cells_y_input;
+    double cx[4], cy[4];
+    corners_in_lattice_units(p, f, i, j, cx, cy);
+    const double weight_input = p.weights_input != NULL ? p.weights_input[k] : 1.0;
+    spart_clip_cell cell;
+    spart_clip_cell_prepare(cx, cy, p.num_cells_x, p.num_cells_y, weight_input, &cell);
+    const spart_clip_block &block = cell.block;
+    switch (cell.kind) {
+    case SPART_CLIP_INSIDE_ONE:
+        sink.forward(block.lower_x * p.num_cells_y + block.lower_y, cell.weight);
+        return;
+    case SPART_CLIP_ONE_ROW:
+    case SPART_CLIP_ONE_COLUMN:
+    case SPART_CLIP_2X2: {
+        double overlap[2][2];
+        spart_clip_overlaps_small(&cell, overlap);
+        for (int64_t c = 0; c < 2; c++) {
+            const int64_t first_output = (block.lower_x + c) * p.num_cells_y + block.lower_y;
+            for (int64_t r = 0; r < 2; r++) {
+                if (overlap[c][r] != 0) {
+                    sink.forward(first_output + r, overlap[c][r] * cell.weight);
+                }
+            }
+        }
+        return;
+    }
+    case SPART_CLIP_WALK:
+        if (block.width * block.height <= SPART_CLIP_DEVICE_WINDOW) {
+            walk_small_block<WRITE>(p, cell, sink);
+        } else {
+            walk_large_block<WRITE>(p, cell, sink);
+        }
+        return;
+    default: return; /* SPART_CLIP_NONE */
+    }
+}
+
+/* Pass 1: counts[k] = the entries of input cell k. */
+__global__ void __launch_bounds__(threads_per_block)
+    count_cells(lattice_problem p, int64_t num_cells, int64_t *__restrict__ counts)
+{
+    const lattice_frame f = frame_of(p);
+    for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
+        entry_sink<false> sink = {0, k, 0, 0, NULL, NULL, NULL};
+        weigh_cell<false>(p, f, k, sink);
+        counts[k] = sink.count;
+    }
+}
+
+/* Pass 2: input cell k's entries at starts[k] .. starts[k + 1] - 1. */
+__global__ void __launch_bounds__(threads_per_block)
+    write_cells(lattice_problem p, int64_t num_cells, const int64_t *__restrict__ starts,
+                int64_t *__restrict__ indices_input, int64_t *__restrict__ indices_output,
+                double *__restrict__ values)
+{
+    const lattice_frame f = frame_of(p);
+    for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
+        entry_sink<true> sink = {0,           k,           starts[k], starts[k + 1],
+                                 indices_input, indices_output, values};
+        weigh_cell<true>(p, f, k, sink);
+    }
+}
+
+/* The element as the kernels read it. */
+lattice_problem problem_of(const spart_device_clip_counts *state)
+{
+    lattice_problem p;
+    p.x = state->input.x;
+    p.y = state->input.y;
+    p.num_x = state->input.num_x;
+    p.num_y = state->input.num_y;
+    p.weights_input = state->weights_input;
+    p.x_output = state->output.x;
+    p.y_output = state->output.y;
+    p.num_cells_x = state->output.num_x - 1;
+    p.num_cells_y = state->output.num_y - 1;
+    return p;
+}
+
+} // namespace
+
+cudaError_t spart_clip_lattice_count(const spart_device_clip_counts *state, int64_t *counts,
+                                     cudaStream_t stream)
+{
+    return launch_items(count_cells, state->num_cells_input, stream, problem_of(state), state->num_cells_input,
+                        counts);
+}
+
+cudaError_t spart_clip_lattice_write(const spart_device_clip_counts *state, int64_t *indices_input,
+                                     int64_t *indices_output, double *values, cudaStream_t stream)
+{
+    return launch_items(write_cells, state->num_cells_input, stream, problem_of(state), state->num_cells_input,
+                        (const int64_t *)state->starts, indices_input, indices_output, values);
+}
