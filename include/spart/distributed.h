@@ -279,6 +279,19 @@ SPART_NODISCARD SPART_API spart_status spart_mart_solve_frames_distributed(
     const spart_mart_options *options, int64_t batch_frames, spart_mart_result **results,
     double *solutions, int64_t *iterations);
 
+/* Every frame's result on every rank, after
+ * spart_mart_solve_frames_distributed (each rank holding the results of
+ * its own block of frames): results[f] of the other ranks' frames become
+ * copies of theirs (the same solutions, kept states, merits, correlations,
+ * iterations, success, message and gamma, bit for bit; free them as
+ * usual), gathered in frame order. Collective. Errors:
+ * SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (num_frames < 1;
+ * a rank without a result of its own frames: every rank fails),
+ * SPART_ERROR_OUT_OF_MEMORY, SPART_ERROR_INTERNAL (MPI). */
+SPART_NODISCARD SPART_API spart_status
+spart_mart_results_allgather(spart_context *context, const spart_communicator *communicator,
+                             int64_t num_frames, spart_mart_result **results);
+
 #ifdef __cplusplus
 }
 #endif

@@ -40,12 +40,13 @@ spart_status cli_ranks_solve(spart_context *context, const spart_mart_regridder_
                              const spart_mart_options *options, spart_mart_result **result);
 
 /* Many frames (spart_mart_solve_frames, `results` of num_frames
- * pointers): with one rank as given; with several, over the operators
- * split as in cli_ranks_solve, every rank solving every frame (the same
- * results on every rank, one frame at a time through the split products;
- * rank 0 writes them all). Frames split over the ranks instead
- * (spart_mart_solve_frames_distributed) leave each result on the rank that
- * solved it, which the writers of the outputs do not take yet. */
+ * pointers): with one rank as given. With several and at least as many
+ * frames as ranks, the frames split over the ranks, each rank solving its
+ * block with the whole `operators` (spart_mart_solve_frames_distributed),
+ * then every result on every rank (spart_mart_results_allgather; rank 0
+ * writes them); with fewer frames than ranks, the operators split as in
+ * cli_ranks_solve, every rank solving every frame. The same results, bit
+ * for bit, every way. */
 spart_status cli_ranks_solve_frames(spart_context *context, const spart_mart_regridder_pair *pair,
                                     const spart_mart_operators *operators, int64_t num_frames,
                                     const double *observed, const spart_mart_options *options,

@@ -136,15 +136,44 @@ spart_status cli_ranks_solve(spart_context *context, const spart_mart_regridder_
     return solve_split(context, pair, operators->on_device, solve_with, &arguments);
 }
 
+/* Frames over the ranks, each rank with the whole operators, then every
+ * result on every rank. */
+static spart_status solve_frames_split(spart_context *context,
+                                       const spart_mart_operators *operators, int64_t num_frames,
+                                       const double *observed, const spart_mart_options *options,
+                                       spart_mart_result **results)
+{
+    spart_communicator *communicator = NULL;
+    spart_status status = spart_communicator_create(context, NULL, &communicator);
+    if (status == SPART_OK) {
+        status = spart_mart_solve_frames_distributed(context, communicator, operators, num_frames,
+                                                     observed, options, 0, results, NULL, NULL);
+    }
+    if (status == SPART_OK) {
+        status = spart_mart_results_allgather(context, communicator, num_frames, results);
+        if (status != SPART_OK) {
+            for (int64_t f = 0; f < num_frames; f++) {
+                spart_mart_result_free(results[f]);
+                results[f] = NULL;
+            }
+        }
+    }
+    spart_communicator_free(communicator);
+    return status;
+}
+
 spart_status cli_ranks_solve_frames(spart_context *context, const spart_mart_regridder_pair *pair,
                                     const spart_mart_operators *operators, int64_t num_frames,
                                     const double *observed, const spart_mart_options *options,
                                     spart_mart_result **results)
 {
-    solve_arguments arguments = {num_frames, observed, options, results};
     if (size == 1 || num_frames < 1) {
         return spart_mart_solve_frames(context, operators, num_frames, observed, options, 0,
                                        results);
     }
+    if (num_frames >= size) {
+        return solve_frames_split(context, operators, num_frames, observed, options, results);
+    }
+    solve_arguments arguments = {num_frames, observed, options, results};
     return solve_split(context, pair, operators->on_device, solve_with, &arguments);
 }

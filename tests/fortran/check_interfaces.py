@@ -136,6 +136,7 @@ EXCLUDED = {
     "spart_distributed_operator_multiply": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
     "spart_distributed_operator_num_columns": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
     "spart_distributed_operator_num_rows": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
+    "spart_mart_results_allgather": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
     "spart_mart_solve_frames_distributed": "MPI from Fortran is not bound yet (a C MPI_Comm; docs/dev/mpi-notes.md)",
 }
 

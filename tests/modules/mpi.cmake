@@ -37,7 +37,9 @@ if(SPART_HAVE_MPI)
   # The spart command under mpirun: the same files as one process, for one
   # frame (tests/cli/small.yaml) and a sequence of frames (mpi/frames.yaml).
   if(TARGET spart_cli)
-    foreach(case "small;cli/small.yaml;2" "small;cli/small.yaml;3" "frames;mpi/frames.yaml;2")
+    # frames: 2 ranks split the 3 frames, 4 ranks split the operators
+    foreach(case "small;cli/small.yaml;2" "small;cli/small.yaml;3" "frames;mpi/frames.yaml;2"
+                 "frames;mpi/frames.yaml;4")
       list(GET case 0 name)
       list(GET case 1 config)
       list(GET case 2 ranks)

@@ -185,6 +185,7 @@ static void check_frames(spart_context *context, const spart_communicator *commu
 {
     spart_mart_options options;
     options_for_test(&options);
+    options.keep_intermediate = 1; /* every state, for the all-gather of results */
     spart_mart_operators operators;
     MPI_REQUIRE_OK(context, spart_mart_operators_from_regridders(context, &made->pair, &operators));
     spart_mart_result *reference[NUM_FRAMES];
@@ -222,6 +223,27 @@ static void check_frames(spart_context *context, const spart_communicator *commu
         distinct += f > 0 && iterations[f] != iterations[0];
     }
     MPI_CHECK(distinct > 0, "the frames should stop at different iterations");
+    /* then every result on every rank */
+    MPI_REQUIRE_OK(context,
+                   spart_mart_results_allgather(context, communicator, NUM_FRAMES, results));
+    for (int f = 0; f < NUM_FRAMES; f++) {
+        MPI_CHECK(results[f] != NULL, "frame %d after the all-gather", f);
+        if (results[f] != NULL) {
+            check_same_result(results[f], reference[f], "all-gathered", f);
+            MPI_CHECK(strcmp(spart_mart_result_message(results[f]),
+                             spart_mart_result_message(reference[f])) == 0 &&
+                          spart_mart_result_gamma(results[f]) ==
+                              spart_mart_result_gamma(reference[f]) &&
+                          spart_mart_result_num_solutions(results[f]) ==
+                              spart_mart_result_num_solutions(reference[f]),
+                      "frame %d: message, gamma or states", f);
+            int64_t states = spart_mart_result_num_solutions(reference[f]);
+            MPI_CHECK(states > 1 && same_bits(spart_mart_result_solutions(results[f], 0),
+                                              spart_mart_result_solutions(reference[f], 0),
+                                              states * made->scene_size),
+                      "frame %d: the kept states", f);
+        }
+    }
     for (int f = 0; f < NUM_FRAMES; f++) {
         spart_mart_result_free(results[f]);
         spart_mart_result_free(reference[f]);
