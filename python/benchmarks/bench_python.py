@@ -70,7 +70,8 @@ def time_products(r, x, rounds):
       cffi  the binding's C function called bare through cffi with
             arguments prepared once (what any binding pays at least);
       out   r(x, out=y);
-      new   r(x), a new y every call.
+      new   r(x), a new y every call;
+      bound r.bind(x, y)(), the product with its arrays fixed.
 
     The cost of reading the clock from Python (the median of timing
     nothing) is taken off the three timed in Python.
@@ -105,11 +106,18 @@ def time_products(r, x, rounds):
         r(x)
         return clock() - t0
 
+    bound_product = r.bind(x, y)
+
+    def bound():
+        t0 = clock()
+        bound_product()
+        return clock() - t0
+
     def nothing():
         t0 = clock()
         return clock() - t0
 
-    variants = {"c": c, "cffi": bare, "out": out, "new": new, "clock": nothing}
+    variants = {"c": c, "cffi": bare, "out": out, "new": new, "bound": bound, "clock": nothing}
     samples = {name: [] for name in variants}
     order = list(variants)
     shuffle = np.random.default_rng(0).permutation
@@ -118,7 +126,7 @@ def time_products(r, x, rounds):
             samples[order[k]].append(variants[order[k]]())
     clock_cost = float(np.median(samples["clock"]))
     result = {name: float(np.median(samples[name])) - (0 if name == "c" else clock_cost)
-              for name in ("c", "cffi", "out", "new")}
+              for name in ("c", "cffi", "out", "new", "bound")}
     result["clock"] = clock_cost
     return result
 
@@ -138,7 +146,8 @@ def overhead_rows(repeat):
         t = time_products(r, x, rounds * repeat)
         rows.append(dict(operator=name, entries=r.nnz, rounds=rounds * repeat,
                          c_us=1e6 * t["c"], cffi_us=1e6 * t["cffi"], out_us=1e6 * t["out"],
-                         new_us=1e6 * t["new"], clock_us=1e6 * t["clock"]))
+                         new_us=1e6 * t["new"], bound_us=1e6 * t["bound"],
+                         clock_us=1e6 * t["clock"]))
     spart.set_threads(0)
     return rows
 
@@ -217,17 +226,19 @@ def markdown(overheads, marts, repeat, command):
              f"- versions: {', '.join(versions)}",
              f"- command: `{command}`", "",
              "| operator | entries | C call, timed in C (us) | bare cffi call (us) "
-             "| r(x, out=y) (us) | r(x) (us) | overhead of r(x, out=y) (us) "
-             "| overhead of r(x) (us) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| r(x, out=y) (us) | r(x) (us) | r.bind(x, y)() (us) "
+             "| overhead of r(x, out=y) (us) | overhead of r(x) (us) "
+             "| overhead of r.bind(x, y)() (us) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in overheads:
         lines.append(f"| {row['operator']} | {row['entries']} | {row['c_us']:.2f} | "
                      f"{row['cffi_us']:.2f} | {row['out_us']:.2f} | {row['new_us']:.2f} | "
-                     f"{row['out_us'] - row['c_us']:.2f} | {row['new_us'] - row['c_us']:.2f} |")
+                     f"{row['bound_us']:.2f} | {row['out_us'] - row['c_us']:.2f} | "
+                     f"{row['new_us'] - row['c_us']:.2f} | {row['bound_us'] - row['c_us']:.2f} |")
     lines += ["", "Thread CPU time per call with one OpenMP thread: medians over "
               f"{overheads[0]['rounds']} (tutorial) and {overheads[-1]['rounds']} (tiny) rounds "
-              "of the four calls in a random order, less the cost of reading the clock from "
-              f"Python ({overheads[-1]['clock_us']:.2f} us) for the three timed there; "
+              "of the five calls in a random order, less the cost of reading the clock from "
+              f"Python ({overheads[-1]['clock_us']:.2f} us) for the four timed there; "
               "overhead = the Python call's median less the C call's."]
     if marts:
         lines += ["", "| tutorial inversion | iterations | build ms | ms/iteration | "

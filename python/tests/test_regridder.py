@@ -48,6 +48,21 @@ def test_out_is_written_in_place(weights):
     assert np.array_equal(out, r(x))
 
 
+def test_bound_product_reads_and_writes_in_place(weights):
+    r = spart.Regridder.from_weights(weights)
+    x = np.random.default_rng(3).random((12, 12))
+    out = np.empty((8, 8))
+    product = r.bind(x, out)
+    assert product() is out and np.array_equal(out, r(x))
+    x *= 2  # the bound x is read where it lies at every call
+    product()
+    assert np.array_equal(out, r(x))
+    with pytest.raises(spart.SpartValueError, match="out: shape"):
+        r.bind(x, np.empty((7, 8)))
+    with pytest.raises(spart.SpartValueError, match="out: None"):
+        r.bind(x, None)
+
+
 def test_transpose_and_adjoint(weights):
     r = spart.Regridder.from_weights(weights)
     assert r.T.T is r and r.T is r.T

@@ -254,6 +254,50 @@ class Regridder:
 
     apply = __call__
 
+    def bind(self, x: Any, out: Any) -> "BoundProduct":
+        """
+        The product y = A x with x and y fixed, for loops that apply the
+        operator to the same arrays again and again (an iteration whose
+        arrays are updated in place): checked once here, each call of the
+        result then only calls the C function (no checks, no lookups), the
+        least a call from Python can cost.
+
+        Parameters
+        ----------
+        x, out : numpy.ndarray (or GPU arrays for a GPU Regridder)
+            As for ``__call__``; ``out`` is required. Both are kept alive by
+            the result, read and written where they lie at each call.
+
+        Returns
+        -------
+        BoundProduct
+            ``p()`` makes the product into ``out`` and returns ``out``.
+        """
+        function = "Regridder.bind"
+        if out is None:
+            raise _core.argument_error(function, "out: None; a bound product writes into an "
+                                       "array of yours")
+        if self.device is not None:
+            x_address, shape_x_tuple, stream = _device_array(x, "x", function, writable=False)
+            shape_y, size_y, shape_x = (self._plans.get(shape_x_tuple)
+                                        or self._plan(shape_x_tuple, function))
+            y_address, shape_out, _ = _device_array(out, "out", function, writable=True)
+            if shape_out != shape_y:
+                raise _core.argument_error(function, f"out: shape {shape_out}, but the result "
+                                           f"has shape {shape_y}", "shape")
+            # the calls go to the stream x is ready on now, as __call__'s do
+            ctx = _core.context()
+            ctx.check(lib.spart_context_set_cuda_stream(
+                ctx.pointer, ffi.NULL if stream in (None, 1) else ffi.cast("void *", stream)),
+                "spart_context_set_cuda_stream")
+            x_data = ffi.cast("const double *", x_address)
+            y_data = ffi.cast("double *", y_address)
+        else:
+            x, x_data, (shape_y, size_y, shape_x) = self._checked_input(x)
+            y = _core.values_out(out, "out", function, shape_y)
+            y_data = _from_buffer(_DOUBLES, y, True)
+        return BoundProduct(self, x, out, x_data, shape_x, y_data, size_y)
+
     def _call_device(self, x, out):
         """The product on a GPU, x and y in the regridder's device memory."""
         function = "Regridder.__call__"
@@ -451,3 +495,28 @@ def _device_empty(like, shape, function):
         return torch.empty(shape, dtype=torch.float64, device=like.device)
     raise _core.argument_error(function, f"x: a {type(like).__name__}; give out= (an array "
                                "in GPU memory) for arrays that are not CuPy or PyTorch", "type")
+
+
+class BoundProduct:
+    """A Regridder's product with its arrays fixed (Regridder.bind)."""
+
+    __slots__ = ("regridder", "x", "out", "_arguments")
+
+    def __init__(self, regridder, x, out, x_data, shape_x, y_data, size_y):
+        self.regridder = regridder
+        self.x = x
+        self.out = out
+        self._arguments = (regridder._live(), x_data, shape_x, y_data, size_y)
+
+    def __call__(self) -> Any:
+        """y = A x into ``out`` (on a GPU Regridder: enqueued on the
+        context's stream); returns ``out``."""
+        try:
+            ctx = _local.context
+        except AttributeError:
+            ctx = _core.context()
+        status = lib.spart_python_regridder_apply(ctx.pointer, *self._arguments)
+        if status:
+            ctx.check(status, "spart_regridder_apply")
+        return self.out
+
