@@ -44,10 +44,12 @@
  * cell has many).
  *
  * Memory: the state (spart_device_clip_counts) holds the slots (8 bytes
- * an input cell plus one) and, onto any grid, the prepared output cells
- * (88 bytes each) and the bucket lists (about 4 x 16 bytes an output
- * cell, at most 16 x 16), all allocated stream-ordered (cudaMallocAsync)
- * on the stream of the count and freed by spart_cuda_clip_2d_counts_free.
+ * an input cell, plus 8 more for the counts during the count) and, onto
+ * any grid, the prepared output cells (120 bytes each) and the bucket
+ * lists (8 bytes a listing, about 4 listings an output cell and at most 16,
+ * plus 24 bytes a listing while they are sorted), all allocated
+ * stream-ordered (cudaMallocAsync) on the stream of the count and freed
+ * by spart_cuda_clip_2d_counts_free.
  */
 #ifndef SPART_WEIGHTS_CLIP_DEVICE_H
 #define SPART_WEIGHTS_CLIP_DEVICE_H
