@@ -143,7 +143,8 @@ static void run_solve(void *user)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    int provided = 0; /* spart calls MPI from the main thread, its OpenMP threads never */
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     int rank;
     int size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

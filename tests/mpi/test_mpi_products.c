@@ -267,7 +267,8 @@ static void check_mismatch(spart_context *context, const spart_communicator *com
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    int provided = 0; /* spart calls MPI from the main thread, its OpenMP threads never */
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     int on_device = mpi_test_on_device(argc, argv);
     spart_context *context = NULL;
     if (spart_context_create(&context) != SPART_OK) {
