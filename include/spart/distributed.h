@@ -212,10 +212,10 @@ SPART_NODISCARD SPART_API spart_status spart_distributed_operator_column_partiti
  * rank's rows (first_row .. first_row + local_rows). The ranks exchange the
  * x entries each needs (one MPI_Alltoallv, lists fixed when the operator
  * was made), then each forms its rows: the same bits as the rows of the
- * one-process product. Host memory only in this version (device
- * operators: SPART_ERROR_NOT_IMPLEMENTED). Collective. Errors:
- * SPART_ERROR_NULL_POINTER, SPART_ERROR_NOT_IMPLEMENTED,
- * SPART_ERROR_OUT_OF_MEMORY, SPART_ERROR_INTERNAL (MPI). */
+ * one-process product. Host memory, or device memory of the context's
+ * device for an operator made with on_device (the exchanged entries pass
+ * through host buffers). Collective. Errors: SPART_ERROR_NULL_POINTER,
+ * SPART_ERROR_OUT_OF_MEMORY, SPART_ERROR_INTERNAL (MPI, CUDA). */
 SPART_NODISCARD SPART_API spart_status
 spart_distributed_operator_multiply(spart_context *context, spart_distributed_operator *distributed,
                                     const double *x_local, double *y_local);

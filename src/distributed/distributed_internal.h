@@ -89,6 +89,8 @@ struct spart_distributed_operator {
     int64_t *send_index;
     double *send_values;
     int64_t num_send;
+    double *host_x;      /* device operators: this rank's x columns, host */
+    double *host_needed; /* device operators: num_needed values, host */
 };
 
 /* The rows [first_row, first_row + local_rows) of the host regridder

@@ -240,6 +240,8 @@ static void release(spart_distributed_operator *made)
         spart_free(allocator, arrays[k]);
     }
     spart_free(allocator, made->send_values);
+    spart_free(allocator, made->host_x);
+    spart_free(allocator, made->host_needed);
     spart_free(allocator, made->host_rows);
     spart_free(allocator, made->host_whole);
     spart_context_free(made->own_context);

@@ -184,7 +184,14 @@ static spart_status plan_exchange(spart_context *context, spart_distributed_oper
         d->num_send = at;
         d->send_index = spart_alloc(allocator, (size_t)at + 1, sizeof(int64_t));
         d->send_values = spart_alloc(allocator, (size_t)at + 1, sizeof(double));
-        if (d->send_index == NULL || d->send_values == NULL) {
+        if (d->on_device) { /* device vectors pass through the host */
+            int rank = d->communicator->rank;
+            int64_t mine = d->first_columns[rank + 1] - d->first_columns[rank];
+            d->host_x = spart_alloc(allocator, (size_t)mine + 1, sizeof(double));
+            d->host_needed = spart_alloc(allocator, (size_t)d->num_needed + 1, sizeof(double));
+        }
+        if (d->send_index == NULL || d->send_values == NULL ||
+            (d->on_device && (d->host_x == NULL || d->host_needed == NULL))) {
             status = spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
         }
     }
@@ -202,10 +209,19 @@ static spart_status plan_exchange(spart_context *context, spart_distributed_oper
     }
     spart_free(allocator, ones);
     spart_free(allocator, offsets);
-    if (status != SPART_OK) {
-        /* made again on the next call */
-        spart_free(allocator, d->send_index);
-        d->send_index = NULL;
+    if (status != SPART_OK) { /* made again on the next call */
+        int64_t **indices[6] = {&d->first_columns,         &d->send_counts,
+                                &d->send_displacements,    &d->receive_counts,
+                                &d->receive_displacements, &d->send_index};
+        for (int k = 0; k < 6; k++) {
+            spart_free(allocator, *indices[k]);
+            *indices[k] = NULL;
+        }
+        double **values[3] = {&d->send_values, &d->host_x, &d->host_needed};
+        for (int k = 0; k < 3; k++) {
+            spart_free(allocator, *values[k]);
+            *values[k] = NULL;
+        }
     }
     return status;
 }
@@ -224,28 +240,39 @@ spart_status spart_distributed_operator_multiply(spart_context *context,
                           "distributed_operator_multiply: distributed, x_local and y_local must "
                           "not be NULL");
     }
-    if (d->on_device) {
-        return spart_fail(context, SPART_ERROR_NOT_IMPLEMENTED,
-                          "distributed_operator_multiply: device operators are not supported "
-                          "yet; use spart_distributed_operator_apply, or an operator made with "
-                          "on_device = 0");
-    }
     spart_status status = d->send_index != NULL ? SPART_OK : plan_exchange(context, d);
     if (status != SPART_OK) {
         return status;
     }
-    for (int64_t k = 0; k < d->num_send; k++) {
-        d->send_values[k] = x_local[d->send_index[k]];
+    /* device vectors pass through host buffers, as the apply's do */
+    const double *x_host = x_local;
+    if (d->on_device) {
+        int rank = d->communicator->rank;
+        int64_t mine = d->first_columns[rank + 1] - d->first_columns[rank];
+        status =
+            spart_memory_copy(context, d->host_x, 0, x_local, 1, (size_t)mine * sizeof(double));
+        x_host = d->host_x;
+    }
+    for (int64_t k = 0; k < d->num_send && status == SPART_OK; k++) {
+        d->send_values[k] = x_host[d->send_index[k]];
     }
     /* doubles moved as 8-byte items, bit for bit */
-    status = spart_comm_alltoallv(context, d->communicator, d->send_values, d->send_counts,
-                                  d->send_displacements, d->x_needed, d->receive_counts,
-                                  d->receive_displacements, "distributed_operator_multiply");
+    double *received = d->on_device ? d->host_needed : d->x_needed;
+    if (status == SPART_OK) {
+        status = spart_comm_alltoallv(context, d->communicator, d->send_values, d->send_counts,
+                                      d->send_displacements, received, d->receive_counts,
+                                      d->receive_displacements, "distributed_operator_multiply");
+    }
+    if (status == SPART_OK && d->on_device) {
+        status = spart_memory_copy(context, d->x_needed, 1, d->host_needed, 0,
+                                   (size_t)d->num_needed * sizeof(double));
+    }
     if (status == SPART_OK) {
         status = local_product(context, d);
     }
     if (status == SPART_OK && d->local_rows > 0) {
-        memcpy(y_local, d->y_local, (size_t)d->local_rows * sizeof(double));
+        status = spart_memory_copy(context, y_local, d->on_device, d->y_local, d->on_device,
+                                   (size_t)d->local_rows * sizeof(double));
     }
     return status;
 }

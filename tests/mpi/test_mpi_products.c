@@ -191,16 +191,23 @@ static void check_operator(spart_context *context, const spart_communicator *com
               next);
     free(all);
 
-    if (!on_device) {
+    {
         int64_t *first_column = malloc(((size_t)size + 1) * sizeof *first_column);
         MPI_REQUIRE_OK(context,
                        spart_distributed_operator_column_partition(context, split, first_column));
         int64_t first_row = spart_distributed_operator_first_row(split);
         int64_t local_rows = spart_distributed_operator_local_rows(split);
         double *y_local = malloc(((size_t)local_rows + 1) * sizeof *y_local);
+        /* x and y where the operator is: the whole vectors' buffers there */
+        const double *x_local = v.x_there + first_column[rank];
+        double *y_there = on_device ? v.y_there : y_local;
         for (int round = 0; round < 2; round++) { /* the exchange is planned once, then reused */
-            MPI_REQUIRE_OK(context, spart_distributed_operator_multiply(
-                                        context, split, v.x + first_column[rank], y_local));
+            MPI_REQUIRE_OK(context,
+                           spart_distributed_operator_multiply(context, split, x_local, y_there));
+            if (on_device) {
+                MPI_REQUIRE_OK(context, spart_memory_copy(context, y_local, 0, y_there, 1,
+                                                          (size_t)local_rows * 8));
+            }
             MPI_CHECK(same_bits(y_local, reference + first_row, local_rows),
                       "%s: multiply (round %d) differs at local row %lld", name, round,
                       (long long)first_difference(y_local, reference + first_row, local_rows));
