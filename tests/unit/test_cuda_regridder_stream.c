@@ -10,7 +10,8 @@
  * passes, under the budget; a budget too small, a block that changes
  * between the passes and a bad index refused. Label cuda: exit 77 without
  * a device (a failure under SPART_REQUIRE_GPU=1). SPART_STREAM_SMALL set:
- * the memory test (2 million entries) is skipped, for the sanitizers.
+ * smaller cases and no memory test (2 million entries), for the
+ * sanitizers.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -65,8 +66,9 @@ static void streamed_equals_in_memory_for_many_block_sizes(void **state)
     fixture *f = *state;
     spart_weights *weights = stream_weights(f->context, 1, 300);
     spart_regridder_options options = stream_options(SPART_FLOAT32, 0);
-    const int64_t sizes[] = {1, 7, 64, 301, 100000};
-    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    const int64_t sizes[] = {7, 301, 1, 64, 100000};
+    size_t count = getenv("SPART_STREAM_SMALL") != NULL ? 2 : sizeof sizes / sizeof sizes[0];
+    for (size_t s = 0; s < count; s++) {
         streamed_equals_both_in_memory(f, weights, &options, sizes[s], 0, "float32");
     }
     options = stream_options(SPART_FLOAT64, 1);
@@ -81,8 +83,10 @@ static void rows_longer_than_a_chunk_equal_in_memory(void **state)
 {
     fixture *f = *state;
     /* 9 elements of up to 40000 entries summed into 4 x 3 rows: rows of
-     * about 10^4 entries, two or three chunks each, from many blocks */
-    spart_weights *weights = stream_weights_sized(f->context, 2, 40000, 3);
+     * about 10^4 entries, two or three chunks each, from many blocks (the
+     * sanitizers' runs: up to 12000 entries, rows of one or two chunks) */
+    int64_t most = getenv("SPART_STREAM_SMALL") != NULL ? 12000 : 40000;
+    spart_weights *weights = stream_weights_sized(f->context, 2, most, 3);
     spart_regridder_options options = stream_options_sized(SPART_FLOAT32, 1, 3);
     streamed_equals_both_in_memory(f, weights, &options, 5000, 1, "long rows");
     spart_weights_free(weights);
