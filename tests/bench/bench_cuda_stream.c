@@ -25,14 +25,17 @@
  *     the fly would;
  *   - streamed, device blocks: the weights copied to the device first
  *     (not timed), blocks yielded in place (blocks_on_device): the kernels
- *     without the copies.
+ *     without the copies;
+ *   - on the host (up to --host-limit entries, default 3e8):
+ *     spart_regridder_create with every thread, and the streamed host
+ *     assembly (one thread walks the blocks) with its budget.
  * Each streamed matrix is compared with the in-memory one bit for bit.
  * GB/s counts the weights' 24 bytes an entry; the floors are the bytes
  * that must cross to the device at the pinned copy rate: 24 an entry in
  * memory, 40 streamed (16 in the counting pass, 24 in the placing pass).
  *
- * Usage: bench_cuda_stream [--entries E] [--block B] [--quick]
- *                          [--markdown FILE]
+ * Usage: bench_cuda_stream [--entries E] [--block B] [--host-limit E]
+ *                          [--quick] [--markdown FILE]
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -302,38 +305,94 @@ static spart_regridder *streamed(spart_context *context, spart_weights_stream *s
     return made;
 }
 
+/* Two host regridders' CSR arrays are the same bits. */
+static int same_host_matrix(const spart_regridder *a, const spart_regridder *b)
+{
+    const int64_t *row_a, *row_b, *wide;
+    const int32_t *col_a, *col_b;
+    const void *val_a, *val_b;
+    size_t n = (size_t)spart_regridder_num_entries(a);
+    if (spart_regridder_num_entries(b) != (int64_t)n ||
+        spart_regridder_csr(a, &row_a, &col_a, &wide, &val_a) != SPART_OK ||
+        spart_regridder_csr(b, &row_b, &col_b, &wide, &val_b) != SPART_OK) {
+        return 0;
+    }
+    size_t rows = (size_t)spart_regridder_num_rows(a) + 1;
+    return memcmp(row_a, row_b, rows * 8) == 0 && memcmp(col_a, col_b, n * 4) == 0 &&
+           memcmp(val_a, val_b, n * 4) == 0;
+}
+
+/* The host's assemblies of the same weights: in memory with every thread,
+ * and streamed (one thread walks the blocks), with the budget's count. */
+static void host_runs(spart_context *context, const spart_weights *weights,
+                      spart_weights_stream *stream, const spart_regridder_options *options,
+                      blocks *host_blocks, run *in_memory, run *from_stream)
+{
+    double t = bench_seconds();
+    spart_regridder *reference = NULL;
+    CHECK_SPART(context, spart_regridder_create(context, weights, options, &reference));
+    *in_memory = (run){"host, in memory (create)", bench_seconds() - t, 0, 0, 0, -1, 0};
+    stream->user_data = host_blocks;
+    stream->blocks_on_device = 0;
+    size_t budget = 0;
+    CHECK_SPART(context, spart_regridder_stream_bytes(context, stream, options, 0,
+                                                      spart_weights_num_entries(weights),
+                                                      &budget));
+    t = bench_seconds();
+    spart_regridder *made = NULL;
+    spart_stream_report report;
+    CHECK_SPART(context, spart_regridder_create_streamed(context, stream, options, 0, budget,
+                                                         &made, &report));
+    *from_stream = (run){"host, streamed", bench_seconds() - t, 0, budget, report.peak_bytes,
+                         same_host_matrix(made, reference), 0};
+    spart_regridder_free(made);
+    spart_regridder_free(reference);
+}
+
 static void print_run(FILE *out, const run *r, int64_t entries, double pinned_rate)
 {
     double weights_bytes = 24.0 * (double)entries;
     double rate = weights_bytes / r->seconds;
     double floor = r->floor_bytes / pinned_rate;
-    const char *line = "| %s | %.3f | %.1f | %.2f | %.2f | %.2f | %s | %s | %s |\n";
-    char budget[32] = "-", counted[32] = "-";
+    int device = strncmp(r->name, "host", 4) != 0;
+    char budget[32] = "-", counted[32] = "-", fraction[32] = "-", of_floor[32] = "-",
+         taken[32] = "-";
     if (r->budget > 0) {
         snprintf(budget, sizeof budget, "%.2f", (double)r->budget / 1e9);
         snprintf(counted, sizeof counted, "%.2f", (double)r->counted / 1e9);
     }
-    fprintf(out, line, r->name, r->seconds, rate / 1e9, rate / pinned_rate,
-            floor > 0 ? floor / r->seconds : 0.0, (double)r->taken / 1e9, budget, counted,
+    if (device) {
+        snprintf(fraction, sizeof fraction, "%.2f", rate / pinned_rate);
+        snprintf(taken, sizeof taken, "%.2f", (double)r->taken / 1e9);
+    }
+    if (floor > 0) {
+        snprintf(of_floor, sizeof of_floor, "%.2f", floor / r->seconds);
+    }
+    fprintf(out, "| %s | %.3f | %.1f | %s | %s | %s | %s | %s | %s |\n", r->name, r->seconds,
+            rate / 1e9, fraction, of_floor, taken, budget, counted,
             r->same < 0 ? "-" : (r->same ? "yes" : "NO"));
 }
 
 int main(int argc, char **argv)
 {
-    int64_t entries = 1000000000, block_entries = (int64_t)1 << 26;
+    int64_t entries = 1000000000, block_entries = (int64_t)1 << 26, host_limit = 300000000;
     const char *markdown = NULL;
     for (int k = 1; k < argc; k++) {
         if (strcmp(argv[k], "--entries") == 0 && k + 1 < argc) {
             entries = (int64_t)atof(argv[++k]);
         } else if (strcmp(argv[k], "--block") == 0 && k + 1 < argc) {
             block_entries = (int64_t)atof(argv[++k]);
+        } else if (strcmp(argv[k], "--host-limit") == 0 && k + 1 < argc) {
+            host_limit = (int64_t)atof(argv[++k]);
         } else if (strcmp(argv[k], "--quick") == 0) {
             entries = 20000000;
             block_entries = (int64_t)1 << 22;
         } else if (strcmp(argv[k], "--markdown") == 0 && k + 1 < argc) {
             markdown = argv[++k];
         } else {
-            fprintf(stderr, "usage: %s [--entries E] [--block B] [--quick] [--markdown FILE]\n",
+            fprintf(stderr,
+                    "usage: %s [--entries E] [--block B] [--host-limit E] [--quick] "
+                    "[--markdown FILE]\n",
                     argv[0]);
             return 2;
         }
@@ -381,7 +440,7 @@ int main(int argc, char **argv)
              weights->values);
     printf("weights made in host memory in %.1f s\n", bench_seconds() - t);
 
-    run runs[4];
+    run runs[6];
     memset(runs, 0, sizeof runs);
     sampler s;
     sampler_start(&s);
@@ -430,7 +489,12 @@ int main(int argc, char **argv)
     CHECK_CUDA(cudaFree(device_out));
     CHECK_CUDA(cudaFree(device_values));
 
-    int all_same = runs[1].same && runs[2].same && runs[3].same;
+    int num_runs = 4;
+    if (g.num_entries <= host_limit) {
+        host_runs(context, weights, &stream, &options, &host_blocks, &runs[4], &runs[5]);
+        num_runs = 6;
+    }
+    int all_same = runs[1].same && runs[2].same && runs[3].same && (num_runs < 6 || runs[5].same);
     struct cudaDeviceProp properties;
     CHECK_CUDA(cudaGetDeviceProperties(&properties, 0));
     FILE *outputs[2] = {stdout, NULL};
@@ -456,7 +520,7 @@ int main(int argc, char **argv)
                      "floor | device GB taken (sampled) | budget GB | counted peak GB | same "
                      "bits |\n");
         bench_markdown_rule(out, 9);
-        for (int r = 0; r < 4; r++) {
+        for (int r = 0; r < num_runs; r++) {
             print_run(out, &runs[r], g.num_entries, pinned_rate);
         }
     }
