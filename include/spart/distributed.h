@@ -6,9 +6,10 @@
  * Two ways to split a reconstruction:
  *   - frames: the frames of a multi-frame solve in contiguous blocks, one
  *     block a rank (spart_distributed_partition_frames); each frame's solve
- *     is the one-process solve of that frame, and the results are gathered
- *     in frame order (spart_mart_solve_frames_distributed in spart/mart.h's
- *     solver layer, solvers/mart_frames_distributed.c);
+ *     is the one-process solve of that frame (spart_mart_solve_frames
+ *     on each block: spart_mart_solve_frames_distributed, below), and the
+ *     solutions, or whole results (spart_mart_results_allgather), are
+ *     gathered in frame order;
  *   - one operator: the rows of a matrix in contiguous blocks balanced by
  *     entries, not rows (spart_distributed_partition_rows), split from a
  *     matrix every rank has, or brought by each rank (made from its own
@@ -46,7 +47,8 @@
  *
  * Memory: each rank holds its rows of the operator (the point of the
  * split), the columns its rows need, and whole vectors for MART (images
- * and one scene per channel). Objects own their arrays.
+ * and one scene per channel). Objects own their arrays; a distributed
+ * operator borrows its communicator, which must outlive it.
  *
  * Thread safety: one collective at a time per communicator (MPI's own
  * rule); the program's MPI must be initialised with at least
