@@ -6,42 +6,7 @@
 # bytes in place with perl (part of every Debian and Ubuntu system).
 set -uo pipefail
 
-spart=$1
-source_dir=$2
-work=$3/$4
-case_name=$4
-small=$source_dir/tests/cli/small.yaml
-
-rm -rf "$work"
-mkdir -p "$work"
-cd "$work" || exit 1
-
-fail() {
-    echo "FAIL ($case_name): $*" >&2
-    exit 1
-}
-
-# run EXPECTED_CODE ARGS...: run spart, keep stdout and stderr, check the code.
-run() {
-    local expected=$1
-    shift
-    "$spart" "$@" >stdout.txt 2>stderr.txt
-    local code=$?
-    if [[ $code -ne $expected ]]; then
-        echo "--- stdout" >&2
-        cat stdout.txt >&2
-        echo "--- stderr" >&2
-        cat stderr.txt >&2
-        fail "spart $* exited $code, expected $expected"
-    fi
-}
-
-holds() {
-    grep -qF -- "$2" "$1" || {
-        cat "$1" >&2
-        fail "$1 does not say: $2"
-    }
-}
+source "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
 
 # card FILE OLD NEW: replace the first header card text OLD by NEW (same length).
 card() {
@@ -59,16 +24,6 @@ double_at() {
         while (read($f, $card, 80) == 80) { $at += 80; last if $card =~ /^END {5}/; }
         $at = int(($at + 2879) / 2880) * 2880 + 8 * $ENV{INDEX};
         seek($f, $at, 0); print $f pack("H16", $ENV{HEX}); close $f' "$1"
-}
-
-# operators/ from `spart build` and reuse.yaml that loads them (with the
-# observations of a run in first/).
-reuse_setup() {
-    run 0 build "$small" --output operators --quiet
-    run 0 invert "$small" --output first --quiet
-    sed -e 's|^  exposure_time: 20.0$|  exposure_time: 20.0\n  operators: operators|' \
-        -e 's|^  synthesize: {seed: 7, noise: false}$|  file: first/observed.fits|' \
-        "$small" >reuse.yaml
 }
 
 case $case_name in

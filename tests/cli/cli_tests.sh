@@ -4,43 +4,7 @@
 # the behaviour holds; otherwise prints what differed and exits 1.
 set -uo pipefail
 
-spart=$1
-source_dir=$2
-work=$3/$4
-case_name=$4
-small=$source_dir/tests/cli/small.yaml
-
-rm -rf "$work"
-mkdir -p "$work"
-cd "$work" || exit 1
-
-fail() {
-    echo "FAIL ($case_name): $*" >&2
-    exit 1
-}
-
-# run EXPECTED_CODE ARGS...: run spart, keep stdout and stderr, check the code.
-run() {
-    local expected=$1
-    shift
-    "$spart" "$@" >stdout.txt 2>stderr.txt
-    local code=$?
-    if [[ $code -ne $expected ]]; then
-        echo "--- stdout" >&2
-        cat stdout.txt >&2
-        echo "--- stderr" >&2
-        cat stderr.txt >&2
-        fail "spart $* exited $code, expected $expected"
-    fi
-}
-
-# holds FILE TEXT: FILE contains TEXT (literally).
-holds() {
-    grep -qF -- "$2" "$1" || {
-        cat "$1" >&2
-        fail "$1 does not say: $2"
-    }
-}
+source "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
 
 no_partial_files() {
     if find "$1" -name '.*partial-*' | grep -q .; then
@@ -131,11 +95,7 @@ build_and_info)
 reuse_operators)
     # Operators saved by `spart build` and loaded by `spart invert` (with
     # observations from a file) give the same solution, bit for bit.
-    run 0 build "$small" --output operators --quiet
-    run 0 invert "$small" --output first --quiet
-    sed -e 's|^  exposure_time: 20.0$|  exposure_time: 20.0\n  operators: operators|' \
-        -e 's|^  synthesize: {seed: 7, noise: false}$|  file: first/observed.fits|' \
-        "$small" >reuse.yaml
+    reuse_setup
     run 0 invert reuse.yaml --output second --quiet
     cmp -s first/solution.fits second/solution.fits || fail "the loaded operators' solution differs"
     cmp -s first/predicted.fits second/predicted.fits || fail "the predicted images differ"
