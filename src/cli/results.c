@@ -87,7 +87,7 @@ static void scene_job(const results *outputs, const double *values, const char *
         /* The lines' bins one after another are no WCS axis: the bin index,
          * and per line its first bin and rest wavelength (LINEBk, LINEWk). */
         data->axis[0] = (cube_axis){made->num_wavelength, "SPECBIN", "", 0.0, 1.0,
-                                    "spectral bin: the lines' bins, line after line"};
+                                    "spectral bin, line after line"};
         job->comments[0] = "[m] rest wavelength of the first line";
         for (int64_t k = 0; k < made->num_line; k++) {
             int n = 1 + 2 * (int)k;
