@@ -16,7 +16,9 @@
  *     the end of the cell's slots backwards.
  * Every number comes from the headers the host kernel uses, in the same
  * order; the windows give each lattice cell the sums the host's whole
- * block gives it. The count pass runs the same code and counts.
+ * block gives it. The count pass runs the same code and counts. Each pass
+ * is two kernels, the cells that do not walk and those that do, so that
+ * the first (nearly every cell) keeps its sums in registers.
  */
 #include <cuda_runtime.h>
 
@@ -170,72 +172,150 @@ __device__ void walk_large_block(const lattice_problem &p, const spart_clip_cell
     }
 }
 
-/* Weigh input cell k = i * (num_y - 1) + j into `sink`. */
-template <bool WRITE>
-__device__ void weigh_cell(const lattice_problem &p, const lattice_frame &f, int64_t k,
-                           entry_sink<WRITE> &sink)
+/* Input cell k = i * (num_y - 1) + j made ready to be weighed. The
+ * division is 32-bit where the cell counts allow (a 64-bit one costs
+ * several times more). */
+__device__ __forceinline__ void prepare_cell(const lattice_problem &p, const lattice_frame &f,
+                                             int64_t k, spart_clip_cell *cell)
 {
     const int64_t num_cells_y_input = p.num_y - 1;
-    const int64_t i = k / num_cells_y_input, j = k % num_cells_y_input;
+    int64_t i, j;
+    if (k <= (int64_t)UINT32_MAX && num_cells_y_input <= (int64_t)UINT32_MAX) {
+        const uint32_t k32 = (uint32_t)k, n32 = (uint32_t)num_cells_y_input;
+        const uint32_t i32 = k32 / n32;
+        i = i32;
+        j = k32 - i32 * n32;
+    } else {
+        i = k / num_cells_y_input;
+        j = k % num_cells_y_input;
+    }
     double cx[4], cy[4];
     corners_in_lattice_units(p, f, i, j, cx, cy);
     const double weight_input = p.weights_input != NULL ? p.weights_input[k] : 1.0;
-    spart_clip_cell cell;
-    spart_clip_cell_prepare(cx, cy, p.num_cells_x, p.num_cells_y, weight_input, &cell);
+    spart_clip_cell_prepare(cx, cy, p.num_cells_x, p.num_cells_y, weight_input, cell);
+}
+
+/* Weigh a cell that is not walked (inside one lattice cell, or within
+ * 2 x 2 of them) into `sink`. */
+template <bool WRITE>
+__device__ __forceinline__ void weigh_small_cell(const lattice_problem &p,
+                                                 const spart_clip_cell &cell,
+                                                 entry_sink<WRITE> &sink)
+{
     const spart_clip_block &block = cell.block;
-    switch (cell.kind) {
-    case SPART_CLIP_INSIDE_ONE:
+    if (cell.kind == SPART_CLIP_INSIDE_ONE) {
         sink.forward(block.lower_x * p.num_cells_y + block.lower_y, cell.weight);
         return;
-    case SPART_CLIP_ONE_ROW:
-    case SPART_CLIP_ONE_COLUMN:
-    case SPART_CLIP_2X2: {
-        double overlap[2][2];
-        spart_clip_overlaps_small(&cell, overlap);
-        for (int64_t c = 0; c < 2; c++) {
-            const int64_t first_output = (block.lower_x + c) * p.num_cells_y + block.lower_y;
-            for (int64_t r = 0; r < 2; r++) {
-                if (overlap[c][r] != 0) {
-                    sink.forward(first_output + r, overlap[c][r] * cell.weight);
-                }
+    }
+    double overlap[2][2];
+    spart_clip_overlaps_small(&cell, overlap);
+    for (int64_t c = 0; c < 2; c++) {
+        const int64_t first_output = (block.lower_x + c) * p.num_cells_y + block.lower_y;
+        for (int64_t r = 0; r < 2; r++) {
+            if (overlap[c][r] != 0) {
+                sink.forward(first_output + r, overlap[c][r] * cell.weight);
             }
         }
-        return;
-    }
-    case SPART_CLIP_WALK:
-        if (block.width * block.height <= SPART_CLIP_DEVICE_WINDOW) {
-            walk_small_block<WRITE>(p, cell, sink);
-        } else {
-            walk_large_block<WRITE>(p, cell, sink);
-        }
-        return;
-    default: return; /* SPART_CLIP_NONE */
     }
 }
 
-/* Pass 1: counts[k] = the entries of input cell k. */
+/* Whether a cell is weighed by the small kernels (inside one lattice cell
+ * or within 2 x 2 of them) or by the walk's; a cell of neither kind
+ * (outside the lattice, or of no area) gives no entries. */
+__device__ __forceinline__ bool is_small(const spart_clip_cell &cell)
+{
+    return cell.kind == SPART_CLIP_INSIDE_ONE || cell.kind == SPART_CLIP_ONE_ROW ||
+           cell.kind == SPART_CLIP_ONE_COLUMN || cell.kind == SPART_CLIP_2X2;
+}
+
+__device__ __forceinline__ bool walks(const spart_clip_cell &cell)
+{
+    return cell.kind == SPART_CLIP_WALK;
+}
+
+/* Walk a cell into `sink`: one window for a small block, else columns. */
+template <bool WRITE>
+__device__ void weigh_walked_cell(const lattice_problem &p, const spart_clip_cell &cell,
+                                  entry_sink<WRITE> &sink)
+{
+    if (cell.block.width * cell.block.height <= SPART_CLIP_DEVICE_WINDOW) {
+        walk_small_block<WRITE>(p, cell, sink);
+    } else {
+        walk_large_block<WRITE>(p, cell, sink);
+    }
+}
+
+/* Each pass is two kernels: one for the cells within 2 x 2 lattice cells
+ * (nearly all of them, when the grids' cells are of similar sizes), kept
+ * free of the walk's windows so that its sums stay in registers, and one
+ * for the cells that walk (each thread prepares its cell again and stops
+ * at once unless it walks). They touch disjoint cells; the walk's kernel
+ * runs second, on the same stream. */
+
+/* Pass 1: counts[k] = the entries of input cell k (0 for a cell that
+ * walks: count_walked_cells counts it after). */
 __global__ void __launch_bounds__(threads_per_block)
-    count_cells(lattice_problem p, int64_t num_cells, int64_t *__restrict__ counts)
+    count_small_cells(lattice_problem p, int64_t num_cells, int64_t *__restrict__ counts)
 {
     const lattice_frame f = frame_of(p);
     for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
+        spart_clip_cell cell;
+        prepare_cell(p, f, k, &cell);
         entry_sink<false> sink = {0, k, 0, 0, NULL, NULL, NULL};
-        weigh_cell<false>(p, f, k, sink);
+        if (is_small(cell)) {
+            weigh_small_cell<false>(p, cell, sink);
+        }
         counts[k] = sink.count;
+    }
+}
+
+__global__ void __launch_bounds__(threads_per_block)
+    count_walked_cells(lattice_problem p, int64_t num_cells, int64_t *__restrict__ counts)
+{
+    const lattice_frame f = frame_of(p);
+    for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
+        spart_clip_cell cell;
+        prepare_cell(p, f, k, &cell);
+        if (walks(cell)) {
+            entry_sink<false> sink = {0, k, 0, 0, NULL, NULL, NULL};
+            weigh_walked_cell<false>(p, cell, sink);
+            counts[k] = sink.count;
+        }
     }
 }
 
 /* Pass 2: input cell k's entries at starts[k] .. starts[k + 1] - 1. */
 __global__ void __launch_bounds__(threads_per_block)
-    write_cells(lattice_problem p, int64_t num_cells, const int64_t *__restrict__ starts,
-                int64_t *__restrict__ indices_input, int64_t *__restrict__ indices_output,
-                double *__restrict__ values)
+    write_small_cells(lattice_problem p, int64_t num_cells, const int64_t *__restrict__ starts,
+                      int64_t *__restrict__ indices_input, int64_t *__restrict__ indices_output,
+                      double *__restrict__ values)
 {
     const lattice_frame f = frame_of(p);
     for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
-        entry_sink<true> sink = {0,           k,           starts[k], starts[k + 1],
-                                 indices_input, indices_output, values};
-        weigh_cell<true>(p, f, k, sink);
+        spart_clip_cell cell;
+        prepare_cell(p, f, k, &cell);
+        if (is_small(cell)) {
+            entry_sink<true> sink = {0,           k,           starts[k], starts[k + 1],
+                                     indices_input, indices_output, values};
+            weigh_small_cell<true>(p, cell, sink);
+        }
+    }
+}
+
+__global__ void __launch_bounds__(threads_per_block)
+    write_walked_cells(lattice_problem p, int64_t num_cells, const int64_t *__restrict__ starts,
+                       int64_t *__restrict__ indices_input, int64_t *__restrict__ indices_output,
+                       double *__restrict__ values)
+{
+    const lattice_frame f = frame_of(p);
+    for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
+        spart_clip_cell cell;
+        prepare_cell(p, f, k, &cell);
+        if (walks(cell)) {
+            entry_sink<true> sink = {0,           k,           starts[k], starts[k + 1],
+                                     indices_input, indices_output, values};
+            weigh_walked_cell<true>(p, cell, sink);
+        }
     }
 }
 
@@ -260,13 +340,26 @@ lattice_problem problem_of(const spart_device_clip_counts *state)
 cudaError_t spart_clip_lattice_count(const spart_device_clip_counts *state, int64_t *counts,
                                      cudaStream_t stream)
 {
-    return launch_items(count_cells, state->num_cells_input, stream, problem_of(state), state->num_cells_input,
-                        counts);
+    const int64_t n = state->num_cells_input;
+    const lattice_problem p = problem_of(state);
+    cudaError_t status = launch_items(count_small_cells, n, stream, p, n, counts);
+    if (status == cudaSuccess) {
+        status = launch_items(count_walked_cells, n, stream, p, n, counts);
+    }
+    return status;
 }
 
 cudaError_t spart_clip_lattice_write(const spart_device_clip_counts *state, int64_t *indices_input,
                                      int64_t *indices_output, double *values, cudaStream_t stream)
 {
-    return launch_items(write_cells, state->num_cells_input, stream, problem_of(state), state->num_cells_input,
-                        (const int64_t *)state->starts, indices_input, indices_output, values);
+    const int64_t n = state->num_cells_input;
+    const lattice_problem p = problem_of(state);
+    const int64_t *starts = state->starts;
+    cudaError_t status = launch_items(write_small_cells, n, stream, p, n, starts, indices_input,
+                                      indices_output, values);
+    if (status == cudaSuccess) {
+        status = launch_items(write_walked_cells, n, stream, p, n, starts, indices_input,
+                              indices_output, values);
+    }
+    return status;
 }

@@ -4,8 +4,9 @@
  * scan, write) against spart's host kernels on T threads and, through
  * bench_cuda_weights_clip_reference.py, regridding.weights(...,
  * device="cuda") on the same grids in the same run, plus the bandwidth
- * floor (the bytes a build must move: the input vertices read, the
- * entries written; over the device's copy rate measured here).
+ * floor (the bytes a build must move: the input vertices read, and the
+ * output's too when it is not a lattice, the entries written; over the
+ * device's copy rate measured here).
  *
  *   bench_cuda_weights_clip [--threads T] [--repeat N] [--python PYTHON]
  *                           [--reference SCRIPT] [--case a,b,...] [--markdown FILE]
@@ -18,7 +19,11 @@
  *   r2048  the same with 2049x2049 vertices;
  *   c512   the 513x513 lattice on [-4, 4]^2 onto itself rotated by 0.2 rad
  *          (a curvilinear output: the general kernel; the package cannot
- *          build it on a GPU).
+ *          build it on a GPU);
+ *   k2048  65x65 vertices on [-4, 4]^2 rotated by 0.2 rad onto the 2049x2049
+ *          lattice (cells of about 32 x 32 lattice cells: the walk's windows);
+ *   k1024  the 65x65 lattice on [-4, 4]^2 onto the 1025x1025 grid rotated by
+ *          0.2 rad (general kernel, about 256 entries a cell).
  * The device time is that of a whole build with the grids already in
  * device memory (count, scan, the total to the host, the entries'
  * allocation, write), best of N after one warm-up, by CUDA events; the
@@ -47,7 +52,7 @@
 #define SPART_BENCH_CLIP_REFERENCE "bench_cuda_weights_clip_reference.py"
 #endif
 
-#define NUM_CASES 4
+#define NUM_CASES 6
 
 typedef struct grid {
     int64_t num_x, num_y;
@@ -57,11 +62,13 @@ typedef struct grid {
 typedef struct bench_case {
     const char *name;
     const char *description;
-    int64_t vertices; /* of the input, along each axis */
+    int64_t vertices;        /* of the input, along each axis */
+    int64_t vertices_output; /* of the output, along each axis */
     int lattice;
     grid input, output;
     double device_ms, host_ms, reference_ms; /* < 0: not measured */
     double upload_ms; /* the grids from (pageable) host memory to the device */
+    double count_ms;  /* of device_ms: the count (with its scan and synchronisation) */
     int64_t entries, reference_entries;
     int same; /* device = host, entry for entry */
     int selected;
@@ -134,11 +141,13 @@ static void make_case(bench_case *c)
         }
         c->output = rotated(low_x, high_x, 33, low_y, high_y, 33, 0.0, 0.0);
     } else if (c->lattice) {
+        const int64_t m = c->vertices_output;
         c->input = rotated(-4, 4, n, -4, 4, n, 0.2, 0.0);
-        c->output = rotated(-4, 4, n, -4, 4, n, 0.0, 0.0);
+        c->output = rotated(-4, 4, m, -4, 4, m, 0.0, 0.0);
     } else {
+        const int64_t m = c->vertices_output;
         c->input = rotated(-4, 4, n, -4, 4, n, 0.0, 0.0);
-        c->output = rotated(-4, 4, n, -4, 4, n, 0.2, 0.0);
+        c->output = rotated(-4, 4, m, -4, 4, m, 0.2, 0.0);
     }
 }
 
@@ -153,12 +162,14 @@ static double *upload(const double *host, int64_t n)
 /* One device build into freshly allocated arrays (the caller frees them). */
 static int64_t device_build(const bench_case *c, const spart_device_clip_grid *in,
                             const spart_device_clip_grid *out, cudaStream_t stream,
-                            int64_t **ii, int64_t **io, double **v)
+                            int64_t **ii, int64_t **io, double **v, double *count_ms)
 {
     spart_device_clip_counts *counts = NULL;
     int64_t n = 0;
+    const double start = bench_seconds();
     CHECK_CUDA((cudaError_t)spart_cuda_clip_2d_count(in, out, c->lattice, NULL, &counts, &n,
-                                                     stream));
+                                                     stream)); /* returns synchronised */
+    *count_ms = (bench_seconds() - start) * 1e3;
     const size_t bytes = (size_t)(n > 0 ? n : 1) * 8;
     CHECK_CUDA(cudaMallocAsync((void **)ii, bytes, stream));
     CHECK_CUDA(cudaMallocAsync((void **)io, bytes, stream));
@@ -196,12 +207,14 @@ static void run_case(bench_case *c, int threads, int repeat)
     int64_t *ii = NULL, *io = NULL;
     double *v = NULL;
     for (int run = -1; run < repeat; run++) {
+        double count_ms = 0.0;
         CHECK_CUDA(cudaEventRecord(t.start, stream));
-        c->entries = device_build(c, &in, &out, stream, &ii, &io, &v);
+        c->entries = device_build(c, &in, &out, stream, &ii, &io, &v, &count_ms);
         CHECK_CUDA(cudaEventRecord(t.stop, stream));
         const double ms = elapsed_ms(&t);
-        if (run >= 0) {
-            c->device_ms = fmin(c->device_ms, ms);
+        if (run >= 0 && ms < c->device_ms) {
+            c->device_ms = ms;
+            c->count_ms = count_ms;
         }
         if (run + 1 < repeat) {
             CHECK_CUDA(cudaFreeAsync(ii, stream));
@@ -312,7 +325,7 @@ int main(int argc, char **argv)
 {
     int threads = omp_get_max_threads(), repeat = 5;
     const char *python = NULL, *script = SPART_BENCH_CLIP_REFERENCE, *markdown = NULL;
-    const char *selection = "warp,r512,r2048,c512";
+    const char *selection = "warp,r512,r2048,c512,k2048,k1024";
     for (int k = 1; k + 1 < argc; k += 2) {
         if (strcmp(argv[k], "--threads") == 0) {
             threads = atoi(argv[k + 1]);
@@ -339,13 +352,15 @@ int main(int argc, char **argv)
     }
     static const struct {
         const char *name, *description;
-        int64_t vertices;
+        int64_t vertices, vertices_output;
         int lattice;
     } recipes[NUM_CASES] = {
-        {"warp", "README warp 66x66 onto a 33x33 lattice", 66, 1},
-        {"r512", "512^2 rotated 0.2 onto a 512^2 lattice", 513, 1},
-        {"r2048", "2048^2 rotated 0.2 onto a 2048^2 lattice", 2049, 1},
-        {"c512", "512^2 lattice onto itself rotated 0.2 (curvilinear)", 513, 0},
+        {"warp", "README warp 66x66 onto a 33x33 lattice", 66, 33, 1},
+        {"r512", "512^2 rotated 0.2 onto a 512^2 lattice", 513, 513, 1},
+        {"r2048", "2048^2 rotated 0.2 onto a 2048^2 lattice", 2049, 2049, 1},
+        {"c512", "512^2 lattice onto itself rotated 0.2 (curvilinear)", 513, 513, 0},
+        {"k2048", "64^2 rotated 0.2 onto a 2048^2 lattice (walk)", 65, 2049, 1},
+        {"k1024", "64^2 lattice onto 1024^2 rotated 0.2 (curvilinear)", 65, 1025, 0},
     };
     bench_case cases[NUM_CASES];
     memset(cases, 0, sizeof cases);
@@ -353,6 +368,7 @@ int main(int argc, char **argv)
         cases[k].name = recipes[k].name;
         cases[k].description = recipes[k].description;
         cases[k].vertices = recipes[k].vertices;
+        cases[k].vertices_output = recipes[k].vertices_output;
         cases[k].lattice = recipes[k].lattice;
         cases[k].selected = strstr(selection, cases[k].name) != NULL;
         cases[k].reference_ms = -1;
@@ -385,7 +401,7 @@ int main(int argc, char **argv)
         }
         fprintf(f, "- device: %s; copy rate %.0f GB/s; peers: %s\n\n", properties.name,
                 rate * 1e-9, versions);
-        fprintf(f, "| case | entries | spart device ms | floor ms | + grids' upload ms | "
+        fprintf(f, "| case | entries | spart device ms (count) | floor ms | + grids' upload ms | "
                    "spart host ms (%d thr) | host / device | regridding GPU ms (from host grids) | "
                    "regridding / spart (/ spart + upload) | device = host |\n",
                 threads);
@@ -395,10 +411,13 @@ int main(int argc, char **argv)
             if (!c->selected) {
                 continue;
             }
-            const double bytes = 2.0 * 8.0 * (double)(c->vertices * c->vertices) +
+            const double bytes = 2.0 * 8.0 *
+                                     (double)(c->vertices * c->vertices +
+                                              (c->lattice ? 0 : c->vertices_output *
+                                                                    c->vertices_output)) +
                                  24.0 * (double)c->entries;
-            fprintf(f, "| %s | %lld | %.3f | %.3f | %.3f | %.2f | %.1fx | ", c->description,
-                    (long long)c->entries, c->device_ms, bytes / rate * 1e3,
+            fprintf(f, "| %s | %lld | %.3f (%.3f) | %.3f | %.3f | %.2f | %.1fx | ", c->description,
+                    (long long)c->entries, c->device_ms, c->count_ms, bytes / rate * 1e3,
                     c->device_ms + c->upload_ms, c->host_ms, c->host_ms / c->device_ms);
             if (c->reference_ms > 0) {
                 fprintf(f, "%.3f (%lld entries) | %.1fx (%.1fx) | ", c->reference_ms,

@@ -5,7 +5,7 @@ regridding.weights(..., method="conservative", device="cuda") (numba-cuda;
 lattice outputs only) on the benchmark's lattice cases, built here with the
 same formulas as the C program builds them.
 
-    bench_cuda_weights_clip_reference.py [--repeat N] [--case warp,r512,r2048]
+    bench_cuda_weights_clip_reference.py [--repeat N] [--case warp,r512,r2048,k2048]
 
 Each case is built once to compile (numba) and warm up, then N times; the
 best wall time is reported, from the host's NumPy grids to the weights in
@@ -37,8 +37,8 @@ def problem(np, name):
         x, y = grid_in
         grid_out = rotated(np, x.min(), x.max(), 33, y.min(), y.max(), 33, 0.0, 0.0)
         return grid_in, grid_out
-    n = {"r512": 513, "r2048": 2049}[name]
-    return rotated(np, -4, 4, n, -4, 4, n, 0.2, 0.0), rotated(np, -4, 4, n, -4, 4, n, 0.0, 0.0)
+    n, m = {"r512": (513, 513), "r2048": (2049, 2049), "k2048": (65, 2049)}[name]
+    return rotated(np, -4, 4, n, -4, 4, n, 0.2, 0.0), rotated(np, -4, 4, m, -4, 4, m, 0.0, 0.0)
 
 
 def entries_of(np, weights):
@@ -56,7 +56,7 @@ def entries_of(np, weights):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--case", default="warp,r512,r2048")
+    parser.add_argument("--case", default="warp,r512,r2048,k2048")
     args = parser.parse_args()
     try:
         import numpy as np
