@@ -3,8 +3,12 @@
  * by streaming (params.memory_budget; solvers/instrument_build.h): each
  * (channel, bin) plane is a block of the stream, its weights built when
  * the assembly asks for the block (twice: the counting and the placing
- * pass), transposed for the backprojection, scaled by the same unit
- * factors as the in-memory build, and freed at the next block. The
+ * pass) onto the pixels the plane can reach (its bounding box, not the
+ * whole sensor, when the pixel vertices are whole numbers: the builders'
+ * cost per call grows with the output grid),
+ * transposed for the backprojection, scaled by the same unit factors as
+ * the in-memory build, its pixel indices moved to the whole sensor's, and
+ * freed at the next block. The
  * operators are those of the in-memory build bit for bit
  * (tests/unit/test_instrument_lines.c): a plane's weights do not depend on
  * the other planes, and the blocks come in the planes' order. Uses the
@@ -20,13 +24,33 @@ typedef struct plane_stream {
     spart_context *context;
     const spart_instrument_params *p;
     const spart_spectral_bins *bins;
-    const double *s;       /* photons per radiance, (bin, x, y) */
-    int backward;          /* 0: the forward weights; 1: their conservative transpose */
-    double *mapped;        /* one plane's mapped vertices, x then y */
-    double *sensor;        /* the sensor's vertices, x then y */
-    double *factor;        /* one plane's unit factors */
+    const double *s;        /* photons per radiance, (bin, x, y) */
+    int backward;           /* 0: the forward weights; 1: their conservative transpose */
+    double *mapped;         /* one plane's mapped vertices, x then y */
+    double *sensor;         /* the vertices of the pixels a plane reaches, x then y */
+    double *factor;         /* one plane's unit factors */
     spart_weights *current; /* the block last given (valid until the next call) */
+    int64_t *sensor_index;  /* its entries' pixel indices on the whole sensor */
+    int64_t capacity;       /* of sensor_index */
+    int whole_pixels;       /* the pixel vertices increasing whole numbers */
 } plane_stream;
+
+/* The pixels a plane can reach: the vertex range [first, last] of one
+ * increasing axis of pixel vertices (count + 1 of them) that holds
+ * [low, high], at least one pixel. */
+static void reach(const double *vertices, int64_t count, double low, double high, int64_t *first,
+                  int64_t *last)
+{
+    int64_t a = 0, b = count;
+    while (a + 1 < count && vertices[a + 1] <= low) {
+        a++;
+    }
+    while (b - 1 > a && vertices[b - 1] >= high) {
+        b--;
+    }
+    *first = a;
+    *last = b > a ? b : a + 1;
+}
 
 /* The unit factors of bin l, as the in-memory build folds them in:
  * forward s q (per input cell), backward 1 / (q bins s) (per output cell). */
@@ -41,6 +65,73 @@ static void plane_factors(const plane_stream *st, int64_t l, int64_t plane)
     }
 }
 
+/* Whether the pixel vertices increase and are whole numbers: the weights
+ * onto part of such a sensor are those onto the whole, bit for bit (a
+ * whole number subtracted from a coordinate is exact); on other sensors
+ * the builders' arithmetic relative to the first vertex given would round
+ * differently (tests/unit/test_instrument_lines.c). */
+static int whole_increasing(const double *vertices, int64_t count)
+{
+    for (int64_t i = 0; i <= count; i++) {
+        if (vertices[i] != floor(vertices[i]) || (i > 0 && !(vertices[i] > vertices[i - 1]))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The pixel vertex ranges [x0, x1] and [y0, y1] that hold the plane's
+ * mapped vertices (the whole sensor unless its vertices are increasing
+ * whole numbers). */
+static void plane_reach(const plane_stream *st, int64_t vertices, int64_t *x0, int64_t *x1,
+                        int64_t *y0, int64_t *y1)
+{
+    const spart_instrument_params *p = st->p;
+    *x0 = 0;
+    *x1 = p->num_sensor_x;
+    *y0 = 0;
+    *y1 = p->num_sensor_y;
+    if (!st->whole_pixels) {
+        return;
+    }
+    const double *x = st->mapped, *y = st->mapped + vertices;
+    double x_low = x[0], x_high = x[0], y_low = y[0], y_high = y[0];
+    for (int64_t v = 1; v < vertices; v++) {
+        x_low = fmin(x_low, x[v]);
+        x_high = fmax(x_high, x[v]);
+        y_low = fmin(y_low, y[v]);
+        y_high = fmax(y_high, y[v]);
+    }
+    reach(p->sensor_x, p->num_sensor_x, x_low, x_high, x0, x1);
+    reach(p->sensor_y, p->num_sensor_y, y_low, y_high, y0, y1);
+}
+
+/* The entries' pixel indices on the reached mx x my pixels (from x0, y0),
+ * as indices on the whole sensor, into st->sensor_index. */
+static spart_status to_sensor(plane_stream *st, int64_t entries, const int64_t *local, int64_t x0,
+                              int64_t mx, int64_t y0, int64_t my)
+{
+    (void)mx;
+    if (entries > st->capacity) {
+        int64_t *grown = spart_context_realloc(st->context, st->sensor_index,
+                                               (size_t)entries * sizeof *grown);
+        if (grown == NULL) {
+            return spart_context_set_error(st->context, SPART_ERROR_OUT_OF_MEMORY,
+                                           "instrument: could not allocate the pixel indices of "
+                                           "one plane (%lld entries)",
+                                           (long long)entries);
+        }
+        st->sensor_index = grown;
+        st->capacity = entries;
+    }
+    int64_t sensor_y = st->p->num_sensor_y;
+    for (int64_t k = 0; k < entries; k++) {
+        int64_t i = local[k] / my, j = local[k] % my;
+        st->sensor_index[k] = (x0 + i) * sensor_y + (y0 + j);
+    }
+    return SPART_OK;
+}
+
 static spart_status plane_block(void *user_data, int64_t block, int pass,
                                 spart_weights_block *result)
 {
@@ -50,9 +141,20 @@ static spart_status plane_block(void *user_data, int64_t block, int pass,
     spart_weights_free(st->current);
     st->current = NULL;
     int64_t l = block % st->bins->count, c = block / st->bins->count;
-    int64_t nx = p->num_scene_x, ny = p->num_scene_y, mx = p->num_sensor_x, my = p->num_sensor_y;
-    int64_t vertices = (nx + 1) * (ny + 1), pixels = (mx + 1) * (my + 1);
+    int64_t nx = p->num_scene_x, ny = p->num_scene_y;
+    int64_t vertices = (nx + 1) * (ny + 1);
     spart_instrument_map_plane(p, st->bins, c, l, st->mapped, st->mapped + vertices);
+    /* The weights onto the pixels the plane can reach (its bounding box),
+     * their pixel indices then moved to the whole sensor's. */
+    int64_t x0, x1, y0, y1;
+    plane_reach(st, vertices, &x0, &x1, &y0, &y1);
+    int64_t mx = x1 - x0, my = y1 - y0, pixels = (mx + 1) * (my + 1);
+    for (int64_t i = 0; i <= mx; i++) {
+        for (int64_t j = 0; j <= my; j++) {
+            st->sensor[i * (my + 1) + j] = p->sensor_x[x0 + i];
+            st->sensor[pixels + i * (my + 1) + j] = p->sensor_y[y0 + j];
+        }
+    }
     spart_shape plane_shape = spart_instrument_shape4(1, 1, nx + 1, ny + 1);
     spart_shape sensor_shape = spart_instrument_shape4(1, 1, mx + 1, my + 1);
     spart_array input[2] = {{st->mapped, plane_shape}, {st->mapped + vertices, plane_shape}};
@@ -79,6 +181,10 @@ static spart_status plane_block(void *user_data, int64_t block, int pass,
     if (status == SPART_OK) {
         status = spart_weights_arrays(weights, &offsets, &indices_input, &indices_output, &values);
     }
+    if (status == SPART_OK) {
+        status = to_sensor(st, offsets[1], st->backward ? indices_input : indices_output, x0, mx,
+                           y0, my);
+    }
     if (status != SPART_OK) {
         spart_weights_free(weights);
         return status;
@@ -87,25 +193,32 @@ static spart_status plane_block(void *user_data, int64_t block, int pass,
     result->first_element = block;
     result->num_elements = 1;
     result->offsets = offsets;
-    result->indices_input = indices_input;
-    result->indices_output = indices_output;
+    result->indices_input = st->backward ? st->sensor_index : indices_input;
+    result->indices_output = st->backward ? indices_output : st->sensor_index;
     result->values = values;
     return SPART_OK;
 }
 
 /* The most entries one plane can have: each mapped cell (a rigid copy of a
- * scene cell, at most 2 max(dx, dy) / plate_scale pixels across in any
- * rotation) overlaps at most (ceil(extent) + 1)^2 pixels. */
+ * scene cell, at most 2 max(dx, dy) / plate_scale sensor units across in
+ * any rotation) overlaps at most (ceil(extent / smallest pixel) + 1)^2
+ * pixels. */
 static int64_t plane_entries_bound(const spart_instrument_params *p)
 {
-    double largest = 0.0;
+    double largest = 0.0, smallest = INFINITY;
     for (int64_t i = 0; i < p->num_scene_x; i++) {
         largest = fmax(largest, fabs(p->scene_x[i + 1] - p->scene_x[i]));
     }
     for (int64_t j = 0; j < p->num_scene_y; j++) {
         largest = fmax(largest, fabs(p->scene_y[j + 1] - p->scene_y[j]));
     }
-    double across = ceil(2.0 * largest / p->plate_scale) + 1.0;
+    for (int64_t i = 0; i < p->num_sensor_x; i++) {
+        smallest = fmin(smallest, fabs(p->sensor_x[i + 1] - p->sensor_x[i]));
+    }
+    for (int64_t j = 0; j < p->num_sensor_y; j++) {
+        smallest = fmin(smallest, fabs(p->sensor_y[j + 1] - p->sensor_y[j]));
+    }
+    double across = ceil(2.0 * largest / p->plate_scale / smallest) + 1.0;
     double bound = (double)p->num_scene_x * (double)p->num_scene_y * across * across;
     return bound < 4e18 ? (int64_t)bound : (int64_t)4e18;
 }
@@ -157,6 +270,8 @@ spart_status spart_instrument_assemble_streamed(spart_context *context,
     st.p = p;
     st.bins = bins;
     st.s = s;
+    st.whole_pixels = whole_increasing(p->sensor_x, p->num_sensor_x) &&
+                      whole_increasing(p->sensor_y, p->num_sensor_y);
     st.mapped = spart_mart_alloc_doubles(context, 2 * vertices);
     st.sensor = spart_mart_alloc_doubles(context, 2 * pixels);
     st.factor = spart_mart_alloc_doubles(context, cells);
@@ -168,7 +283,6 @@ spart_status spart_instrument_assemble_streamed(spart_context *context,
                                          (double)(2 * vertices + 2 * pixels + cells) * 8.0 / 1e9);
     }
     if (status == SPART_OK) {
-        spart_instrument_sensor_vertices(p, st.sensor, st.sensor + pixels);
         status = assemble_one(&st, bins->count, forward);
     }
     if (status == SPART_OK) {
@@ -178,5 +292,6 @@ spart_status spart_instrument_assemble_streamed(spart_context *context,
     spart_context_free_memory(context, st.mapped);
     spart_context_free_memory(context, st.sensor);
     spart_context_free_memory(context, st.factor);
+    spart_context_free_memory(context, st.sensor_index);
     return status;
 }

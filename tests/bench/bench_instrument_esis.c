@@ -138,8 +138,10 @@ static void esis_params(spart_context *context, const options *o, esis_arrays *a
     p->dispersion = 0.074;
     p->plate_scale = 0.75;
     p->wavelength_ref = 607.0;
+    /* as examples/esis.yaml: the cells' edges on pixel edges across the
+     * dispersion (an odd count of cells centred on 0 needs half a pixel) */
     p->position_ref[0] = sensor_x / 2.0;
-    p->position_ref[1] = sensor_y / 2.0;
+    p->position_ref[1] = sensor_y / 2.0 + (o->cells % 2 == 1 ? 0.5 : 0.0);
     p->area_effective = 1.0;
     p->exposure_time = 10.0;
     p->quantum_yield = 5.4;
