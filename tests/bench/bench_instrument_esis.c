@@ -248,7 +248,7 @@ int main(int argc, char **argv)
            (long long)spart_regridder_num_entries(backward), memory / 1e9,
            memory / weights, csr / 1e9);
     printf("  full ESIS (x %.1f): %.3g weights a direction, about %.0f GB of host memory to "
-           "build as today, %.1f GB of float32 CSR (both operators)\n",
+           "build this way, %.1f GB of float32 CSR (both operators)\n",
            full / triples, weights * full / triples, memory * full / triples / 1e9,
            csr * full / triples / 1e9);
     double to_device = -1.0, forward_s = -1.0, backward_s = -1.0, rate = -1.0;
