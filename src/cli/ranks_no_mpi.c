@@ -14,7 +14,7 @@ int cli_ranks_begin(char *error, size_t error_size)
     const char *names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         const char *value = getenv(names[k]);
-        if (value != NULL && atoi(value) > 1) {
+        if (value != NULL && strtol(value, NULL, 10) > 1) {
             snprintf(error, error_size,
                      "started as one of %s MPI ranks (%s), but this spart was built without "
                      "MPI: every rank would solve alone and write the same files; run it "

@@ -70,9 +70,9 @@ static spart_status copy_rows(spart_context *context, const spart_csr *from, int
             to->columns64[k] = local;
         }
     }
-    if (from->values32 != NULL) {
+    if (n > 0 && from->values32 != NULL) {
         memcpy(to->values32, from->values32 + begin, (size_t)n * sizeof *to->values32);
-    } else {
+    } else if (n > 0) {
         memcpy(to->values64, from->values64 + begin, (size_t)n * sizeof *to->values64);
     }
     return SPART_OK;
