@@ -3,12 +3,15 @@
  * block on the host, the twin of kernels/csr_assemble_stream.cu (the order
  * and the checks are written in src/operator/csr_assemble_stream.h).
  *
- * Each block is walked in order on the calling thread: a row's entries of
- * a block take consecutive slots from its cursor, in the block's order,
- * which is what the device obtains by its stable sort. One thread, because
- * the blocks of a stream are read at the rate they are made or read from
- * disk, and a parallel count would need a histogram per thread (8 bytes a
- * row each) that the memory budget does not have.
+ * Each block is walked in order: a row's entries of a block take
+ * consecutive slots from its cursor, in the block's order, which is what
+ * the device obtains by its stable sort. With several threads, each owns
+ * a fixed range of rows (thread t of T: rows [R t / T, R (t + 1) / T)) and
+ * walks the whole block in order, acting only on its own rows' entries:
+ * every cursor is touched by one thread, in block order, so the arrays
+ * are the same for any thread count, and no per-thread histogram (8 bytes
+ * a row each, which the budget does not have) is needed. The walks read
+ * the block T times but share the random writes, which cost the most.
  */
 #include "operator/csr_assemble_stream.h"
 
@@ -58,16 +61,20 @@ static int64_t column_of(const spart_stream_source *source, int64_t element, int
                                                  : cell * source->column_lookup_stride);
 }
 
-void spart_host_stream_count(const spart_stream_source *source, int64_t num_rows, int64_t *cursor,
-                             spart_stream_tally *tally)
+/* Blocks smaller than this are walked by one thread. */
+#define PARALLEL_ENTRIES 65536
+
+/* The threads for a block of n entries. */
+static int threads_for(int threads, int64_t n)
 {
-    (void)num_rows;
-    tally->kept = 0;
-    tally->out_of_range = 0;
-    find_bad(source, tally);
-    if (tally->first_bad < source->num_entries || source->num_entries == 0) {
-        return;
-    }
+    return n < PARALLEL_ENTRIES || threads < 1 ? 1 : threads;
+}
+
+/* Count the kept entries whose rows lie in [row_begin, row_end). */
+static int64_t count_rows(const spart_stream_source *source, int64_t row_begin, int64_t row_end,
+                          int64_t *cursor)
+{
+    int64_t kept = 0;
     int64_t element = element_of(source->offsets, source->num_elements, 0);
     for (int64_t k = 0; k < source->num_entries; k++) {
         while (source->offsets[element + 1] <= k) {
@@ -76,22 +83,40 @@ void spart_host_stream_count(const spart_stream_source *source, int64_t num_rows
         if (source->drop_zeros && source->values[k] == 0.0) {
             continue;
         }
-        cursor[row_of(source, element, k) + 1]++;
-        tally->kept++;
+        int64_t row = row_of(source, element, k);
+        if (row >= row_begin && row < row_end) {
+            cursor[row + 1]++;
+            kept++;
+        }
     }
+    return kept;
 }
 
-void spart_host_stream_place(const spart_stream_source *source, int64_t num_rows, int64_t *cursor,
-                             int64_t num_entries, int32_t *columns32, int64_t *columns64,
-                             float *values32, double *values64, spart_stream_tally *tally)
+void spart_host_stream_count(const spart_stream_source *source, int64_t num_rows, int threads,
+                             int64_t *cursor, spart_stream_tally *tally)
 {
-    (void)num_rows;
     tally->kept = 0;
     tally->out_of_range = 0;
     find_bad(source, tally);
     if (tally->first_bad < source->num_entries || source->num_entries == 0) {
         return;
     }
+    int team = threads_for(threads, source->num_entries);
+    int64_t kept = 0;
+#pragma omp parallel for schedule(static, 1) num_threads(team) reduction(+ : kept)
+    for (int t = 0; t < team; t++) {
+        kept += count_rows(source, num_rows * t / team, num_rows * (t + 1) / team, cursor);
+    }
+    tally->kept = kept;
+}
+
+/* Place the kept entries whose rows lie in [row_begin, row_end); counts
+ * the kept ones and those whose slot falls outside the result. */
+static void place_rows(const spart_stream_source *source, int64_t row_begin, int64_t row_end,
+                       int64_t *cursor, int64_t num_entries, int32_t *columns32,
+                       int64_t *columns64, float *values32, double *values64, int64_t *kept,
+                       int64_t *outside)
+{
     int64_t element = element_of(source->offsets, source->num_elements, 0);
     for (int64_t k = 0; k < source->num_entries; k++) {
         while (source->offsets[element + 1] <= k) {
@@ -101,10 +126,14 @@ void spart_host_stream_place(const spart_stream_source *source, int64_t num_rows
         if (source->drop_zeros && value == 0.0) {
             continue;
         }
-        tally->kept++;
-        int64_t slot = cursor[row_of(source, element, k) + 1]++;
+        int64_t row = row_of(source, element, k);
+        if (row < row_begin || row >= row_end) {
+            continue;
+        }
+        (*kept)++;
+        int64_t slot = cursor[row + 1]++;
         if (slot < 0 || slot >= num_entries) {
-            tally->out_of_range++; /* a block that changed between the passes */
+            (*outside)++; /* a block that changed between the passes */
             continue;
         }
         int64_t column = column_of(source, element, k);
@@ -119,6 +148,31 @@ void spart_host_stream_place(const spart_stream_source *source, int64_t num_rows
             values64[slot] = value;
         }
     }
+}
+
+void spart_host_stream_place(const spart_stream_source *source, int64_t num_rows, int threads,
+                             int64_t *cursor, int64_t num_entries, int32_t *columns32,
+                             int64_t *columns64, float *values32, double *values64,
+                             spart_stream_tally *tally)
+{
+    tally->kept = 0;
+    tally->out_of_range = 0;
+    find_bad(source, tally);
+    if (tally->first_bad < source->num_entries || source->num_entries == 0) {
+        return;
+    }
+    int team = threads_for(threads, source->num_entries);
+    int64_t kept = 0, outside = 0;
+#pragma omp parallel for schedule(static, 1) num_threads(team) reduction(+ : kept, outside)
+    for (int t = 0; t < team; t++) {
+        int64_t mine = 0, beyond = 0;
+        place_rows(source, num_rows * t / team, num_rows * (t + 1) / team, cursor, num_entries,
+                   columns32, columns64, values32, values64, &mine, &beyond);
+        kept += mine;
+        outside += beyond;
+    }
+    tally->kept = kept;
+    tally->out_of_range = outside;
 }
 
 void spart_host_stream_scan(int64_t *cursor, int64_t num_rows)

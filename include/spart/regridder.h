@@ -282,7 +282,8 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_load(spart_context *conte
  * spart_weights_create_from_arrays checks them.
  *
  * Thread safety: the call runs your function on the calling thread, one
- * block at a time. Determinism: the CSR arrays are the same bit for bit
+ * block at a time; a host assembly then walks each block with the
+ * context's threads, each owning a range of rows. Determinism: the CSR arrays are the same bit for bit
  * for any block sizes, budget, thread count and on host or device. */
 
 /* One block of streamed weights, as your function yields it: entries

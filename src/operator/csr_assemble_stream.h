@@ -105,17 +105,20 @@ typedef struct spart_stream_tally {
     int64_t out_of_range; /* pass 1: entries whose slot fell outside the result */
 } spart_stream_tally;
 
-/* Pass 0 over one block: cursor[row + 1] += 1 for each kept entry. The
+/* Pass 0 over one block: cursor[row + 1] += 1 for each kept entry, with
+ * up to `threads` OpenMP threads (each owning a range of rows). The
  * indices are checked first; a block with a bad entry counts nothing. */
-void spart_host_stream_count(const spart_stream_source *source, int64_t num_rows, int64_t *cursor,
-                             spart_stream_tally *tally);
+void spart_host_stream_count(const spart_stream_source *source, int64_t num_rows, int threads,
+                             int64_t *cursor, spart_stream_tally *tally);
 
 /* Pass 1 over one block: each kept entry to slot cursor[row + 1]++ of the
  * columns (int32 when columns32 is not NULL, else int64) and values
- * (float when values32 is not NULL), num_entries slots in all. */
-void spart_host_stream_place(const spart_stream_source *source, int64_t num_rows, int64_t *cursor,
-                             int64_t num_entries, int32_t *columns32, int64_t *columns64,
-                             float *values32, double *values64, spart_stream_tally *tally);
+ * (float when values32 is not NULL), num_entries slots in all; threads
+ * as for the count. */
+void spart_host_stream_place(const spart_stream_source *source, int64_t num_rows, int threads,
+                             int64_t *cursor, int64_t num_entries, int32_t *columns32,
+                             int64_t *columns64, float *values32, double *values64,
+                             spart_stream_tally *tally);
 
 /* cursor[0 .. num_rows] into its exclusive prefix sum, in place. */
 void spart_host_stream_scan(int64_t *cursor, int64_t num_rows);

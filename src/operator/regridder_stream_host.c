@@ -60,10 +60,11 @@ static spart_status run_pass(spart_stream_job *job, const spart_assembly_source 
                                                             job->cells_input, job->cells_output);
         spart_stream_tally tally;
         memset(&tally, 0, sizeof tally);
+        int threads = spart_threads(job->context);
         if (pass == 0) {
-            spart_host_stream_count(&source, csr->num_rows, cursor, &tally);
+            spart_host_stream_count(&source, csr->num_rows, threads, cursor, &tally);
         } else {
-            spart_host_stream_place(&source, csr->num_rows, cursor, csr->num_entries,
+            spart_host_stream_place(&source, csr->num_rows, threads, cursor, csr->num_entries,
                                     csr->columns32, csr->columns64, csr->values32,
                                     csr->values64, &tally);
         }

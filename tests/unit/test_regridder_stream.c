@@ -99,6 +99,22 @@ static void the_default_roles_give_the_same_arrays(void **state)
     spart_weights_free(weights);
 }
 
+/* Blocks large enough to be walked by several threads (each owning a
+ * range of rows) give the same arrays for 1, 2 and 3 threads. */
+static void threads_give_the_same_arrays(void **state)
+{
+    spart_context *context = *state;
+    spart_weights *weights = stream_weights_sized(context, 12, 60000, 40);
+    spart_regridder_options options = stream_options_sized(SPART_FLOAT32, 1, 40);
+    assert_true(spart_weights_num_entries(weights) > 2 * 70000);
+    for (int threads = 1; threads <= 3; threads++) {
+        assert_int_equal(spart_context_set_threads(context, threads), SPART_OK);
+        stream_and_compare(context, weights, &options, 70000, 0);
+    }
+    assert_int_equal(spart_context_set_threads(context, 0), SPART_OK);
+    spart_weights_free(weights);
+}
+
 /* The allocator's own count of what the call held stays under the budget
  * and agrees with the report; spart_regridder_stream_bytes says the same
  * peak beforehand; and that peak is enough. */
@@ -308,6 +324,7 @@ int main(void)
         cmocka_unit_test(empty_blocks_change_nothing),
         cmocka_unit_test(a_stream_without_entries_gives_an_empty_matrix),
         cmocka_unit_test(the_default_roles_give_the_same_arrays),
+        cmocka_unit_test(threads_give_the_same_arrays),
         cmocka_unit_test(memory_held_stays_under_the_budget),
         cmocka_unit_test(a_budget_too_small_for_the_cursors_is_refused),
         cmocka_unit_test(a_budget_too_small_for_the_result_is_refused_after_counting),
