@@ -4,7 +4,7 @@
  * with MPI and -DSPART_BUILD_BENCHMARKS=ON):
  *
  *   mpirun -np P bench_mpi_split [--scene N] [--device] [--repeat R]
- *                                [--iterations K] [--markdown FILE]
+ *                                [--iterations K] [--frames F] [--markdown FILE]
  *
  * The ESIS-like instrument of the MART benchmarks (bench_util.h) on an N x
  * N scene (default 128). Per product (forward, backward): the whole
@@ -13,7 +13,10 @@
  * gathered on every rank), the slowest rank's time, medians of R; the
  * bytes each rank receives in the gather, and, for device ranks, the
  * bytes staged through the host. Then K MART iterations (a fixed count)
- * both ways, and whether the solutions have the same bits. With ranks
+ * both ways, and F frames (default 8) of K iterations solved by one rank
+ * (spart_mart_solve_frames) against the frames split over the ranks
+ * (spart_mart_solve_frames_distributed, each rank the whole operators);
+ * whether the solutions have the same bits. With ranks
  * sharing one GPU or one host's cores the split cannot be faster: these
  * figures measure the exchange's cost; the scaling needs several GPUs.
  */
@@ -44,6 +47,7 @@ typedef struct settings {
     int device;
     int repeat;
     int iterations;
+    int frames;
     const char *markdown;
 } settings;
 
@@ -53,6 +57,7 @@ static void parse(int argc, char **argv, settings *s)
     s->device = 0;
     s->repeat = 9;
     s->iterations = 8;
+    s->frames = 8;
     s->markdown = NULL;
     for (int k = 1; k < argc; k++) {
         if (strcmp(argv[k], "--device") == 0) {
@@ -63,12 +68,15 @@ static void parse(int argc, char **argv, settings *s)
             s->repeat = atoi(argv[++k]);
         } else if (strcmp(argv[k], "--iterations") == 0 && k + 1 < argc) {
             s->iterations = atoi(argv[++k]);
+        } else if (strcmp(argv[k], "--frames") == 0 && k + 1 < argc) {
+            s->frames = atoi(argv[++k]);
         } else if (strcmp(argv[k], "--markdown") == 0 && k + 1 < argc) {
             s->markdown = argv[++k];
         }
     }
     s->repeat = s->repeat < 1 ? 1 : s->repeat > MAX_REPEAT ? MAX_REPEAT : s->repeat;
     s->scene = s->scene < 8 ? 8 : s->scene;
+    s->frames = s->frames < 1 ? 1 : s->frames;
 }
 
 /* The slowest rank's seconds. */
@@ -141,6 +149,38 @@ static void run_solve(void *user)
             spart_mart_solve(s->context, s->operators, s->observed, s->options, &s->result));
 }
 
+/* Many frames: all on rank 0 (spart_mart_solve_frames), or split over
+ * the ranks (spart_mart_solve_frames_distributed, the solutions gathered
+ * on every rank). */
+typedef struct frames_run {
+    spart_context *context;
+    const spart_communicator *communicator;
+    const spart_mart_operators *operators;
+    const double *observed;
+    const spart_mart_options *options;
+    int64_t frames;
+    spart_mart_result **results;
+    double *solutions;
+    int split;
+} frames_run;
+
+static void run_frames(void *user)
+{
+    frames_run *r = user;
+    for (int64_t f = 0; f < r->frames; f++) {
+        spart_mart_result_free(r->results[f]);
+        r->results[f] = NULL;
+    }
+    if (r->split) {
+        REQUIRE(r->context, spart_mart_solve_frames_distributed(
+                                r->context, r->communicator, r->operators, r->frames, r->observed,
+                                r->options, 0, r->results, r->solutions, NULL));
+    } else {
+        REQUIRE(r->context, spart_mart_solve_frames(r->context, r->operators, r->frames,
+                                                    r->observed, r->options, 0, r->results));
+    }
+}
+
 int main(int argc, char **argv)
 {
     int provided = 0; /* spart calls MPI from the main thread, its OpenMP threads never */
@@ -174,6 +214,13 @@ int main(int argc, char **argv)
         spart_instrument_num_channel(instrument) * spart_instrument_image_size(instrument);
     double *observed = malloc((size_t)image_values * sizeof *observed);
     REQUIRE(context, spart_instrument_observe(context, instrument, scene, 1, observed, NULL));
+    /* the frames: the same scene, each frame its own noise */
+    int64_t frames = s.frames;
+    double *observed_frames = malloc((size_t)(frames * image_values) * sizeof *observed_frames);
+    for (int64_t f = 0; f < frames; f++) {
+        REQUIRE(context, spart_instrument_observe(context, instrument, scene, (uint64_t)(1 + f),
+                                                  observed_frames + f * image_values, NULL));
+    }
 
     const spart_regridder *host[2] = {spart_instrument_forward(instrument),
                                       spart_instrument_backward(instrument)};
@@ -251,6 +298,49 @@ int main(int argc, char **argv)
     int all_same = 0;
     MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 
+    /* many frames: one rank alone against the frames split over the ranks */
+    double *frames_there = observed_frames;
+    size_t frames_bytes = (size_t)(frames * image_values) * sizeof(double);
+    if (s.device) {
+        REQUIRE(context, spart_memory_allocate(context, 1, frames_bytes, (void **)&frames_there));
+        REQUIRE(context,
+                spart_memory_copy(context, frames_there, 1, observed_frames, 0, frames_bytes));
+    }
+    spart_mart_result **results = calloc((size_t)frames, sizeof *results);
+    double *solutions = malloc((size_t)(frames * scene_size) * sizeof *solutions);
+    frames_run alone = {context,      communicator, &whole_operators,
+                        frames_there, &options,     frames,
+                        results,      solutions,    0};
+    double frames_whole_ms = 1e3 * time_median(run_frames, &alone, solve_repeat, 1);
+    double *first_solution = malloc((size_t)scene_size * sizeof *first_solution);
+    double *last_solution = malloc((size_t)scene_size * sizeof *last_solution);
+    if (rank == 0) {
+        memcpy(first_solution, spart_mart_result_solution(results[0]),
+               (size_t)scene_size * sizeof(double));
+        memcpy(last_solution, spart_mart_result_solution(results[frames - 1]),
+               (size_t)scene_size * sizeof(double));
+    }
+    frames_run split_frames = alone;
+    split_frames.split = 1;
+    double frames_split_ms = 1e3 * time_median(run_frames, &split_frames, solve_repeat, 0);
+    int frames_same =
+        rank != 0 || (memcmp(first_solution, solutions, (size_t)scene_size * sizeof(double)) == 0 &&
+                      memcmp(last_solution, solutions + (frames - 1) * scene_size,
+                             (size_t)scene_size * sizeof(double)) == 0);
+    MPI_Allreduce(MPI_IN_PLACE, &frames_same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    all_same = all_same && frames_same;
+    for (int64_t f = 0; f < frames; f++) {
+        spart_mart_result_free(results[f]);
+    }
+    free(results);
+    free(solutions);
+    free(first_solution);
+    free(last_solution);
+    free(observed_frames);
+    if (s.device) {
+        spart_memory_free(context, 1, frames_there);
+    }
+
     if (rank == 0) {
         printf("bench_mpi_split: %d ranks, %s, scene %d x %d x %d\n", size,
                s.device ? "operators on the CUDA device" : "host", BENCH_MART_BINS, n, n);
@@ -279,6 +369,11 @@ int main(int argc, char **argv)
             }
             fprintf(f, "| MART, %d iterations | | %.3f | %.3f | %.2f | | |\n", s.iterations,
                     whole_solve_ms, split_solve_ms, split_solve_ms / whole_solve_ms);
+            fprintf(f,
+                    "| MART, %lld frames x %d iterations, frames split (whole operators a rank) "
+                    "| | %.3f | %.3f | %.2f | | |\n",
+                    (long long)frames, s.iterations, frames_whole_ms, frames_split_ms,
+                    frames_split_ms / frames_whole_ms);
             fprintf(f, "\nsplit solution = one-rank solution, bit for bit: %s\n",
                     all_same ? "yes" : "NO");
         }
