@@ -143,11 +143,12 @@ typedef struct spart_distributed_operator spart_distributed_operator;
  * rule, so the sums are whole's), its columns renumbered to the columns
  * its rows use, in ascending order. The caller may free `whole` after.
  * on_device nonzero: the rows go to the context's CUDA device, and the
- * products take and give device memory there. Collective (the split is
- * checked to agree between ranks: sizes and entries). Errors:
+ * products take and give device memory there. Collective (the ranks
+ * compare the matrices' sizes, entry counts and plans, not their values:
+ * equal values are the caller's to keep). Errors:
  * SPART_ERROR_NULL_POINTER, SPART_ERROR_NOT_IMPLEMENTED (a regridder with
  * batch axes, or on a device: copy it to the host first), SPART_ERROR_
- * SHAPE_MISMATCH (ranks passed matrices of different sizes),
+ * SHAPE_MISMATCH (ranks passed matrices of different sizes or plans),
  * SPART_ERROR_NO_DEVICE, SPART_ERROR_OUT_OF_MEMORY, SPART_ERROR_INTERNAL. */
 SPART_NODISCARD SPART_API spart_status spart_distributed_operator_create(
     spart_context *context, const spart_communicator *communicator, const spart_regridder *whole,
