@@ -260,6 +260,9 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_load(spart_context *conte
  *     32-bit keys and positions, plus CUB's scratch) and its element
  *     offsets. A host assembly reads each block where it lies and stages
  *     nothing.
+ * On a device each allocation is counted in whole pages of 2 MiB, as
+ * cudaMalloc hands them out (so cudaMemGetInfo sees no more than the
+ * count).
  * Not in the budget: the blocks your function yields (your memory), the
  * buffers of a spart_weights_files (its own, stated there), two pinned
  * 32 MiB host buffers through which a device assembly copies host blocks,

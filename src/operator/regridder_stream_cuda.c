@@ -35,6 +35,16 @@ static size_t round_up(size_t bytes)
     return (bytes + 255) / 256 * 256;
 }
 
+/* What an allocation of `bytes` takes of the device: cudaMalloc (and the
+ * stream-ordered pool) hand out whole pages of 2 MiB, so the budget counts
+ * each allocation rounded up to them, and cudaMemGetInfo agrees. */
+#define DEVICE_PAGE ((size_t)2 << 20)
+
+static size_t pages(size_t bytes)
+{
+    return (bytes + DEVICE_PAGE - 1) / DEVICE_PAGE * DEVICE_PAGE;
+}
+
 /* The regions of the staging allocation. */
 typedef struct staging_layout {
     size_t entries;  /* indices_output, indices_input, values: 24 bytes an entry */
@@ -67,20 +77,24 @@ static cudaError_t layout_staging(const spart_stream_job *job, int64_t num_rows,
     return error;
 }
 
-static size_t entry_bytes(int64_t num_columns, spart_value_type value_type, int64_t num_entries)
+/* The device tables: row and column offsets per element, and the lookups
+ * (each its own allocation). */
+static size_t device_table_bytes(const spart_stream_job *job, const spart_assembly_source *tables)
+{
+    size_t bytes = 2 * pages(sizeof(int64_t) * (size_t)job->num_elements);
+    bytes += tables->row_lookup != NULL ? pages(sizeof(int64_t) * (size_t)job->cells_output) : 0;
+    bytes += tables->column_lookup != NULL ? pages(sizeof(int64_t) * (size_t)job->cells_input)
+                                           : 0;
+    return bytes;
+}
+
+/* The columns and values of num_entries entries (two allocations). */
+static size_t device_entry_bytes(int64_t num_columns, spart_value_type value_type,
+                                 int64_t num_entries)
 {
     size_t column = num_columns < ((int64_t)1 << 31) ? sizeof(int32_t) : sizeof(int64_t);
     size_t value = value_type == SPART_FLOAT32 ? sizeof(float) : sizeof(double);
-    return (column + value) * (size_t)num_entries;
-}
-
-/* The device tables: row and column offsets per element, and the lookups. */
-static size_t device_table_bytes(const spart_stream_job *job, const spart_assembly_source *tables)
-{
-    size_t bytes = 2 * sizeof(int64_t) * (size_t)job->num_elements;
-    bytes += tables->row_lookup != NULL ? sizeof(int64_t) * (size_t)job->cells_output : 0;
-    bytes += tables->column_lookup != NULL ? sizeof(int64_t) * (size_t)job->cells_input : 0;
-    return bytes;
+    return pages(column * (size_t)num_entries) + pages(value * (size_t)num_entries);
 }
 
 static void device_bytes(const spart_stream_job *job, const spart_assembly_source *tables,
@@ -95,15 +109,16 @@ static void device_bytes(const spart_stream_job *job, const spart_assembly_sourc
     size_t short_blocks =
         ((size_t)num_rows + SPART_DEVICE_SHORT_ROW_BLOCK - 1) / SPART_DEVICE_SHORT_ROW_BLOCK;
     size_t chunks = (size_t)num_entries / SPART_CHUNK_LENGTH + 1;
-    parts->cursors = sizeof(int64_t) * ((size_t)num_rows + 1);
+    parts->cursors = pages(sizeof(int64_t) * ((size_t)num_rows + 1));
     parts->tables = device_table_bytes(job, tables);
-    parts->staging = layout.total;
-    parts->entries = entry_bytes(num_columns, value_type, num_entries);
+    parts->staging = pages(layout.total);
+    parts->entries = device_entry_bytes(num_columns, value_type, num_entries);
     /* while the plan is made: the long-row scratch and table, and the
      * short-row index with its flags */
-    parts->plan = long_rows + sizeof(int64_t) * (6 * chunks + 1) +
-                  short_blocks * (SPART_DEVICE_SHORT_ROW_BLOCK + sizeof(int64_t)) +
-                  SPART_DEVICE_SHORT_ROW_FLAGS * sizeof(int);
+    parts->plan = pages(long_rows) + pages(sizeof(int64_t) * (6 * chunks + 1)) +
+                  pages(short_blocks * SPART_DEVICE_SHORT_ROW_BLOCK) +
+                  pages(short_blocks * sizeof(int64_t)) +
+                  pages(SPART_DEVICE_SHORT_ROW_FLAGS * sizeof(int));
 }
 
 /* What the device assembly holds while it runs. */
@@ -127,7 +142,7 @@ static cudaError_t take(device_run *run, size_t bytes, void **memory)
         (void)cudaGetLastError();
         return error;
     }
-    spart_stream_hold(run->job, bytes);
+    spart_stream_hold(run->job, pages(bytes));
     return cudaSuccess;
 }
 
@@ -136,7 +151,7 @@ static void give_back(device_run *run, void **memory, size_t bytes)
     if (*memory != NULL) {
         (void)cudaFree(*memory);
         *memory = NULL;
-        spart_stream_release(run->job, bytes);
+        spart_stream_release(run->job, pages(bytes));
     }
 }
 
