@@ -17,7 +17,7 @@ set_tests_properties(parity_lines PROPERTIES LABELS parity SKIP_RETURN_CODE 77 T
 # The spart command with several lines (where it is built): the config's
 # lines, frames and drift, the grids, and the ESIS configs' validity
 # (tests/cli/test_cli_lines.c, label unit); the scaled-down ESIS example
-# run end to end (example_esis_small, label example, about 1.5 s of CPU).
+# run end to end, 3 frames (example_esis_small, label example, about 4 s of CPU).
 if(TARGET spart_cli)
   add_executable(test_cli_lines cli/test_cli_lines.c ${PROJECT_SOURCE_DIR}/src/cli/problem.c
                                 ${PROJECT_SOURCE_DIR}/src/cli/progress.c)
