@@ -16,9 +16,9 @@
  *     the end of the cell's slots backwards.
  * Every number comes from the headers the host kernel uses, in the same
  * order; the windows give each lattice cell the sums the host's whole
- * block gives it. The count pass runs the same code and counts. Each pass
- * is two kernels, the cells that do not walk and those that do, so that
- * the first (nearly every cell) keeps its sums in registers.
+ * block gives it. Each pass is two kernels, the cells that do not walk
+ * and those that do (see below): the count computes the small cells'
+ * overlaps once and keeps them for the write; the walk runs in both.
  */
 #include <cuda_runtime.h>
 
@@ -195,30 +195,6 @@ __device__ __forceinline__ void prepare_cell(const lattice_problem &p, const lat
     spart_clip_cell_prepare(cx, cy, p.num_cells_x, p.num_cells_y, weight_input, cell);
 }
 
-/* Weigh a cell that is not walked (inside one lattice cell, or within
- * 2 x 2 of them) into `sink`. */
-template <bool WRITE>
-__device__ __forceinline__ void weigh_small_cell(const lattice_problem &p,
-                                                 const spart_clip_cell &cell,
-                                                 entry_sink<WRITE> &sink)
-{
-    const spart_clip_block &block = cell.block;
-    if (cell.kind == SPART_CLIP_INSIDE_ONE) {
-        sink.forward(block.lower_x * p.num_cells_y + block.lower_y, cell.weight);
-        return;
-    }
-    double overlap[2][2];
-    spart_clip_overlaps_small(&cell, overlap);
-    for (int64_t c = 0; c < 2; c++) {
-        const int64_t first_output = (block.lower_x + c) * p.num_cells_y + block.lower_y;
-        for (int64_t r = 0; r < 2; r++) {
-            if (overlap[c][r] != 0) {
-                sink.forward(first_output + r, overlap[c][r] * cell.weight);
-            }
-        }
-    }
-}
-
 /* Whether a cell is weighed by the small kernels (inside one lattice cell
  * or within 2 x 2 of them) or by the walk's; a cell of neither kind
  * (outside the lattice, or of no area) gives no entries. */
@@ -248,74 +224,118 @@ __device__ void weigh_walked_cell(const lattice_problem &p, const spart_clip_cel
 /* Each pass is two kernels: one for the cells within 2 x 2 lattice cells
  * (nearly all of them, when the grids' cells are of similar sizes), kept
  * free of the walk's windows so that its sums stay in registers, and one
- * for the cells that walk (each thread prepares its cell again and stops
- * at once unless it walks). They touch disjoint cells; the walk's kernel
- * runs second, on the same stream. */
+ * for the cells that walk. The count's first kernel keeps what it found of
+ * each cell (the stage: its overlaps, its block's first lattice cell, which
+ * overlaps are entries, or that it walks), so that the write of those
+ * cells only copies (the arithmetic is not done twice) and the walk's
+ * kernels skip every other cell at once. The two kernels of a pass touch
+ * disjoint cells; the walk's runs second, on the same stream. */
+
+/* Where the count keeps what it found. */
+struct lattice_stage {
+    double *values;           /* 4 a cell */
+    int64_t *first_output;    /* a cell */
+    unsigned char *mask;      /* a cell */
+};
 
 /* Pass 1: counts[k] = the entries of input cell k (0 for a cell that
- * walks: count_walked_cells counts it after). */
+ * walks: count_walked_cells counts it after), and the stage. */
 __global__ void __launch_bounds__(threads_per_block)
-    count_small_cells(lattice_problem p, int64_t num_cells, int64_t *__restrict__ counts)
+    count_small_cells(lattice_problem p, int64_t num_cells, lattice_stage stage,
+                      int64_t *__restrict__ counts)
 {
     const lattice_frame f = frame_of(p);
     for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
         spart_clip_cell cell;
         prepare_cell(p, f, k, &cell);
-        entry_sink<false> sink = {0, k, 0, 0, NULL, NULL, NULL};
-        if (is_small(cell)) {
-            weigh_small_cell<false>(p, cell, sink);
+        const spart_clip_block &block = cell.block;
+        unsigned mask = 0;
+        double value[4] = {0.0, 0.0, 0.0, 0.0};
+        if (cell.kind == SPART_CLIP_INSIDE_ONE) {
+            mask = 1; /* one entry, its weight, whatever it is */
+            value[0] = cell.weight;
+        } else if (is_small(cell)) {
+            double overlap[2][2];
+            spart_clip_overlaps_small(&cell, overlap);
+            for (int c = 0; c < 2; c++) {
+                for (int r = 0; r < 2; r++) {
+                    value[2 * c + r] = overlap[c][r] * cell.weight;
+                    mask |= (unsigned)(overlap[c][r] != 0) << (2 * c + r);
+                }
+            }
+        } else if (walks(cell)) {
+            mask = SPART_CLIP_STAGE_WALKS;
         }
+        if (mask != 0 && mask != SPART_CLIP_STAGE_WALKS) {
+            for (int m = 0; m < 4; m++) {
+                stage.values[4 * k + m] = value[m];
+            }
+            stage.first_output[k] = block.lower_x * p.num_cells_y + block.lower_y;
+        }
+        stage.mask[k] = (unsigned char)mask;
+        counts[k] = mask == SPART_CLIP_STAGE_WALKS ? 0 : __popc(mask);
+    }
+}
+
+__global__ void __launch_bounds__(threads_per_block)
+    count_walked_cells(lattice_problem p, int64_t num_cells,
+                       const unsigned char *__restrict__ mask, int64_t *__restrict__ counts)
+{
+    const lattice_frame f = frame_of(p);
+    for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
+        if (mask[k] != SPART_CLIP_STAGE_WALKS) {
+            continue;
+        }
+        spart_clip_cell cell;
+        prepare_cell(p, f, k, &cell);
+        entry_sink<false> sink = {0, k, 0, 0, NULL, NULL, NULL};
+        weigh_walked_cell<false>(p, cell, sink);
         counts[k] = sink.count;
     }
 }
 
+/* Pass 2: input cell k's entries at starts[k] .. starts[k + 1] - 1: the
+ * staged ones, in C order of the block (slot 2 c + r: lattice cell
+ * first_output + c num_cells_y + r), as weigh_small_cell gives them. */
 __global__ void __launch_bounds__(threads_per_block)
-    count_walked_cells(lattice_problem p, int64_t num_cells, int64_t *__restrict__ counts)
+    write_small_cells(lattice_stage stage, int64_t num_cells, int64_t num_cells_y,
+                      const int64_t *__restrict__ starts, int64_t *__restrict__ indices_input,
+                      int64_t *__restrict__ indices_output, double *__restrict__ values)
 {
-    const lattice_frame f = frame_of(p);
     for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
-        spart_clip_cell cell;
-        prepare_cell(p, f, k, &cell);
-        if (walks(cell)) {
-            entry_sink<false> sink = {0, k, 0, 0, NULL, NULL, NULL};
-            weigh_walked_cell<false>(p, cell, sink);
-            counts[k] = sink.count;
+        const unsigned mask = stage.mask[k];
+        if (mask == 0 || mask == SPART_CLIP_STAGE_WALKS) {
+            continue;
         }
-    }
-}
-
-/* Pass 2: input cell k's entries at starts[k] .. starts[k + 1] - 1. */
-__global__ void __launch_bounds__(threads_per_block)
-    write_small_cells(lattice_problem p, int64_t num_cells, const int64_t *__restrict__ starts,
-                      int64_t *__restrict__ indices_input, int64_t *__restrict__ indices_output,
-                      double *__restrict__ values)
-{
-    const lattice_frame f = frame_of(p);
-    for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
-        spart_clip_cell cell;
-        prepare_cell(p, f, k, &cell);
-        if (is_small(cell)) {
-            entry_sink<true> sink = {0,           k,           starts[k], starts[k + 1],
-                                     indices_input, indices_output, values};
-            weigh_small_cell<true>(p, cell, sink);
+        int64_t slot = starts[k];
+        const int64_t first_output = stage.first_output[k];
+        for (int m = 0; m < 4; m++) {
+            if (mask & (1u << m)) {
+                indices_input[slot] = k;
+                indices_output[slot] = first_output + (m >> 1) * num_cells_y + (m & 1);
+                values[slot] = stage.values[4 * k + m];
+                slot++;
+            }
         }
     }
 }
 
 __global__ void __launch_bounds__(threads_per_block)
-    write_walked_cells(lattice_problem p, int64_t num_cells, const int64_t *__restrict__ starts,
+    write_walked_cells(lattice_problem p, int64_t num_cells,
+                       const unsigned char *__restrict__ mask, const int64_t *__restrict__ starts,
                        int64_t *__restrict__ indices_input, int64_t *__restrict__ indices_output,
                        double *__restrict__ values)
 {
     const lattice_frame f = frame_of(p);
     for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
+        if (mask[k] != SPART_CLIP_STAGE_WALKS) {
+            continue;
+        }
         spart_clip_cell cell;
         prepare_cell(p, f, k, &cell);
-        if (walks(cell)) {
-            entry_sink<true> sink = {0,           k,           starts[k], starts[k + 1],
-                                     indices_input, indices_output, values};
-            weigh_walked_cell<true>(p, cell, sink);
-        }
+        entry_sink<true> sink = {0,           k,           starts[k], starts[k + 1],
+                                 indices_input, indices_output, values};
+        weigh_walked_cell<true>(p, cell, sink);
     }
 }
 
@@ -337,14 +357,28 @@ lattice_problem problem_of(const spart_device_clip_counts *state)
 
 } // namespace
 
-cudaError_t spart_clip_lattice_count(const spart_device_clip_counts *state, int64_t *counts,
+cudaError_t spart_clip_lattice_count(spart_device_clip_counts *state, int64_t *counts,
                                      cudaStream_t stream)
 {
     const int64_t n = state->num_cells_input;
     const lattice_problem p = problem_of(state);
-    cudaError_t status = launch_items(count_small_cells, n, stream, p, n, counts);
+    cudaError_t status =
+        cudaMallocAsync((void **)&state->stage_values, (size_t)n * 4 * sizeof(double), stream);
     if (status == cudaSuccess) {
-        status = launch_items(count_walked_cells, n, stream, p, n, counts);
+        status = cudaMallocAsync((void **)&state->stage_first_output, (size_t)n * sizeof(int64_t),
+                                 stream);
+    }
+    if (status == cudaSuccess) {
+        status = cudaMallocAsync((void **)&state->stage_mask, (size_t)n, stream);
+    }
+    const lattice_stage stage = {state->stage_values, state->stage_first_output,
+                                 state->stage_mask};
+    if (status == cudaSuccess) {
+        status = launch_items(count_small_cells, n, stream, p, n, stage, counts);
+    }
+    if (status == cudaSuccess) {
+        status = launch_items(count_walked_cells, n, stream, p, n,
+                              (const unsigned char *)stage.mask, counts);
     }
     return status;
 }
@@ -355,10 +389,13 @@ cudaError_t spart_clip_lattice_write(const spart_device_clip_counts *state, int6
     const int64_t n = state->num_cells_input;
     const lattice_problem p = problem_of(state);
     const int64_t *starts = state->starts;
-    cudaError_t status = launch_items(write_small_cells, n, stream, p, n, starts, indices_input,
-                                      indices_output, values);
+    const lattice_stage stage = {state->stage_values, state->stage_first_output,
+                                 state->stage_mask};
+    cudaError_t status = launch_items(write_small_cells, n, stream, stage, n, p.num_cells_y,
+                                      starts, indices_input, indices_output, values);
     if (status == cudaSuccess) {
-        status = launch_items(write_walked_cells, n, stream, p, n, starts, indices_input,
+        status = launch_items(write_walked_cells, n, stream, p, n,
+                              (const unsigned char *)stage.mask, starts, indices_input,
                               indices_output, values);
     }
     return status;
