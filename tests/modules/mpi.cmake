@@ -18,8 +18,13 @@ endif()
 if(SPART_HAVE_MPI)
   set(spart_mpi_flags ${MPIEXEC_PREFLAGS})
   # Open MPI refuses more ranks than cores, and root, unless told (its
-  # environment variables; other MPIs ignore them).
-  set(spart_mpi_environment "OMP_NUM_THREADS=1;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+  # environment variables, 4.x and 5.x; other MPIs ignore them); in
+  # containers without ptrace its shared-memory transport's single copy
+  # fails ("Read -1, expected ..."), so it copies twice there.
+  set(spart_mpi_environment
+      "OMP_NUM_THREADS=1;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+      "OMPI_MCA_rmaps_base_oversubscribe=1;PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe"
+      "OMPI_MCA_btl_vader_single_copy_mechanism=none")
   foreach(program test_mpi_products test_mpi_mart)
     add_executable(${program} mpi/${program}.c)
     target_link_libraries(${program} PRIVATE spart_static MPI::MPI_C OpenMP::OpenMP_C GSL::gsl m)
