@@ -4,9 +4,10 @@
  * walk). Contract: src/weights/weights_device.h; the arithmetic, shared
  * with the host: src/weights/conservative_1d_math.h.
  *
- * A thread an input cell (a unit): the count pass finds the number of
- * pieces of its cell, the write pass writes them at the cell's start
- * (the exclusive scan of the counts, in unit order). Unit u is input cell
+ * A thread an input cell (a unit) of a batch of elements: the count pass
+ * finds the number of pieces of its cell, the write pass writes them at
+ * the cell's start (the exclusive scan of the counts, in unit order:
+ * element after element, cell after cell). Unit u is input cell
  * u in the caller's order when the list is coalesced (the host's sorted
  * order: input ascending, then output ascending, so the pieces of a cell
  * over a reversed output grid are written backwards), or cell u of the
@@ -26,7 +27,7 @@
 namespace
 {
 
-/* The grids of an element as the kernels read them. */
+/* The grids of one element as a unit's thread reads them. */
 struct grids_1d {
     const double *x_input;
     int64_t num_input;
@@ -37,16 +38,37 @@ struct grids_1d {
     const double *weights_input;
 };
 
+/* Unit `unit` of the batch: its element's grids, and its cell u. */
+__device__ __forceinline__ grids_1d element_grids(const spart_device_grids_1d &b, int64_t unit,
+                                                  int64_t *u)
+{
+    const int64_t cells = b.num_input - 1;
+    const int64_t k = unit / cells;
+    *u = unit - k * cells;
+    grids_1d g;
+    g.x_input = b.x_input + k * b.stride_input;
+    g.num_input = b.num_input;
+    g.reversed_input = spart_c1d_reversed(g.x_input, g.num_input);
+    g.x_output = b.x_output + k * b.stride_output;
+    g.num_output = b.num_output;
+    g.reversed_output = spart_c1d_reversed(g.x_output, g.num_output);
+    g.weights_input = b.weights_input != NULL ? b.weights_input + k * b.stride_weights : NULL;
+    return g;
+}
+
 /* The view cell of unit u. */
 __device__ __forceinline__ int64_t view_cell(const grids_1d &g, int coalesced, int64_t u)
 {
     return coalesced ? spart_c1d_cell_index(g.num_input, g.reversed_input, u) : u;
 }
 
-__global__ void count_pieces(grids_1d g, int coalesced, int64_t *counts)
+__global__ void count_pieces(spart_device_grids_1d b, int coalesced, int64_t *counts)
 {
-    const int64_t num_cells = g.num_input - 1;
-    for (int64_t u = spart_launch::first_item(); u < num_cells; u += spart_launch::item_stride()) {
+    const int64_t num_units = b.num_elements * (b.num_input - 1);
+    for (int64_t unit = spart_launch::first_item(); unit < num_units;
+         unit += spart_launch::item_stride()) {
+        int64_t u;
+        grids_1d g = element_grids(b, unit, &u);
         int64_t v = view_cell(g, coalesced, u);
         spart_c1d_cursor cursor = spart_c1d_begin(g.x_input, g.num_input, g.reversed_input,
                                                   g.x_output, g.num_output, g.reversed_output, v);
@@ -58,18 +80,21 @@ __global__ void count_pieces(grids_1d g, int coalesced, int64_t *counts)
                                  &cell);
             count += 1;
         }
-        counts[u] = count;
+        counts[unit] = count;
     }
 }
 
-__global__ void write_pieces(grids_1d g, int coalesced, const int64_t *starts,
+__global__ void write_pieces(spart_device_grids_1d b, int coalesced, const int64_t *starts,
                              spart_device_entries_out out)
 {
-    const int64_t num_cells = g.num_input - 1;
-    for (int64_t u = spart_launch::first_item(); u < num_cells; u += spart_launch::item_stride()) {
+    const int64_t num_units = b.num_elements * (b.num_input - 1);
+    for (int64_t unit = spart_launch::first_item(); unit < num_units;
+         unit += spart_launch::item_stride()) {
+        int64_t u;
+        grids_1d g = element_grids(b, unit, &u);
         int64_t v = view_cell(g, coalesced, u);
-        int64_t start = starts[u];
-        int64_t count = starts[u + 1] - start;
+        int64_t start = starts[unit];
+        int64_t count = starts[unit + 1] - start;
         int backwards = coalesced && g.reversed_output;
         int64_t index_input = spart_c1d_cell_index(g.num_input, g.reversed_input, v);
         int has_factor = g.weights_input != NULL;
@@ -90,37 +115,22 @@ __global__ void write_pieces(grids_1d g, int coalesced, const int64_t *starts,
     }
 }
 
-grids_1d grids_of(const spart_device_element *element, int reverse_input, int reverse_output)
-{
-    grids_1d g;
-    g.x_input = element->input[0];
-    g.num_input = element->shape_input[0];
-    g.reversed_input = reverse_input;
-    g.x_output = element->output[0];
-    g.num_output = element->shape_output[0];
-    g.reversed_output = reverse_output;
-    g.weights_input = element->weights_input;
-    return g;
-}
-
 } // namespace
 
-extern "C" int spart_cuda_weights_conservative_1d_count(const spart_device_element *element,
-                                                        int reverse_input, int reverse_output,
+extern "C" int spart_cuda_weights_conservative_1d_count(const spart_device_grids_1d *grids,
                                                         int coalesced, int64_t *counts,
                                                         void *stream)
 {
-    grids_1d g = grids_of(element, reverse_input, reverse_output);
-    return (int)spart_launch::launch_items(count_pieces, g.num_input - 1, (cudaStream_t)stream, g,
-                                           coalesced, counts);
+    return (int)spart_launch::launch_items(count_pieces,
+                                           grids->num_elements * (grids->num_input - 1),
+                                           (cudaStream_t)stream, *grids, coalesced, counts);
 }
 
-extern "C" int spart_cuda_weights_conservative_1d_write(const spart_device_element *element,
-                                                        int reverse_input, int reverse_output,
+extern "C" int spart_cuda_weights_conservative_1d_write(const spart_device_grids_1d *grids,
                                                         int coalesced, const int64_t *starts,
                                                         spart_device_entries_out out, void *stream)
 {
-    grids_1d g = grids_of(element, reverse_input, reverse_output);
-    return (int)spart_launch::launch_items(write_pieces, g.num_input - 1, (cudaStream_t)stream, g,
-                                           coalesced, starts, out);
+    return (int)spart_launch::launch_items(write_pieces,
+                                           grids->num_elements * (grids->num_input - 1),
+                                           (cudaStream_t)stream, *grids, coalesced, starts, out);
 }

@@ -56,6 +56,13 @@ __global__ void gather_entries(spart_device_entries_out from, const int64_t *pos
     }
 }
 
+__global__ void pick_values(const int64_t *values, int64_t stride, int64_t count, int64_t *picked)
+{
+    for (int64_t k = spart_launch::first_item(); k < count; k += spart_launch::item_stride()) {
+        picked[k] = values[k * stride];
+    }
+}
+
 __global__ void set_first_zero(int64_t *starts)
 {
     if (blockIdx.x == 0 && threadIdx.x == 0) {
@@ -84,6 +91,13 @@ size_t cub_sort_bytes(int64_t n)
 extern "C" size_t spart_cuda_weights_scan_scratch(int64_t n)
 {
     return round_up(cub_scan_bytes(n > 0 ? n : 1));
+}
+
+extern "C" int spart_cuda_weights_pick(const int64_t *values, int64_t stride, int64_t count,
+                                       int64_t *picked, void *stream)
+{
+    return (int)spart_launch::launch_items(pick_values, count, (cudaStream_t)stream, values,
+                                           stride, count, picked);
 }
 
 extern "C" int spart_cuda_weights_scan(const int64_t *counts, int64_t n, int64_t *starts,

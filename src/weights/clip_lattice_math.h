@@ -347,8 +347,7 @@ SPART_MATH_FUNCTION void spart_clip_overlaps_within_2x2(const double *x, const d
 /* The same for a cell inside one column of two lattice cells (block
  * coordinates in [0, 1] x [0, 2]): its edges are the column's parts. */
 SPART_MATH_FUNCTION void spart_clip_overlaps_within_one_column(const double *x, const double *y,
-                                                               double lowest,
-                                                               double overlap[2][2])
+                                                               double lowest, double overlap[2][2])
 {
     spart_clip_column_2x2 column = {0.0, 0.0, 0.0, 0.0};
     for (int k = 0; k < 4; k++) {

@@ -100,8 +100,8 @@ SPART_MATH_FUNCTION void spart_clip_add_piece(spart_clip_sums *sums, int64_t col
     if (row < sums->first_row || row >= sums->first_row + sums->num_rows) {
         return; /* a row outside the window */
     }
-    spart_clip_cell_sums *cell = &sums->cells[(column - sums->first_column) * sums->num_rows +
-                                              (row - sums->first_row)];
+    spart_clip_cell_sums *cell =
+        &sums->cells[(column - sums->first_column) * sums->num_rows + (row - sums->first_row)];
     if (isnan(cell->reference)) {
         cell->reference = ya;
     }
@@ -170,8 +170,8 @@ SPART_MATH_FUNCTION spart_clip_edge_axis spart_clip_edge_axis_of(double start, d
  * meets them (both at once through a lattice vertex), and add the piece
  * between each crossing and the next. A crossing's own coordinate is the
  * line, exactly; the other is interpolated along the edge. */
-SPART_MATH_FUNCTION void spart_clip_add_edge(spart_clip_sums *sums, double x0, double y0,
-                                             double x1, double y1)
+SPART_MATH_FUNCTION void spart_clip_add_edge(spart_clip_sums *sums, double x0, double y0, double x1,
+                                             double y1)
 {
     if (x0 == x1) {
         return; /* vertical: no area */

@@ -33,18 +33,18 @@ struct spart_clip_pair {
 };
 typedef struct spart_clip_pair spart_clip_pair;
 
-#define SPART_CLIP_PAIR_OPERATOR(op)                                                              \
-    SPART_MATH_FUNCTION spart_clip_pair operator op(spart_clip_pair a, spart_clip_pair b)         \
-    {                                                                                             \
-        return spart_clip_pair{{a.lane[0] op b.lane[0], a.lane[1] op b.lane[1]}};                 \
-    }                                                                                             \
-    SPART_MATH_FUNCTION spart_clip_pair operator op(spart_clip_pair a, double b)                  \
-    {                                                                                             \
-        return spart_clip_pair{{a.lane[0] op b, a.lane[1] op b}};                                 \
-    }                                                                                             \
-    SPART_MATH_FUNCTION spart_clip_pair operator op(double a, spart_clip_pair b)                  \
-    {                                                                                             \
-        return spart_clip_pair{{a op b.lane[0], a op b.lane[1]}};                                 \
+#define SPART_CLIP_PAIR_OPERATOR(op)                                                               \
+    SPART_MATH_FUNCTION spart_clip_pair operator op(spart_clip_pair a, spart_clip_pair b)          \
+    {                                                                                              \
+        return spart_clip_pair{{a.lane[0] op b.lane[0], a.lane[1] op b.lane[1]}};                  \
+    }                                                                                              \
+    SPART_MATH_FUNCTION spart_clip_pair operator op(spart_clip_pair a, double b)                   \
+    {                                                                                              \
+        return spart_clip_pair{{a.lane[0] op b, a.lane[1] op b}};                                  \
+    }                                                                                              \
+    SPART_MATH_FUNCTION spart_clip_pair operator op(double a, spart_clip_pair b)                   \
+    {                                                                                              \
+        return spart_clip_pair{{a op b.lane[0], a op b.lane[1]}};                                  \
     }
 SPART_CLIP_PAIR_OPERATOR(+)
 SPART_CLIP_PAIR_OPERATOR(-)
@@ -92,8 +92,8 @@ SPART_MATH_FUNCTION spart_clip_pair spart_clip_pair_abs(spart_clip_pair a)
 SPART_MATH_FUNCTION spart_clip_pair spart_clip_pair_where_positive(spart_clip_pair value,
                                                                    spart_clip_pair test)
 {
-    return spart_clip_pair{{test.lane[0] > 0.0 ? value.lane[0] : 0.0,
-                            test.lane[1] > 0.0 ? value.lane[1] : 0.0}};
+    return spart_clip_pair{
+        {test.lane[0] > 0.0 ? value.lane[0] : 0.0, test.lane[1] > 0.0 ? value.lane[1] : 0.0}};
 }
 
 #else /* the host */
@@ -144,7 +144,8 @@ SPART_MATH_FUNCTION spart_clip_pair spart_clip_pair_max(spart_clip_pair a, spart
 /* fabs on each lane: the sign bit cleared. */
 SPART_MATH_FUNCTION spart_clip_pair spart_clip_pair_abs(spart_clip_pair a)
 {
-    return (spart_clip_pair)((spart_clip_pair_mask)a & (spart_clip_pair_mask){INT64_MAX, INT64_MAX});
+    return (spart_clip_pair)((spart_clip_pair_mask)a &
+                             (spart_clip_pair_mask){INT64_MAX, INT64_MAX});
 }
 
 /* value where test > 0, else +0 (all bits clear), on each lane. */

@@ -260,9 +260,8 @@ SPART_MATH_FUNCTION int spart_clip_boxes_overlap(const double *a, const double *
  * signed area (0 or non-finite: a cell that overlaps nothing). */
 SPART_MATH_FUNCTION double spart_clip_input_cell_prepare(const double *x, const double *y,
                                                          int64_t num_y, int64_t i, int64_t j,
-                                                         spart_clip_polygon *subject,
-                                                         double *box, double *shift_x,
-                                                         double *shift_y)
+                                                         spart_clip_polygon *subject, double *box,
+                                                         double *shift_x, double *shift_y)
 {
     const int64_t corner[4] = {i * num_y + j, (i + 1) * num_y + j, (i + 1) * num_y + j + 1,
                                i * num_y + j + 1};

@@ -155,7 +155,8 @@ typedef struct clip_problem {
  * which of them are 0 follows no pattern a branch predictor could learn.
  * 0 on success, -1 when out of memory. */
 static int append_overlaps_2x2(double overlap[2][2], const spart_clip_block *block,
-                               int64_t num_cells_y, int64_t index_input, double weight_per_area, spart_triples *list)
+                               int64_t num_cells_y, int64_t index_input, double weight_per_area,
+                               spart_triples *list)
 {
     while (list->count + 4 > list->capacity) {
         if (spart_triples_grow(list) != 0) {
@@ -200,8 +201,7 @@ static void cell_prepare(const clip_problem *problem, int64_t i, int64_t j, spar
     const int64_t index_input = i * (problem->num_y - 1) + j;
     const double weight_input =
         problem->weights_input != NULL ? problem->weights_input[index_input] : 1.0;
-    spart_clip_cell_prepare(cx, cy, problem->num_cells_x, problem->num_cells_y, weight_input,
-                            cell);
+    spart_clip_cell_prepare(cx, cy, problem->num_cells_x, problem->num_cells_y, weight_input, cell);
 }
 
 /* Weigh input cell `index_input`, made ready in `cell`, against the
@@ -221,8 +221,8 @@ static int weigh_cell(const clip_problem *problem, block_sums *sums, const spart
     case SPART_CLIP_ONE_COLUMN:
     case SPART_CLIP_2X2:
         spart_clip_overlaps_small(cell, overlap);
-        return append_overlaps_2x2(overlap, block, problem->num_cells_y, index_input,
-                                   cell->weight, list);
+        return append_overlaps_2x2(overlap, block, problem->num_cells_y, index_input, cell->weight,
+                                   list);
     case SPART_CLIP_WALK:
         if (spart_clip_sums_start(sums, block->width, block->height) != 0) {
             return -1;

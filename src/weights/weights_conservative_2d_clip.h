@@ -37,8 +37,7 @@ int spart_clip_sums_start(block_sums *sums, int64_t width, int64_t height);
 /* Turn the sums of a walked cell into overlaps and append each non-zero
  * one times weight_per_area, in C order of the lattice cells. 0 on
  * success, -1 when out of memory. */
-int spart_clip_append_overlaps(block_sums *sums, const spart_clip_block *block,
-                               int64_t num_cells_y, int64_t index_input, double weight_per_area,
-                               spart_triples *list);
+int spart_clip_append_overlaps(block_sums *sums, const spart_clip_block *block, int64_t num_cells_y,
+                               int64_t index_input, double weight_per_area, spart_triples *list);
 
 #endif /* SPART_WEIGHTS_CONSERVATIVE_2D_CLIP_H */

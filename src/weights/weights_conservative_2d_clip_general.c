@@ -128,8 +128,8 @@ static int64_t num_buckets_along(double extent, double width, int64_t limit)
 
 /* Whether listing every usable cell in each bucket its box touches would
  * take more than `limit` entries (counting stops there). */
-static int listings_exceed(const spart_clip_output_cell *cells, const unsigned char *usable, int64_t num_cells,
-                           const bucket_grid *grid, int64_t limit)
+static int listings_exceed(const spart_clip_output_cell *cells, const unsigned char *usable,
+                           int64_t num_cells, const bucket_grid *grid, int64_t limit)
 {
     int64_t listings = 0;
     for (int64_t c = 0; c < num_cells && listings <= limit; c++) {
@@ -240,8 +240,8 @@ static spart_status fill_bucket_grid(spart_clip_output_cell *cells, const unsign
  * caller frees what was allocated (problem->cells and the grid's arrays). */
 static spart_status prepare_output(const double *x_output, const double *y_output,
                                    int64_t num_x_output, int64_t num_y_output, int parallel,
-                                   const spart_allocator *allocator, spart_clip_output_cell **cells_out,
-                                   bucket_grid *grid)
+                                   const spart_allocator *allocator,
+                                   spart_clip_output_cell **cells_out, bucket_grid *grid)
 {
     const int64_t num_cells_y = num_y_output - 1;
     const int64_t num_cells = (num_x_output - 1) * num_cells_y;
@@ -254,8 +254,8 @@ static spart_status prepare_output(const double *x_output, const double *y_outpu
     }
 #pragma omp parallel for schedule(static) num_threads(parallel > 1 ? parallel : 1) if (parallel > 1)
     for (int64_t c = 0; c < num_cells; c++) {
-        usable[c] = (unsigned char)spart_clip_output_cell_prepare(x_output, y_output, num_y_output,
-                                                       c / num_cells_y, c % num_cells_y, &cells[c]);
+        usable[c] = (unsigned char)spart_clip_output_cell_prepare(
+            x_output, y_output, num_y_output, c / num_cells_y, c % num_cells_y, &cells[c]);
     }
     size_bucket_grid(cells, usable, num_cells, grid);
     spart_status status = fill_bucket_grid(cells, usable, num_cells, allocator, grid);
@@ -312,8 +312,8 @@ static void sort_overlaps(overlap *items, int64_t count)
 /* Clip `subject` (input cell shifted by (-shift_x, -shift_y), box `box`)
  * against every output cell whose box overlaps its own, into `overlaps`,
  * unsorted. 0 on success, -1 when out of memory. */
-static int find_overlaps(const clip_problem *problem, const spart_clip_polygon *subject, const double *box,
-                         double shift_x, double shift_y, overlap_list *overlaps)
+static int find_overlaps(const clip_problem *problem, const spart_clip_polygon *subject,
+                         const double *box, double shift_x, double shift_y, overlap_list *overlaps)
 {
     const bucket_grid *grid = &problem->buckets;
     int64_t low_x, high_x, low_y, high_y;
@@ -365,8 +365,7 @@ static int clip_cell(const clip_problem *problem, int64_t i, int64_t j, overlap_
     const double weight_input =
         problem->weights_input != NULL ? problem->weights_input[index_input] : 1.0;
     for (int64_t k = 0; k < overlaps->count; k++) {
-        double value =
-            spart_clip_overlap_value(overlaps->items[k].area, area_input, weight_input);
+        double value = spart_clip_overlap_value(overlaps->items[k].area, area_input, weight_input);
         if (spart_triples_append(list, index_input, overlaps->items[k].index_output, value) != 0) {
             return -1;
         }

@@ -61,9 +61,8 @@ int spart_clip_sums_start(block_sums *sums, int64_t width, int64_t height)
     return 0;
 }
 
-int spart_clip_append_overlaps(block_sums *sums, const spart_clip_block *block,
-                               int64_t num_cells_y, int64_t index_input, double weight_per_area,
-                               spart_triples *list)
+int spart_clip_append_overlaps(block_sums *sums, const spart_clip_block *block, int64_t num_cells_y,
+                               int64_t index_input, double weight_per_area, spart_triples *list)
 {
     const int64_t height = block->height;
     for (int64_t c = 0; c < block->width; c++) {

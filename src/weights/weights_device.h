@@ -107,19 +107,32 @@ int spart_cuda_weights_multilinear(const spart_device_element *element,
                                    size_t scratch_bytes, void *stream);
 
 /* ---- conservative 1-D (kernels/weights_conservative_1d.cu) ------------
- * Unit: input cell k in the caller's order when coalesced, else cell k
- * of the input's ascending view (the walk's order). count writes
- * counts[k]; write writes unit k's pieces at starts[k]. reverse_input/output: the
- * grid is read backwards (it does not ascend end to end), as the host
- * walk reads it; coalesced: the host list after coalescing (each input
- * cell's pieces by output index ascending) instead of the walk's order.
- * Grids must be monotonic (the driver checks; others go through the host
- * walk and are uploaded). */
-int spart_cuda_weights_conservative_1d_count(const spart_device_element *element,
-                                             int reverse_input, int reverse_output, int coalesced,
+ * A batch of elements at once: element k's input grid at x_input + k *
+ * stride_input (stride 0: one grid all share), likewise its output grid
+ * and its weights_input (NULL: none). Unit k * (num_input - 1) + u is
+ * input cell u of element k: in the caller's order when coalesced (the
+ * host's sorted list: input ascending, then output ascending), else cell
+ * u of the input's ascending view (the walk's order). Each grid is read
+ * backwards when it does not ascend end to end, as the host walk reads it
+ * (decided per grid on the device, spart_c1d_reversed). Grids must be
+ * monotonic (the driver checks on the host; others go through the host
+ * walk and are copied). count writes counts[unit]; write writes unit
+ * u's pieces at starts[u]. */
+typedef struct spart_device_grids_1d {
+    int64_t num_elements;
+    const double *x_input;
+    int64_t num_input;
+    int64_t stride_input;
+    const double *x_output;
+    int64_t num_output;
+    int64_t stride_output;
+    const double *weights_input;
+    int64_t stride_weights;
+} spart_device_grids_1d;
+
+int spart_cuda_weights_conservative_1d_count(const spart_device_grids_1d *grids, int coalesced,
                                              int64_t *counts, void *stream);
-int spart_cuda_weights_conservative_1d_write(const spart_device_element *element,
-                                             int reverse_input, int reverse_output, int coalesced,
+int spart_cuda_weights_conservative_1d_write(const spart_device_grids_1d *grids, int coalesced,
                                              const int64_t *starts, spart_device_entries_out out,
                                              void *stream);
 
@@ -128,6 +141,10 @@ int spart_cuda_weights_conservative_1d_write(const spart_device_element *element
 /* Bytes of scratch for scanning n counts, and the exclusive scan of
  * counts[0..n-1] into starts[0..n] (starts[n] the total). */
 size_t spart_cuda_weights_scan_scratch(int64_t n);
+/* picked[k] = values[k * stride] for k = 0 .. count - 1 (the starts of
+ * each element of a batch, from the scanned counts of its units). */
+int spart_cuda_weights_pick(const int64_t *values, int64_t stride, int64_t count, int64_t *picked,
+                            void *stream);
 int spart_cuda_weights_scan(const int64_t *counts, int64_t n, int64_t *starts, void *scratch,
                             size_t scratch_bytes, void *stream);
 

@@ -17,10 +17,14 @@
  * - conservative 1-D between monotonic grids: counts per input cell, their
  *   scan, one copy of the total to the host, the pieces written
  *   (kernels/weights_conservative_1d.cu).
+ * - conservative 2-D by clipping: 30-clip's kernels
+ *   (src/weights/weights_clip_device.h: count, make room, write), onto a
+ *   lattice when every output grid is one (decided on the host, as the
+ *   host driver decides it), else the general clip.
  * Any other problem (multilinear on a curvilinear grid, conservative 1-D
- * on a grid that turns back, conservative 2-D until its device kernels are
- * wired here, keys of more than 63 bits) is built by the host build and
- * its entries copied to the device: the same arrays either way.
+ * on a grid that turns back, the 2-D sweep or a jittered output grid, keys
+ * of more than 62 bits) is built by the host build and its entries copied
+ * to the device: the same arrays either way.
  */
 #include <string.h>
 
@@ -30,48 +34,15 @@
 #include "device/device_select.h"
 #include "weights/conservative_1d_math.h"
 #include "weights/weights_build.h"
+#include "weights/weights_device_build.h"
 #include "weights/weights_device.h"
 #include "weights/weights_internal.h"
 #include "weights/weights_kernels.h"
 #include "weights/weights_ops.h"
 
+const char *const spart_wdev_what = "weights_build_device";
+int64_t spart_wdev_batch_words = BATCH_WORDS;
 static const char *const what = "weights_build_device";
-
-/* Everything one device build holds. */
-typedef struct device_build {
-    spart_context *context;
-    cudaStream_t stream;
-    const spart_weights_options *options;
-    const spart_array *coordinates_input;
-    const spart_array *coordinates_output;
-    spart_weights_layout layout;
-    spart_weights shell; /* shapes and axes of the result (no arrays) */
-    int conservative;
-    int corners; /* multilinear: 2^N entries a point */
-    spart_shape full_values;
-    int64_t strides_values[SPART_MAX_NDIM];
-    int64_t size_values; /* weights_input of one element */
-    int64_t units;       /* conservative 1-D: input cells of one element */
-    /* host space for gathering one element (coordinates, weights_input) */
-    double *host;
-    /* device scratch, one stream-ordered allocation */
-    void *scratch;
-    double *input[3];
-    double *output[3];
-    double *weights_input;
-    double *profiles;
-    int64_t *counts;
-    int64_t *starts;
-    int64_t *outside; /* multilinear: per element */
-    void *work;
-    size_t work_bytes;
-    /* the result's entries, device memory (cudaMalloc) */
-    int64_t *indices_input;
-    int64_t *indices_output;
-    double *values;
-    int64_t capacity;
-    int64_t *offsets; /* host, num_elements + 1 */
-} device_build;
 
 static size_t round_up(size_t bytes)
 {
@@ -84,22 +55,25 @@ static size_t scratch_layout(device_build *b, char *base)
     const spart_weights_layout *l = &b->layout;
     const int n = l->num_coordinates;
     size_t at = 0;
+    const size_t grids_input = (size_t)(b->shared_input ? 1 : b->batch);
+    const size_t grids_output = (size_t)(b->shared_output ? 1 : b->batch);
     for (int c = 0; c < n; c++) {
         if (base != NULL) {
             b->input[c] = (double *)(base + at);
         }
-        at += round_up((size_t)l->size_input * sizeof(double));
+        at += round_up(grids_input * (size_t)l->size_input * sizeof(double));
     }
     for (int c = 0; c < n; c++) {
         if (base != NULL) {
             b->output[c] = (double *)(base + at);
         }
-        at += round_up((size_t)l->size_output * sizeof(double));
+        at += round_up(grids_output * (size_t)l->size_output * sizeof(double));
     }
     if (base != NULL) {
         b->weights_input = (double *)(base + at);
     }
-    at += round_up((size_t)(b->options->weights_input != NULL ? b->size_values : 1) *
+    at += round_up((size_t)b->batch *
+                   (size_t)(b->options->weights_input != NULL ? b->size_values : 1) *
                    sizeof(double));
     size_t profile = 0;
     for (int m = 0; m < l->num_axes_input; m++) {
@@ -109,7 +83,11 @@ static size_t scratch_layout(device_build *b, char *base)
         b->profiles = (double *)(base + at);
     }
     at += round_up(profile * sizeof(double));
-    size_t units = (size_t)(b->units > 0 ? b->units : 0) + 1;
+    size_t units = (size_t)(b->units > 0 ? b->units * b->batch : 0) + 1;
+    if (base != NULL) {
+        b->picked = (int64_t *)(base + at);
+    }
+    at += round_up((size_t)(b->batch + 1) * sizeof(int64_t));
     if (base != NULL) {
         b->counts = (int64_t *)(base + at);
     }
@@ -124,7 +102,7 @@ static size_t scratch_layout(device_build *b, char *base)
     at += round_up((size_t)(l->num_elements > 0 ? l->num_elements : 1) * sizeof(int64_t));
     size_t work = 0;
     if (b->conservative) {
-        work = spart_cuda_weights_scan_scratch(b->units);
+        work = spart_cuda_weights_scan_scratch(b->units * b->batch);
     } else {
         work = spart_cuda_weights_multilinear_scratch(l->size_output);
         if (b->options->coalesce) {
@@ -170,7 +148,21 @@ static spart_status plan_build(device_build *b, spart_context *context, int num_
         b->size_values *= b->full_values.dims[b->layout.resampled_input[a]];
     }
     b->corners = 1 << num_coordinates;
-    b->units = b->conservative ? b->layout.grid_shape_input[0] - 1 : 0;
+    b->units = b->conservative && num_coordinates == 1 ? b->layout.grid_shape_input[0] - 1 : 0;
+    b->shared_input = spart_weights_layout_input_shared(&b->layout);
+    b->shared_output = spart_weights_layout_output_shared(&b->layout);
+    b->batch = 1;
+    if (status == SPART_OK && b->units > 0 && b->layout.num_elements > 1) {
+        /* 1-D elements are small: build many at once, their grids and
+         * counts within a budget */
+        int64_t per_element = (b->shared_input ? 0 : b->layout.size_input) +
+                              (b->shared_output ? 0 : b->layout.size_output) +
+                              (options->weights_input != NULL ? b->size_values : 0) +
+                              2 * b->units;
+        int64_t batch = spart_wdev_batch_words / (per_element > 0 ? per_element : 1);
+        batch = batch < 1 ? 1 : batch;
+        b->batch = batch < b->layout.num_elements ? batch : b->layout.num_elements;
+    }
     return status;
 }
 
@@ -182,7 +174,11 @@ static int device_builds(const device_build *b)
 {
     const spart_weights_layout *l = &b->layout;
     if (b->conservative) {
-        return l->num_coordinates == 1;
+        /* 2-D: clipping (the sweep, and a jittered output grid, stay on
+         * the host) */
+        return l->num_coordinates == 1 ||
+               (b->options->algorithm != SPART_ALGORITHM_SWEEP &&
+                b->options->perturb != SPART_PERTURB_YES);
     }
     /* the coalescing sort's key, input * size_output + output, in 62 bits */
     int64_t limit = (int64_t)1 << 62;
@@ -192,7 +188,7 @@ static int device_builds(const device_build *b)
 /* One side's coordinates of the element at orthogonal index `index` on the
  * host, as the host driver reads them: in place where dense, else gathered
  * into `space`; returns the space left. */
-static double *host_side(const spart_weights_layout *l, int output, const spart_array *coordinates,
+double *spart_wdev_host_side(const spart_weights_layout *l, int output, const spart_array *coordinates,
                          const int64_t *index, double *space, const double **blocks)
 {
     const int64_t(*strides)[SPART_MAX_NDIM] = output ? l->strides_output : l->strides_input;
@@ -213,7 +209,7 @@ static double *host_side(const spart_weights_layout *l, int output, const spart_
     return space;
 }
 
-static cudaError_t upload(void *device, const void *host, size_t bytes, cudaStream_t stream)
+cudaError_t spart_wdev_upload(void *device, const void *host, size_t bytes, cudaStream_t stream)
 {
     /* From pageable memory the call returns once the host's bytes are
      * staged, so the host space may be reused at once. */
@@ -224,7 +220,7 @@ static cudaError_t upload(void *device, const void *host, size_t bytes, cudaStre
 /* Lay element e out on the host and copy it to the device: its input grid
  * (unless `input_ready`: a shared grid already there), its output grid and
  * its weights_input. host_input gets the host blocks of the input grid. */
-static cudaError_t upload_element(device_build *b, int64_t e, int input_ready,
+cudaError_t spart_wdev_upload_element(device_build *b, int64_t e, int input_ready,
                                   const double **host_input, const double **host_output)
 {
     const spart_weights_layout *l = &b->layout;
@@ -233,21 +229,21 @@ static cudaError_t upload_element(device_build *b, int64_t e, int input_ready,
     double *space = b->host;
     cudaError_t error = cudaSuccess;
     if (!input_ready) {
-        space = host_side(l, 0, b->coordinates_input, index, space, host_input);
+        space = spart_wdev_host_side(l, 0, b->coordinates_input, index, space, host_input);
         for (int c = 0; c < l->num_coordinates && error == cudaSuccess; c++) {
-            error = upload(b->input[c], host_input[c], (size_t)l->size_input * sizeof(double),
+            error = spart_wdev_upload(b->input[c], host_input[c], (size_t)l->size_input * sizeof(double),
                            b->stream);
         }
     }
-    space = host_side(l, 1, b->coordinates_output, index, space, host_output);
+    space = spart_wdev_host_side(l, 1, b->coordinates_output, index, space, host_output);
     for (int c = 0; c < l->num_coordinates && error == cudaSuccess; c++) {
-        error = upload(b->output[c], host_output[c], (size_t)l->size_output * sizeof(double),
+        error = spart_wdev_upload(b->output[c], host_output[c], (size_t)l->size_output * sizeof(double),
                        b->stream);
     }
     if (b->options->weights_input != NULL && error == cudaSuccess) {
         spart_gather_block(b->options->weights_input->data, b->strides_values, &b->full_values,
                            l->resampled_input, l->num_axes_input, index, space);
-        error = upload(b->weights_input, space, (size_t)b->size_values * sizeof(double),
+        error = spart_wdev_upload(b->weights_input, space, (size_t)b->size_values * sizeof(double),
                        b->stream);
     }
     return error;
@@ -255,7 +251,7 @@ static cudaError_t upload_element(device_build *b, int64_t e, int input_ready,
 
 /* Make room for `needed` entries in the device arrays, keeping the first
  * `kept`; grows to at least twice the capacity. */
-static cudaError_t reserve_entries(device_build *b, int64_t needed, int64_t kept)
+cudaError_t spart_wdev_reserve_entries(device_build *b, int64_t needed, int64_t kept)
 {
     if (needed <= b->capacity) {
         return cudaSuccess;
@@ -288,14 +284,14 @@ static cudaError_t reserve_entries(device_build *b, int64_t needed, int64_t kept
     return cudaSuccess;
 }
 
-static spart_device_entries_out entries_at(const device_build *b, int64_t first)
+spart_device_entries_out spart_wdev_entries_at(const device_build *b, int64_t first)
 {
     spart_device_entries_out out = {b->indices_input + first, b->indices_output + first,
                                     b->values + first};
     return out;
 }
 
-static spart_device_element element_of(const device_build *b)
+spart_device_element spart_wdev_element_of(const device_build *b)
 {
     const spart_weights_layout *l = &b->layout;
     spart_device_element element;
@@ -310,181 +306,6 @@ static spart_device_element element_of(const device_build *b)
     element.num_points = l->size_output;
     element.weights_input = b->options->weights_input != NULL ? b->weights_input : NULL;
     return element;
-}
-
-/* The profiles of element e's input grid on the device; *rectilinear 0
- * when it is not rectilinear (the host builds the problem then). */
-static spart_status upload_profiles(device_build *b, const double *const *host_input,
-                                    spart_device_rectilinear *grid, int *rectilinear,
-                                    cudaError_t *error)
-{
-    const spart_weights_layout *l = &b->layout;
-    double *profiles[3] = {NULL, NULL, NULL};
-    int coordinate[3] = {0, 0, 0}, descending[3] = {0, 0, 0};
-    int found = spart_host_multilinear_rectilinear(l->num_coordinates, l->grid_shape_input,
-                                                   host_input, &b->context->allocator, profiles,
-                                                   coordinate, descending);
-    if (found < 0) {
-        return spart_fail(b->context, SPART_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
-    }
-    *rectilinear = found;
-    double *at = b->profiles;
-    for (int m = 0; found && m < l->num_coordinates; m++) {
-        if (*error == cudaSuccess) {
-            *error = upload(at, profiles[m], (size_t)l->grid_shape_input[m] * sizeof(double),
-                            b->stream);
-        }
-        grid->profile[m] = at;
-        grid->coordinate[m] = coordinate[m];
-        grid->descending[m] = descending[m];
-        at += l->grid_shape_input[m];
-        spart_free(&b->context->allocator, profiles[m]);
-    }
-    return SPART_OK;
-}
-
-/* Multilinear: every element on the device; *unsupported when an input
- * grid is not rectilinear. */
-static spart_status build_multilinear(device_build *b, int *unsupported)
-{
-    const spart_weights_layout *l = &b->layout;
-    const int64_t per_element = l->size_output * b->corners;
-    cudaError_t error = reserve_entries(b, per_element * l->num_elements, 0);
-    const int shared = spart_weights_layout_input_shared(l);
-    spart_device_rectilinear grid;
-    memset(&grid, 0, sizeof grid);
-    spart_status status = SPART_OK;
-    for (int64_t e = 0; e < l->num_elements && error == cudaSuccess && status == SPART_OK; e++) {
-        const double *host_input[3] = {NULL, NULL, NULL}, *host_output[3] = {NULL, NULL, NULL};
-        int input_ready = shared && e > 0;
-        error = upload_element(b, e, input_ready, host_input, host_output);
-        if (!input_ready && error == cudaSuccess) {
-            int rectilinear = 0;
-            status = upload_profiles(b, host_input, &grid, &rectilinear, &error);
-            if (status == SPART_OK && !rectilinear) {
-                *unsupported = 1;
-                return SPART_OK;
-            }
-        }
-        spart_device_element element = element_of(b);
-        spart_device_entries_out out = entries_at(b, e * per_element);
-        if (error == cudaSuccess && status == SPART_OK) {
-            error = (cudaError_t)spart_cuda_weights_multilinear(
-                &element, &grid, b->options->bounds == SPART_BOUNDS_NAN, out, b->outside + e,
-                b->work, b->work_bytes, b->stream);
-        }
-        if (error == cudaSuccess && status == SPART_OK && b->options->coalesce) {
-            error = (cudaError_t)spart_cuda_weights_sort(out, per_element, l->size_input,
-                                                         l->size_output, b->work, b->work_bytes,
-                                                         b->stream);
-        }
-        b->offsets[e + 1] = (e + 1) * per_element;
-        spart_report_progress(b->context, "weights", e + 1, l->num_elements);
-    }
-    if (status != SPART_OK) {
-        return status;
-    }
-    int64_t num_outside = 0;
-    if (error == cudaSuccess && l->num_elements > 0) {
-        size_t bytes = (size_t)l->num_elements * sizeof(int64_t);
-        int64_t *outside = spart_alloc(&b->context->allocator, (size_t)l->num_elements,
-                                       sizeof(int64_t));
-        if (outside == NULL) {
-            return spart_fail(b->context, SPART_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
-        }
-        error = cudaMemcpyAsync(outside, b->outside, bytes, cudaMemcpyDeviceToHost, b->stream);
-        if (error == cudaSuccess) {
-            error = cudaStreamSynchronize(b->stream);
-        }
-        for (int64_t e = 0; error == cudaSuccess && e < l->num_elements; e++) {
-            num_outside += outside[e];
-        }
-        spart_free(&b->context->allocator, outside);
-    }
-    if (error != cudaSuccess) {
-        return spart_device_failure(b->context, (int)error, "weights_build_device: multilinear");
-    }
-    if (b->options->bounds == SPART_BOUNDS_ERROR && num_outside > 0) {
-        /* the host build's sentence (src/weights/weights_build.c) */
-        return spart_fail(b->context, SPART_ERROR_OUT_OF_BOUNDS,
-                          "%lld of the output points fall outside the input grid, and bounds "
-                          "= SPART_BOUNDS_ERROR",
-                          (long long)num_outside);
-    }
-    return SPART_OK;
-}
-
-/* Whether a 1-D grid never turns back: its ascending view (as the walk
- * reads it) never decreases. */
-static int grid_is_monotonic(const double *x, int64_t num)
-{
-    int reversed = spart_c1d_reversed(x, num);
-    for (int64_t k = 0; k + 1 < num; k++) {
-        if (spart_c1d_vertex(x, num, reversed, k + 1) < spart_c1d_vertex(x, num, reversed, k)) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* Conservative 1-D: every element on the device; *unsupported when a grid
- * turns back. */
-static spart_status build_conservative_1d(device_build *b, int *unsupported)
-{
-    const spart_weights_layout *l = &b->layout;
-    const int shared = spart_weights_layout_input_shared(l);
-    const int coalesced = b->options->coalesce != 0;
-    cudaError_t error = cudaSuccess;
-    int reverse_input = 0;
-    for (int64_t e = 0; e < l->num_elements && error == cudaSuccess; e++) {
-        const double *host_input[3] = {NULL, NULL, NULL}, *host_output[3] = {NULL, NULL, NULL};
-        int input_ready = shared && e > 0;
-        error = upload_element(b, e, input_ready, host_input, host_output);
-        if (!input_ready) {
-            if (!grid_is_monotonic(host_input[0], l->grid_shape_input[0])) {
-                *unsupported = 1;
-                return SPART_OK;
-            }
-            reverse_input = spart_c1d_reversed(host_input[0], l->grid_shape_input[0]);
-        }
-        if (!grid_is_monotonic(host_output[0], l->grid_shape_output[0])) {
-            *unsupported = 1;
-            return SPART_OK;
-        }
-        int reverse_output = spart_c1d_reversed(host_output[0], l->grid_shape_output[0]);
-        spart_device_element element = element_of(b);
-        if (error == cudaSuccess) {
-            error = (cudaError_t)spart_cuda_weights_conservative_1d_count(
-                &element, reverse_input, reverse_output, coalesced, b->counts, b->stream);
-        }
-        if (error == cudaSuccess) {
-            error = (cudaError_t)spart_cuda_weights_scan(b->counts, b->units, b->starts, b->work,
-                                                         b->work_bytes, b->stream);
-        }
-        int64_t total = 0;
-        if (error == cudaSuccess) {
-            error = cudaMemcpyAsync(&total, b->starts + b->units, sizeof total,
-                                    cudaMemcpyDeviceToHost, b->stream);
-        }
-        if (error == cudaSuccess) {
-            error = cudaStreamSynchronize(b->stream);
-        }
-        if (error == cudaSuccess) {
-            error = reserve_entries(b, b->offsets[e] + total, b->offsets[e]);
-        }
-        if (error == cudaSuccess && total > 0) {
-            error = (cudaError_t)spart_cuda_weights_conservative_1d_write(
-                &element, reverse_input, reverse_output, coalesced, b->starts,
-                entries_at(b, b->offsets[e]), b->stream);
-        }
-        b->offsets[e + 1] = b->offsets[e] + total;
-        spart_report_progress(b->context, "weights", e + 1, l->num_elements);
-    }
-    if (error != cudaSuccess) {
-        return spart_device_failure(b->context, (int)error,
-                                    "weights_build_device: conservative 1-D");
-    }
-    return SPART_OK;
 }
 
 static void release_device_entries(spart_weights *weights)
@@ -543,11 +364,11 @@ static spart_status build_on_host(device_build *b, int num_coordinates, spart_we
         return status;
     }
     int64_t total = host->offsets[host->num_elements];
-    cudaError_t error = reserve_entries(b, total > 0 ? total : 1, 0);
+    cudaError_t error = spart_wdev_reserve_entries(b, total > 0 ? total : 1, 0);
     const void *from[3] = {host->indices_input, host->indices_output, host->values};
     void *to[3] = {b->indices_input, b->indices_output, b->values};
     for (int a = 0; a < 3 && error == cudaSuccess; a++) {
-        error = upload(to[a], from[a], (size_t)total * 8, b->stream);
+        error = spart_wdev_upload(to[a], from[a], (size_t)total * 8, b->stream);
     }
     if (error == cudaSuccess) {
         error = cudaStreamSynchronize(b->stream);
@@ -591,8 +412,9 @@ static spart_status cuda_build(spart_context *context, int num_coordinates,
         return status;
     }
     const spart_weights_layout *l = &b.layout;
-    size_t host_doubles = (size_t)l->num_coordinates * (size_t)(l->size_input + l->size_output) +
-                          (size_t)b.size_values;
+    size_t host_doubles = (size_t)b.batch * ((size_t)l->num_coordinates *
+                                                 (size_t)(l->size_input + l->size_output) +
+                                             (size_t)b.size_values);
     b.host = spart_alloc(&context->allocator, host_doubles > 0 ? host_doubles : 1,
                          sizeof(double));
     b.offsets = spart_alloc_zero(&context->allocator, (size_t)l->num_elements + 1,
@@ -611,8 +433,9 @@ static spart_status cuda_build(spart_context *context, int num_coordinates,
         }
     }
     if (status == SPART_OK && !unsupported) {
-        status = b.conservative ? build_conservative_1d(&b, &unsupported)
-                                : build_multilinear(&b, &unsupported);
+        status = !b.conservative                ? spart_wdev_build_multilinear(&b, &unsupported)
+                 : l->num_coordinates == 1 ? spart_wdev_build_conservative_1d(&b, &unsupported)
+                                           : spart_wdev_build_clip_2d(&b);
     }
     if (status == SPART_OK && !unsupported) {
         cudaError_t error = cudaStreamSynchronize(b.stream);

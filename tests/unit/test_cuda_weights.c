@@ -7,8 +7,10 @@
  * edge, outside and NaN, several elements), conservative 1-D (random
  * monotonic grids of either direction, repeated vertices, grids touching
  * or missing the output, weights_input, several elements), and the
- * problems the host builds for the device (curvilinear multilinear, 1-D
- * grids that turn back, 2-D conservative by clipping and by the sweep).
+ * conservative 2-D by clipping (onto a lattice and onto warped grids,
+ * weights_input, several elements: 30-clip's kernels through this
+ * plumbing), and the problems the host builds for the device (curvilinear
+ * multilinear, 1-D grids that turn back, the 2-D sweep).
  * Refusals are the host's (status and sentence); the regridder assembled
  * from device weights in place is the host regridder bit for bit; host
  * functions refuse device weights. Label cuda: exit 77 without a visible
@@ -21,6 +23,7 @@
 #include <cmocka.h>
 
 #include "test_cuda_util.h"
+#include "weights/weights_device_build.h"
 
 /* The host's and the device's builds of the same problem: both succeed
  * with the same entries, or both fail with the same status and sentence.
@@ -317,12 +320,45 @@ static void test_conservative_1d(void **state)
     options.num_axis_output = 1;
     options.axis_output[0] = -1;
     (void)assert_same_build(f->context, 1, &ein, &eout, &options, 0, "eight 1-D elements");
+    /* 37 elements in batches of a few (the batch budget made small), each
+     * its own input grid, weights_input and output grid, in either
+     * direction; then one output grid for all */
+    enum { E = 37, NI = 25, NO = 19 };
+    static double bi[E * NI], bo[E * NO], bw[E * (NI - 1)];
+    for (int e = 0; e < E; e++) {
+        monotonic(&random, bi + e * NI, NI, 0.05 * e, 0.3, e % 4 == 0 ? 4 : 0, e % 3 == 1);
+        monotonic(&random, bo + e * NO, NO, -0.5 + 0.03 * e, 0.45, e % 5 == 0 ? 4 : 0, e % 2);
+        for (int k = 0; k < NI - 1; k++) {
+            bw[e * (NI - 1) + k] = 0.25 + next_uniform(&random);
+        }
+    }
+    int64_t saved = spart_wdev_batch_words;
+    spart_array bin = {bi, {2, {E, NI}}}, bout = {bo, {2, {E, NO}}}, bf = {bw, {2, {E, NI - 1}}};
+    spart_array bshared = {bo, {1, {NO}}};
+    for (int budget = 0; budget < 3; budget++) {
+        spart_wdev_batch_words = budget == 0 ? 200 : budget == 1 ? 1000 : saved;
+        for (int variant = 0; variant < 4; variant++) {
+            spart_weights_options o;
+            spart_weights_options_init(&o);
+            o.method = SPART_METHOD_CONSERVATIVE;
+            o.coalesce = variant & 1;
+            o.weights_input = variant & 2 ? &bf : NULL;
+            o.num_axis_input = 1;
+            o.axis_input[0] = -1;
+            o.num_axis_output = 1;
+            o.axis_output[0] = -1;
+            snprintf(what, sizeof what, "batches (budget %d, variant %d)", budget, variant);
+            (void)assert_same_build(f->context, 1, &bin, &bout, &o, 0, what);
+            (void)assert_same_build(f->context, 1, &bin, &bshared, &o, 0, what);
+        }
+    }
+    spart_wdev_batch_words = saved;
     /* NaN coordinates: refused by both with the same sentence */
     x_out[3] = NAN;
     (void)assert_same_build(f->context, 1, &ein, &eout, &options, 0, "a NaN coordinate");
 }
 
-static void test_conservative_2d_through_the_host(void **state)
+static void test_conservative_2d(void **state)
 {
     fixture *f = *state;
     enum { N = 33 };
@@ -343,6 +379,34 @@ static void test_conservative_2d_through_the_host(void **state)
     options.method = SPART_METHOD_CONSERVATIVE;
     (void)assert_same_build(f->context, 2, in, out, &options, 1, "2-D onto a lattice");
     (void)assert_same_build(f->context, 2, out, in, &options, 0, "2-D onto a warped grid");
+    /* weights_input, and three elements (each input grid shifted) onto one
+     * lattice */
+    static double factors[(N - 1) * (N - 1)], x3[3 * N * N], y3[3 * N * N];
+    for (int k = 0; k < (N - 1) * (N - 1); k++) {
+        factors[k] = 0.5 + (k % 7) * 0.125;
+    }
+    for (int e = 0; e < 3; e++) {
+        for (int k = 0; k < N * N; k++) {
+            x3[e * N * N + k] = x[k] + 0.37 * e;
+            y3[e * N * N + k] = y[k] - 0.21 * e;
+        }
+    }
+    spart_array w = {factors, {2, {N - 1, N - 1}}};
+    options.weights_input = &w;
+    (void)assert_same_build(f->context, 2, in, out, &options, 0, "2-D with weights_input");
+    options.weights_input = NULL;
+    spart_array in3[2] = {{x3, {3, {3, N, N}}}, {y3, {3, {3, N, N}}}};
+    options.num_axis_input = 2;
+    options.axis_input[0] = -2;
+    options.axis_input[1] = -1;
+    options.num_axis_output = 2;
+    options.axis_output[0] = -2;
+    options.axis_output[1] = -1;
+    (void)assert_same_build(f->context, 2, in3, out, &options, 0, "2-D, three elements");
+    (void)assert_same_build(f->context, 2, out, in3, &options, 0,
+                            "2-D, three elements onto warped grids");
+    spart_weights_options_init(&options);
+    options.method = SPART_METHOD_CONSERVATIVE;
     options.algorithm = SPART_ALGORITHM_SWEEP;
     (void)assert_same_build(f->context, 2, out, in, &options, 0, "2-D by the sweep");
 }
@@ -397,7 +461,7 @@ int main(void)
         cmocka_unit_test(test_multilinear_2d_and_3d),
         cmocka_unit_test(test_multilinear_elements_and_curvilinear),
         cmocka_unit_test(test_conservative_1d),
-        cmocka_unit_test(test_conservative_2d_through_the_host),
+        cmocka_unit_test(test_conservative_2d),
         cmocka_unit_test(test_device_weights_refused_on_the_host),
     };
     return cmocka_run_group_tests(tests, cuda_set_up, cuda_tear_down);

@@ -1,0 +1,104 @@
+/*
+ * src/weights/weights_device_build.h: what the two files of the CUDA table
+ * of building weights share (src/weights/weights_device_cuda.c: the
+ * driver, the scratch, the weights object, the host fallback, the copy
+ * back; src/weights/weights_device_builders_cuda.c: the device builders,
+ * element by element or in batches): everything one device build holds,
+ * and the helpers that lay an element out and copy it to the device.
+ * Included by those two files alone (CUDA builds).
+ */
+#ifndef SPART_WEIGHTS_DEVICE_BUILD_H
+#define SPART_WEIGHTS_DEVICE_BUILD_H
+
+#include <cuda_runtime_api.h>
+
+#include "weights/weights_build.h"
+#include "weights/weights_device.h"
+#include "weights/weights_internal.h"
+
+extern const char *const spart_wdev_what; /* "weights_build_device", for sentences */
+
+/* Conservative 1-D builds elements in batches of at most
+ * spart_wdev_batch_words 8-byte words of grids and counts (by default
+ * BATCH_WORDS, 256 MiB: larger batches gain nothing). A variable
+ * only so that tests reach several batches with small problems
+ * (test_cuda_weights sets it, then restores it); nothing else writes it. */
+extern int64_t spart_wdev_batch_words;
+
+#define BATCH_WORDS ((int64_t)1 << 25)
+
+/* Everything one device build holds. */
+typedef struct device_build {
+    spart_context *context;
+    cudaStream_t stream;
+    const spart_weights_options *options;
+    const spart_array *coordinates_input;
+    const spart_array *coordinates_output;
+    spart_weights_layout layout;
+    spart_weights shell; /* shapes and axes of the result (no arrays) */
+    int conservative;
+    int corners; /* multilinear: 2^N entries a point */
+    spart_shape full_values;
+    int64_t strides_values[SPART_MAX_NDIM];
+    int64_t size_values; /* weights_input of one element */
+    int64_t units;       /* conservative 1-D: input cells of one element */
+    int64_t batch;       /* conservative 1-D: elements built at once (else 1) */
+    int shared_input;    /* every element shares the input grid */
+    int shared_output;   /* likewise the output grid */
+    int64_t *picked;     /* conservative 1-D: each batch element's first entry */
+    /* host space for gathering one element (coordinates, weights_input) */
+    double *host;
+    /* device scratch, one stream-ordered allocation */
+    void *scratch;
+    double *input[3];
+    double *output[3];
+    double *weights_input;
+    double *profiles;
+    int64_t *counts;
+    int64_t *starts;
+    int64_t *outside; /* multilinear: per element */
+    void *work;
+    size_t work_bytes;
+    /* the result's entries, device memory (cudaMalloc) */
+    int64_t *indices_input;
+    int64_t *indices_output;
+    double *values;
+    int64_t capacity;
+    int64_t *offsets; /* host, num_elements + 1 */
+} device_build;
+
+/* One side's coordinates of the element at orthogonal index `index` on the
+ * host, as the host driver reads them: in place where dense, else gathered
+ * into `space`; returns the space left. */
+double *spart_wdev_host_side(const spart_weights_layout *l, int output,
+                             const spart_array *coordinates, const int64_t *index, double *space,
+                             const double **blocks);
+
+/* A stream-ordered copy of host memory to the device (from pageable
+ * memory the call returns once the host's bytes are staged). */
+cudaError_t spart_wdev_upload(void *device, const void *host, size_t bytes, cudaStream_t stream);
+
+/* Lay element e out on the host and copy it to the device: its input grid
+ * (unless `input_ready`), its output grid and its weights_input. */
+cudaError_t spart_wdev_upload_element(device_build *b, int64_t e, int input_ready,
+                                      const double **host_input, const double **host_output);
+
+/* Make room for `needed` entries in the device arrays, keeping the first
+ * `kept`; grows to at least twice the capacity. */
+cudaError_t spart_wdev_reserve_entries(device_build *b, int64_t needed, int64_t kept);
+
+/* The entry arrays from entry `first` on. */
+spart_device_entries_out spart_wdev_entries_at(const device_build *b, int64_t first);
+
+/* The element the scratch holds, as the kernels take it. */
+spart_device_element spart_wdev_element_of(const device_build *b);
+
+/* The builders (src/weights/weights_device_builders_cuda.c): every element
+ * on the device, the offsets filled in; *unsupported set (and nothing
+ * kept) when a grid is one the device does not take (the host builds the
+ * problem then). */
+spart_status spart_wdev_build_multilinear(device_build *b, int *unsupported);
+spart_status spart_wdev_build_conservative_1d(device_build *b, int *unsupported);
+spart_status spart_wdev_build_clip_2d(device_build *b);
+
+#endif /* SPART_WEIGHTS_DEVICE_BUILD_H */
