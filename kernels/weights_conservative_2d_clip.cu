@@ -23,9 +23,9 @@ void state_free(spart_device_clip_counts *state, cudaStream_t stream)
     if (state == NULL) {
         return;
     }
-    void *arrays[7] = {state->starts,       state->stage_values,  state->stage_first_output,
-                       state->stage_mask,   state->cells,         state->buckets.start,
-                       state->buckets.cell_index};
+    void *arrays[7] = {
+        state->starts, state->stage_values,  state->stage_first_output, state->stage_mask,
+        state->cells,  state->buckets.start, state->buckets.cell_index};
     for (int a = 0; a < 7; a++) {
         if (arrays[a] != NULL) {
             cudaFreeAsync(arrays[a], stream);
@@ -89,8 +89,8 @@ extern "C" int spart_cuda_clip_2d_count(const spart_device_clip_grid *input,
     state->lattice = lattice != 0;
     state->weights_input = weights_input;
     /* no cells on one side: nothing overlaps, as on the host */
-    const bool cells = input->num_x >= 2 && input->num_y >= 2 && output->num_x >= 2 &&
-                       output->num_y >= 2;
+    const bool cells =
+        input->num_x >= 2 && input->num_y >= 2 && output->num_x >= 2 && output->num_y >= 2;
     state->num_cells_input = cells ? (input->num_x - 1) * (input->num_y - 1) : 0;
     const int64_t n = state->num_cells_input;
     int64_t *cell_counts = NULL;

@@ -65,8 +65,7 @@ cudaError_t spart_clip_scan_to_host(int64_t *counts, int64_t n, int64_t *starts,
 cudaError_t spart_clip_lattice_count(spart_device_clip_counts *state, int64_t *counts,
                                      cudaStream_t stream);
 cudaError_t spart_clip_lattice_write(const spart_device_clip_counts *state, int64_t *indices_input,
-                                     int64_t *indices_output, double *values,
-                                     cudaStream_t stream);
+                                     int64_t *indices_output, double *values, cudaStream_t stream);
 
 /* Prepare the output cells and their buckets into state (cells, buckets);
  * on failure what was allocated stays in state for the caller to free. */
@@ -74,7 +73,6 @@ cudaError_t spart_clip_general_prepare(spart_device_clip_counts *state, cudaStre
 cudaError_t spart_clip_general_count(const spart_device_clip_counts *state, int64_t *counts,
                                      cudaStream_t stream);
 cudaError_t spart_clip_general_write(const spart_device_clip_counts *state, int64_t *indices_input,
-                                     int64_t *indices_output, double *values,
-                                     cudaStream_t stream);
+                                     int64_t *indices_output, double *values, cudaStream_t stream);
 
 #endif /* SPART_WEIGHTS_CONSERVATIVE_2D_CLIP_CUH */

@@ -132,8 +132,7 @@ __global__ void __launch_bounds__(threads_per_block)
 /* ---- 3. the buckets ------------------------------------------------------------------ */
 
 /* The bucket holding `value` along one axis, clamped to [0, num - 1]. */
-__device__ __forceinline__ int64_t bucket_of(double value, double origin, double scale,
-                                             int64_t num)
+__device__ __forceinline__ int64_t bucket_of(double value, double origin, double scale, int64_t num)
 {
     const double position = (value - origin) * scale;
     if (!(position > 0)) {
@@ -325,15 +324,15 @@ cudaError_t usable_box(const spart_clip_output_cell *cells, const unsigned char 
     cudaError_t status =
         cudaMallocAsync((void **)&partial, (reduce_blocks + 1) * sizeof(box_sum), stream);
     if (status == cudaSuccess) {
-        status = launch(reduce_boxes, dim3(reduce_blocks), stream, cells, usable, num_cells,
-                        partial);
+        status =
+            launch(reduce_boxes, dim3(reduce_blocks), stream, cells, usable, num_cells, partial);
     }
     if (status == cudaSuccess) {
         status = launch(reduce_partials, dim3(1), stream, partial, reduce_blocks);
     }
     if (status == cudaSuccess) {
-        status = cudaMemcpyAsync(box, partial + reduce_blocks, sizeof *box,
-                                 cudaMemcpyDeviceToHost, stream);
+        status = cudaMemcpyAsync(box, partial + reduce_blocks, sizeof *box, cudaMemcpyDeviceToHost,
+                                 stream);
     }
     if (status == cudaSuccess) {
         status = cudaStreamSynchronize(stream);
@@ -421,15 +420,14 @@ cudaError_t fill_buckets(spart_device_clip_counts *state, const unsigned char *u
     }
     if (status == cudaSuccess && num_listings > 0) {
         status = cub::DeviceRadixSort::SortPairs(NULL, bytes, keys, sorted_keys, values,
-                                                 grid.cell_index, num_listings, 0, end_bit,
-                                                 stream);
+                                                 grid.cell_index, num_listings, 0, end_bit, stream);
         if (status == cudaSuccess) {
             status = cudaMallocAsync(&scratch, bytes, stream);
         }
         if (status == cudaSuccess) {
-            status = cub::DeviceRadixSort::SortPairs(scratch, bytes, keys, sorted_keys, values,
-                                                     grid.cell_index, num_listings, 0, end_bit,
-                                                     stream);
+            status =
+                cub::DeviceRadixSort::SortPairs(scratch, bytes, keys, sorted_keys, values,
+                                                grid.cell_index, num_listings, 0, end_bit, stream);
         }
     }
     if (status == cudaSuccess) {
@@ -464,22 +462,22 @@ cudaError_t spart_clip_general_prepare(spart_device_clip_counts *state, cudaStre
     const int64_t num_cells = (out.num_x - 1) * (out.num_y - 1);
     unsigned char *usable = NULL;
     int64_t *listings = NULL, *first = NULL;
-    cudaError_t status = cudaMallocAsync((void **)&state->cells,
-                                         (size_t)num_cells * sizeof(spart_clip_output_cell), stream);
+    cudaError_t status = cudaMallocAsync(
+        (void **)&state->cells, (size_t)num_cells * sizeof(spart_clip_output_cell), stream);
     if (status == cudaSuccess) {
         status = cudaMallocAsync((void **)&usable, (size_t)num_cells, stream);
     }
     if (status == cudaSuccess) {
-        status = cudaMallocAsync((void **)&listings, (size_t)(num_cells + 1) * sizeof(int64_t),
-                                 stream);
+        status =
+            cudaMallocAsync((void **)&listings, (size_t)(num_cells + 1) * sizeof(int64_t), stream);
     }
     if (status == cudaSuccess) {
         status =
             cudaMallocAsync((void **)&first, (size_t)(num_cells + 1) * sizeof(int64_t), stream);
     }
     if (status == cudaSuccess) {
-        status = launch_items(prepare_cells, num_cells, stream, out, num_cells, state->cells,
-                              usable);
+        status =
+            launch_items(prepare_cells, num_cells, stream, out, num_cells, state->cells, usable);
     }
     int64_t num_listings = 0;
     if (status == cudaSuccess) {

@@ -117,8 +117,8 @@ __device__ void walk_small_block(const lattice_problem &p, const spart_clip_cell
     spart_clip_cell_sums cells[SPART_CLIP_DEVICE_WINDOW];
     spart_clip_column_sums columns[SPART_CLIP_DEVICE_WINDOW];
     const spart_clip_block &block = cell.block;
-    spart_clip_sums sums = {block.width, block.height, 0, block.width, 0, block.height,
-                            cells,       columns};
+    spart_clip_sums sums = {block.width, block.height, 0,     block.width,
+                            0,           block.height, cells, columns};
     spart_clip_sums_clear(&sums);
     spart_clip_add_cell(&sums, cell.x, cell.y);
     for (int64_t c = 0; c < block.width; c++) {
@@ -233,9 +233,9 @@ __device__ void weigh_walked_cell(const lattice_problem &p, const spart_clip_cel
 
 /* Where the count keeps what it found. */
 struct lattice_stage {
-    double *values;           /* 4 a cell */
-    int64_t *first_output;    /* a cell */
-    unsigned char *mask;      /* a cell */
+    double *values;        /* 4 a cell */
+    int64_t *first_output; /* a cell */
+    unsigned char *mask;   /* a cell */
 };
 
 /* Pass 1: counts[k] = the entries of input cell k (0 for a cell that
@@ -278,8 +278,8 @@ __global__ void __launch_bounds__(threads_per_block)
 }
 
 __global__ void __launch_bounds__(threads_per_block)
-    count_walked_cells(lattice_problem p, int64_t num_cells,
-                       const unsigned char *__restrict__ mask, int64_t *__restrict__ counts)
+    count_walked_cells(lattice_problem p, int64_t num_cells, const unsigned char *__restrict__ mask,
+                       int64_t *__restrict__ counts)
 {
     const lattice_frame f = frame_of(p);
     for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
@@ -321,10 +321,9 @@ __global__ void __launch_bounds__(threads_per_block)
 }
 
 __global__ void __launch_bounds__(threads_per_block)
-    write_walked_cells(lattice_problem p, int64_t num_cells,
-                       const unsigned char *__restrict__ mask, const int64_t *__restrict__ starts,
-                       int64_t *__restrict__ indices_input, int64_t *__restrict__ indices_output,
-                       double *__restrict__ values)
+    write_walked_cells(lattice_problem p, int64_t num_cells, const unsigned char *__restrict__ mask,
+                       const int64_t *__restrict__ starts, int64_t *__restrict__ indices_input,
+                       int64_t *__restrict__ indices_output, double *__restrict__ values)
 {
     const lattice_frame f = frame_of(p);
     for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
@@ -333,8 +332,8 @@ __global__ void __launch_bounds__(threads_per_block)
         }
         spart_clip_cell cell;
         prepare_cell(p, f, k, &cell);
-        entry_sink<true> sink = {0,           k,           starts[k], starts[k + 1],
-                                 indices_input, indices_output, values};
+        entry_sink<true> sink = {0,     k, starts[k], starts[k + 1], indices_input, indices_output,
+                                 values};
         weigh_walked_cell<true>(p, cell, sink);
     }
 }
@@ -371,8 +370,7 @@ cudaError_t spart_clip_lattice_count(spart_device_clip_counts *state, int64_t *c
     if (status == cudaSuccess) {
         status = cudaMallocAsync((void **)&state->stage_mask, (size_t)n, stream);
     }
-    const lattice_stage stage = {state->stage_values, state->stage_first_output,
-                                 state->stage_mask};
+    const lattice_stage stage = {state->stage_values, state->stage_first_output, state->stage_mask};
     if (status == cudaSuccess) {
         status = launch_items(count_small_cells, n, stream, p, n, stage, counts);
     }
@@ -389,14 +387,13 @@ cudaError_t spart_clip_lattice_write(const spart_device_clip_counts *state, int6
     const int64_t n = state->num_cells_input;
     const lattice_problem p = problem_of(state);
     const int64_t *starts = state->starts;
-    const lattice_stage stage = {state->stage_values, state->stage_first_output,
-                                 state->stage_mask};
-    cudaError_t status = launch_items(write_small_cells, n, stream, stage, n, p.num_cells_y,
-                                      starts, indices_input, indices_output, values);
+    const lattice_stage stage = {state->stage_values, state->stage_first_output, state->stage_mask};
+    cudaError_t status = launch_items(write_small_cells, n, stream, stage, n, p.num_cells_y, starts,
+                                      indices_input, indices_output, values);
     if (status == cudaSuccess) {
-        status = launch_items(write_walked_cells, n, stream, p, n,
-                              (const unsigned char *)stage.mask, starts, indices_input,
-                              indices_output, values);
+        status =
+            launch_items(write_walked_cells, n, stream, p, n, (const unsigned char *)stage.mask,
+                         starts, indices_input, indices_output, values);
     }
     return status;
 }

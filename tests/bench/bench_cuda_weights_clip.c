@@ -161,8 +161,8 @@ static double *upload(const double *host, int64_t n)
 
 /* One device build into freshly allocated arrays (the caller frees them). */
 static int64_t device_build(const bench_case *c, const spart_device_clip_grid *in,
-                            const spart_device_clip_grid *out, cudaStream_t stream,
-                            int64_t **ii, int64_t **io, double **v, double *count_ms)
+                            const spart_device_clip_grid *out, cudaStream_t stream, int64_t **ii,
+                            int64_t **io, double **v, double *count_ms)
 {
     spart_device_clip_counts *counts = NULL;
     int64_t n = 0;
@@ -231,11 +231,10 @@ static void run_case(bench_case *c, int threads, int repeat)
     for (int run = -1; run < repeat; run++) {
         host.count = 0;
         const double start = bench_seconds();
-        spart_status status =
-            (c->lattice ? spart_host_weights_conservative_2d_clip
-                        : spart_host_weights_conservative_2d_clip_general)(
-                c->input.x, c->input.y, c->input.num_x, c->input.num_y, c->output.x, c->output.y,
-                c->output.num_x, c->output.num_y, NULL, threads, &host);
+        spart_status status = (c->lattice ? spart_host_weights_conservative_2d_clip
+                                          : spart_host_weights_conservative_2d_clip_general)(
+            c->input.x, c->input.y, c->input.num_x, c->input.num_y, c->output.x, c->output.y,
+            c->output.num_x, c->output.num_y, NULL, threads, &host);
         const double ms = (bench_seconds() - start) * 1e3;
         if (status != SPART_OK) {
             fprintf(stderr, "%s: the host build failed (%d)\n", c->name, (int)status);
@@ -399,11 +398,12 @@ int main(int argc, char **argv)
         if (f == NULL) {
             continue;
         }
-        fprintf(f, "- device: %s; copy rate %.0f GB/s; peers: %s\n\n", properties.name,
-                rate * 1e-9, versions);
-        fprintf(f, "| case | entries | spart device ms (count) | floor ms | + grids' upload ms | "
-                   "spart host ms (%d thr) | host / device | regridding GPU ms (from host grids) | "
-                   "regridding / spart (/ spart + upload) | device = host |\n",
+        fprintf(f, "- device: %s; copy rate %.0f GB/s; peers: %s\n\n", properties.name, rate * 1e-9,
+                versions);
+        fprintf(f,
+                "| case | entries | spart device ms (count) | floor ms | + grids' upload ms | "
+                "spart host ms (%d thr) | host / device | regridding GPU ms (from host grids) | "
+                "regridding / spart (/ spart + upload) | device = host |\n",
                 threads);
         bench_markdown_rule(f, 10);
         for (int k = 0; k < NUM_CASES; k++) {
@@ -411,11 +411,11 @@ int main(int argc, char **argv)
             if (!c->selected) {
                 continue;
             }
-            const double bytes = 2.0 * 8.0 *
-                                     (double)(c->vertices * c->vertices +
-                                              (c->lattice ? 0 : c->vertices_output *
-                                                                    c->vertices_output)) +
-                                 24.0 * (double)c->entries;
+            const double bytes =
+                2.0 * 8.0 *
+                    (double)(c->vertices * c->vertices +
+                             (c->lattice ? 0 : c->vertices_output * c->vertices_output)) +
+                24.0 * (double)c->entries;
             fprintf(f, "| %s | %lld | %.3f (%.3f) | %.3f | %.3f | %.2f | %.1fx | ", c->description,
                     (long long)c->entries, c->device_ms, c->count_ms, bytes / rate * 1e3,
                     c->device_ms + c->upload_ms, c->host_ms, c->host_ms / c->device_ms);

@@ -35,11 +35,10 @@ static uint64_t build(const clip_case *c, int lattice, int parallel, int64_t *co
 {
     spart_triples t;
     spart_triples_init(&t, &plain_allocator);
-    spart_status status =
-        (lattice ? spart_host_weights_conservative_2d_clip
-                 : spart_host_weights_conservative_2d_clip_general)(
-            c->input.x, c->input.y, c->input.num_x, c->input.num_y, c->output.x, c->output.y,
-            c->output.num_x, c->output.num_y, c->weights_input, parallel, &t);
+    spart_status status = (lattice ? spart_host_weights_conservative_2d_clip
+                                   : spart_host_weights_conservative_2d_clip_general)(
+        c->input.x, c->input.y, c->input.num_x, c->input.num_y, c->output.x, c->output.y,
+        c->output.num_x, c->output.num_y, c->weights_input, parallel, &t);
     assert_int_equal(status, SPART_OK);
     uint64_t d = digest_of(&t);
     *count = t.count;
@@ -50,18 +49,16 @@ static uint64_t build(const clip_case *c, int lattice, int parallel, int64_t *co
 /* Taken from the host kernels as they stood before the shared headers
  * (commit 793d285), on x86-64 with SSE2. */
 static const uint64_t lattice_digests[CLIP_NUM_LATTICE_CASES] = {
-    0x2f39223c3407c8e9ull, 0xce342d8503830737ull, 0x05c9b0bc1bc49db8ull,
-    0x514d5447f1aff2b1ull, 0xa9aed4c31acf9eb6ull, 0xbd38b7d99c2e9173ull,
-    0xd97a73c51cd10caeull, 0x185190e4fabf718bull, 0xde45d3e0facd492dull,
-    0xe6c2a7dae03fd0d4ull, 0x689ff3223d3c1111ull,
+    0x2f39223c3407c8e9ull, 0xce342d8503830737ull, 0x05c9b0bc1bc49db8ull, 0x514d5447f1aff2b1ull,
+    0xa9aed4c31acf9eb6ull, 0xbd38b7d99c2e9173ull, 0xd97a73c51cd10caeull, 0x185190e4fabf718bull,
+    0xde45d3e0facd492dull, 0xe6c2a7dae03fd0d4ull, 0x689ff3223d3c1111ull,
 };
 static const int64_t lattice_counts[CLIP_NUM_LATTICE_CASES] = {
     2315, 1133, 2095, 5439, 10501, 2227, 2310, 2373, 77, 8979, 1170,
 };
 static const uint64_t general_digests[CLIP_NUM_GENERAL_CASES] = {
-    0xeaa9cef9de5c7c92ull, 0x3ae5652f649c7bb8ull, 0x7b46aafceaf56ae0ull,
-    0xe3c59d5810200fa5ull, 0x75fdbf0d7cf1708dull, 0x0d9f1ef5273bdca5ull,
-    0x8ae93bcec68b66f4ull,
+    0xeaa9cef9de5c7c92ull, 0x3ae5652f649c7bb8ull, 0x7b46aafceaf56ae0ull, 0xe3c59d5810200fa5ull,
+    0x75fdbf0d7cf1708dull, 0x0d9f1ef5273bdca5ull, 0x8ae93bcec68b66f4ull,
 };
 static const int64_t general_counts[CLIP_NUM_GENERAL_CASES] = {
     1564, 816, 1876, 3446, 1793, 400, 878,
@@ -79,8 +76,8 @@ static void check_cases(int lattice)
         assert_int_equal(count, count_parallel);
         assert_true(d == d_parallel);
         if (print) {
-            printf("%s %d (%s): 0x%016" PRIx64 "ull, %" PRId64 "\n", lattice ? "lattice" : "general",
-                   k, c.name, d, count);
+            printf("%s %d (%s): 0x%016" PRIx64 "ull, %" PRId64 "\n",
+                   lattice ? "lattice" : "general", k, c.name, d, count);
         } else {
             assert_int_equal(count, lattice ? lattice_counts[k] : general_counts[k]);
             assert_true(d == (lattice ? lattice_digests[k] : general_digests[k]));

@@ -79,8 +79,9 @@ static void build_on_device(const clip_case *c, int lattice, spart_triples *list
         "cudaMemcpy");
     check_cuda(cudaMemcpy(list->values, v, (size_t)num_entries * 8, cudaMemcpyDeviceToHost),
                "cudaMemcpy");
-    void *arrays[] = {ii, io, v, (void *)input.x, (void *)input.y, (void *)output.x,
-                      (void *)output.y, weights_input};
+    void *arrays[] = {
+        ii,           io, v, (void *)input.x, (void *)input.y, (void *)output.x, (void *)output.y,
+        weights_input};
     for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++) {
         cudaFree(arrays[a]);
     }
@@ -89,11 +90,10 @@ static void build_on_device(const clip_case *c, int lattice, spart_triples *list
 /* The host kernel's entries of case c. */
 static void build_on_host(const clip_case *c, int lattice, spart_triples *list)
 {
-    spart_status status =
-        (lattice ? spart_host_weights_conservative_2d_clip
-                 : spart_host_weights_conservative_2d_clip_general)(
-            c->input.x, c->input.y, c->input.num_x, c->input.num_y, c->output.x, c->output.y,
-            c->output.num_x, c->output.num_y, c->weights_input, 2, list);
+    spart_status status = (lattice ? spart_host_weights_conservative_2d_clip
+                                   : spart_host_weights_conservative_2d_clip_general)(
+        c->input.x, c->input.y, c->input.num_x, c->input.num_y, c->output.x, c->output.y,
+        c->output.num_x, c->output.num_y, c->weights_input, 2, list);
     assert_int_equal(status, SPART_OK);
 }
 
