@@ -34,6 +34,9 @@ typedef struct figures {
     int scene;
     int64_t frames;
     double loop_seconds, frames_seconds; /* best of the repeats */
+    /* the same with one iteration a frame: what a solve costs besides its
+     * iterations (allocations, graphs, guesses, results) */
+    double loop_one_seconds, frames_one_seconds;
     int same_bits;
     double forward_ms, backward_ms;             /* one product over `frames` vectors */
     double forward_floor_ms, backward_floor_ms; /* its bytes over the copy rate */
@@ -152,6 +155,20 @@ static void time_solves(spart_context *context, const spart_mart_operators *oper
     }
 }
 
+/* ms an iteration of a frame costs: the difference of the solves of
+ * `iterations` and of 1 iteration, over the frames and the extra
+ * iterations; and the rest of a frame's solve (its cost at 1 iteration less
+ * that iteration). */
+static double iteration_ms(double one, double all, int64_t frames, int iterations)
+{
+    return iterations > 1 ? (all - one) / (double)(iterations - 1) / (double)frames * 1e3 : 0.0;
+}
+
+static double fixed_ms(double one, double all, int64_t frames, int iterations)
+{
+    return one / (double)frames * 1e3 - iteration_ms(one, all, frames, iterations);
+}
+
 /* Every frame count on an n x n scene: the instrument, 64 frames observed
  * with their own noise, the operators moved to the device. */
 static void run_scene(spart_context *context, int n, int iterations, int repeat, double rate,
@@ -191,11 +208,18 @@ static void run_scene(spart_context *context, int n, int iterations, int repeat,
     spart_mart_options_init(&options);
     options.stop_rule = SPART_MART_STOP_COUNT;
     options.max_iterations = iterations;
+    spart_mart_options one = options;
+    one.max_iterations = 1;
     for (int k = 0; k < num_frame_counts; k++) {
         figures *f = &out[k];
         f->scene = n;
         f->frames = frame_counts[k];
+        figures single;
+        time_solves(context, &operators, d_observed, f->frames, &one, repeat, &single);
+        f->loop_one_seconds = single.loop_seconds;
+        f->frames_one_seconds = single.frames_seconds;
         time_solves(context, &operators, d_observed, f->frames, &options, repeat, f);
+        f->same_bits = f->same_bits && single.same_bits;
         f->forward_ms = product_ms(context, forward, f->frames);
         f->backward_ms = product_ms(context, backward, f->frames);
         f->forward_floor_ms = product_bytes(forward, f->frames) / rate * 1e3;
@@ -207,6 +231,12 @@ static void run_scene(spart_context *context, int n, int iterations, int repeat,
                f->same_bits ? "same bits" : "BITS DIFFER", f->forward_ms,
                100.0 * f->forward_floor_ms / f->forward_ms, f->backward_ms,
                100.0 * f->backward_floor_ms / f->backward_ms);
+        printf("              a frame's solve besides its iterations: loop %.3f ms, frames "
+               "solve %.3f ms; an iteration of a frame: loop %.4f ms, frames solve %.4f ms\n",
+               fixed_ms(f->loop_one_seconds, f->loop_seconds, f->frames, iterations),
+               fixed_ms(f->frames_one_seconds, f->frames_seconds, f->frames, iterations),
+               iteration_ms(f->loop_one_seconds, f->loop_seconds, f->frames, iterations),
+               iteration_ms(f->frames_one_seconds, f->frames_seconds, f->frames, iterations));
         fflush(stdout);
     }
     spart_device_free(context, d_observed);
@@ -243,19 +273,29 @@ static void write_markdown(const char *path, int argc, char **argv, const figure
             "peer: spart_mart_solve once a frame (its graphs of 8 iterations); the frames solve "
             "takes every frame in one batch\n"
             "- floor of a product: CSR arrays once plus x and y of every frame, at the device "
-            "copy rate measured in the same run (%.0f GB/s, read + written)\n\n",
+            "copy rate measured in the same run (%.0f GB/s, read + written)\n"
+            "- an iteration of a frame: (the solve of K iterations - the solve of 1) / (K - 1) "
+            "/ frames; a frame besides its iterations: the solve of 1 iteration / frames less "
+            "that (allocations, graphs, the guess, the results copied back)\n\n",
             iterations, rate / 1e9);
     fprintf(out, "| scene | frames | one-frame loop, frames/s | frames solve, frames/s | speed-up "
-                 "| same bits | forward ms | forward, %% of copy rate | backward ms | backward, %% "
-                 "of copy rate |\n");
-    bench_markdown_rule(out, 10);
+                 "| same bits | ms an iteration of a frame, loop / frames | ms a frame besides "
+                 "its iterations, loop / frames | forward ms | forward, %% of copy rate | "
+                 "backward ms | backward, %% of copy rate |\n");
+    bench_markdown_rule(out, 12);
     for (int k = 0; k < count; k++) {
         const figures *f = &all[k];
-        fprintf(out, "| %d x %d | %lld | %.1f | %.1f | %.2fx | %s | %.3f | %.0f | %.3f | %.0f |\n",
+        fprintf(out,
+                "| %d x %d | %lld | %.1f | %.1f | %.2fx | %s | %.4f / %.4f | %.3f / %.3f | %.3f | "
+                "%.0f | %.3f | %.0f |\n",
                 f->scene, f->scene, (long long)f->frames, (double)f->frames / f->loop_seconds,
                 (double)f->frames / f->frames_seconds, f->loop_seconds / f->frames_seconds,
-                f->same_bits ? "yes" : "NO", f->forward_ms,
-                100.0 * f->forward_floor_ms / f->forward_ms, f->backward_ms,
+                f->same_bits ? "yes" : "NO",
+                iteration_ms(f->loop_one_seconds, f->loop_seconds, f->frames, iterations),
+                iteration_ms(f->frames_one_seconds, f->frames_seconds, f->frames, iterations),
+                fixed_ms(f->loop_one_seconds, f->loop_seconds, f->frames, iterations),
+                fixed_ms(f->frames_one_seconds, f->frames_seconds, f->frames, iterations),
+                f->forward_ms, 100.0 * f->forward_floor_ms / f->forward_ms, f->backward_ms,
                 100.0 * f->backward_floor_ms / f->backward_ms);
     }
     fclose(out);

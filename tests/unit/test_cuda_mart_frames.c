@@ -260,7 +260,7 @@ static void device_frames_steps_equal_host(void **state)
     states[1].stopped = SPART_MART_RUN_STOPPED_BY_RULE;
     states[3].stopped = SPART_MART_RUN_OUT_OF_ITERATIONS;
     for (int f = 0; f < frames; f++) {
-        states[f].merit_previous = f == 4 ? 0.5 : INFINITY;
+        states[f].merit_previous = f == 4 ? 0.0 : INFINITY; /* frame 4's merit rises */
     }
     double *d_scenes = doubles_to_device(context, scenes, scene_values);
     double *d_back = doubles_to_device(context, back, 2 * back_values);
