@@ -121,13 +121,16 @@ SPART_NODISCARD SPART_API spart_status spart_weights_build(spart_context *contex
  * each orthogonal element's grids are copied to the device once.
  *
  * What is computed on the device: multilinear weights on rectilinear input
- * grids (1 to 3 axes, every bounds mode) and conservative 1-D weights
- * between monotonic grids, with their coalescing (a sort by (input,
- * output) on the device). The other builders (multilinear on curvilinear
- * grids, conservative 2-D) run on the host, and their entries are copied
- * to the device: the same arrays, bit for bit, as for every builder. The
- * shared arithmetic is in src/weights/multilinear_math.h and
- * conservative_1d_math.h, compiled for both (no contraction, no fma).
+ * grids (1 to 3 axes, every bounds mode), with their coalescing (a sort by
+ * (input, output) on the device); conservative 1-D weights between
+ * monotonic grids; conservative 2-D weights by clipping, onto lattices and
+ * onto any grid. The other problems (multilinear on curvilinear grids, 1-D
+ * grids that turn back, the 2-D sweep, a jittered output grid) are built
+ * on the host and their entries copied to the device: the same arrays,
+ * bit for bit, as for every builder. The arithmetic host and device share
+ * is written once, in headers both compile (no contraction, no fma but
+ * where written). The grids are copied from host memory: for large grids
+ * that copy (from pageable memory) can take longer than the build itself.
  *
  * Use: spart_regridder_create_device assembles such weights on their
  * device where they lie (no copy); spart_weights_element and
