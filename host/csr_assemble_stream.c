@@ -113,9 +113,8 @@ void spart_host_stream_count(const spart_stream_source *source, int64_t num_rows
 /* Place the kept entries whose rows lie in [row_begin, row_end); counts
  * the kept ones and those whose slot falls outside the result. */
 static void place_rows(const spart_stream_source *source, int64_t row_begin, int64_t row_end,
-                       int64_t *cursor, int64_t num_entries, int32_t *columns32,
-                       int64_t *columns64, float *values32, double *values64, int64_t *kept,
-                       int64_t *outside)
+                       int64_t *cursor, int64_t num_entries, int32_t *columns32, int64_t *columns64,
+                       float *values32, double *values64, int64_t *kept, int64_t *outside)
 {
     int64_t element = element_of(source->offsets, source->num_elements, 0);
     for (int64_t k = 0; k < source->num_entries; k++) {

@@ -258,8 +258,8 @@ __global__ void __launch_bounds__(threads_per_block)
 
 /* Keys, the sort, and the count or the placement, for key and position types. */
 template <typename Key, typename Position>
-cudaError_t sort_block(const spart_stream_source &source, int64_t num_rows,
-                       spart_device_sort *sort, cudaStream_t stream)
+cudaError_t sort_block(const spart_stream_source &source, int64_t num_rows, spart_device_sort *sort,
+                       cudaStream_t stream)
 {
     cudaError_t error =
         launch_items(stream_keys<Key, Position>, source.num_entries, stream, source, num_rows,
@@ -271,8 +271,8 @@ cudaError_t sort_block(const spart_stream_source &source, int64_t num_rows,
 }
 
 template <typename Key>
-cudaError_t count_block(int64_t n, int64_t num_rows, const spart_device_sort *sort,
-                        int64_t *cursor, int64_t *tally, cudaStream_t stream)
+cudaError_t count_block(int64_t n, int64_t num_rows, const spart_device_sort *sort, int64_t *cursor,
+                        int64_t *tally, cudaStream_t stream)
 {
     const Key *sorted = (const Key *)sort->sorted_keys;
     cudaError_t error = launch_items(add_runs<Key>, n, stream, sorted, n, num_rows, cursor);
@@ -298,12 +298,12 @@ cudaError_t place_block(const spart_stream_source &source, int64_t num_rows,
     int *flags = (int *)(tally + 2);
     int64_t blocks = (n + threads_per_block - 1) / threads_per_block;
     blocks = blocks < place_blocks ? blocks : place_blocks;
-    cudaError_t error = cudaMemsetAsync(flags, 0, (size_t)(blocks > 0 ? blocks : 1) * sizeof(int),
-                                        stream);
+    cudaError_t error =
+        cudaMemsetAsync(flags, 0, (size_t)(blocks > 0 ? blocks : 1) * sizeof(int), stream);
     if (error == cudaSuccess && blocks > 0) {
         error = launch(place_runs<Key, Position, Column, Value>, dim3((unsigned)blocks), stream,
-                       source, sorted, positions, n, num_rows, (const int64_t *)cursor,
-                       num_entries, columns, values, flags);
+                       source, sorted, positions, n, num_rows, (const int64_t *)cursor, num_entries,
+                       columns, values, flags);
     }
     if (error == cudaSuccess) {
         error = launch(count_flags, dim3(1), stream, (const int *)flags, (int)blocks, tally);
@@ -321,9 +321,8 @@ cudaError_t place_values(const spart_stream_source &source, int64_t num_rows,
                          cudaStream_t stream)
 {
     if (csr.values32 != nullptr) {
-        return place_block<Key, Position, Column, float>(source, num_rows, sort, cursor,
-                                                         num_entries, columns, csr.values32,
-                                                         tally, stream);
+        return place_block<Key, Position, Column, float>(
+            source, num_rows, sort, cursor, num_entries, columns, csr.values32, tally, stream);
     }
     return place_block<Key, Position, Column, double>(source, num_rows, sort, cursor, num_entries,
                                                       columns, csr.values64, tally, stream);
@@ -434,8 +433,8 @@ extern "C" int spart_cuda_stream_fingerprint(const int64_t *values, int64_t coun
         return (int)cudaErrorInvalidValue;
     }
     uint64_t *partials = static_cast<uint64_t *>(scratch);
-    cudaError_t error = launch(fingerprint_partials, dim3(fingerprint_blocks), s, values,
-                               count, first_index, partials);
+    cudaError_t error = launch(fingerprint_partials, dim3(fingerprint_blocks), s, values, count,
+                               first_index, partials);
     if (error == cudaSuccess) {
         error = launch(fingerprint_total, dim3(1), s, (const uint64_t *)partials,
                        fingerprint_blocks, result);

@@ -251,9 +251,9 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_load(spart_context *conte
  *     SPART_FLOAT32, 8 for SPART_FLOAT64), and the plan's tables (the
  *     short-row index, 1 byte a row; on a device also the long-row table
  *     and, while it is made, 16 bytes a row of scratch);
- *   - the assembly tables: 16 bytes an orthogonal element and 16 a
- *     block, and 8 bytes a resampled cell of a side whose cells are not
- *     one dense block of the matrix index (rare);
+ *   - the assembly tables: 16 bytes an orthogonal element (on the host
+ *     also 16 a block), and 8 bytes a resampled cell of a side whose
+ *     cells are not one dense block of the matrix index (rare);
  *   - on a device, the staging of one block: its entries copied from host
  *     memory (24 bytes an entry; none for blocks already in device
  *     memory), the stable sort of its rows (about 16 bytes an entry with
@@ -265,14 +265,15 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_load(spart_context *conte
  * count).
  * Not in the budget: the blocks your function yields (your memory), the
  * buffers of a spart_weights_files (its own, stated there), two pinned
- * 32 MiB host buffers through which a device assembly copies host blocks,
- * the regridder's small struct and the stream's element offsets (8
- * bytes an element). The call checks the budget before
- * the first pass (the row cursors, tables and staging, with the fewest
- * bytes the result can take) and again when the first pass has counted
- * the entries (the whole result and the staging), and refuses, before it
- * allocates, with SPART_ERROR_INVALID_ARGUMENT and a sentence giving the
- * bytes of each part, when the budget cannot hold them:
+ * 32 MiB host buffers through which a device assembly copies host blocks
+ * of 32 MiB or more, the per-block counts of a device assembly (host
+ * memory, 16 bytes a block), the regridder's small struct and the
+ * stream's element offsets (8 bytes an element). The call checks the
+ * budget before the first pass (the row cursors, tables and staging, with
+ * the fewest bytes the result can take) and again when the first pass has
+ * counted the entries (the whole result and the staging), and refuses,
+ * before it allocates, with SPART_ERROR_INVALID_ARGUMENT and a sentence
+ * giving the bytes of each part, when the budget cannot hold them:
  * spart_regridder_stream_bytes gives the same figure beforehand.
  *
  * The function is called twice for each block, once a pass, and must give
@@ -286,8 +287,9 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_load(spart_context *conte
  *
  * Thread safety: the call runs your function on the calling thread, one
  * block at a time; a host assembly then walks each block with the
- * context's threads, each owning a range of rows. Determinism: the CSR arrays are the same bit for bit
- * for any block sizes, budget, thread count and on host or device. */
+ * context's threads, each owning a range of rows. Determinism: the CSR
+ * arrays are the same bit for bit for any block sizes, budget, thread
+ * count and on host or device. */
 
 /* One block of streamed weights, as your function yields it: entries
  * offsets[num_elements] of them, element first_element + j holding
@@ -394,24 +396,24 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_create_streamed(
  * files the one of their entries concatenated (files holding successive
  * runs of elements, such as one file cut by element ranges; an element
  * may continue into the next file). The object reads the files'
- * headers and element tables now (16 bytes an element a file; NELEM and
+ * headers and element tables now (8 bytes an element a file; NELEM and
  * the tables are checked as spart_weights_load checks them) and reads the
  * entries later, each pass, into its own buffers of 24 bytes times
  * block_entries (host memory, not in an assembly's budget). Fills
  * *stream for spart_regridder_create_streamed; the stream is valid while
- * `files` lives. Free with spart_weights_files_close. Errors:
- * SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (no files,
- * block_entries < 1), SPART_ERROR_IO, SPART_ERROR_FILE_FORMAT (as
- * spart_weights_load; files whose shapes or axes differ, named),
- * SPART_ERROR_OUT_OF_MEMORY. A file that changes between the passes is
- * refused by the assembly as a changed block. */
+ * `files` lives, and reports its reading errors in `context` (use the
+ * same context for the assembly, whose sentence then quotes them). Free
+ * with spart_weights_files_close. Errors: SPART_ERROR_NULL_POINTER,
+ * SPART_ERROR_INVALID_ARGUMENT (no files, block_entries < 1),
+ * SPART_ERROR_IO, SPART_ERROR_FILE_FORMAT (as spart_weights_load; files
+ * whose shapes or axes differ, named), SPART_ERROR_OUT_OF_MEMORY. During
+ * the assembly, a file whose elements changed after the opening is
+ * refused with SPART_ERROR_FILE_FORMAT, and one whose entries change
+ * between the passes as a changed block. */
 typedef struct spart_weights_files spart_weights_files;
-SPART_NODISCARD SPART_API spart_status spart_weights_files_open(spart_context *context,
-                                                                int num_files,
-                                                                const char *const *paths,
-                                                                int64_t block_entries,
-                                                                spart_weights_files **files,
-                                                                spart_weights_stream *stream);
+SPART_NODISCARD SPART_API spart_status spart_weights_files_open(
+    spart_context *context, int num_files, const char *const *paths, int64_t block_entries,
+    spart_weights_files **files, spart_weights_stream *stream);
 
 /* Close the files and free the buffers. Accepts NULL. */
 SPART_API void spart_weights_files_close(spart_weights_files *files);

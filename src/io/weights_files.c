@@ -80,9 +80,10 @@ static spart_status open_file(spart_weights_files *files, int index)
     if (status == SPART_OK) {
         status = spart_weights_fits_read_shell(&io, &shell, files->columns);
     }
-    if (status == SPART_OK && (spart_weights_num_entries(shell) != files->files[index].num_entries ||
-                               memcmp(shell->offsets, files->files[index].offsets,
-                                      ((size_t)files->num_elements + 1) * sizeof(int64_t)) != 0)) {
+    if (status == SPART_OK &&
+        (spart_weights_num_entries(shell) != files->files[index].num_entries ||
+         memcmp(shell->offsets, files->files[index].offsets,
+                ((size_t)files->num_elements + 1) * sizeof(int64_t)) != 0)) {
         status = spart_fits_format_error(&io, "its elements changed since it was opened");
     }
     spart_weights_free(shell);
@@ -143,8 +144,8 @@ static spart_status files_block(void *user_data, int64_t block, int pass,
                   files->indices_input, NULL, &fits_status);
     fits_read_col(files->io.file, TLONGLONG, files->columns[1], row, 1, n, NULL,
                   files->indices_output, NULL, &fits_status);
-    fits_read_col(files->io.file, TDOUBLE, files->columns[2], row, 1, n, NULL, files->values,
-                  NULL, &fits_status);
+    fits_read_col(files->io.file, TDOUBLE, files->columns[2], row, 1, n, NULL, files->values, NULL,
+                  &fits_status);
     if (fits_status != 0) {
         return spart_fits_fail_reading(&files->io, "reading table WEIGHTS", fits_status);
     }
@@ -175,7 +176,8 @@ static spart_status read_file(spart_weights_files *files, int f, const char *pat
     size_t length = strlen(path) + 1;
     file->path = spart_alloc(&files->allocator, length, 1);
     if (file->path == NULL) {
-        return spart_fail(files->context, SPART_ERROR_OUT_OF_MEMORY, "weights files: out of memory");
+        return spart_fail(files->context, SPART_ERROR_OUT_OF_MEMORY,
+                          "weights files: out of memory");
     }
     memcpy(file->path, path, length);
     spart_fits_io io = {files->context, FILES_NOUN, file->path, NULL};
@@ -237,8 +239,8 @@ static spart_status open_files(spart_weights_files *files, const char *const *pa
         files->num_blocks += (file->num_entries + files->block_entries - 1) / files->block_entries;
     }
     size_t n = (size_t)files->block_entries;
-    files->offsets = spart_alloc(&files->allocator, (size_t)files->num_elements + 1,
-                                 sizeof(int64_t));
+    files->offsets =
+        spart_alloc(&files->allocator, (size_t)files->num_elements + 1, sizeof(int64_t));
     files->indices_input = spart_alloc(&files->allocator, n, sizeof(int64_t));
     files->indices_output = spart_alloc(&files->allocator, n, sizeof(int64_t));
     files->values = spart_alloc(&files->allocator, n, sizeof(double));

@@ -98,8 +98,8 @@ SPART_STREAM_FUNCTION uint64_t spart_stream_mix(int64_t index, int64_t value)
 
 /* What one pass over a block found. */
 typedef struct spart_stream_tally {
-    int64_t first_bad;    /* the first entry with an index out of range, or num_entries */
-    int64_t bad_input;    /* its indices */
+    int64_t first_bad; /* the first entry with an index out of range, or num_entries */
+    int64_t bad_input; /* its indices */
     int64_t bad_output;
     int64_t kept;         /* entries kept */
     int64_t out_of_range; /* pass 1: entries whose slot fell outside the result */
@@ -142,8 +142,7 @@ int spart_cuda_stream_tally_bytes(void);
  * count and, pass 1, the count of slots out of range. Pass 1 writes into
  * `csr`'s columns and values (num_entries slots; its row_ptr is unused). */
 int spart_cuda_stream_count(const spart_stream_source *source, int64_t num_rows,
-                            spart_device_sort *sort, int64_t *cursor, int64_t *tally,
-                            void *stream);
+                            spart_device_sort *sort, int64_t *cursor, int64_t *tally, void *stream);
 int spart_cuda_stream_place(const spart_stream_source *source, int64_t num_rows,
                             spart_device_sort *sort, int64_t *cursor, int64_t num_entries,
                             const spart_device_csr_arrays *csr, int64_t *tally, void *stream);

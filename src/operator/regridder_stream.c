@@ -172,8 +172,7 @@ spart_status spart_stream_fetch(spart_stream_job *job, int64_t b, int pass,
                               "streamed assembly: block %lld (pass %d) starts with an entry of "
                               "element %lld, but an earlier block already had entries of "
                               "element %lld; blocks must follow the elements in order",
-                              (long long)b, pass, (long long)first,
-                              (long long)job->last_element);
+                              (long long)b, pass, (long long)first, (long long)job->last_element);
         }
         job->last_element = element_of_entry(result, *num_entries - 1);
     }
@@ -350,8 +349,8 @@ static spart_status check_stream(spart_context *context, const spart_weights_str
                           "stream: shape_orthogonal has an ndim or an extent out of range");
     }
     int64_t num_elements = spart_shape_size(&elements);
-    int64_t *zeros = spart_alloc_zero(&context->allocator, (size_t)num_elements + 1,
-                                      sizeof(int64_t));
+    int64_t *zeros =
+        spart_alloc_zero(&context->allocator, (size_t)num_elements + 1, sizeof(int64_t));
     if (zeros == NULL) {
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
                           "stream: no memory for the offsets of %lld elements",
@@ -366,10 +365,9 @@ static spart_status check_stream(spart_context *context, const spart_weights_str
     if (status != SPART_OK) {
         return status;
     }
-    *shell = spart_weights_allocate(&context->allocator, &stream->shape_orthogonal,
-                                    &stream->shape_input, &stream->shape_output,
-                                    layout.num_axis_input, layout.axis_input,
-                                    layout.num_axis_output, layout.axis_output, 0);
+    *shell = spart_weights_allocate(
+        &context->allocator, &stream->shape_orthogonal, &stream->shape_input, &stream->shape_output,
+        layout.num_axis_input, layout.axis_input, layout.num_axis_output, layout.axis_output, 0);
     if (*shell == NULL) {
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "stream: out of memory");
     }
@@ -402,9 +400,8 @@ static spart_status run_stream(spart_context *context, const spart_weights_strea
         job->report.num_blocks = stream->num_blocks;
         stream_step step = {job, ops};
         spart_assembly_step assembly = {step_function, &step};
-        status = spart_regridder_create_by_step(context, shell, options,
-                                                on_device ? context->cuda_device : -1,
-                                                &assembly, regridder);
+        status = spart_regridder_create_by_step(
+            context, shell, options, on_device ? context->cuda_device : -1, &assembly, regridder);
     }
     spart_weights_free(shell);
     return status;
@@ -444,9 +441,8 @@ spart_status spart_regridder_stream_bytes(spart_context *context,
 
 spart_status spart_regridder_create_streamed(spart_context *context,
                                              const spart_weights_stream *stream,
-                                             const spart_regridder_options *options,
-                                             int on_device, size_t budget_bytes,
-                                             spart_regridder **regridder,
+                                             const spart_regridder_options *options, int on_device,
+                                             size_t budget_bytes, spart_regridder **regridder,
                                              spart_stream_report *report)
 {
     if (context == NULL) {

@@ -56,8 +56,8 @@ typedef struct spart_stream_ops {
                   int64_t num_rows, int64_t num_columns, spart_value_type value_type,
                   int64_t num_entries, spart_stream_bytes *parts);
     spart_status (*assemble)(spart_stream_job *job, const spart_assembly_source *tables,
-                             int64_t cells_input, int64_t cells_output,
-                             spart_value_type value_type, spart_regridder *regridder);
+                             int64_t cells_input, int64_t cells_output, spart_value_type value_type,
+                             spart_regridder *regridder);
 } spart_stream_ops;
 
 extern const spart_stream_ops spart_stream_host_ops;

@@ -47,11 +47,11 @@ static size_t pages(size_t bytes)
 
 /* The regions of the staging allocation. */
 typedef struct staging_layout {
-    size_t entries;  /* indices_output, indices_input, values: 24 bytes an entry */
-    size_t offsets;  /* a block's element offsets */
-    size_t sort;     /* the sort's workspace, or the scan's and fingerprint's scratch */
-    size_t check;    /* the index check's workspace */
-    size_t tally;    /* the pass's counts and flags */
+    size_t entries; /* indices_output, indices_input, values: 24 bytes an entry */
+    size_t offsets; /* a block's element offsets */
+    size_t sort;    /* the sort's workspace, or the scan's and fingerprint's scratch */
+    size_t check;   /* the index check's workspace */
+    size_t tally;   /* the pass's counts and flags */
     size_t total;
 } staging_layout;
 
@@ -83,8 +83,7 @@ static size_t device_table_bytes(const spart_stream_job *job, const spart_assemb
 {
     size_t bytes = 2 * pages(sizeof(int64_t) * (size_t)job->num_elements);
     bytes += tables->row_lookup != NULL ? pages(sizeof(int64_t) * (size_t)job->cells_output) : 0;
-    bytes += tables->column_lookup != NULL ? pages(sizeof(int64_t) * (size_t)job->cells_input)
-                                           : 0;
+    bytes += tables->column_lookup != NULL ? pages(sizeof(int64_t) * (size_t)job->cells_input) : 0;
     return bytes;
 }
 
@@ -230,8 +229,8 @@ static spart_status place_block_entries(device_run *run, int pass, const spart_w
         if (a == 2 && !values_needed) {
             break;
         }
-        *error = spart_stager_copy(&run->stager, base + (size_t)a * region, from[a], bytes,
-                                   run->stream);
+        *error =
+            spart_stager_copy(&run->stager, base + (size_t)a * region, from[a], bytes, run->stream);
     }
     return SPART_OK;
 }
@@ -241,12 +240,11 @@ static spart_status run_pass(device_run *run, int pass, spart_csr *csr)
 {
     spart_stream_job *job = run->job;
     job->last_element = -1;
-    int64_t *tally_device = (int64_t *)(run->staging + run->layout.entries +
-                                        run->layout.offsets + run->layout.sort +
-                                        run->layout.check);
+    int64_t *tally_device = (int64_t *)(run->staging + run->layout.entries + run->layout.offsets +
+                                        run->layout.sort + run->layout.check);
     void *check = run->staging + run->layout.entries + run->layout.offsets + run->layout.sort;
-    spart_device_csr_arrays arrays = {csr->row_ptr, csr->columns32, csr->columns64,
-                                      csr->values64, csr->values32};
+    spart_device_csr_arrays arrays = {csr->row_ptr, csr->columns32, csr->columns64, csr->values64,
+                                      csr->values32};
     for (int64_t b = 0; b < job->stream->num_blocks; b++) {
         spart_weights_block block, on_device;
         int64_t n = 0;
@@ -279,21 +277,21 @@ static spart_status run_pass(device_run *run, int pass, spart_csr *csr)
             }
             sort.workspace = run->staging + run->layout.entries + run->layout.offsets;
             if (error == cudaSuccess) {
-                error = pass == 0 ? (cudaError_t)spart_cuda_stream_count(
-                                        &source, csr->num_rows, &sort, run->cursor,
-                                        tally_device, run->stream)
+                error = pass == 0 ? (cudaError_t)spart_cuda_stream_count(&source, csr->num_rows,
+                                                                         &sort, run->cursor,
+                                                                         tally_device, run->stream)
                                   : (cudaError_t)spart_cuda_stream_place(
                                         &source, csr->num_rows, &sort, run->cursor,
                                         csr->num_entries, &arrays, tally_device, run->stream);
             }
             int64_t bad[3] = {n, 0, 0}, counts[2] = {0, 0};
             if (error == cudaSuccess) {
-                error = cudaMemcpyAsync(bad, check, sizeof bad, cudaMemcpyDeviceToHost,
-                                        run->stream);
+                error =
+                    cudaMemcpyAsync(bad, check, sizeof bad, cudaMemcpyDeviceToHost, run->stream);
             }
             if (error == cudaSuccess) {
-                error = cudaMemcpyAsync(counts, tally_device, sizeof counts,
-                                        cudaMemcpyDeviceToHost, run->stream);
+                error = cudaMemcpyAsync(counts, tally_device, sizeof counts, cudaMemcpyDeviceToHost,
+                                        run->stream);
             }
             if (error == cudaSuccess) {
                 error = cudaStreamSynchronize(run->stream);
@@ -332,8 +330,8 @@ static cudaError_t fingerprint(device_run *run, const int64_t *values, int64_t c
     cudaError_t error = (cudaError_t)spart_cuda_stream_fingerprint(
         values, count, first_index, scratch, run->layout.sort, answer, run->stream);
     if (error == cudaSuccess) {
-        error = cudaMemcpyAsync(result, answer, sizeof *result, cudaMemcpyDeviceToHost,
-                                run->stream);
+        error =
+            cudaMemcpyAsync(result, answer, sizeof *result, cudaMemcpyDeviceToHost, run->stream);
     }
     if (error == cudaSuccess) {
         error = cudaStreamSynchronize(run->stream);
@@ -355,8 +353,9 @@ static cudaError_t take_entries(device_run *run, spart_value_type value_type, sp
                             ? take(run, n * sizeof(int32_t), (void **)&csr->columns32)
                             : take(run, n * sizeof(int64_t), (void **)&csr->columns64);
     if (error == cudaSuccess) {
-        error = value_type == SPART_FLOAT32 ? take(run, n * sizeof(float), (void **)&csr->values32)
-                                            : take(run, n * sizeof(double), (void **)&csr->values64);
+        error = value_type == SPART_FLOAT32
+                    ? take(run, n * sizeof(float), (void **)&csr->values32)
+                    : take(run, n * sizeof(double), (void **)&csr->values64);
     }
     return error;
 }
@@ -413,8 +412,8 @@ static spart_status device_passes(device_run *run, const spart_assembly_source *
     if (at_plan > job->report.peak_bytes) {
         job->report.peak_bytes = at_plan;
     }
-    return spart_stream_check_fingerprint(
-        job, spart_stream_expected_fingerprint(tail, rows, total), reached);
+    return spart_stream_check_fingerprint(job, spart_stream_expected_fingerprint(tail, rows, total),
+                                          reached);
 }
 
 static spart_status device_assemble(spart_stream_job *job, const spart_assembly_source *tables,
@@ -438,16 +437,15 @@ static spart_status device_assemble(spart_stream_job *job, const spart_assembly_
     memset(&run, 0, sizeof run);
     run.job = job;
     run.stream = spart_device_stream_for(job->context, device);
-    job->block_counts = spart_alloc_zero(&job->context->allocator,
-                                         2 * ((size_t)job->stream->num_blocks + 1), sizeof(int64_t));
+    job->block_counts = spart_alloc_zero(
+        &job->context->allocator, 2 * ((size_t)job->stream->num_blocks + 1), sizeof(int64_t));
     cudaError_t error = layout_staging(job, csr->num_rows, &run.layout);
     size_t block_bytes = (size_t)job->stream->max_block_entries * sizeof(int64_t);
     if (error == cudaSuccess) {
-        error = spart_stager_open(&run.stager,
-                                  !job->stream->blocks_on_device && block_bytes >= STAGE_BYTES
-                                      ? STAGE_BYTES
-                                      : 0,
-                                  spart_threads(job->context));
+        error = spart_stager_open(
+            &run.stager,
+            !job->stream->blocks_on_device && block_bytes >= STAGE_BYTES ? STAGE_BYTES : 0,
+            spart_threads(job->context));
     }
     if (error == cudaSuccess) {
         error = take(&run, sizeof(int64_t) * ((size_t)csr->num_rows + 1), (void **)&run.cursor);

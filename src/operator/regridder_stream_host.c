@@ -37,7 +37,8 @@ static void host_bytes(const spart_stream_job *job, const spart_assembly_source 
 static void *take(spart_stream_job *job, size_t count, size_t size, int zero)
 {
     const spart_allocator *allocator = &job->context->allocator;
-    void *memory = zero ? spart_alloc_zero(allocator, count, size) : spart_alloc(allocator, count, size);
+    void *memory =
+        zero ? spart_alloc_zero(allocator, count, size) : spart_alloc(allocator, count, size);
     if (memory != NULL) {
         spart_stream_hold(job, count * size);
     }
@@ -56,8 +57,8 @@ static spart_status run_pass(spart_stream_job *job, const spart_assembly_source 
         if (status != SPART_OK) {
             return status;
         }
-        spart_stream_source source = spart_stream_source_of(job, tables, &block, n,
-                                                            job->cells_input, job->cells_output);
+        spart_stream_source source =
+            spart_stream_source_of(job, tables, &block, n, job->cells_input, job->cells_output);
         spart_stream_tally tally;
         memset(&tally, 0, sizeof tally);
         int threads = spart_threads(job->context);
@@ -65,8 +66,8 @@ static spart_status run_pass(spart_stream_job *job, const spart_assembly_source 
             spart_host_stream_count(&source, csr->num_rows, threads, cursor, &tally);
         } else {
             spart_host_stream_place(&source, csr->num_rows, threads, cursor, csr->num_entries,
-                                    csr->columns32, csr->columns64, csr->values32,
-                                    csr->values64, &tally);
+                                    csr->columns32, csr->columns64, csr->values32, csr->values64,
+                                    &tally);
         }
         status = spart_stream_check_tally(job, b, pass, &block, n, &tally);
         if (status != SPART_OK) {
@@ -79,8 +80,7 @@ static spart_status run_pass(spart_stream_job *job, const spart_assembly_source 
 }
 
 /* The columns and values of csr->num_entries entries. */
-static spart_status take_entries(spart_stream_job *job, spart_value_type value_type,
-                                 spart_csr *csr)
+static spart_status take_entries(spart_stream_job *job, spart_value_type value_type, spart_csr *csr)
 {
     size_t n = (size_t)csr->num_entries;
     if (csr->num_columns < ((int64_t)1 << 31)) {
@@ -155,8 +155,8 @@ static spart_status host_assemble(spart_stream_job *job, const spart_assembly_so
     spart_stream_bytes parts;
     host_bytes(job, tables, csr->num_rows, csr->num_columns, value_type, 0, &parts);
     /* the tables were allocated by the caller of the step already */
-    spart_stream_hold(job, parts.tables -
-                               2 * sizeof(int64_t) * ((size_t)job->stream->num_blocks + 1));
+    spart_stream_hold(job,
+                      parts.tables - 2 * sizeof(int64_t) * ((size_t)job->stream->num_blocks + 1));
     spart_status status = spart_stream_check_budget(job, &parts, "before the first pass");
     if (status != SPART_OK) {
         return status;

@@ -140,14 +140,14 @@ static spart_status block_function(void *user_data, int64_t block, int pass,
     blocks *b = user_data;
     const generator *g = b->g;
     int64_t begin = block * b->block_entries;
-    int64_t end = begin + b->block_entries < g->num_entries ? begin + b->block_entries
-                                                             : g->num_entries;
+    int64_t end =
+        begin + b->block_entries < g->num_entries ? begin + b->block_entries : g->num_entries;
     int64_t first = begin / g->per_element, last = (end - 1) / g->per_element;
     result->first_element = first;
     result->num_elements = last - first + 1;
     for (int64_t j = 0; j <= result->num_elements; j++) {
-        int64_t at = j == 0 ? begin
-                            : (j == result->num_elements ? end : (first + j) * g->per_element);
+        int64_t at =
+            j == 0 ? begin : (j == result->num_elements ? end : (first + j) * g->per_element);
         b->offsets[j] = at - begin;
     }
     result->offsets = b->offsets;
@@ -238,8 +238,8 @@ static int same_matrix(const spart_regridder *a, const spart_regridder *b)
     }
     size_t chunk = (size_t)256 << 20, n = (size_t)spart_regridder_num_entries(a);
     char *x = malloc(chunk), *y = malloc(chunk);
-    int same = same_device_bytes(row_a, row_b, ((size_t)spart_regridder_num_rows(a) + 1) * 8, x,
-                                 y, chunk) &&
+    int same = same_device_bytes(row_a, row_b, ((size_t)spart_regridder_num_rows(a) + 1) * 8, x, y,
+                                 chunk) &&
                same_device_bytes(col_a, col_b, n * 4, x, y, chunk) &&
                same_device_bytes(val_a, val_b, n * 4, x, y, chunk);
     free(x);
@@ -247,7 +247,8 @@ static int same_matrix(const spart_regridder *a, const spart_regridder *b)
     return same;
 }
 
-/* ---- the runs ---------------------------------------------------------------------------------- */
+/* ---- the runs ----------------------------------------------------------------------------------
+ */
 
 typedef struct run {
     const char *name;
@@ -336,15 +337,19 @@ static void host_runs(spart_context *context, const spart_weights *weights,
     stream->blocks_on_device = 0;
     size_t budget = 0;
     CHECK_SPART(context, spart_regridder_stream_bytes(context, stream, options, 0,
-                                                      spart_weights_num_entries(weights),
-                                                      &budget));
+                                                      spart_weights_num_entries(weights), &budget));
     t = bench_seconds();
     spart_regridder *made = NULL;
     spart_stream_report report;
-    CHECK_SPART(context, spart_regridder_create_streamed(context, stream, options, 0, budget,
-                                                         &made, &report));
-    *from_stream = (run){"host, streamed", bench_seconds() - t, 0, budget, report.peak_bytes,
-                         same_host_matrix(made, reference), 0};
+    CHECK_SPART(context, spart_regridder_create_streamed(context, stream, options, 0, budget, &made,
+                                                         &report));
+    *from_stream = (run){"host, streamed",
+                         bench_seconds() - t,
+                         0,
+                         budget,
+                         report.peak_bytes,
+                         same_host_matrix(made, reference),
+                         0};
     spart_regridder_free(made);
     spart_regridder_free(reference);
 }
@@ -415,8 +420,8 @@ int main(int argc, char **argv)
     stream.function = block_function;
     printf("operator: %d x %d elements, scene %lld^2, image %lld^2: %lld entries, blocks of %lld "
            "(%lld blocks)\n",
-           CHANNELS, WAVELENGTHS, (long long)g.scene, (long long)g.image,
-           (long long)g.num_entries, (long long)block_entries, (long long)stream.num_blocks);
+           CHANNELS, WAVELENGTHS, (long long)g.scene, (long long)g.image, (long long)g.num_entries,
+           (long long)block_entries, (long long)stream.num_blocks);
 
     double pinned_rate = 0, pageable_rate = 0;
     copy_rates(&pinned_rate, &pageable_rate);
@@ -426,9 +431,9 @@ int main(int argc, char **argv)
     /* the weights in host memory, for the in-memory assembly and the host blocks */
     double t = bench_seconds();
     int axes[2] = {2, 3};
-    spart_weights *weights = spart_weights_allocate(
-        &context->allocator, &stream.shape_orthogonal, &stream.shape_input,
-        &stream.shape_output, 2, axes, 2, axes, g.num_entries);
+    spart_weights *weights =
+        spart_weights_allocate(&context->allocator, &stream.shape_orthogonal, &stream.shape_input,
+                               &stream.shape_output, 2, axes, 2, axes, g.num_entries);
     if (weights == NULL) {
         fprintf(stderr, "no host memory for %lld entries\n", (long long)g.num_entries);
         return 1;
@@ -450,8 +455,15 @@ int main(int argc, char **argv)
     runs[0] = (run){"in memory (create_device)", bench_seconds() - t, sampler_stop(&s), 0, 0, -1,
                     24.0 * (double)g.num_entries};
 
-    blocks host_blocks = {&g, block_entries, weights->indices_input, weights->indices_output,
-                          weights->values, NULL, NULL, NULL, {0}};
+    blocks host_blocks = {&g,
+                          block_entries,
+                          weights->indices_input,
+                          weights->indices_output,
+                          weights->values,
+                          NULL,
+                          NULL,
+                          NULL,
+                          {0}};
     runs[1].name = "streamed, host blocks";
     runs[1].floor_bytes = 40.0 * (double)g.num_entries;
     spart_regridder *made = streamed(context, &stream, &options, &host_blocks, reference, &runs[1]);
@@ -479,8 +491,8 @@ int main(int argc, char **argv)
     CHECK_CUDA(cudaMemcpy(device_in, weights->indices_input, bytes, cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(device_out, weights->indices_output, bytes, cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(device_values, weights->values, bytes, cudaMemcpyHostToDevice));
-    blocks device_blocks = {&g, block_entries, device_in, device_out, device_values,
-                            NULL, NULL, NULL, {0}};
+    blocks device_blocks = {&g,   block_entries, device_in, device_out, device_values,
+                            NULL, NULL,          NULL,      {0}};
     stream.blocks_on_device = 1;
     runs[3].name = "streamed, device blocks";
     made = streamed(context, &stream, &options, &device_blocks, reference, &runs[3]);

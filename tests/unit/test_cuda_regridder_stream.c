@@ -43,8 +43,8 @@ static void streamed_equals_both_in_memory(fixture *f, const spart_weights *weig
     spart_weights_stream stream;
     stream_blocks_make(weights, block_entries, empty_between, &blocks, &stream);
     spart_stream_report report;
-    if (spart_regridder_create_streamed(context, &stream, options, 1, PLENTY, &streamed,
-                                        &report) != SPART_OK) {
+    if (spart_regridder_create_streamed(context, &stream, options, 1, PLENTY, &streamed, &report) !=
+        SPART_OK) {
         fail_msg("%s: %s", what, spart_context_error(context));
     }
     assert_int_equal(spart_regridder_cuda_device(streamed), 0);
@@ -116,8 +116,8 @@ static spart_status device_block_function(void *user_data, int64_t block, int pa
     spart_status status = stream_block_function(&d->blocks, block, pass, result);
     int64_t n = result->num_elements > 0 ? result->offsets[result->num_elements] : 0;
     if (status == SPART_OK && n > 0) {
-        check_cuda(cudaMemcpy(d->indices_input, result->indices_input,
-                              (size_t)n * sizeof(int64_t), cudaMemcpyHostToDevice),
+        check_cuda(cudaMemcpy(d->indices_input, result->indices_input, (size_t)n * sizeof(int64_t),
+                              cudaMemcpyHostToDevice),
                    "cudaMemcpy");
         check_cuda(cudaMemcpy(d->indices_output, result->indices_output,
                               (size_t)n * sizeof(int64_t), cudaMemcpyHostToDevice),

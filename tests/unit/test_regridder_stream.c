@@ -141,8 +141,8 @@ static void memory_held_stays_under_the_budget(void **state)
     count.peak = before;
     spart_regridder *streamed = NULL;
     spart_stream_report report;
-    spart_status status = spart_regridder_create_streamed(context, &stream, &options, 0, needed,
-                                                          &streamed, &report);
+    spart_status status =
+        spart_regridder_create_streamed(context, &stream, &options, 0, needed, &streamed, &report);
     if (status != SPART_OK) {
         fail_msg("%s", spart_context_error(context));
     }
@@ -235,10 +235,8 @@ static void expect_fault(spart_context *context, int fault, int64_t at, spart_st
 static void blocks_that_change_between_the_passes_are_refused(void **state)
 {
     spart_context *context = *state;
-    expect_fault(context, STREAM_FAULT_MOVE_ROW, 2, SPART_ERROR_INVALID_ARGUMENT,
-                 "the same block");
-    expect_fault(context, STREAM_FAULT_FEWER, 1, SPART_ERROR_INVALID_ARGUMENT,
-                 "block 1 holds");
+    expect_fault(context, STREAM_FAULT_MOVE_ROW, 2, SPART_ERROR_INVALID_ARGUMENT, "the same block");
+    expect_fault(context, STREAM_FAULT_FEWER, 1, SPART_ERROR_INVALID_ARGUMENT, "block 1 holds");
     expect_fault(context, STREAM_FAULT_DROP_NONZERO, 3, SPART_ERROR_INVALID_ARGUMENT,
                  "block 3 keeps");
 }
@@ -287,21 +285,25 @@ static void bad_arguments_are_refused(void **state)
                      SPART_ERROR_NULL_POINTER);
     spart_weights_stream broken = stream;
     broken.function = NULL;
-    assert_int_equal(spart_regridder_create_streamed(context, &broken, NULL, 0, PLENTY, &made, NULL),
-                     SPART_ERROR_NULL_POINTER);
+    assert_int_equal(
+        spart_regridder_create_streamed(context, &broken, NULL, 0, PLENTY, &made, NULL),
+        SPART_ERROR_NULL_POINTER);
     broken = stream;
     broken.num_blocks = -1;
-    assert_int_equal(spart_regridder_create_streamed(context, &broken, NULL, 0, PLENTY, &made, NULL),
-                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(
+        spart_regridder_create_streamed(context, &broken, NULL, 0, PLENTY, &made, NULL),
+        SPART_ERROR_INVALID_ARGUMENT);
     broken = stream;
     broken.blocks_on_device = 1;
-    assert_int_equal(spart_regridder_create_streamed(context, &broken, NULL, 0, PLENTY, &made, NULL),
-                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(
+        spart_regridder_create_streamed(context, &broken, NULL, 0, PLENTY, &made, NULL),
+        SPART_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(spart_context_error(context), "blocks_on_device"));
     broken = stream;
     broken.axis_input[0] = 7;
-    assert_int_equal(spart_regridder_create_streamed(context, &broken, NULL, 0, PLENTY, &made, NULL),
-                     SPART_ERROR_AXIS_OUT_OF_RANGE);
+    assert_int_equal(
+        spart_regridder_create_streamed(context, &broken, NULL, 0, PLENTY, &made, NULL),
+        SPART_ERROR_AXIS_OUT_OF_RANGE);
     spart_regridder_options options = stream_options(SPART_FLOAT32, 0);
     options.value_type = (spart_value_type)9;
     assert_int_equal(

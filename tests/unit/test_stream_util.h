@@ -148,8 +148,7 @@ static inline spart_status stream_block_function(void *user_data, int64_t block,
     }
     const int64_t *offsets, *in, *out;
     const double *values;
-    assert_int_equal(spart_weights_arrays(blocks->weights, &offsets, &in, &out, &values),
-                     SPART_OK);
+    assert_int_equal(spart_weights_arrays(blocks->weights, &offsets, &in, &out, &values), SPART_OK);
     int64_t num_elements = spart_weights_num_elements(blocks->weights);
     int64_t per = 1 + blocks->empty_between;
     memset(result, 0, sizeof *result);
@@ -192,19 +191,14 @@ static inline spart_status stream_block_function(void *user_data, int64_t block,
                 blocks->offsets[result->num_elements]--;
             }
             break;
-        case STREAM_FAULT_BAD_INDEX:
-            blocks->indices_input[0] = 30;
-            break;
-        case STREAM_FAULT_BACKWARDS:
-            result->first_element = 0;
-            break;
+        case STREAM_FAULT_BAD_INDEX: blocks->indices_input[0] = 30; break;
+        case STREAM_FAULT_BACKWARDS: result->first_element = 0; break;
         case STREAM_FAULT_DROP_NONZERO:
             if (pass == 1) {
                 blocks->values[0] = blocks->values[0] == 0.0 ? 1.0 : 0.0;
             }
             break;
-        default:
-            break;
+        default: break;
         }
     }
     result->indices_input = blocks->indices_input;
@@ -264,7 +258,7 @@ static inline void *counted_malloc(void *user, size_t size)
         return NULL;
     }
     block[0] = size;
-    #pragma omp critical(counted_memory)
+#pragma omp critical(counted_memory)
     {
         count->held += size;
         if (count->held > count->peak) {
@@ -281,7 +275,7 @@ static inline void counted_free(void *user, void *pointer)
     }
     counted_memory *count = user;
     size_t *block = (size_t *)((char *)pointer - 16);
-    #pragma omp critical(counted_memory)
+#pragma omp critical(counted_memory)
     count->held -= block[0];
     free(block);
 }

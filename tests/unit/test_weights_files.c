@@ -182,10 +182,10 @@ static void a_file_changed_after_opening_is_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(one_file_and_three_files_equal_the_memory_assembly,
-                                        set_up, fits_tear_down),
-        cmocka_unit_test_setup_teardown(files_of_other_shapes_and_missing_files_are_refused,
-                                        set_up, fits_tear_down),
+        cmocka_unit_test_setup_teardown(one_file_and_three_files_equal_the_memory_assembly, set_up,
+                                        fits_tear_down),
+        cmocka_unit_test_setup_teardown(files_of_other_shapes_and_missing_files_are_refused, set_up,
+                                        fits_tear_down),
         cmocka_unit_test_setup_teardown(a_file_changed_after_opening_is_refused, set_up,
                                         fits_tear_down),
     };
