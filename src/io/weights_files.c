@@ -201,7 +201,7 @@ static spart_status read_file(spart_weights_files *files, int f, const char *pat
         stream->num_axis_output = shell->num_axis_output;
         memcpy(stream->axis_input, shell->axis_input, sizeof stream->axis_input);
         memcpy(stream->axis_output, shell->axis_output, sizeof stream->axis_output);
-    } else if (!same_layout(shell, *first_shell)) {
+    } else if (*first_shell == NULL || !same_layout(shell, *first_shell)) {
         spart_weights_free(shell);
         return spart_fail(files->context, SPART_ERROR_FILE_FORMAT,
                           "weights files: %s has other shapes or resampled axes than %s; the "

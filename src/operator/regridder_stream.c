@@ -391,7 +391,7 @@ static spart_status run_stream(spart_context *context, const spart_weights_strea
     if (status == SPART_OK) {
         status = stream_select(context, on_device, &ops);
     }
-    if (status == SPART_OK) {
+    if (status == SPART_OK && shell != NULL) {
         job->context = context;
         job->stream = stream;
         job->num_elements = shell->num_elements;
