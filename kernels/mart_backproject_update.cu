@@ -26,6 +26,29 @@ namespace
 {
 
 using spart_mart_steps::run_stopped;
+
+/* Many frames in one launch (spart_mart_update_from_images_frames): frame
+ * blockIdx.y's arrays lie these many values (stop: ints) after frame 0's;
+ * with one frame gridDim.y is 1 and every offset 0, so a frame's
+ * operations are those of a launch for it alone. */
+struct frame_strides {
+    int64_t images, observed_back, scene, stop;
+};
+
+/* Move the pointers to frame blockIdx.y. */
+__device__ __forceinline__ void to_frame(const frame_strides &strides,
+                                         const double *__restrict__ &images,
+                                         const double *__restrict__ &observed_back,
+                                         double *__restrict__ &scene, const int *&stop)
+{
+    const int64_t f = blockIdx.y;
+    images += f * strides.images;
+    observed_back += f * strides.observed_back;
+    scene += f * strides.scene;
+    if (stop != nullptr) {
+        stop += f * strides.stop;
+    }
+}
 using spart_mart_steps::threads_per_block;
 
 /* The product over channels of voxel v's factors, its rows c * scene_size
@@ -99,8 +122,9 @@ __global__ void __launch_bounds__(threads_per_block)
                               const Value *__restrict__ values, const double *__restrict__ images,
                               const double *__restrict__ observed_back, double *__restrict__ scene,
                               int64_t num_channel, int64_t scene_size, double gamma,
-                              double inverse_channels, const int *stop)
+                              double inverse_channels, const int *stop, frame_strides strides)
 {
+    to_frame(strides, images, observed_back, scene, stop);
     if (run_stopped(stop)) {
         return;
     }
@@ -301,8 +325,9 @@ __global__ void __launch_bounds__(threads_per_block)
                                    const double *__restrict__ observed_back,
                                    double *__restrict__ scene, int64_t num_channel,
                                    int64_t scene_size, double gamma, double inverse_channels,
-                                   const int *stop)
+                                   const int *stop, frame_strides strides)
 {
+    to_frame(strides, images, observed_back, scene, stop);
     if (run_stopped(stop)) {
         return;
     }
@@ -345,16 +370,20 @@ constexpr int indexed_update_min_blocks = 4;
  * held kernel's 71: each round waited for its own loads.) */
 template <typename Value, typename Column>
 __global__ void __launch_bounds__(threads_per_block, indexed_update_min_blocks)
-    backproject_update_indexed_kernel(
-        spart_device_short_rows index, const Column *__restrict__ columns,
-        const Value *__restrict__ values, const double *__restrict__ images,
-        const double *__restrict__ observed_back, double *__restrict__ scene, int64_t num_channel,
-        int64_t scene_size, double gamma, double inverse_channels, const int *stop)
+    backproject_update_indexed_kernel(spart_device_short_rows index,
+                                      const Column *__restrict__ columns,
+                                      const Value *__restrict__ values,
+                                      const double *__restrict__ images,
+                                      const double *__restrict__ observed_back,
+                                      double *__restrict__ scene, int64_t num_channel,
+                                      int64_t scene_size, double gamma, double inverse_channels,
+                                      const int *stop, frame_strides strides)
 {
     constexpr int block = SPART_DEVICE_SHORT_ROW_BLOCK;
     static_assert(block == threads_per_block, "a thread a voxel of the index block");
     __shared__ int starts[indexed_update_channels * (block + 1)];
     __shared__ int64_t block_starts[indexed_update_channels];
+    to_frame(strides, images, observed_back, scene, stop);
     if (run_stopped(stop)) {
         return;
     }
@@ -388,12 +417,12 @@ __global__ void __launch_bounds__(threads_per_block, indexed_update_min_blocks)
  * rows, one channel and more entries a round for long ones; a thread a
  * voxel for rows of g = 1. */
 template <typename Value, typename Column>
-cudaError_t launch_backproject_update(const spart_device_csr &matrix, const Column *columns,
-                                      const Value *values, const double *images,
-                                      const double *observed_back, double *scene,
-                                      int64_t num_channel, int64_t scene_size, double gamma,
-                                      const spart_device_short_rows *index, const int *stop,
-                                      cudaStream_t stream)
+cudaError_t
+launch_backproject_update(const spart_device_csr &matrix, const Column *columns,
+                          const Value *values, const double *images, const double *observed_back,
+                          double *scene, int64_t num_channel, int64_t scene_size, double gamma,
+                          const spart_device_short_rows *index, const int *stop, int64_t num_frames,
+                          frame_strides strides, cudaStream_t stream)
 {
     const double inverse_channels = 1.0 / (double)num_channel;
     const int64_t groups_per_block = threads_per_block / matrix.group_size;
@@ -404,34 +433,86 @@ cudaError_t launch_backproject_update(const spart_device_csr &matrix, const Colu
         int64_t voxel_blocks = scene_size / SPART_DEVICE_SHORT_ROW_BLOCK;
         voxel_blocks = voxel_blocks < 65535 * 16 ? voxel_blocks : 65535 * 16;
         backproject_update_indexed_kernel<Value, Column>
-            <<<(unsigned)voxel_blocks, threads_per_block, 0, stream>>>(
+            <<<dim3((unsigned)voxel_blocks, (unsigned)num_frames), threads_per_block, 0, stream>>>(
                 *index, columns, values, images, observed_back, scene, num_channel, scene_size,
-                gamma, inverse_channels, stop);
+                gamma, inverse_channels, stop, strides);
     } else if (matrix.group_size == 1) {
         backproject_update_held_kernel<Value, Column, 4, 2, 1>
-            <<<(unsigned)blocks, threads_per_block, 0, stream>>>(
+            <<<dim3((unsigned)blocks, (unsigned)num_frames), threads_per_block, 0, stream>>>(
                 matrix, columns, values, images, observed_back, scene, num_channel, scene_size,
-                gamma, inverse_channels, stop);
+                gamma, inverse_channels, stop, strides);
     } else if (matrix.group_size < 16) {
         backproject_update_kernel<Value, Column, 4, 2>
-            <<<(unsigned)blocks, threads_per_block, 0, stream>>>(
+            <<<dim3((unsigned)blocks, (unsigned)num_frames), threads_per_block, 0, stream>>>(
                 matrix, columns, values, images, observed_back, scene, num_channel, scene_size,
-                gamma, inverse_channels, stop);
+                gamma, inverse_channels, stop, strides);
     } else if (matrix.group_size == 16) {
         backproject_update_kernel<Value, Column, 2, 4>
-            <<<(unsigned)blocks, threads_per_block, 0, stream>>>(
+            <<<dim3((unsigned)blocks, (unsigned)num_frames), threads_per_block, 0, stream>>>(
                 matrix, columns, values, images, observed_back, scene, num_channel, scene_size,
-                gamma, inverse_channels, stop);
+                gamma, inverse_channels, stop, strides);
     } else {
         backproject_update_kernel<Value, Column, 1, 8>
-            <<<(unsigned)blocks, threads_per_block, 0, stream>>>(
+            <<<dim3((unsigned)blocks, (unsigned)num_frames), threads_per_block, 0, stream>>>(
                 matrix, columns, values, images, observed_back, scene, num_channel, scene_size,
-                gamma, inverse_channels, stop);
+                gamma, inverse_channels, stop, strides);
     }
     return cudaGetLastError();
 }
 
 } /* namespace */
+
+/* Frames first .. first + count - 1 (count <= 65535, the grid's y). */
+static cudaError_t launch_frames(const spart_device_csr &m, const double *images,
+                                 const double *observed_back, double *scene, int64_t num_channel,
+                                 int64_t scene_size, double gamma,
+                                 const spart_device_short_rows *index, const int *stop,
+                                 int64_t count, frame_strides strides, cudaStream_t s)
+{
+    if (m.values64 != nullptr && m.columns32 != nullptr) {
+        return launch_backproject_update<double, int32_t>(
+            m, m.columns32, m.values64, images, observed_back, scene, num_channel, scene_size,
+            gamma, index, stop, count, strides, s);
+    }
+    if (m.values64 != nullptr) {
+        return launch_backproject_update<double, int64_t>(
+            m, m.columns64, m.values64, images, observed_back, scene, num_channel, scene_size,
+            gamma, index, stop, count, strides, s);
+    }
+    if (m.columns32 != nullptr) {
+        return launch_backproject_update<float, int32_t>(
+            m, m.columns32, m.values32, images, observed_back, scene, num_channel, scene_size,
+            gamma, index, stop, count, strides, s);
+    }
+    return launch_backproject_update<float, int64_t>(m, m.columns64, m.values32, images,
+                                                     observed_back, scene, num_channel, scene_size,
+                                                     gamma, index, stop, count, strides, s);
+}
+
+extern "C" int spart_cuda_mart_backproject_update_frames(
+    const spart_device_csr *matrix, const double *images, const double *observed_back,
+    double *scenes, int64_t num_frames, int64_t num_channel, int64_t scene_size, double gamma,
+    const spart_device_short_rows *index, const int *stops, int64_t stop_stride, void *stream)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    if (scene_size <= 0 || num_channel <= 0 || num_frames <= 0) {
+        return cudaSuccess;
+    }
+    const int64_t image_values = matrix->num_columns; /* the images of one frame */
+    const frame_strides strides = {image_values, num_channel * scene_size, scene_size, stop_stride};
+    const int64_t most = 65535;
+    for (int64_t first = 0; first < num_frames; first += most) {
+        const int64_t count = num_frames - first < most ? num_frames - first : most;
+        cudaError_t error = launch_frames(
+            *matrix, images + first * strides.images, observed_back + first * strides.observed_back,
+            scenes + first * strides.scene, num_channel, scene_size, gamma, index,
+            stops != nullptr ? stops + first * stop_stride : nullptr, count, strides, s);
+        if (error != cudaSuccess) {
+            return (int)error;
+        }
+    }
+    return cudaSuccess;
+}
 
 extern "C" int spart_cuda_mart_backproject_update(const spart_device_csr *matrix,
                                                   const double *images, const double *observed_back,
@@ -440,27 +521,7 @@ extern "C" int spart_cuda_mart_backproject_update(const spart_device_csr *matrix
                                                   const spart_device_short_rows *index,
                                                   const int *stop, void *stream)
 {
-    cudaStream_t s = (cudaStream_t)stream;
-    if (scene_size <= 0 || num_channel <= 0) {
-        return cudaSuccess;
-    }
-    const spart_device_csr &m = *matrix;
-    if (m.values64 != nullptr && m.columns32 != nullptr) {
-        return (int)launch_backproject_update<double, int32_t>(m, m.columns32, m.values64, images,
-                                                               observed_back, scene, num_channel,
-                                                               scene_size, gamma, index, stop, s);
-    }
-    if (m.values64 != nullptr) {
-        return (int)launch_backproject_update<double, int64_t>(m, m.columns64, m.values64, images,
-                                                               observed_back, scene, num_channel,
-                                                               scene_size, gamma, index, stop, s);
-    }
-    if (m.columns32 != nullptr) {
-        return (int)launch_backproject_update<float, int32_t>(m, m.columns32, m.values32, images,
-                                                              observed_back, scene, num_channel,
-                                                              scene_size, gamma, index, stop, s);
-    }
-    return (int)launch_backproject_update<float, int64_t>(m, m.columns64, m.values32, images,
-                                                          observed_back, scene, num_channel,
-                                                          scene_size, gamma, index, stop, s);
+    return spart_cuda_mart_backproject_update_frames(matrix, images, observed_back, scene, 1,
+                                                     num_channel, scene_size, gamma, index, stop, 0,
+                                                     stream);
 }

@@ -124,6 +124,20 @@ static spart_status backward_frames(spart_context *context, frames_work *work, c
 
 static spart_status advance(spart_context *context, frames_work *work)
 {
+    if (spart_mart_operators_are_regridders(work->operators)) {
+        spart_status status = spart_mart_regridders_update_frames(
+            context, work->operators, work->count, work->predicted, work->observed_back,
+            work->gamma, work->scenes, work->predicted_back, work->product_workspace,
+            work->product_bytes, work->states);
+        if (status != SPART_OK) {
+            return spart_mart_fail_keep(context, status,
+                                        "mart frames: the backprojection of the predicted images "
+                                        "of frames %lld to %lld and their update failed",
+                                        (long long)work->first_frame,
+                                        (long long)(work->first_frame + work->count - 1));
+        }
+        return SPART_OK;
+    }
     spart_status status =
         backward_frames(context, work, work->predicted, work->predicted_back, "predicted images");
     if (status == SPART_OK) {

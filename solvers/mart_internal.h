@@ -112,6 +112,16 @@ spart_status spart_mart_regridders_predict_and_measure_frames(
     spart_context *context, const spart_mart_operators *operators, int64_t num_frames,
     const double *scenes, const double *observed, double *images, double *widths, void *workspace,
     size_t workspace_bytes, void *product_workspace, size_t product_bytes);
+/* The backward product of num_frames frames and their updates, frame f
+ * gated by states[f] (spart_mart_update_from_images_frames: one pass for
+ * every frame where the one-frame call makes one). */
+spart_status spart_mart_regridders_update_frames(spart_context *context,
+                                                 const spart_mart_operators *operators,
+                                                 int64_t num_frames, const double *images,
+                                                 const double *observed_back, double gamma,
+                                                 double *scenes, double *predicted_back,
+                                                 void *product_workspace, size_t product_bytes,
+                                                 const spart_mart_run_state *states);
 spart_status spart_mart_regridders_backward_frames(spart_context *context,
                                                    const spart_mart_operators *operators,
                                                    int64_t num_frames, const double *images,

@@ -166,6 +166,20 @@ spart_status spart_mart_regridders_predict_and_measure_frames(
     return status;
 }
 
+spart_status spart_mart_regridders_update_frames(spart_context *context,
+                                                 const spart_mart_operators *operators,
+                                                 int64_t num_frames, const double *images,
+                                                 const double *observed_back, double gamma,
+                                                 double *scenes, double *predicted_back,
+                                                 void *product_workspace, size_t product_bytes,
+                                                 const spart_mart_run_state *states)
+{
+    const spart_mart_regridder_pair *pair = operators->user;
+    return spart_mart_update_from_images_frames(
+        context, pair->backward, images, observed_back, num_frames, pair->num_channel, gamma,
+        scenes, predicted_back, product_workspace, product_bytes, states);
+}
+
 spart_status spart_mart_regridders_backward_frames(spart_context *context,
                                                    const spart_mart_operators *operators,
                                                    int64_t num_frames, const double *images,

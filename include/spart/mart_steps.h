@@ -238,6 +238,25 @@ SPART_NODISCARD SPART_API spart_status spart_mart_update_frames(
     const double *predicted_back, int64_t num_frames, int64_t num_channel, int64_t scene_size,
     double gamma, int on_device, const spart_mart_run_state *states);
 
+/* spart_mart_update_from_images_gated of each frame, frame f gated by
+ * states[f] (states NULL: none): `images` holds num_frames frames of the
+ * backward Regridder's input (frame f's at f times its input size),
+ * observed_back num_frames x num_channel x scene_size values, `scenes`
+ * num_frames x scene_size. Where the one-frame call makes one pass, this
+ * makes one pass for every frame (one launch on a device); otherwise the
+ * backward product of every frame at once into predicted_back (num_frames
+ * x num_channel x scene_size values; may be NULL where a pass serves)
+ * and spart_mart_update_frames; that product takes `workspace` (of
+ * spart_regridder_workspace_size bytes for num_frames vectors: then it
+ * allocates nothing and can be recorded in a graph) or, when it is NULL,
+ * allocates its own. Each frame gets the bits of its one-frame call.
+ * Errors: those of spart_mart_update_from_images. */
+SPART_NODISCARD SPART_API spart_status spart_mart_update_from_images_frames(
+    spart_context *context, const spart_regridder *backward, const double *images,
+    const double *observed_back, int64_t num_frames, int64_t num_channel, double gamma,
+    double *scenes, double *predicted_back, void *workspace, size_t workspace_bytes,
+    const spart_mart_run_state *states);
+
 /* spart_mart_decide of each frame: `merits` as spart_mart_merits_gated
  * leaves them for num_frames * num_channel channels (every chi-squared
  * value, frame by frame, then every correlation), so frame f's are

@@ -30,4 +30,13 @@ spart_status spart_mart_cuda_backproject_update(spart_context *context,
                                                 int64_t scene_size, double gamma,
                                                 const spart_mart_run_state *gate);
 
+/* The same for `num_frames` frames in one launch
+ * (spart_mart_update_from_images_frames): frame f's images, observed_back
+ * and scene at f times one frame's, gated by states[f] (states NULL:
+ * none). */
+spart_status spart_mart_cuda_backproject_update_frames(
+    spart_context *context, const spart_regridder *backward, const double *images,
+    const double *observed_back, double *scenes, int64_t num_frames, int64_t num_channel,
+    int64_t scene_size, double gamma, const spart_mart_run_state *states);
+
 #endif /* SPART_BACKPROJECT_UPDATE_H */

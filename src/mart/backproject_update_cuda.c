@@ -8,10 +8,16 @@
  */
 #include <cuda_runtime_api.h>
 
+#include <stddef.h>
+
 #include "device/device_internal.h"
 #include "device/device_select.h"
 #include "mart/backproject_update.h"
 #include "operator/regridder_cuda.h"
+
+_Static_assert(sizeof(spart_mart_run_state) % sizeof(int) == 0 &&
+                   offsetof(spart_mart_run_state, stopped) == 0,
+               "the stop flags of frames' run states lie a whole number of ints apart");
 
 int spart_mart_cuda_fusable(const spart_regridder *backward)
 {
@@ -29,6 +35,17 @@ spart_status spart_mart_cuda_backproject_update(spart_context *context,
                                                 int64_t scene_size, double gamma,
                                                 const spart_mart_run_state *gate)
 {
+    return spart_mart_cuda_backproject_update_frames(
+        context, backward, images, observed_back, scene, 1, num_channel, scene_size, gamma, gate);
+}
+
+spart_status spart_mart_cuda_backproject_update_frames(
+    spart_context *context, const spart_regridder *backward, const double *images,
+    const double *observed_back, double *scenes, int64_t num_frames, int64_t num_channel,
+    int64_t scene_size, double gamma, const spart_mart_run_state *states)
+{
+    const spart_mart_run_state *gate = states;
+    double *scene = scenes;
     int device = backward->device.cuda_device;
     int previous = -1;
     spart_status status = spart_device_select(context, device, &previous);
@@ -51,10 +68,12 @@ spart_status spart_mart_cuda_backproject_update(spart_context *context,
         spart_device_csr matrix = spart_regridder_device_matrix(backward);
         spart_device_short_rows index = {backward->device.short_row_lengths,
                                          backward->device.short_row_starts};
-        int error = spart_cuda_mart_backproject_update(
-            &matrix, images, observed_back, scene, num_channel, scene_size, gamma,
+        /* frame f's stop flag: states[f].stopped, a state's size apart */
+        int64_t stop_stride = (int64_t)(sizeof(spart_mart_run_state) / sizeof(int));
+        int error = spart_cuda_mart_backproject_update_frames(
+            &matrix, images, observed_back, scene, num_frames, num_channel, scene_size, gamma,
             index.row_lengths != NULL ? &index : NULL, gate != NULL ? &gate->stopped : NULL,
-            context->cuda_stream);
+            stop_stride, context->cuda_stream);
         if (error != cudaSuccess) {
             status = spart_device_failure(context, (int)error, "mart update from images");
         }

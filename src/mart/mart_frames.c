@@ -1,7 +1,7 @@
 /*
  * src/mart/mart_frames.c: the MART steps of many frames at once
- * (spart_mart_update_frames, spart_mart_decide_frames,
- * spart_mart_keep_frames of spart/mart_steps.h): the checks of their
+ * (spart_mart_update_frames, spart_mart_update_from_images_frames,
+ * spart_mart_decide_frames, spart_mart_keep_frames of spart/mart_steps.h): the checks of their
  * arguments, then the operation of the table of their location
  * (src/mart/mart_ops.h), as src/mart/mart_steps.c does for one frame.
  */
@@ -10,6 +10,8 @@
 #include "core/internal.h"
 #include "mart/mart_ops.h"
 #include "mart/mart_steps.h"
+#include "operator/operator_ops.h"
+#include "operator/regridder_internal.h"
 #include "spart/mart_steps.h"
 
 /* Sizes of at least 1 whose products (the arrays' lengths) fit an int64. */
@@ -124,4 +126,73 @@ spart_status spart_mart_keep_frames(spart_context *context, const double *scenes
     }
     int error = ops->keep_frames(context, scenes, num_frames, scene_size, kept, states);
     return ops->end(context, error, what, token);
+}
+
+spart_status
+spart_mart_update_from_images_frames(spart_context *context, const spart_regridder *backward,
+                                     const double *images, const double *observed_back,
+                                     int64_t num_frames, int64_t num_channel, double gamma,
+                                     double *scenes, double *predicted_back, void *workspace,
+                                     size_t workspace_bytes, const spart_mart_run_state *states)
+{
+    const char *what = "mart_update_from_images_frames";
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    if (backward == NULL || images == NULL || observed_back == NULL || scenes == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "mart_update_from_images_frames: NULL argument");
+    }
+    const spart_mart_ops *ops = NULL;
+    spart_status status = spart_mart_select(context, backward->ops->on_device, what, &ops);
+    int64_t rows = spart_shape_size(&backward->output.shape);
+    if (status == SPART_OK && (num_channel < 1 || rows % num_channel != 0)) {
+        status = spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
+                            "mart_update_from_images_frames: the backward regridder gives %lld "
+                            "values, which is not %lld channels of one scene each",
+                            (long long)rows, (long long)num_channel);
+    }
+    int64_t scene_size = status == SPART_OK ? rows / num_channel : 0;
+    if (status == SPART_OK) {
+        status = check_frame_sizes(context, what, num_frames, num_channel, scene_size);
+    }
+    if (status == SPART_OK && !(gamma > 0.0)) {
+        status = spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                            "mart_update_from_images_frames: gamma = %g must be positive", gamma);
+    }
+    int fused = status == SPART_OK && ops->fusable(backward);
+    if (status == SPART_OK && !fused && predicted_back == NULL) {
+        status = spart_fail(context, SPART_ERROR_NULL_POINTER,
+                            "mart_update_from_images_frames: predicted_back is NULL, and this "
+                            "backward regridder needs it (with batch axes, or on a device with "
+                            "long rows)");
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    if (fused) {
+        return ops->backproject_update_frames(context, backward, images, observed_back, scenes,
+                                              num_frames, num_channel, scene_size, gamma, states);
+    }
+    spart_shape input = backward->input.shape;
+    if (input.ndim >= SPART_MAX_NDIM) {
+        return spart_fail(context, SPART_ERROR_SHAPE_MISMATCH,
+                          "mart_update_from_images_frames: the backward regridder's input has "
+                          "%d axes; a leading axis of frames does not fit",
+                          input.ndim);
+    }
+    spart_array x = {images, {input.ndim + 1, {num_frames}}};
+    for (int k = 0; k < input.ndim; k++) {
+        x.shape.dims[k + 1] = input.dims[k];
+    }
+    status = workspace != NULL
+                 ? spart_regridder_apply_workspace(context, backward, &x, predicted_back,
+                                                   num_frames * rows, workspace, workspace_bytes)
+                 : spart_regridder_apply(context, backward, &x, predicted_back, num_frames * rows);
+    if (status == SPART_OK) {
+        status = spart_mart_update_frames(context, scenes, observed_back, predicted_back,
+                                          num_frames, num_channel, scene_size, gamma,
+                                          backward->ops->on_device, states);
+    }
+    return status;
 }

@@ -72,6 +72,14 @@ typedef struct spart_mart_ops {
                                        const double *images, const double *observed_back,
                                        double *scene, int64_t num_channel, int64_t scene_size,
                                        double gamma, const spart_mart_run_state *gate);
+    /* The same for num_frames frames (frame f's arrays at f times one
+     * frame's, gated by states[f]; states NULL: none). */
+    spart_status (*backproject_update_frames)(spart_context *context,
+                                              const spart_regridder *backward, const double *images,
+                                              const double *observed_back, double *scenes,
+                                              int64_t num_frames, int64_t num_channel,
+                                              int64_t scene_size, double gamma,
+                                              const spart_mart_run_state *states);
 } spart_mart_ops;
 
 /* The table of `on_device`'s location into *ops; SPART_ERROR_NO_DEVICE

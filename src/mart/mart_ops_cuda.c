@@ -176,4 +176,5 @@ const spart_mart_ops spart_mart_cuda_ops = {
     .keep_frames = cuda_keep_frames,
     .fusable = spart_mart_cuda_fusable,
     .backproject_update = spart_mart_cuda_backproject_update,
+    .backproject_update_frames = spart_mart_cuda_backproject_update_frames,
 };

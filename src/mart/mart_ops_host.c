@@ -204,6 +204,26 @@ static spart_status host_backproject_update(spart_context *context, const spart_
     return SPART_OK;
 }
 
+static spart_status
+host_backproject_update_frames(spart_context *context, const spart_regridder *backward,
+                               const double *images, const double *observed_back, double *scenes,
+                               int64_t num_frames, int64_t num_channel, int64_t scene_size,
+                               double gamma, const spart_mart_run_state *states)
+{
+    int64_t image_values = backward->csr.num_columns;
+    int64_t channel_scenes = num_channel * scene_size;
+    for (int64_t f = 0; f < num_frames; f++) {
+        spart_status status = host_backproject_update(
+            context, backward, images + f * image_values, observed_back + f * channel_scenes,
+            scenes + f * scene_size, num_channel, scene_size, gamma,
+            states != NULL ? states + f : NULL);
+        if (status != SPART_OK) {
+            return status;
+        }
+    }
+    return SPART_OK;
+}
+
 const spart_mart_ops spart_mart_host_ops = {
     .where = "host",
     .needs_workspace = 0,
@@ -222,4 +242,5 @@ const spart_mart_ops spart_mart_host_ops = {
     .keep_frames = host_keep_frames,
     .fusable = host_fusable,
     .backproject_update = host_backproject_update,
+    .backproject_update_frames = host_backproject_update_frames,
 };

@@ -46,6 +46,7 @@ EXCLUDED = {
     "spart_weights_stream_init": "fills a stream struct whose block function is a C function pointer",
     "spart_regridder_stream_bytes": "takes a stream of blocks from a C function pointer",
     "spart_regridder_create_streamed": "takes a stream of blocks from a C function pointer",
+    "spart_regridder_stream_block_entries": "takes a stream of blocks from a C function pointer",
     "spart_weights_files_open": "fills a stream struct for spart_regridder_create_streamed (not offered in Fortran)",
     "spart_weights_files_close": "frees what spart_weights_files_open made (not offered in Fortran)",
     # Candidate scoring (spart/scoring.h, issue 24): its arrays are untyped
@@ -72,6 +73,7 @@ EXCLUDED = {
     "spart_mart_update_frames": "a step of batched many-frame MART runs; run states live in device memory",
     "spart_mart_decide_frames": "a step of batched many-frame MART runs; run states live in device memory",
     "spart_mart_keep_frames": "a step of batched many-frame MART runs; run states live in device memory",
+    "spart_mart_update_from_images_frames": "a step of batched many-frame MART runs; run states live in device memory",
     "spart_mart_solve_frames": "takes an array of result handles; no Fortran wrapper yet (Fortran "
                                "callers solve the frames one by one with spart_mart_solve, the same bits)",
     # Allocator hooks are C function pointers that must return C heap

@@ -469,6 +469,18 @@ static void errors_are_sentences(void **state)
                      SPART_ERROR_NULL_POINTER);
     assert_int_equal(spart_mart_keep_frames(context, &value, 1, 0, &value, &run_state, 0),
                      SPART_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(spart_mart_update_from_images_frames(context, NULL, &value, &value, 1, 1, 1.0,
+                                                          &value, NULL, NULL, 0, NULL),
+                     SPART_ERROR_NULL_POINTER);
+    assert_int_equal(spart_mart_update_from_images_frames(context, pair.backward, observed,
+                                                          observed, 0, 4, 1.0, observed, NULL, NULL,
+                                                          0, NULL),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(spart_context_error(context), "num_frames (0)"));
+    assert_int_equal(spart_mart_update_from_images_frames(context, pair.backward, observed,
+                                                          observed, 1, 3, 1.0, observed, NULL, NULL,
+                                                          0, NULL),
+                     SPART_ERROR_SHAPE_MISMATCH);
 #if !defined(SPART_HAVE_CUDA)
     assert_int_equal(spart_mart_keep_frames(context, &value, 1, 1, &value, &run_state, 1),
                      SPART_ERROR_NO_DEVICE);
