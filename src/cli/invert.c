@@ -396,6 +396,9 @@ static int invert(const cli_options *options)
         code = cli_make_context(&effective, &run->context);
     }
     if (code == EXIT_DONE) {
+        cli_ranks_choose_device(run->context); /* several ranks: a GPU each where there are */
+    }
+    if (code == EXIT_DONE) {
         code = make_problem(&effective, run);
     }
     if (run->files.total_frames > 1) { /* a sequence of frames (every rank knows it) */

@@ -30,6 +30,12 @@ int cli_ranks_size(void);
  * a collective would wait for it. With one rank: `code`. */
 int cli_ranks_agree(int code);
 
+/* Several ranks on a host with several GPUs: each rank's context uses
+ * its own, device (local rank mod the devices visible), the ranks of a
+ * host numbered by MPI_Comm_split_type; with one GPU they share it. No-op
+ * with one rank, or where no device is visible. */
+void cli_ranks_choose_device(spart_context *context);
+
 /* MART over the ranks: `pair` holds the host regridders, split over the
  * ranks (on the context's device when on_device), then spart_mart_solve
  * on every rank with `observed` (device memory when on_device). With one

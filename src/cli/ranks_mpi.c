@@ -62,6 +62,29 @@ int cli_ranks_size(void)
     return size;
 }
 
+void cli_ranks_choose_device(spart_context *context)
+{
+    if (size == 1) {
+        return;
+    }
+    MPI_Comm host;
+    int local_rank = 0;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) ==
+        MPI_SUCCESS) {
+        MPI_Comm_rank(host, &local_rank);
+        MPI_Comm_free(&host);
+    }
+    /* the devices visible: the first number spart refuses */
+    int devices = 0;
+    while (devices < 1024 && spart_context_set_cuda_device(context, devices) == SPART_OK) {
+        devices++;
+    }
+    if (devices > 0 && spart_context_set_cuda_device(context, local_rank % devices) != SPART_OK &&
+        spart_context_set_cuda_device(context, 0) != SPART_OK) {
+        return; /* the device went away meanwhile: the solve will say so */
+    }
+}
+
 int cli_ranks_agree(int code)
 {
     if (size == 1) {
