@@ -216,8 +216,15 @@ SPART_NODISCARD SPART_API spart_status spart_mart_solve(spart_context *context,
  *
  * Options as spart_mart_solve, with two differences: options->guess, when
  * not NULL, holds num_frames x scene_size values (frame f's guess at
- * f * scene_size); the callback is told the frame (progress->frame), and
- * a nonzero return stops that frame only.
+ * f * scene_size, where the operators work); the callback is told the
+ * frame (progress->frame), and a nonzero return stops that frame only.
+ *
+ * Memory, where the operators work: for each frame of a batch a scene,
+ * three image stacks (observed, predicted, widths: num_channel x
+ * image_size each) and two channel-scene stacks (num_channel x scene_size
+ * each), plus, with keep_intermediate, the states of a block of iterations
+ * (8 a frame on a device with graphs); the results on the host as
+ * spart_mart_solve's.
  *
  * Errors: those of spart_mart_solve (the sentence names the frame where
  * one is to blame), SPART_ERROR_NULL_POINTER for results,
