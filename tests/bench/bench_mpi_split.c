@@ -149,6 +149,26 @@ static void run_solve(void *user)
             spart_mart_solve(s->context, s->operators, s->observed, s->options, &s->result));
 }
 
+/* --device on a host of several GPUs: each rank its own (its rank on the
+ * host mod the devices visible); with one GPU the ranks share it. */
+static void choose_device(spart_context *context)
+{
+    MPI_Comm host;
+    int local_rank = 0;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) ==
+        MPI_SUCCESS) {
+        MPI_Comm_rank(host, &local_rank);
+        MPI_Comm_free(&host);
+    }
+    int devices = 0;
+    while (devices < 1024 && spart_context_set_cuda_device(context, devices) == SPART_OK) {
+        devices++;
+    }
+    if (devices > 0) {
+        REQUIRE(context, spart_context_set_cuda_device(context, local_rank % devices));
+    }
+}
+
 /* Many frames: all on rank 0 (spart_mart_solve_frames), or split over
  * the ranks (spart_mart_solve_frames_distributed, the solutions gathered
  * on every rank). */
@@ -194,6 +214,9 @@ int main(int argc, char **argv)
     spart_context *context = NULL;
     if (spart_context_create(&context) != SPART_OK) {
         MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (s.device) {
+        choose_device(context);
     }
     spart_communicator *communicator = NULL;
     REQUIRE(context, spart_communicator_create(context, NULL, &communicator));

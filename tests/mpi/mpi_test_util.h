@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spart/device.h"
 #include "spart/distributed.h"
 
 static int mpi_test_failures = 0;
@@ -93,6 +94,26 @@ static inline int mpi_test_on_device(int argc, char **argv)
         }
     }
     return 0;
+}
+
+/* --device on a host of several GPUs: each rank its own (its rank on the
+ * host mod the devices visible); with one GPU the ranks share it. */
+static inline void mpi_test_choose_device(spart_context *context)
+{
+    MPI_Comm host;
+    int local_rank = 0;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) ==
+        MPI_SUCCESS) {
+        MPI_Comm_rank(host, &local_rank);
+        MPI_Comm_free(&host);
+    }
+    int devices = 0;
+    while (devices < 1024 && spart_context_set_cuda_device(context, devices) == SPART_OK) {
+        devices++;
+    }
+    if (devices > 0 && spart_context_set_cuda_device(context, local_rank % devices) != SPART_OK) {
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
 }
 
 #endif /* SPART_MPI_TEST_UTIL_H */

@@ -281,6 +281,9 @@ int main(int argc, char **argv)
     if (spart_context_create(&context) != SPART_OK) {
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    if (on_device) {
+        mpi_test_choose_device(context);
+    }
     spart_communicator *communicator = NULL;
     MPI_REQUIRE_OK(context, spart_communicator_create(context, NULL, &communicator));
 
