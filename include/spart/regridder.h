@@ -363,6 +363,19 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_stream_bytes(
     spart_context *context, const spart_weights_stream *stream,
     const spart_regridder_options *options, int on_device, int64_t num_entries, size_t *bytes);
 
+/* The largest max_block_entries (at most num_entries, at least 1) for
+ * which a streaming assembly of `stream` (its other fields as given) with
+ * these options, keeping `num_entries` entries, fits `budget_bytes`, into
+ * *block_entries: the size to cut blocks to. On the host, where blocks
+ * are read in place, any size fits once the result does (num_entries is
+ * returned). Errors: those of spart_regridder_stream_bytes, and
+ * SPART_ERROR_INVALID_ARGUMENT when not even blocks of one entry fit (the
+ * sentence gives the bytes needed then). */
+SPART_NODISCARD SPART_API spart_status spart_regridder_stream_block_entries(
+    spart_context *context, const spart_weights_stream *stream,
+    const spart_regridder_options *options, int on_device, int64_t num_entries, size_t budget_bytes,
+    int64_t *block_entries);
+
 /* Assemble a regridder from a stream of weights within `budget_bytes`
  * (memory model above), on the host (on_device 0: a host regridder, as
  * spart_regridder_create makes) or on the context's CUDA device (on_device

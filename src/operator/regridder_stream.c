@@ -466,3 +466,51 @@ spart_status spart_regridder_create_streamed(spart_context *context,
     }
     return status;
 }
+
+spart_status spart_regridder_stream_block_entries(spart_context *context,
+                                                  const spart_weights_stream *stream,
+                                                  const spart_regridder_options *options,
+                                                  int on_device, int64_t num_entries,
+                                                  size_t budget_bytes, int64_t *block_entries)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    if (stream == NULL || block_entries == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "stream and block_entries must not be NULL");
+    }
+    *block_entries = 0;
+    spart_weights_stream trial = *stream;
+    int64_t low = 1, high = num_entries > 1 ? num_entries : 1;
+    size_t bytes = 0;
+    trial.max_block_entries = low;
+    spart_status status =
+        spart_regridder_stream_bytes(context, &trial, options, on_device, num_entries, &bytes);
+    if (status != SPART_OK) {
+        return status;
+    }
+    if (bytes > budget_bytes) {
+        return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                          "streamed assembly: the budget of %zu bytes cannot hold even blocks of "
+                          "one entry for %lld entries: that takes %zu bytes",
+                          budget_bytes, (long long)num_entries, bytes);
+    }
+    /* the bytes grow with the block: the largest block that fits */
+    while (low < high) {
+        int64_t middle = low + (high - low + 1) / 2;
+        trial.max_block_entries = middle;
+        status =
+            spart_regridder_stream_bytes(context, &trial, options, on_device, num_entries, &bytes);
+        if (status != SPART_OK) {
+            return status;
+        }
+        if (bytes <= budget_bytes) {
+            low = middle;
+        } else {
+            high = middle - 1;
+        }
+    }
+    *block_entries = low;
+    return SPART_OK;
+}

@@ -214,6 +214,17 @@ static void device_memory_stays_under_the_budget(void **state)
     size_t budget = 0;
     assert_int_equal(spart_regridder_stream_bytes(context, &stream, &options, 1, entries, &budget),
                      SPART_OK);
+    /* the largest blocks this budget holds: at least these, and a budget
+     * a page below it holds smaller ones only */
+    int64_t largest = 0, smaller = 0;
+    assert_int_equal(spart_regridder_stream_block_entries(context, &stream, &options, 1, entries,
+                                                          budget, &largest),
+                     SPART_OK);
+    assert_true(largest >= stream.max_block_entries);
+    assert_int_equal(spart_regridder_stream_block_entries(context, &stream, &options, 1, entries,
+                                                          budget - ((size_t)2 << 20), &smaller),
+                     SPART_OK);
+    assert_true(smaller < stream.max_block_entries);
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     size_t free_before = 0, total = 0;
     check_cuda(cudaMemGetInfo(&free_before, &total), "cudaMemGetInfo");

@@ -162,6 +162,34 @@ static void memory_held_stays_under_the_budget(void **state)
     spart_context_free(context);
 }
 
+/* The block size for a budget: on the host any block fits once the
+ * result does; a budget below the result is refused with its bytes. */
+static void the_block_size_for_a_budget(void **state)
+{
+    spart_context *context = *state;
+    spart_weights *weights = stream_weights(context, 13, 200);
+    spart_regridder_options options = stream_options(SPART_FLOAT32, 0);
+    stream_blocks blocks;
+    spart_weights_stream stream;
+    stream_blocks_make(weights, 10, 0, &blocks, &stream);
+    int64_t entries = spart_weights_num_entries(weights), block = 0;
+    size_t needed = 0;
+    assert_int_equal(spart_regridder_stream_bytes(context, &stream, &options, 0, entries, &needed),
+                     SPART_OK);
+    assert_int_equal(spart_regridder_stream_block_entries(context, &stream, &options, 0, entries,
+                                                          needed, &block),
+                     SPART_OK);
+    assert_int_equal(block, entries);
+    assert_int_equal(spart_regridder_stream_block_entries(context, &stream, &options, 0, entries,
+                                                          needed - 1, &block),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(block, 0);
+    assert_non_null(strstr(spart_context_error(context), "even blocks of one entry"));
+    assert_int_equal(blocks.calls, 0);
+    stream_blocks_free(&blocks);
+    spart_weights_free(weights);
+}
+
 static void a_budget_too_small_for_the_cursors_is_refused(void **state)
 {
     spart_context *context = *state;
@@ -328,6 +356,7 @@ int main(void)
         cmocka_unit_test(the_default_roles_give_the_same_arrays),
         cmocka_unit_test(threads_give_the_same_arrays),
         cmocka_unit_test(memory_held_stays_under_the_budget),
+        cmocka_unit_test(the_block_size_for_a_budget),
         cmocka_unit_test(a_budget_too_small_for_the_cursors_is_refused),
         cmocka_unit_test(a_budget_too_small_for_the_result_is_refused_after_counting),
         cmocka_unit_test(blocks_that_change_between_the_passes_are_refused),
