@@ -27,10 +27,20 @@
  * built with --fmad=false); no atomics in a result.
  */
 #include "softmax.cuh"
+#include "softmax_blocks.cuh"
 
 namespace
 {
 using namespace spart_softmax;
+
+/* The forward's layout of rows of up to a chunk: 1 the tiles' lists
+ * (forward_tiles, the default), 0 a group of HB x S threads every row
+ * (forward_rows, the first design). Set only by the benchmark's hook
+ * spart_softmax_bench_set_forward_design; the bits are the same. 2: a
+ * block a chunk (kernels/softmax_blocks.cuh). 3 and 4 (the benchmark
+ * only, wrong results): designs 1 and 2 without their long rows, to time
+ * the parts apart. */
+int forward_design = 1;
 
 /* ---- the forward ---------------------------------------------------------------------------- */
 
@@ -174,7 +184,7 @@ __device__ void lanes_write(const lane_block<HB> &lb, const V *scores, V *out, i
 }
 
 /* The chunks of long rows: (m_c, s_c) into the slots. */
-template <typename V, int HB>
+template <typename V, int HB, bool NOTED>
 __global__ void forward_lane_chunk_stats(rows_view v, const V *scores, double *slots)
 {
     __shared__ double shared[spart_launch::threads_per_block];
@@ -190,7 +200,7 @@ __global__ void forward_lane_chunk_stats(rows_view v, const V *scores, double *s
         if (item < items) {
             slot = item / blocks;
             h = (item % blocks) * HB + lb.hl;
-            if (!chunk_in_slot(v, slot / 2, (int)(slot % 2), &c)) {
+            if (!chunk_here<NOTED>(v, slot, &c)) {
                 c.length = 0;
             }
         }
@@ -206,7 +216,7 @@ __global__ void forward_lane_chunk_stats(rows_view v, const V *scores, double *s
 }
 
 /* The chunks of long rows written from their row's M and inv. */
-template <typename V, int HB>
+template <typename V, int HB, bool NOTED>
 __global__ void forward_lane_chunk_write(rows_view v, const V *scores, V *out, const double *slots)
 {
     const lane_block<HB> lb;
@@ -215,8 +225,7 @@ __global__ void forward_lane_chunk_write(rows_view v, const V *scores, V *out, c
          first += (int64_t)gridDim.x * lb.GROUPS) {
         const int64_t item = first + lb.group;
         window_chunk c;
-        if (item >= items ||
-            !chunk_in_slot(v, (item / blocks) / 2, (int)((item / blocks) % 2), &c)) {
+        if (item >= items || !chunk_here<NOTED>(v, item / blocks, &c)) {
             continue;
         }
         const int64_t h = (item % blocks) * HB + lb.hl;
@@ -366,25 +375,51 @@ __global__ void backward_chunk_write(rows_view v, const V *out, const V *grad_ou
  * row of more than 32 edges were slower on the H200, round 2 of
  * 2026-12-01: launched over all rows, every block paid their barriers.) */
 template <typename V, int HB, int S>
-cudaError_t forward_shaped(const rows_view &v, const V *scores, V *out, double *slots,
-                           cudaStream_t stream)
+cudaError_t forward_shaped(rows_view v, const V *scores, V *out, double *slots, cudaStream_t stream)
 {
+    v.slot_rows = slot_rows_of(v, slots);
+    if (forward_design == 2 || forward_design == 4) {
+        return forward_blocks<V, HB>(v, scores, out, slots, stream, forward_design == 4);
+    }
     const int64_t blocks = v.heads / HB;
-    cudaError_t error =
-        launch_groups<HB, S>(forward_rows<V, HB, S>, v.rows * blocks, stream, v, scores, out);
-    if (error != cudaSuccess || v.edges <= CHUNK) {
-        return error; /* no row can be long */
+    cudaError_t error = cudaSuccess;
+    if (forward_design != 0) {
+        const int64_t tiles = (v.rows + TILE_ROWS - 1) / TILE_ROWS;
+        if (tiles > 0) {
+            error =
+                spart_launch::launch(forward_tiles<V, HB, false, 2>, dim3(blocks_for_items(tiles)),
+                                     stream, v, scores, out, (int64_t)CHUNK);
+        }
+    } else {
+        error =
+            launch_groups<HB, S>(forward_rows<V, HB, S>, v.rows * blocks, stream, v, scores, out);
+    }
+    if (error != cudaSuccess || v.edges <= CHUNK || forward_design == 3) {
+        return error; /* no row can be long (3: the benchmark's timing of the rows alone) */
     }
     constexpr int SL = 32 / HB;
     const int64_t slot_items = v.slots * blocks;
-    error = launch_groups<HB, LANES>(forward_lane_chunk_stats<V, HB>, slot_items, stream, v, scores,
-                                     slots);
+    if (forward_design == 1) { /* the slots are noted */
+        error = launch_groups<HB, LANES>(forward_lane_chunk_stats<V, HB, true>, slot_items, stream,
+                                         v, scores, slots);
+        if (error == cudaSuccess) {
+            error =
+                launch_groups<HB, SL>(forward_combine<HB, SL, true>, slot_items, stream, v, slots);
+        }
+        if (error == cudaSuccess) {
+            error = launch_groups<HB, LANES>(forward_lane_chunk_write<V, HB, true>, slot_items,
+                                             stream, v, scores, out, (const double *)slots);
+        }
+        return error;
+    }
+    error = launch_groups<HB, LANES>(forward_lane_chunk_stats<V, HB, false>, slot_items, stream, v,
+                                     scores, slots);
     if (error == cudaSuccess) {
-        error = launch_groups<HB, SL>(forward_combine<HB, SL>, slot_items, stream, v, slots);
+        error = launch_groups<HB, SL>(forward_combine<HB, SL, false>, slot_items, stream, v, slots);
     }
     if (error == cudaSuccess) {
-        error = launch_groups<HB, LANES>(forward_lane_chunk_write<V, HB>, slot_items, stream, v,
-                                         scores, out, (const double *)slots);
+        error = launch_groups<HB, LANES>(forward_lane_chunk_write<V, HB, false>, slot_items, stream,
+                                         v, scores, out, (const double *)slots);
     }
     return error;
 }
@@ -518,6 +553,15 @@ extern "C" int spart_softmax_device_backward(const spart_softmax_problem *proble
     backward_op<double> op{
         v, (const double *)out, (const double *)grad_out, (double *)grad_scores, workspace, st};
     return (int)dispatch_shape(hb, s, op);
+}
+
+/* The benchmark's hook (tests/bench/bench_softmax.py, through ctypes; not
+ * API, so it is exported by name only): which layout the forward takes for
+ * rows of up to a chunk (see forward_design). Not thread-safe. */
+extern "C" __attribute__((visibility("default"))) void
+spart_softmax_bench_set_forward_design(int design)
+{
+    forward_design = design;
 }
 
 extern "C" int spart_softmax_device_check_rows(const spart_softmax_problem *problem,

@@ -61,6 +61,7 @@ struct rows_view {
     const int32_t *row_ptr32;
     int64_t slot_doubles; /* per slot and head: SLOT_STATS + width */
     int64_t slots;        /* 2 a window */
+    int64_t *slot_rows;   /* after the slots: the forward's notes of long rows */
 };
 
 __device__ __forceinline__ int64_t row_start(const rows_view &v, int64_t r)
@@ -91,17 +92,14 @@ struct window_chunk {
     bool first;   /* this is chunk 0 */
 };
 
-/* The chunk in slot `slot` of window q, if there is one (see
- * softmax_kernels.h). */
-__device__ inline bool chunk_in_slot(const rows_view &v, int64_t q, int slot, window_chunk *c)
+/* The chunk of row `row` (in 0 .. R-1) in slot `slot` of window q, if it
+ * has one there. */
+__device__ inline bool chunk_of_row_in_slot(const rows_view &v, int64_t q, int slot, int64_t row,
+                                            window_chunk *c)
 {
     const int64_t window_begin = q * CHUNK;
     int64_t window_end = window_begin + CHUNK;
     window_end = window_end < v.edges ? window_end : v.edges;
-    const int64_t row = row_holding(v, slot == 0 ? window_begin : window_end - 1);
-    if (row < 0) {
-        return false;
-    }
     const int64_t b = row_start(v, row), n = row_start(v, row + 1) - b;
     if (n <= CHUNK || (slot == 0) != (b <= window_begin)) {
         return false;
@@ -119,10 +117,49 @@ __device__ inline bool chunk_in_slot(const rows_view &v, int64_t q, int slot, wi
     return true;
 }
 
+/* The chunk in slot `slot` of window q, if there is one (see
+ * softmax_kernels.h): the rows holding the window's first or last edge,
+ * found by a binary search. */
+__device__ inline bool chunk_in_slot(const rows_view &v, int64_t q, int slot, window_chunk *c)
+{
+    const int64_t window_begin = q * CHUNK;
+    int64_t window_end = window_begin + CHUNK;
+    window_end = window_end < v.edges ? window_end : v.edges;
+    const int64_t row = row_holding(v, slot == 0 ? window_begin : window_end - 1);
+    return row >= 0 && chunk_of_row_in_slot(v, q, slot, row, c);
+}
+
+/* The same from the slot's note (v.slot_rows, written by the forward's
+ * rows kernel for every chunk of every long row): a note is taken only
+ * when its row has a chunk in this slot, and a slot holds at most one
+ * chunk, so a stale note (from an earlier call) is either this call's
+ * answer or refused. */
+__device__ inline bool chunk_in_noted_slot(const rows_view &v, int64_t q, int slot, window_chunk *c)
+{
+    const int64_t row = v.slot_rows[2 * q + slot];
+    return row >= 0 && row < v.rows && chunk_of_row_in_slot(v, q, slot, row, c);
+}
+
+/* The slot's chunk either way. */
+template <bool NOTED>
+__device__ __forceinline__ bool chunk_here(const rows_view &v, int64_t slot, window_chunk *c)
+{
+    return NOTED ? chunk_in_noted_slot(v, slot / 2, (int)(slot % 2), c)
+                 : chunk_in_slot(v, slot / 2, (int)(slot % 2), c);
+}
+
 /* The slot of chunk c (>= 1) of a row starting at b. */
 __device__ __forceinline__ int64_t slot_of_chunk(int64_t b, int64_t c)
 {
     return c == 0 ? 2 * (b / CHUNK) + (b % CHUNK == 0 ? 0 : 1) : 2 * ((b + c * CHUNK) / CHUNK);
+}
+
+/* Note row r (from b, n > CHUNK edges) in the slots of its chunks. */
+__device__ inline void note_long_row(const rows_view &v, int64_t r, int64_t b, int64_t n)
+{
+    for (int64_t c = 0; c * CHUNK < n; c++) {
+        v.slot_rows[slot_of_chunk(b, c)] = r;
+    }
 }
 
 /* The order's tree on N lanes held in registers: lane l += lane l + d for
@@ -287,7 +324,7 @@ __global__ void forward_chunk_stats(rows_view v, const V *scores, double *slots)
 /* One group a long row (at its chunk 0's slot): M, then the exps of each
  * chunk's m_c - M side by side (into the chunk's field 3), then S by one
  * thread in chunk order; M and inv into the home slot's fields 2 and 3. */
-template <int HB, int S> __global__ void forward_combine(rows_view v, double *slots)
+template <int HB, int S, bool NOTED> __global__ void forward_combine(rows_view v, double *slots)
 {
     const group_lanes<HB, S> g;
     const int64_t blocks = v.heads / HB, count = v.slots;
@@ -295,7 +332,7 @@ template <int HB, int S> __global__ void forward_combine(rows_view v, double *sl
          item += group_stride<HB, S>()) {
         const int64_t slot = item / blocks, h = (item % blocks) * HB + g.hl;
         window_chunk c;
-        if (!chunk_in_slot(v, slot / 2, (int)(slot % 2), &c) || !c.first) {
+        if (!chunk_here<NOTED>(v, slot, &c) || !c.first) {
             continue;
         }
         const int64_t chunks = (c.row_length + CHUNK - 1) / CHUNK;
@@ -392,7 +429,16 @@ inline rows_view view_of(const spart_softmax_problem *p, int64_t width)
     v.row_ptr32 = p->row_ptr32;
     v.slot_doubles = SLOT_STATS + width;
     v.slots = 2 * spart_softmax_num_windows(p->num_edges);
+    v.slot_rows = nullptr; /* slot_rows_of, where the workspace is known */
     return v;
+}
+
+/* The notes of long rows: after the slots' doubles (softmax_kernels.h;
+ * a workspace of at least one window). */
+inline int64_t *slot_rows_of(const rows_view &v, double *workspace)
+{
+    const int64_t slots = v.slots > 0 ? v.slots : 2;
+    return (int64_t *)(workspace + slots * v.heads * v.slot_doubles);
 }
 
 } // namespace spart_softmax

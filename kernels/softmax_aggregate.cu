@@ -261,7 +261,8 @@ cudaError_t aggregate_shaped(const rows_view &v, const gather_view<V> &a, double
     error = launch_groups<HB, SL>(forward_chunk_stats<V, HB, SL>, slot_groups, stream, v, a.scores,
                                   slots);
     if (error == cudaSuccess) {
-        error = launch_groups<HB, SL>(forward_combine<HB, SL>, slot_groups, stream, v, slots);
+        error =
+            launch_groups<HB, SL>(forward_combine<HB, SL, false>, slot_groups, stream, v, slots);
     }
     if (error == cudaSuccess) {
         error = launch_blocks(aggregate_chunks<V>, v.slots, bytes, stream, v, a, slots);

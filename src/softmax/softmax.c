@@ -51,8 +51,10 @@ size_t spart_softmax_workspace_size(const spart_softmax_segments *segments, int6
     int64_t per_slot = 0, doubles = 0;
     const int64_t windows = spart_softmax_num_windows(segments->num_edges);
     const int64_t slots = 2 * (windows > 0 ? windows : 1);
+    /* a slot's doubles for each head, then its row note (one int64) */
     if (!multiply_fits(segments->num_heads, SPART_SOFTMAX_SLOT_STATS + width, &per_slot) ||
-        !multiply_fits(slots, per_slot, &doubles) || doubles > INT64_MAX / 8) {
+        per_slot > INT64_MAX - 1 || !multiply_fits(slots, per_slot + 1, &doubles) ||
+        doubles > INT64_MAX / 8) {
         return 0;
     }
     return (size_t)doubles * sizeof(double);

@@ -49,7 +49,10 @@
  * the row holding edge q C (b <= q C), slot 1 for a row that starts inside
  * the window (b > q C). A long row's own results (M, inv) live in the slot
  * of its chunk 0. A slot holds, per head, SPART_SOFTMAX_SLOT_STATS doubles
- * and `width` doubles of the aggregation's partial sums.
+ * and `width` doubles of the aggregation's partial sums. After the slots'
+ * doubles, one int64 a slot: the device forward's note of the long row
+ * whose chunk starts in it (written by the rows' kernel, checked against
+ * the row pointers when read, so a stale note is never taken).
  */
 #ifndef SPART_SOFTMAX_KERNELS_H
 #define SPART_SOFTMAX_KERNELS_H
@@ -85,7 +88,8 @@ typedef struct spart_softmax_problem {
 } spart_softmax_problem;
 
 /* Windows of E edges, and the doubles of workspace for `width` features
- * (2 slots a window, at least one window: never 0 bytes). */
+ * (2 slots a window, at least one window: never 0 bytes; a slot's doubles
+ * for each head, then one int64 a slot). */
 static inline int64_t spart_softmax_num_windows(int64_t num_edges)
 {
     return (num_edges + SPART_SOFTMAX_CHUNK_EDGES - 1) / SPART_SOFTMAX_CHUNK_EDGES;
@@ -95,7 +99,7 @@ static inline int64_t spart_softmax_workspace_doubles(int64_t num_edges, int64_t
                                                       int64_t width)
 {
     const int64_t windows = spart_softmax_num_windows(num_edges);
-    return 2 * (windows > 0 ? windows : 1) * num_heads * (SPART_SOFTMAX_SLOT_STATS + width);
+    return 2 * (windows > 0 ? windows : 1) * (num_heads * (SPART_SOFTMAX_SLOT_STATS + width) + 1);
 }
 
 /* ---- host: OpenMP over rows, then over the chunks of each long row;
@@ -127,6 +131,17 @@ int spart_softmax_device_aggregate(const spart_softmax_problem *problem, const v
 int spart_softmax_device_check_rows(const spart_softmax_problem *problem, int64_t *first_bad,
                                     void *stream);
 const char *spart_softmax_device_error_string(int error);
+/* A benchmark's hook, not API: the device forward's layout of rows of up
+ * to a chunk, 1 (the default) the tiles' lists, 0 a group every row
+ * (kernels/softmax.cu says more); the bits are the same. */
+void spart_softmax_bench_set_forward_design(int design);
+/* A benchmark's second floor, not API: out[i] = spart_exp(scores[i]) (or,
+ * with `shorter`, the table exp spart_softmax_exp_float32 of
+ * src/softmax/softmax_exp.h)
+ * for `count` float32 values of device memory (one read, one exp, one
+ * write each), enqueued on `stream`. */
+int spart_softmax_bench_exp_pass(const float *scores, float *out, int64_t count, int shorter,
+                                 void *stream);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,15 @@ edges); H in {1, 4, 8}; float32; rows = destination nodes, int64 row
 pointers.
 
 Usage: bench_softmax.py LIBSPART [--markdown FILE] [--repeat N] [--quick]
+           [--graphs arxiv,products,reddit] [--heads 1,4,8] [--ptr-below E]
+           [--no-fused] [--no-host] [--budget S]
+
+Where the library has the benchmark's hook (spart_softmax_bench_set_forward_design),
+the device forward is also timed with its first layout (a group every
+row, "design 0") beside the default (the tiles' lists, "design 1"): the
+same bits, so both are checked equal. PyG's ptr path is timed only on
+graphs of fewer than --ptr-below edges (it takes 0.7 to 1.5 s a call on
+the products-sized graph).
 """
 import argparse
 import ctypes
@@ -75,6 +84,31 @@ class Spart:
     def workspace(self, s, width, device):
         size = self.lib.spart_softmax_workspace_size(ctypes.byref(s), width)
         return torch.empty(max(size // 8, 1), dtype=torch.float64, device=device)
+
+    def set_design(self, design):
+        """The benchmark's hook; False where the library has none."""
+        try:
+            hook = self.lib.spart_softmax_bench_set_forward_design
+        except AttributeError:
+            return False
+        hook(ctypes.c_int(design))
+        return True
+
+    def exp_pass(self, scores, out, shorter=0):
+        """The exp-once floor's pass (spart_exp, or with `shorter` the
+        candidate of src/softmax/softmax_exp.h); False where the library
+        has none."""
+        try:
+            hook = self.lib.spart_softmax_bench_exp_pass
+        except AttributeError:
+            return False
+        hook.restype = ctypes.c_int
+        status = hook(ctypes.c_void_p(scores.data_ptr()), ctypes.c_void_p(out.data_ptr()),
+                      ctypes.c_int64(scores.numel()), ctypes.c_int(shorter),
+                      ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+        if status != 0:
+            raise RuntimeError("spart_softmax_bench_exp_pass: CUDA error %d" % status)
+        return True
 
     def forward(self, s, scores, out, ws):
         self.check(self.lib.spart_softmax_forward_workspace(
@@ -168,7 +202,16 @@ def main():
     parser.add_argument("--no-host", action="store_true")
     parser.add_argument("--budget", type=float, default=28.0,
                         help="seconds: start no new graph after this")
+    parser.add_argument("--graphs", default="arxiv,products,reddit")
+    parser.add_argument("--heads", default="1,4,8")
+    parser.add_argument("--ptr-below", type=float, default=1e7,
+                        help="time PyG's ptr path only on graphs of fewer edges")
+    parser.add_argument("--no-fused", action="store_true")
+    parser.add_argument("--default-design", type=int, default=1,
+                        help="the library's default layout (the 'spart ms' column)")
     args = parser.parse_args()
+    wanted = args.graphs.split(",")
+    head_list = [int(h) for h in args.heads.split(",")]
     from torch_geometric.utils import softmax as pyg_softmax
     try:
         from torch_scatter import scatter_softmax
@@ -181,10 +224,19 @@ def main():
     def write():
         out = list(lines)
         out += ["## GPU forward", "",
-                "| graph | H | copy floor ms | spart ms | % of copy | PyG ptr ms | PyG index ms "
+                "| graph | H | copy floor ms | exp-once floor ms | the same, table exp ms | "
+                "spart ms | % of copy | design 1, rows of up to a chunk alone ms | "
+                "design 0 ms | design 1 ms | design 2 ms | design 2, rows of up to a chunk "
+                "alone ms | "
+                "PyG ptr ms | PyG index ms "
                 "| torch_scatter ms | spart vs best peer | index path: runs differing | "
-                "max abs diff vs PyG ptr |",
-                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"] + gpu_rows + [""]
+                "max abs diff vs PyG |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"] + gpu_rows
+        out += ["", "exp-once floor: one pass reading each score, computing spart_exp once "
+                "(double) and writing it, timed in the same run: the floor of a softmax that "
+                "computes every term once, before any row work; 'table exp': the same with the "
+                "shorter exp of src/softmax/softmax_exp.h (a candidate: a table of 2^(j/64) and "
+                "e^r to r^3, about half the operations).", ""]
         out += ["## GPU fused aggregation (F features a head)", "",
                 "| graph | H | F | spart fused ms | spart softmax + gather/scatter-add ms | "
                 "speed-up |", "|---|---:|---:|---:|---:|---:|"] + fused_rows + [""]
@@ -217,7 +269,8 @@ def main():
 
     dev = torch.device("cuda")
     sp.set_device(0)
-    graphs = GRAPHS[:1] if args.quick else GRAPHS
+    graphs = GRAPHS[:1] if args.quick else [g for g in GRAPHS
+                                             if g[0].split("-")[-2].lower() in wanted]
     started = time.perf_counter()
     for number, (name, rows, edges) in enumerate(graphs):
         if number == 1 and not args.no_host:
@@ -230,7 +283,7 @@ def main():
         counts = ptr[1:] - ptr[:-1]
         index = torch.repeat_interleave(torch.arange(rows, device=dev), counts)
         col = torch.randint(0, rows, (edges,), device=dev)
-        for heads in (1, 4, 8):
+        for heads in head_list:
             if time.perf_counter() - started > args.budget:
                 break
             scores = torch.randn(edges, heads, device=dev, dtype=torch.float32)
@@ -242,25 +295,61 @@ def main():
             moved = 2 * edges * heads * 4
             rate = moved / (t_copy * 1e-3)
             floor = (moved + 8 * (rows + 1)) / rate * 1e3
-            t_ptr = cuda_time(lambda: pyg_softmax(scores, ptr=ptr, num_nodes=rows), args.repeat)
-            ref = pyg_softmax(scores, ptr=ptr, num_nodes=rows)
-            sp.forward(s, scores, out, ws)
-            torch.cuda.synchronize()
-            diff = float((ref - out).abs().max())
+            t_exp, t_exp8 = float("nan"), float("nan")
+            if sp.exp_pass(scores, out):
+                t_exp = cuda_time(lambda: sp.exp_pass(scores, out), args.repeat)
+                t_exp8 = cuda_time(lambda: sp.exp_pass(scores, out, 1), args.repeat)
+            t_design = {}
+            t_rows, t_rows2 = float("nan"), float("nan")
+            if sp.set_design(args.default_design):
+                check = torch.empty_like(scores)
+                for design in (0, 1, 2):
+                    sp.set_design(design)
+                    t_design[design] = cuda_time(lambda: sp.forward(s, scores, check, ws),
+                                                 args.repeat)
+                    sp.set_design(args.default_design)
+                    sp.forward(s, scores, out, ws)
+                    if not torch.equal(check.view(torch.int32), out.view(torch.int32)):
+                        raise RuntimeError("%s H %d: designs %d and %d gave different bits"
+                                           % (name, heads, design, args.default_design))
+                sp.set_design(3)  # design 1's rows of up to a chunk alone (long rows undone)
+                t_rows = cuda_time(lambda: sp.forward(s, scores, check, ws), args.repeat)
+                sp.set_design(4)  # the same for design 2
+                t_rows2 = cuda_time(lambda: sp.forward(s, scores, check, ws), args.repeat)
+                sp.set_design(args.default_design)
+                del check
+            t_ptr = float("nan")
+            if edges < args.ptr_below:
+                t_ptr = cuda_time(lambda: pyg_softmax(scores, ptr=ptr, num_nodes=rows),
+                                  args.repeat)
             t_index = cuda_time(lambda: pyg_softmax(scores, index, num_nodes=rows), args.repeat)
             first = pyg_softmax(scores, index, num_nodes=rows)
+            sp.forward(s, scores, out, ws)
+            torch.cuda.synchronize()
+            diff = float((first - out).abs().max())
             differing = sum(int(not torch.equal(first, pyg_softmax(scores, index, num_nodes=rows)))
                             for _ in range(3))
+            del first
             t_scatter = float("nan")
             if scatter_softmax is not None:
                 t_scatter = cuda_time(lambda: scatter_softmax(scores, index, dim=0), args.repeat)
             best = min(t for t in (t_ptr, t_index, t_scatter) if t == t)
-            gpu_rows.append("| %s | %d | %.3f | %.3f | %.0f %% | %.3f | %.3f | %s | %.2fx | %d of 3 "
-                            "| %.1e |" % (name, heads, floor, t_spart, 100 * floor / t_spart, t_ptr,
-                                          t_index, "%.3f" % t_scatter if t_scatter == t_scatter
-                                          else "absent", best / t_spart, differing, diff))
+            def ms(t, missing):
+                return "%.3f" % t if t == t else missing
+            gpu_rows.append("| %s | %d | %.3f | %s | %s | %.3f | %.0f %% | %s | %s | %s | %s | "
+                            "%s | %s | %.3f | %s | %.2fx | %d of 3 | %.1e |" % (
+                                name, heads, floor, ms(t_exp, "no hook"),
+                                ms(t_exp8, "no hook"), t_spart,
+                                100 * floor / t_spart, ms(t_rows, "no hook"),
+                                ms(t_design.get(0, float("nan")), "no hook"),
+                                ms(t_design.get(1, float("nan")), "no hook"),
+                                ms(t_design.get(2, float("nan")), "no hook"),
+                                ms(t_rows2, "no hook"),
+                                ms(t_ptr, "not timed"), t_index,
+                                ms(t_scatter, "absent"), best / t_spart, differing, diff))
             write()
-            if heads in (4, 8) and not (name == "Reddit-sized" and heads == 8):
+            if heads in (4, 8) and not (name == "Reddit-sized" and heads == 8) \
+                    and not args.no_fused:
                 width = 64 // heads
                 feats = torch.randn(rows, heads, width, device=dev, dtype=torch.float32)
                 y = torch.empty(rows, heads, width, device=dev, dtype=torch.float32)

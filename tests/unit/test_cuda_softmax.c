@@ -14,13 +14,23 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
 #include "spart/device_memory.h"
+#include "softmax/softmax_kernels.h"
 #include "spart/softmax.h"
 #include "test_cuda_util.h"
 #include "softmax_test_util.h"
+
+/* The device forward's layout the other tests take (kernels/softmax.cu:
+ * the library's default unless SPART_SOFTMAX_TEST_DESIGN names one). */
+static int test_design(void)
+{
+    const char *design = getenv("SPART_SOFTMAX_TEST_DESIGN");
+    return design != NULL ? atoi(design) : 1;
+}
 
 static int small_cases(void)
 {
@@ -185,14 +195,19 @@ static void test_host_equals_device_float64(void **state)
 }
 
 /* Graphs of short rows only (mean 2 and 40: other group shapes), and
- * one-edge rows. */
+ * one-edge rows; mean 600: rows of 33 .. a chunk edges whose terms do not
+ * all stay in registers (and some longer than a chunk); each by both
+ * layouts of the forward (kernels/softmax.cu, forward_design). */
 static void test_host_equals_device_other_shapes(void **state)
 {
     fixture *f = *state;
     spart_context *context = f->context;
-    const double means[] = {2.0, 40.0};
-    for (int k = 0; k < 2; k++) {
-        test_graph g = test_graph_make(small_cases() ? 200 : 5000, means[k], 0, 300 + (uint64_t)k);
+    const double means[] = {2.0, 40.0, 600.0, 2.0, 40.0, 600.0, 2.0, 40.0, 600.0};
+    const int designs[] = {1, 1, 1, 0, 0, 0, 2, 2, 2};
+    for (int k = 0; k < 9; k++) {
+        spart_softmax_bench_set_forward_design(designs[k]);
+        const int64_t rows = (small_cases() ? 200 : 5000) / (means[k] > 100.0 ? 5 : 1);
+        test_graph g = test_graph_make(rows, means[k], 0, 300 + (uint64_t)k);
         const int64_t heads = 2, n = g.edges * heads;
         double *wide = random_doubles(n, 10.0, 310);
         float *scores = to_floats(wide, n);
@@ -212,6 +227,7 @@ static void test_host_equals_device_other_shapes(void **state)
         free(scores), free(out), free(back);
         test_graph_free(&g);
     }
+    spart_softmax_bench_set_forward_design(test_design());
 }
 
 /* A graph of the workspace form replays the same bits. */
@@ -269,6 +285,60 @@ static void test_graph_replays_the_same_bits(void **state)
     test_graph_free(&g);
 }
 
+/* One workspace for two graphs whose long rows lie elsewhere, its notes
+ * of long rows (softmax_kernels.h) first filled with a row that is long
+ * in both (row 7) and then left from the other graph: each forward gives
+ * the host's bits, so a stale note is never taken. */
+static void test_workspace_notes_are_checked(void **state)
+{
+    fixture *f = *state;
+    spart_context *context = f->context;
+    const int64_t heads = 2, rows = small_cases() ? 200 : 3000;
+    const int64_t long_rows[] = {3 * SPART_SOFTMAX_CHUNK + 5, 2 * SPART_SOFTMAX_CHUNK + 77,
+                                 3 * SPART_SOFTMAX_CHUNK + 5};
+    test_graph graphs[3];
+    size_t bytes = 0;
+    for (int k = 0; k < 3; k++) {
+        graphs[k] = test_graph_make(rows, 9.0, long_rows[k], 600 + (uint64_t)(k % 2));
+        spart_softmax_segments s = test_segments(&graphs[k], heads, SPART_FLOAT32);
+        const size_t need = spart_softmax_workspace_size(&s, 0);
+        bytes = need > bytes ? need : bytes;
+    }
+    int64_t *fill = malloc(bytes);
+    for (size_t i = 0; i < bytes / 8; i++) {
+        fill[i] = 7;
+    }
+    void *workspace = upload(context, fill, bytes);
+    for (int k = 0; k < 3; k++) {
+        const test_graph *g = &graphs[k];
+        const int64_t n = g->edges * heads;
+        double *wide = random_doubles(n, 10.0, 610 + (uint64_t)k);
+        float *scores = to_floats(wide, n);
+        float *out = malloc((size_t)n * 4), *back = malloc((size_t)n * 4);
+        spart_softmax_segments s = test_segments(g, heads, SPART_FLOAT32);
+        assert_int_equal(spart_softmax_forward(context, &s, scores, out), SPART_OK);
+        spart_softmax_segments d = s;
+        d.on_device = 1;
+        d.row_ptr = upload(context, g->row_ptr, (size_t)(g->rows + 1) * 8);
+        void *d_scores = upload(context, scores, (size_t)n * 4);
+        void *d_out = upload(context, scores, (size_t)n * 4);
+        assert_int_equal(
+            spart_softmax_forward_workspace(context, &d, d_scores, d_out, workspace, bytes),
+            SPART_OK);
+        download(context, back, d_out, (size_t)n * 4);
+        assert_memory_equal(back, out, (size_t)n * 4);
+        spart_device_free(context, (void *)d.row_ptr);
+        spart_device_free(context, d_scores);
+        spart_device_free(context, d_out);
+        free(wide), free(scores), free(out), free(back);
+    }
+    spart_device_free(context, workspace);
+    free(fill);
+    for (int k = 0; k < 3; k++) {
+        test_graph_free(&graphs[k]);
+    }
+}
+
 /* The device check of the row pointers, and host arrays refused. */
 static void test_device_checks(void **state)
 {
@@ -293,11 +363,13 @@ int main(void)
     if (skip >= 0) {
         return skip;
     }
+    spart_softmax_bench_set_forward_design(test_design());
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_equals_device_float32),
         cmocka_unit_test(test_host_equals_device_float64),
         cmocka_unit_test(test_host_equals_device_other_shapes),
         cmocka_unit_test(test_graph_replays_the_same_bits),
+        cmocka_unit_test(test_workspace_notes_are_checked),
         cmocka_unit_test(test_device_checks),
     };
     return cmocka_run_group_tests(tests, cuda_set_up, cuda_tear_down);
