@@ -80,6 +80,10 @@ class spart_mart_operators(ctypes.Structure):
         ("user", ctypes.c_void_p),
         ("on_device", ctypes.c_int),
         ("capturable", ctypes.c_int),
+        # the C library writes the whole struct (spart_instrument_mart_operators):
+        # every field must be here, or it writes past the Python object
+        ("forward_frames", ctypes.c_void_p),
+        ("backward_frames", ctypes.c_void_p),
     ]
 
 
@@ -91,6 +95,7 @@ class spart_mart_progress(ctypes.Structure):
         ("correlation", c_double_p),
         ("merit", ctypes.c_double),
         ("elapsed_seconds", ctypes.c_double),
+        ("frame", ctypes.c_int64),
     ]
 
 
