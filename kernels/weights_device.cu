@@ -45,8 +45,8 @@ __global__ void make_keys(spart_device_entries_out entries, int64_t n, int64_t s
     }
 }
 
-__global__ void gather_entries(spart_device_entries_out from, const int64_t *positions,
-                               int64_t n, spart_device_entries_out to)
+__global__ void gather_entries(spart_device_entries_out from, const int64_t *positions, int64_t n,
+                               spart_device_entries_out to)
 {
     for (int64_t k = spart_launch::first_item(); k < n; k += spart_launch::item_stride()) {
         int64_t p = positions[k];
@@ -96,8 +96,8 @@ extern "C" size_t spart_cuda_weights_scan_scratch(int64_t n)
 extern "C" int spart_cuda_weights_pick(const int64_t *values, int64_t stride, int64_t count,
                                        int64_t *picked, void *stream)
 {
-    return (int)spart_launch::launch_items(pick_values, count, (cudaStream_t)stream, values,
-                                           stride, count, picked);
+    return (int)spart_launch::launch_items(pick_values, count, (cudaStream_t)stream, values, stride,
+                                           count, picked);
 }
 
 extern "C" int spart_cuda_weights_scan(const int64_t *counts, int64_t n, int64_t *starts,
@@ -163,8 +163,8 @@ extern "C" int spart_cuda_weights_sort(spart_device_entries_out entries, int64_t
     cub::DoubleBuffer<uint64_t> key_buffer(keys[0], keys[1]);
     cub::DoubleBuffer<int64_t> position_buffer(positions[0], positions[1]);
     if (error == cudaSuccess) {
-        error = cub::DeviceRadixSort::SortPairs(space, cub_bytes, key_buffer, position_buffer, n,
-                                                0, end_bit, s);
+        error = cub::DeviceRadixSort::SortPairs(space, cub_bytes, key_buffer, position_buffer, n, 0,
+                                                end_bit, s);
     }
     if (error == cudaSuccess) {
         error = spart_launch::launch_items(gather_entries, n, s, entries,

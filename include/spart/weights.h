@@ -120,14 +120,15 @@ SPART_NODISCARD SPART_API spart_status spart_weights_build(spart_context *contex
  * (so a NaN coordinate is refused in the same words without a device), and
  * each orthogonal element's grids are copied to the device once.
  *
- * What is computed on the device: multilinear weights on rectilinear input
- * grids (1 to 3 axes, every bounds mode), with their coalescing (a sort by
- * (input, output) on the device); conservative 1-D weights between
- * monotonic grids; conservative 2-D weights by clipping, onto lattices and
- * onto any grid. The other problems (multilinear on curvilinear grids, 1-D
- * grids that turn back, the 2-D sweep, a jittered output grid) are built
- * on the host and their entries copied to the device: the same arrays,
- * bit for bit, as for every builder. The arithmetic host and device share
+ * What is computed on the device: multilinear weights (1 to 3 axes, every
+ * bounds mode; rectilinear grids by their profiles, curvilinear ones by
+ * the host's search of its hierarchy of boxes and Newton's method), with
+ * their coalescing (a sort by (input, output) on the device); conservative
+ * 1-D weights between monotonic grids; conservative 2-D weights by
+ * clipping, onto lattices and onto any grid. The other problems (1-D grids
+ * that turn back, the 2-D sweep, a jittered output grid) are built on the
+ * host and their entries copied to the device: the same arrays, bit for
+ * bit, as for every builder. The arithmetic host and device share
  * is written once, in headers both compile (no contraction, no fma but
  * where written). The grids are copied from host memory: for large grids
  * that copy (from pageable memory) can take longer than the build itself.

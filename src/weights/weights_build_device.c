@@ -152,8 +152,7 @@ spart_status spart_weights_build_device(spart_context *context, int num_coordina
     return status;
 }
 
-spart_status spart_weights_build_device_workspace_size(spart_context *context,
-                                                       int num_coordinates,
+spart_status spart_weights_build_device_workspace_size(spart_context *context, int num_coordinates,
                                                        const spart_array *coordinates_input,
                                                        const spart_array *coordinates_output,
                                                        const spart_weights_options *options,
@@ -189,7 +188,8 @@ spart_status spart_weights_to_host(spart_context *context, const spart_weights *
     }
     *host = NULL;
     const spart_weights_ops *ops = NULL;
-    spart_status status = spart_weights_select(context, weights->on_device, "weights_to_host", &ops);
+    spart_status status =
+        spart_weights_select(context, weights->on_device, "weights_to_host", &ops);
     if (status == SPART_OK) {
         status = ops->to_host(context, weights, host);
     }

@@ -106,6 +106,19 @@ int spart_cuda_weights_multilinear(const spart_device_element *element,
                                    spart_device_entries_out out, int64_t *outside, void *scratch,
                                    size_t scratch_bytes, void *stream);
 
+/* Multilinear on a curvilinear input grid: `tree` the host's hierarchy of
+ * boxes (src/weights/multilinear_curvilinear_math.h) with its boxes in
+ * device memory, searched on the device with the host's code; extrapolate
+ * as the host kernel (bounds other than NaN). The rest as above. Trees of
+ * more than SPART_DEVICE_TREE_LEVELS levels are searched on the host. */
+#define SPART_DEVICE_TREE_LEVELS 24
+struct box_tree;
+int spart_cuda_weights_multilinear_curvilinear(const spart_device_element *element,
+                                               const struct box_tree *tree, int nan_outside,
+                                               int extrapolate, spart_device_entries_out out,
+                                               int64_t *outside, void *scratch,
+                                               size_t scratch_bytes, void *stream);
+
 /* ---- conservative 1-D (kernels/weights_conservative_1d.cu) ------------
  * A batch of elements at once: element k's input grid at x_input + k *
  * stride_input (stride 0: one grid all share), likewise its output grid
@@ -156,8 +169,7 @@ int spart_cuda_weights_scan(const int64_t *counts, int64_t n, int64_t *starts, v
  * bits). */
 size_t spart_cuda_weights_sort_scratch(int64_t n);
 int spart_cuda_weights_sort(spart_device_entries_out entries, int64_t n, int64_t size_input,
-                            int64_t size_output, void *scratch, size_t scratch_bytes,
-                            void *stream);
+                            int64_t size_output, void *scratch, size_t scratch_bytes, void *stream);
 
 #ifdef __cplusplus
 }

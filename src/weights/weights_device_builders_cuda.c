@@ -2,8 +2,8 @@
  * src/weights/weights_device_builders_cuda.c: the device builders of
  * spart_weights_build_device (the CUDA table's driver is
  * src/weights/weights_device_cuda.c; the contract with the kernels
- * src/weights/weights_device.h): multilinear on rectilinear grids, element
- * by element (kernels/weights_multilinear.cu, the coalescing sort of
+ * src/weights/weights_device.h): multilinear on rectilinear and
+ * curvilinear grids, element by element (kernels/weights_multilinear.cu, the coalescing sort of
  * kernels/weights_device.cu); conservative 1-D in batches of elements
  * (kernels/weights_conservative_1d.cu: count, scan, each element's first
  * entry picked and copied to the host once a batch, write); conservative
@@ -17,6 +17,7 @@
 #include "core/shape.h"
 #include "device/device_select.h"
 #include "weights/conservative_1d_math.h"
+#include "weights/multilinear_curvilinear_math.h"
 #include "weights/weights_clip_device.h"
 #include "weights/weights_device_build.h"
 #include "weights/weights_internal.h"
@@ -25,7 +26,7 @@
 /* The profiles of element e's input grid on the device; *rectilinear 0
  * when it is not rectilinear (the host builds the problem then). */
 static spart_status upload_profiles(device_build *b, const double *const *host_input,
-                                    spart_device_rectilinear *grid, int *rectilinear,
+                                    spart_device_rectilinear *profiles_out, int *rectilinear,
                                     cudaError_t *error)
 {
     const spart_weights_layout *l = &b->layout;
@@ -35,72 +36,129 @@ static spart_status upload_profiles(device_build *b, const double *const *host_i
                                                    host_input, &b->context->allocator, profiles,
                                                    coordinate, descending);
     if (found < 0) {
-        return spart_fail(b->context, SPART_ERROR_OUT_OF_MEMORY, "%s: out of memory", spart_wdev_what);
+        return spart_fail(b->context, SPART_ERROR_OUT_OF_MEMORY, "%s: out of memory",
+                          spart_wdev_what);
     }
     *rectilinear = found;
     double *at = b->profiles;
     for (int m = 0; found && m < l->num_coordinates; m++) {
         if (*error == cudaSuccess) {
-            *error = spart_wdev_upload(at, profiles[m], (size_t)l->grid_shape_input[m] * sizeof(double),
-                            b->stream);
+            *error = spart_wdev_upload(at, profiles[m],
+                                       (size_t)l->grid_shape_input[m] * sizeof(double), b->stream);
         }
-        grid->profile[m] = at;
-        grid->coordinate[m] = coordinate[m];
-        grid->descending[m] = descending[m];
+        profiles_out->profile[m] = at;
+        profiles_out->coordinate[m] = coordinate[m];
+        profiles_out->descending[m] = descending[m];
         at += l->grid_shape_input[m];
         spart_free(&b->context->allocator, profiles[m]);
     }
     return SPART_OK;
 }
 
-/* Multilinear: every element on the device; *unsupported when an input
- * grid is not rectilinear. */
+/* The hierarchy of boxes of a curvilinear input grid, built on the host
+ * as the host kernel builds it, its boxes copied to the device (freed with
+ * release_tree); *deep when it has more levels than the device searches
+ * (the host builds the problem then). */
+static spart_status upload_tree(device_build *b, const double *const *host_input, box_tree *tree,
+                                int *deep, cudaError_t *error)
+{
+    const spart_weights_layout *l = &b->layout;
+    box_tree host;
+    int64_t num_boxes = 0;
+    spart_status status = spart_host_multilinear_box_tree(
+        l->num_coordinates, l->grid_shape_input, host_input, &b->context->allocator,
+        spart_threads(b->context), &host, &num_boxes);
+    if (status != SPART_OK) {
+        return spart_fail(b->context, status, "%s: out of memory", spart_wdev_what);
+    }
+    *tree = host;
+    tree->boxes = NULL;
+    *deep = host.num_levels > SPART_DEVICE_TREE_LEVELS;
+    size_t bytes = (size_t)num_boxes * 2 * (size_t)l->num_coordinates * sizeof(double);
+    if (!*deep && bytes > 0) {
+        *error = cudaMallocAsync((void **)&tree->boxes, bytes, b->stream);
+        if (*error == cudaSuccess) {
+            *error = spart_wdev_upload(tree->boxes, host.boxes, bytes, b->stream);
+        } else {
+            tree->boxes = NULL;
+        }
+    }
+    spart_free(&b->context->allocator, host.boxes);
+    return SPART_OK;
+}
+
+static void release_tree(device_build *b, box_tree *tree)
+{
+    if (tree->boxes != NULL) {
+        (void)cudaFreeAsync(tree->boxes, b->stream);
+        tree->boxes = NULL;
+    }
+}
+
+/* Multilinear: every element on the device, on rectilinear grids by their
+ * profiles, on curvilinear ones by the host's hierarchy of boxes;
+ * *unsupported for a tree deeper than the device searches. */
 spart_status spart_wdev_build_multilinear(device_build *b, int *unsupported)
 {
     const spart_weights_layout *l = &b->layout;
     const int64_t per_element = l->size_output * b->corners;
     cudaError_t error = spart_wdev_reserve_entries(b, per_element * l->num_elements, 0);
     const int shared = spart_weights_layout_input_shared(l);
-    spart_device_rectilinear grid;
-    memset(&grid, 0, sizeof grid);
+    const int nan_outside = b->options->bounds == SPART_BOUNDS_NAN;
+    spart_device_rectilinear lines;
+    memset(&lines, 0, sizeof lines);
+    box_tree tree;
+    memset(&tree, 0, sizeof tree);
+    int rectilinear = 1;
     spart_status status = SPART_OK;
     for (int64_t e = 0; e < l->num_elements && error == cudaSuccess && status == SPART_OK; e++) {
         const double *host_input[3] = {NULL, NULL, NULL}, *host_output[3] = {NULL, NULL, NULL};
         int input_ready = shared && e > 0;
         error = spart_wdev_upload_element(b, e, input_ready, host_input, host_output);
         if (!input_ready && error == cudaSuccess) {
-            int rectilinear = 0;
-            status = upload_profiles(b, host_input, &grid, &rectilinear, &error);
+            status = upload_profiles(b, host_input, &lines, &rectilinear, &error);
+            release_tree(b, &tree);
             if (status == SPART_OK && !rectilinear) {
-                *unsupported = 1;
-                return SPART_OK;
+                int deep = 0;
+                status = upload_tree(b, host_input, &tree, &deep, &error);
+                if (status == SPART_OK && deep) {
+                    *unsupported = 1;
+                    return SPART_OK;
+                }
             }
         }
         spart_device_element element = spart_wdev_element_of(b);
         spart_device_entries_out out = spart_wdev_entries_at(b, e * per_element);
         if (error == cudaSuccess && status == SPART_OK) {
-            error = (cudaError_t)spart_cuda_weights_multilinear(
-                &element, &grid, b->options->bounds == SPART_BOUNDS_NAN, out, b->outside + e,
-                b->work, b->work_bytes, b->stream);
+            /* the host kernel extrapolates on curvilinear grids unless
+             * bounds = NaN (spart_host_weights_multilinear) */
+            error =
+                (cudaError_t)(rectilinear ? spart_cuda_weights_multilinear(
+                                                &element, &lines, nan_outside, out, b->outside + e,
+                                                b->work, b->work_bytes, b->stream)
+                                          : spart_cuda_weights_multilinear_curvilinear(
+                                                &element, &tree, nan_outside, !nan_outside, out,
+                                                b->outside + e, b->work, b->work_bytes, b->stream));
         }
         if (error == cudaSuccess && status == SPART_OK && b->options->coalesce) {
-            error = (cudaError_t)spart_cuda_weights_sort(out, per_element, l->size_input,
-                                                         l->size_output, b->work, b->work_bytes,
-                                                         b->stream);
+            error = (cudaError_t)spart_cuda_weights_sort(
+                out, per_element, l->size_input, l->size_output, b->work, b->work_bytes, b->stream);
         }
         b->offsets[e + 1] = (e + 1) * per_element;
         spart_report_progress(b->context, "weights", e + 1, l->num_elements);
     }
+    release_tree(b, &tree);
     if (status != SPART_OK) {
         return status;
     }
     int64_t num_outside = 0;
     if (error == cudaSuccess && l->num_elements > 0) {
         size_t bytes = (size_t)l->num_elements * sizeof(int64_t);
-        int64_t *outside = spart_alloc(&b->context->allocator, (size_t)l->num_elements,
-                                       sizeof(int64_t));
+        int64_t *outside =
+            spart_alloc(&b->context->allocator, (size_t)l->num_elements, sizeof(int64_t));
         if (outside == NULL) {
-            return spart_fail(b->context, SPART_ERROR_OUT_OF_MEMORY, "%s: out of memory", spart_wdev_what);
+            return spart_fail(b->context, SPART_ERROR_OUT_OF_MEMORY, "%s: out of memory",
+                              spart_wdev_what);
         }
         error = cudaMemcpyAsync(outside, b->outside, bytes, cudaMemcpyDeviceToHost, b->stream);
         if (error == cudaSuccess) {
@@ -156,14 +214,14 @@ static cudaError_t upload_grids_1d(device_build *b, int output, int64_t first, i
         for (int64_t k = 0; k < count; k++) {
             int64_t index[SPART_MAX_NDIM] = {0};
             spart_unravel(first + k, &l->shape_orthogonal, index);
-            const double *grid[3] = {NULL, NULL, NULL};
-            spart_wdev_host_side(l, output, coordinates, index, space + k * n, grid);
+            const double *block[3] = {NULL, NULL, NULL};
+            spart_wdev_host_side(l, output, coordinates, index, space + k * n, block);
             if (pass == 0) {
-                *monotonic = *monotonic && grid_is_monotonic(grid[0], n);
-                start = k == 0 ? grid[0] : start;
-                adjacent = adjacent && grid[0] == start + k * n;
-            } else if (grid[0] != space + k * n) {
-                memcpy(space + k * n, grid[0], (size_t)n * sizeof(double));
+                *monotonic = *monotonic && grid_is_monotonic(block[0], n);
+                start = k == 0 ? block[0] : start;
+                adjacent = adjacent && block[0] == start + k * n;
+            } else if (block[0] != space + k * n) {
+                memcpy(space + k * n, block[0], (size_t)n * sizeof(double));
             }
         }
         if (adjacent) {
@@ -171,7 +229,7 @@ static cudaError_t upload_grids_1d(device_build *b, int output, int64_t first, i
         }
     }
     return spart_wdev_upload(device, adjacent ? start : space, (size_t)(count * n) * sizeof(double),
-                  b->stream);
+                             b->stream);
 }
 
 /* Conservative 1-D: the elements in batches on the device; *unsupported
@@ -184,12 +242,12 @@ spart_status spart_wdev_build_conservative_1d(device_build *b, int *unsupported)
     cudaError_t error = cudaSuccess;
     int64_t *picked = spart_alloc(&b->context->allocator, (size_t)b->batch + 1, sizeof(int64_t));
     if (picked == NULL) {
-        return spart_fail(b->context, SPART_ERROR_OUT_OF_MEMORY, "%s: out of memory", spart_wdev_what);
+        return spart_fail(b->context, SPART_ERROR_OUT_OF_MEMORY, "%s: out of memory",
+                          spart_wdev_what);
     }
-    for (int64_t first = 0; first < l->num_elements && error == cudaSuccess;
-         first += b->batch) {
-        const int64_t count = l->num_elements - first < b->batch ? l->num_elements - first
-                                                                 : b->batch;
+    for (int64_t first = 0; first < l->num_elements && error == cudaSuccess; first += b->batch) {
+        const int64_t count =
+            l->num_elements - first < b->batch ? l->num_elements - first : b->batch;
         int monotonic = 1;
         double *space = b->host;
         if (!b->shared_input || first == 0) {
@@ -216,14 +274,17 @@ spart_status spart_wdev_build_conservative_1d(device_build *b, int *unsupported)
         }
         if (b->options->weights_input != NULL && error == cudaSuccess) {
             error = spart_wdev_upload(b->weights_input, space, (size_t)(count * b->size_values) * 8,
-                           b->stream);
+                                      b->stream);
         }
-        spart_device_grids_1d grids = {
-            count,       b->input[0],       n_in,
-            b->shared_input ? 0 : n_in,    b->output[0],
-            n_out,       b->shared_output ? 0 : n_out,
-            b->options->weights_input != NULL ? b->weights_input : NULL,
-            b->size_values};
+        spart_device_grids_1d grids = {count,
+                                       b->input[0],
+                                       n_in,
+                                       b->shared_input ? 0 : n_in,
+                                       b->output[0],
+                                       n_out,
+                                       b->shared_output ? 0 : n_out,
+                                       b->options->weights_input != NULL ? b->weights_input : NULL,
+                                       b->size_values};
         const int64_t units = count * b->units;
         if (error == cudaSuccess) {
             error = (cudaError_t)spart_cuda_weights_conservative_1d_count(&grids, coalesced,
@@ -296,9 +357,9 @@ spart_status spart_wdev_build_clip_2d(device_build *b)
         const double *host_input[3] = {NULL, NULL, NULL}, *host_output[3] = {NULL, NULL, NULL};
         error = spart_wdev_upload_element(b, e, shared && e > 0, host_input, host_output);
         spart_device_clip_grid input = {b->input[0], b->input[1], l->grid_shape_input[0],
-                                         l->grid_shape_input[1]};
+                                        l->grid_shape_input[1]};
         spart_device_clip_grid output = {b->output[0], b->output[1], l->grid_shape_output[0],
-                                          l->grid_shape_output[1]};
+                                         l->grid_shape_output[1]};
         const double *factors = b->options->weights_input != NULL ? b->weights_input : NULL;
         spart_device_clip_counts *counts = NULL;
         int64_t total = 0;
@@ -311,9 +372,8 @@ spart_status spart_wdev_build_clip_2d(device_build *b)
         }
         if (error == cudaSuccess && total > 0) {
             spart_device_entries_out out = spart_wdev_entries_at(b, b->offsets[e]);
-            error = (cudaError_t)spart_cuda_clip_2d_write(counts, out.indices_input,
-                                                          out.indices_output, out.values,
-                                                          b->stream);
+            error = (cudaError_t)spart_cuda_clip_2d_write(
+                counts, out.indices_input, out.indices_output, out.values, b->stream);
         }
         spart_cuda_clip_2d_counts_free(counts, b->stream);
         b->offsets[e + 1] = b->offsets[e] + total;
@@ -325,4 +385,3 @@ spart_status spart_wdev_build_clip_2d(device_build *b)
     }
     return SPART_OK;
 }
-

@@ -10,10 +10,13 @@
  * (src/weights/weights_build.c: read in place where they are dense, else
  * gathered), copied to the device (a grid every element shares, once),
  * and the element's builder run there, writing at the element's offset:
- * - multilinear on a rectilinear input grid: the grid's profiles come from
- *   the host's own decision (spart_host_multilinear_rectilinear), 2^N
- *   entries a point (kernels/weights_multilinear.cu), then, when coalescing,
- *   the element's entries sorted by (input, output) (kernels/weights_device.cu);
+ * - multilinear: on a rectilinear input grid the grid's profiles come from
+ *   the host's own decision (spart_host_multilinear_rectilinear), on a
+ *   curvilinear one the host's hierarchy of boxes
+ *   (spart_host_multilinear_box_tree), searched on the device with the
+ *   host's code; 2^N entries a point (kernels/weights_multilinear.cu), then,
+ *   when coalescing, the element's entries sorted by (input, output)
+ *   (kernels/weights_device.cu);
  * - conservative 1-D between monotonic grids: counts per input cell, their
  *   scan, one copy of the total to the host, the pieces written
  *   (kernels/weights_conservative_1d.cu).
@@ -21,8 +24,8 @@
  *   (src/weights/weights_clip_device.h: count, make room, write), onto a
  *   lattice when every output grid is one (decided on the host, as the
  *   host driver decides it), else the general clip.
- * Any other problem (multilinear on a curvilinear grid, conservative 1-D
- * on a grid that turns back, the 2-D sweep or a jittered output grid, keys
+ * Any other problem (conservative 1-D on a grid that turns back, a
+ * curvilinear tree deeper than SPART_DEVICE_TREE_LEVELS, the 2-D sweep or a jittered output grid, keys
  * of more than 62 bits) is built by the host build and its entries copied
  * to the device: the same arrays either way.
  */
@@ -72,9 +75,9 @@ static size_t scratch_layout(device_build *b, char *base)
     if (base != NULL) {
         b->weights_input = (double *)(base + at);
     }
-    at += round_up((size_t)b->batch *
-                   (size_t)(b->options->weights_input != NULL ? b->size_values : 1) *
-                   sizeof(double));
+    at +=
+        round_up((size_t)b->batch *
+                 (size_t)(b->options->weights_input != NULL ? b->size_values : 1) * sizeof(double));
     size_t profile = 0;
     for (int m = 0; m < l->num_axes_input; m++) {
         profile += (size_t)l->grid_shape_input[m];
@@ -157,8 +160,7 @@ static spart_status plan_build(device_build *b, spart_context *context, int num_
          * counts within a budget */
         int64_t per_element = (b->shared_input ? 0 : b->layout.size_input) +
                               (b->shared_output ? 0 : b->layout.size_output) +
-                              (options->weights_input != NULL ? b->size_values : 0) +
-                              2 * b->units;
+                              (options->weights_input != NULL ? b->size_values : 0) + 2 * b->units;
         int64_t batch = spart_wdev_batch_words / (per_element > 0 ? per_element : 1);
         batch = batch < 1 ? 1 : batch;
         b->batch = batch < b->layout.num_elements ? batch : b->layout.num_elements;
@@ -176,9 +178,8 @@ static int device_builds(const device_build *b)
     if (b->conservative) {
         /* 2-D: clipping (the sweep, and a jittered output grid, stay on
          * the host) */
-        return l->num_coordinates == 1 ||
-               (b->options->algorithm != SPART_ALGORITHM_SWEEP &&
-                b->options->perturb != SPART_PERTURB_YES);
+        return l->num_coordinates == 1 || (b->options->algorithm != SPART_ALGORITHM_SWEEP &&
+                                           b->options->perturb != SPART_PERTURB_YES);
     }
     /* the coalescing sort's key, input * size_output + output, in 62 bits */
     int64_t limit = (int64_t)1 << 62;
@@ -188,8 +189,9 @@ static int device_builds(const device_build *b)
 /* One side's coordinates of the element at orthogonal index `index` on the
  * host, as the host driver reads them: in place where dense, else gathered
  * into `space`; returns the space left. */
-double *spart_wdev_host_side(const spart_weights_layout *l, int output, const spart_array *coordinates,
-                         const int64_t *index, double *space, const double **blocks)
+double *spart_wdev_host_side(const spart_weights_layout *l, int output,
+                             const spart_array *coordinates, const int64_t *index, double *space,
+                             const double **blocks)
 {
     const int64_t(*strides)[SPART_MAX_NDIM] = output ? l->strides_output : l->strides_input;
     const spart_shape *full = output ? &l->full_output : &l->full_input;
@@ -221,7 +223,7 @@ cudaError_t spart_wdev_upload(void *device, const void *host, size_t bytes, cuda
  * (unless `input_ready`: a shared grid already there), its output grid and
  * its weights_input. host_input gets the host blocks of the input grid. */
 cudaError_t spart_wdev_upload_element(device_build *b, int64_t e, int input_ready,
-                                  const double **host_input, const double **host_output)
+                                      const double **host_input, const double **host_output)
 {
     const spart_weights_layout *l = &b->layout;
     int64_t index[SPART_MAX_NDIM] = {0};
@@ -231,20 +233,20 @@ cudaError_t spart_wdev_upload_element(device_build *b, int64_t e, int input_read
     if (!input_ready) {
         space = spart_wdev_host_side(l, 0, b->coordinates_input, index, space, host_input);
         for (int c = 0; c < l->num_coordinates && error == cudaSuccess; c++) {
-            error = spart_wdev_upload(b->input[c], host_input[c], (size_t)l->size_input * sizeof(double),
-                           b->stream);
+            error = spart_wdev_upload(b->input[c], host_input[c],
+                                      (size_t)l->size_input * sizeof(double), b->stream);
         }
     }
     space = spart_wdev_host_side(l, 1, b->coordinates_output, index, space, host_output);
     for (int c = 0; c < l->num_coordinates && error == cudaSuccess; c++) {
-        error = spart_wdev_upload(b->output[c], host_output[c], (size_t)l->size_output * sizeof(double),
-                       b->stream);
+        error = spart_wdev_upload(b->output[c], host_output[c],
+                                  (size_t)l->size_output * sizeof(double), b->stream);
     }
     if (b->options->weights_input != NULL && error == cudaSuccess) {
         spart_gather_block(b->options->weights_input->data, b->strides_values, &b->full_values,
                            l->resampled_input, l->num_axes_input, index, space);
         error = spart_wdev_upload(b->weights_input, space, (size_t)b->size_values * sizeof(double),
-                       b->stream);
+                                  b->stream);
     }
     return error;
 }
@@ -357,9 +359,9 @@ static spart_status make_weights(device_build *b, spart_weights **weights)
 static spart_status build_on_host(device_build *b, int num_coordinates, spart_weights **weights)
 {
     spart_weights *host = NULL;
-    spart_status status = spart_weights_build_host(b->context, num_coordinates,
-                                                   b->coordinates_input, b->coordinates_output,
-                                                   b->options, &host);
+    spart_status status =
+        spart_weights_build_host(b->context, num_coordinates, b->coordinates_input,
+                                 b->coordinates_output, b->options, &host);
     if (status != SPART_OK) {
         return status;
     }
@@ -401,8 +403,8 @@ static spart_status cuda_build(spart_context *context, int num_coordinates,
                                const spart_weights_options *options, spart_weights **weights)
 {
     device_build b;
-    spart_status status = plan_build(&b, context, num_coordinates, coordinates_input,
-                                     coordinates_output, options);
+    spart_status status =
+        plan_build(&b, context, num_coordinates, coordinates_input, coordinates_output, options);
     if (status != SPART_OK) {
         return status;
     }
@@ -412,13 +414,11 @@ static spart_status cuda_build(spart_context *context, int num_coordinates,
         return status;
     }
     const spart_weights_layout *l = &b.layout;
-    size_t host_doubles = (size_t)b.batch * ((size_t)l->num_coordinates *
-                                                 (size_t)(l->size_input + l->size_output) +
-                                             (size_t)b.size_values);
-    b.host = spart_alloc(&context->allocator, host_doubles > 0 ? host_doubles : 1,
-                         sizeof(double));
-    b.offsets = spart_alloc_zero(&context->allocator, (size_t)l->num_elements + 1,
-                                 sizeof(int64_t));
+    size_t host_doubles =
+        (size_t)b.batch * ((size_t)l->num_coordinates * (size_t)(l->size_input + l->size_output) +
+                           (size_t)b.size_values);
+    b.host = spart_alloc(&context->allocator, host_doubles > 0 ? host_doubles : 1, sizeof(double));
+    b.offsets = spart_alloc_zero(&context->allocator, (size_t)l->num_elements + 1, sizeof(int64_t));
     if (b.host == NULL || b.offsets == NULL) {
         status = spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
     }
@@ -433,7 +433,7 @@ static spart_status cuda_build(spart_context *context, int num_coordinates,
         }
     }
     if (status == SPART_OK && !unsupported) {
-        status = !b.conservative                ? spart_wdev_build_multilinear(&b, &unsupported)
+        status = !b.conservative           ? spart_wdev_build_multilinear(&b, &unsupported)
                  : l->num_coordinates == 1 ? spart_wdev_build_conservative_1d(&b, &unsupported)
                                            : spart_wdev_build_clip_2d(&b);
     }
@@ -456,8 +456,8 @@ static spart_status cuda_workspace_size(spart_context *context, int num_coordina
                                         const spart_weights_options *options, size_t *bytes)
 {
     device_build b;
-    spart_status status = plan_build(&b, context, num_coordinates, coordinates_input,
-                                     coordinates_output, options);
+    spart_status status =
+        plan_build(&b, context, num_coordinates, coordinates_input, coordinates_output, options);
     if (status == SPART_OK) {
         *bytes = device_builds(&b) ? scratch_layout(&b, NULL) : 0;
     }

@@ -98,6 +98,18 @@ int spart_host_multilinear_rectilinear(int ndim, const int64_t *shape,
                                        const spart_allocator *allocator, double **profiles,
                                        int *coordinate, int *descending);
 
+/* The hierarchy of bounding boxes the multilinear kernel searches on a
+ * curvilinear input grid (src/weights/multilinear_curvilinear_math.h's
+ * box_tree), built as the kernel builds it: tree->boxes (*num_boxes boxes
+ * of 2 * ndim values; NULL for none) allocated from `allocator`, the
+ * caller frees it. The device build (src/weights/weights_device_cuda.c)
+ * copies it to the device and searches it with the host's code. */
+struct box_tree;
+spart_status spart_host_multilinear_box_tree(int ndim, const int64_t *shape,
+                                             const double *const *coordinates_input,
+                                             const spart_allocator *allocator, int parallel,
+                                             struct box_tree *tree, int64_t *num_boxes);
+
 /* Sort one element's entries by (input, output) and merge repeated pairs
  * by summing, in the order NumPy's add.reduceat sums (first value plus the
  * pairwise sum of the rest), as regridding's coalescing does. In place. */

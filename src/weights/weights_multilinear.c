@@ -48,7 +48,9 @@ static void grid_init(grid *g, int num_axes, const int64_t *shape, const double 
 {
     g->num_axes = num_axes;
     g->num_corners = 1 << num_axes;
-    g->vertices = vertices;
+    for (int m = 0; m < MAX_AXES; m++) {
+        g->vertices[m] = m < num_axes ? vertices[m] : NULL;
+    }
     int64_t stride = 1;
     for (int m = num_axes - 1; m >= 0; m--) {
         g->shape[m] = shape[m];

@@ -9,8 +9,10 @@
  * or missing the output, weights_input, several elements), and the
  * conservative 2-D by clipping (onto a lattice and onto warped grids,
  * weights_input, several elements: 30-clip's kernels through this
- * plumbing), and the problems the host builds for the device (curvilinear
- * multilinear, 1-D grids that turn back, the 2-D sweep).
+ * plumbing), multilinear on curvilinear grids (2-D and 3-D: the host's
+ * search of the boxes and Newton's method, on the device; extrapolation,
+ * NaN and vertex points), and the problems the host builds for the device
+ * (1-D grids that turn back, the 2-D sweep).
  * Refusals are the host's (status and sentence); the regridder assembled
  * from device weights in place is the host regridder bit for bit; host
  * functions refuse device weights. Label cuda: exit 77 without a visible
@@ -74,8 +76,8 @@ static uint64_t assert_same_build(spart_context *context, int n, const spart_arr
                      (long long)ih[k], (long long)jh[k], vh[k]);
         }
     }
-    uint64_t digest = digest_bytes(ih, (size_t)total * 8) ^ 3 * digest_bytes(jh, (size_t)total * 8) ^
-                      5 * digest_doubles(vh, total);
+    uint64_t digest = digest_bytes(ih, (size_t)total * 8) ^
+                      3 * digest_bytes(jh, (size_t)total * 8) ^ 5 * digest_doubles(vh, total);
     if (assemble) {
         spart_regridder *from_host = NULL, *from_device = NULL;
         if (spart_regridder_create(context, host, NULL, &from_host) != SPART_OK ||
@@ -250,8 +252,49 @@ static void test_multilinear_elements_and_curvilinear(void **state)
     options.num_axis_input = 2;
     options.axis_input[0] = 0;
     options.axis_input[1] = 1;
-    options.bounds = SPART_BOUNDS_NAN;
-    (void)assert_same_build(f->context, 2, cin, cout, &options, 0, "curvilinear");
+    px[0] = NAN;
+    px[1] = x[3 * N + 4]; /* on a vertex */
+    py[1] = y[3 * N + 4];
+    char what[64];
+    for (int bounds = 0; bounds < 3; bounds++) {
+        for (int coalesce = 0; coalesce < 2; coalesce++) {
+            options.bounds = (spart_bounds)bounds;
+            options.coalesce = coalesce;
+            snprintf(what, sizeof what, "curvilinear, bounds %d, coalesce %d", bounds, coalesce);
+            (void)assert_same_build(f->context, 2, cin, cout, &options, coalesce, what);
+        }
+    }
+    /* a curvilinear 3-D grid (a sheared box), points inside and out */
+    enum { M = 6, Q = 400 };
+    static double sx[M * M * M], sy[M * M * M], sz[M * M * M], qx[Q], qy[Q], qz[Q];
+    for (int i = 0; i < M; i++) {
+        for (int j = 0; j < M; j++) {
+            for (int k = 0; k < M; k++) {
+                int v = (i * M + j) * M + k;
+                sx[v] = i + 0.1 * j * k;
+                sy[v] = j + 0.05 * i * i;
+                sz[v] = k - 0.07 * i * j;
+            }
+        }
+    }
+    for (int p = 0; p < Q; p++) {
+        qx[p] = -1.0 + 8.0 * next_uniform(&random);
+        qy[p] = -1.0 + 8.0 * next_uniform(&random);
+        qz[p] = -3.0 + 9.0 * next_uniform(&random);
+    }
+    spart_array in3[3] = {{sx, {3, {M, M, M}}}, {sy, {3, {M, M, M}}}, {sz, {3, {M, M, M}}}};
+    spart_array out3[3] = {{qx, {1, {Q}}}, {qy, {1, {Q}}}, {qz, {1, {Q}}}};
+    spart_weights_options_init(&options);
+    options.num_axis_output = 1;
+    options.axis_output[0] = 0;
+    options.num_axis_input = 3;
+    options.axis_input[0] = 0;
+    options.axis_input[1] = 1;
+    options.axis_input[2] = 2;
+    for (int bounds = 0; bounds < 2; bounds++) {
+        options.bounds = (spart_bounds)bounds;
+        (void)assert_same_build(f->context, 3, in3, out3, &options, 0, "curvilinear 3-D");
+    }
 }
 
 /* A monotonic grid of n vertices (steps in [0, 2 step], a zero step one

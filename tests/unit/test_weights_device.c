@@ -113,9 +113,9 @@ static void compare_with_walk(spart_context *context, const double *x_in, int64_
     }
     for (int64_t k = 0; k < count; k++) {
         if (di[k] != ii[k] || dout[k] != io[k] || memcmp(&dv[k], &v[k], sizeof(double)) != 0) {
-            fail_msg("%s: entry %lld is (%lld, %lld, %.17g), the walk's (%lld, %lld, %.17g)",
-                     what, (long long)k, (long long)di[k], (long long)dout[k], dv[k],
-                     (long long)ii[k], (long long)io[k], v[k]);
+            fail_msg("%s: entry %lld is (%lld, %lld, %.17g), the walk's (%lld, %lld, %.17g)", what,
+                     (long long)k, (long long)di[k], (long long)dout[k], dv[k], (long long)ii[k],
+                     (long long)io[k], v[k]);
         }
     }
     free(di);
@@ -209,9 +209,9 @@ static void test_device_build_checks_as_the_host(void **state)
                      SPART_ERROR_NULL_POINTER);
     assert_int_equal(spart_weights_build_device(NULL, 1, &in, &in, &options, &weights),
                      SPART_ERROR_NULL_POINTER);
-    assert_int_equal(spart_weights_build_device_workspace_size(context, 1, &in, &in, &options,
-                                                               NULL),
-                     SPART_ERROR_NULL_POINTER);
+    assert_int_equal(
+        spart_weights_build_device_workspace_size(context, 1, &in, &in, &options, NULL),
+        SPART_ERROR_NULL_POINTER);
 }
 
 /* Where no device can build (a build without CUDA, or no device visible)
