@@ -16,6 +16,7 @@ bench_weights_reference.py): readme (the README warp onto a lattice), r512
 and r2048 (a rotated grid onto the lattice it came from), e64 (64 elements
 of 128^2 onto one lattice), ml1024 (multilinear, a 1024^2 rectilinear grid
 at 1024^2 scattered points), ml3d (multilinear, 3-D 96^3 at 64^3 points),
+mlcurv (multilinear, a warped 256^2 grid at 512^2 points, some outside),
 c1d (conservative 1-D, 1024 elements of 2048 cells onto 1500). regridding's
 GPU build takes conservative weights onto lattices only: the others have
 spart's host build as their only peer. Exits 77
@@ -103,6 +104,14 @@ def case_ml3d(np):
     return grid_in, points, dict(method="multilinear")
 
 
+def case_mlcurv(np):
+    (x_in, y_in), _ = rotated(np, 255, 0.3)
+    x_in = x_in + 0.01 * y_in * y_in
+    rng = np.random.default_rng(10)
+    points = (rng.uniform(-5, 5, (512, 512)), rng.uniform(-5, 5, (512, 512)))
+    return (x_in, y_in), points, dict(method="multilinear")
+
+
 def case_c1d(np):
     rng = np.random.default_rng(9)
     base = np.linspace(0, 10, 2049)
@@ -113,7 +122,7 @@ def case_c1d(np):
 
 
 CASES = {"readme": case_readme, "r512": case_r512, "e64": case_e64, "r2048": case_r2048,
-         "ml1024": case_ml1024, "ml3d": case_ml3d, "c1d": case_c1d}
+         "ml1024": case_ml1024, "ml3d": case_ml3d, "mlcurv": case_mlcurv, "c1d": case_c1d}
 
 
 class Spart:
