@@ -454,6 +454,77 @@ static void test_conservative_2d(void **state)
     (void)assert_same_build(f->context, 2, out, in, &options, 0, "2-D by the sweep");
 }
 
+/* The shape of the ideal instrument's forward weights (solvers/instrument.c):
+ * a scene grid of (channel, wavelength, x, y) vertices, each channel and
+ * wavelength shifted along its own direction, onto one sensor lattice, the
+ * orthogonal axes kept; the regridder assembled from the device's weights
+ * equals the host's (arrays and products), so an inversion with either is
+ * the same bits. */
+static void test_instrument_shaped_operator(void **state)
+{
+    fixture *f = *state;
+    enum { C = 2, L = 6, NX = 24, NY = 20, MX = 30, MY = 28 };
+    static double sx[C * L * (NX + 1) * (NY + 1)], sy[C * L * (NX + 1) * (NY + 1)];
+    static double lx[(MX + 1) * (MY + 1)], ly[(MX + 1) * (MY + 1)];
+    for (int c = 0; c < C; c++) {
+        double angle = 0.4 + 1.3 * c;
+        for (int w = 0; w < L; w++) {
+            double shift = 0.6 * (w - L / 2.0);
+            for (int i = 0; i <= NX; i++) {
+                for (int j = 0; j <= NY; j++) {
+                    size_t v = (((size_t)c * L + w) * (NX + 1) + i) * (NY + 1) + j;
+                    sx[v] = 3.0 + i + shift * cos(angle) + 0.01 * j;
+                    sy[v] = 4.0 + j + shift * sin(angle) - 0.01 * i;
+                }
+            }
+        }
+    }
+    for (int i = 0; i <= MX; i++) {
+        for (int j = 0; j <= MY; j++) {
+            lx[i * (MY + 1) + j] = i;
+            ly[i * (MY + 1) + j] = j;
+        }
+    }
+    spart_array in[2] = {{sx, {4, {C, L, NX + 1, NY + 1}}}, {sy, {4, {C, L, NX + 1, NY + 1}}}};
+    spart_array out[2] = {{lx, {4, {1, 1, MX + 1, MY + 1}}}, {ly, {4, {1, 1, MX + 1, MY + 1}}}};
+    spart_weights_options options;
+    spart_weights_options_init(&options);
+    options.method = SPART_METHOD_CONSERVATIVE;
+    options.num_axis_input = 2;
+    options.axis_input[0] = -2;
+    options.axis_input[1] = -1;
+    options.num_axis_output = 2;
+    options.axis_output[0] = -2;
+    options.axis_output[1] = -1;
+    spart_weights *host = NULL, *device = NULL;
+    assert_int_equal(spart_weights_build(f->context, 2, in, out, &options, &host), SPART_OK);
+    assert_int_equal(spart_weights_build_device(f->context, 2, in, out, &options, &device),
+                     SPART_OK);
+    spart_regridder_options ro;
+    spart_regridder_options_init(&ro);
+    ro.has_shape_input = 1;
+    ro.has_shape_output = 1;
+    ro.num_axis_input = 2;
+    ro.axis_input[0] = -2;
+    ro.axis_input[1] = -1;
+    ro.num_axis_output = 2;
+    ro.axis_output[0] = -2;
+    ro.axis_output[1] = -1;
+    ro.shape_input = (spart_shape){4, {1, L, NX, NY}};
+    ro.shape_output = (spart_shape){4, {C, 1, MX, MY}};
+    spart_regridder *from_host = NULL, *from_device = NULL;
+    if (spart_regridder_create(f->context, host, &ro, &from_host) != SPART_OK ||
+        spart_regridder_create_device(f->context, device, &ro, &from_device) != SPART_OK) {
+        fail_msg("instrument-shaped assembly: %s", spart_context_error(f->context));
+    }
+    (void)assert_same_csr(f->context, from_host, from_device, "instrument-shaped operator");
+    assert_same_products(f->context, from_host, from_device, 11, "instrument-shaped operator");
+    spart_regridder_free(from_host);
+    spart_regridder_free(from_device);
+    spart_weights_free(host);
+    spart_weights_free(device);
+}
+
 static void test_device_weights_refused_on_the_host(void **state)
 {
     fixture *f = *state;
@@ -505,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_multilinear_elements_and_curvilinear),
         cmocka_unit_test(test_conservative_1d),
         cmocka_unit_test(test_conservative_2d),
+        cmocka_unit_test(test_instrument_shaped_operator),
         cmocka_unit_test(test_device_weights_refused_on_the_host),
     };
     return cmocka_run_group_tests(tests, cuda_set_up, cuda_tear_down);
