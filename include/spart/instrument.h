@@ -174,9 +174,13 @@ typedef struct spart_instrument_params {
      * many bytes each), its (channel, bin) planes' weights built one plane
      * at a time when the assembly asks for them (twice: it counts, then
      * places), so that the peak is the two operators and one plane's
-     * weights; the same operators bit for bit, built about twice as
-     * slowly. Not with keep_weights or a folded PSF (which need every
-     * weight at once). */
+     * weights; the same operators bit for bit. Each plane is built four
+     * times (two passes, two directions), onto the pixels it can reach
+     * when the pixel vertices are increasing whole numbers (on a sensor
+     * much larger than a plane's footprint, as ESIS's, this is faster than
+     * the in-memory build, whose builders walk the whole sensor per plane),
+     * else onto the whole sensor (slower). Not with keep_weights or a
+     * folded PSF (which need every weight at once). */
     size_t memory_budget;
 } spart_instrument_params;
 
