@@ -248,6 +248,24 @@ static void check_frames(spart_context *context, const spart_communicator *commu
         spart_mart_result_free(results[f]);
         spart_mart_result_free(reference[f]);
     }
+    /* one rank's frames fail (its options are wrong): every rank fails,
+     * none waits for the others in a gather */
+    spart_mart_options bad = options;
+    bad.max_iterations = rank == size - 1 ? 0 : options.max_iterations;
+    spart_status status = spart_mart_solve_frames_distributed(
+        context, communicator, &operators, NUM_FRAMES, made->observed_there, &bad, 0, results,
+        solutions, iterations);
+    if (size == 1) {
+        MPI_CHECK(status == SPART_ERROR_INVALID_ARGUMENT, "bad options: %s",
+                  spart_status_string(status));
+    } else {
+        MPI_CHECK(
+            status == (rank == size - 1 ? SPART_ERROR_INVALID_ARGUMENT : SPART_ERROR_INTERNAL),
+            "rank %d: %s: %s", rank, spart_status_string(status), spart_context_error(context));
+    }
+    for (int f = 0; f < NUM_FRAMES; f++) {
+        MPI_CHECK(results[f] == NULL, "frame %d kept after a failure", f);
+    }
     MPI_CHECK(spart_mart_solve_frames_distributed(context, communicator, &operators, 0,
                                                   made->observed_there, &options, 0, results, NULL,
                                                   NULL) == SPART_ERROR_INVALID_ARGUMENT,
