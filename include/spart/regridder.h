@@ -265,8 +265,9 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_load(spart_context *conte
  * count).
  * Not in the budget: the blocks your function yields (your memory), the
  * buffers of a spart_weights_files (its own, stated there), two pinned
- * 32 MiB host buffers through which a device assembly copies host blocks
- * of 32 MiB or more, the per-block counts of a device assembly (host
+ * host buffers (each a block's indices, at most 32 MiB) through which a
+ * device assembly copies host blocks when their copies come to 256 MiB or
+ * more in all, the per-block counts of a device assembly (host
  * memory, 16 bytes a block), the regridder's small struct and the
  * stream's element offsets (8 bytes an element). The call checks the
  * budget before the first pass (the row cursors, tables and staging, with
