@@ -8,10 +8,11 @@ regridding.weights(..., device="cuda") (numba-cuda) and spart's host build
                           [--case a,b,...] [--markdown FILE]
 
 Each builder runs once to warm up (numba compiles, CUDA loads), then N
-times; the best wall time is reported (the device builds synchronise before
-they return: regridding's arrays are read back to the host as its weights
-object hands them over; spart's are left on the device, its call returns
-after the stream is synchronised). Cases (conservative ones as in
+times; the best wall time is reported, from the grids in host memory (NumPy
+arrays) to the weights made: regridding's left on the device as its
+weights object holds them, spart's device weights on the device (its call
+returns after the stream is synchronised; the grids' copy to the device is
+inside the time, and freeing the weights outside it, for every builder). Cases (conservative ones as in
 bench_weights_reference.py): readme (the README warp onto a lattice), r512
 and r2048 (a rotated grid onto the lattice it came from), e64 (64 elements
 of 128^2 onto one lattice), ml1024 (multilinear, a 1024^2 rectilinear grid
@@ -181,12 +182,16 @@ class Spart:
         self.keep = []
 
 
-def best_of(repeat, run):
+def best_of(repeat, run, after=None):
+    """The best wall time of `run` over `repeat` calls; `after(result)`
+    (freeing what it made) runs outside the timing."""
     best = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()
-        run()
+        result = run()
         best = min(best, time.perf_counter() - start)
+        if after is not None:
+            after(result)
     return best
 
 
@@ -230,12 +235,15 @@ def main():
         grid_in, grid_out, kwargs = CASES[name](np)
         w, entries = spart.build(np, grid_in, grid_out, kwargs, False)
         spart.free(w)
-        host = best_of(args.repeat, lambda: spart.free(spart.build(np, grid_in, grid_out, kwargs, False)[0]))
+        host = best_of(args.repeat, lambda: spart.build(np, grid_in, grid_out, kwargs, False)[0],
+                       spart.free)
         device = float("nan")
         if spart.has_device:
             try:
                 spart.free(spart.build(np, grid_in, grid_out, kwargs, True)[0])
-                device = best_of(args.repeat, lambda: spart.free(spart.build(np, grid_in, grid_out, kwargs, True)[0]))
+                device = best_of(args.repeat,
+                                 lambda: spart.build(np, grid_in, grid_out, kwargs, True)[0],
+                                 spart.free)
             except RuntimeError as error:
                 print(f"{name}: spart device: {error}", flush=True)
         peer_time = float("nan")
