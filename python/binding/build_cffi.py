@@ -405,6 +405,10 @@ typedef struct spart_mart_result spart_mart_result;
 spart_status spart_mart_solve(spart_context *context, const spart_mart_operators *operators,
                               const double *observed, const spart_mart_options *options,
                               spart_mart_result **result);
+spart_status spart_mart_solve_frames(spart_context *context,
+                                     const spart_mart_operators *operators, int64_t num_frames,
+                                     const double *observed, const spart_mart_options *options,
+                                     int64_t batch_frames, spart_mart_result **results);
 void spart_mart_result_free(spart_mart_result *result);
 int64_t spart_mart_result_num_iterations(const spart_mart_result *result);
 int spart_mart_result_success(const spart_mart_result *result);

@@ -79,3 +79,22 @@ def test_observe_is_seeded(instrument):
     scene = tiny_scene()
     a, b = instrument.observe(scene, seed=7), instrument.observe(scene, seed=7)
     assert np.array_equal(a, b) and not np.array_equal(a, instrument.observe(scene, seed=8))
+
+
+def test_mart_frames_give_each_frame_alone(instrument):
+    """Frames of different brightness stop at different iterations; each
+    frame's result is mart's on that frame alone, bit for bit, whatever the
+    batch."""
+    scene = tiny_scene()
+    images = np.stack([instrument.observe(scene * k, seed=k) for k in (1.0, 0.3, 3.0)])
+    alone = [spart.mart(instrument, frame) for frame in images]
+    for batch in (0, 2):
+        results = spart.mart_frames(instrument, images, batch_frames=batch)
+        assert len(results) == 3
+        for got, want in zip(results, alone):
+            assert got.num_iteration == want.num_iteration and got.message == want.message
+            assert np.array_equal(got.solution, want.solution)
+            assert np.array_equal(got.mean_chi_squared, want.mean_chi_squared)
+    assert len({r.num_iteration for r in alone}) > 1  # they did stop apart
+    with pytest.raises(spart.SpartValueError, match="images: shape"):
+        spart.mart_frames(instrument, np.ascontiguousarray(images[:, 0]))

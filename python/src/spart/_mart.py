@@ -153,61 +153,11 @@ def mart(instrument: Union[IdealInstrument, Tuple[Regridder, Regridder]],
     MartResult
     """
     function = "spart.mart"
-    pair = None
-    if isinstance(instrument, IdealInstrument):
-        shape_scene = instrument.shape_scene
-        images = instrument._images(images, "images", function)
-        pair = ffi.new("spart_mart_regridder_pair *")
-        operators = ffi.new("spart_mart_operators *")
-        ctx = _core.context()
-        ctx.check(lib.spart_instrument_mart_operators(ctx.pointer, instrument._pointer, pair,
-                                                      operators),
-                  "spart_instrument_mart_operators")
-    elif (isinstance(instrument, tuple) and len(instrument) == 2
-          and all(isinstance(r, Regridder) for r in instrument)):
-        forward, backward = instrument
-        if num_channel is None or gain is None:
-            raise _core.argument_error(function, "give num_channel and gain (and read_noise) "
-                                       "with a pair of Regridders")
-        shape_scene = forward.shape_input
-        images = _core.values_in(images, "images", function)
-        pair = ffi.new("spart_mart_regridder_pair *")
-        pair.forward = forward._live()
-        pair.backward = backward._live()
-        pair.num_channel = int(num_channel)
-        pair.gain = float(gain)
-        pair.read_noise = float(read_noise or 0.0)
-        operators = ffi.new("spart_mart_operators *")
-        ctx = _core.context()
-        ctx.check(lib.spart_mart_operators_from_regridders(ctx.pointer, pair, operators),
-                  "spart_mart_operators_from_regridders")
-        expected = operators.num_channel * operators.image_size
-        if images.size != expected:
-            raise _core.argument_error(function, f"images: {images.size} values; the "
-                                       f"operators take {expected}", "shape")
-    else:
-        raise _core.argument_error(function, f"instrument: a {type(instrument).__name__}; "
-                                   "give an IdealInstrument or (forward, backward) Regridders",
-                                   "type")
-    options = ffi.new("spart_mart_options *")
-    lib.spart_mart_options_init(options)
-    if gamma is not None:
-        options.gamma = float(gamma)
-    try:
-        options.stop_rule = STOP_RULES[stop_rule]
-    except KeyError:
-        raise _core.argument_error(function, f"stop_rule: {stop_rule!r}; expected "
-                                   "'threshold', 'target' or 'count'") from None
-    options.threshold = float(threshold_convergence)
-    options.target = float(target)
-    options.max_iterations = int(num_iteration)
-    options.keep_intermediate = 1 if intermediate else 0
-    if guess is not None:
-        guess = _core.values_in(guess, "guess", function)
-        if guess.size != operators.scene_size:
-            raise _core.argument_error(function, f"guess: shape {guess.shape}; the scenes "
-                                       f"are {tuple(shape_scene)}", "shape")
-        options.guess = _core.pointer(guess)
+    ctx, pair, operators, shape_scene, images = _problem(
+        instrument, images, function, num_channel, gain, read_noise, frames=False)
+    options, kept = _options(operators, shape_scene, function, guess, gamma,
+                             threshold_convergence, num_iteration, intermediate, stop_rule,
+                             target, num_frames=1)
     key = None
     if callback is not None:
         key = id(callback)
@@ -231,6 +181,126 @@ def mart(instrument: Union[IdealInstrument, Tuple[Regridder, Regridder]],
         raise raised
     ctx.check(status, "spart_mart_solve")
     return result
+
+
+def _problem(instrument, images, function, num_channel, gain, read_noise, frames):
+    """(context, pair, operators, scene shape, checked images) of a MART
+    problem; with `frames`, images has a leading axis of frames."""
+    pair = ffi.new("spart_mart_regridder_pair *")
+    operators = ffi.new("spart_mart_operators *")
+    ctx = _core.context()
+    if isinstance(instrument, IdealInstrument):
+        shape_scene = instrument.shape_scene
+        images = _core.values_in(images, "images", function)
+        shape = images.shape[1:] if frames else images.shape
+        if shape != instrument.shape_images or (frames and images.ndim < 1):
+            want = ("(frames,) + " if frames else "") + str(instrument.shape_images)
+            raise _core.argument_error(function, f"images: shape {images.shape}; the "
+                                       f"instrument's images are {want}", "shape")
+        ctx.check(lib.spart_instrument_mart_operators(ctx.pointer, instrument._pointer, pair,
+                                                      operators),
+                  "spart_instrument_mart_operators")
+    elif (isinstance(instrument, tuple) and len(instrument) == 2
+          and all(isinstance(r, Regridder) for r in instrument)):
+        forward, backward = instrument
+        if num_channel is None or gain is None:
+            raise _core.argument_error(function, "give num_channel and gain (and read_noise) "
+                                       "with a pair of Regridders")
+        shape_scene = forward.shape_input
+        images = _core.values_in(images, "images", function)
+        pair.forward = forward._live()
+        pair.backward = backward._live()
+        pair.num_channel = int(num_channel)
+        pair.gain = float(gain)
+        pair.read_noise = float(read_noise or 0.0)
+        ctx.check(lib.spart_mart_operators_from_regridders(ctx.pointer, pair, operators),
+                  "spart_mart_operators_from_regridders")
+        expected = operators.num_channel * operators.image_size
+        size = images[0].size if frames and images.ndim >= 1 and len(images) else images.size
+        if size != expected:
+            raise _core.argument_error(function, f"images: {size} values a frame; the "
+                                       f"operators take {expected}", "shape")
+    else:
+        raise _core.argument_error(function, f"instrument: a {type(instrument).__name__}; "
+                                   "give an IdealInstrument or (forward, backward) Regridders",
+                                   "type")
+    return ctx, pair, operators, shape_scene, images
+
+
+def _options(operators, shape_scene, function, guess, gamma, threshold_convergence,
+             num_iteration, intermediate, stop_rule, target, num_frames):
+    """spart_mart_options of the arguments, and the arrays they point into."""
+    options = ffi.new("spart_mart_options *")
+    lib.spart_mart_options_init(options)
+    if gamma is not None:
+        options.gamma = float(gamma)
+    try:
+        options.stop_rule = STOP_RULES[stop_rule]
+    except KeyError:
+        raise _core.argument_error(function, f"stop_rule: {stop_rule!r}; expected "
+                                   "'threshold', 'target' or 'count'") from None
+    options.threshold = float(threshold_convergence)
+    options.target = float(target)
+    options.max_iterations = int(num_iteration)
+    options.keep_intermediate = 1 if intermediate else 0
+    if guess is not None:
+        guess = _core.values_in(guess, "guess", function)
+        if guess.size != num_frames * operators.scene_size:
+            frames = f"({num_frames},) + " if num_frames > 1 else ""
+            raise _core.argument_error(function, f"guess: shape {guess.shape}; the scenes "
+                                       f"are {frames}{tuple(shape_scene)}", "shape")
+        options.guess = _core.pointer(guess)
+    return options, guess
+
+
+def mart_frames(instrument: Union[IdealInstrument, Tuple[Regridder, Regridder]],
+                images: npt.ArrayLike, guess: Optional[npt.ArrayLike] = None,
+                gamma: Optional[float] = None, threshold_convergence: float = 1e-3,
+                num_iteration: int = 100, intermediate: bool = False,
+                stop_rule: str = "threshold", target: float = 1.0, batch_frames: int = 0,
+                num_channel: Optional[int] = None, gain: Optional[float] = None,
+                read_noise: Optional[float] = None) -> "list[MartResult]":
+    """
+    MART on a sequence of frames of the same instrument in one solve
+    (spart_mart_solve_frames): each iteration applies the operators once to
+    a whole batch of frames, and each frame keeps its own merits, stopping
+    rule and solution, the same bits as :func:`mart` on that frame alone.
+
+    Parameters
+    ----------
+    images : numpy.ndarray
+        ``(frames,) + `` the images of one frame (float64, C-contiguous).
+    guess : numpy.ndarray, optional
+        ``(frames,) + `` the scene: each frame's first state.
+    batch_frames : int
+        Frames a pass of the operators (0: as many as fit 1 GiB, at most 64).
+    Others as :func:`mart`.
+
+    Returns
+    -------
+    list of MartResult, one a frame, in order.
+    """
+    function = "spart.mart_frames"
+    ctx, pair, operators, shape_scene, images = _problem(
+        instrument, images, function, num_channel, gain, read_noise, frames=True)
+    num_frames = len(images) if images.ndim else 0
+    if num_frames < 1:
+        raise _core.argument_error(function, "images: no frames", "shape")
+    options, kept = _options(operators, shape_scene, function, guess, gamma,
+                             threshold_convergence, num_iteration, intermediate, stop_rule,
+                             target, num_frames)
+    out = ffi.new("spart_mart_result *[]", num_frames)
+    ctx.check(lib.spart_mart_solve_frames(ctx.pointer, operators, num_frames,
+                                          _core.pointer(images), options, int(batch_frames),
+                                          out), "spart_mart_solve_frames")
+    results = []
+    try:
+        for f in range(num_frames):
+            results.append(MartResult(out[f], shape_scene))
+    finally:
+        for f in range(num_frames):
+            lib.spart_mart_result_free(out[f])
+    return results
 
 
 class MartInverter:
