@@ -538,16 +538,14 @@ static spart_status allocate_work(spart_context *context, frames_work *work, int
         (void **)&work->widths, (void **)&work->observed_back, (void **)&work->predicted_back,
         &work->workspace,       &work->product_workspace,      &work->block,
         (void **)&work->kept};
-    size_t bytes[] = {(size_t)width * scene,
-                      (size_t)width * frame_images,
-                      (size_t)width * frame_images,
-                      (size_t)width * frame_images,
-                      (size_t)width * frame_scenes,
-                      (size_t)width * frame_scenes,
-                      work->workspace_bytes,
-                      work->product_bytes,
-                      work->block_bytes,
-                      work->keep ? (size_t)(work->block_iterations * width) * scene : 0};
+    size_t bytes[] = {
+        (size_t)width * scene, (size_t)width * frame_images, (size_t)width * frame_images,
+        (size_t)width * frame_images, (size_t)width * frame_scenes,
+        /* the backprojection of the prediction, unless one pass needs none */
+        spart_mart_regridders_update_is_one_pass(work->operators) ? 0
+                                                                  : (size_t)width * frame_scenes,
+        work->workspace_bytes, work->product_bytes, work->block_bytes,
+        work->keep ? (size_t)(work->block_iterations * width) * scene : 0};
     for (size_t k = 0; k < sizeof bytes / sizeof bytes[0] && status == SPART_OK; k++) {
         if (bytes[k] > 0) {
             status = spart_memory_allocate(context, work->on_device, bytes[k], arrays[k]);

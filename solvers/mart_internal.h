@@ -112,6 +112,11 @@ spart_status spart_mart_regridders_predict_and_measure_frames(
     spart_context *context, const spart_mart_operators *operators, int64_t num_frames,
     const double *scenes, const double *observed, double *images, double *widths, void *workspace,
     size_t workspace_bytes, void *product_workspace, size_t product_bytes);
+/* Nonzero when such operators' update of a frame (or of many) is one
+ * pass that needs no backprojection scratch
+ * (spart_mart_update_from_images_is_one_pass); 0 for other operators. */
+int spart_mart_regridders_update_is_one_pass(const spart_mart_operators *operators);
+
 /* The backward product of num_frames frames and their updates, frame f
  * gated by states[f] (spart_mart_update_from_images_frames: one pass for
  * every frame where the one-frame call makes one). */

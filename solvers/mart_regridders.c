@@ -166,6 +166,13 @@ spart_status spart_mart_regridders_predict_and_measure_frames(
     return status;
 }
 
+int spart_mart_regridders_update_is_one_pass(const spart_mart_operators *operators)
+{
+    return spart_mart_operators_are_regridders(operators) &&
+           spart_mart_update_from_images_is_one_pass(
+               ((const spart_mart_regridder_pair *)operators->user)->backward);
+}
+
 spart_status spart_mart_regridders_update_frames(spart_context *context,
                                                  const spart_mart_operators *operators,
                                                  int64_t num_frames, const double *images,

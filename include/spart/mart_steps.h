@@ -133,6 +133,13 @@ SPART_NODISCARD SPART_API spart_status spart_mart_update_from_images(
     const double *observed_back, int64_t num_channel, double gamma, double *scene,
     double *predicted_back);
 
+/* Nonzero when spart_mart_update_from_images (and its _gated and _frames
+ * forms) makes one pass over `backward` and does not use predicted_back
+ * (which may then be NULL): a host backward Regridder without batch axes,
+ * or a device one without batch axes, rows longer than a chunk or a plan
+ * by row. 0 for NULL. */
+SPART_API int spart_mart_update_from_images_is_one_pass(const spart_regridder *backward);
+
 /* ---- runs in batches: decide, keep, and the gated steps ------------------------------- */
 
 /* Why a run stopped (spart_mart_run_state.stopped). */

@@ -196,3 +196,13 @@ spart_mart_update_from_images_frames(spart_context *context, const spart_regridd
     }
     return status;
 }
+
+int spart_mart_update_from_images_is_one_pass(const spart_regridder *backward)
+{
+    const spart_mart_ops *ops = NULL;
+    if (backward == NULL || spart_mart_select(NULL, backward->ops->on_device,
+                                              "mart_update_from_images", &ops) != SPART_OK) {
+        return 0;
+    }
+    return ops->fusable(backward);
+}

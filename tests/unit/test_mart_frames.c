@@ -469,6 +469,8 @@ static void errors_are_sentences(void **state)
                      SPART_ERROR_NULL_POINTER);
     assert_int_equal(spart_mart_keep_frames(context, &value, 1, 0, &value, &run_state, 0),
                      SPART_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(spart_mart_update_from_images_is_one_pass(NULL), 0);
+    assert_int_equal(spart_mart_update_from_images_is_one_pass(pair.backward), 1);
     assert_int_equal(spart_mart_update_from_images_frames(context, NULL, &value, &value, 1, 1, 1.0,
                                                           &value, NULL, NULL, 0, NULL),
                      SPART_ERROR_NULL_POINTER);
