@@ -196,3 +196,10 @@ spart_status spart_comm_alltoallv(spart_context *context, const spart_communicat
     spart_free(&context->allocator, scratch);
     return status;
 }
+
+spart_status spart_comm_max_int(spart_context *context, const spart_communicator *communicator,
+                                int value, int *largest, const char *what)
+{
+    int code = MPI_Allreduce(&value, largest, 1, MPI_INT, MPI_MAX, comm_of(communicator));
+    return code == MPI_SUCCESS ? SPART_OK : mpi_failure(context, code, what);
+}

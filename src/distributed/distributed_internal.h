@@ -34,6 +34,18 @@ spart_status spart_comm_allgather_int64(spart_context *context,
                                         const spart_communicator *communicator, int64_t value,
                                         int64_t *values, const char *what);
 
+/* The largest of the ranks' `value`s, on every rank (MPI_Allreduce of
+ * one int with MPI_MAX: for flags and counts, never for results). */
+spart_status spart_comm_max_int(spart_context *context, const spart_communicator *communicator,
+                                int value, int *largest, const char *what);
+
+/* All ranks learn whether every one of them reached SPART_OK: returns
+ * `mine` where this rank failed (its sentence kept), SPART_ERROR_INTERNAL
+ * naming a failed rank where another did, else SPART_OK. Every rank must
+ * call it, failed or not, so that none waits in a later collective. */
+spart_status spart_comm_agree(spart_context *context, const spart_communicator *communicator,
+                              spart_status mine, const char *what);
+
 /* Every rank sends send_counts[r] int64 items to rank r from
  * send[send_displacements[r]...] and receives receive_counts[r] from rank r
  * into receive[receive_displacements[r]...] (MPI_Alltoallv); item_bytes 8

@@ -284,10 +284,9 @@ static spart_status start(spart_context *context, const spart_communicator *comm
     return status;
 }
 
-/* The columns this rank needs, its rows where they live; frees `made` on
- * failure. */
+/* The columns this rank needs, and its rows where they live. */
 static spart_status finish(spart_context *context, const spart_regridder *source,
-                           spart_distributed_operator *made, spart_distributed_operator **out)
+                           spart_distributed_operator *made)
 {
     int64_t *column_map = NULL;
     spart_status status = find_needed(context, &source->csr, made, &column_map);
@@ -295,8 +294,21 @@ static spart_status finish(spart_context *context, const spart_regridder *source
         status = place(context, source, column_map, made);
     }
     spart_free(&context->allocator, column_map);
+    return status;
+}
+
+/* Every rank's outcome agreed (spart_comm_agree), so that a rank that
+ * failed alone (memory) does not leave the others waiting in their first
+ * product; the operator is kept only when all succeeded. */
+static spart_status conclude(spart_context *context, const spart_communicator *communicator,
+                             spart_status status, spart_distributed_operator *made,
+                             spart_distributed_operator **out)
+{
+    status = spart_comm_agree(context, communicator, status, "distributed_operator_create");
     if (status != SPART_OK) {
-        release(made);
+        if (made != NULL) {
+            release(made);
+        }
         return status;
     }
     *out = made;
@@ -316,21 +328,20 @@ spart_status spart_distributed_operator_create(spart_context *context,
     if (status == SPART_OK) {
         status = check_same_matrix(context, communicator, whole);
     }
+    if (status != SPART_OK) {
+        return status;
+    }
     spart_distributed_operator *made = NULL;
+    status = start(context, communicator, whole, on_device, &made);
     if (status == SPART_OK) {
-        status = start(context, communicator, whole, on_device, &made);
+        made->num_rows = whole->csr.num_rows;
+        made->plan = whole->plan;
+        status = split_rows(context, communicator, whole, made);
     }
-    if (status != SPART_OK) {
-        return status;
+    if (status == SPART_OK) {
+        status = finish(context, whole, made);
     }
-    made->num_rows = whole->csr.num_rows;
-    made->plan = whole->plan;
-    status = split_rows(context, communicator, whole, made);
-    if (status != SPART_OK) {
-        release(made);
-        return status;
-    }
-    return finish(context, whole, made, distributed);
+    return conclude(context, communicator, status, made, distributed);
 }
 
 /* Every rank's rows and entries (from_rows): the blocks in rank order,
@@ -406,17 +417,21 @@ spart_status spart_distributed_operator_create_from_rows(spart_context *context,
                             "SPART_DISTRIBUTED_PLAN_MEAN (0) nor SPART_DISTRIBUTED_PLAN_BY_ROW (1)",
                             (int)plan);
     }
-    spart_distributed_operator *made = NULL;
-    if (status == SPART_OK) {
-        status = start(context, communicator, rows, on_device, &made);
-    }
     if (status != SPART_OK) {
         return status;
     }
+    spart_distributed_operator *made = NULL;
+    status = start(context, communicator, rows, on_device, &made);
+    status =
+        spart_comm_agree(context, communicator, status, "distributed_operator_create_from_rows");
     int64_t total_entries = 0;
-    status = gather_blocks(context, communicator, rows, made, &total_entries);
+    if (status == SPART_OK) {
+        status = gather_blocks(context, communicator, rows, made, &total_entries);
+    }
     if (status != SPART_OK) {
-        release(made);
+        if (made != NULL) {
+            release(made);
+        }
         return status;
     }
     /* The whole matrix's plan from its sizes alone (spart_plan_product
@@ -428,7 +443,8 @@ spart_status spart_distributed_operator_create_from_rows(spart_context *context,
     sizes.num_entries = total_entries;
     made->plan = spart_plan_product_by_rule(
         &sizes, plan == SPART_DISTRIBUTED_PLAN_BY_ROW ? SPART_PLAN_BY_ROW : SPART_PLAN_MEAN);
-    return finish(context, rows, made, distributed);
+    status = finish(context, rows, made);
+    return conclude(context, communicator, status, made, distributed);
 }
 
 void spart_distributed_operator_free(spart_distributed_operator *distributed)

@@ -71,3 +71,11 @@ spart_status spart_comm_alltoallv(spart_context *context, const spart_communicat
     (void)receive_counts, (void)receive_displacements;
     return refuse(context, what);
 }
+
+spart_status spart_comm_max_int(spart_context *context, const spart_communicator *communicator,
+                                int value, int *largest, const char *what)
+{
+    (void)communicator;
+    *largest = value;
+    return refuse(context, what);
+}

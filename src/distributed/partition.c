@@ -179,3 +179,20 @@ spart_status spart_distributed_allgather(spart_context *context,
     spart_free(&context->allocator, first);
     return status;
 }
+
+spart_status spart_comm_agree(spart_context *context, const spart_communicator *communicator,
+                              spart_status mine, const char *what)
+{
+    int failed = 0; /* the highest failed rank + 1, or 0 */
+    spart_status status = spart_comm_max_int(
+        context, communicator, mine != SPART_OK ? communicator->rank + 1 : 0, &failed, what);
+    if (mine != SPART_OK) {
+        return mine; /* its own sentence stays in the context */
+    }
+    if (status == SPART_OK && failed > 0) {
+        status = spart_fail(context, SPART_ERROR_INTERNAL,
+                            "%s: rank %d failed (its own error says why); this rank stops too",
+                            what, failed - 1);
+    }
+    return status;
+}

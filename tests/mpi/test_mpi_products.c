@@ -272,6 +272,50 @@ static void check_mismatch(spart_context *context, const spart_communicator *com
     spart_csr_matrix_free(narrow);
 }
 
+/* An allocator that refuses blocks of 64 KiB or more. */
+static void *small_malloc(void *user, size_t size)
+{
+    (void)user;
+    return size < 65536 ? malloc(size) : NULL;
+}
+
+static void *small_realloc(void *user, void *pointer, size_t size)
+{
+    (void)user;
+    return size < 65536 ? realloc(pointer, size) : NULL;
+}
+
+static void plain_free(void *user, void *pointer)
+{
+    (void)user;
+    free(pointer);
+}
+
+/* The last rank runs out of memory while the others would succeed: every
+ * rank fails, none is left to wait in its first product. */
+static void check_memory_failure_on_one_rank(const spart_communicator *communicator,
+                                             spart_context *context)
+{
+    int rank = spart_communicator_rank(communicator);
+    int size = spart_communicator_size(communicator);
+    spart_csr_matrix *matrix = make_matrix(context, 2000, 3000, 60000, SPART_FLOAT64);
+    spart_allocator small = {small_malloc, small_realloc, plain_free, NULL};
+    spart_context *tight = context;
+    if (rank == size - 1) {
+        MPI_REQUIRE_OK(context, spart_context_create_with_allocator(&small, &tight));
+    }
+    spart_distributed_operator *split = NULL;
+    spart_status status = spart_distributed_operator_create(
+        tight, communicator, spart_csr_matrix_regridder(matrix), 0, &split);
+    spart_status expected = rank == size - 1 ? SPART_ERROR_OUT_OF_MEMORY : SPART_ERROR_INTERNAL;
+    MPI_CHECK(status == expected && split == NULL, "rank %d: %s: %s", rank,
+              spart_status_string(status), spart_context_error(tight));
+    if (tight != context) {
+        spart_context_free(tight);
+    }
+    spart_csr_matrix_free(matrix);
+}
+
 int main(int argc, char **argv)
 {
     int provided = 0; /* spart calls MPI from the main thread, its OpenMP threads never */
@@ -306,6 +350,7 @@ int main(int argc, char **argv)
     spart_instrument_free(instrument);
     free(p.scene);
     check_mismatch(context, communicator);
+    check_memory_failure_on_one_rank(communicator, context);
 
     spart_communicator_free(communicator);
     spart_context_free(context);
