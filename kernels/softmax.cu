@@ -17,6 +17,11 @@
  * the bits. A row of at most 32 edges keeps its terms in registers from
  * the sum to the write; a longer one computes them again.
  *
+ * That is design 0 of the forward (and the backward's layout); the
+ * forward's default is design 2 (kernels/softmax_blocks.cuh), and design 1
+ * is kept beside it (kernels/softmax_tiles.cuh): the same bits, see
+ * forward_design.
+ *
  * Long rows (more than SPART_SOFTMAX_CHUNK_EDGES edges) are skipped by the
  * row kernels and done by window kernels (the windows of
  * softmax_kernels.h, so no list of long rows is needed and nothing waits
@@ -33,14 +38,15 @@ namespace
 {
 using namespace spart_softmax;
 
-/* The forward's layout of rows of up to a chunk: 1 the tiles' lists
- * (forward_tiles, the default), 0 a group of HB x S threads every row
+/* The forward's layout: 2 a block a chunk of more than 512 edges
+ * (kernels/softmax_blocks.cuh, the default since the H200's round 6 of
+ * 2026-12-02: 1.2-2.7x design 0, 1.4-2.3x design 1), 1 the tiles' lists
+ * (kernels/softmax_tiles.cuh), 0 a group of HB x S threads every row
  * (forward_rows, the first design). Set only by the benchmark's hook
- * spart_softmax_bench_set_forward_design; the bits are the same. 2: a
- * block a chunk (kernels/softmax_blocks.cuh). 3 and 4 (the benchmark
- * only, wrong results): designs 1 and 2 without their long rows, to time
- * the parts apart. */
-int forward_design = 1;
+ * spart_softmax_bench_set_forward_design; the bits are the same. 3 and 4
+ * (the benchmark only, wrong results): designs 1 and 2 without their long
+ * rows, to time the parts apart. */
+int forward_design = 2;
 
 /* ---- the forward ---------------------------------------------------------------------------- */
 

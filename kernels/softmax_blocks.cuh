@@ -6,7 +6,7 @@
  * threads walk up to 4096 edges in eight rounds of loads, one memory
  * latency each, twice (max and sum) and again for the write; on the H200
  * (round 5) the rows of up to a chunk took 2.9 ms and the long rows 0.9
- * ms on the products-sized graph, 25 and 7 times the exp-once floor.
+ * ms on the products-sized graph, 21 and 7 times the copy floor.
  *
  * Here every chunk of more than 512 edges (a row of 513 .. 4096 edges, or
  * one chunk of a longer row) and one head goes to a block: thread t loads

@@ -131,9 +131,10 @@ int spart_softmax_device_aggregate(const spart_softmax_problem *problem, const v
 int spart_softmax_device_check_rows(const spart_softmax_problem *problem, int64_t *first_bad,
                                     void *stream);
 const char *spart_softmax_device_error_string(int error);
-/* A benchmark's hook, not API: the device forward's layout of rows of up
- * to a chunk, 1 (the default) the tiles' lists, 0 a group every row
- * (kernels/softmax.cu says more); the bits are the same. */
+/* A benchmark's hook, not API: the device forward's layout, 2 (the
+ * default) a block a chunk of more than 512 edges, 1 rows binned in tiles,
+ * 0 a group every row (kernels/softmax.cu says more); the bits are the
+ * same. */
 void spart_softmax_bench_set_forward_design(int design);
 /* A benchmark's second floor, not API: out[i] = spart_exp(scores[i]) (or,
  * with `shorter`, the table exp spart_softmax_exp_float32 of

@@ -18,9 +18,9 @@ Usage: bench_softmax.py LIBSPART [--markdown FILE] [--repeat N] [--quick]
            [--no-fused] [--no-host] [--budget S]
 
 Where the library has the benchmark's hook (spart_softmax_bench_set_forward_design),
-the device forward is also timed with its first layout (a group every
-row, "design 0") beside the default (the tiles' lists, "design 1"): the
-same bits, so both are checked equal. PyG's ptr path is timed only on
+the device forward is also timed with each of its layouts (design 0: a
+group every row; 1: rows binned in tiles; 2, the default: a block a chunk
+of more than 512 edges) and their parts: the same bits, checked equal. PyG's ptr path is timed only on
 graphs of fewer than --ptr-below edges (it takes 0.7 to 1.5 s a call on
 the products-sized graph).
 """
@@ -207,7 +207,7 @@ def main():
     parser.add_argument("--ptr-below", type=float, default=1e7,
                         help="time PyG's ptr path only on graphs of fewer edges")
     parser.add_argument("--no-fused", action="store_true")
-    parser.add_argument("--default-design", type=int, default=1,
+    parser.add_argument("--default-design", type=int, default=2,
                         help="the library's default layout (the 'spart ms' column)")
     args = parser.parse_args()
     wanted = args.graphs.split(",")
