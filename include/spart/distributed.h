@@ -149,7 +149,9 @@ typedef struct spart_distributed_operator spart_distributed_operator;
  * SPART_ERROR_NULL_POINTER, SPART_ERROR_NOT_IMPLEMENTED (a regridder with
  * batch axes, or on a device: copy it to the host first), SPART_ERROR_
  * SHAPE_MISMATCH (ranks passed matrices of different sizes or plans),
- * SPART_ERROR_NO_DEVICE, SPART_ERROR_OUT_OF_MEMORY, SPART_ERROR_INTERNAL. */
+ * SPART_ERROR_NO_DEVICE, SPART_ERROR_OUT_OF_MEMORY, SPART_ERROR_INTERNAL
+ * (MPI, or another rank failed: the ranks agree on the outcome, so all
+ * fail together and none waits in a later collective). */
 SPART_NODISCARD SPART_API spart_status spart_distributed_operator_create(
     spart_context *context, const spart_communicator *communicator, const spart_regridder *whole,
     int on_device, spart_distributed_operator **distributed);
