@@ -50,6 +50,13 @@
  * and one scene per channel). Objects own their arrays; a distributed
  * operator borrows its communicator, which must outlive it.
  *
+ * Failures: the creates and the frames solve agree on their outcome, so
+ * a rank that fails alone (memory, a device) makes every rank fail with a
+ * sentence naming it. The products do not (an agreement would cost every
+ * product a round trip): a product that fails on one rank only, which
+ * takes a device fault, leaves the others waiting in its gather; such a
+ * program ends with MPI_Abort, as MPI programs do.
+ *
  * Thread safety: one collective at a time per communicator (MPI's own
  * rule); the program's MPI must be initialised with at least
  * MPI_THREAD_FUNNELED when spart's calls come from one thread.
