@@ -23,10 +23,9 @@ void state_free(spart_device_clip_counts *state, cudaStream_t stream)
     if (state == NULL) {
         return;
     }
-    void *arrays[7] = {
-        state->starts, state->stage_values,  state->stage_first_output, state->stage_mask,
-        state->cells,  state->buckets.start, state->buckets.cell_index};
-    for (int a = 0; a < 7; a++) {
+    void *arrays[4] = {state->starts, state->cells, state->buckets.start,
+                       state->buckets.cell_index};
+    for (int a = 0; a < 4; a++) {
         if (arrays[a] != NULL) {
             cudaFreeAsync(arrays[a], stream);
         }

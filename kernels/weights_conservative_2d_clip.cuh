@@ -34,23 +34,10 @@ struct spart_device_clip_counts {
     const double *weights_input;
     int64_t num_cells_input;
     int64_t *starts; /* device, num_cells_input + 1: each input cell's first slot */
-    /* onto a lattice: what the count found of each input cell (device),
-     * for the write: the overlaps of a cell within 2 x 2 lattice cells,
-     * overlap[4 k + 2 c + r] times its weight (column c, row r of its
-     * block; a cell inside one lattice cell: slot 0, its weight), the
-     * flat index of its block's first lattice cell, and which slots are
-     * entries (bit 2 c + r), or SPART_CLIP_STAGE_WALKS */
-    double *stage_values;
-    int64_t *stage_first_output;
-    unsigned char *stage_mask;
     /* onto any grid: the prepared output cells (device) and their buckets */
     spart_clip_output_cell *cells;
     spart_clip_device_buckets buckets;
 };
-
-/* stage_mask of a cell that walks (its entries are computed again in the
- * write). */
-#define SPART_CLIP_STAGE_WALKS 0x80
 
 /* starts[0 .. n] = the exclusive scan (CUB) of counts[0 .. n-1] (counts
  * has n + 1 slots; counts[n] is set to 0 first, so that starts[n] is the
@@ -60,9 +47,7 @@ cudaError_t spart_clip_scan_to_host(int64_t *counts, int64_t n, int64_t *starts,
                                     cudaStream_t stream);
 
 /* The counts of every input cell into counts[0 .. num_cells_input - 1]. */
-/* Onto a lattice; the count allocates the stage into state (on failure
- * what was allocated stays there for the caller to free). */
-cudaError_t spart_clip_lattice_count(spart_device_clip_counts *state, int64_t *counts,
+cudaError_t spart_clip_lattice_count(const spart_device_clip_counts *state, int64_t *counts,
                                      cudaStream_t stream);
 cudaError_t spart_clip_lattice_write(const spart_device_clip_counts *state, int64_t *indices_input,
                                      int64_t *indices_output, double *values, cudaStream_t stream);

@@ -16,9 +16,7 @@
  *     the end of the cell's slots backwards.
  * Every number comes from the headers the host kernel uses, in the same
  * order; the windows give each lattice cell the sums the host's whole
- * block gives it. Each pass is two kernels, the cells that do not walk
- * and those that do (see below): the count computes the small cells'
- * overlaps once and keeps them for the write; the walk runs in both.
+ * block gives it. The count pass runs the same code and counts.
  */
 #include <cuda_runtime.h>
 
@@ -172,12 +170,13 @@ __device__ void walk_large_block(const lattice_problem &p, const spart_clip_cell
     }
 }
 
-/* Input cell k = i * (num_y - 1) + j made ready to be weighed. The
- * division is 32-bit where the cell counts allow (a 64-bit one costs
- * several times more). */
-__device__ __forceinline__ void prepare_cell(const lattice_problem &p, const lattice_frame &f,
-                                             int64_t k, spart_clip_cell *cell)
+/* Weigh input cell k = i * (num_y - 1) + j into `sink`. */
+template <bool WRITE>
+__device__ void weigh_cell(const lattice_problem &p, const lattice_frame &f, int64_t k,
+                           entry_sink<WRITE> &sink)
 {
+    /* the division is 32-bit where the counts allow (a 64-bit one costs
+     * several times more) */
     const int64_t num_cells_y_input = p.num_y - 1;
     int64_t i, j;
     if (k <= (int64_t)UINT32_MAX && num_cells_y_input <= (int64_t)UINT32_MAX) {
@@ -192,149 +191,62 @@ __device__ __forceinline__ void prepare_cell(const lattice_problem &p, const lat
     double cx[4], cy[4];
     corners_in_lattice_units(p, f, i, j, cx, cy);
     const double weight_input = p.weights_input != NULL ? p.weights_input[k] : 1.0;
-    spart_clip_cell_prepare(cx, cy, p.num_cells_x, p.num_cells_y, weight_input, cell);
-}
-
-/* Whether a cell is weighed by the small kernels (inside one lattice cell
- * or within 2 x 2 of them) or by the walk's; a cell of neither kind
- * (outside the lattice, or of no area) gives no entries. */
-__device__ __forceinline__ bool is_small(const spart_clip_cell &cell)
-{
-    return cell.kind == SPART_CLIP_INSIDE_ONE || cell.kind == SPART_CLIP_ONE_ROW ||
-           cell.kind == SPART_CLIP_ONE_COLUMN || cell.kind == SPART_CLIP_2X2;
-}
-
-__device__ __forceinline__ bool walks(const spart_clip_cell &cell)
-{
-    return cell.kind == SPART_CLIP_WALK;
-}
-
-/* Walk a cell into `sink`: one window for a small block, else columns. */
-template <bool WRITE>
-__device__ void weigh_walked_cell(const lattice_problem &p, const spart_clip_cell &cell,
-                                  entry_sink<WRITE> &sink)
-{
-    if (cell.block.width * cell.block.height <= SPART_CLIP_DEVICE_WINDOW) {
-        walk_small_block<WRITE>(p, cell, sink);
-    } else {
-        walk_large_block<WRITE>(p, cell, sink);
-    }
-}
-
-/* Each pass is two kernels: one for the cells within 2 x 2 lattice cells
- * (nearly all of them, when the grids' cells are of similar sizes), kept
- * free of the walk's windows so that its sums stay in registers, and one
- * for the cells that walk. The count's first kernel keeps what it found of
- * each cell (the stage: its overlaps, its block's first lattice cell, which
- * overlaps are entries, or that it walks), so that the write of those
- * cells only copies (the arithmetic is not done twice) and the walk's
- * kernels skip every other cell at once. The two kernels of a pass touch
- * disjoint cells; the walk's runs second, on the same stream. */
-
-/* Where the count keeps what it found. */
-struct lattice_stage {
-    double *values;        /* 4 a cell */
-    int64_t *first_output; /* a cell */
-    unsigned char *mask;   /* a cell */
-};
-
-/* Pass 1: counts[k] = the entries of input cell k (0 for a cell that
- * walks: count_walked_cells counts it after), and the stage. */
-__global__ void __launch_bounds__(threads_per_block)
-    count_small_cells(lattice_problem p, int64_t num_cells, lattice_stage stage,
-                      int64_t *__restrict__ counts)
-{
-    const lattice_frame f = frame_of(p);
-    for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
-        spart_clip_cell cell;
-        prepare_cell(p, f, k, &cell);
-        const spart_clip_block &block = cell.block;
-        unsigned mask = 0;
-        double value[4] = {0.0, 0.0, 0.0, 0.0};
-        if (cell.kind == SPART_CLIP_INSIDE_ONE) {
-            mask = 1; /* one entry, its weight, whatever it is */
-            value[0] = cell.weight;
-        } else if (is_small(cell)) {
-            double overlap[2][2];
-            spart_clip_overlaps_small(&cell, overlap);
-            for (int c = 0; c < 2; c++) {
-                for (int r = 0; r < 2; r++) {
-                    value[2 * c + r] = overlap[c][r] * cell.weight;
-                    mask |= (unsigned)(overlap[c][r] != 0) << (2 * c + r);
+    spart_clip_cell cell;
+    spart_clip_cell_prepare(cx, cy, p.num_cells_x, p.num_cells_y, weight_input, &cell);
+    const spart_clip_block &block = cell.block;
+    switch (cell.kind) {
+    case SPART_CLIP_INSIDE_ONE:
+        sink.forward(block.lower_x * p.num_cells_y + block.lower_y, cell.weight);
+        return;
+    case SPART_CLIP_ONE_ROW:
+    case SPART_CLIP_ONE_COLUMN:
+    case SPART_CLIP_2X2: {
+        double overlap[2][2];
+        spart_clip_overlaps_small(&cell, overlap);
+        for (int64_t c = 0; c < 2; c++) {
+            const int64_t first_output = (block.lower_x + c) * p.num_cells_y + block.lower_y;
+            for (int64_t r = 0; r < 2; r++) {
+                if (overlap[c][r] != 0) {
+                    sink.forward(first_output + r, overlap[c][r] * cell.weight);
                 }
             }
-        } else if (walks(cell)) {
-            mask = SPART_CLIP_STAGE_WALKS;
         }
-        if (mask != 0 && mask != SPART_CLIP_STAGE_WALKS) {
-            for (int m = 0; m < 4; m++) {
-                stage.values[4 * k + m] = value[m];
-            }
-            stage.first_output[k] = block.lower_x * p.num_cells_y + block.lower_y;
+        return;
+    }
+    case SPART_CLIP_WALK:
+        if (block.width * block.height <= SPART_CLIP_DEVICE_WINDOW) {
+            walk_small_block<WRITE>(p, cell, sink);
+        } else {
+            walk_large_block<WRITE>(p, cell, sink);
         }
-        stage.mask[k] = (unsigned char)mask;
-        counts[k] = mask == SPART_CLIP_STAGE_WALKS ? 0 : __popc(mask);
+        return;
+    default: return; /* SPART_CLIP_NONE */
     }
 }
 
+/* Pass 1: counts[k] = the entries of input cell k. */
 __global__ void __launch_bounds__(threads_per_block)
-    count_walked_cells(lattice_problem p, int64_t num_cells, const unsigned char *__restrict__ mask,
-                       int64_t *__restrict__ counts)
+    count_cells(lattice_problem p, int64_t num_cells, int64_t *__restrict__ counts)
 {
     const lattice_frame f = frame_of(p);
     for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
-        if (mask[k] != SPART_CLIP_STAGE_WALKS) {
-            continue;
-        }
-        spart_clip_cell cell;
-        prepare_cell(p, f, k, &cell);
         entry_sink<false> sink = {0, k, 0, 0, NULL, NULL, NULL};
-        weigh_walked_cell<false>(p, cell, sink);
+        weigh_cell<false>(p, f, k, sink);
         counts[k] = sink.count;
     }
 }
 
-/* Pass 2: input cell k's entries at starts[k] .. starts[k + 1] - 1: the
- * staged ones, in C order of the block (slot 2 c + r: lattice cell
- * first_output + c num_cells_y + r), as weigh_small_cell gives them. */
+/* Pass 2: input cell k's entries at starts[k] .. starts[k + 1] - 1. */
 __global__ void __launch_bounds__(threads_per_block)
-    write_small_cells(lattice_stage stage, int64_t num_cells, int64_t num_cells_y,
-                      const int64_t *__restrict__ starts, int64_t *__restrict__ indices_input,
-                      int64_t *__restrict__ indices_output, double *__restrict__ values)
-{
-    for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
-        const unsigned mask = stage.mask[k];
-        if (mask == 0 || mask == SPART_CLIP_STAGE_WALKS) {
-            continue;
-        }
-        int64_t slot = starts[k];
-        const int64_t first_output = stage.first_output[k];
-        for (int m = 0; m < 4; m++) {
-            if (mask & (1u << m)) {
-                indices_input[slot] = k;
-                indices_output[slot] = first_output + (m >> 1) * num_cells_y + (m & 1);
-                values[slot] = stage.values[4 * k + m];
-                slot++;
-            }
-        }
-    }
-}
-
-__global__ void __launch_bounds__(threads_per_block)
-    write_walked_cells(lattice_problem p, int64_t num_cells, const unsigned char *__restrict__ mask,
-                       const int64_t *__restrict__ starts, int64_t *__restrict__ indices_input,
-                       int64_t *__restrict__ indices_output, double *__restrict__ values)
+    write_cells(lattice_problem p, int64_t num_cells, const int64_t *__restrict__ starts,
+                int64_t *__restrict__ indices_input, int64_t *__restrict__ indices_output,
+                double *__restrict__ values)
 {
     const lattice_frame f = frame_of(p);
     for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
-        if (mask[k] != SPART_CLIP_STAGE_WALKS) {
-            continue;
-        }
-        spart_clip_cell cell;
-        prepare_cell(p, f, k, &cell);
         entry_sink<true> sink = {0,     k, starts[k], starts[k + 1], indices_input, indices_output,
                                  values};
-        weigh_walked_cell<true>(p, cell, sink);
+        weigh_cell<true>(p, f, k, sink);
     }
 }
 
@@ -356,44 +268,17 @@ lattice_problem problem_of(const spart_device_clip_counts *state)
 
 } // namespace
 
-cudaError_t spart_clip_lattice_count(spart_device_clip_counts *state, int64_t *counts,
+cudaError_t spart_clip_lattice_count(const spart_device_clip_counts *state, int64_t *counts,
                                      cudaStream_t stream)
 {
-    const int64_t n = state->num_cells_input;
-    const lattice_problem p = problem_of(state);
-    cudaError_t status =
-        cudaMallocAsync((void **)&state->stage_values, (size_t)n * 4 * sizeof(double), stream);
-    if (status == cudaSuccess) {
-        status = cudaMallocAsync((void **)&state->stage_first_output, (size_t)n * sizeof(int64_t),
-                                 stream);
-    }
-    if (status == cudaSuccess) {
-        status = cudaMallocAsync((void **)&state->stage_mask, (size_t)n, stream);
-    }
-    const lattice_stage stage = {state->stage_values, state->stage_first_output, state->stage_mask};
-    if (status == cudaSuccess) {
-        status = launch_items(count_small_cells, n, stream, p, n, stage, counts);
-    }
-    if (status == cudaSuccess) {
-        status = launch_items(count_walked_cells, n, stream, p, n,
-                              (const unsigned char *)stage.mask, counts);
-    }
-    return status;
+    return launch_items(count_cells, state->num_cells_input, stream, problem_of(state),
+                        state->num_cells_input, counts);
 }
 
 cudaError_t spart_clip_lattice_write(const spart_device_clip_counts *state, int64_t *indices_input,
                                      int64_t *indices_output, double *values, cudaStream_t stream)
 {
-    const int64_t n = state->num_cells_input;
-    const lattice_problem p = problem_of(state);
-    const int64_t *starts = state->starts;
-    const lattice_stage stage = {state->stage_values, state->stage_first_output, state->stage_mask};
-    cudaError_t status = launch_items(write_small_cells, n, stream, stage, n, p.num_cells_y, starts,
-                                      indices_input, indices_output, values);
-    if (status == cudaSuccess) {
-        status =
-            launch_items(write_walked_cells, n, stream, p, n, (const unsigned char *)stage.mask,
-                         starts, indices_input, indices_output, values);
-    }
-    return status;
+    return launch_items(write_cells, state->num_cells_input, stream, problem_of(state),
+                        state->num_cells_input, (const int64_t *)state->starts, indices_input,
+                        indices_output, values);
 }

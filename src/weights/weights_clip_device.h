@@ -23,8 +23,7 @@
  *   count: one thread per input cell counts its entries; an exclusive
  *          scan (CUB, in input-cell order) gives each cell its first slot,
  *          and the total comes back to the host (one synchronisation);
- *   write: one thread per input cell writes its entries at its slots
- *          (onto a lattice, most of them as the count kept them).
+ *   write: one thread per input cell writes its entries at its slots.
  * No atomics anywhere; a cell's slots depend on the counts alone, so the
  * arrays are the same for any launch configuration.
  *
@@ -45,14 +44,10 @@
  * cell has many).
  *
  * Memory: the state (spart_device_clip_counts) holds the slots (8 bytes
- * an input cell, plus 8 more for the counts during the count); onto a
- * lattice, what the count found of each input cell within 2 x 2 lattice
- * cells (its four overlaps, its block, which are entries: 41 bytes an
- * input cell), so that the write copies them instead of computing them
- * again (a cell that walks is walked in both passes); onto any grid, the
- * prepared output cells (120 bytes each) and the bucket lists (8 bytes a
- * listing, about 4 listings an output cell and at most 16, plus 24 bytes a
- * listing while they are sorted). All of it is allocated
+ * an input cell, plus 8 more for the counts during the count) and, onto
+ * any grid, the prepared output cells (120 bytes each) and the bucket
+ * lists (8 bytes a listing, about 4 listings an output cell and at most 16,
+ * plus 24 bytes a listing while they are sorted), all allocated
  * stream-ordered (cudaMallocAsync) on the stream of the count and freed
  * by spart_cuda_clip_2d_counts_free.
  */
