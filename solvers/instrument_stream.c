@@ -20,15 +20,19 @@
 #include "instrument_build.h"
 #include "mart_internal.h"
 
+/* Planes (bins of one channel) built in one call of the weights builder,
+ * which shares a call's planes among its threads: a block of the stream. */
+enum { PLANES_PER_BLOCK = 16 };
+
 typedef struct plane_stream {
     spart_context *context;
     const spart_instrument_params *p;
     const spart_spectral_bins *bins;
     const double *s;        /* photons per radiance, (bin, x, y) */
     int backward;           /* 0: the forward weights; 1: their conservative transpose */
-    double *mapped;         /* one plane's mapped vertices, x then y */
-    double *sensor;         /* the vertices of the pixels a plane reaches, x then y */
-    double *factor;         /* one plane's unit factors */
+    double *mapped;         /* a block's planes' mapped vertices, x then y */
+    double *sensor;         /* the vertices of the pixels a block reaches, x then y */
+    double *factor;         /* a block's unit factors */
     spart_weights *current; /* the block last given (valid until the next call) */
     int64_t *sensor_index;  /* its entries' pixel indices on the whole sensor */
     int64_t capacity;       /* of sensor_index */
@@ -52,14 +56,15 @@ static void reach(const double *vertices, int64_t count, double low, double high
     *last = b > a ? b : a + 1;
 }
 
-/* The unit factors of bin l, as the in-memory build folds them in:
- * forward s q (per input cell), backward 1 / (q bins s) (per output cell). */
-static void plane_factors(const plane_stream *st, int64_t l, int64_t plane)
+/* The unit factors of bins l ... l + count - 1, as the in-memory build
+ * folds them in: forward s q (per input cell), backward 1 / (q bins s)
+ * (per output cell). */
+static void plane_factors(const plane_stream *st, int64_t l, int64_t count, int64_t plane)
 {
     const double *s = st->s + l * plane;
     double quantum_yield = st->p->quantum_yield;
     double num_bins = (double)st->bins->count;
-    for (int64_t v = 0; v < plane; v++) {
+    for (int64_t v = 0; v < count * plane; v++) {
         st->factor[v] =
             st->backward ? 1.0 / ((quantum_yield * num_bins) * s[v]) : s[v] * quantum_yield;
     }
@@ -140,14 +145,22 @@ static spart_status plane_block(void *user_data, int64_t block, int pass,
     const spart_instrument_params *p = st->p;
     spart_weights_free(st->current);
     st->current = NULL;
-    int64_t l = block % st->bins->count, c = block / st->bins->count;
+    /* A block is up to PLANES_PER_BLOCK bins of one channel: the builders
+     * share a call's planes among their threads. */
+    int64_t blocks_per_channel = (st->bins->count + PLANES_PER_BLOCK - 1) / PLANES_PER_BLOCK;
+    int64_t c = block / blocks_per_channel;
+    int64_t l = (block % blocks_per_channel) * PLANES_PER_BLOCK;
+    int64_t count = st->bins->count - l < PLANES_PER_BLOCK ? st->bins->count - l : PLANES_PER_BLOCK;
     int64_t nx = p->num_scene_x, ny = p->num_scene_y;
     int64_t vertices = (nx + 1) * (ny + 1);
-    spart_instrument_map_plane(p, st->bins, c, l, st->mapped, st->mapped + vertices);
-    /* The weights onto the pixels the plane can reach (its bounding box),
-     * their pixel indices then moved to the whole sensor's. */
+    for (int64_t k = 0; k < count; k++) {
+        spart_instrument_map_plane(p, st->bins, c, l + k, st->mapped + k * vertices,
+                                   st->mapped + (count + k) * vertices);
+    }
+    /* The weights onto the pixels the planes can reach (their bounding
+     * box), their pixel indices then moved to the whole sensor's. */
     int64_t x0, x1, y0, y1;
-    plane_reach(st, vertices, &x0, &x1, &y0, &y1);
+    plane_reach(st, count * vertices, &x0, &x1, &y0, &y1);
     int64_t mx = x1 - x0, my = y1 - y0, pixels = (mx + 1) * (my + 1);
     for (int64_t i = 0; i <= mx; i++) {
         for (int64_t j = 0; j <= my; j++) {
@@ -155,9 +168,10 @@ static spart_status plane_block(void *user_data, int64_t block, int pass,
             st->sensor[pixels + i * (my + 1) + j] = p->sensor_y[y0 + j];
         }
     }
-    spart_shape plane_shape = spart_instrument_shape4(1, 1, nx + 1, ny + 1);
+    spart_shape plane_shape = spart_instrument_shape4(1, count, nx + 1, ny + 1);
     spart_shape sensor_shape = spart_instrument_shape4(1, 1, mx + 1, my + 1);
-    spart_array input[2] = {{st->mapped, plane_shape}, {st->mapped + vertices, plane_shape}};
+    spart_array input[2] = {{st->mapped, plane_shape},
+                            {st->mapped + count * vertices, plane_shape}};
     spart_array output[2] = {{st->sensor, sensor_shape}, {st->sensor + pixels, sensor_shape}};
     spart_weights_options options;
     spart_instrument_weights_options(&options);
@@ -171,8 +185,8 @@ static spart_status plane_block(void *user_data, int64_t block, int pass,
         weights = transpose;
     }
     if (status == SPART_OK) {
-        plane_factors(st, l, nx * ny);
-        spart_array scale = {st->factor, spart_instrument_shape4(1, 1, nx, ny)};
+        plane_factors(st, l, count, nx * ny);
+        spart_array scale = {st->factor, spart_instrument_shape4(1, count, nx, ny)};
         status = spart_weights_scale(st->context, weights, st->backward ? NULL : &scale,
                                      st->backward ? &scale : NULL);
     }
@@ -182,16 +196,16 @@ static spart_status plane_block(void *user_data, int64_t block, int pass,
         status = spart_weights_arrays(weights, &offsets, &indices_input, &indices_output, &values);
     }
     if (status == SPART_OK) {
-        status = to_sensor(st, offsets[1], st->backward ? indices_input : indices_output, x0, mx,
-                           y0, my);
+        status = to_sensor(st, offsets[count], st->backward ? indices_input : indices_output, x0,
+                           mx, y0, my);
     }
     if (status != SPART_OK) {
         spart_weights_free(weights);
         return status;
     }
     st->current = weights;
-    result->first_element = block;
-    result->num_elements = 1;
+    result->first_element = c * st->bins->count + l;
+    result->num_elements = count;
     result->offsets = offsets;
     result->indices_input = st->backward ? st->sensor_index : indices_input;
     result->indices_output = st->backward ? indices_output : st->sensor_index;
@@ -242,8 +256,11 @@ static spart_status assemble_one(plane_stream *st, int64_t num_wavelength,
     stream.num_axis_output = 2;
     stream.axis_output[0] = 2;
     stream.axis_output[1] = 3;
-    stream.num_blocks = p->num_channel * num_wavelength;
-    stream.max_block_entries = plane_entries_bound(p);
+    stream.num_blocks =
+        p->num_channel * ((num_wavelength + PLANES_PER_BLOCK - 1) / PLANES_PER_BLOCK);
+    int64_t bound = plane_entries_bound(p);
+    stream.max_block_entries =
+        bound < INT64_MAX / PLANES_PER_BLOCK ? bound * PLANES_PER_BLOCK : INT64_MAX;
     stream.function = plane_block;
     stream.user_data = st;
     spart_regridder_options options;
@@ -272,15 +289,17 @@ spart_status spart_instrument_assemble_streamed(spart_context *context,
     st.s = s;
     st.whole_pixels = whole_increasing(p->sensor_x, p->num_sensor_x) &&
                       whole_increasing(p->sensor_y, p->num_sensor_y);
-    st.mapped = spart_mart_alloc_doubles(context, 2 * vertices);
+    st.mapped = spart_mart_alloc_doubles(context, 2 * PLANES_PER_BLOCK * vertices);
     st.sensor = spart_mart_alloc_doubles(context, 2 * pixels);
-    st.factor = spart_mart_alloc_doubles(context, cells);
+    st.factor = spart_mart_alloc_doubles(context, PLANES_PER_BLOCK * cells);
     spart_status status = SPART_OK;
     if (st.mapped == NULL || st.sensor == NULL || st.factor == NULL) {
         status = spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
-                                         "instrument: could not allocate one plane's vertices and "
+                                         "instrument: could not allocate a block's vertices and "
                                          "factors and the sensor's vertices (%.3g GB)",
-                                         (double)(2 * vertices + 2 * pixels + cells) * 8.0 / 1e9);
+                                         (double)(PLANES_PER_BLOCK * (2 * vertices + cells) +
+                                                  2 * pixels) *
+                                             8.0 / 1e9);
     }
     if (status == SPART_OK) {
         status = assemble_one(&st, bins->count, forward);

@@ -317,6 +317,33 @@ static void streamed_operators_are_the_in_memory_ones_bit_for_bit(void **state)
     spart_context_free(context);
 }
 
+/* A channel of more bins than a streamed block holds (16 planes a block):
+ * blocks of 16 and of 2 bins give the in-memory operators too. */
+static void streamed_blocks_of_part_of_a_channel_are_the_in_memory_ones(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    lines_instrument s;
+    lines_params(&s);
+    double edges[19];
+    for (int l = 0; l <= 18; l++) {
+        edges[l] = 170.91 + 0.01 * l;
+    }
+    s.params.num_line = 0;
+    s.params.lines = NULL;
+    s.params.num_wavelength = 18;
+    s.params.wavelength = edges;
+    spart_instrument *in_memory = make(context, &s.params);
+    s.params.memory_budget = (size_t)64 << 20;
+    spart_instrument *streamed = make(context, &s.params);
+    assert_same_operator(spart_instrument_forward(in_memory), spart_instrument_forward(streamed));
+    assert_same_operator(spart_instrument_backward(in_memory),
+                         spart_instrument_backward(streamed));
+    spart_instrument_free(in_memory);
+    spart_instrument_free(streamed);
+    spart_context_free(context);
+}
+
 static void expect_refused(spart_instrument_params *params, spart_status status, const char *word)
 {
     spart_context *context = context_or_fail();
@@ -385,6 +412,7 @@ int main(void)
         cmocka_unit_test(two_lines_image_as_the_sum_of_two_one_line_instruments),
         cmocka_unit_test(each_line_backprojects_its_share_of_the_bins),
         cmocka_unit_test(streamed_operators_are_the_in_memory_ones_bit_for_bit),
+        cmocka_unit_test(streamed_blocks_of_part_of_a_channel_are_the_in_memory_ones),
         cmocka_unit_test(bad_lines_are_refused_naming_the_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
