@@ -32,6 +32,7 @@
  */
 #include <math.h>
 #include <omp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,11 +45,6 @@
 /* Iterations a recorded block holds without a callback (as the
  * one-frame driver's batches). */
 enum { graph_block_iterations = 8 };
-
-/* Default batch: as many frames as fit this many bytes of working arrays,
- * at most max_default_width. */
-#define DEFAULT_BATCH_BYTES ((size_t)1 << 30)
-enum { max_default_width = 64 };
 
 /* How a frame's run stands on the host. */
 enum { frame_going = 0, frame_by_rule = 1, frame_by_callback = 2, frame_out_of_iterations = 3 };
@@ -85,6 +81,8 @@ typedef struct frames_work {
     spart_mart_run_state *states;
     double *history;
     double *kept;        /* block x width x scene_size, or NULL */
+    void *owned;         /* the one allocation the arrays above are carved from, or NULL
+                            (the caller's workspace) */
     void *host_block;    /* host copy of block */
     int64_t count;       /* frames of the batch being solved (<= width) */
     frame_run *runs;     /* the batch's frames */
@@ -457,41 +455,10 @@ static spart_status solve_batch(spart_context *context, frames_work *work, const
 
 /* ---- the working arrays ---- */
 
-/* Bytes of working arrays a frame needs (0 when a size_t cannot count
- * them): its scene, three image stacks, two channel-scene stacks. */
-static size_t bytes_per_frame(const spart_mart_operators *operators)
-{
-    double values = (double)operators->scene_size +
-                    3.0 * (double)operators->num_channel * (double)operators->image_size +
-                    2.0 * (double)operators->num_channel * (double)operators->scene_size;
-    double bytes = values * (double)sizeof(double);
-    return bytes < (double)SIZE_MAX / 2 ? (size_t)bytes : 0;
-}
-
-/* The batch width: the caller's, or as many frames as fit
- * DEFAULT_BATCH_BYTES (at least 1, at most max_default_width), and never
- * more than there are frames. */
-static int64_t batch_width(const spart_mart_operators *operators, int64_t num_frames,
-                           int64_t batch_frames)
-{
-    int64_t width = batch_frames;
-    if (width == 0) {
-        size_t per_frame = bytes_per_frame(operators);
-        width = per_frame == 0 ? 1 : (int64_t)(DEFAULT_BATCH_BYTES / per_frame);
-        width = width < 1 ? 1 : (width > max_default_width ? max_default_width : width);
-    }
-    return width < num_frames ? width : num_frames;
-}
-
 static void free_work(spart_context *context, frames_work *work)
 {
-    void *arrays[] = {work->scenes,    work->observed,          work->predicted,
-                      work->widths,    work->observed_back,     work->predicted_back,
-                      work->workspace, work->product_workspace, work->block,
-                      work->kept};
-    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
-        spart_memory_free(context, work->on_device, arrays[k]);
-    }
+    spart_memory_free(context, work->on_device, work->owned);
+    work->owned = NULL;
     spart_context_free_memory(context, work->host_block);
     spart_context_free_memory(context, work->runs);
 }
@@ -519,7 +486,12 @@ static spart_status product_workspace_bytes(spart_context *context, const frames
     return SPART_OK;
 }
 
-static spart_status allocate_work(spart_context *context, frames_work *work, int64_t num_frames)
+/* The arrays' places in one block (256-byte aligned, as cudaMalloc's),
+ * where the operators work: their sizes into bytes[], their offsets into
+ * offsets[], the block's size returned (0 when a size_t cannot count it). */
+enum { num_arrays = 10 };
+static size_t layout_work(spart_context *context, frames_work *work, int64_t num_frames,
+                          size_t bytes[num_arrays], size_t offsets[num_arrays])
 {
     int64_t width = work->width;
     int64_t channels = work->channels;
@@ -532,13 +504,10 @@ static spart_status allocate_work(spart_context *context, frames_work *work, int
                         (size_t)(work->block_iterations * width * 2 * channels) * sizeof(double);
     work->workspace_bytes =
         spart_mart_workspace_size(width * channels, work->image_size, work->scene_size);
-    spart_status status = product_workspace_bytes(context, work, num_frames, &work->product_bytes);
-    void **arrays[] = {
-        (void **)&work->scenes, (void **)&work->observed,      (void **)&work->predicted,
-        (void **)&work->widths, (void **)&work->observed_back, (void **)&work->predicted_back,
-        &work->workspace,       &work->product_workspace,      &work->block,
-        (void **)&work->kept};
-    size_t bytes[] = {
+    if (product_workspace_bytes(context, work, num_frames, &work->product_bytes) != SPART_OK) {
+        return 0;
+    }
+    size_t sizes[num_arrays] = {
         (size_t)width * scene, (size_t)width * frame_images, (size_t)width * frame_images,
         (size_t)width * frame_images, (size_t)width * frame_scenes,
         /* the backprojection of the prediction, unless one pass needs none */
@@ -546,14 +515,50 @@ static spart_status allocate_work(spart_context *context, frames_work *work, int
                                                                   : (size_t)width * frame_scenes,
         work->workspace_bytes, work->product_bytes, work->block_bytes,
         work->keep ? (size_t)(work->block_iterations * width) * scene : 0};
-    for (size_t k = 0; k < sizeof bytes / sizeof bytes[0] && status == SPART_OK; k++) {
-        if (bytes[k] > 0) {
-            status = spart_memory_allocate(context, work->on_device, bytes[k], arrays[k]);
+    size_t total = 0;
+    for (int k = 0; k < num_arrays; k++) {
+        bytes[k] = sizes[k];
+        offsets[k] = total;
+        size_t rounded = (sizes[k] + 255) / 256 * 256;
+        if (rounded < sizes[k] || total > SIZE_MAX - rounded) {
+            return 0;
         }
+        total += rounded;
+    }
+    return total;
+}
+
+/* The working arrays: carved from `given` (the caller's workspace of
+ * given_bytes, or NULL: one allocation of the library's), and the host's
+ * small arrays. */
+static spart_status allocate_work(spart_context *context, frames_work *work, int64_t num_frames,
+                                  void *given, size_t given_bytes)
+{
+    size_t bytes[num_arrays], offsets[num_arrays];
+    size_t total = layout_work(context, work, num_frames, bytes, offsets);
+    spart_status status = total > 0 ? SPART_OK : SPART_ERROR_OVERFLOW;
+    if (status != SPART_OK) {
+        return spart_mart_fail_keep(context, status,
+                                    "mart frames: the working arrays of %lld frames do not fit a "
+                                    "size_t, or their products' workspace could not be sized",
+                                    (long long)work->width);
+    }
+    size_t alignment = work->on_device ? 256 : sizeof(double);
+    if (given != NULL && (given_bytes < total || (uintptr_t)given % alignment != 0)) {
+        return spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
+                                       "mart frames: workspace of %zu bytes at %p; %zu bytes on "
+                                       "a %zu-byte boundary needed "
+                                       "(spart_mart_frames_workspace_size)",
+                                       given_bytes, given, total, alignment);
+    }
+    char *base = given;
+    if (given == NULL) {
+        status = spart_memory_allocate(context, work->on_device, total, &work->owned);
+        base = work->owned;
     }
     if (status == SPART_OK) {
         work->host_block = spart_context_malloc(context, work->block_bytes);
-        work->runs = spart_context_malloc(context, (size_t)width * sizeof(frame_run));
+        work->runs = spart_context_malloc(context, (size_t)work->width * sizeof(frame_run));
         status =
             work->host_block != NULL && work->runs != NULL ? SPART_OK : SPART_ERROR_OUT_OF_MEMORY;
     }
@@ -562,10 +567,18 @@ static spart_status allocate_work(spart_context *context, frames_work *work, int
         return spart_mart_fail_keep(context, status,
                                     "mart frames: could not allocate the working arrays of %lld "
                                     "frames (%lld channels, %lld values per scene, %lld per "
-                                    "image%s)",
-                                    (long long)width, (long long)channels,
+                                    "image%s: %zu bytes)",
+                                    (long long)work->width, (long long)work->channels,
                                     (long long)work->scene_size, (long long)work->image_size,
-                                    work->on_device ? ", on the device" : "");
+                                    work->on_device ? ", on the device" : "", total);
+    }
+    void **arrays[num_arrays] = {
+        (void **)&work->scenes, (void **)&work->observed,      (void **)&work->predicted,
+        (void **)&work->widths, (void **)&work->observed_back, (void **)&work->predicted_back,
+        &work->workspace,       &work->product_workspace,      &work->block,
+        (void **)&work->kept};
+    for (int k = 0; k < num_arrays; k++) {
+        *arrays[k] = bytes[k] > 0 ? base + offsets[k] : NULL;
     }
     work->states = work->block;
     work->history = (double *)((char *)work->block + work->states_bytes);
@@ -573,29 +586,6 @@ static spart_status allocate_work(spart_context *context, frames_work *work, int
 }
 
 /* ---- the entry point ---- */
-
-static spart_status check_frames(spart_context *context, const spart_mart_operators *operators,
-                                 int64_t num_frames, int64_t batch_frames)
-{
-    if (num_frames < 1 || batch_frames < 0) {
-        return spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
-                                       "mart frames: num_frames = %lld must be at least 1 and "
-                                       "batch_frames = %lld at least 0 (0: the default)",
-                                       (long long)num_frames, (long long)batch_frames);
-    }
-    int64_t channels = operators->num_channel;
-    int64_t largest = operators->scene_size > operators->image_size ? operators->scene_size
-                                                                    : operators->image_size;
-    if (channels > INT64_MAX / largest || num_frames > INT64_MAX / (channels * largest) ||
-        bytes_per_frame(operators) == 0) {
-        return spart_context_set_error(context, SPART_ERROR_OVERFLOW,
-                                       "mart frames: %lld frames of %lld channels of %lld values "
-                                       "do not fit an int64",
-                                       (long long)num_frames, (long long)channels,
-                                       (long long)largest);
-    }
-    return SPART_OK;
-}
 
 /* Solve every batch: the widest batches replay one graph, the last
  * (narrower) one its own. */
@@ -632,18 +622,16 @@ static spart_status solve_all(spart_context *context, frames_work *work, int64_t
     return status;
 }
 
-spart_status spart_mart_solve_frames(spart_context *context, const spart_mart_operators *operators,
-                                     int64_t num_frames, const double *observed,
-                                     const spart_mart_options *options, int64_t batch_frames,
-                                     spart_mart_result **results)
+/* The checks, and the work's sizes and rule (no arrays yet). */
+static spart_status prepare(spart_context *context, const spart_mart_operators *operators,
+                            int64_t num_frames, const double *observed,
+                            const spart_mart_options *options, int64_t batch_frames,
+                            spart_mart_result **results, frames_work *work)
 {
     if (context == NULL) {
         return spart_context_set_error(NULL, SPART_ERROR_NULL_POINTER,
                                        "mart frames: context is NULL");
     }
-    spart_mart_options defaults;
-    spart_mart_options_init(&defaults);
-    options = options != NULL ? options : &defaults;
     spart_mart_result *unused = NULL;
     spart_status status = spart_mart_check_arguments(context, operators, observed, options,
                                                      results != NULL ? results : &unused);
@@ -652,34 +640,93 @@ spart_status spart_mart_solve_frames(spart_context *context, const spart_mart_op
                                          "mart frames: results must not be NULL");
     }
     if (status == SPART_OK) {
-        status = check_frames(context, operators, num_frames, batch_frames);
+        status = spart_mart_frames_check(context, operators, num_frames, batch_frames);
     }
     if (status != SPART_OK) {
         return status;
     }
-    memset(results, 0, (size_t)num_frames * sizeof *results);
-    frames_work work;
-    memset(&work, 0, sizeof work);
-    work.operators = operators;
-    work.options = options;
-    work.on_device = operators->on_device;
-    work.keep = options->keep_intermediate != 0;
-    work.channels = operators->num_channel;
-    work.scene_size = operators->scene_size;
-    work.image_size = operators->image_size;
-    work.gamma = options->gamma > 0.0 ? options->gamma : 2.0 / (double)work.channels;
-    work.width = batch_width(operators, num_frames, batch_frames);
-    work.block_iterations =
+    memset(work, 0, sizeof *work);
+    work->operators = operators;
+    work->options = options;
+    work->on_device = operators->on_device;
+    work->keep = options->keep_intermediate != 0;
+    work->channels = operators->num_channel;
+    work->scene_size = operators->scene_size;
+    work->image_size = operators->image_size;
+    work->gamma = options->gamma > 0.0 ? options->gamma : 2.0 / (double)work->channels;
+    work->width = spart_mart_frames_width(operators, num_frames, batch_frames);
+    work->block_iterations =
         operators->on_device && operators->capturable && options->callback == NULL
             ? graph_block_iterations
             : 1;
-    work.rule.num_channel = work.channels;
-    work.rule.max_iterations = options->max_iterations;
-    work.rule.stop_below_threshold = options->stop_rule == SPART_MART_STOP_THRESHOLD;
-    work.rule.stop_at_target = options->stop_rule == SPART_MART_STOP_TARGET;
-    work.rule.threshold = options->threshold;
-    work.rule.target = options->target;
-    work.start_time = omp_get_wtime();
+    work->rule.num_channel = work->channels;
+    work->rule.max_iterations = options->max_iterations;
+    work->rule.stop_below_threshold = options->stop_rule == SPART_MART_STOP_THRESHOLD;
+    work->rule.stop_at_target = options->stop_rule == SPART_MART_STOP_TARGET;
+    work->rule.threshold = options->threshold;
+    work->rule.target = options->target;
+    work->start_time = omp_get_wtime();
+    return SPART_OK;
+}
+
+spart_status spart_mart_frames_workspace_size(spart_context *context,
+                                              const spart_mart_operators *operators,
+                                              int64_t num_frames, const spart_mart_options *options,
+                                              int64_t batch_frames, size_t *bytes)
+{
+    spart_mart_options defaults;
+    spart_mart_options_init(&defaults);
+    options = options != NULL ? options : &defaults;
+    if (bytes == NULL || operators == NULL) {
+        return spart_context_set_error(context, SPART_ERROR_NULL_POINTER,
+                                       "mart frames: operators and bytes must not be NULL");
+    }
+    *bytes = 0;
+    spart_mart_result *unused[1] = {NULL};
+    double observed = 0.0; /* the sizes do not depend on the observations */
+    frames_work work;
+    spart_status status =
+        prepare(context, operators, num_frames, &observed, options, batch_frames, unused, &work);
+    size_t sizes[num_arrays], offsets[num_arrays];
+    if (status == SPART_OK) {
+        *bytes = layout_work(context, &work, num_frames, sizes, offsets);
+        if (*bytes == 0) {
+            status = spart_mart_fail_keep(context, SPART_ERROR_OVERFLOW,
+                                          "mart frames: the working arrays of %lld frames do not "
+                                          "fit a size_t, or their products' workspace could not "
+                                          "be sized",
+                                          (long long)work.width);
+        }
+    }
+    return status;
+}
+
+spart_status spart_mart_solve_frames(spart_context *context, const spart_mart_operators *operators,
+                                     int64_t num_frames, const double *observed,
+                                     const spart_mart_options *options, int64_t batch_frames,
+                                     spart_mart_result **results)
+{
+    return spart_mart_solve_frames_workspace(context, operators, num_frames, observed, options,
+                                             batch_frames, NULL, 0, results);
+}
+
+spart_status spart_mart_solve_frames_workspace(spart_context *context,
+                                               const spart_mart_operators *operators,
+                                               int64_t num_frames, const double *observed,
+                                               const spart_mart_options *options,
+                                               int64_t batch_frames, void *workspace,
+                                               size_t workspace_bytes, spart_mart_result **results)
+{
+    spart_mart_options defaults;
+    spart_mart_options_init(&defaults);
+    options = options != NULL ? options : &defaults;
+    frames_work work;
+    spart_status status =
+        prepare(context, operators, num_frames, observed, options, batch_frames, results, &work);
+    if (status != SPART_OK) {
+        return status;
+    }
+    memset(results, 0, (size_t)num_frames * sizeof *results);
     for (int64_t f = 0; f < num_frames && status == SPART_OK; f++) {
         results[f] = spart_mart_result_allocate(context, operators);
         if (results[f] == NULL) {
@@ -692,7 +739,7 @@ spart_status spart_mart_solve_frames(spart_context *context, const spart_mart_op
         }
     }
     if (status == SPART_OK) {
-        status = allocate_work(context, &work, num_frames);
+        status = allocate_work(context, &work, num_frames, workspace, workspace_bytes);
         if (status == SPART_OK) {
             status = solve_all(context, &work, num_frames, observed, results);
             free_work(context, &work);

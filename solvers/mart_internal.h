@@ -138,6 +138,15 @@ spart_status spart_mart_regridders_backward_frames(spart_context *context,
  * spart_mart_update_from_images makes block by block inside the update. */
 int spart_mart_regridders_update_in_place(const spart_mart_operators *operators);
 
+/* spart_mart_solve_frames' batches: the width (batch_frames, or 0: as
+ * many frames as fit 1 GiB of working arrays, 1 to 64; never more than
+ * num_frames), and the checks of num_frames and batch_frames (sizes whose
+ * products must fit an int64). */
+int64_t spart_mart_frames_width(const spart_mart_operators *operators, int64_t num_frames,
+                                int64_t batch_frames);
+spart_status spart_mart_frames_check(spart_context *context, const spart_mart_operators *operators,
+                                     int64_t num_frames, int64_t batch_frames);
+
 /* A float written as Python's repr writes it (0.001, 1e-05, 100.0), for
  * messages worded as ctis's. */
 typedef struct spart_mart_float_text {

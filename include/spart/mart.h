@@ -237,6 +237,25 @@ SPART_NODISCARD SPART_API spart_status spart_mart_solve_frames(
     const double *observed, const spart_mart_options *options, int64_t batch_frames,
     spart_mart_result **results);
 
+/* The working memory of spart_mart_solve_frames kept by the caller, for
+ * a sequence of solves of the same sizes (spart_mart_solve_frames
+ * allocates it and frees it again at every call): the bytes
+ * spart_mart_solve_frames_workspace needs for these operators, frames,
+ * options and batch width (where the operators work: device memory for
+ * device operators), and the solve in it. The workspace is aligned for
+ * double on the host, to 256 bytes on a device (spart_memory_allocate
+ * gives both), used during the call only,
+ * its contents afterwards unspecified; the results are the same bits.
+ * Errors: those of spart_mart_solve_frames; SPART_ERROR_INVALID_ARGUMENT
+ * for a workspace too small or not aligned. */
+SPART_NODISCARD SPART_API spart_status spart_mart_frames_workspace_size(
+    spart_context *context, const spart_mart_operators *operators, int64_t num_frames,
+    const spart_mart_options *options, int64_t batch_frames, size_t *bytes);
+SPART_NODISCARD SPART_API spart_status spart_mart_solve_frames_workspace(
+    spart_context *context, const spart_mart_operators *operators, int64_t num_frames,
+    const double *observed, const spart_mart_options *options, int64_t batch_frames,
+    void *workspace, size_t workspace_bytes, spart_mart_result **results);
+
 /* Free a result (accepts NULL). */
 SPART_API void spart_mart_result_free(spart_mart_result *result);
 

@@ -76,6 +76,8 @@ EXCLUDED = {
     "spart_mart_update_from_images_frames": "a step of batched many-frame MART runs; run states live in device memory",
     "spart_mart_solve_frames": "takes an array of result handles; no Fortran wrapper yet (Fortran "
                                "callers solve the frames one by one with spart_mart_solve, the same bits)",
+    "spart_mart_frames_workspace_size": "the workspace of spart_mart_solve_frames, which has no Fortran wrapper yet",
+    "spart_mart_solve_frames_workspace": "takes an array of result handles, as spart_mart_solve_frames; no Fortran wrapper yet",
     # Allocator hooks are C function pointers that must return C heap
     # memory; Fortran codes use the context of spart_context_create, whose
     # memory they never see.

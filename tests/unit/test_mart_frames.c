@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "spart/device_memory.h"
 #include "spart/mart.h"
 #include "spart/mart_steps.h"
 #include "test_mart_frames_util.h"
@@ -160,6 +161,65 @@ static void every_rule_and_batch_width(void **state)
             check_frames_equal_alone(context, &operators, observed, 5, &options, width, NULL);
         }
     }
+    free(observed);
+    free_tiny_problem(&p);
+    spart_context_free(context);
+}
+
+/* A workspace kept by the caller gives the same bits, twice over; one too
+ * small (or not aligned) is refused. */
+static void a_workspace_kept_across_solves(void **state)
+{
+    (void)state;
+    spart_context *context = new_context();
+    tiny_problem p;
+    make_tiny_problem(context, &p);
+    spart_mart_regridder_pair pair;
+    spart_mart_operators operators;
+    assert_int_equal(spart_instrument_mart_operators(context, p.instrument, &pair, &operators),
+                     SPART_OK);
+    double *observed = tiny_frames(context, &p, 4);
+    spart_mart_options options;
+    spart_mart_options_init(&options);
+    options.max_iterations = 9;
+    size_t bytes = 0;
+    assert_int_equal(spart_mart_frames_workspace_size(context, &operators, 4, &options, 3, &bytes),
+                     SPART_OK);
+    assert_true(bytes > 0);
+    void *workspace = NULL;
+    assert_int_equal(spart_memory_allocate(context, 0, bytes, &workspace), SPART_OK);
+    assert_true((uintptr_t)workspace % sizeof(double) == 0);
+    spart_mart_result *plain[4], *kept[4];
+    assert_int_equal(spart_mart_solve_frames(context, &operators, 4, observed, &options, 3, plain),
+                     SPART_OK);
+    for (int round = 0; round < 2; round++) {
+        assert_int_equal(spart_mart_solve_frames_workspace(context, &operators, 4, observed,
+                                                           &options, 3, workspace, bytes, kept),
+                         SPART_OK);
+        for (int64_t f = 0; f < 4; f++) {
+            frame_copy a, b;
+            copy_result(plain[f], &a);
+            copy_result(kept[f], &b);
+            assert_same_bits(&a, &b, f);
+            free_copy(&a);
+            free_copy(&b);
+            spart_mart_result_free(kept[f]);
+        }
+    }
+    assert_int_equal(spart_mart_solve_frames_workspace(context, &operators, 4, observed, &options,
+                                                       3, workspace, bytes - 1, kept),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(spart_context_error(context), "spart_mart_frames_workspace_size"));
+    assert_null(kept[0]);
+    assert_int_equal(spart_mart_solve_frames_workspace(context, &operators, 4, observed, &options,
+                                                       3, (char *)workspace + 4, bytes - 8, kept),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(spart_mart_frames_workspace_size(context, &operators, 4, &options, 3, NULL),
+                     SPART_ERROR_NULL_POINTER);
+    for (int64_t f = 0; f < 4; f++) {
+        spart_mart_result_free(plain[f]);
+    }
+    spart_memory_free(context, 0, workspace);
     free(observed);
     free_tiny_problem(&p);
     spart_context_free(context);
@@ -498,6 +558,7 @@ int main(void)
         cmocka_unit_test(frames_equal_alone_for_1_3_8_30_frames),
         cmocka_unit_test(every_rule_and_batch_width),
         cmocka_unit_test(guesses_are_per_frame),
+        cmocka_unit_test(a_workspace_kept_across_solves),
         cmocka_unit_test(a_callback_stops_one_frame),
         cmocka_unit_test(callers_operators_with_and_without_frames_callbacks),
         cmocka_unit_test(frames_steps_equal_one_frame_steps),
