@@ -308,8 +308,9 @@ static spart_status build_weights(spart_context *context, const spart_instrument
     if (status == SPART_OK) {
         spart_instrument_map_scene(p, bins, mapped, mapped + mapped_count);
         spart_instrument_sensor_vertices(p, sensor, sensor + sensor_count);
-        spart_array input[2] = {{mapped, spart_instrument_shape4(c, l, nx + 1, ny + 1)},
-                                {mapped + mapped_count, spart_instrument_shape4(c, l, nx + 1, ny + 1)}};
+        spart_array input[2] = {
+            {mapped, spart_instrument_shape4(c, l, nx + 1, ny + 1)},
+            {mapped + mapped_count, spart_instrument_shape4(c, l, nx + 1, ny + 1)}};
         /* 4 axes (1 x 1 x ...): the weights then keep the orthogonal axes in
          * their output shape, along which a folded PSF may vary. */
         spart_shape sensor_shape = {4, {1, 1, mx + 1, my + 1}};
@@ -384,7 +385,8 @@ static spart_status assemble(spart_context *context, const spart_instrument_para
 static spart_status compose_psf(spart_context *context, const spart_instrument_params *p,
                                 spart_instrument *made)
 {
-    spart_array kernels = {p->psf, spart_instrument_shape4(p->num_channel, 1, p->psf_size[0], p->psf_size[1])};
+    spart_array kernels = {
+        p->psf, spart_instrument_shape4(p->num_channel, 1, p->psf_size[0], p->psf_size[1])};
     spart_shape images = spart_regridder_shape_output(made->forward);
     spart_status status = spart_psf_create(context, &kernels, &images, &made->psf);
     if (status == SPART_OK) {
@@ -446,12 +448,11 @@ spart_status spart_instrument_create(spart_context *context, const spart_instrum
     spart_weights *forward_weights = NULL;
     spart_weights *backward_weights = NULL;
     if (params->memory_budget > 0) {
-        status = spart_instrument_assemble_streamed(context, params, &bins,
-                                                    made->photons_per_radiance, &made->forward,
-                                                    &made->backward);
+        status = spart_instrument_assemble_streamed(
+            context, params, &bins, made->photons_per_radiance, &made->forward, &made->backward);
     } else {
-        status = build_weights(context, params, &bins, made->photons_per_radiance,
-                               &forward_weights, &backward_weights, &made->weights);
+        status = build_weights(context, params, &bins, made->photons_per_radiance, &forward_weights,
+                               &backward_weights, &made->weights);
         if (status == SPART_OK) {
             status = assemble(context, params, &forward_weights, &backward_weights, made);
         }

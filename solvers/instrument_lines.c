@@ -10,8 +10,8 @@
 
 /* Increasing, finite, positive bin edges of one line ("wavelength" for the
  * one-line form, "lines[k].wavelength" otherwise). */
-static spart_status check_edges(spart_context *context, const char *count_name,
-                                const char *name, int64_t count, const double *edges)
+static spart_status check_edges(spart_context *context, const char *count_name, const char *name,
+                                int64_t count, const double *edges)
 {
     if (count < 1) {
         return spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
@@ -44,8 +44,7 @@ static spart_status check_edges(spart_context *context, const char *count_name,
     return SPART_OK;
 }
 
-static spart_status check_line(spart_context *context, const spart_instrument_line *line,
-                               int64_t k)
+static spart_status check_line(spart_context *context, const spart_instrument_line *line, int64_t k)
 {
     char name[64], count_name[64];
     snprintf(name, sizeof name, "lines[%lld].wavelength", (long long)k);
@@ -99,9 +98,9 @@ spart_status spart_instrument_check_lines(spart_context *context,
             return status;
         }
         if (params->lines[k].num_wavelength > INT64_MAX / 4 - sum) {
-            return spart_context_set_error(context, SPART_ERROR_OVERFLOW,
-                                           "instrument: the lines' bins overflow int64 at line %lld",
-                                           (long long)k);
+            return spart_context_set_error(
+                context, SPART_ERROR_OVERFLOW,
+                "instrument: the lines' bins overflow int64 at line %lld", (long long)k);
         }
         sum += params->lines[k].num_wavelength;
     }

@@ -15,11 +15,11 @@
 #include "spart/instrument.h"
 
 typedef struct spart_spectral_bins {
-    int64_t count;  /* bins of all lines */
-    int64_t lines;  /* lines (1 for num_wavelength / wavelength) */
-    double *low;    /* count lower edges, A */
-    double *high;   /* count upper edges, A */
-    double *scale;  /* count intensity scales (each its line's) */
+    int64_t count; /* bins of all lines */
+    int64_t lines; /* lines (1 for num_wavelength / wavelength) */
+    double *low;   /* count lower edges, A */
+    double *high;  /* count upper edges, A */
+    double *scale; /* count intensity scales (each its line's) */
 } spart_spectral_bins;
 
 /* Check the spectral part of `params`: either num_line = 0 and the bins

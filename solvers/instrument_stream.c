@@ -118,8 +118,8 @@ static spart_status to_sensor(plane_stream *st, int64_t entries, const int64_t *
 {
     (void)mx;
     if (entries > st->capacity) {
-        int64_t *grown = spart_context_realloc(st->context, st->sensor_index,
-                                               (size_t)entries * sizeof *grown);
+        int64_t *grown =
+            spart_context_realloc(st->context, st->sensor_index, (size_t)entries * sizeof *grown);
         if (grown == NULL) {
             return spart_context_set_error(st->context, SPART_ERROR_OUT_OF_MEMORY,
                                            "instrument: could not allocate the pixel indices of "
@@ -244,8 +244,8 @@ static spart_status assemble_one(plane_stream *st, int64_t num_wavelength,
     spart_weights_stream stream;
     spart_weights_stream_init(&stream);
     spart_shape planes = {2, {p->num_channel, num_wavelength}};
-    spart_shape scene = spart_instrument_shape4(p->num_channel, num_wavelength, p->num_scene_x,
-                                                p->num_scene_y);
+    spart_shape scene =
+        spart_instrument_shape4(p->num_channel, num_wavelength, p->num_scene_x, p->num_scene_y);
     spart_shape sensor = spart_instrument_shape4(1, 1, p->num_sensor_x, p->num_sensor_y);
     stream.shape_orthogonal = planes;
     stream.shape_input = st->backward ? sensor : scene;
@@ -294,12 +294,11 @@ spart_status spart_instrument_assemble_streamed(spart_context *context,
     st.factor = spart_mart_alloc_doubles(context, PLANES_PER_BLOCK * cells);
     spart_status status = SPART_OK;
     if (st.mapped == NULL || st.sensor == NULL || st.factor == NULL) {
-        status = spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
-                                         "instrument: could not allocate a block's vertices and "
-                                         "factors and the sensor's vertices (%.3g GB)",
-                                         (double)(PLANES_PER_BLOCK * (2 * vertices + cells) +
-                                                  2 * pixels) *
-                                             8.0 / 1e9);
+        status = spart_context_set_error(
+            context, SPART_ERROR_OUT_OF_MEMORY,
+            "instrument: could not allocate a block's vertices and "
+            "factors and the sensor's vertices (%.3g GB)",
+            (double)(PLANES_PER_BLOCK * (2 * vertices + cells) + 2 * pixels) * 8.0 / 1e9);
     }
     if (status == SPART_OK) {
         status = assemble_one(&st, bins->count, forward);

@@ -35,9 +35,9 @@ static const double AMPLITUDE_SCALE = 1000.0;
  * 45 k degrees from +x, sqrt(1/2) written out so that every platform moves
  * the blobs by the same bits. */
 #define HALF_SQRT2 0.70710678118654752440
-static const double BLOB_DIRECTION_X[NUM_BLOBS] = {1, HALF_SQRT2, 0, -HALF_SQRT2,
+static const double BLOB_DIRECTION_X[NUM_BLOBS] = {1,  HALF_SQRT2,  0, -HALF_SQRT2,
                                                    -1, -HALF_SQRT2, 0, HALF_SQRT2};
-static const double BLOB_DIRECTION_Y[NUM_BLOBS] = {0, HALF_SQRT2, 1, HALF_SQRT2,
+static const double BLOB_DIRECTION_Y[NUM_BLOBS] = {0, HALF_SQRT2,  1,  HALF_SQRT2,
                                                    0, -HALF_SQRT2, -1, -HALF_SQRT2};
 
 void spart_scene_gaussians_options_init(spart_scene_gaussians_options *options)
@@ -194,9 +194,9 @@ static spart_status check_widths(spart_context *context,
                                          "options->drift = %g is not finite", options->drift);
     }
     if (status == SPART_OK && options->frame < 0) {
-        status = spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
-                                         "options->frame = %lld is negative",
-                                         (long long)options->frame);
+        status =
+            spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
+                                    "options->frame = %lld is negative", (long long)options->frame);
     }
     return status;
 }

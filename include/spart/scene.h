@@ -92,8 +92,8 @@ SPART_NODISCARD SPART_API spart_status spart_wavelength_from_velocity(spart_cont
  * Vertices may increase or decrease but must be finite. Errors:
  * SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (a count below 1, a
  * rest wavelength or width that is not positive, a negative frame),
- * SPART_ERROR_NOT_FINITE (a vertex, width or drift that is NaN or infinite), SPART_ERROR_OVERFLOW (a scene
- * too large for int64). On error nothing is written. */
+ * SPART_ERROR_NOT_FINITE (a vertex, width or drift that is NaN or infinite), SPART_ERROR_OVERFLOW
+ * (a scene too large for int64). On error nothing is written. */
 SPART_NODISCARD SPART_API spart_status spart_scene_gaussians(
     spart_context *context, double wavelength_rest, int64_t num_wavelength, const double *velocity,
     int64_t num_x, const double *x, int64_t num_y, const double *y,

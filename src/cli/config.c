@@ -42,10 +42,10 @@ static const char *const instrument_keys[] = {"angles",
                                               "memory_budget_gb",
                                               NULL};
 static const char *const scene_keys[] = {"gaussians", "file", NULL};
-static const char *const gaussians_keys[] = {"width_velocity", "width_x", "width_y", "background",
-                                             "drift",          NULL};
-static const char *const line_keys[] = {"name", "wavelength_rest", "velocity", "wavelength",
-                                        "intensity_scale", NULL};
+static const char *const gaussians_keys[] = {"width_velocity", "width_x", "width_y",
+                                             "background",     "drift",   NULL};
+static const char *const line_keys[] = {"name",       "wavelength_rest", "velocity",
+                                        "wavelength", "intensity_scale", NULL};
 static const char *const observations_keys[] = {"synthesize", "file", NULL};
 static const char *const synthesize_keys[] = {"seed", "noise", "frames", NULL};
 static const char *const solver_keys[] = {"gamma",          "stop",   "threshold",  "target",

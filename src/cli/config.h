@@ -71,15 +71,15 @@ typedef struct config_instrument {
     int has_lines;
     int64_t num_line;
     config_line line[CONFIG_MAX_LINES];
-    double wavelength_rest;   /* A: the (first) line; velocities are relative to it */
-    int has_velocity;         /* the spectral bins given as velocity (else wavelength) */
-    config_axis velocity;     /* km/s */
-    config_axis wavelength;   /* A */
-    int has_dispersion_velocity;       /* dispersion given in km/s per pixel */
-    double dispersion;                 /* A/pixel (resolved from either key) */
-    double dispersion_velocity;        /* km/s per pixel, as given */
-    double plate_scale;                /* arcsec/pixel */
-    config_axis scene_x;               /* arcsec */
+    double wavelength_rest;      /* A: the (first) line; velocities are relative to it */
+    int has_velocity;            /* the spectral bins given as velocity (else wavelength) */
+    config_axis velocity;        /* km/s */
+    config_axis wavelength;      /* A */
+    int has_dispersion_velocity; /* dispersion given in km/s per pixel */
+    double dispersion;           /* A/pixel (resolved from either key) */
+    double dispersion_velocity;  /* km/s per pixel, as given */
+    double plate_scale;          /* arcsec/pixel */
+    config_axis scene_x;         /* arcsec */
     config_axis scene_y;
     int64_t sensor_pixels_x;
     int64_t sensor_pixels_y;
@@ -121,9 +121,9 @@ typedef struct config_scene {
 
 typedef struct config_observations {
     config_observations_kind kind;
-    uint64_t seed;     /* frame f is drawn with seed + f */
-    int noise;         /* draw noise (1) or use the expected images (0) */
-    int64_t frames;    /* frames to synthesise (>= 1; default 1) */
+    uint64_t seed;  /* frame f is drawn with seed + f */
+    int noise;      /* draw noise (1) or use the expected images (0) */
+    int64_t frames; /* frames to synthesise (>= 1; default 1) */
     char file[CONFIG_PATH_LENGTH];
     config_position file_position;
 } config_observations;

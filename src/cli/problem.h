@@ -31,7 +31,7 @@ typedef struct problem {
     double *wavelength; /* num_wavelength + num_line bin edges, A */
     double *velocity;   /* the same edges in km/s (Doppler, optical, from the line's rest) */
     spart_instrument_line lines[CONFIG_MAX_LINES]; /* the library's lines (instrument.lines) */
-    double *scene_x;    /* num_scene_x + 1 vertices, arcsec */
+    double *scene_x;                               /* num_scene_x + 1 vertices, arcsec */
     double *scene_y;
     double *sensor_x; /* num_sensor_x + 1 vertices, pixel */
     double *sensor_y;

@@ -86,7 +86,7 @@ static void scene_job(const results *outputs, const double *values, const char *
     if (made->num_line > 1) {
         /* The lines' bins one after another are no WCS axis: the bin index,
          * and per line its first bin and rest wavelength (LINEBk, LINEWk). */
-        data->axis[0] = (cube_axis){made->num_wavelength, "SPECBIN", "", 0.0, 1.0,
+        data->axis[0] = (cube_axis){made->num_wavelength,           "SPECBIN", "", 0.0, 1.0,
                                     "spectral bin, line after line"};
         job->comments[0] = "[m] rest wavelength of the first line";
         for (int64_t k = 0; k < made->num_line; k++) {
@@ -97,8 +97,8 @@ static void scene_job(const results *outputs, const double *values, const char *
             job->values[n] = (double)made->line_bin[k];
             job->comments[n] = "first spectral bin of this line";
             job->keys[n + 1] = job->key_text[n];
-            job->values[n + 1] = outputs->cfg->instrument.line[k].wavelength_rest *
-                                 METRES_PER_ANGSTROM;
+            job->values[n + 1] =
+                outputs->cfg->instrument.line[k].wavelength_rest * METRES_PER_ANGSTROM;
             job->comments[n + 1] = "[m] rest wavelength of this line";
         }
         data->num_extra = 1 + 2 * (size_t)made->num_line;

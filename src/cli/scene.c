@@ -29,8 +29,8 @@ static int make_gaussians(spart_context *context, const config *cfg, const probl
     for (int64_t k = 0; k < made->num_line; k++) {
         int64_t bins = made->line_bin[k + 1] - made->line_bin[k];
         const double *velocity = made->velocity + made->line_bin[k] + k;
-        if (spart_scene_gaussians(context, cfg->instrument.line[k].wavelength_rest, bins,
-                                  velocity, made->num_scene_x, made->scene_x, made->num_scene_y,
+        if (spart_scene_gaussians(context, cfg->instrument.line[k].wavelength_rest, bins, velocity,
+                                  made->num_scene_x, made->scene_x, made->num_scene_y,
                                   made->scene_y, &options, NULL,
                                   scene + made->line_bin[k] * plane) != SPART_OK) {
             snprintf(error, error_size, "the Gaussian scene of line %lld: %s", (long long)k,
@@ -82,8 +82,8 @@ int scene_make(spart_context *context, const config *cfg, const problem *made, d
     return scene_make_frame(context, cfg, made, 0, scene, error, error_size);
 }
 
-int scene_make_frame(spart_context *context, const config *cfg, const problem *made,
-                     int64_t frame, double **scene, char *error, size_t error_size)
+int scene_make_frame(spart_context *context, const config *cfg, const problem *made, int64_t frame,
+                     double **scene, char *error, size_t error_size)
 {
     *scene = malloc((size_t)made->scene_size * sizeof **scene);
     if (*scene == NULL) {

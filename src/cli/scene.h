@@ -23,8 +23,8 @@ int scene_make(spart_context *context, const config *cfg, const problem *made, d
  * the Gaussians with their blobs moved by frame x scene.gaussians.drift
  * arcsec (spart/scene.h; frame 0 is scene_make's scene, bit for bit), or
  * the scene file, the same for every frame. */
-int scene_make_frame(spart_context *context, const config *cfg, const problem *made,
-                     int64_t frame, double **scene, char *error, size_t error_size);
+int scene_make_frame(spart_context *context, const config *cfg, const problem *made, int64_t frame,
+                     double **scene, char *error, size_t error_size);
 
 /* Wavelength-integrated intensity (sum over bins of radiance x bin width,
  * num_scene_x x num_scene_y values) and line-of-sight velocity (first

@@ -43,8 +43,10 @@ typedef struct options {
 
 static void usage(const char *name)
 {
-    fprintf(stderr, "usage: %s [--cells N] [--lines L (1-7)] [--bins B] [--repeat R] "
-                    "[--budget GB] [--markdown FILE]\n", name);
+    fprintf(stderr,
+            "usage: %s [--cells N] [--lines L (1-7)] [--bins B] [--repeat R] "
+            "[--budget GB] [--markdown FILE]\n",
+            name);
     exit(2);
 }
 
@@ -163,21 +165,19 @@ static void esis_params(spart_context *context, const options *o, esis_arrays *a
 
 /* Seconds of one product of `r` (on the device) of ones, the median of
  * `repeat`, each ended by a copy of one value back (which waits for it). */
-static double device_product_seconds(spart_context *context, const spart_regridder *r,
-                                     int repeat)
+static double device_product_seconds(spart_context *context, const spart_regridder *r, int repeat)
 {
     int64_t rows = spart_regridder_num_rows(r), columns = spart_regridder_num_columns(r);
     double *x = NULL, *y = NULL, back = 0.0;
-    CHECK_SPART(context, spart_device_malloc(context, (size_t)columns * sizeof(double),
-                                             (void **)&x));
-    CHECK_SPART(context, spart_device_malloc(context, (size_t)rows * sizeof(double),
-                                             (void **)&y));
+    CHECK_SPART(context,
+                spart_device_malloc(context, (size_t)columns * sizeof(double), (void **)&x));
+    CHECK_SPART(context, spart_device_malloc(context, (size_t)rows * sizeof(double), (void **)&y));
     double *ones = malloc((size_t)columns * sizeof(double));
     for (int64_t k = 0; k < columns; k++) {
         ones[k] = 1.0;
     }
-    CHECK_SPART(context, spart_device_copy_to_device(context, x, ones,
-                                                     (size_t)columns * sizeof(double)));
+    CHECK_SPART(context,
+                spart_device_copy_to_device(context, x, ones, (size_t)columns * sizeof(double)));
     free(ones);
     spart_shape shape = spart_regridder_shape_input(r);
     spart_array array = {x, shape};
@@ -238,15 +238,14 @@ int main(int argc, char **argv)
     double full = (double)CHANNELS * MAX_LINES * FULL_BINS * (double)FULL_CELLS * FULL_CELLS;
     double csr = bench_csr_bytes(forward) + bench_csr_bytes(backward);
     int threads = omp_get_max_threads();
-    printf("ESIS slice: %d lines x %d bins x %d^2 cells x %d channels, %d threads, %s\n",
-           o.lines, o.bins, o.cells, CHANNELS, threads,
+    printf("ESIS slice: %d lines x %d bins x %d^2 cells x %d channels, %d threads, %s\n", o.lines,
+           o.bins, o.cells, CHANNELS, threads,
            o.budget_gb > 0 ? "streamed (memory_budget)" : "in memory");
     printf("  spart_instrument_create %.2f s; %.4g weights a direction (%.3f per channel, bin "
            "and cell), backward %lld; peak host memory +%.2f GB (%.1f bytes a weight a "
            "direction); CSR float32 %.2f GB\n",
-           build, weights, weights / triples,
-           (long long)spart_regridder_num_entries(backward), memory / 1e9,
-           memory / weights, csr / 1e9);
+           build, weights, weights / triples, (long long)spart_regridder_num_entries(backward),
+           memory / 1e9, memory / weights, csr / 1e9);
     printf("  full ESIS (x %.1f): %.3g weights a direction, about %.0f GB of host memory to "
            "build this way, %.1f GB of float32 CSR (both operators)\n",
            full / triples, weights * full / triples, memory * full / triples / 1e9,
@@ -264,8 +263,7 @@ int main(int argc, char **argv)
         printf("  device: both operators copied in %.2f s; forward %.2f ms (%.0f%% of the "
                "copy rate %.0f GB/s for its CSR bytes), backward %.2f ms (%.0f%%)\n",
                to_device, 1e3 * forward_s, 100.0 * bench_csr_bytes(forward) / forward_s / rate,
-               rate / 1e9, 1e3 * backward_s,
-               100.0 * bench_csr_bytes(backward) / backward_s / rate);
+               rate / 1e9, 1e3 * backward_s, 100.0 * bench_csr_bytes(backward) / backward_s / rate);
         spart_regridder_free(d_forward);
         spart_regridder_free(d_backward);
     } else {
@@ -280,13 +278,13 @@ int main(int argc, char **argv)
                          "full ESIS weights | full ESIS host GB | to device s | forward ms | "
                          "backward ms | copy rate GB/s |\n");
             bench_markdown_rule(out, 12);
-            fprintf(out, "| %d x %d x %d^2 x %d%s | %.2f | %.4g | %.3f | %.2f | %.1f | %.3g | %.0f | "
-                         "%.2f | %.2f | %.2f | %.0f |\n",
-                    o.lines, o.bins, o.cells, CHANNELS, o.budget_gb > 0 ? ", streamed" : "",
-                    build, weights, weights / triples,
-                    memory / 1e9, memory / weights, weights * full / triples,
-                    memory * full / triples / 1e9, to_device, 1e3 * forward_s, 1e3 * backward_s,
-                    rate / 1e9);
+            fprintf(out,
+                    "| %d x %d x %d^2 x %d%s | %.2f | %.4g | %.3f | %.2f | %.1f | %.3g | %.0f | "
+                    "%.2f | %.2f | %.2f | %.0f |\n",
+                    o.lines, o.bins, o.cells, CHANNELS, o.budget_gb > 0 ? ", streamed" : "", build,
+                    weights, weights / triples, memory / 1e9, memory / weights,
+                    weights * full / triples, memory * full / triples / 1e9, to_device,
+                    1e3 * forward_s, 1e3 * backward_s, rate / 1e9);
             fclose(out);
         }
     }

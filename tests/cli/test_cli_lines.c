@@ -158,17 +158,18 @@ static void one_line_without_lines_reads_as_before(void **state)
 static void mistakes_in_lines_point_at_the_line(void **state)
 {
     fixture *f = *state;
-    assert_int_equal(read_changed(f, "  dispersion_velocity", "  wavelength_rest: 171.0\n"
-                                                              "  dispersion_velocity"),
+    assert_int_equal(read_changed(f, "  dispersion_velocity",
+                                  "  wavelength_rest: 171.0\n"
+                                  "  dispersion_velocity"),
                      -1);
     expect_complaint(f, "9:3", "instrument.wavelength_rest: give the line in instrument.lines");
     assert_int_equal(read_changed(f, "intensity_scale: 0.5", "intensity_scale: -1"), -1);
     expect_complaint(f, "8:24", "instrument.lines[1].intensity_scale: -1 is out of range");
     assert_int_equal(read_changed(f, "      wavelength_rest: 174.53\n", ""), -1);
     expect_complaint(f, "5:7", "instrument.lines[1].wavelength_rest: missing required key");
-    assert_int_equal(read_changed(f, "{min: 174.5, max: 174.56, bins: 3}",
-                                  "{min: -1, max: 174.56, bins: 3}"),
-                     -1);
+    assert_int_equal(
+        read_changed(f, "{min: 174.5, max: 174.56, bins: 3}", "{min: -1, max: 174.56, bins: 3}"),
+        -1);
     expect_complaint(f, "7:25", "instrument.lines[1].wavelength.min: -1 is out of range");
     assert_int_equal(read_changed(f, "intensity_scale: 0.5", "intensity: 0.5"), -1);
     expect_complaint(f, "8:7", "instrument.lines[1].intensity: unknown key");
@@ -176,7 +177,9 @@ static void mistakes_in_lines_point_at_the_line(void **state)
                                   "    - {wavelength_rest: 171.0, wavelength: {min: 1, max: 2, "
                                   "bins: 1},"),
                      -1);
-    expect_complaint(f, "4:71", "instrument.lines[0].velocity: give either 'velocity' or 'wavelength', not both");
+    expect_complaint(
+        f, "4:71",
+        "instrument.lines[0].velocity: give either 'velocity' or 'wavelength', not both");
     char text[4096];
     snprintf(text, sizeof text, "instrument:\n  angles: [0, 90]\n  lines: []\n%s",
              strstr(two_lines, "  dispersion_velocity"));
@@ -234,9 +237,8 @@ static void two_lines_make_their_grids(void **state)
 static void the_esis_config_is_valid_at_full_size(void **state)
 {
     fixture *f = *state;
-    assert_int_equal(config_read(SPART_EXAMPLES_DIR "/esis.yaml", &f->cfg, f->error,
-                                 sizeof f->error),
-                     0);
+    assert_int_equal(
+        config_read(SPART_EXAMPLES_DIR "/esis.yaml", &f->cfg, f->error, sizeof f->error), 0);
     spart_context *context = NULL;
     assert_int_equal(spart_context_create(&context), SPART_OK);
     problem made;
@@ -253,9 +255,8 @@ static void the_esis_config_is_valid_at_full_size(void **state)
     assert_int_equal(f->cfg.solver.value_type, SPART_FLOAT32);
     assert_true(f->cfg.instrument.memory_budget_gb == 40.0);
     problem_free(&made);
-    assert_int_equal(config_read(SPART_EXAMPLES_DIR "/esis-small.yaml", &f->cfg, f->error,
-                                 sizeof f->error),
-                     0);
+    assert_int_equal(
+        config_read(SPART_EXAMPLES_DIR "/esis-small.yaml", &f->cfg, f->error, sizeof f->error), 0);
     assert_int_equal(f->cfg.instrument.num_line, 7);
     spart_context_free(context);
 }

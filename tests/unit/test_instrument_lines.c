@@ -337,8 +337,7 @@ static void streamed_blocks_of_part_of_a_channel_are_the_in_memory_ones(void **s
     s.params.memory_budget = (size_t)64 << 20;
     spart_instrument *streamed = make(context, &s.params);
     assert_same_operator(spart_instrument_forward(in_memory), spart_instrument_forward(streamed));
-    assert_same_operator(spart_instrument_backward(in_memory),
-                         spart_instrument_backward(streamed));
+    assert_same_operator(spart_instrument_backward(in_memory), spart_instrument_backward(streamed));
     spart_instrument_free(in_memory);
     spart_instrument_free(streamed);
     spart_context_free(context);

@@ -224,8 +224,8 @@ static void no_motion_is_the_still_scene_bit_for_bit(void **state)
 
 /* The value of one cell centred at (x, y) and at `velocity` km/s (a bin of
  * +-1 km/s about it) in frame `frame` with drift `drift`. */
-static double one_cell(spart_context *context, double x, double y, double velocity,
-                       int64_t frame, double drift)
+static double one_cell(spart_context *context, double x, double y, double velocity, int64_t frame,
+                       double drift)
 {
     spart_scene_gaussians_options options;
     spart_scene_gaussians_options_init(&options);
@@ -235,9 +235,9 @@ static double one_cell(spart_context *context, double x, double y, double veloci
     double xs[2] = {x - 0.01, x + 0.01};
     double ys[2] = {y - 0.01, y + 0.01};
     double value = 0.0;
-    assert_int_equal(spart_scene_gaussians(context, 171.0, 1, v, 1, xs, 1, ys, &options, NULL,
-                                           &value),
-                     SPART_OK);
+    assert_int_equal(
+        spart_scene_gaussians(context, 171.0, 1, v, 1, xs, 1, ys, &options, NULL, &value),
+        SPART_OK);
     return value;
 }
 
