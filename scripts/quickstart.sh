@@ -91,23 +91,50 @@ if [[ $mode == test && $(id -u) -eq 0 ]]; then
     fi
 fi
 
-# ---- build -----------------------------------------------------------------------
-werror=OFF
-[[ $mode == test ]] && werror=ON
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPART_WERROR=$werror \
-    -DSPART_PYTHON="$build/venv/bin/python" >/dev/null
-cmake --build "$build" -j "$jobs"
+# Each phase prints its wall time and the CPU time of its processes.
+phase() { # phase NAME COMMAND...: run COMMAND, then say how long it took
+    local name=$1 TIMEFORMAT
+    shift
+    TIMEFORMAT="quickstart: $name took %0R s (CPU: %0U s user, %0S s system)"
+    time "$@"
+}
 
 # ---- the Python reference packages (tests and benchmarks only) --------------------
+# Installed into build/venv while the library builds (pip mostly waits for
+# downloads); its log is printed only if it fails.
+venv_pid=
 if [[ $mode == test ]]; then
     stamp="$build/venv/.requirements"
     if ! cmp -s "$root/tests/parity/requirements.txt" "$stamp" 2>/dev/null; then
-        echo "quickstart: installing the Python reference packages into $build/venv"
-        python3 -m venv "$build/venv"
-        "$build/venv/bin/python" -m pip install -q --disable-pip-version-check \
-            -r "$root/tests/parity/requirements.txt"
-        cp "$root/tests/parity/requirements.txt" "$stamp"
+        echo "quickstart: installing the Python reference packages into $build/venv (beside the build)"
+        mkdir -p "$build"
+        install_venv() {
+            python3 -m venv "$build/venv" &&
+                "$build/venv/bin/python" -m pip install -q --disable-pip-version-check \
+                    -r "$root/tests/parity/requirements.txt" &&
+                cp "$root/tests/parity/requirements.txt" "$stamp"
+        }
+        phase "installing the Python packages" install_venv >"$build/venv-install.log" 2>&1 &
+        venv_pid=$!
     fi
+fi
+
+# ---- build -----------------------------------------------------------------------
+werror=OFF
+[[ $mode == test ]] && werror=ON
+build_main() {
+    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPART_WERROR=$werror \
+        -DSPART_PYTHON="$build/venv/bin/python" >/dev/null &&
+        cmake --build "$build" -j "$jobs"
+}
+phase build build_main
+if [[ -n $venv_pid ]]; then
+    if ! wait "$venv_pid"; then
+        cat "$build/venv-install.log" >&2
+        echo "quickstart: installing the Python reference packages failed" >&2
+        exit 1
+    fi
+    tail -n 1 "$build/venv-install.log"
 fi
 
 # ---- run ---------------------------------------------------------------------------
@@ -119,13 +146,17 @@ if [[ $mode == main ]]; then
 fi
 
 export SPART_REQUIRE_PARITY=1
-ctest --test-dir "$build" --output-on-failure -j "$jobs"
+phase "the tests" ctest --test-dir "$build" --output-on-failure -j "$jobs"
 
 # The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
 sanitize="${build}-sanitize"
-cmake -S "$root" -B "$sanitize" -DCMAKE_BUILD_TYPE=Debug -DSPART_WERROR=ON -DSPART_SANITIZE=ON \
-    -DSPART_ENABLE_CUDA=OFF -DSPART_ENABLE_FORTRAN=OFF >/dev/null
-cmake --build "$sanitize" -j "$jobs"
+build_sanitize() {
+    cmake -S "$root" -B "$sanitize" -DCMAKE_BUILD_TYPE=Debug -DSPART_WERROR=ON -DSPART_SANITIZE=ON \
+        -DSPART_ENABLE_CUDA=OFF -DSPART_ENABLE_FORTRAN=OFF >/dev/null &&
+        cmake --build "$sanitize" -j "$jobs"
+}
+phase "the sanitizer build" build_sanitize
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir "$sanitize" --output-on-failure -j "$jobs" -L unit
+    phase "the unit tests under the sanitizers" ctest --test-dir "$sanitize" --output-on-failure \
+    -j "$jobs" -L unit
 echo "quickstart: all tests passed"
