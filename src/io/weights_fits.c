@@ -498,10 +498,10 @@ spart_status spart_weights_fits_read_shell(const spart_fits_io *io, spart_weight
     if (status != SPART_OK) {
         return status;
     }
-    spart_weights *made = spart_weights_allocate(
-        &io->context->allocator, &header.shape_orthogonal, &header.shape_input,
-        &header.shape_output, header.num_axis_input, header.axis_input, header.num_axis_output,
-        header.axis_output, 0);
+    spart_weights *made =
+        spart_weights_allocate(&io->context->allocator, &header.shape_orthogonal,
+                               &header.shape_input, &header.shape_output, header.num_axis_input,
+                               header.axis_input, header.num_axis_output, header.axis_output, 0);
     if (made == NULL) {
         return spart_fail(io->context, SPART_ERROR_OUT_OF_MEMORY,
                           "weights file %s: could not allocate the offsets of %lld elements",
