@@ -32,6 +32,10 @@ namespace spart_softmax
 constexpr int BLOCK = spart_launch::threads_per_block;
 constexpr int PER_THREAD = (int)(CHUNK / BLOCK);
 constexpr int CHAIN_BATCH = 1024;
+/* Blocks a multiprocessor the chunk kernels are built for (64 registers a
+ * thread; 33 KB of shared memory a block fits 4). Round 6 ran them at 3
+ * (72-80 registers). */
+constexpr int BLOCKS_A_SM = 4;
 
 struct block_scratch {
     double terms[CHUNK];
@@ -114,7 +118,8 @@ __device__ double block_chunk_sum(block_scratch &sh, const V *__restrict__ score
 constexpr int TILE_PARTS = 8;
 
 template <typename V>
-__global__ void __launch_bounds__(BLOCK) forward_block_rows(rows_view v, const V *scores, V *out)
+__global__ void __launch_bounds__(BLOCK, BLOCKS_A_SM)
+    forward_block_rows(rows_view v, const V *scores, V *out)
 {
     __shared__ block_scratch sh;
     __shared__ int rows[TILE_ROWS];
@@ -152,7 +157,7 @@ __global__ void __launch_bounds__(BLOCK) forward_block_rows(rows_view v, const V
 /* The chunks of long rows (noted slots): (m_c, s_c), a block a chunk and
  * head. */
 template <typename V>
-__global__ void __launch_bounds__(BLOCK)
+__global__ void __launch_bounds__(BLOCK, BLOCKS_A_SM)
     forward_block_chunk_stats(rows_view v, const V *scores, double *slots)
 {
     __shared__ block_scratch sh;
@@ -243,7 +248,7 @@ __global__ void __launch_bounds__(BLOCK) forward_block_combine(rows_view v, doub
 /* The chunks of long rows written from their row's M and inv, a block a
  * chunk and head. */
 template <typename V>
-__global__ void __launch_bounds__(BLOCK)
+__global__ void __launch_bounds__(BLOCK, BLOCKS_A_SM)
     forward_block_chunk_write(rows_view v, const V *scores, V *out, const double *slots)
 {
     const int t = (int)threadIdx.x;
