@@ -585,7 +585,8 @@ static spart_status check_grid_sizes(spart_context *context, const spart_weights
 static spart_status prepare(spart_context *context, int num_coordinates,
                             const spart_array *coordinates_input,
                             const spart_array *coordinates_output,
-                            const spart_weights_options *options, spart_weights_layout *layout)
+                            const spart_weights_options *options, int check_values,
+                            spart_weights_layout *layout)
 {
     if (coordinates_input == NULL || coordinates_output == NULL) {
         return spart_fail(context, SPART_ERROR_NULL_POINTER,
@@ -604,7 +605,7 @@ static spart_status prepare(spart_context *context, int num_coordinates,
         return status;
     }
     status = check_grid_sizes(context, layout, conservative);
-    if (status != SPART_OK) {
+    if (status != SPART_OK || !check_values) {
         return status;
     }
     status = spart_weights_check_finite(context, "input", num_coordinates, coordinates_input);
@@ -614,15 +615,17 @@ static spart_status prepare(spart_context *context, int num_coordinates,
     return status;
 }
 
-spart_status spart_weights_describe(spart_context *context, int num_coordinates,
-                                    const spart_array *coordinates_input,
-                                    const spart_array *coordinates_output,
-                                    const spart_weights_options *options, spart_weights *shell)
+/* spart_weights_describe, checking the coordinates' values or not. */
+static spart_status describe(spart_context *context, int num_coordinates,
+                             const spart_array *coordinates_input,
+                             const spart_array *coordinates_output,
+                             const spart_weights_options *options, int check_values,
+                             spart_weights *shell)
 {
     spart_weights_layout layout;
     memset(&layout, 0, sizeof layout);
-    spart_status status =
-        prepare(context, num_coordinates, coordinates_input, coordinates_output, options, &layout);
+    spart_status status = prepare(context, num_coordinates, coordinates_input, coordinates_output,
+                                  options, check_values, &layout);
     if (status != SPART_OK) {
         return status;
     }
@@ -647,11 +650,29 @@ spart_status spart_weights_describe(spart_context *context, int num_coordinates,
     return SPART_OK;
 }
 
+spart_status spart_weights_describe(spart_context *context, int num_coordinates,
+                                    const spart_array *coordinates_input,
+                                    const spart_array *coordinates_output,
+                                    const spart_weights_options *options, spart_weights *shell)
+{
+    return describe(context, num_coordinates, coordinates_input, coordinates_output, options, 1,
+                    shell);
+}
+
+spart_status spart_weights_describe_checked(spart_context *context, int num_coordinates,
+                                            const spart_array *coordinates_input,
+                                            const spart_array *coordinates_output,
+                                            const spart_weights_options *options,
+                                            spart_weights *shell)
+{
+    return describe(context, num_coordinates, coordinates_input, coordinates_output, options, 0,
+                    shell);
+}
+
 spart_status spart_weights_build_host(spart_context *context, int num_coordinates,
                                       const spart_array *coordinates_input,
                                       const spart_array *coordinates_output,
-                                      const spart_weights_options *options,
-                                      spart_weights **weights)
+                                      const spart_weights_options *options, spart_weights **weights)
 {
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
@@ -668,8 +689,8 @@ spart_status spart_weights_build_host(spart_context *context, int num_coordinate
     }
     spart_weights_layout layout;
     memset(&layout, 0, sizeof layout);
-    spart_status status =
-        prepare(context, num_coordinates, coordinates_input, coordinates_output, options, &layout);
+    spart_status status = prepare(context, num_coordinates, coordinates_input, coordinates_output,
+                                  options, 1, &layout);
     if (status != SPART_OK) {
         return status;
     }

@@ -73,6 +73,16 @@ spart_status spart_weights_describe(spart_context *context, int num_coordinates,
                                     const spart_weights_options *options,
                                     struct spart_weights *shell);
 
+/* spart_weights_describe without reading the coordinates' values again
+ * (their finiteness): for a caller that has described (checked) the same
+ * arguments already, as spart_weights_build_device does before it builds
+ * (reading every vertex twice cost milliseconds on large grids). */
+spart_status spart_weights_describe_checked(spart_context *context, int num_coordinates,
+                                            const spart_array *coordinates_input,
+                                            const spart_array *coordinates_output,
+                                            const spart_weights_options *options,
+                                            struct spart_weights *shell);
+
 /* The factors of the conservative transpose for grid element `element`:
  * factor_input = V_in / (w * w) per input cell (V_in without
  * weights_input; w gathered with full_values and weight_strides from

@@ -25,9 +25,9 @@
  *   lattice when every output grid is one (decided on the host, as the
  *   host driver decides it), else the general clip.
  * Any other problem (conservative 1-D on a grid that turns back, a
- * curvilinear tree deeper than SPART_DEVICE_TREE_LEVELS, the 2-D sweep or a jittered output grid, keys
- * of more than 62 bits) is built by the host build and its entries copied
- * to the device: the same arrays either way.
+ * curvilinear tree deeper than SPART_DEVICE_TREE_LEVELS, the 2-D sweep or a jittered output grid,
+ * keys of more than 62 bits) is built by the host build and its entries copied to the device: the
+ * same arrays either way.
  */
 #include <string.h>
 
@@ -134,8 +134,9 @@ static spart_status plan_build(device_build *b, spart_context *context, int num_
     b->coordinates_input = coordinates_input;
     b->coordinates_output = coordinates_output;
     b->conservative = options->method == SPART_METHOD_CONSERVATIVE;
-    spart_status status = spart_weights_describe(context, num_coordinates, coordinates_input,
-                                                 coordinates_output, options, &b->shell);
+    /* the arguments were checked (spart_weights_build_device) */
+    spart_status status = spart_weights_describe_checked(
+        context, num_coordinates, coordinates_input, coordinates_output, options, &b->shell);
     if (status == SPART_OK) {
         status = spart_weights_layout_make(
             context, num_coordinates, coordinates_input, coordinates_output,
