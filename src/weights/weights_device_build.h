@@ -46,6 +46,11 @@ typedef struct device_build {
     int shared_input;    /* every element shares the input grid */
     int shared_output;   /* likewise the output grid */
     int64_t *picked;     /* conservative 1-D: each batch element's first entry */
+    /* values of each output coordinate spart_wdev_upload_element copies
+     * (0: all): a lattice's kernel reads only its origin and steps,
+     * x[0], x[num_y], y[0], y[1] (kernels/weights_conservative_2d_lattice.cu),
+     * so only the first num_y + 1 values of each are copied */
+    int64_t output_values;
     /* host space for gathering one element (coordinates, weights_input) */
     double *host;
     /* device scratch, one stream-ordered allocation */

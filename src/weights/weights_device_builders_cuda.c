@@ -351,6 +351,9 @@ spart_status spart_wdev_build_clip_2d(device_build *b)
 {
     const spart_weights_layout *l = &b->layout;
     const int lattice = outputs_are_lattices(b);
+    /* a lattice is read by its origin and steps alone: copy x[0 .. num_y]
+     * and y[0 .. num_y], not the whole grid (b->output_values) */
+    b->output_values = lattice ? l->grid_shape_output[1] + 1 : 0;
     const int shared = spart_weights_layout_input_shared(l);
     cudaError_t error = cudaSuccess;
     for (int64_t e = 0; e < l->num_elements && error == cudaSuccess; e++) {

@@ -239,9 +239,10 @@ cudaError_t spart_wdev_upload_element(device_build *b, int64_t e, int input_read
         }
     }
     space = spart_wdev_host_side(l, 1, b->coordinates_output, index, space, host_output);
+    const int64_t values = b->output_values > 0 ? b->output_values : l->size_output;
     for (int c = 0; c < l->num_coordinates && error == cudaSuccess; c++) {
-        error = spart_wdev_upload(b->output[c], host_output[c],
-                                  (size_t)l->size_output * sizeof(double), b->stream);
+        error = spart_wdev_upload(b->output[c], host_output[c], (size_t)values * sizeof(double),
+                                  b->stream);
     }
     if (b->options->weights_input != NULL && error == cudaSuccess) {
         spart_gather_block(b->options->weights_input->data, b->strides_values, &b->full_values,
