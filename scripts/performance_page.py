@@ -102,6 +102,39 @@ QUESTIONS = [
      "recoupling, against a device copy of the same bytes (the floor) and "
      "`torch.permute(...).contiguous()` on the same shapes; the host against its copy rate.",
      [("permute-host", "host", "Host"), ("permute-gpu", "gpu", "GPU")]),
+    ("How fast is MART on many frames at once?",
+     "`spart_mart_solve_frames` (each iteration one pass of the operators over a batch of "
+     "frames, every frame its own merits and stopping rule, the same bits as solving it alone) "
+     "against the loop of one-frame solves on the same frames, in frames per second, with the "
+     "fraction of the copy rate of each product.",
+     [("frames-gpu", "gpu", "GPU")]),
+    ("How fast is the streamed assembly?",
+     "`spart_regridder_create_streamed`: operators assembled from weights that arrive in blocks "
+     "within a memory budget (two passes: count rows, then place), against the in-memory "
+     "assembly where it fits, with the peak memory against the budget and the rate against "
+     "the copy rate.",
+     [("stream-gpu", "gpu", "GPU")]),
+    ("How fast is an ESIS-scale instrument?",
+     "The ideal instrument at ESIS-like sizes (`bench_instrument_esis`; docs/dev/esis-notes.md "
+     "says which sizes are assumed): the time per stage (weights, assembly, MART), peak "
+     "memory, in memory and streamed within a budget.",
+     [("esis-gpu", "gpu", "GPU")]),
+    ("How fast are weights built on the GPU against regridding's?",
+     "`spart_weights_build_device` (multilinear, conservative 1-D and 2-D, straight into device "
+     "memory, the same entries as the host build) against `regridding.weights(..., "
+     "device=\"cuda\")` (numba-cuda; lattice outputs only) on the same grids, and against "
+     "spart's host build on all cores; the 2-D clipping kernels on their own.",
+     [("weights-gpu", "gpu", "GPU")]),
+    ("How do frames and operators split over MPI ranks?",
+     "`spart/distributed.h`: frames over ranks and one operator's rows over ranks (balanced "
+     "by entries), the same bits as one process; times per rank count on one host (the "
+     "GPU machine lends one GPU, which the ranks then share).",
+     [("mpi-host", "host", "Host"), ("mpi-gpu", "gpu", "GPU ranks")]),
+    ("How much does a call from Python cost?",
+     "The package's Regridder product from Python (`r(x, out=y)`, `r(x)`, a bound product "
+     "`r.bind(x, y)()`) against the same product timed inside C and a bare cffi call, thread "
+     "CPU time with one OpenMP thread.",
+     [("python-host", "host", "Host")]),
 ]
 
 HOST_SECTIONS = [s for _, _, sections in QUESTIONS for s, kind, _ in sections if kind == "host"]
@@ -153,6 +186,25 @@ def runs(section, build, python, psf_scale):
                               "5", "--blocks", "permute-blocks.txt", "--markdown", "{out}"]),
                         ({}, [python, os.path.join(BENCH, "bench_permute_torch.py"),
                               "permute-blocks.txt", "--repeat", "5", "--markdown", "{out}"])],
+        "frames-gpu": [({}, [os.path.join(tests, "bench_mart_frames"), "--repeat", "2",
+                             "--markdown", "{out}"])],
+        "stream-gpu": [({}, [os.path.join(tests, "bench_cuda_stream"), "--entries", "1e9",
+                             "--block", "3.2e7", "--markdown", "{out}"])],
+        "esis-gpu": [({}, [os.path.join(tests, "bench_instrument_esis"), "--cells", "570",
+                           "--lines", "1", "--bins", "24", "--markdown", "{out}"])],
+        "weights-gpu": [({}, [python, os.path.join(BENCH, "bench_cuda_weights.py"), library,
+                              "--repeat", "2", "--markdown", "{out}"]),
+                        ({}, [os.path.join(tests, "bench_cuda_weights_clip"), "--repeat", "5",
+                              "--python", python, "--markdown", "{out}"])],
+        "mpi-host": [({}, ["mpirun", "-np", "4", os.path.join(tests, "bench_mpi_split"),
+                           "--scene", "64", "--frames", "8", "--repeat", "3",
+                           "--markdown", "{out}"])],
+        "mpi-gpu": [({}, ["mpirun", "-np", "2", os.path.join(tests, "bench_mpi_split"),
+                          "--device", "--scene", "256", "--frames", "8", "--repeat", "5",
+                          "--markdown", "{out}"])],
+        "python-host": [({}, [python, os.path.join(ROOT, "python", "benchmarks",
+                                                   "bench_python.py"), "--skip-ctis",
+                              "--repeat", "2", "--markdown", "{out}"])],
     }[section]
 
 
