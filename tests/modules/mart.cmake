@@ -25,7 +25,9 @@ if(TARGET spart_cli)
     add_test(NAME cli_frames_${case}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/frames_tests.sh $<TARGET_FILE:spart_cli>
                      ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/frames_work ${case})
+    # under the sanitizers: fontconfig's lifelong caches (cairo's text in the
+    # pictures) are not spart's leaks, as for tests/cli's own tests
     set_tests_properties(cli_frames_${case} PROPERTIES LABELS unit TIMEOUT 120
-                         ENVIRONMENT "OMP_NUM_THREADS=2")
+                         ENVIRONMENT "OMP_NUM_THREADS=2;LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/cli/lsan.supp")
   endforeach()
 endif()
