@@ -198,13 +198,12 @@ int spart_cuda_mart_backproject_update(const spart_device_csr *matrix, const dou
  * observed_back at f * num_channel * scene_size, its scene at f *
  * scene_size, its stop flag at stops + f * stop_stride (ints; stops NULL:
  * none); each frame the operations of a launch for it alone. */
-int spart_cuda_mart_backproject_update_frames(const spart_device_csr *matrix,
-                                              const double *images, const double *observed_back,
-                                              double *scenes, int64_t num_frames,
-                                              int64_t num_channel, int64_t scene_size,
-                                              double gamma, const spart_device_short_rows *index,
-                                              const int *stops, int64_t stop_stride,
-                                              void *stream);
+int spart_cuda_mart_backproject_update_frames(const spart_device_csr *matrix, const double *images,
+                                              const double *observed_back, double *scenes,
+                                              int64_t num_frames, int64_t num_channel,
+                                              int64_t scene_size, double gamma,
+                                              const spart_device_short_rows *index,
+                                              const int *stops, int64_t stop_stride, void *stream);
 
 /* ---- assembly and the exact transpose (kernels/csr_assemble.cu) ------------------ */
 

@@ -353,8 +353,8 @@ static spart_status assemble(spart_context *context, const spart_weights *weight
         source.device_entries = device_entries;
         spart_report_progress(context, "assembly", 0, 1);
         status = step != NULL
-                     ? step->function(context, &source, weights->size_input,
-                                      weights->size_output, value_type, regridder, step->argument)
+                     ? step->function(context, &source, weights->size_input, weights->size_output,
+                                      value_type, regridder, step->argument)
                      : regridder->ops->assemble(context, &source, weights->size_input,
                                                 weights->size_output, value_type, regridder);
         if (status == SPART_OK) {
@@ -471,11 +471,12 @@ static spart_status create_regridder(spart_context *context, const spart_weights
     spart_device_entries resident;
     if (weights->on_device && device_entries == NULL && step == NULL) {
         if (cuda_device != weights->cuda_device) {
-            return cuda_device < 0 ? spart_weights_require_host(context, weights, "regridder_create")
-                                   : spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
-                                                "regridder_create_device: the weights live on "
-                                                "CUDA device %d, the context's device is %d",
-                                                weights->cuda_device, cuda_device);
+            return cuda_device < 0
+                       ? spart_weights_require_host(context, weights, "regridder_create")
+                       : spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                                    "regridder_create_device: the weights live on "
+                                    "CUDA device %d, the context's device is %d",
+                                    weights->cuda_device, cuda_device);
         }
         memset(&resident, 0, sizeof resident);
         resident.indices_input = weights->indices_input;
@@ -542,8 +543,7 @@ spart_status spart_regridder_create_device(spart_context *context, const spart_w
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
     }
-    return create_regridder(context, weights, options, context->cuda_device, NULL, NULL,
-                            regridder);
+    return create_regridder(context, weights, options, context->cuda_device, NULL, NULL, regridder);
 }
 
 spart_status spart_regridder_create_from_device_entries(
@@ -554,8 +554,8 @@ spart_status spart_regridder_create_from_device_entries(
 }
 
 spart_status spart_regridder_create_by_step(spart_context *context, const spart_weights *shell,
-                                            const spart_regridder_options *options,
-                                            int cuda_device, const spart_assembly_step *step,
+                                            const spart_regridder_options *options, int cuda_device,
+                                            const spart_assembly_step *step,
                                             spart_regridder **regridder)
 {
     return create_regridder(context, shell, options, cuda_device, NULL, step, regridder);

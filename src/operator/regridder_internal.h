@@ -350,9 +350,8 @@ spart_status spart_host_csr_assemble(const spart_allocator *allocator,
  * steps also make the plan's device tables, as the table's assembly does. */
 typedef struct spart_assembly_step {
     spart_status (*function)(spart_context *context, const spart_assembly_source *tables,
-                             int64_t cells_input, int64_t cells_output,
-                             spart_value_type value_type, spart_regridder *regridder,
-                             void *argument);
+                             int64_t cells_input, int64_t cells_output, spart_value_type value_type,
+                             spart_regridder *regridder, void *argument);
     void *argument;
 } spart_assembly_step;
 
@@ -361,8 +360,8 @@ typedef struct spart_assembly_step {
  * read): the roles, layout and axis maps of spart_regridder_create, then
  * the step, then the plan (src/operator/regridder.c). */
 spart_status spart_regridder_create_by_step(spart_context *context, const spart_weights *shell,
-                                            const spart_regridder_options *options,
-                                            int cuda_device, const spart_assembly_step *step,
+                                            const spart_regridder_options *options, int cuda_device,
+                                            const spart_assembly_step *step,
                                             spart_regridder **regridder);
 
 #endif /* SPART_REGRIDDER_INTERNAL_H */

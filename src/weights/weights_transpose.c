@@ -164,7 +164,8 @@ spart_status spart_weights_transpose_conservative(spart_context *context,
                           "weights, coordinates_input, coordinates_output and transposed must "
                           "not be NULL");
     }
-    spart_status on_host = spart_weights_require_host(context, weights, "weights_transpose_conservative");
+    spart_status on_host =
+        spart_weights_require_host(context, weights, "weights_transpose_conservative");
     if (on_host != SPART_OK) {
         return on_host;
     }

@@ -420,7 +420,8 @@ int main(int argc, char **argv)
         fprintf(f, "- device: %s; copy rate %.0f GB/s; peers: %s\n\n", properties.name, rate * 1e-9,
                 versions);
         fprintf(f,
-                "| case | entries | spart device ms (count) | pool kept ms | floor ms | + grids' upload ms | "
+                "| case | entries | spart device ms (count) | pool kept ms | floor ms | + grids' "
+                "upload ms | "
                 "spart host ms (%d thr) | host / device | regridding GPU ms (from host grids) | "
                 "regridding / spart (/ spart + upload) | device = host |\n",
                 threads);
