@@ -116,7 +116,8 @@ def _device_number(array):
     return 0
 
 
-def _from_cuda_interface(array, interface, name, function, dtypes, writable):
+def from_cuda_interface(array, interface, name, function, dtypes, writable):
+    """An Operand of an array with a ``__cuda_array_interface__`` (`interface`)."""
     shape = tuple(int(d) for d in interface["shape"])
     dtype = np.dtype(interface["typestr"])
     if not _contiguous(shape, interface.get("strides"), dtype.itemsize):
@@ -173,7 +174,7 @@ def operand(array: Any, name: str, function: str, dtypes: Sequence[Any],
         return _from_numpy(array, name, function, dtypes, writable)
     interface = getattr(array, "__cuda_array_interface__", None)
     if interface is not None:
-        return _from_cuda_interface(array, interface, name, function, dtypes, writable)
+        return from_cuda_interface(array, interface, name, function, dtypes, writable)
     if hasattr(array, "__dlpack__") and hasattr(array, "__dlpack_device__"):
         device_type, device_id = array.__dlpack_device__()
         if device_type == _DL_CPU:
@@ -206,9 +207,9 @@ def same_place(operands: Sequence[Tuple[str, Operand]], function: str) -> Option
     return first.device
 
 
-def empty_like(like: Any, operand_like: Operand, shape, dtype) -> Any:
+def empty_like(like: Any, operand_like: Operand, shape, dtype, function: str = "spart") -> Any:
     """A new array of `shape` and `dtype` in the same place and library as `like`
-    (NumPy, CuPy or PyTorch)."""
+    (NumPy, CuPy or PyTorch); `function` names the call in the error."""
     if operand_like.device is None:
         return np.empty(shape, dtype=dtype)
     module = type(like).__module__.split(".")[0]
@@ -222,7 +223,7 @@ def empty_like(like: Any, operand_like: Operand, shape, dtype) -> Any:
 
         return torch.empty(shape, dtype=getattr(torch, np.dtype(dtype).name),
                            device=like.device)
-    raise _core.argument_error("spart", f"a {type(like).__name__} in GPU memory: give the "
+    raise _core.argument_error(function, f"a {type(like).__name__} in GPU memory: give the "
                                "output array yourself (out=) for arrays that are not CuPy or "
                                "PyTorch", "type")
 

@@ -12,7 +12,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
-from . import _core
+from . import _arrays, _core
 from ._core import _local, ffi, lib
 from ._weights import as_weights
 
@@ -456,45 +456,23 @@ class Regridder:
 
 def _device_array(array, name, function, writable):
     """(address, shape, stream) of a float64 C-contiguous array in GPU
-    memory, read through __cuda_array_interface__ (CuPy, PyTorch, Numba)."""
+    memory, read through __cuda_array_interface__ (CuPy, PyTorch, Numba)
+    by the reader the kernels use (_arrays.from_cuda_interface)."""
     interface = getattr(array, "__cuda_array_interface__", None)
     if interface is None:
         raise _core.argument_error(function, f"{name}: a {type(array).__name__}; this "
                                    "Regridder is on a GPU and takes arrays in GPU memory "
                                    "(CuPy, PyTorch)", "type")
-    shape = tuple(int(d) for d in interface["shape"])
-    if np.dtype(interface["typestr"]) != _FLOAT64:
-        raise _core.argument_error(function, f"{name}: a {np.dtype(interface['typestr'])} "
-                                   "array; spart reads float64", "type")
-    strides = interface.get("strides")
-    if strides is not None:
-        expected, step = [], 8
-        for d in reversed(shape):
-            expected.append(step)
-            step *= max(d, 1)
-        if tuple(strides) != tuple(reversed(expected)) and int(np.prod(shape)) > 1:
-            raise _core.argument_error(function, f"{name}: not C-contiguous (strides "
-                                       f"{tuple(strides)})")
-    address, read_only = interface["data"]
-    if writable and read_only:
-        raise _core.argument_error(function, f"{name}: a read-only array; spart writes into it")
-    return int(address), shape, interface.get("stream")
+    operand = _arrays.from_cuda_interface(array, interface, name, function, (_FLOAT64,),
+                                          writable)
+    return operand.address, operand.shape, operand.stream
 
 
 def _device_empty(like, shape, function):
     """A new float64 array in the same GPU library as `like`."""
-    module = type(like).__module__.split(".")[0]
-    if module == "cupy":
-        import cupy
-
-        with cupy.cuda.Device(like.device.id):
-            return cupy.empty(shape, dtype=cupy.float64)
-    if module == "torch":
-        import torch
-
-        return torch.empty(shape, dtype=torch.float64, device=like.device)
-    raise _core.argument_error(function, f"x: a {type(like).__name__}; give out= (an array "
-                               "in GPU memory) for arrays that are not CuPy or PyTorch", "type")
+    operand = _arrays.from_cuda_interface(like, like.__cuda_array_interface__, "x", function,
+                                          (_FLOAT64,), False)
+    return _arrays.empty_like(like, operand, shape, _FLOAT64, function)
 
 
 class BoundProduct:
