@@ -32,18 +32,6 @@ static spart_status check_frame_sizes(spart_context *context, const char *what, 
     return SPART_OK;
 }
 
-/* The table of `on_device` and the start of a step on it. */
-static spart_status enter(spart_context *context, int on_device, const char *what, int count,
-                          const void *const *pointers, const char *const *names,
-                          const spart_mart_ops **ops, int *token)
-{
-    spart_status status = spart_mart_select(context, on_device, what, ops);
-    if (status == SPART_OK) {
-        status = (*ops)->begin(context, what, count, pointers, names, token);
-    }
-    return status;
-}
-
 spart_status spart_mart_update_frames(spart_context *context, double *scenes,
                                       const double *observed_back, const double *predicted_back,
                                       int64_t num_frames, int64_t num_channel, int64_t scene_size,
@@ -65,7 +53,7 @@ spart_status spart_mart_update_frames(spart_context *context, double *scenes,
     if (status == SPART_OK) {
         const void *pointers[] = {scenes, observed_back, predicted_back, states};
         const char *names[] = {"scenes", "observed_back", "predicted_back", "states"};
-        status = enter(context, on_device, what, 4, pointers, names, &ops, &token);
+        status = spart_mart_enter(context, on_device, what, 4, pointers, names, &ops, &token);
     }
     if (status != SPART_OK) {
         return status;
@@ -96,7 +84,7 @@ spart_status spart_mart_decide_frames(spart_context *context, const spart_mart_r
     if (status == SPART_OK) {
         const void *pointers[] = {merits, history_rows, states};
         const char *names[] = {"merits", "history_rows", "states"};
-        status = enter(context, on_device, what, 3, pointers, names, &ops, &token);
+        status = spart_mart_enter(context, on_device, what, 3, pointers, names, &ops, &token);
     }
     if (status != SPART_OK) {
         return status;
@@ -119,7 +107,7 @@ spart_status spart_mart_keep_frames(spart_context *context, const double *scenes
     if (status == SPART_OK) {
         const void *pointers[] = {scenes, kept, states};
         const char *names[] = {"scenes", "kept", "states"};
-        status = enter(context, on_device, what, 3, pointers, names, &ops, &token);
+        status = spart_mart_enter(context, on_device, what, 3, pointers, names, &ops, &token);
     }
     if (status != SPART_OK) {
         return status;

@@ -87,6 +87,15 @@ typedef struct spart_mart_ops {
 spart_status spart_mart_select(spart_context *context, int on_device, const char *what,
                                const spart_mart_ops **ops);
 
+/* The table of `on_device` and the start of a step on it: *ops, and
+ * *token for the step's (*ops)->end. `count` arrays `pointers`, named
+ * `names` in a sentence, are checked by the table's begin. Used by the
+ * one-frame steps (src/mart/mart_steps.c) and those of many frames
+ * (src/mart/mart_frames.c). */
+spart_status spart_mart_enter(spart_context *context, int on_device, const char *what, int count,
+                              const void *const *pointers, const char *const *names,
+                              const spart_mart_ops **ops, int *token);
+
 extern const spart_mart_ops spart_mart_host_ops;
 #if defined(SPART_HAVE_CUDA)
 extern const spart_mart_ops spart_mart_cuda_ops;

@@ -88,11 +88,9 @@ static spart_status check_workspace(spart_context *context, const char *what, vo
     return SPART_OK;
 }
 
-/* The table of `on_device` and the start of a step on it: *ops and
- * *token for its end. */
-static spart_status enter(spart_context *context, int on_device, const char *what, int count,
-                          const void *const *pointers, const char *const *names,
-                          const spart_mart_ops **ops, int *token)
+spart_status spart_mart_enter(spart_context *context, int on_device, const char *what, int count,
+                              const void *const *pointers, const char *const *names,
+                              const spart_mart_ops **ops, int *token)
 {
     spart_status status = spart_mart_select(context, on_device, what, ops);
     if (status == SPART_OK) {
@@ -113,7 +111,7 @@ spart_status spart_mart_clamp(spart_context *context, double *values, int64_t n,
     if (status == SPART_OK) {
         const void *pointers[] = {values};
         const char *names[] = {"values"};
-        status = enter(context, on_device, what, 1, pointers, names, &ops, &token);
+        status = spart_mart_enter(context, on_device, what, 1, pointers, names, &ops, &token);
     }
     if (status != SPART_OK) {
         return status;
@@ -134,7 +132,7 @@ spart_status spart_mart_noise_widths(spart_context *context, double *images, dou
     if (status == SPART_OK) {
         const void *pointers[] = {images, widths};
         const char *names[] = {"images", "widths"};
-        status = enter(context, on_device, what, 2, pointers, names, &ops, &token);
+        status = spart_mart_enter(context, on_device, what, 2, pointers, names, &ops, &token);
     }
     if (status != SPART_OK) {
         return status;
@@ -229,7 +227,7 @@ spart_status spart_mart_finish_and_measure(spart_context *context, const double 
     if (status == SPART_OK) {
         const void *pointers[] = {observed, images, widths, workspace, gate};
         const char *names[] = {"observed", "images", "widths", "workspace", "gate"};
-        status = enter(context, on_device, what, 5, pointers, names, &ops, &token);
+        status = spart_mart_enter(context, on_device, what, 5, pointers, names, &ops, &token);
     }
     if (status != SPART_OK) {
         return status;
@@ -296,7 +294,7 @@ static spart_status update(spart_context *context, const char *what, double *sce
     if (status == SPART_OK) {
         const void *pointers[] = {scene, observed_back, predicted_back, gate};
         const char *names[] = {"scene", "observed_back", "predicted_back", "gate"};
-        status = enter(context, on_device, what, 4, pointers, names, &ops, &token);
+        status = spart_mart_enter(context, on_device, what, 4, pointers, names, &ops, &token);
     }
     if (status != SPART_OK) {
         return status;
@@ -420,7 +418,7 @@ spart_status spart_mart_decide(spart_context *context, const spart_mart_run_rule
     if (status == SPART_OK) {
         const void *pointers[] = {merits_row, history_row, state};
         const char *names[] = {"merits", "history_row", "state"};
-        status = enter(context, on_device, what, 3, pointers, names, &ops, &token);
+        status = spart_mart_enter(context, on_device, what, 3, pointers, names, &ops, &token);
     }
     if (status != SPART_OK) {
         return status;
@@ -442,7 +440,7 @@ spart_status spart_mart_keep(spart_context *context, const double *scene, int64_
     if (status == SPART_OK) {
         const void *pointers[] = {scene, kept, state};
         const char *names[] = {"scene", "kept", "state"};
-        status = enter(context, on_device, what, 3, pointers, names, &ops, &token);
+        status = spart_mart_enter(context, on_device, what, 3, pointers, names, &ops, &token);
     }
     if (status != SPART_OK) {
         return status;
