@@ -143,6 +143,16 @@ spart_status spart_regrid(spart_context *context, int num_coordinates,
 spart_status spart_weights_save(spart_context *context, const spart_weights *weights,
                                 const char *path, int overwrite);
 spart_status spart_weights_load(spart_context *context, const char *path, spart_weights **weights);
+spart_status spart_weights_build_device(
+    spart_context *context, int num_coordinates, const spart_array *coordinates_input,
+    const spart_array *coordinates_output, const spart_weights_options *options,
+    spart_weights **weights);
+spart_status spart_weights_build_device_workspace_size(
+    spart_context *context, int num_coordinates, const spart_array *coordinates_input,
+    const spart_array *coordinates_output, const spart_weights_options *options, size_t *bytes);
+int spart_weights_cuda_device(const spart_weights *weights);
+spart_status spart_weights_to_host(spart_context *context, const spart_weights *weights,
+                                   spart_weights **host);
 
 /* ---- spart/regridder.h ---- */
 typedef enum spart_value_type { SPART_FLOAT64 = 0, SPART_FLOAT32 = 1 } spart_value_type;
@@ -189,6 +199,58 @@ spart_status spart_regridder_save(spart_context *context, const spart_regridder 
                                   const char *path, int overwrite);
 spart_status spart_regridder_load(spart_context *context, const char *path,
                                   spart_regridder **regridder);
+typedef struct spart_weights_block {
+    int64_t first_element;
+    int64_t num_elements;
+    const int64_t *offsets;
+    const int64_t *indices_input;
+    const int64_t *indices_output;
+    const double *values;
+} spart_weights_block;
+typedef spart_status (*spart_weights_block_function)(void *user_data, int64_t block, int pass,
+                                                     spart_weights_block *result);
+typedef struct spart_weights_stream {
+    spart_shape shape_orthogonal;
+    spart_shape shape_input;
+    spart_shape shape_output;
+    int num_axis_input;
+    int axis_input[SPART_MAX_NDIM];
+    int num_axis_output;
+    int axis_output[SPART_MAX_NDIM];
+    int64_t num_blocks;
+    int64_t max_block_entries;
+    int blocks_on_device;
+    spart_weights_block_function function;
+    void *user_data;
+    ...; /* later fields: the _init function's defaults */
+} spart_weights_stream;
+void spart_weights_stream_init(spart_weights_stream *stream);
+typedef struct spart_stream_report {
+    size_t budget_bytes;
+    size_t peak_bytes;
+    size_t result_bytes;
+    size_t staging_bytes;
+    int64_t num_blocks;
+    int64_t num_entries_read;
+    int64_t num_entries;
+    ...; /* fields the package does not read */
+} spart_stream_report;
+spart_status spart_regridder_stream_bytes(
+    spart_context *context, const spart_weights_stream *stream,
+    const spart_regridder_options *options, int on_device, int64_t num_entries, size_t *bytes);
+spart_status spart_regridder_stream_block_entries(
+    spart_context *context, const spart_weights_stream *stream,
+    const spart_regridder_options *options, int on_device, int64_t num_entries,
+    size_t budget_bytes, int64_t *block_entries);
+spart_status spart_regridder_create_streamed(
+    spart_context *context, const spart_weights_stream *stream,
+    const spart_regridder_options *options, int on_device, size_t budget_bytes,
+    spart_regridder **regridder, spart_stream_report *report);
+typedef struct spart_weights_files spart_weights_files;
+spart_status spart_weights_files_open(
+    spart_context *context, int num_files, const char *const *paths, int64_t block_entries,
+    spart_weights_files **files, spart_weights_stream *stream);
+void spart_weights_files_close(spart_weights_files *files);
 
 /* ---- spart/device.h ---- */
 spart_status spart_context_set_cuda_device(spart_context *context, int device);
@@ -409,6 +471,13 @@ spart_status spart_mart_solve_frames(spart_context *context,
                                      const spart_mart_operators *operators, int64_t num_frames,
                                      const double *observed, const spart_mart_options *options,
                                      int64_t batch_frames, spart_mart_result **results);
+spart_status spart_mart_frames_workspace_size(
+    spart_context *context, const spart_mart_operators *operators, int64_t num_frames,
+    const spart_mart_options *options, int64_t batch_frames, size_t *bytes);
+spart_status spart_mart_solve_frames_workspace(
+    spart_context *context, const spart_mart_operators *operators, int64_t num_frames,
+    const double *observed, const spart_mart_options *options, int64_t batch_frames,
+    void *workspace, size_t workspace_bytes, spart_mart_result **results);
 void spart_mart_result_free(spart_mart_result *result);
 int64_t spart_mart_result_num_iterations(const spart_mart_result *result);
 int spart_mart_result_success(const spart_mart_result *result);
@@ -431,6 +500,11 @@ spart_status spart_psf_gaussian(spart_context *context, double sigma_major, doub
 typedef enum spart_psf_mode {
     SPART_PSF_AUTO = 0, SPART_PSF_FFT = 1, SPART_PSF_FOLDED = 2
 } spart_psf_mode;
+typedef struct spart_instrument_line {
+    int64_t num_wavelength;
+    const double *wavelength;
+    double intensity_scale;
+} spart_instrument_line;
 typedef struct spart_instrument_params {
     int64_t num_channel;
     const double *angle;
@@ -458,6 +532,9 @@ typedef struct spart_instrument_params {
     const double *psf;
     int64_t psf_size[2];
     spart_psf_mode psf_mode;
+    int64_t num_line;
+    const spart_instrument_line *lines;
+    size_t memory_budget;
     ...; /* later fields: the _init function's defaults */
 } spart_instrument_params;
 void spart_instrument_params_init(spart_instrument_params *params);
@@ -468,6 +545,8 @@ void spart_instrument_free(spart_instrument *instrument);
 int64_t spart_instrument_num_channel(const spart_instrument *instrument);
 int64_t spart_instrument_scene_size(const spart_instrument *instrument);
 int64_t spart_instrument_image_size(const spart_instrument *instrument);
+int64_t spart_instrument_num_wavelength(const spart_instrument *instrument);
+int64_t spart_instrument_num_line(const spart_instrument *instrument);
 const spart_regridder *spart_instrument_forward(const spart_instrument *instrument);
 const spart_regridder *spart_instrument_backward(const spart_instrument *instrument);
 const spart_weights *spart_instrument_weights(const spart_instrument *instrument);
@@ -505,6 +584,10 @@ spart_status spart_scene_gaussians(spart_context *context, double wavelength_res
 /* MART's progress callback, written in Python (spart/_mart.py). */
 extern "Python" int spart_python_mart_progress(void *user, const spart_mart_progress *progress);
 
+/* A streamed assembly's block function, written in Python (spart/_stream.py). */
+extern "Python" spart_status spart_python_weights_block(void *user, int64_t block, int pass,
+                                                       spart_weights_block *result);
+
 /* The product with x given as its data and a shape made once (below). */
 spart_status spart_python_regridder_apply(spart_context *context,
                                           const spart_regridder *regridder, const double *x,
@@ -513,6 +596,8 @@ spart_status spart_python_regridder_apply(spart_context *context,
 spart_status spart_python_time_apply(spart_context *context, const spart_regridder *regridder,
                                      const double *x, const spart_shape *shape_x, double *y,
                                      int64_t size_y, int64_t repeat, double seconds[2]);
+/* For python/benchmarks/bench_loop.py: the clocks spart_python_time_apply reads. */
+void spart_python_clock(double seconds[2]);
 """
 
 SOURCE = r"""
@@ -557,6 +642,11 @@ static double spart_python_seconds(clockid_t clock)
     struct timespec now;
     clock_gettime(clock, &now);
     return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+static void spart_python_clock(double seconds[2])
+{
+    seconds[0] = spart_python_seconds(CLOCK_MONOTONIC);
+    seconds[1] = spart_python_seconds(CLOCK_THREAD_CPUTIME_ID);
 }
 static spart_status spart_python_time_apply(spart_context *context,
                                             const spart_regridder *regridder, const double *x,

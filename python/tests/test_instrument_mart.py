@@ -98,3 +98,26 @@ def test_mart_frames_give_each_frame_alone(instrument):
     assert len({r.num_iteration for r in alone}) > 1  # they did stop apart
     with pytest.raises(spart.SpartValueError, match="images: shape"):
         spart.mart_frames(instrument, np.ascontiguousarray(images[:, 0]))
+
+
+def test_mart_frames_in_a_kept_workspace(instrument):
+    """mart_frames in a workspace the caller keeps between solves
+    (spart_mart_solve_frames_workspace): the same bits as without it, the
+    same workspace reused; one too small refused with spart's sentence."""
+    scene = tiny_scene()
+    images = np.stack([instrument.observe(scene * k, seed=k) for k in (1.0, 0.5)])
+    bytes_needed = spart.mart_frames_workspace_size(instrument, 2, batch_frames=2)
+    assert bytes_needed > 0
+    workspace = np.empty(bytes_needed, dtype=np.uint8)
+    plain = spart.mart_frames(instrument, images, batch_frames=2)
+    for _ in range(2):
+        kept = spart.mart_frames(instrument, images, batch_frames=2, workspace=workspace)
+        for got, want in zip(kept, plain):
+            assert got.num_iteration == want.num_iteration
+            assert np.array_equal(got.solution, want.solution)
+            assert np.array_equal(got.mean_chi_squared, want.mean_chi_squared)
+    with pytest.raises(spart.SpartValueError, match="workspace") as caught:
+        spart.mart_frames(instrument, images, batch_frames=2, workspace=workspace[:64])
+    assert caught.value.status_name == "SPART_ERROR_INVALID_ARGUMENT"
+    with pytest.raises(TypeError, match="workspace: a bytearray"):
+        spart.mart_frames(instrument, images, workspace=bytearray(bytes_needed))

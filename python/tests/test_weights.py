@@ -106,3 +106,17 @@ def test_save_and_load(tmp_path):
     loaded = spart.Weights.load(path)
     for a, b in zip(loaded.arrays(), w[0].arrays()):
         assert np.array_equal(a, b)
+
+
+def test_device_build_refused_without_a_device():
+    """weights(..., device=d) without a CUDA build or device: spart's
+    SPART_ERROR_NO_DEVICE and sentence (python/tests/test_gpu.py runs it on
+    a GPU)."""
+    try:
+        w = spart.weights(np.linspace(0, 1, 5), np.linspace(0, 1, 3), device=0)
+    except spart.SpartError as error:
+        assert error.status_name == "SPART_ERROR_NO_DEVICE" and error.sentence
+        return
+    assert w[0].device == 0  # a GPU is there: the build must say where it is
+    with pytest.raises(ValueError, match="to_host"):
+        w[0].arrays()

@@ -29,11 +29,12 @@ from ._core import (SpartError, SpartNotImplementedError, SpartTypeError, SpartV
                     get_threads, set_threads, status_name, version)
 from ._csr_matrix import CsrMatrix
 from ._instrument import IdealInstrument, psf_gaussian, scene_gaussians, wavelength_from_velocity
-from ._mart import MartInverter, MartResult, mart, mart_frames
+from ._mart import MartInverter, MartResult, mart, mart_frames, mart_frames_workspace_size
 from ._permute import PermuteBlock, PermutePlan
 from ._regridder import Regridder
 from ._scoring import score_candidates
 from ._softmax import rows_from_index, softmax, softmax_aggregate, softmax_backward
+from ._stream import WeightsStream
 from ._vcs import VcsMatrix
 from ._weights import (Weights, convolve_weights, regrid, regrid_from_weights,
                        transpose_weights, transpose_weights_conservative, weights)
@@ -44,7 +45,9 @@ __all__ = [
     "CsrMatrix", "IdealInstrument", "MartInverter", "MartResult", "PermuteBlock",
     "PermutePlan", "Regridder", "SpartError",
     "SpartNotImplementedError", "SpartTypeError", "SpartValueError", "VcsMatrix", "Weights",
-    "convolve_weights", "get_threads", "mart", "mart_frames", "psf_gaussian", "regrid", "regrid_from_weights",
+    "WeightsStream",
+    "convolve_weights", "get_threads", "mart", "mart_frames", "mart_frames_workspace_size",
+    "psf_gaussian", "regrid", "regrid_from_weights",
     "rows_from_index", "scene_gaussians", "score_candidates", "set_threads", "softmax",
     "softmax_aggregate", "softmax_backward", "status_name", "transpose_weights",
     "transpose_weights_conservative", "version", "wavelength_from_velocity", "weights",

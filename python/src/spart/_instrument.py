@@ -7,7 +7,7 @@ point-spread function of ctis's tutorials (include/spart/scene.h, psf.h).
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +27,26 @@ def _vector(values, name, function):
     if array.size == 0:
         raise _core.argument_error(function, f"{name}: empty")
     return array
+
+
+def _lines(lines, function):
+    """(spart_instrument_line[], the edge arrays they point into)."""
+    lines = list(lines)
+    if not lines:
+        raise _core.argument_error(function, "lines: empty; give at least one line")
+    table = ffi.new("spart_instrument_line[]", len(lines))
+    kept = []
+    for k, line in enumerate(lines):
+        if isinstance(line, tuple) and len(line) == 2:
+            edges, scale = line
+        else:
+            edges, scale = line, 1.0
+        edges = _vector(edges, f"lines[{k}] wavelength", function)
+        kept.append(edges)
+        table[k].num_wavelength = edges.size - 1
+        table[k].wavelength = _core.pointer(edges)
+        table[k].intensity_scale = float(scale)
+    return table, kept
 
 
 class IdealInstrument:
@@ -56,8 +76,8 @@ class IdealInstrument:
         cm^2.
     timedelta_exposure : float
         Exposure time, s (ctis's name).
-    wavelength : array_like
-        Wavelength bin edges, Angstrom, increasing.
+    wavelength : array_like or None
+        Wavelength bin edges, Angstrom, increasing (None with ``lines``).
     scene_x, scene_y : array_like
         Scene cell vertices, arcsec.
     sensor_x, sensor_y : array_like
@@ -78,6 +98,18 @@ class IdealInstrument:
         Compose the PSF by FFT, or fold it into the weights (as ctis 0.5.0).
     keep_weights : bool
         Keep the geometric weights (the :attr:`weights` property).
+    lines : sequence, optional
+        Several spectral lines dispersed by the same geometry, instead of
+        ``wavelength`` (then None): each line ``(wavelength_edges,
+        intensity_scale)`` (or its edges alone, scale 1). The scene's
+        wavelength axis is then the lines' bins one line after another
+        (``include/spart/instrument.h`` says how each line's photons and
+        backprojection are weighted). ``num_line`` says how many.
+    memory_budget : int
+        0 (default): build every weight, then the operators. > 0: assemble
+        each operator by streaming within this many bytes, one (channel,
+        bin) plane's weights at a time (the same operators, bit for bit; not
+        with ``keep_weights`` or a folded PSF).
 
     Notes
     -----
@@ -89,16 +121,29 @@ class IdealInstrument:
 
     def __init__(self, angle: npt.ArrayLike, dispersion: float, plate_scale: float,
                  wavelength_ref: float, position_ref: Sequence[float], area_effective: float,
-                 timedelta_exposure: float, wavelength: npt.ArrayLike, scene_x: npt.ArrayLike,
-                 scene_y: npt.ArrayLike, sensor_x: npt.ArrayLike, sensor_y: npt.ArrayLike,
+                 timedelta_exposure: float, wavelength: Optional[npt.ArrayLike],
+                 scene_x: npt.ArrayLike, scene_y: npt.ArrayLike, sensor_x: npt.ArrayLike,
+                 sensor_y: npt.ArrayLike,
                  quantum_yield: float = 1.0, read_noise: float = 0.0,
                  solid_angle_steradian: bool = False, dtype: npt.DTypeLike = np.float64,
                  psf: Optional[np.ndarray] = None, psf_mode: str = "auto",
-                 keep_weights: bool = False) -> None:
+                 keep_weights: bool = False,
+                 lines: Optional[Sequence[Any]] = None, memory_budget: int = 0) -> None:
         function = "IdealInstrument"
         arrays = {name: _vector(value, name, function) for name, value in (
-            ("angle", angle), ("wavelength", wavelength), ("scene_x", scene_x),
-            ("scene_y", scene_y), ("sensor_x", sensor_x), ("sensor_y", sensor_y))}
+            ("angle", angle), ("scene_x", scene_x), ("scene_y", scene_y),
+            ("sensor_x", sensor_x), ("sensor_y", sensor_y))}
+        kept_lines = None
+        if lines is None:
+            if wavelength is None:
+                raise _core.argument_error(function, "wavelength: None; give the bin edges, "
+                                           "or lines")
+            arrays["wavelength"] = _vector(wavelength, "wavelength", function)
+        elif wavelength is not None:
+            raise _core.argument_error(function, "wavelength and lines both given; the lines "
+                                       "give the bins (wavelength=None)")
+        else:
+            kept_lines = _lines(lines, function)
         params = ffi.new("spart_instrument_params *")
         lib.spart_instrument_params_init(params)
         params.num_channel = arrays["angle"].size
@@ -116,9 +161,18 @@ class IdealInstrument:
         params.quantum_yield = float(quantum_yield)
         params.read_noise = float(read_noise)
         for name in ("wavelength", "scene_x", "scene_y", "sensor_x", "sensor_y"):
+            if name not in arrays:
+                continue
             count = {"wavelength": "num_wavelength"}.get(name, "num_" + name)
             setattr(params, count, arrays[name].size - 1)
             setattr(params, name, _core.pointer(arrays[name]))
+        if kept_lines is not None:
+            params.num_line = len(kept_lines[1])
+            params.lines = kept_lines[0]
+        if int(memory_budget) < 0:
+            raise _core.argument_error(function, f"memory_budget: {memory_budget}; give bytes "
+                                       ">= 0 (0: build in memory)")
+        params.memory_budget = int(memory_budget)
         params.solid_angle_steradian = 1 if solid_angle_steradian else 0
         dtype = np.dtype(dtype)
         if dtype not in (np.dtype(np.float64), np.dtype(np.float32)):
@@ -147,8 +201,9 @@ class IdealInstrument:
         pointer = out[0]
         self._pointer = ffi.gc(pointer, lambda p, ctx=ctx: lib.spart_instrument_free(p))
         self.num_channel = int(lib.spart_instrument_num_channel(pointer))
-        self.shape_scene = (arrays["wavelength"].size - 1, arrays["scene_x"].size - 1,
-                            arrays["scene_y"].size - 1)
+        self.num_line = int(lib.spart_instrument_num_line(pointer))
+        self.shape_scene = (int(lib.spart_instrument_num_wavelength(pointer)),
+                            arrays["scene_x"].size - 1, arrays["scene_y"].size - 1)
         self.shape_images = (self.num_channel, arrays["sensor_x"].size - 1,
                              arrays["sensor_y"].size - 1)
         self.quantum_yield = float(quantum_yield)

@@ -186,17 +186,32 @@ def mart(instrument: Union[IdealInstrument, Tuple[Regridder, Regridder]],
 def _problem(instrument, images, function, num_channel, gain, read_noise, frames):
     """(context, pair, operators, scene shape, checked images) of a MART
     problem; with `frames`, images has a leading axis of frames."""
-    pair = ffi.new("spart_mart_regridder_pair *")
-    operators = ffi.new("spart_mart_operators *")
-    ctx = _core.context()
+    ctx, pair, operators, shape_scene = _operators(instrument, function, num_channel, gain,
+                                                   read_noise)
+    images = _core.values_in(images, "images", function)
     if isinstance(instrument, IdealInstrument):
-        shape_scene = instrument.shape_scene
-        images = _core.values_in(images, "images", function)
         shape = images.shape[1:] if frames else images.shape
         if shape != instrument.shape_images or (frames and images.ndim < 1):
             want = ("(frames,) + " if frames else "") + str(instrument.shape_images)
             raise _core.argument_error(function, f"images: shape {images.shape}; the "
                                        f"instrument's images are {want}", "shape")
+    else:
+        expected = operators.num_channel * operators.image_size
+        size = images[0].size if frames and images.ndim >= 1 and len(images) else images.size
+        if size != expected:
+            raise _core.argument_error(function, f"images: {size} values a frame; the "
+                                       f"operators take {expected}", "shape")
+    return ctx, pair, operators, shape_scene, images
+
+
+def _operators(instrument, function, num_channel, gain, read_noise):
+    """(context, pair, operators, scene shape) of an instrument or a pair of
+    Regridders (the pair struct must outlive the operators)."""
+    pair = ffi.new("spart_mart_regridder_pair *")
+    operators = ffi.new("spart_mart_operators *")
+    ctx = _core.context()
+    if isinstance(instrument, IdealInstrument):
+        shape_scene = instrument.shape_scene
         ctx.check(lib.spart_instrument_mart_operators(ctx.pointer, instrument._pointer, pair,
                                                       operators),
                   "spart_instrument_mart_operators")
@@ -207,7 +222,6 @@ def _problem(instrument, images, function, num_channel, gain, read_noise, frames
             raise _core.argument_error(function, "give num_channel and gain (and read_noise) "
                                        "with a pair of Regridders")
         shape_scene = forward.shape_input
-        images = _core.values_in(images, "images", function)
         pair.forward = forward._live()
         pair.backward = backward._live()
         pair.num_channel = int(num_channel)
@@ -215,16 +229,11 @@ def _problem(instrument, images, function, num_channel, gain, read_noise, frames
         pair.read_noise = float(read_noise or 0.0)
         ctx.check(lib.spart_mart_operators_from_regridders(ctx.pointer, pair, operators),
                   "spart_mart_operators_from_regridders")
-        expected = operators.num_channel * operators.image_size
-        size = images[0].size if frames and images.ndim >= 1 and len(images) else images.size
-        if size != expected:
-            raise _core.argument_error(function, f"images: {size} values a frame; the "
-                                       f"operators take {expected}", "shape")
     else:
         raise _core.argument_error(function, f"instrument: a {type(instrument).__name__}; "
                                    "give an IdealInstrument or (forward, backward) Regridders",
                                    "type")
-    return ctx, pair, operators, shape_scene, images
+    return ctx, pair, operators, shape_scene
 
 
 def _options(operators, shape_scene, function, guess, gamma, threshold_convergence,
@@ -259,7 +268,8 @@ def mart_frames(instrument: Union[IdealInstrument, Tuple[Regridder, Regridder]],
                 num_iteration: int = 100, intermediate: bool = False,
                 stop_rule: str = "threshold", target: float = 1.0, batch_frames: int = 0,
                 num_channel: Optional[int] = None, gain: Optional[float] = None,
-                read_noise: Optional[float] = None) -> "list[MartResult]":
+                read_noise: Optional[float] = None,
+                workspace: Optional[np.ndarray] = None) -> "list[MartResult]":
     """
     MART on a sequence of frames of the same instrument in one solve
     (spart_mart_solve_frames): each iteration applies the operators once to
@@ -274,6 +284,13 @@ def mart_frames(instrument: Union[IdealInstrument, Tuple[Regridder, Regridder]],
         ``(frames,) + `` the scene: each frame's first state.
     batch_frames : int
         Frames a pass of the operators (0: as many as fit 1 GiB, at most 64).
+    workspace : numpy.ndarray, optional
+        Working memory kept by the caller for a sequence of solves of the
+        same sizes (``spart_mart_solve_frames_workspace``): a writeable
+        C-contiguous array, aligned for float64 (any NumPy allocation is),
+        of at least :func:`mart_frames_workspace_size` bytes; its contents
+        afterwards are unspecified. None: allocated and freed by the call.
+        The results are the same bits either way.
     Others as :func:`mart`.
 
     Returns
@@ -290,9 +307,22 @@ def mart_frames(instrument: Union[IdealInstrument, Tuple[Regridder, Regridder]],
                              threshold_convergence, num_iteration, intermediate, stop_rule,
                              target, num_frames)
     out = ffi.new("spart_mart_result *[]", num_frames)
-    ctx.check(lib.spart_mart_solve_frames(ctx.pointer, operators, num_frames,
-                                          _core.pointer(images), options, int(batch_frames),
-                                          out), "spart_mart_solve_frames")
+    if workspace is None:
+        ctx.check(lib.spart_mart_solve_frames(ctx.pointer, operators, num_frames,
+                                              _core.pointer(images), options, int(batch_frames),
+                                              out), "spart_mart_solve_frames")
+    else:
+        if not isinstance(workspace, np.ndarray):
+            raise _core.argument_error(function, f"workspace: a {type(workspace).__name__}; "
+                                       "give a NumPy array (numpy.empty(bytes, numpy.uint8))",
+                                       "type")
+        if not workspace.flags.c_contiguous or not workspace.flags.writeable:
+            raise _core.argument_error(function, "workspace: not a writeable C-contiguous "
+                                       "array; spart works in it")
+        ctx.check(lib.spart_mart_solve_frames_workspace(
+            ctx.pointer, operators, num_frames, _core.pointer(images), options,
+            int(batch_frames), ffi.from_buffer(workspace, require_writable=True),
+            workspace.nbytes, out), "spart_mart_solve_frames_workspace")
     results = []
     try:
         for f in range(num_frames):
@@ -301,6 +331,28 @@ def mart_frames(instrument: Union[IdealInstrument, Tuple[Regridder, Regridder]],
         for f in range(num_frames):
             lib.spart_mart_result_free(out[f])
     return results
+
+
+def mart_frames_workspace_size(instrument: Union[IdealInstrument, Tuple[Regridder, Regridder]],
+                               num_frames: int, batch_frames: int = 0,
+                               intermediate: bool = False, num_channel: Optional[int] = None,
+                               gain: Optional[float] = None,
+                               read_noise: Optional[float] = None) -> int:
+    """
+    The bytes of working memory :func:`mart_frames` needs for ``num_frames``
+    frames of this instrument (or pair of Regridders) with these options
+    (``spart_mart_frames_workspace_size``), for its ``workspace=``.
+    """
+    function = "spart.mart_frames_workspace_size"
+    ctx, pair, operators, shape_scene = _operators(instrument, function, num_channel, gain,
+                                                   read_noise)
+    options, kept = _options(operators, shape_scene, function, None, None, 1e-3, 100,
+                             intermediate, "threshold", 1.0, int(num_frames))
+    out = ffi.new("size_t *")
+    ctx.check(lib.spart_mart_frames_workspace_size(ctx.pointer, operators, int(num_frames),
+                                                   options, int(batch_frames), out),
+              "spart_mart_frames_workspace_size")
+    return int(out[0])
 
 
 class MartInverter:

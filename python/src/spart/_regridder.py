@@ -71,6 +71,7 @@ class Regridder:
         self._plans = {}
         self._transpose = None
         self._conservative = None
+        self.stream_report = None
 
     # ---- making one ----------------------------------------------------------------
 
@@ -106,28 +107,16 @@ class Regridder:
             Leave out entries whose value is exactly 0.
         device : int, optional
             Assemble on this CUDA device (spart built with CUDA) instead of
-            the host.
+            the host. None: where the weights are (the host, or the device
+            of weights built with ``spart.weights(..., device=d)``, read
+            there in place).
         """
         function = "Regridder.from_weights"
         w = as_weights(weights, function, axis_input, axis_output)
-        options = ffi.new("spart_regridder_options *")
-        lib.spart_regridder_options_init(options)
-        if shape_input is not None:
-            options.has_shape_input = 1
-            _core.fill_shape(options.shape_input, shape_input, "shape_input", function)
-        if shape_output is not None:
-            options.has_shape_output = 1
-            _core.fill_shape(options.shape_output, shape_output, "shape_output", function)
-        options.num_axis_input = _core.fill_axes(options.axis_input, axis_input, "axis_input",
-                                                 function)
-        options.num_axis_output = _core.fill_axes(options.axis_output, axis_output,
-                                                  "axis_output", function)
-        try:
-            options.value_type = _VALUE_TYPES[np.dtype(dtype)]
-        except (KeyError, TypeError):
-            raise _core.argument_error(function, f"dtype: {dtype!r}; spart stores float64 or "
-                                       "float32 values", "type") from None
-        options.drop_zeros = 1 if drop_zeros else 0
+        options = regridder_options(function, axis_input, axis_output, shape_input,
+                                    shape_output, dtype, drop_zeros)
+        if device is None:
+            device = w.device  # weights built on a GPU are assembled where they lie
         ctx = _core.context()
         out = ffi.new("spart_regridder **")
         if device is None:
@@ -139,6 +128,49 @@ class Regridder:
             ctx.check(lib.spart_regridder_create_device(ctx.pointer, w._pointer, options, out),
                       "spart_regridder_create_device")
         return cls(out[0], ctx)
+
+    @classmethod
+    def from_stream(cls, stream: Any, budget_bytes: int, device: Optional[int] = None,
+                    axis_input: Optional[Union[int, Sequence[int]]] = None,
+                    axis_output: Optional[Union[int, Sequence[int]]] = None,
+                    shape_input: Optional[Sequence[int]] = None,
+                    shape_output: Optional[Sequence[int]] = None,
+                    dtype: npt.DTypeLike = np.float64, drop_zeros: bool = False
+                    ) -> "Regridder":
+        """
+        Assemble a Regridder from weights that arrive in blocks (a
+        :class:`WeightsStream`: a Python function of yours, or weights
+        files), holding at most ``budget_bytes`` at once: the Regridder
+        :meth:`from_weights` makes from the concatenated blocks, bit for
+        bit, for any block sizes (``spart_regridder_create_streamed``).
+
+        Parameters
+        ----------
+        stream : WeightsStream
+        budget_bytes : int
+            The most bytes the assembly allocates where it assembles (the
+            result included; ``include/spart/regridder.h`` has the memory
+            model). ``stream.bytes_needed(num_entries)`` gives the figure.
+        device : int, optional
+            Assemble on this CUDA device (None: on the host).
+        axis_input, axis_output, shape_input, shape_output, dtype, drop_zeros
+            As :meth:`from_weights`.
+
+        Returns
+        -------
+        Regridder
+            With ``stream_report``, a dict of what the assembly held
+            (``peak_bytes``, ``result_bytes``, ``staging_bytes``,
+            ``num_blocks``, ``num_entries_read``, ``num_entries``).
+        """
+        from ._stream import create_streamed
+
+        options = regridder_options("Regridder.from_stream", axis_input, axis_output,
+                                    shape_input, shape_output, dtype, drop_zeros)
+        pointer, ctx, report = create_streamed(stream, options, device, budget_bytes)
+        regridder = cls(pointer, ctx)
+        regridder.stream_report = report
+        return regridder
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike]) -> "Regridder":
@@ -452,6 +484,30 @@ class Regridder:
         ctx.check(lib.spart_regridder_to_host(ctx.pointer, self._live(), out),
                   "spart_regridder_to_host")
         return Regridder(out[0], ctx)
+
+
+def regridder_options(function, axis_input=None, axis_output=None, shape_input=None,
+                      shape_output=None, dtype=np.float64, drop_zeros=False):
+    """A spart_regridder_options struct of from_weights's arguments."""
+    options = ffi.new("spart_regridder_options *")
+    lib.spart_regridder_options_init(options)
+    if shape_input is not None:
+        options.has_shape_input = 1
+        _core.fill_shape(options.shape_input, shape_input, "shape_input", function)
+    if shape_output is not None:
+        options.has_shape_output = 1
+        _core.fill_shape(options.shape_output, shape_output, "shape_output", function)
+    options.num_axis_input = _core.fill_axes(options.axis_input, axis_input, "axis_input",
+                                             function)
+    options.num_axis_output = _core.fill_axes(options.axis_output, axis_output, "axis_output",
+                                              function)
+    try:
+        options.value_type = _VALUE_TYPES[np.dtype(dtype)]
+    except (KeyError, TypeError):
+        raise _core.argument_error(function, f"dtype: {dtype!r}; spart stores float64 or "
+                                   "float32 values", "type") from None
+    options.drop_zeros = 1 if drop_zeros else 0
+    return options
 
 
 def _device_array(array, name, function, writable):

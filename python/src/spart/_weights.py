@@ -66,6 +66,12 @@ class Weights:
         The resampled axes of those shapes (non-negative, ascending).
     num_entries : int
         The number of entries of all elements together.
+    device : int or None
+        The CUDA device whose memory holds the entries (weights built with
+        ``spart.weights(..., device=d)``), or None for host memory. Weights
+        on a device go to :meth:`Regridder.from_weights` (assembled there,
+        in place) or :meth:`to_host`; the functions that read entries on
+        the host refuse them.
     """
 
     def __init__(self, pointer, ctx, owner=None):
@@ -86,6 +92,8 @@ class Weights:
         lib.spart_weights_axes(pointer, counts, axes_in, counts + 1, axes_out)
         self.axis_input = tuple(axes_in[0:counts[0]])
         self.axis_output = tuple(axes_out[0:counts[1]])
+        cuda = int(lib.spart_weights_cuda_device(pointer))
+        self.device = None if cuda < 0 else cuda
         self._arrays = None
 
     @property
@@ -99,8 +107,18 @@ class Weights:
         return len(self.shape)
 
     def __repr__(self):
+        where = "" if self.device is None else f", on cuda:{self.device}"
         return (f"<spart.Weights: {self.size} elements of shape {self.shape}, "
-                f"{self.num_entries} entries, {self.shape_input} -> {self.shape_output}>")
+                f"{self.num_entries} entries, {self.shape_input} -> {self.shape_output}"
+                f"{where}>")
+
+    def to_host(self) -> "Weights":
+        """A copy in host memory (of weights on a device: copied back from it)."""
+        ctx = _core.context()
+        out = ffi.new("spart_weights **")
+        ctx.check(lib.spart_weights_to_host(ctx.pointer, self._pointer, out),
+                  "spart_weights_to_host")
+        return Weights(out[0], ctx)
 
     def arrays(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """
@@ -115,6 +133,10 @@ class Weights:
             Flat C-order indices over the resampled axes of each element.
         values : numpy.ndarray of float64
         """
+        if self.device is not None:
+            raise _core.argument_error("Weights.arrays", f"the entries are in the memory of "
+                                       f"CUDA device {self.device}; copy them with "
+                                       ".to_host() first")
         if self._arrays is None:
             out = ffi.new("const int64_t *[3]")
             values = ffi.new("const double **")
@@ -275,7 +297,8 @@ def weights(coordinates_input: Coordinates, coordinates_output: Coordinates,
             axis_input: Axes = None, axis_output: Axes = None,
             weights_input: Optional[npt.ArrayLike] = None, method: str = "multilinear",
             bounds: str = "extrapolate", perturb: Optional[bool] = None, seed: int = 42,
-            algorithm: str = "auto", coalesce: bool = True) -> WeightsTuple:
+            algorithm: str = "auto", coalesce: bool = True,
+            device: Optional[int] = None) -> WeightsTuple:
     """
     Weights that regrid values from one grid to another, as ``regridding.weights``.
 
@@ -301,6 +324,12 @@ def weights(coordinates_input: Coordinates, coordinates_output: Coordinates,
         Conservative 2-D only: which algorithm computes the overlaps.
     coalesce : bool
         Merge repeated (input, output) pairs and sort each element.
+    device : int, optional
+        Build on this CUDA device (``spart_weights_build_device``; spart
+        built with CUDA): the same entries in the same order, bit for bit,
+        with the entry arrays left in that device's memory (``.device``),
+        for :meth:`Regridder.from_weights` to assemble there. The
+        coordinates are read from host memory. None: on the host.
 
     Returns
     -------
@@ -324,8 +353,14 @@ def weights(coordinates_input: Coordinates, coordinates_output: Coordinates,
                        perturb, seed, algorithm, coalesce)
     ctx = _core.context()
     out = ffi.new("spart_weights **")
-    ctx.check(lib.spart_weights_build(ctx.pointer, n_in, block_in, block_out, options, out),
-              "spart_weights_build")
+    if device is None:
+        ctx.check(lib.spart_weights_build(ctx.pointer, n_in, block_in, block_out, options, out),
+                  "spart_weights_build")
+    else:
+        ctx.check(lib.spart_context_set_cuda_device(ctx.pointer, int(device)),
+                  "spart_context_set_cuda_device")
+        ctx.check(lib.spart_weights_build_device(ctx.pointer, n_in, block_in, block_out, options,
+                                                 out), "spart_weights_build_device")
     result = Weights(out[0], ctx)
     return result, result.shape_input, result.shape_output
 
