@@ -24,7 +24,7 @@ ctis 0.3.1 in the same run.
 
     bench_python.py [--cache DIR] [--repeat 5] [--skip-ctis] [--markdown FILE] [--json FILE]
 
-Needs the package installed (pip install ./python) and, for part 2, the
+Needs the package installed (pip install . from the repository root) and, for part 2, the
 reference packages of tests/parity/requirements.txt.
 """
 

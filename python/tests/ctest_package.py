@@ -5,10 +5,11 @@ package from an already-built libspart.so and run its pytest suite.
 
     ctest_package.py --library build/libspart.so --work build/tests/python_package
 
-pip installs ./python into WORK/site (no build isolation, no dependencies:
-the running Python must have cffi, scikit-build-core, numpy and pytest)
-with the library linked, not rebuilt (SPART_PYTHON_LIBRARY, see
-python/CMakeLists.txt), keeping its build folder in WORK/build; then
+pip installs the package (the repository's root, pyproject.toml) into
+WORK/site (no build isolation, no dependencies: the running Python must
+have cffi, scikit-build-core, numpy and pytest) with the library linked,
+not rebuilt (SPART_PYTHON_LIBRARY, see python/CMakeLists.txt), keeping its
+build folder in WORK/build; then
 pytest runs python/tests against WORK/site with SPART_LIBRARY set, so that
 test_c_api_bits.py compares the package with the C API called directly.
 
@@ -26,6 +27,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = os.path.dirname(HERE)
+ROOT = os.path.dirname(PACKAGE)
 SKIP = 77
 
 
@@ -57,7 +59,7 @@ def main():
                     "--upgrade", "--target", site,
                     f"-Cbuild-dir={os.path.join(args.work, 'build')}",
                     f"-Ccmake.define.SPART_PYTHON_LIBRARY={os.path.abspath(args.library)}",
-                    PACKAGE], check=True)
+                    ROOT], check=True)
     print(f"python_package: built and installed in {time.perf_counter() - start:.1f} s")
     environment = dict(os.environ, SPART_LIBRARY=os.path.abspath(args.library),
                        PYTHONPATH=site + os.pathsep + os.environ.get("PYTHONPATH", ""))
