@@ -21,6 +21,23 @@
 #include "core/exp_math.h"
 #include "softmax/softmax_kernels.h"
 
+/* Helpers compiled into each clone of the kernels below (as in
+ * host/csr_product.c): with AVX2 and FMA, fma() and floor() of spart_exp
+ * are instructions; in the baseline clone they are the C library's calls,
+ * slower and with the same, correctly rounded, results. */
+#if defined(__GNUC__) || defined(__clang__)
+#define KERNEL_INLINE static inline __attribute__((always_inline))
+#else
+#define KERNEL_INLINE static inline
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#define KERNEL_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#elif defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define KERNEL_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define KERNEL_CLONES
+#endif
+
 #define CHUNK SPART_SOFTMAX_CHUNK_EDGES
 #define LANES SPART_SOFTMAX_LANES
 /* Features of the aggregation summed together (their lanes on the stack). */
@@ -28,13 +45,13 @@
 
 /* ---- values, rows, NaN ---------------------------------------------------------------------- */
 
-static inline double load(const void *values, int is_float32, int64_t i)
+KERNEL_INLINE double load(const void *values, int is_float32, int64_t i)
 {
     return is_float32 ? (double)((const float *)values)[i] : ((const double *)values)[i];
 }
 
 /* The positive quiet NaN, whatever NaN the arithmetic made. */
-static inline double quiet_nan(void)
+KERNEL_INLINE double quiet_nan(void)
 {
     const uint64_t bits = 0x7ff8000000000000ULL;
     double value;
@@ -44,7 +61,7 @@ static inline double quiet_nan(void)
 
 /* Write `value` rounded once to the value type; a NaN as the quiet NaN
  * (its float32 form is 0x7fc00000). */
-static inline void store(void *values, int is_float32, int64_t i, double value)
+KERNEL_INLINE void store(void *values, int is_float32, int64_t i, double value)
 {
     if (value != value) {
         value = quiet_nan();
@@ -56,7 +73,7 @@ static inline void store(void *values, int is_float32, int64_t i, double value)
     }
 }
 
-static inline int64_t row_begin(const spart_softmax_problem *p, int64_t r)
+KERNEL_INLINE int64_t row_begin(const spart_softmax_problem *p, int64_t r)
 {
     return p->row_ptr != NULL ? p->row_ptr[r] : (int64_t)p->row_ptr32[r];
 }
@@ -67,13 +84,13 @@ static inline int64_t column_of(const spart_softmax_problem *p, int64_t e)
 }
 
 /* The larger of m and x, NaN when either is NaN. */
-static inline double nan_max(double m, double x)
+KERNEL_INLINE double nan_max(double m, double x)
 {
     return (x > m || x != x) ? x : m;
 }
 
 /* lane l += lane l + d, d = 16, ..., 1: the chunk's sum in lanes[0]. */
-static inline double combine_lanes(double *lanes)
+KERNEL_INLINE double combine_lanes(double *lanes)
 {
     for (int d = LANES / 2; d >= 1; d /= 2) {
         for (int l = 0; l < d; l++) {
@@ -119,7 +136,7 @@ static double chunk_sum(const spart_softmax_problem *p, const void *scores, int6
 /* What a row (and head) gives, from M and S. */
 enum row_kind { ROW_FINITE = 0, ROW_ZERO = 1, ROW_NAN = 2 };
 
-static inline int row_kind_of(double m)
+KERNEL_INLINE int row_kind_of(double m)
 {
     if (m != m || m == INFINITY) {
         return ROW_NAN;
@@ -171,15 +188,159 @@ static void combine_chunks(const double *stats, int64_t stride, int64_t chunks, 
     *kind_out = kind;
 }
 
-/* ---- the forward ---------------------------------------------------------------------------- */
+/* ---- the forward ----------------------------------------------------------------------------- */
 
-static void forward_short_row(const spart_softmax_problem *p, const void *scores, void *out,
-                              int64_t begin, int64_t n, double *terms)
+/* The forward walks a row once for a block of up to HEAD_BLOCK heads (the
+ * heads of an edge lie side by side), so each head's scores are read in
+ * the order of the contract as they are with one head: a head's m, lanes
+ * and terms are its own, and its bits do not depend on its neighbours. */
+#define HEAD_BLOCK 8
+/* Terms exp(s - m) a thread keeps for the write (64 KiB on its stack): a
+ * row's block of heads whose terms do not fit computes them again when
+ * writing (the same bits: spart_exp is a function of its argument). */
+#define TERMS_KEPT (2 * CHUNK)
+
+/* Chunk [begin, begin + n) of heads h0 .. h0 + hb - 1: per head j its
+ * largest score m[j] and its sum s[j] of exp(s - m[j]) (0 if m[j] = -inf)
+ * in the contract's lane order; terms[i * hb + j] (when not NULL) gets
+ * each term. is_float32 is a constant where this is inlined. */
+KERNEL_INLINE void chunk_stats_heads(const void *scores, int is_float32, int64_t H, int64_t begin,
+                                     int64_t n, int64_t h0, int hb, double *m, double *s,
+                                     double *terms)
 {
-    for (int64_t h = 0; h < p->num_heads; h++) {
-        double m;
-        const double sum = chunk_sum(p, scores, begin, n, h, &m, terms);
-        write_chunk(p, scores, out, begin, n, h, row_kind_of(m), m, 1.0 / sum, terms);
+    for (int j = 0; j < hb; j++) {
+        m[j] = -INFINITY;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t at = (begin + i) * H + h0;
+        for (int j = 0; j < hb; j++) {
+            m[j] = nan_max(m[j], load(scores, is_float32, at + j));
+        }
+    }
+    double lanes[LANES][HEAD_BLOCK];
+    for (int l = 0; l < LANES; l++) {
+        for (int j = 0; j < hb; j++) {
+            lanes[l][j] = 0.0;
+        }
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t at = (begin + i) * H + h0;
+        double *lane = lanes[i % LANES];
+        for (int j = 0; j < hb; j++) {
+            /* a zero head (m = -inf) has s = 0 and zero terms */
+            const double t =
+                m[j] == -INFINITY ? 0.0 : spart_exp(load(scores, is_float32, at + j) - m[j]);
+            if (terms != NULL) {
+                terms[i * hb + j] = t;
+            }
+            lane[j] = lane[j] + t;
+        }
+    }
+    for (int j = 0; j < hb; j++) {
+        double column[LANES];
+        for (int l = 0; l < LANES; l++) {
+            column[l] = lanes[l][j];
+        }
+        s[j] = m[j] == -INFINITY ? 0.0 : combine_lanes(column);
+    }
+}
+
+/* Write chunk [begin, begin + n) of heads h0 .. h0 + hb - 1: the terms
+ * (recomputed from m[j] when `terms` is NULL) times inv[j], or zeros, or
+ * NaN, by each head's kind. */
+KERNEL_INLINE void chunk_write_heads(const void *scores, void *out, int is_float32, int64_t H,
+                                     int64_t begin, int64_t n, int64_t h0, int hb, const int *kind,
+                                     const double *m, const double *inv, const double *terms)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t at = (begin + i) * H + h0;
+        for (int j = 0; j < hb; j++) {
+            double value;
+            if (kind[j] == ROW_NAN) {
+                value = quiet_nan();
+            } else if (kind[j] == ROW_ZERO) {
+                value = 0.0;
+            } else {
+                const double t = terms != NULL ? terms[i * hb + j]
+                                               : spart_exp(load(scores, is_float32, at + j) - m[j]);
+                value = t * inv[j];
+            }
+            store(out, is_float32, at + j, value);
+        }
+    }
+}
+
+/* A row of at most one chunk, every head: S = s_0 (one chunk). */
+KERNEL_INLINE void forward_short_row_typed(const spart_softmax_problem *p, const void *scores,
+                                           void *out, int is_float32, int64_t begin, int64_t n,
+                                           double *terms)
+{
+    const int64_t H = p->num_heads;
+    for (int64_t h0 = 0; h0 < H; h0 += HEAD_BLOCK) {
+        const int hb = (int)(H - h0 < HEAD_BLOCK ? H - h0 : HEAD_BLOCK);
+        double *kept = n * hb <= TERMS_KEPT ? terms : NULL;
+        double m[HEAD_BLOCK], s[HEAD_BLOCK], inv[HEAD_BLOCK];
+        int kind[HEAD_BLOCK];
+        chunk_stats_heads(scores, is_float32, H, begin, n, h0, hb, m, s, kept);
+        for (int j = 0; j < hb; j++) {
+            kind[j] = row_kind_of(m[j]);
+            inv[j] = 1.0 / s[j];
+        }
+        chunk_write_heads(scores, out, is_float32, H, begin, n, h0, hb, kind, m, inv, kept);
+    }
+}
+
+/* The rows of at most one chunk in [first, last), the value type a
+ * constant in each branch; a clone per processor kind (KERNEL_CLONES). */
+KERNEL_CLONES static void forward_short_rows(const spart_softmax_problem *p, const void *scores,
+                                             void *out, int64_t first, int64_t last, double *terms)
+{
+    for (int64_t r = first; r < last; r++) {
+        const int64_t begin = row_begin(p, r), n = row_begin(p, r + 1) - begin;
+        if (n > 0 && n <= CHUNK) {
+            if (p->is_float32) {
+                forward_short_row_typed(p, scores, out, 1, begin, n, terms);
+            } else {
+                forward_short_row_typed(p, scores, out, 0, begin, n, terms);
+            }
+        }
+    }
+}
+
+/* Chunk c of a long row: its (m_c, s_c) of every head into stats (2 a
+ * head), or, with `write`, its values from the row's (M, inv, kind) in
+ * `row` (3 a head). */
+KERNEL_CLONES static void forward_long_chunk(const spart_softmax_problem *p, const void *scores,
+                                             void *out, int64_t first, int64_t length,
+                                             double *stats, const double *row, int write)
+{
+    const int64_t H = p->num_heads;
+    for (int64_t h0 = 0; h0 < H; h0 += HEAD_BLOCK) {
+        const int hb = (int)(H - h0 < HEAD_BLOCK ? H - h0 : HEAD_BLOCK);
+        double m[HEAD_BLOCK], s[HEAD_BLOCK], inv[HEAD_BLOCK];
+        int kind[HEAD_BLOCK];
+        if (!write) {
+            if (p->is_float32) {
+                chunk_stats_heads(scores, 1, H, first, length, h0, hb, m, s, NULL);
+            } else {
+                chunk_stats_heads(scores, 0, H, first, length, h0, hb, m, s, NULL);
+            }
+            for (int j = 0; j < hb; j++) {
+                stats[2 * (h0 + j)] = m[j];
+                stats[2 * (h0 + j) + 1] = s[j];
+            }
+            continue;
+        }
+        for (int j = 0; j < hb; j++) {
+            m[j] = row[3 * (h0 + j)];
+            inv[j] = row[3 * (h0 + j) + 1];
+            kind[j] = (int)row[3 * (h0 + j) + 2];
+        }
+        if (p->is_float32) {
+            chunk_write_heads(scores, out, 1, H, first, length, h0, hb, kind, m, inv, NULL);
+        } else {
+            chunk_write_heads(scores, out, 0, H, first, length, h0, hb, kind, m, inv, NULL);
+        }
     }
 }
 
@@ -187,17 +348,14 @@ static void forward_long_row(const spart_softmax_problem *p, const void *scores,
                              int64_t begin, int64_t n, double *workspace, int threads)
 {
     const int64_t H = p->num_heads, chunks = (n + CHUNK - 1) / CHUNK;
-    const int64_t stride = 2 * H; /* (m_c, s_c) of every head, chunk after chunk */
+    const int64_t stride = 2 * H;              /* (m_c, s_c) of every head, chunk after chunk */
+    double *row = workspace + chunks * stride; /* (M, inv, kind) of every head */
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t c = 0; c < chunks; c++) {
-        const int64_t first = begin + c * CHUNK;
         const int64_t length = n - c * CHUNK < CHUNK ? n - c * CHUNK : CHUNK;
-        for (int64_t h = 0; h < H; h++) {
-            double *stats = workspace + c * stride + 2 * h;
-            stats[1] = chunk_sum(p, scores, first, length, h, &stats[0], NULL);
-        }
+        forward_long_chunk(p, scores, out, begin + c * CHUNK, length, workspace + c * stride, NULL,
+                           0);
     }
-    double *row = workspace + chunks * stride; /* (M, inv, kind) of every head */
     for (int64_t h = 0; h < H; h++) {
         int kind;
         combine_chunks(workspace + 2 * h, stride, chunks, &row[3 * h], &row[3 * h + 1], &kind);
@@ -205,28 +363,28 @@ static void forward_long_row(const spart_softmax_problem *p, const void *scores,
     }
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t c = 0; c < chunks; c++) {
-        const int64_t first = begin + c * CHUNK;
         const int64_t length = n - c * CHUNK < CHUNK ? n - c * CHUNK : CHUNK;
-        for (int64_t h = 0; h < H; h++) {
-            write_chunk(p, scores, out, first, length, h, (int)row[3 * h + 2], row[3 * h],
-                        row[3 * h + 1], NULL);
-        }
+        forward_long_chunk(p, scores, out, begin + c * CHUNK, length, NULL, row, 1);
     }
 }
+
+/* Rows handed to a thread at a time. */
+#define ROWS_PER_TASK 64
 
 void spart_softmax_host_forward(const spart_softmax_problem *problem, const void *scores, void *out,
                                 double *workspace, int threads)
 {
     const spart_softmax_problem *p = problem;
+    const int64_t tasks = (p->num_rows + ROWS_PER_TASK - 1) / ROWS_PER_TASK;
 #pragma omp parallel num_threads(threads)
     {
-        double terms[CHUNK];
-#pragma omp for schedule(dynamic, 64)
-        for (int64_t r = 0; r < p->num_rows; r++) {
-            const int64_t begin = row_begin(p, r), n = row_begin(p, r + 1) - begin;
-            if (n > 0 && n <= CHUNK) {
-                forward_short_row(p, scores, out, begin, n, terms);
-            }
+        double terms[TERMS_KEPT];
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t t = 0; t < tasks; t++) {
+            const int64_t first = t * ROWS_PER_TASK;
+            const int64_t last =
+                first + ROWS_PER_TASK < p->num_rows ? first + ROWS_PER_TASK : p->num_rows;
+            forward_short_rows(p, scores, out, first, last, terms);
         }
     }
     for (int64_t r = 0; r < p->num_rows; r++) {

@@ -234,6 +234,65 @@ static void test_head_alone_equals_among_eight(void **state)
     test_graph_free(&g);
 }
 
+/* The host walks a row once for a block of up to 8 heads and keeps a
+ * row's terms only when they fit (64 KiB a thread): with 12 heads (a block
+ * of 8 and one of 4), rows whose terms fit and rows whose terms are
+ * computed again (1500 and 4096 edges), a long row, a head of -inf and a
+ * head with a NaN among finite ones, each head alone gives the bits it
+ * gives among the twelve, in float64 and float32. */
+static void test_head_blocks_give_each_head_its_own_bits(void **state)
+{
+    spart_context *context = *state;
+    const int64_t heads = 12,
+                  lengths[] = {1500, 4096, 3, 0, 2 * SPART_SOFTMAX_CHUNK + 9, 700, 1, 33};
+    test_graph g = test_graph_make(8, 1.0, 0, 71);
+    for (int64_t r = 0; r < 8; r++) {
+        g.row_ptr[r + 1] = g.row_ptr[r] + lengths[r];
+    }
+    g.edges = g.row_ptr[8];
+    const int64_t n = g.edges * heads;
+    double *scores = random_doubles(n, 7.0, 72);
+    for (int64_t e = g.row_ptr[0]; e < g.row_ptr[1]; e++) {
+        scores[e * heads + 2] = -INFINITY; /* row 0, head 2: zeros */
+    }
+    for (int64_t e = g.row_ptr[4]; e < g.row_ptr[5]; e++) {
+        scores[e * heads + 10] = -INFINITY; /* the long row, head 10: zeros */
+    }
+    scores[(g.row_ptr[5] + 17) * heads + 9] = NAN; /* row 5, head 9: NaN */
+    for (int type = 0; type < 2; type++) {
+        const spart_value_type value_type = type ? SPART_FLOAT32 : SPART_FLOAT64;
+        const size_t size = type ? sizeof(float) : sizeof(double);
+        float *scores32 = to_floats(scores, n);
+        const void *all = type ? (const void *)scores32 : (const void *)scores;
+        char *out = malloc((size_t)n * size), *one = malloc((size_t)g.edges * size);
+        char *alone = malloc((size_t)g.edges * size);
+        spart_softmax_segments s = test_segments(&g, heads, value_type);
+        assert_int_equal(spart_softmax_forward(context, &s, all, out), SPART_OK);
+        spart_softmax_segments s1 = test_segments(&g, 1, value_type);
+        for (int64_t h = 0; h < heads; h++) {
+            for (int64_t e = 0; e < g.edges; e++) {
+                memcpy(one + e * size, (const char *)all + (e * heads + h) * size, size);
+            }
+            assert_int_equal(spart_softmax_forward(context, &s1, one, alone), SPART_OK);
+            for (int64_t e = 0; e < g.edges; e++) {
+                assert_memory_equal(alone + e * size, out + (e * heads + h) * size, size);
+            }
+        }
+        for (int64_t e = g.row_ptr[5]; e < g.row_ptr[6]; e++) {
+            const double v9 = type ? ((float *)out)[e * heads + 9] : ((double *)out)[e * heads + 9];
+            const double v8 = type ? ((float *)out)[e * heads + 8] : ((double *)out)[e * heads + 8];
+            assert_true(isnan(v9) && !isnan(v8));
+        }
+        for (int64_t e = g.row_ptr[0]; e < g.row_ptr[1]; e++) {
+            const double v2 = type ? ((float *)out)[e * heads + 2] : ((double *)out)[e * heads + 2];
+            assert_true(v2 == 0.0);
+        }
+        free(scores32), free(out), free(one), free(alone);
+    }
+    free(scores);
+    test_graph_free(&g);
+}
+
 /* int32 row pointers, and scores overwritten in place, give the same bits. */
 static void test_int32_rows_and_in_place_same_bits(void **state)
 {
@@ -481,6 +540,7 @@ int main(void)
         cmocka_unit_test(test_nan_stays_in_its_row_and_head),
         cmocka_unit_test(test_forward_golden_digests),
         cmocka_unit_test(test_head_alone_equals_among_eight),
+        cmocka_unit_test(test_head_blocks_give_each_head_its_own_bits),
         cmocka_unit_test(test_int32_rows_and_in_place_same_bits),
         cmocka_unit_test(test_no_rows_and_no_edges),
         cmocka_unit_test(test_row_of_ten_million_edges),
