@@ -1,0 +1,559 @@
+/*
+ * tests/bench/bench_esis_run.c: the ESIS-scale run of issue 26 from the
+ * instrument description to the solutions on disk, on one CUDA device,
+ * stage by stage:
+ *
+ *   build     spart_instrument_create on the host (weights, assembly into
+ *             two float32 Regridders; in memory, or streamed within
+ *             --budget GB: params.memory_budget)
+ *   upload    both operators copied to the device (spart_regridder_to_device);
+ *             the host instrument is then freed
+ *   frames    synthetic observations of moving features (not part of the
+ *             run: a production run reads them): the eight Gaussians of
+ *             spart_scene_gaussians in every line, drifting 0.75" a frame,
+ *             made on the host, their expected images (no noise) made by
+ *             the device's forward operator
+ *   solve     spart_mart_solve_frames: every frame --iterations MART
+ *             iterations (SPART_MART_STOP_COUNT), in batches of --batch
+ *             frames (default: the batch the WHOLE problem's sizes would fit
+ *             on this device, so that the slice runs as the whole would)
+ *   write     every frame's solution as the spart command writes it
+ *             (<out>/frame-NNNN/solution.fits, float64, through the
+ *             command's own fits_cube_write); removed afterwards unless --keep
+ *
+ * and, beside the run: the device's copy rate (a device-to-device copy of
+ * 1 GiB), one product of each operator over 1 vector and over a batch of
+ * vectors with the fraction of the copy rate it reaches (the bytes it must
+ * move: CSR arrays once, x and y of every vector), and the peak device
+ * memory in use (cudaMemGetInfo sampled every 2 ms by a second thread,
+ * less what was in use before the program touched the device).
+ *
+ * The whole problem (7 lines x 24 bins x 1139^2 cells x 4 channels, 1.74e9
+ * weights a direction) is larger than one 150 s job: by default the
+ * benchmark runs the whole field of one line (1/7 of the problem) and
+ * extrapolates every stage that grows with the weights and the scene by
+ * the ratio of (channel, bin, cell) triples (the images do not grow, so
+ * this overestimates a little). Run with --lines 2 to see how close to
+ * linear the stages are.
+ *
+ *   bench_esis_run [--cells N] [--lines L] [--bins B] [--frames F]
+ *                  [--iterations I] [--batch B] [--budget GB] [--out DIR]
+ *                  [--keep] [--markdown FILE]
+ *
+ * Needs a CUDA device (exits 77 without one). Exits 1 on a spart error.
+ */
+#include <cuda_runtime_api.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench_esis_params.h"
+#include "bench_util.h"
+#include "cli/fits_cube.h"
+#include "spart.h"
+
+typedef struct options {
+    int cells, lines, bins, frames, iterations, batch, keep;
+    double budget_gb;
+    const char *out, *markdown;
+} options;
+
+static void usage(const char *name)
+{
+    fprintf(stderr,
+            "usage: %s [--cells N] [--lines L (1-7)] [--bins B] [--frames F] [--iterations I] "
+            "[--batch B] [--budget GB] [--out DIR] [--keep] [--markdown FILE]\n",
+            name);
+    exit(2);
+}
+
+static options parse(int argc, char **argv)
+{
+    options o = {ESIS_CELLS, 1, ESIS_BINS, 30, 32, 0, 0, 0.0, "esis_run_out", NULL};
+    for (int k = 1; k < argc; k++) {
+        if (strcmp(argv[k], "--keep") == 0) {
+            o.keep = 1;
+            continue;
+        }
+        const char *value = k + 1 < argc ? argv[k + 1] : NULL;
+        if (value == NULL) {
+            usage(argv[0]);
+        } else if (strcmp(argv[k], "--cells") == 0) {
+            o.cells = atoi(value);
+        } else if (strcmp(argv[k], "--lines") == 0) {
+            o.lines = atoi(value);
+        } else if (strcmp(argv[k], "--bins") == 0) {
+            o.bins = atoi(value);
+        } else if (strcmp(argv[k], "--frames") == 0) {
+            o.frames = atoi(value);
+        } else if (strcmp(argv[k], "--iterations") == 0) {
+            o.iterations = atoi(value);
+        } else if (strcmp(argv[k], "--batch") == 0) {
+            o.batch = atoi(value);
+        } else if (strcmp(argv[k], "--budget") == 0) {
+            o.budget_gb = atof(value);
+        } else if (strcmp(argv[k], "--out") == 0) {
+            o.out = value;
+        } else if (strcmp(argv[k], "--markdown") == 0) {
+            o.markdown = value;
+        } else {
+            usage(argv[0]);
+        }
+        k++;
+    }
+    if (o.cells < 2 || o.lines < 1 || o.lines > ESIS_LINES || o.bins < 1 || o.frames < 1 ||
+        o.iterations < 1 || o.batch < 0 || o.budget_gb < 0) {
+        usage(argv[0]);
+    }
+    return o;
+}
+
+/* ---- device memory in use, sampled by a second thread ---------------------------------- */
+
+typedef struct memory_sampler {
+    pthread_t thread;
+    volatile int stop;
+    size_t baseline; /* in use before the program touched the device */
+    size_t peak;     /* the most in use seen since, baseline included */
+} memory_sampler;
+
+static size_t device_used(void)
+{
+    size_t free_bytes = 0, total = 0;
+    CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total));
+    return total - free_bytes;
+}
+
+static void *sample_memory(void *user)
+{
+    memory_sampler *s = user;
+    CHECK_CUDA(cudaSetDevice(0));
+    while (!s->stop) {
+        size_t used = device_used();
+        s->peak = used > s->peak ? used : s->peak;
+        struct timespec pause = {0, 2000000};
+        nanosleep(&pause, NULL);
+    }
+    return NULL;
+}
+
+/* Peak resident host memory of this process so far, bytes. */
+static double host_peak_bytes(void)
+{
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return (double)usage.ru_maxrss * 1024.0;
+}
+
+/* ---- the copy rate and the products ------------------------------------------------------ */
+
+/* The device's copy rate (bytes/s, read + written) over `bytes`. */
+static double device_copy_rate(spart_context *context, size_t bytes)
+{
+    void *a = NULL, *b = NULL;
+    double back = 0.0, best = 1e300;
+    CHECK_SPART(context, spart_device_malloc(context, bytes, &a));
+    CHECK_SPART(context, spart_device_malloc(context, bytes, &b));
+    CHECK_CUDA(cudaMemset(a, 0, bytes));
+    for (int k = 0; k < 5; k++) {
+        double start = bench_seconds();
+        CHECK_SPART(context, spart_device_copy_on_device(context, b, a, bytes));
+        CHECK_SPART(context, spart_device_copy_to_host(context, &back, b, sizeof back));
+        best = bench_smaller(best, bench_seconds() - start);
+    }
+    spart_device_free(context, a);
+    spart_device_free(context, b);
+    return 2.0 * (double)bytes / best;
+}
+
+/* Bytes a product over `vectors` vectors must move: the CSR arrays once,
+ * x and y (float64) of every vector. */
+static double product_bytes(const spart_regridder *r, int64_t vectors)
+{
+    return bench_csr_bytes(r) +
+           (double)vectors *
+               (double)(spart_regridder_num_rows(r) + spart_regridder_num_columns(r)) * 8.0;
+}
+
+/* Seconds of one product of `r` over `vectors` vectors (the best of 5 after
+ * a warm-up, each waited for by a copy of one value back). */
+static double product_seconds(spart_context *context, const spart_regridder *r, int64_t vectors)
+{
+    spart_shape input = spart_regridder_shape_input(r);
+    spart_shape shape = input;
+    if (vectors > 1) {
+        shape.ndim = input.ndim + 1;
+        shape.dims[0] = vectors;
+        memcpy(shape.dims + 1, input.dims, (size_t)input.ndim * sizeof(int64_t));
+    }
+    int64_t size_x = vectors * spart_regridder_num_columns(r);
+    int64_t size_y = vectors * spart_regridder_num_rows(r);
+    size_t workspace_bytes = 0;
+    CHECK_SPART(context, spart_regridder_workspace_size(context, r, &shape, &workspace_bytes));
+    void *x = NULL, *y = NULL, *workspace = NULL;
+    CHECK_SPART(context, spart_device_malloc(context, (size_t)size_x * sizeof(double), &x));
+    CHECK_SPART(context, spart_device_malloc(context, (size_t)size_y * sizeof(double), &y));
+    if (workspace_bytes > 0) {
+        CHECK_SPART(context, spart_device_malloc(context, workspace_bytes, &workspace));
+    }
+    CHECK_CUDA(cudaMemset(x, 0, (size_t)size_x * sizeof(double)));
+    spart_array array = {x, shape};
+    double best = 1e300, back = 0.0;
+    for (int k = 0; k < 6; k++) {
+        double start = bench_seconds();
+        CHECK_SPART(context, spart_regridder_apply_workspace(context, r, &array, y, size_y,
+                                                             workspace, workspace_bytes));
+        CHECK_SPART(context, spart_device_copy_to_host(context, &back, y, sizeof back));
+        if (k > 0) {
+            best = bench_smaller(best, bench_seconds() - start);
+        }
+    }
+    spart_device_free(context, x);
+    spart_device_free(context, y);
+    spart_device_free(context, workspace);
+    return best;
+}
+
+/* ---- the stages ---------------------------------------------------------------------------- */
+
+/* Frame f's scene: the eight Gaussians of every line, moved f x 0.75". */
+static void make_scene(spart_context *context, const esis_arrays *a, int64_t frame, double *scene)
+{
+    spart_scene_gaussians_options gaussians;
+    spart_scene_gaussians_options_init(&gaussians);
+    gaussians.drift = 0.75;
+    gaussians.frame = frame;
+    int64_t plane = (int64_t)a->bins * a->cells * a->cells;
+    for (int k = 0; k < a->lines; k++) {
+        CHECK_SPART(context, spart_scene_gaussians(context, ESIS_REST[k], a->bins, a->velocity,
+                                                   a->cells, a->scene, a->cells, a->scene,
+                                                   &gaussians, NULL, scene + k * plane));
+    }
+}
+
+/* The observed images of every frame on the device (frames x pixels),
+ * expected images of the moving scenes made by the device's forward
+ * operator. Scenes are made on the host, a thread a frame. */
+static void make_frames(spart_context *context, const esis_arrays *a,
+                        const spart_mart_operators *operators, int frames, double *d_observed)
+{
+    int threads = omp_get_max_threads();
+    int64_t scene_size = operators->scene_size;
+    int64_t pixels = operators->num_channel * operators->image_size;
+    double *scenes = esis_alloc((size_t)threads * (size_t)scene_size * sizeof(double));
+    double *d_scene = NULL, *d_widths = NULL;
+    CHECK_SPART(context, spart_device_malloc(context, (size_t)scene_size * sizeof(double),
+                                             (void **)&d_scene));
+    CHECK_SPART(context,
+                spart_device_malloc(context, (size_t)pixels * sizeof(double), (void **)&d_widths));
+    for (int first = 0; first < frames; first += threads) {
+        int count = frames - first < threads ? frames - first : threads;
+#pragma omp parallel for schedule(static, 1) num_threads(count)
+        for (int k = 0; k < count; k++) {
+            spart_context *own = NULL;
+            if (spart_context_create(&own) != SPART_OK) {
+                fprintf(stderr, "cannot create a context\n");
+                exit(1);
+            }
+            make_scene(own, a, first + k, scenes + (size_t)k * (size_t)scene_size);
+            spart_context_free(own);
+        }
+        for (int k = 0; k < count; k++) {
+            CHECK_SPART(context, spart_device_copy_to_device(
+                                     context, d_scene, scenes + (size_t)k * (size_t)scene_size,
+                                     (size_t)scene_size * sizeof(double)));
+            CHECK_SPART(context,
+                        operators->forward(operators->user, context, d_scene,
+                                           d_observed + (int64_t)(first + k) * pixels, d_widths));
+        }
+    }
+    double back = 0.0;
+    CHECK_SPART(context, spart_device_copy_to_host(context, &back, d_observed, sizeof back));
+    spart_device_free(context, d_scene);
+    spart_device_free(context, d_widths);
+    free(scenes);
+}
+
+/* Frame f's solution as the spart command writes it. Returns its bytes. */
+static double write_solution(const options *o, const esis_arrays *a, int frame,
+                             const double *solution)
+{
+    char folder[4096], path[4200], error[1024];
+    snprintf(folder, sizeof folder, "%s/frame-%04d", o->out, frame);
+    if (mkdir(o->out, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "cannot make %s\n", o->out);
+        exit(1);
+    }
+    if (mkdir(folder, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "cannot make %s\n", folder);
+        exit(1);
+    }
+    snprintf(path, sizeof path, "%s/solution.fits", folder);
+    remove(path);
+    cube data;
+    memset(&data, 0, sizeof data);
+    data.axis[0] = (cube_axis){(int64_t)a->lines * a->bins,
+                               "SPECBIN",
+                               "",
+                               0.0,
+                               1.0,
+                               "spectral bin (every line's, line after line)"};
+    data.axis[1] = (cube_axis){
+        a->cells, "HPLN-TAN", "arcsec", a->scene[0] + 0.375, 0.75, "scene x (cell centres)"};
+    data.axis[2] = (cube_axis){
+        a->cells, "HPLT-TAN", "arcsec", a->scene[0] + 0.375, 0.75, "scene y (cell centres)"};
+    data.values = solution;
+    data.kind = "scene";
+    data.content = "MART solution";
+    data.bunit = "erg / (A sr cm2 s)";
+    if (fits_cube_write(path, path, &data, error, sizeof error) != 0) {
+        fprintf(stderr, "%s\n", error);
+        exit(1);
+    }
+    struct stat info;
+    return stat(path, &info) == 0 ? (double)info.st_size : 0.0;
+}
+
+static void remove_solutions(const options *o, int frames)
+{
+    char path[4200];
+    for (int f = 0; f < frames; f++) {
+        snprintf(path, sizeof path, "%s/frame-%04d/solution.fits", o->out, f);
+        remove(path);
+        snprintf(path, sizeof path, "%s/frame-%04d", o->out, f);
+        rmdir(path);
+    }
+    rmdir(o->out);
+}
+
+/* ---- the report ---------------------------------------------------------------------------- */
+
+typedef struct figures {
+    double build, upload, frames, solve, write;
+    double host_peak, device_baseline, device_peak, device_total;
+    double weights, csr_bytes, workspace_frame, observed_bytes, written_bytes;
+    double rate;
+    double forward_1, backward_1, forward_b, backward_b; /* seconds */
+    double forward_bytes_1, backward_bytes_1, forward_bytes_b, backward_bytes_b;
+    int batch, batch_full, min_iterations, max_iterations;
+    double factor;
+} figures;
+
+static void print_report(FILE *out, const options *o, const figures *g)
+{
+    double x = g->factor;
+    double run = g->build + g->upload + g->solve + g->write;
+    fprintf(out, "\n| stage | this run s | whole ESIS s (x %.2f) |\n", x);
+    bench_markdown_rule(out, 3);
+    fprintf(out, "| build (%s, host) | %.2f | %.1f |\n",
+            o->budget_gb > 0 ? "streamed" : "in memory", g->build, g->build * x);
+    fprintf(out, "| upload (both operators) | %.2f | %.1f |\n", g->upload, g->upload * x);
+    fprintf(out, "| solve (%d frames x %d iterations, batches of %d) | %.2f | %.1f |\n", o->frames,
+            o->iterations, g->batch, g->solve, g->solve * x);
+    fprintf(out, "| write (%d solutions, %.2f GB) | %.2f | %.1f |\n", o->frames,
+            g->written_bytes / 1e9, g->write, g->write * x);
+    fprintf(out, "| **whole run** (build + upload + solve + write) | %.2f | %.1f |\n", run,
+            run * x);
+    fprintf(out, "| (frames synthesised, not in the run) | %.2f | %.1f |\n", g->frames,
+            g->frames * x);
+    double iteration_ms = 1e3 * g->solve / ((double)o->frames * o->iterations);
+    fprintf(out,
+            "\nMART: %.3f ms a frame-iteration (%d-%d iterations a frame); the goal's 10 s for "
+            "30 x 32 whole-ESIS iterations is %.2f ms a frame-iteration there, %.3f ms here "
+            "(/ %.2f).\n",
+            iteration_ms, g->min_iterations, g->max_iterations, 10e3 / (30.0 * 32.0),
+            10e3 / (30.0 * 32.0) / x, x);
+    fprintf(out,
+            "\n| memory | this run GB | whole ESIS GB |\n|---|---|---|\n"
+            "| host peak (resident) | %.2f | %s |\n"
+            "| device peak in use (sampled, less %.2f GB in use before) | %.2f | %.1f (operators "
+            "%.1f + observed %.2f + %d frames' working arrays %.1f) |\n"
+            "| device total | %.1f | |\n",
+            g->host_peak / 1e9, "see esis-notes (38-64 streamed, 127-148 in memory)",
+            g->device_baseline / 1e9, (g->device_peak - g->device_baseline) / 1e9,
+            (g->csr_bytes * x + g->observed_bytes + g->batch_full * g->workspace_frame * x) / 1e9,
+            g->csr_bytes * x / 1e9, g->observed_bytes / 1e9, g->batch_full,
+            g->batch_full * g->workspace_frame * x / 1e9, g->device_total / 1e9);
+    fprintf(out,
+            "\n| product | vectors | ms | bytes moved (GB) | GB/s | of the copy rate (%.0f GB/s) "
+            "|\n",
+            g->rate / 1e9);
+    bench_markdown_rule(out, 6);
+    const char *names[4] = {"forward", "backward", "forward", "backward"};
+    double seconds[4] = {g->forward_1, g->backward_1, g->forward_b, g->backward_b};
+    double bytes[4] = {g->forward_bytes_1, g->backward_bytes_1, g->forward_bytes_b,
+                       g->backward_bytes_b};
+    int vectors[4] = {1, 1, g->batch, g->batch};
+    for (int k = 0; k < 4; k++) {
+        fprintf(out, "| %s | %d | %.3f | %.3f | %.0f | %.0f %% |\n", names[k], vectors[k],
+                1e3 * seconds[k], bytes[k] / 1e9, bytes[k] / seconds[k] / 1e9,
+                100.0 * bytes[k] / seconds[k] / g->rate);
+    }
+}
+
+/* ---- the run ------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    options o = parse(argc, argv);
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
+        printf("bench_esis_run: no CUDA device; skipped\n");
+        return 77;
+    }
+    figures g;
+    memset(&g, 0, sizeof g);
+    CHECK_CUDA(cudaSetDevice(0));
+    CHECK_CUDA(cudaFree(NULL)); /* the runtime's own context, before the baseline */
+    size_t free_bytes = 0, total = 0;
+    CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total));
+    g.device_total = (double)total;
+    memory_sampler sampler = {0};
+    sampler.baseline = total - free_bytes;
+    sampler.peak = sampler.baseline;
+    g.device_baseline = (double)sampler.baseline;
+    if (pthread_create(&sampler.thread, NULL, sample_memory, &sampler) != 0) {
+        fprintf(stderr, "cannot start the memory sampler\n");
+        return 1;
+    }
+    spart_context *context = NULL;
+    if (spart_context_create(&context) != SPART_OK) {
+        return 1;
+    }
+    CHECK_SPART(context, spart_context_set_cuda_device(context, 0));
+    esis_arrays arrays;
+    spart_instrument_params params;
+    esis_params(context, o.cells, o.lines, o.bins, o.budget_gb * 1e9, &arrays, &params);
+    g.factor = esis_full_factor(&arrays);
+    printf("ESIS run: %d lines x %d bins x %d^2 cells x %d channels (1/%.2f of the whole), %d "
+           "frames x %d iterations, %d host threads\n",
+           o.lines, o.bins, o.cells, ESIS_CHANNELS, g.factor, o.frames, o.iterations,
+           omp_get_max_threads());
+
+    /* build */
+    double start = bench_seconds();
+    spart_instrument *instrument = NULL;
+    CHECK_SPART(context, spart_instrument_create(context, &params, &instrument));
+    g.build = bench_seconds() - start;
+    g.host_peak = host_peak_bytes();
+    spart_mart_regridder_pair pair;
+    spart_mart_operators operators;
+    CHECK_SPART(context, spart_instrument_mart_operators(context, instrument, &pair, &operators));
+    g.weights = (double)spart_regridder_num_entries(pair.forward);
+    g.csr_bytes = bench_csr_bytes(pair.forward) + bench_csr_bytes(pair.backward);
+    printf("  build %.2f s: %.4g weights a direction, CSR %.2f GB, host peak %.2f GB\n", g.build,
+           g.weights, g.csr_bytes / 1e9, g.host_peak / 1e9);
+
+    /* upload */
+    start = bench_seconds();
+    spart_regridder *forward = NULL, *backward = NULL;
+    CHECK_SPART(context, spart_regridder_to_device(context, pair.forward, &forward));
+    CHECK_SPART(context, spart_regridder_to_device(context, pair.backward, &backward));
+    g.upload = bench_seconds() - start;
+    pair.forward = forward;
+    pair.backward = backward;
+    CHECK_SPART(context, spart_mart_operators_from_regridders(context, &pair, &operators));
+    spart_instrument_free(instrument);
+    printf("  upload %.2f s\n", g.upload);
+
+    /* the batch the whole problem would fit, and this run's */
+    spart_mart_options mart;
+    spart_mart_options_init(&mart);
+    mart.stop_rule = SPART_MART_STOP_COUNT;
+    mart.max_iterations = o.iterations;
+    size_t one_frame = 0;
+    CHECK_SPART(context,
+                spart_mart_frames_workspace_size(context, &operators, 1, &mart, 1, &one_frame));
+    g.workspace_frame = (double)one_frame;
+    int64_t pixels = operators.num_channel * operators.image_size;
+    g.observed_bytes = (double)o.frames * (double)pixels * 8.0;
+    double room = (double)free_bytes - g.csr_bytes * g.factor - g.observed_bytes - 4e9;
+    g.batch_full = (int)(room / (g.workspace_frame * g.factor));
+    g.batch_full = g.batch_full < 1 ? 1 : (g.batch_full > o.frames ? o.frames : g.batch_full);
+    g.batch = o.batch > 0 ? o.batch : g.batch_full;
+    printf("  working arrays %.2f GB a frame (whole ESIS %.1f GB): batches of %d (the whole "
+           "problem fits %d)\n",
+           g.workspace_frame / 1e9, g.workspace_frame * g.factor / 1e9, g.batch, g.batch_full);
+
+    /* frames */
+    double *d_observed = NULL;
+    CHECK_SPART(context,
+                spart_device_malloc(context, (size_t)g.observed_bytes, (void **)&d_observed));
+    start = bench_seconds();
+    make_frames(context, &arrays, &operators, o.frames, d_observed);
+    g.frames = bench_seconds() - start;
+    printf("  frames %.2f s\n", g.frames);
+
+    /* solve */
+    spart_mart_result **results = calloc((size_t)o.frames, sizeof *results);
+    start = bench_seconds();
+    CHECK_SPART(context, spart_mart_solve_frames(context, &operators, o.frames, d_observed, &mart,
+                                                 g.batch, results));
+    g.solve = bench_seconds() - start;
+    g.min_iterations = 1 << 30;
+    for (int f = 0; f < o.frames; f++) {
+        int n = (int)spart_mart_result_num_iterations(results[f]);
+        g.min_iterations = n < g.min_iterations ? n : g.min_iterations;
+        g.max_iterations = n > g.max_iterations ? n : g.max_iterations;
+    }
+    printf("  solve %.2f s (%.3f ms a frame-iteration; %d-%d iterations a frame)\n", g.solve,
+           1e3 * g.solve / ((double)o.frames * o.iterations), g.min_iterations, g.max_iterations);
+    spart_device_free(context, d_observed);
+
+    /* write */
+    start = bench_seconds();
+    for (int f = 0; f < o.frames; f++) {
+        g.written_bytes += write_solution(&o, &arrays, f, spart_mart_result_solution(results[f]));
+    }
+    g.write = bench_seconds() - start;
+    printf("  write %.2f s (%.2f GB, %.2f GB/s)\n", g.write, g.written_bytes / 1e9,
+           g.written_bytes / g.write / 1e9);
+    if (!o.keep) {
+        remove_solutions(&o, o.frames);
+    }
+    for (int f = 0; f < o.frames; f++) {
+        spart_mart_result_free(results[f]);
+    }
+    free(results);
+
+    /* the copy rate and the products */
+    g.rate = device_copy_rate(context, (size_t)1 << 30);
+    g.forward_1 = product_seconds(context, forward, 1);
+    g.backward_1 = product_seconds(context, backward, 1);
+    g.forward_b = product_seconds(context, forward, g.batch);
+    g.backward_b = product_seconds(context, backward, g.batch);
+    g.forward_bytes_1 = product_bytes(forward, 1);
+    g.backward_bytes_1 = product_bytes(backward, 1);
+    g.forward_bytes_b = product_bytes(forward, g.batch);
+    g.backward_bytes_b = product_bytes(backward, g.batch);
+    sampler.stop = 1;
+    pthread_join(sampler.thread, NULL);
+    g.device_peak = (double)sampler.peak;
+
+    print_report(stdout, &o, &g);
+    if (o.markdown != NULL) {
+        FILE *out = bench_markdown_open(o.markdown, argc, argv, omp_get_max_threads(),
+                                        "one run; products the best of 5");
+        if (out != NULL) {
+            fprintf(out,
+                    "\nESIS run: %d lines x %d bins x %d^2 cells x 4 channels (1/%.2f of the "
+                    "whole problem), %.4g weights a direction, float32 CSR %.2f GB; %d frames "
+                    "x %d iterations.\n",
+                    o.lines, o.bins, o.cells, g.factor, g.weights, g.csr_bytes / 1e9, o.frames,
+                    o.iterations);
+            print_report(out, &o, &g);
+            fclose(out);
+        }
+    }
+    spart_regridder_free(forward);
+    spart_regridder_free(backward);
+    esis_arrays_free(&arrays);
+    spart_context_free(context);
+    return 0;
+}

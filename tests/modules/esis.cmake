@@ -1,0 +1,24 @@
+# tests/modules/esis.cmake: the ESIS-scale run of issue 26 (label bench,
+# with -DSPART_BUILD_BENCHMARKS=ON and CUDA): bench_esis_run, from the
+# instrument description to the solutions written, stage by stage
+# (docs/dev/esis-notes.md). Included by tests/CMakeLists.txt. It writes
+# the solutions through the spart command's own FITS writer
+# (src/cli/fits_cube.c, output_files.c), compiled in.
+if(SPART_HAVE_CUDA AND SPART_BUILD_BENCHMARKS)
+  find_package(Threads REQUIRED)
+  add_executable(bench_esis_run bench/bench_esis_run.c ${PROJECT_SOURCE_DIR}/src/cli/fits_cube.c
+                                ${PROJECT_SOURCE_DIR}/src/cli/output_files.c)
+  target_link_libraries(bench_esis_run PRIVATE spart_static CUDA::cudart PkgConfig::CFITSIO
+                        OpenMP::OpenMP_C Threads::Threads m)
+  target_include_directories(bench_esis_run PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(bench_esis_run PRIVATE ${SPART_C_FLAGS})
+  # nanosleep, mkstemp, lstat (as the command is built)
+  target_compile_definitions(bench_esis_run PRIVATE _POSIX_C_SOURCE=200809L)
+  # A small slice by default (seconds); the ESIS-scale figures come from
+  # `bench_esis_run --markdown FILE` (the whole field of one line).
+  add_test(NAME bench_esis_run
+           COMMAND bench_esis_run --cells 142 --frames 4 --iterations 8
+                   --out ${CMAKE_CURRENT_BINARY_DIR}/esis_run_out
+                   --markdown ${CMAKE_CURRENT_BINARY_DIR}/bench_esis_run.md)
+  set_tests_properties(bench_esis_run PROPERTIES LABELS bench SKIP_RETURN_CODE 77 TIMEOUT 900)
+endif()
