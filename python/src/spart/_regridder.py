@@ -123,8 +123,7 @@ class Regridder:
             ctx.check(lib.spart_regridder_create(ctx.pointer, w._pointer, options, out),
                       "spart_regridder_create")
         else:
-            ctx.check(lib.spart_context_set_cuda_device(ctx.pointer, int(device)),
-                      "spart_context_set_cuda_device")
+            _arrays.enter_device(ctx, device, None)  # the default stream
             ctx.check(lib.spart_regridder_create_device(ctx.pointer, w._pointer, options, out),
                       "spart_regridder_create_device")
         return cls(out[0], ctx)
@@ -470,8 +469,7 @@ class Regridder:
     def to_device(self, device: int = 0) -> "Regridder":
         """A copy of this regridder on CUDA device `device` (spart built with CUDA)."""
         ctx = _core.context()
-        ctx.check(lib.spart_context_set_cuda_device(ctx.pointer, int(device)),
-                  "spart_context_set_cuda_device")
+        _arrays.enter_device(ctx, device, None)  # the default stream
         out = ffi.new("spart_regridder **")
         ctx.check(lib.spart_regridder_to_device(ctx.pointer, self._live(), out),
                   "spart_regridder_to_device")
@@ -480,6 +478,8 @@ class Regridder:
     def to_host(self) -> "Regridder":
         """A copy of this regridder in host memory."""
         ctx = _core.context()
+        if self.device is not None:
+            _arrays.enter_device(ctx, self.device, None)  # the default stream
         out = ffi.new("spart_regridder **")
         ctx.check(lib.spart_regridder_to_host(ctx.pointer, self._live(), out),
                   "spart_regridder_to_host")

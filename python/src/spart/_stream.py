@@ -66,6 +66,9 @@ class WeightsStream:
         The resampled axes of each shape (None: every axis).
     blocks_on_device : bool
         The blocks' arrays are in the memory of the device that assembles.
+        A device assembly works on that device's default stream: arrays a
+        block function makes on another stream (a non-blocking CuPy or
+        PyTorch stream) must be ready before it returns them.
     """
 
     def __init__(self, blocks: Callable[[int, int], Tuple[int, Any, Any, Any, Any]],
@@ -180,9 +183,9 @@ def create_streamed(stream, options, device, budget_bytes):
         raise _core.argument_error(function, f"budget_bytes: {budget_bytes}; give a number "
                                    "of bytes >= 0")
     ctx = stream._ctx or _core.context()
-    if device is not None:
-        ctx.check(lib.spart_context_set_cuda_device(ctx.pointer, int(device)),
-                  "spart_context_set_cuda_device")
+    # a device assembly runs on the device's default stream (GPU blocks must
+    # be ready there), not on a stream a product left the context on
+    _arrays.enter_device(ctx, device, None)
     out = ffi.new("spart_regridder **")
     report = ffi.new("spart_stream_report *")
     key = None

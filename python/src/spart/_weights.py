@@ -19,7 +19,7 @@ from typing import Optional, Sequence, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
-from . import _core
+from . import _arrays, _core
 from ._core import ffi, lib
 
 Axes = Optional[Union[int, Sequence[int]]]
@@ -115,6 +115,8 @@ class Weights:
     def to_host(self) -> "Weights":
         """A copy in host memory (of weights on a device: copied back from it)."""
         ctx = _core.context()
+        if self.device is not None:
+            _arrays.enter_device(ctx, self.device, None)
         out = ffi.new("spart_weights **")
         ctx.check(lib.spart_weights_to_host(ctx.pointer, self._pointer, out),
                   "spart_weights_to_host")
@@ -357,8 +359,8 @@ def weights(coordinates_input: Coordinates, coordinates_output: Coordinates,
         ctx.check(lib.spart_weights_build(ctx.pointer, n_in, block_in, block_out, options, out),
                   "spart_weights_build")
     else:
-        ctx.check(lib.spart_context_set_cuda_device(ctx.pointer, int(device)),
-                  "spart_context_set_cuda_device")
+        # on the default stream, not one a product left the context on
+        _arrays.enter_device(ctx, device, None)
         ctx.check(lib.spart_weights_build_device(ctx.pointer, n_in, block_in, block_out, options,
                                                  out), "spart_weights_build_device")
     result = Weights(out[0], ctx)
