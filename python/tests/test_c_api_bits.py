@@ -76,3 +76,22 @@ def test_instrument_and_mart(c_api):
     assert result.num_iteration == result_c.num_iteration
     assert digest(result.solution.reshape(-1)) == digest(result_c.solution.reshape(-1))
     assert digest(result.mean_chi_squared) == digest(result_c.mean_chi_squared)
+
+
+def test_streamed_assembly(c_api):
+    """A Regridder streamed from Python blocks (and from a weights file) has
+    the CSR arrays of spart_regridder_create called directly on the same
+    weights."""
+    from test_stream import cut_blocks
+
+    spart_ctypes, c = c_api
+    grid_in, grid_out = curvilinear(17, 0.3, 0.0), curvilinear(11, -0.1, 0.02)
+    ours = spart.weights(grid_in, grid_out, method="conservative")
+    theirs = c.regridder(c.weights(grid_in, grid_out, method="conservative"))
+    blocks, count, _ = cut_blocks(ours[0], 37)
+    stream = spart.WeightsStream(blocks, count, 37, ours[0].shape, ours[1], ours[2],
+                                 axis_input=ours[0].axis_input,
+                                 axis_output=ours[0].axis_output)
+    streamed = spart.Regridder.from_stream(stream, 1 << 24)
+    for a, b in zip(streamed.csr(), theirs.csr()):
+        assert digest(a) == digest(b)
