@@ -39,6 +39,11 @@ def test_device_weights_same_bits(device_weights):
         device[0].arrays()
     with pytest.raises(spart.SpartValueError, match="spart_weights_to_host"):
         spart.transpose_weights(device)  # host-only functions refuse device weights
+    cupy = pytest.importorskip("cupy")
+    views = device[0].device_arrays()  # in place, through __cuda_array_interface__
+    assert np.array_equal(views[0], host[0].arrays()[0])
+    for view, want in zip(views[1:], host[0].arrays()[1:]):
+        assert np.array_equal(cupy.asnumpy(cupy.asarray(view)), want)
 
 
 def test_device_regridder_from_device_weights(device_weights):

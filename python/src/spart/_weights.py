@@ -138,7 +138,8 @@ class Weights:
         if self.device is not None:
             raise _core.argument_error("Weights.arrays", f"the entries are in the memory of "
                                        f"CUDA device {self.device}; copy them with "
-                                       ".to_host() first")
+                                       ".to_host() first, or read them there with "
+                                       ".device_arrays()")
         if self._arrays is None:
             out = ffi.new("const int64_t *[3]")
             values = ffi.new("const double **")
@@ -150,6 +151,26 @@ class Weights:
                             _core.view(self, out[2], n, "<i8"),
                             _core.view(self, values[0], n, "<f8"))
         return self._arrays
+
+    def device_arrays(self) -> Tuple[np.ndarray, "DeviceView", "DeviceView", "DeviceView"]:
+        """
+        The arrays of weights built on a device, where they lie (no copy):
+        the offsets as a read-only NumPy view (they are host memory), the
+        entry arrays as read-only views with ``__cuda_array_interface__``
+        (``cupy.asarray(view)`` or ``torch.as_tensor(view, device="cuda")``
+        wrap them), kept alive with these weights.
+        """
+        if self.device is None:
+            raise _core.argument_error("Weights.device_arrays", "the entries are in host "
+                                       "memory; use .arrays()")
+        out = ffi.new("const int64_t *[3]")
+        values = ffi.new("const double **")
+        _core.context().check(lib.spart_weights_arrays(self._pointer, out, out + 1, out + 2,
+                                                       values), "spart_weights_arrays")
+        n = self.num_entries
+        return (_core.view(self, out[0], self.size + 1, "<i8"),
+                DeviceView(self, out[1], n, "<i8"), DeviceView(self, out[2], n, "<i8"),
+                DeviceView(self, values[0], n, "<f8"))
 
     def __len__(self):
         if not self.shape:
@@ -255,6 +276,22 @@ class Weights:
         ctx.check(lib.spart_weights_load(ctx.pointer, os.fsencode(path), out),
                   "spart_weights_load")
         return cls(out[0], ctx)
+
+
+class DeviceView:
+    """A read-only 1-D array in GPU memory owned by a spart object, exposed
+    through ``__cuda_array_interface__`` (version 3; the memory is complete
+    when spart hands it out, so no stream is named), keeping that object
+    alive."""
+
+    __slots__ = ("__cuda_array_interface__", "owner")
+
+    def __init__(self, owner, c_pointer, count, typestr):
+        self.owner = owner
+        address = int(ffi.cast("uintptr_t", c_pointer)) if count else 0
+        self.__cuda_array_interface__ = {"shape": (int(count),), "typestr": typestr,
+                                         "data": (address, True), "version": 3,
+                                         "strides": None, "stream": None}
 
 
 def as_weights(weights, function, axis_input=None, axis_output=None):
