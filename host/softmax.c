@@ -3,13 +3,19 @@
  * on the host, twin of kernels/softmax.cu (same operations, same order;
  * the order is written in src/softmax/softmax_kernels.h).
  *
- * Rows of at most one chunk are shared out to the threads a few at a
- * time (their results do not depend on who computes them); each row's
- * terms exp(s - M) are computed once, kept in a buffer of one chunk on the
- * thread's stack and scaled when written. Rows of several chunks come
- * after, one at a time, their chunks side by side: the chunks' partial
- * results go to the workspace (chunk c of the row at c * H * slot), and
- * one thread combines them in chunk order.
+ * Rows of at most one chunk are shared out to the threads 64 at a time
+ * (their results do not depend on who computes them). The forward walks a
+ * row once for a block of up to 8 heads (an edge's heads lie side by
+ * side), each head with its own maximum, lanes and terms, so a head gives
+ * the bits it gives alone; a block's terms exp(s - M) are computed once and
+ * kept on the thread's stack when they fit (64 KiB), else computed again
+ * for the write. Rows of several chunks come after, one at a time, their
+ * chunks side by side: the chunks' partial results go to the workspace
+ * (chunk c of the row at c * H * slot), and one thread combines them in
+ * chunk order. The forward's kernels are compiled twice (target_clones, as
+ * host/csr_product.c): with AVX2 and FMA the fma() and floor() of
+ * spart_exp are instructions, in the baseline clone calls of the C
+ * library; the results are the same, correctly rounded either way.
  */
 #include <math.h>
 #include <stdint.h>

@@ -15,7 +15,17 @@ pointers.
 
 Usage: bench_softmax.py LIBSPART [--markdown FILE] [--repeat N] [--quick]
            [--graphs arxiv,products,reddit] [--heads 1,4,8] [--ptr-below E]
-           [--no-fused] [--no-host] [--budget S]
+           [--no-fused] [--fused-heads 4,8] [--no-designs] [--no-host] [--budget S]
+           [--host-only] [--host-graphs arxiv,products] [--host-heads 1,4,8]
+           [--host-threads T] [--before OLDLIBSPART]
+
+The fused aggregation is timed against spart's softmax followed by torch's
+gather and index_add_ (PyG's message passing) and against spart's softmax
+followed by spart's own SpMM (spart/csr_matrix.h, a wrapped matrix a head).
+The host part (after the first graph, or alone with --host-only, which
+needs no GPU) times the host forward against PyG's CPU softmax (ptr path)
+with the same thread count for both, and, with --before, an earlier build
+of the library on the same arrays (its bits compared).
 
 Where the library has the benchmark's hook (spart_softmax_bench_set_forward_design),
 the device forward is also timed with each of its layouts (design 0: a
@@ -53,6 +63,24 @@ class Segments(ctypes.Structure):
 class Gather(ctypes.Structure):
     _fields_ = [("num_nodes", ctypes.c_int64), ("width", ctypes.c_int64),
                 ("columns", ctypes.c_void_p), ("columns32", ctypes.c_void_p)]
+
+
+class CsrArrays(ctypes.Structure):
+    _fields_ = [("num_rows", ctypes.c_int64), ("num_columns", ctypes.c_int64),
+                ("num_entries", ctypes.c_int64), ("row_ptr", ctypes.c_void_p),
+                ("row_ptr_type", ctypes.c_int), ("columns", ctypes.c_void_p),
+                ("column_type", ctypes.c_int), ("values", ctypes.c_void_p),
+                ("value_type", ctypes.c_int), ("on_device", ctypes.c_int)]
+
+
+class CsrOptions(ctypes.Structure):
+    _fields_ = [("wrap", ctypes.c_int), ("check", ctypes.c_int)]
+
+
+class CsrProduct(ctypes.Structure):
+    _fields_ = [("operation", ctypes.c_int), ("num_vectors", ctypes.c_int64),
+                ("alpha", ctypes.c_double), ("beta", ctypes.c_double),
+                ("vector_type", ctypes.c_int)]
 
 
 class Spart:
@@ -114,6 +142,36 @@ class Spart:
         self.check(self.lib.spart_softmax_forward_workspace(
             self.context, ctypes.byref(s), ctypes.c_void_p(scores.data_ptr()),
             ctypes.c_void_p(out.data_ptr()), ctypes.c_void_p(ws.data_ptr()),
+            ctypes.c_size_t(ws.numel() * 8)))
+
+    def csr_matrix(self, ptr, col, values, num_columns):
+        """spart's own CSR matrix (spart/csr_matrix.h) wrapping device
+        arrays: int64 row pointers and columns, float32 values read where
+        they lie (so a softmax written into `values` is the matrix's)."""
+        arrays = CsrArrays(ptr.numel() - 1, num_columns, col.numel(), ptr.data_ptr(), 0,
+                           col.data_ptr(), 0, values.data_ptr(), 1, int(values.is_cuda))
+        options = CsrOptions(1, 0)
+        matrix = ctypes.c_void_p()
+        self.check(self.lib.spart_csr_matrix_create(self.context, ctypes.byref(arrays),
+                                                    ctypes.byref(options), ctypes.byref(matrix)))
+        return matrix
+
+    def csr_free(self, matrix):
+        self.lib.spart_csr_matrix_free(matrix)
+
+    def csr_workspace(self, matrix, vectors):
+        product = CsrProduct(0, vectors, 1.0, 0.0, 1)
+        size = ctypes.c_size_t()
+        self.check(self.lib.spart_csr_matrix_workspace_size(
+            self.context, matrix, ctypes.byref(product), ctypes.byref(size)))
+        return size.value
+
+    def csr_multiply(self, matrix, vectors, x, y, ws):
+        """y = A x for `vectors` float32 vectors laid one after another."""
+        product = CsrProduct(0, vectors, 1.0, 0.0, 1)
+        self.check(self.lib.spart_csr_matrix_multiply_workspace(
+            self.context, matrix, ctypes.byref(product), ctypes.c_void_p(x.data_ptr()),
+            ctypes.c_void_p(y.data_ptr()), ctypes.c_void_p(ws.data_ptr()),
             ctypes.c_size_t(ws.numel() * 8)))
 
     def aggregate(self, s, g, scores, features, y, ws):
@@ -207,17 +265,34 @@ def main():
     parser.add_argument("--ptr-below", type=float, default=1e7,
                         help="time PyG's ptr path only on graphs of fewer edges")
     parser.add_argument("--no-fused", action="store_true")
+    parser.add_argument("--fused-heads", default="4,8",
+                        help="head counts of the fused aggregation's table")
+    parser.add_argument("--no-designs", action="store_true",
+                        help="time only the default layout (no designs 0-2, no exp floors)")
+    parser.add_argument("--host-only", action="store_true", help="no GPU part")
+    parser.add_argument("--host-graphs", default="arxiv")
+    parser.add_argument("--host-heads", default="1,4,8")
+    parser.add_argument("--host-threads", type=int, default=0,
+                        help="threads of both spart and torch (0: every core)")
+    parser.add_argument("--before", help="an earlier libspart to time beside (host part)")
     parser.add_argument("--default-design", type=int, default=2,
                         help="the library's default layout (the 'spart ms' column)")
     args = parser.parse_args()
     wanted = args.graphs.split(",")
     head_list = [int(h) for h in args.heads.split(",")]
+    fused_heads = [int(h) for h in args.fused_heads.split(",")]
     from torch_geometric.utils import softmax as pyg_softmax
     try:
         from torch_scatter import scatter_softmax
     except Exception:  # noqa: BLE001
         scatter_softmax = None
     sp = Spart(args.library)
+    before, before_error = None, ""
+    if args.before:
+        try:
+            before = Spart(args.before)
+        except OSError as e:
+            before_error = str(e)
     lines = header(args)
     gpu_rows, fused_rows, host_rows = [], [], []
 
@@ -238,11 +313,25 @@ def main():
                 "shorter exp of src/softmax/softmax_exp.h (a candidate: a table of 2^(j/64) and "
                 "e^r to r^3, about half the operations).", ""]
         out += ["## GPU fused aggregation (F features a head)", "",
-                "| graph | H | F | spart fused ms | spart softmax + gather/scatter-add ms | "
-                "speed-up |", "|---|---:|---:|---:|---:|---:|"] + fused_rows + [""]
+                "| graph | H | F | spart fused ms | spart softmax + torch gather/index_add_ ms | "
+                "speed-up | spart softmax + transpose + spart SpMM ms | of which SpMM ms | "
+                "speed-up vs spart SpMM | max abs diff fused vs SpMM |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"] + fused_rows + [""]
+        out += ["spart SpMM: the softmax's out (E, H) transposed to (H, E) by torch, then for "
+                "each head spart's own CSR matrix (spart/csr_matrix.h, wrapping the row "
+                "pointers, the columns and that head's values where they lie, made once "
+                "outside the timing) times the F feature vectors of that head, laid (H, F, N) "
+                "beforehand outside the timing (a layout that favours the baseline); y comes "
+                "out (H, F, R), not permuted back. float32 values and vectors, summed in "
+                "float64.", ""]
         out += ["## Host forward (same cores)", "",
-                "| graph | H | threads | spart ms | PyG CPU ptr ms | speed-up | max abs diff |",
-                "|---|---:|---:|---:|---:|---:|---:|"] + host_rows + [""]
+                "| graph | H | threads | spart ms | spart before ms | PyG CPU ptr ms | "
+                "spart vs PyG | spart vs before | same bits as before | max abs diff vs PyG |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"] + host_rows + [""]
+        if args.before:
+            out += ["spart before: `%s` (%s), the same calls on the same arrays." % (
+                args.before, "loaded" if before is not None else "NOT loadable: " + before_error),
+                ""]
         text = "\n".join(out)
         if args.markdown:
             with open(args.markdown, "w") as f:
@@ -250,23 +339,74 @@ def main():
         print(text, flush=True)
 
     def host_part():
-        name, rows, edges = GRAPHS[0]
-        ptr = power_law_ptr(rows, edges, 7, "cpu")
-        threads = os.cpu_count()
+        """The host forward against PyG's CPU softmax (ptr path) on the same
+        cores, and against an earlier build of the library (--before) in the
+        same run; the graphs of --host-graphs, the heads of --host-heads."""
+        threads = args.host_threads or os.cpu_count()
         torch.set_num_threads(threads)
         sp.set_threads(threads)
-        for heads in (1, 8):
-            scores = torch.randn(edges, heads, dtype=torch.float32)
-            out = torch.empty_like(scores)
-            s = sp.segments(ptr, edges, heads, 0)
-            ws = sp.workspace(s, 0, "cpu")
-            t_spart = cpu_time(lambda: sp.forward(s, scores, out, ws), args.repeat)
-            t_pyg = cpu_time(lambda: pyg_softmax(scores, ptr=ptr, num_nodes=rows), args.repeat)
-            diff = float((pyg_softmax(scores, ptr=ptr, num_nodes=rows) - out).abs().max())
-            host_rows.append("| %s | %d | %d | %.2f | %.2f | %.2fx | %.1e |" % (
-                name, heads, threads, t_spart, t_pyg, t_pyg / t_spart, diff))
-            write()
+        if before is not None:
+            before.set_threads(threads)
+        for name, rows, edges in [g for g in GRAPHS
+                                  if g[0].split("-")[-2].lower() in args.host_graphs.split(",")]:
+            ptr = power_law_ptr(rows, edges, 7, "cpu")
+            for heads in [int(h) for h in args.host_heads.split(",")]:
+                repeat = args.repeat if edges * heads < 1e8 else 3
+                scores = torch.randn(edges, heads, dtype=torch.float32)
+                out = torch.empty_like(scores)
+                s = sp.segments(ptr, edges, heads, 0)
+                ws = sp.workspace(s, 0, "cpu")
+                t_spart = cpu_time(lambda: sp.forward(s, scores, out, ws), repeat)
+                t_before, same = float("nan"), "no --before"
+                if before is not None:
+                    out_before = torch.empty_like(scores)
+                    t_before = cpu_time(lambda: before.forward(s, scores, out_before, ws), repeat)
+                    same = "yes" if torch.equal(out.view(torch.int32),
+                                                out_before.view(torch.int32)) else "NO"
+                    del out_before
+                t_pyg = cpu_time(lambda: pyg_softmax(scores, ptr=ptr, num_nodes=rows), repeat)
+                diff = float((pyg_softmax(scores, ptr=ptr, num_nodes=rows) - out).abs().max())
+                host_rows.append("| %s | %d | %d | %.2f | %s | %.2f | %.2fx | %s | %s | %.1e |" % (
+                    name, heads, threads, t_spart,
+                    "%.2f" % t_before if t_before == t_before else "-", t_pyg, t_pyg / t_spart,
+                    "%.2fx" % (t_before / t_spart) if t_before == t_before else "-", same, diff))
+                write()
+                del scores, out, ws
+            del ptr
 
+    def spmm_baseline(rows, edges, heads, width, ptr, col, s, scores, out, ws, feats, y, t_fused):
+        """The cells of the 'softmax + spart SpMM' columns (see write())."""
+        dev = scores.device
+        out_t = torch.empty(heads, edges, device=dev, dtype=torch.float32)
+        feats_t = feats.permute(1, 2, 0).contiguous()  # (H, F, N)
+        y_t = torch.empty(heads, width, rows, device=dev, dtype=torch.float32)
+        matrices = [sp.csr_matrix(ptr, col, out_t[h], rows) for h in range(heads)]
+        try:
+            size = max(sp.csr_workspace(m, width) for m in matrices)
+            wsm = torch.empty(max(size // 8, 1), dtype=torch.float64, device=dev)
+
+            def products():
+                for h in range(heads):
+                    sp.csr_multiply(matrices[h], width, feats_t[h], y_t[h], wsm)
+
+            def softmax_then_spmm():
+                sp.forward(s, scores, out, ws)
+                out_t.copy_(out.t())
+                products()
+            t_all = cuda_time(softmax_then_spmm, args.repeat)
+            t_products = cuda_time(products, args.repeat)
+            softmax_then_spmm()
+            torch.cuda.synchronize()
+            diff = float((y_t.permute(2, 0, 1) - y).abs().max())
+        finally:
+            for m in matrices:
+                sp.csr_free(m)
+        return "%.3f | %.3f | %.2fx | %.1e" % (t_all, t_products, t_all / t_fused, diff)
+
+    if args.host_only:
+        host_part()
+        write()
+        return
     dev = torch.device("cuda")
     sp.set_device(0)
     graphs = GRAPHS[:1] if args.quick else [g for g in GRAPHS
@@ -296,12 +436,12 @@ def main():
             rate = moved / (t_copy * 1e-3)
             floor = (moved + 8 * (rows + 1)) / rate * 1e3
             t_exp, t_exp8 = float("nan"), float("nan")
-            if sp.exp_pass(scores, out):
+            if not args.no_designs and sp.exp_pass(scores, out):
                 t_exp = cuda_time(lambda: sp.exp_pass(scores, out), args.repeat)
                 t_exp8 = cuda_time(lambda: sp.exp_pass(scores, out, 1), args.repeat)
             t_design = {}
             t_rows, t_rows2 = float("nan"), float("nan")
-            if sp.set_design(args.default_design):
+            if not args.no_designs and sp.set_design(args.default_design):
                 check = torch.empty_like(scores)
                 for design in (0, 1, 2):
                     sp.set_design(design)
@@ -348,7 +488,7 @@ def main():
                                 ms(t_ptr, "not timed"), t_index,
                                 ms(t_scatter, "absent"), best / t_spart, differing, diff))
             write()
-            if heads in (4, 8) and not (name == "Reddit-sized" and heads == 8) \
+            if heads in fused_heads and not (name == "Reddit-sized" and heads == 8) \
                     and not args.no_fused:
                 width = 64 // heads
                 feats = torch.randn(rows, heads, width, device=dev, dtype=torch.float32)
@@ -356,14 +496,17 @@ def main():
                 g = Gather(rows, width, col.data_ptr(), None)
                 wsa = sp.workspace(s, width, dev)
                 t_fused = cuda_time(lambda: sp.aggregate(s, g, scores, feats, y, wsa), args.repeat)
+                sp.aggregate(s, g, scores, feats, y, wsa)
 
                 def unfused():
                     sp.forward(s, scores, out, ws)
                     msg = out.unsqueeze(-1) * feats[col]
                     return torch.zeros(rows, heads, width, device=dev).index_add_(0, index, msg)
                 t_unfused = cuda_time(unfused, args.repeat)
-                fused_rows.append("| %s | %d | %d | %.3f | %.3f | %.2fx |" % (
-                    name, heads, width, t_fused, t_unfused, t_unfused / t_fused))
+                spmm = spmm_baseline(rows, edges, heads, width, ptr, col, s, scores, out, ws,
+                                     feats, y, t_fused)
+                fused_rows.append("| %s | %d | %d | %.3f | %.3f | %.2fx | %s |" % (
+                    name, heads, width, t_fused, t_unfused, t_unfused / t_fused, spmm))
                 write()
             del scores, out, ws
             torch.cuda.empty_cache()
