@@ -167,13 +167,19 @@ def count():
 class Watcher(threading.Thread):
     # samples the process's thread count while spart works (ctypes releases
     # the GIL during the call); OpenMP workers of a finished region may exit,
-    # so counting after the call would miss them
+    # so counting after the call would miss them. `sampled` is set once the
+    # first sample (which counts the watcher itself) is in: the baseline
+    # must wait for it, as on a loaded machine the thread may not run for
+    # longer than any fixed sleep (a baseline of 0 then read as the main
+    # thread and the watcher appearing: "+2")
     def __init__(self):
         super().__init__(daemon=True)
         self.most, self.running = 0, True
+        self.sampled = threading.Event()
     def run(self):
         while self.running:
             self.most = max(self.most, count())
+            self.sampled.set()
             time.sleep(0.0002)
 
 spart = Spart(sys.argv[1], threads=1)
@@ -191,7 +197,7 @@ builds = {
 for name, build in builds.items():
     watcher = Watcher()
     watcher.start()
-    time.sleep(0.01)
+    watcher.sampled.wait()
     baseline = watcher.most
     build()
     watcher.running = False
