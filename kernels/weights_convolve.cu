@@ -1,6 +1,6 @@
 /*
  * kernels/weights_convolve.cu: folding a kernel into weights on the device,
- * the twin of host/weights_convolve.c (see src/operator/weights_convolve_device.h for
+ * the twin of host/weights_convolve.c (see src/weights/weights_convolve_device.h for
  * what the result promises).
  *
  * Steps, each a launch or a CUB scan on the caller's stream:
@@ -39,7 +39,7 @@
 
 #include "csr_search.cuh"
 #include "launch.cuh"
-#include "operator/weights_convolve_device.h"
+#include "weights/weights_convolve_device.h"
 
 namespace
 {

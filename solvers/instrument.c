@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "spart/device.h"
 #include "spart/instrument.h"
 #include "spart/weights.h"
 #include "instrument_build.h"
@@ -31,6 +32,7 @@ struct spart_instrument {
     int64_t num_sensor_x, num_sensor_y;
     double quantum_yield;
     double read_noise;
+    int on_device;                /* the operators (and PSF) on the context's device */
     double *photons_per_radiance; /* scene_size */
     spart_regridder *forward;
     spart_regridder *backward;
@@ -191,6 +193,10 @@ static spart_status check_params(spart_context *context, const spart_instrument_
             p->memory_budget,
             p->keep_weights ? "keep them (keep_weights = 1)" : "fold a PSF into them");
     }
+    if (status == SPART_OK && p->on_device != 0 && p->on_device != 1) {
+        status = spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
+                                         "instrument: on_device = %d must be 0 or 1", p->on_device);
+    }
     if (status == SPART_OK && p->solid_angle_steradian != 0 && p->solid_angle_steradian != 1) {
         status = spart_context_set_error(context, SPART_ERROR_INVALID_ARGUMENT,
                                          "instrument: solid_angle_steradian = %d must be 0 or 1",
@@ -317,7 +323,11 @@ static spart_status build_weights(spart_context *context, const spart_instrument
         spart_array output[2] = {{sensor, sensor_shape}, {sensor + sensor_count, sensor_shape}};
         spart_weights_options options;
         spart_instrument_weights_options(&options);
-        status = spart_weights_build(context, 2, input, output, &options, forward);
+        /* On a device every step below runs where the weights lie: the
+         * fold, the transpose and the scaling dispatch on their location. */
+        status = p->on_device
+                     ? spart_weights_build_device(context, 2, input, output, &options, forward)
+                     : spart_weights_build(context, 2, input, output, &options, forward);
         if (status == SPART_OK && p->psf != NULL && p->psf_mode == SPART_PSF_FOLDED) {
             status = fold_psf(context, p, forward);
         }
@@ -326,7 +336,8 @@ static spart_status build_weights(spart_context *context, const spart_instrument
                                                           &options, backward);
         }
         if (status == SPART_OK && p->keep_weights) {
-            status = copy_weights(context, *forward, geometric);
+            status = p->on_device ? spart_weights_to_host(context, *forward, geometric)
+                                  : copy_weights(context, *forward, geometric);
         }
     }
     /* Forward: photons per radiance times the quantum yield, per input
@@ -368,12 +379,17 @@ static spart_status assemble(spart_context *context, const spart_instrument_para
     spart_regridder_options options;
     spart_instrument_operator_options(p, made->num_wavelength, 0, &options);
     spart_status status =
-        spart_regridder_create(context, *forward_weights, &options, &made->forward);
+        p->on_device
+            ? spart_regridder_create_device(context, *forward_weights, &options, &made->forward)
+            : spart_regridder_create(context, *forward_weights, &options, &made->forward);
     spart_weights_free(*forward_weights);
     *forward_weights = NULL;
     if (status == SPART_OK) {
         spart_instrument_operator_options(p, made->num_wavelength, 1, &options);
-        status = spart_regridder_create(context, *backward_weights, &options, &made->backward);
+        status = p->on_device ? spart_regridder_create_device(context, *backward_weights, &options,
+                                                              &made->backward)
+                              : spart_regridder_create(context, *backward_weights, &options,
+                                                       &made->backward);
     }
     spart_weights_free(*backward_weights);
     *backward_weights = NULL;
@@ -389,6 +405,12 @@ static spart_status compose_psf(spart_context *context, const spart_instrument_p
         p->psf, spart_instrument_shape4(p->num_channel, 1, p->psf_size[0], p->psf_size[1])};
     spart_shape images = spart_regridder_shape_output(made->forward);
     spart_status status = spart_psf_create(context, &kernels, &images, &made->psf);
+    if (status == SPART_OK && made->on_device) { /* beside the device operators */
+        spart_psf *device = NULL;
+        status = spart_psf_to_device(context, made->psf, &device);
+        spart_psf_free(made->psf);
+        made->psf = device;
+    }
     if (status == SPART_OK) {
         spart_mart_regridder_psf problem = {
             made->forward,    made->psf, made->backward, made->num_channel, made->quantum_yield,
@@ -435,6 +457,7 @@ spart_status spart_instrument_create(spart_context *context, const spart_instrum
     made->num_sensor_y = params->num_sensor_y;
     made->quantum_yield = params->quantum_yield;
     made->read_noise = params->read_noise;
+    made->on_device = params->on_device;
     int64_t scene_size = bins.count * params->num_scene_x * params->num_scene_y;
     made->photons_per_radiance = spart_mart_alloc_doubles(context, (size_t)scene_size);
     if (made->photons_per_radiance == NULL) {
@@ -610,7 +633,17 @@ spart_status spart_instrument_observe(spart_context *context, const spart_instru
                                       const double *scene, uint64_t seed, double *images,
                                       double *widths)
 {
-    spart_status status = spart_instrument_image(context, instrument, scene, images, widths);
+    spart_status status = check_call(context, instrument, scene, images, "instrument_observe");
+    if (status == SPART_OK && instrument->on_device) {
+        status = spart_context_set_error(
+            context, SPART_ERROR_INVALID_ARGUMENT,
+            "instrument_observe: the instrument was built on a device (on_device = 1) and its "
+            "images are device memory, but the Poisson draws run on the host: image with "
+            "spart_instrument_image and draw from a host copy, or build with on_device = 0");
+    }
+    if (status == SPART_OK) {
+        status = spart_instrument_image(context, instrument, scene, images, widths);
+    }
     if (status != SPART_OK) {
         return status;
     }

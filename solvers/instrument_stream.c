@@ -8,7 +8,11 @@
  * cost per call grows with the output grid),
  * transposed for the backprojection, scaled by the same unit factors as
  * the in-memory build, its pixel indices moved to the whole sensor's, and
- * freed at the next block. The
+ * freed at the next block. On a device (params.on_device) each block's
+ * weights are built, transposed and scaled on the device onto the whole
+ * sensor (the device's clipping does not walk the output grid, so the
+ * box gains nothing there) and handed to the device assembly where they
+ * lie (blocks_on_device). The
  * operators are those of the in-memory build bit for bit
  * (tests/unit/test_instrument_lines.c): a plane's weights do not depend on
  * the other planes, and the blocks come in the planes' order. Uses the
@@ -37,6 +41,7 @@ typedef struct plane_stream {
     int64_t *sensor_index;  /* its entries' pixel indices on the whole sensor */
     int64_t capacity;       /* of sensor_index */
     int whole_pixels;       /* the pixel vertices increasing whole numbers */
+    int sensor_ready;       /* st->sensor holds the whole sensor already (on a device) */
 } plane_stream;
 
 /* The pixels a plane can reach: the vertex range [first, last] of one
@@ -96,7 +101,7 @@ static void plane_reach(const plane_stream *st, int64_t vertices, int64_t *x0, i
     *x1 = p->num_sensor_x;
     *y0 = 0;
     *y1 = p->num_sensor_y;
-    if (!st->whole_pixels) {
+    if (!st->whole_pixels || p->on_device) {
         return;
     }
     const double *x = st->mapped, *y = st->mapped + vertices;
@@ -162,12 +167,13 @@ static spart_status plane_block(void *user_data, int64_t block, int pass,
     int64_t x0, x1, y0, y1;
     plane_reach(st, count * vertices, &x0, &x1, &y0, &y1);
     int64_t mx = x1 - x0, my = y1 - y0, pixels = (mx + 1) * (my + 1);
-    for (int64_t i = 0; i <= mx; i++) {
+    for (int64_t i = 0; i <= mx && !st->sensor_ready; i++) {
         for (int64_t j = 0; j <= my; j++) {
             st->sensor[i * (my + 1) + j] = p->sensor_x[x0 + i];
             st->sensor[pixels + i * (my + 1) + j] = p->sensor_y[y0 + j];
         }
     }
+    st->sensor_ready = p->on_device; /* the whole sensor every block */
     spart_shape plane_shape = spart_instrument_shape4(1, count, nx + 1, ny + 1);
     spart_shape sensor_shape = spart_instrument_shape4(1, 1, mx + 1, my + 1);
     spart_array input[2] = {{st->mapped, plane_shape},
@@ -176,7 +182,9 @@ static spart_status plane_block(void *user_data, int64_t block, int pass,
     spart_weights_options options;
     spart_instrument_weights_options(&options);
     spart_weights *weights = NULL;
-    spart_status status = spart_weights_build(st->context, 2, input, output, &options, &weights);
+    spart_status status =
+        p->on_device ? spart_weights_build_device(st->context, 2, input, output, &options, &weights)
+                     : spart_weights_build(st->context, 2, input, output, &options, &weights);
     if (status == SPART_OK && st->backward) {
         spart_weights *transpose = NULL;
         status = spart_weights_transpose_conservative(st->context, weights, 2, input, output,
@@ -195,7 +203,10 @@ static spart_status plane_block(void *user_data, int64_t block, int pass,
     if (status == SPART_OK) {
         status = spart_weights_arrays(weights, &offsets, &indices_input, &indices_output, &values);
     }
-    if (status == SPART_OK) {
+    /* onto the whole sensor (always so on a device) the indices are the
+     * sensor's already */
+    int whole = x0 == 0 && y0 == 0 && mx == p->num_sensor_x && my == p->num_sensor_y;
+    if (status == SPART_OK && !whole) {
         status = to_sensor(st, offsets[count], st->backward ? indices_input : indices_output, x0,
                            mx, y0, my);
     }
@@ -207,8 +218,10 @@ static spart_status plane_block(void *user_data, int64_t block, int pass,
     result->first_element = c * st->bins->count + l;
     result->num_elements = count;
     result->offsets = offsets;
-    result->indices_input = st->backward ? st->sensor_index : indices_input;
-    result->indices_output = st->backward ? indices_output : st->sensor_index;
+    const int64_t *sensor_index =
+        whole ? (st->backward ? indices_input : indices_output) : st->sensor_index;
+    result->indices_input = st->backward ? sensor_index : indices_input;
+    result->indices_output = st->backward ? indices_output : sensor_index;
     result->values = values;
     return SPART_OK;
 }
@@ -261,12 +274,13 @@ static spart_status assemble_one(plane_stream *st, int64_t num_wavelength,
     int64_t bound = plane_entries_bound(p);
     stream.max_block_entries =
         bound < INT64_MAX / PLANES_PER_BLOCK ? bound * PLANES_PER_BLOCK : INT64_MAX;
+    stream.blocks_on_device = p->on_device;
     stream.function = plane_block;
     stream.user_data = st;
     spart_regridder_options options;
     spart_instrument_operator_options(p, num_wavelength, st->backward, &options);
-    spart_status status = spart_regridder_create_streamed(st->context, &stream, &options, 0,
-                                                          p->memory_budget, regridder, NULL);
+    spart_status status = spart_regridder_create_streamed(
+        st->context, &stream, &options, p->on_device, p->memory_budget, regridder, NULL);
     spart_weights_free(st->current);
     st->current = NULL;
     return status;

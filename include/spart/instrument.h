@@ -180,8 +180,27 @@ typedef struct spart_instrument_params {
      * much larger than a plane's footprint, as ESIS's, this is faster than
      * the in-memory build, whose builders walk the whole sensor per plane),
      * else onto the whole sensor (slower). Not with keep_weights or a
-     * folded PSF (which need every weight at once). */
+     * folded PSF (which need every weight at once). On a device
+     * (on_device = 1) the budget is of device memory, each plane block
+     * built on the device onto the whole sensor and read where it lies. */
     size_t memory_budget;
+    /* Where the instrument is built: 0 (default) on the host; 1 on the
+     * context's CUDA device (spart_context_set_cuda_device): the weights
+     * built there (spart_weights_build_device), the PSF folded, the
+     * conservative transpose taken and the unit factors folded in there
+     * (the factors themselves are computed on the host), and both
+     * operators assembled there, so that no weight crosses the bus. The
+     * operators are then device Regridders, the same CSR arrays bit for
+     * bit as the host build's (and as spart_regridder_to_device of them),
+     * so an inversion gives the same bits; a composed PSF is copied to the
+     * device too (spart_psf_to_device). Products of such an instrument
+     * (spart_instrument_image, _backproject, _mart_operators) take device
+     * memory; spart_instrument_observe, which draws on the host, refuses
+     * it; kept weights (keep_weights) are a host copy. A field rather than
+     * the context because a context always names a device (device 0 by
+     * default) and the same context builds host instruments: this field is
+     * the one place that decides. */
+    int on_device;
 } spart_instrument_params;
 
 /* Fill `params` with the defaults (quantum_yield 1, the rest 0 / NULL). */
@@ -198,7 +217,9 @@ typedef struct spart_instrument spart_instrument;
  * one too small for the operators: the sentence names the field and the
  * line, or the bytes),
  * SPART_ERROR_NOT_FINITE, SPART_ERROR_UNKNOWN_ENUM, SPART_ERROR_OUT_OF_MEMORY,
- * and the errors of the weights builder. */
+ * and the errors of the weights builder; with on_device = 1 also
+ * SPART_ERROR_NO_DEVICE (built without CUDA, or no such device) and
+ * SPART_ERROR_INTERNAL (another CUDA error, named). */
 SPART_NODISCARD SPART_API spart_status spart_instrument_create(
     spart_context *context, const spart_instrument_params *params, spart_instrument **instrument);
 

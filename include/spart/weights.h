@@ -137,10 +137,17 @@ SPART_NODISCARD SPART_API spart_status spart_weights_build(spart_context *contex
  * device where they lie (no copy); spart_weights_element and
  * spart_weights_arrays return device pointers for the entry arrays (the
  * offsets and counts are host values); spart_weights_to_host copies them
- * back. The functions that read entries on the host (scale, transposes,
- * convolve, regrid_from_weights, save, spart_regridder_create,
- * spart_regridder_create_device_convolved) refuse them with
- * SPART_ERROR_INVALID_ARGUMENT naming spart_weights_to_host.
+ * back. spart_weights_scale, spart_weights_transpose_conservative and
+ * spart_weights_convolve work on them where they lie, on their device,
+ * giving what they give for a host copy bit for bit (the factors, cell
+ * volumes and kernel tables computed on the host as for host weights and
+ * copied over; the per-entry arithmetic written once for both,
+ * src/weights/weights_values.h; the convolution the twin of the host's;
+ * a convolution whose kernel broadcasts the weights to more elements is
+ * refused with SPART_ERROR_INVALID_ARGUMENT). The functions that read
+ * entries on the host (the exact transpose, regrid_from_weights, save,
+ * spart_regridder_create, spart_regridder_create_device_convolved) refuse
+ * them with SPART_ERROR_INVALID_ARGUMENT naming spart_weights_to_host.
  * spart_weights_free frees them (on their device).
  *
  * Device memory, besides the weights' own 24 bytes an entry: the scratch

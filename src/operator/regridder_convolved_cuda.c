@@ -8,7 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "operator/weights_convolve_device.h"
+#include "weights/weights_convolve_device.h"
 #include "device/device_select.h"
 #include "operator/regridder_convolved.h"
 #include "operator/regridder_device.h"

@@ -71,6 +71,9 @@ const spart_weights_ops spart_weights_host_ops = {
     spart_weights_build_host,
     host_workspace_size,
     host_to_host,
+    spart_weights_scale_host,
+    spart_weights_transpose_host,
+    spart_weights_convolve_host,
 };
 
 spart_status spart_weights_build(spart_context *context, int num_coordinates,

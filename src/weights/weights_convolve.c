@@ -11,6 +11,7 @@
 #include "core/shape.h"
 #include "weights/weights_convolve.h"
 #include "weights/weights_internal.h"
+#include "weights/weights_ops.h"
 
 /* The kernel's leading axes, padded with ones on the left to the rank of
  * shape_output, and the strides (in doubles) of the caller's array along
@@ -387,9 +388,11 @@ static int64_t place_runs(const spart_convolve_entries *entries, int64_t *runs, 
 }
 
 /* Both passes, once the layout is known. */
-static spart_status convolve(spart_context *context, const spart_weights *weights,
-                             const spart_convolve_setup *setup, spart_weights **convolved)
+spart_status spart_weights_convolve_host(spart_context *context, const spart_weights *weights,
+                                         const spart_convolve_setup *setup,
+                                         const spart_array *kernel, spart_weights **convolved)
 {
+    (void)kernel; /* read through setup->layout */
     const spart_convolve_entries *entries = &setup->entries;
     const spart_convolve_layout *layout = &setup->layout;
     int64_t total = entries->offsets[entries->num_elements];
@@ -438,6 +441,17 @@ spart_status spart_convolve_prepare(spart_context *context, const spart_weights 
     if (status == SPART_OK) {
         status = make_layout(context, weights, kernel, &plan, &setup->layout);
     }
+    if (status == SPART_OK && weights->on_device &&
+        !spart_shape_equal(&plan.orthogonal, &weights->shape_orthogonal)) {
+        char text_a[128], text_b[128];
+        status = spart_fail(
+            context, SPART_ERROR_INVALID_ARGUMENT,
+            "weights_convolve: the weights are on a device and the kernel broadcasts their "
+            "orthogonal shape %s to %s, which would copy entries on the host: convolve a host "
+            "copy (spart_weights_to_host)",
+            spart_shape_format(&weights->shape_orthogonal, text_a, sizeof text_a),
+            spart_shape_format(&plan.orthogonal, text_b, sizeof text_b));
+    }
     if (status != SPART_OK) {
         return status;
     }
@@ -481,15 +495,19 @@ spart_status spart_weights_convolve(spart_context *context, const spart_weights 
         return spart_fail(context, SPART_ERROR_NULL_POINTER,
                           "weights, kernel and convolved must not be NULL");
     }
-    spart_status on_host = spart_weights_require_host(context, weights, "weights_convolve");
-    if (on_host != SPART_OK) {
-        return on_host;
-    }
     *convolved = NULL;
+    const spart_weights_ops *ops = NULL;
+    spart_status status =
+        spart_weights_select(context, weights->on_device, "weights_convolve", &ops);
+    if (status != SPART_OK) {
+        return status;
+    }
     spart_convolve_setup setup;
-    spart_status status = spart_convolve_prepare(context, weights, kernel, &setup);
+    status = spart_convolve_prepare(context, weights, kernel, &setup);
     if (status == SPART_OK) {
-        status = convolve(context, weights, &setup, convolved);
+        /* where the entries lie: the host's OpenMP passes, or the
+         * device's kernels (src/weights/weights_convolve_cuda.c) */
+        status = ops->convolve(context, weights, &setup, kernel, convolved);
         spart_convolve_release(&context->allocator, &setup);
     }
     return status;

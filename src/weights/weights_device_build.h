@@ -98,6 +98,10 @@ spart_device_entries_out spart_wdev_entries_at(const device_build *b, int64_t fi
 /* The element the scratch holds, as the kernels take it. */
 spart_device_element spart_wdev_element_of(const device_build *b);
 
+/* Free the device entries of weights made on a device (their
+ * release_device), on their device. */
+void spart_wdev_release_entries(spart_weights *weights);
+
 /* The builders (src/weights/weights_device_builders_cuda.c): every element
  * on the device, the offsets filled in; *unsupported set (and nothing
  * kept) when a grid is one the device does not take (the host builds the

@@ -312,7 +312,7 @@ spart_device_element spart_wdev_element_of(const device_build *b)
     return element;
 }
 
-static void release_device_entries(spart_weights *weights)
+void spart_wdev_release_entries(spart_weights *weights)
 {
     int previous = -1;
     if (cudaGetDevice(&previous) != cudaSuccess) {
@@ -349,7 +349,7 @@ static spart_status make_weights(device_build *b, spart_weights **weights)
     made->values = b->values;
     made->on_device = 1;
     made->cuda_device = b->context->cuda_device;
-    made->release_device = release_device_entries;
+    made->release_device = spart_wdev_release_entries;
     b->indices_input = NULL;
     b->indices_output = NULL;
     b->values = NULL;
@@ -504,4 +504,7 @@ const spart_weights_ops spart_weights_cuda_ops = {
     cuda_build,
     cuda_workspace_size,
     cuda_to_host,
+    spart_weights_scale_on_device,
+    spart_weights_transpose_on_device,
+    spart_weights_convolve_on_device,
 };

@@ -1,12 +1,19 @@
 /*
  * src/weights/weights_scale.c: multiply weights, in place, by factors of their
- * input and output cells (spart_weights_scale).
+ * input and output cells (spart_weights_scale). The factors of each element
+ * are gathered on the host; the entries are rewritten where they lie,
+ * through the table of their location (src/weights/weights_ops.h): here on
+ * the host, or on their device (src/weights/weights_values_cuda.c), with
+ * the arithmetic of src/weights/weights_values.h.
  */
 #include <omp.h>
+#include <string.h>
 
 #include "core/internal.h"
 #include "core/shape.h"
 #include "weights/weights_internal.h"
+#include "weights/weights_ops.h"
+#include "weights/weights_values.h"
 
 /* The index of element `element` along every non-resampled axis of `full`
  * (ascending): the orthogonal axes are right-aligned with the weights'
@@ -70,38 +77,55 @@ static void gather_factors(const spart_weights *weights, const spart_array *fact
                        block);
 }
 
-spart_status spart_weights_scale(spart_context *context, spart_weights *weights,
-                                 const spart_array *factor_input, const spart_array *factor_output)
+/* What fill_factors reads. */
+typedef struct scale_factors {
+    const spart_weights *weights;
+    const spart_array *factor_input;
+    const spart_array *factor_output;
+    int64_t strides_input[SPART_MAX_NDIM];
+    int64_t strides_output[SPART_MAX_NDIM];
+} scale_factors;
+
+static void fill_factors(const void *user, int64_t element, double *scratch, double *block_input,
+                         double *block_output)
 {
-    if (context == NULL) {
-        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    (void)scratch;
+    const scale_factors *f = user;
+    const spart_weights *w = f->weights;
+    if (block_input != NULL) {
+        gather_factors(w, f->factor_input, f->strides_input, &w->shape_input, w->axis_input,
+                       w->num_axis_input, w->size_input, element, block_input);
     }
-    spart_clear_error(context);
-    if (weights == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER, "weights is NULL");
+    if (block_output != NULL) {
+        gather_factors(w, f->factor_output, f->strides_output, &w->shape_output, w->axis_output,
+                       w->num_axis_output, w->size_output, element, block_output);
     }
-    spart_status on_host = spart_weights_require_host(context, weights, "weights_scale");
-    if (on_host != SPART_OK) {
-        return on_host;
+}
+
+/* Whether a factor's block is the same for every element: no factor, or
+ * a stride of 0 along every axis that is not resampled. */
+static int factor_shared(const spart_array *factor, const int64_t *strides, const spart_shape *full,
+                         const int *resampled, int num_resampled)
+{
+    if (factor == NULL) {
+        return 1;
     }
-    spart_status status =
-        check_factor(context, "factor_input", factor_input, &weights->shape_input);
-    if (status == SPART_OK) {
-        status = check_factor(context, "factor_output", factor_output, &weights->shape_output);
+    for (int axis = 0; axis < full->ndim; axis++) {
+        if (!spart_axes_contain(resampled, num_resampled, axis) && strides[axis] != 0 &&
+            full->dims[axis] > 1) {
+            return 0;
+        }
     }
-    if (status != SPART_OK) {
-        return status;
-    }
-    int64_t strides_input[SPART_MAX_NDIM] = {0};
-    int64_t strides_output[SPART_MAX_NDIM] = {0};
-    if (factor_input != NULL) {
-        spart_broadcast_strides(&factor_input->shape, &weights->shape_input, strides_input);
-    }
-    if (factor_output != NULL) {
-        spart_broadcast_strides(&factor_output->shape, &weights->shape_output, strides_output);
-    }
+    return 1;
+}
+
+spart_status spart_weights_scale_host(spart_context *context, spart_weights *weights,
+                                      const spart_weights_factors *factors)
+{
     /* Scratch for every thread, taken before any value changes, so that a
-     * failed allocation leaves the weights as they were. */
+     * failed allocation leaves the weights as they were. A side without a
+     * factor is a block of 1.0 (the multiplication kept: the same bits as
+     * ever). */
     size_t cells_in = (size_t)weights->size_input;
     size_t cells_out = (size_t)weights->size_output;
     int threads = spart_threads(context);
@@ -119,18 +143,61 @@ spart_status spart_weights_scale(spart_context *context, spart_weights *weights,
         double *block_output = block_input + cells_in;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t e = 0; e < weights->num_elements; e++) {
-            gather_factors(weights, factor_input, strides_input, &weights->shape_input,
-                           weights->axis_input, weights->num_axis_input, weights->size_input, e,
-                           block_input);
-            gather_factors(weights, factor_output, strides_output, &weights->shape_output,
-                           weights->axis_output, weights->num_axis_output, weights->size_output, e,
-                           block_output);
+            factors->fill(factors->user, e, NULL, block_input, block_output);
             for (int64_t k = weights->offsets[e]; k < weights->offsets[e + 1]; k++) {
-                double v = weights->values[k] * block_input[weights->indices_input[k]];
-                weights->values[k] = v * block_output[weights->indices_output[k]];
+                weights->values[k] = spart_weights_scaled_value(
+                    weights->values[k], block_input[weights->indices_input[k]],
+                    block_output[weights->indices_output[k]]);
             }
         }
     }
     spart_free(&weights->allocator, scratch);
     return SPART_OK;
+}
+
+spart_status spart_weights_scale(spart_context *context, spart_weights *weights,
+                                 const spart_array *factor_input, const spart_array *factor_output)
+{
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    if (weights == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "weights is NULL");
+    }
+    spart_status status =
+        check_factor(context, "factor_input", factor_input, &weights->shape_input);
+    if (status == SPART_OK) {
+        status = check_factor(context, "factor_output", factor_output, &weights->shape_output);
+    }
+    const spart_weights_ops *ops = NULL;
+    if (status == SPART_OK) {
+        status = spart_weights_select(context, weights->on_device, "weights_scale", &ops);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    scale_factors f;
+    memset(&f, 0, sizeof f);
+    f.weights = weights;
+    f.factor_input = factor_input;
+    f.factor_output = factor_output;
+    if (factor_input != NULL) {
+        spart_broadcast_strides(&factor_input->shape, &weights->shape_input, f.strides_input);
+    }
+    if (factor_output != NULL) {
+        spart_broadcast_strides(&factor_output->shape, &weights->shape_output, f.strides_output);
+    }
+    spart_weights_factors factors;
+    memset(&factors, 0, sizeof factors);
+    factors.num_elements = weights->num_elements;
+    factors.cells_input = factor_input != NULL ? weights->size_input : 0;
+    factors.cells_output = factor_output != NULL ? weights->size_output : 0;
+    factors.shared_input = factor_shared(factor_input, f.strides_input, &weights->shape_input,
+                                         weights->axis_input, weights->num_axis_input);
+    factors.shared_output = factor_shared(factor_output, f.strides_output, &weights->shape_output,
+                                          weights->axis_output, weights->num_axis_output);
+    factors.fill = fill_factors;
+    factors.user = &f;
+    return ops->scale(context, weights, &factors);
 }

@@ -6,7 +6,9 @@
  * (V_in without weights_input), which turns "fraction of the input cell"
  * into "fraction of the output cell". Volumes are magnitudes: regridding
  * uses signed volumes, which makes the transpose of grids of opposite
- * orientation negative (docs/differences.md).
+ * orientation negative (docs/differences.md). The factors are computed on
+ * the host; the entries are rewritten where they lie, through the table of
+ * their location (src/weights/weights_ops.h, src/weights/weights_values.h).
  */
 #include <math.h>
 #include <string.h>
@@ -17,6 +19,8 @@
 #include "core/shape.h"
 #include "weights/weights_build.h"
 #include "weights/weights_internal.h"
+#include "weights/weights_ops.h"
+#include "weights/weights_values.h"
 
 spart_status spart_weights_transpose(spart_context *context, const spart_weights *weights,
                                      spart_weights **transposed)
@@ -147,6 +151,113 @@ spart_status spart_weights_layout_conservative(spart_context *context, int num_c
         options->axis_input, options->num_axis_output, options->axis_output, 1, layout);
 }
 
+/* What fill_factors reads. */
+typedef struct transpose_factors {
+    const spart_weights_layout *layout;
+    const spart_array *coordinates_input;
+    const spart_array *coordinates_output;
+    const spart_array *weights_input;
+    const spart_shape *full_values;
+    const int64_t *weight_strides;
+    const spart_shape *joined;
+} transpose_factors;
+
+/* Result element e's factors: F_in = V_in / (w * w) per input cell and
+ * V_out per output cell, of the grids of e (the operations of
+ * spart_weights_layout_grid_factors, one side at a time). */
+static void fill_factors(const void *user, int64_t element, double *scratch, double *factor_input,
+                         double *volume_output)
+{
+    const transpose_factors *f = user;
+    const spart_weights_layout *layout = f->layout;
+    int64_t grid = spart_broadcast_index(element, f->joined, &layout->shape_orthogonal);
+    size_t largest = (size_t)(layout->size_input > layout->size_output ? layout->size_input
+                                                                       : layout->size_output);
+    if (factor_input != NULL) {
+        spart_weights_layout_cell_volumes(layout, 0, f->coordinates_input, grid, scratch,
+                                          factor_input);
+        if (f->weights_input != NULL) {
+            double *weight_block = scratch + 2 * largest;
+            int64_t orthogonal_index[SPART_MAX_NDIM] = {0};
+            spart_unravel(grid, &layout->shape_orthogonal, orthogonal_index);
+            spart_gather_block(f->weights_input->data, f->weight_strides, f->full_values,
+                               layout->resampled_input, layout->num_axes_input, orthogonal_index,
+                               weight_block);
+            int64_t cells = 1;
+            for (int a = 0; a < layout->num_axes_input; a++) {
+                cells *= layout->grid_shape_input[a] - 1;
+            }
+            for (int64_t c = 0; c < cells; c++) {
+                factor_input[c] = factor_input[c] / (weight_block[c] * weight_block[c]);
+            }
+        }
+    }
+    if (volume_output != NULL) {
+        spart_weights_layout_cell_volumes(layout, 1, f->coordinates_output, grid, scratch,
+                                          volume_output);
+    }
+}
+
+spart_status spart_weights_transpose_host(spart_context *context, const spart_weights *weights,
+                                          const spart_weights_factors *factors,
+                                          spart_weights *shell, spart_weights **transposed)
+{
+    int64_t num_elements = factors->num_elements;
+    int64_t total = shell->offsets[num_elements];
+    spart_weights *made =
+        spart_weights_allocate(&context->allocator, &shell->shape_orthogonal, &shell->shape_input,
+                               &shell->shape_output, shell->num_axis_input, shell->axis_input,
+                               shell->num_axis_output, shell->axis_output, total);
+    if (made == NULL) {
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                          "transpose: could not allocate %lld entries", (long long)total);
+    }
+    memcpy(made->offsets, shell->offsets, ((size_t)num_elements + 1) * sizeof(int64_t));
+    size_t cells_in = (size_t)factors->cells_input;
+    size_t cells_out = (size_t)factors->cells_output;
+    int failed = 0;
+#pragma omp parallel num_threads(spart_threads(context)) if (num_elements > 1)
+    {
+        double *scratch = spart_alloc(
+            &context->allocator, factors->scratch_doubles + cells_in + cells_out, sizeof(double));
+        if (scratch == NULL) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t e = 0; e < num_elements; e++) {
+            if (scratch == NULL) {
+                continue;
+            }
+            if (omp_get_thread_num() == 0) {
+                spart_report_progress(context, "conservative transpose", e, num_elements);
+            }
+            double *factor_input = scratch + factors->scratch_doubles;
+            double *volume_output = factor_input + cells_in;
+            factors->fill(factors->user, e, scratch, factor_input, volume_output);
+            int64_t source = factors->source[e];
+            int64_t at = made->offsets[e];
+            for (int64_t k = weights->offsets[source]; k < weights->offsets[source + 1]; k++) {
+                int64_t i = weights->indices_input[k];
+                int64_t out = weights->indices_output[k];
+                made->indices_input[at] = out;
+                made->indices_output[at] = i;
+                made->values[at] = spart_weights_transposed_value(
+                    weights->values[k], factor_input[i], volume_output[out]);
+                at++;
+            }
+        }
+        spart_free(&context->allocator, scratch);
+    }
+    if (failed) {
+        spart_weights_free(made);
+        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
+                          "transpose: could not allocate scratch space");
+    }
+    *transposed = made;
+    return SPART_OK;
+}
+
 spart_status spart_weights_transpose_conservative(spart_context *context,
                                                   const spart_weights *weights, int num_coordinates,
                                                   const spart_array *coordinates_input,
@@ -163,11 +274,6 @@ spart_status spart_weights_transpose_conservative(spart_context *context,
         return spart_fail(context, SPART_ERROR_NULL_POINTER,
                           "weights, coordinates_input, coordinates_output and transposed must "
                           "not be NULL");
-    }
-    spart_status on_host =
-        spart_weights_require_host(context, weights, "weights_transpose_conservative");
-    if (on_host != SPART_OK) {
-        return on_host;
     }
     *transposed = NULL;
     spart_weights_options defaults;
@@ -198,72 +304,54 @@ spart_status spart_weights_transpose_conservative(spart_context *context,
                           spart_shape_format(&weights->shape_orthogonal, text_b, sizeof text_b));
     }
     int64_t num_elements = spart_shape_size(&joined);
-    /* Each joined element's entries, counted to size the result. */
-    int64_t total = 0;
-    for (int64_t e = 0; e < num_elements; e++) {
-        int64_t source = spart_broadcast_index(e, &joined, &weights->shape_orthogonal);
-        total += weights->offsets[source + 1] - weights->offsets[source];
+    const spart_weights_ops *ops = NULL;
+    status =
+        spart_weights_select(context, weights->on_device, "weights_transpose_conservative", &ops);
+    if (status != SPART_OK) {
+        return status;
     }
-    spart_weights *made = spart_weights_allocate(
-        &context->allocator, &joined, &weights->shape_output, &weights->shape_input,
-        weights->num_axis_output, weights->axis_output, weights->num_axis_input,
-        weights->axis_input, total);
-    if (made == NULL) {
+    /* Each joined element's source element and entries, counted to size
+     * the result. */
+    spart_weights *shell = spart_weights_allocate(&context->allocator, &joined,
+                                                  &weights->shape_output, &weights->shape_input,
+                                                  weights->num_axis_output, weights->axis_output,
+                                                  weights->num_axis_input, weights->axis_input, 0);
+    int64_t *source = spart_alloc(&context->allocator,
+                                  (size_t)(num_elements > 0 ? num_elements : 1), sizeof(int64_t));
+    if (shell == NULL || source == NULL) {
+        spart_weights_free(shell);
+        spart_free(&context->allocator, source);
         return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
-                          "transpose: could not allocate %lld entries", (long long)total);
+                          "transpose: could not allocate %lld elements' offsets",
+                          (long long)num_elements);
     }
     for (int64_t e = 0; e < num_elements; e++) {
-        int64_t source = spart_broadcast_index(e, &joined, &weights->shape_orthogonal);
-        made->offsets[e + 1] =
-            made->offsets[e] + weights->offsets[source + 1] - weights->offsets[source];
+        source[e] = spart_broadcast_index(e, &joined, &weights->shape_orthogonal);
+        shell->offsets[e + 1] =
+            shell->offsets[e] + weights->offsets[source[e] + 1] - weights->offsets[source[e]];
     }
-    size_t cells_in = (size_t)weights->size_input;
-    size_t cells_out = (size_t)weights->size_output;
-    size_t scratch_size = 2 * (size_t)(layout.size_input > layout.size_output ? layout.size_input
-                                                                              : layout.size_output);
-    int failed = 0;
-#pragma omp parallel num_threads(spart_threads(context)) if (num_elements > 1)
-    {
-        double *scratch = spart_alloc(&context->allocator, scratch_size + 2 * cells_in + cells_out,
-                                      sizeof(double));
-        if (scratch == NULL) {
-#pragma omp atomic write
-            failed = 1;
-        }
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t e = 0; e < num_elements; e++) {
-            if (scratch == NULL) {
-                continue;
-            }
-            if (omp_get_thread_num() == 0) {
-                spart_report_progress(context, "conservative transpose", e, num_elements);
-            }
-            double *factor_input = scratch + scratch_size;
-            double *volume_output = factor_input + cells_in;
-            double *weight_block = volume_output + cells_out;
-            int64_t grid = spart_broadcast_index(e, &joined, &layout.shape_orthogonal);
-            spart_weights_layout_grid_factors(&layout, coordinates_input, coordinates_output,
-                                              o->weights_input, &full_values, weight_strides, grid,
-                                              scratch, weight_block, factor_input, volume_output);
-            int64_t source = spart_broadcast_index(e, &joined, &weights->shape_orthogonal);
-            int64_t at = made->offsets[e];
-            for (int64_t k = weights->offsets[source]; k < weights->offsets[source + 1]; k++) {
-                int64_t i = weights->indices_input[k];
-                int64_t out = weights->indices_output[k];
-                made->indices_input[at] = out;
-                made->indices_output[at] = i;
-                made->values[at] = (weights->values[k] * factor_input[i]) / volume_output[out];
-                at++;
-            }
-        }
-        spart_free(&context->allocator, scratch);
+    transpose_factors f = {&layout,          coordinates_input, coordinates_output,
+                           o->weights_input, &full_values,      weight_strides,
+                           &joined};
+    spart_weights_factors factors;
+    memset(&factors, 0, sizeof factors);
+    factors.num_elements = num_elements;
+    factors.source = source;
+    factors.cells_input = weights->size_input;
+    factors.cells_output = weights->size_output;
+    factors.shared_input = spart_weights_layout_input_shared(&layout) && o->weights_input == NULL;
+    factors.shared_output = spart_weights_layout_output_shared(&layout);
+    factors.scratch_doubles =
+        2 * (size_t)(layout.size_input > layout.size_output ? layout.size_input
+                                                            : layout.size_output) +
+        (size_t)weights->size_input;
+    factors.fill = fill_factors;
+    factors.user = &f;
+    status = ops->transpose_conservative(context, weights, &factors, shell, transposed);
+    spart_weights_free(shell);
+    spart_free(&context->allocator, source);
+    if (status == SPART_OK) {
+        spart_report_progress(context, "conservative transpose", num_elements, num_elements);
     }
-    if (failed) {
-        spart_weights_free(made);
-        return spart_fail(context, SPART_ERROR_OUT_OF_MEMORY,
-                          "transpose: could not allocate scratch space");
-    }
-    spart_report_progress(context, "conservative transpose", num_elements, num_elements);
-    *transposed = made;
-    return SPART_OK;
+    return status;
 }

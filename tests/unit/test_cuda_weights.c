@@ -538,8 +538,8 @@ static void test_device_weights_refused_on_the_host(void **state)
                      SPART_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(spart_context_error(f->context), "spart_weights_to_host"));
     assert_null(other);
-    assert_int_equal(spart_weights_scale(f->context, device, NULL, NULL),
-                     SPART_ERROR_INVALID_ARGUMENT);
+    /* scaled on the device where they lie (test_cuda_instrument holds the bits) */
+    assert_int_equal(spart_weights_scale(f->context, device, NULL, NULL), SPART_OK);
     assert_int_equal(spart_weights_save(f->context, device, "/tmp/never.fits", 1),
                      SPART_ERROR_INVALID_ARGUMENT);
     spart_regridder *regridder = NULL;

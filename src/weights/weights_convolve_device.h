@@ -1,7 +1,8 @@
 /*
- * src/operator/weights_convolve_device.h: the CUDA entry point of the device
+ * src/weights/weights_convolve_device.h: the CUDA entry point of the device
  * convolution of weights (kernels/weights_convolve.cu), as the C glue
- * (src/operator/weights_convolve_device.c) calls it. Exists only in builds with
+ * (src/operator/regridder_convolved_cuda.c, src/weights/weights_convolve_cuda.c)
+ * calls it. Exists only in builds with
  * SPART_HAVE_CUDA. Plain C types only, so that the header reads the same in
  * C and in CUDA C++.
  *

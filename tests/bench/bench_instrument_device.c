@@ -1,0 +1,381 @@
+/*
+ * tests/bench/bench_instrument_device.c: the ideal instrument built on the
+ * host (OpenMP, the threads OMP_NUM_THREADS gives) against the same
+ * instrument built on a CUDA device (params.on_device = 1: weights,
+ * transpose, unit factors and both assemblies on the device), in the same
+ * run, and the check that both give the same CSR arrays bit for bit
+ * (issue 30). Cases: the ctis tutorial's instrument (64^2 scene, 4
+ * channels, 20 bins, 128 x 64 sensor) and the same at 256^2; an ESIS-scale
+ * slice (4 channels on the 2048 x 2080 sensor, --esis-lines lines x
+ * --esis-bins bins x --esis-cells^2 cells, float32) in memory and, with
+ * --budget GB, streamed (params.memory_budget: device memory on the
+ * device). The ESIS time is extrapolated to the whole problem (7 lines x
+ * 24 bins x 1139^2 cells x 4 channels) by the number of (channel, bin,
+ * cell) triples, as bench_instrument_esis does.
+ *
+ * The floor: the bytes a device build must at least write once, both
+ * directions' weights (24 bytes an entry) and both CSR operators, over
+ * the device's copy rate measured here (read + write of 1 GiB).
+ *
+ *   bench_instrument_device [--esis-cells N] [--esis-lines L] [--esis-bins B]
+ *                           [--budget GB] [--no-host-esis] [--markdown FILE]
+ *
+ * Times: the host build once, the device build the faster of two (after a
+ * warm-up build that pays the device's start). Exits 77 without a usable
+ * CUDA device, 1 on a spart error or when the bits differ.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "spart.h"
+
+enum { CHANNELS = 4, MAX_LINES = 7, FULL_BINS = 24, FULL_CELLS = 1139 };
+
+static const double REST[MAX_LINES] = {609.79, 604.15, 599.59, 624.94, 629.73, 584.33, 580.91};
+static const double SCALE[MAX_LINES] = {0.5, 0.15, 0.1, 0.25, 1.0, 0.5, 0.15};
+
+typedef struct options {
+    int cells, lines, bins, host_esis;
+    double budget_gb;
+    const char *markdown;
+} options;
+
+static void usage(const char *name)
+{
+    fprintf(stderr,
+            "usage: %s [--esis-cells N] [--esis-lines L (1-7)] [--esis-bins B] [--budget GB] "
+            "[--no-host-esis] [--markdown FILE]\n",
+            name);
+    exit(2);
+}
+
+static options parse(int argc, char **argv)
+{
+    options o = {285, 1, 24, 1, 0.0, NULL};
+    for (int k = 1; k < argc; k++) {
+        if (strcmp(argv[k], "--no-host-esis") == 0) {
+            o.host_esis = 0;
+            continue;
+        }
+        const char *value = k + 1 < argc ? argv[k + 1] : NULL;
+        if (value == NULL) {
+            usage(argv[0]);
+        } else if (strcmp(argv[k], "--esis-cells") == 0) {
+            o.cells = atoi(value);
+        } else if (strcmp(argv[k], "--esis-lines") == 0) {
+            o.lines = atoi(value);
+        } else if (strcmp(argv[k], "--esis-bins") == 0) {
+            o.bins = atoi(value);
+        } else if (strcmp(argv[k], "--budget") == 0) {
+            o.budget_gb = atof(value);
+        } else if (strcmp(argv[k], "--markdown") == 0) {
+            o.markdown = value;
+        } else {
+            usage(argv[0]);
+        }
+        k++;
+    }
+    if (o.cells < 1 || o.lines < 1 || o.lines > MAX_LINES || o.bins < 1) {
+        usage(argv[0]);
+    }
+    return o;
+}
+
+/* The arrays a case's params point into. */
+typedef struct case_arrays {
+    double angle[CHANNELS];
+    double velocity[FULL_BINS + 1 > 21 ? FULL_BINS + 1 : 21];
+    double wavelength[21];
+    double *edges, *scene_x, *scene_y, *sensor_x, *sensor_y;
+    spart_instrument_line line[MAX_LINES];
+} case_arrays;
+
+static void *allocate(size_t count)
+{
+    void *p = malloc(count * sizeof(double));
+    if (p == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+static void tutorial_params(spart_context *context, int n, case_arrays *a,
+                            spart_instrument_params *p)
+{
+    memset(a, 0, sizeof *a);
+    a->scene_x = allocate((size_t)n + 1);
+    a->scene_y = allocate((size_t)n + 1);
+    a->sensor_x = allocate(BENCH_MART_SENSOR_X + 1);
+    a->sensor_y = allocate(BENCH_MART_SENSOR_Y + 1);
+    bench_mart_params(n, a->angle, a->velocity, a->wavelength, a->scene_x, a->scene_y, a->sensor_x,
+                      a->sensor_y, p);
+    CHECK_SPART(context, spart_wavelength_from_velocity(context, 171.0, BENCH_MART_BINS + 1,
+                                                        a->velocity, a->wavelength));
+}
+
+/* As bench_instrument_esis: examples/esis.yaml's geometry, a slice. */
+static void esis_params(spart_context *context, const options *o, case_arrays *a,
+                        spart_instrument_params *p)
+{
+    const int64_t sensor_x = 2048, sensor_y = 2080;
+    memset(a, 0, sizeof *a);
+    a->edges = allocate((size_t)(o->lines * (o->bins + 1)));
+    a->scene_x = allocate((size_t)o->cells + 1);
+    a->sensor_x = allocate((size_t)sensor_x + 1);
+    a->sensor_y = allocate((size_t)sensor_y + 1);
+    double *velocity = allocate((size_t)o->bins + 1);
+    for (int c = 0; c < CHANNELS; c++) {
+        a->angle[c] = 90.0 * c;
+    }
+    for (int v = 0; v <= o->bins; v++) {
+        velocity[v] = -450.0 + 900.0 * v / o->bins;
+    }
+    for (int k = 0; k < o->lines; k++) {
+        double *edges = a->edges + k * (o->bins + 1);
+        CHECK_SPART(context,
+                    spart_wavelength_from_velocity(context, REST[k], o->bins + 1, velocity, edges));
+        spart_instrument_line line = {o->bins, edges, SCALE[k]};
+        a->line[k] = line;
+    }
+    free(velocity);
+    for (int i = 0; i <= o->cells; i++) {
+        a->scene_x[i] = 0.75 * (i - o->cells / 2.0);
+    }
+    for (int64_t i = 0; i <= sensor_x; i++) {
+        a->sensor_x[i] = (double)i;
+    }
+    for (int64_t i = 0; i <= sensor_y; i++) {
+        a->sensor_y[i] = (double)i;
+    }
+    spart_instrument_params_init(p);
+    p->num_channel = CHANNELS;
+    p->angle = a->angle;
+    p->dispersion = 0.074;
+    p->plate_scale = 0.75;
+    p->wavelength_ref = 607.0;
+    p->position_ref[0] = sensor_x / 2.0;
+    p->position_ref[1] = sensor_y / 2.0 + (o->cells % 2 == 1 ? 0.5 : 0.0);
+    p->area_effective = 1.0;
+    p->exposure_time = 10.0;
+    p->quantum_yield = 5.4;
+    p->read_noise = 4.0;
+    p->num_scene_x = o->cells;
+    p->scene_x = a->scene_x;
+    p->num_scene_y = o->cells;
+    p->scene_y = a->scene_x;
+    p->num_sensor_x = sensor_x;
+    p->sensor_x = a->sensor_x;
+    p->num_sensor_y = sensor_y;
+    p->sensor_y = a->sensor_y;
+    p->solid_angle_steradian = 1;
+    p->value_type = SPART_FLOAT32;
+    p->num_line = o->lines;
+    p->lines = a->line;
+}
+
+static void free_arrays(case_arrays *a)
+{
+    free(a->edges);
+    free(a->scene_x);
+    free(a->scene_y);
+    free(a->sensor_x);
+    free(a->sensor_y);
+}
+
+static double build_seconds(spart_context *context, const spart_instrument_params *p,
+                            spart_instrument **instrument)
+{
+    double start = bench_seconds();
+    CHECK_SPART(context, spart_instrument_create(context, p, instrument));
+    return bench_seconds() - start;
+}
+
+/* Whether a device regridder's CSR arrays are the host one's, bit for bit. */
+static int same_csr(spart_context *context, const spart_regridder *host,
+                    const spart_regridder *device)
+{
+    spart_regridder *back = NULL;
+    CHECK_SPART(context, spart_regridder_to_host(context, device, &back));
+    const int64_t *ra, *rb;
+    const int32_t *ca32, *cb32;
+    const int64_t *ca64, *cb64;
+    const void *va, *vb;
+    CHECK_SPART(context, spart_regridder_csr(host, &ra, &ca32, &ca64, &va));
+    CHECK_SPART(context, spart_regridder_csr(back, &rb, &cb32, &cb64, &vb));
+    int64_t rows = spart_regridder_num_rows(host), n = spart_regridder_num_entries(host);
+    size_t value = spart_regridder_value_type(host) == SPART_FLOAT32 ? 4 : 8;
+    int same = rows == spart_regridder_num_rows(back) && n == spart_regridder_num_entries(back) &&
+               (ca32 != NULL) == (cb32 != NULL) &&
+               memcmp(ra, rb, (size_t)(rows + 1) * sizeof(int64_t)) == 0 &&
+               (n == 0 || (memcmp(ca32 != NULL ? (const void *)ca32 : (const void *)ca64,
+                                  cb32 != NULL ? (const void *)cb32 : (const void *)cb64,
+                                  (size_t)n * (ca32 != NULL ? 4 : 8)) == 0 &&
+                           memcmp(va, vb, (size_t)n * value) == 0));
+    spart_regridder_free(back);
+    return same;
+}
+
+typedef struct result {
+    char name[96];
+    double entries;  /* a direction (forward) */
+    double host_s;   /* < 0: not run */
+    double device_s; /* the faster of two */
+    double floor_s;  /* bytes written once over the copy rate */
+    double full_s;   /* ESIS: the device time extrapolated to the whole problem; < 0 else */
+    int same;        /* -1: not compared */
+} result;
+
+static result run_case(spart_context *context, const char *name, spart_instrument_params *p,
+                       int host, double rate, double scale_to_full)
+{
+    result r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.name, sizeof r.name, "%s", name);
+    r.host_s = -1.0;
+    r.same = -1;
+    r.full_s = -1.0;
+    spart_instrument *on_host = NULL, *on_device = NULL;
+    p->on_device = 0;
+    if (host) {
+        r.host_s = build_seconds(context, p, &on_host);
+    }
+    p->on_device = 1;
+    r.device_s = 1e300;
+    for (int k = 0; k < 2; k++) {
+        spart_instrument_free(on_device);
+        on_device = NULL;
+        r.device_s = bench_smaller(r.device_s, build_seconds(context, p, &on_device));
+    }
+    p->on_device = 0;
+    const spart_regridder *df = spart_instrument_forward(on_device);
+    const spart_regridder *db = spart_instrument_backward(on_device);
+    r.entries = (double)spart_regridder_num_entries(df);
+    double bytes = 24.0 * (r.entries + (double)spart_regridder_num_entries(db)) +
+                   bench_csr_bytes(df) + bench_csr_bytes(db);
+    r.floor_s = bytes / rate;
+    if (scale_to_full > 0) {
+        r.full_s = r.device_s * scale_to_full;
+    }
+    if (on_host != NULL) {
+        r.same = same_csr(context, spart_instrument_forward(on_host), df) &&
+                 same_csr(context, spart_instrument_backward(on_host), db);
+    }
+    printf("%-44s %.4g weights a direction; host %.3f s, device %.3f s (%.1fx), floor %.4f s "
+           "(device at %.0f%%)%s%s\n",
+           r.name, r.entries, r.host_s, r.device_s, r.host_s > 0 ? r.host_s / r.device_s : 0.0,
+           r.floor_s, 100.0 * r.floor_s / r.device_s,
+           r.same < 0 ? "" : (r.same ? ", same CSR bits" : ", CSR BITS DIFFER"), "");
+    if (r.full_s > 0) {
+        printf("  whole ESIS (x %.1f): about %.2f s on the device\n", scale_to_full, r.full_s);
+    }
+    spart_instrument_free(on_host);
+    spart_instrument_free(on_device);
+    return r;
+}
+
+/* The device's copy rate (bytes/s) over a buffer of `bytes`, read and written. */
+static double device_copy_rate(spart_context *context, size_t bytes)
+{
+    void *a = NULL, *b = NULL;
+    double back = 0.0;
+    CHECK_SPART(context, spart_device_malloc(context, bytes, &a));
+    CHECK_SPART(context, spart_device_malloc(context, bytes, &b));
+    double best = 1e300;
+    for (int k = 0; k < 4; k++) {
+        double start = bench_seconds();
+        CHECK_SPART(context, spart_device_copy_on_device(context, b, a, bytes));
+        CHECK_SPART(context, spart_device_copy_to_host(context, &back, b, sizeof back));
+        best = bench_smaller(best, bench_seconds() - start);
+    }
+    spart_device_free(context, a);
+    spart_device_free(context, b);
+    return 2.0 * (double)bytes / best;
+}
+
+int main(int argc, char **argv)
+{
+    options o = parse(argc, argv);
+    spart_context *context = NULL;
+    if (spart_context_create(&context) != SPART_OK) {
+        return 1;
+    }
+    if (spart_context_set_cuda_device(context, 0) != SPART_OK) {
+        printf("skipped: %s\n", spart_context_error(context));
+        spart_context_free(context);
+        return 77;
+    }
+    double rate = device_copy_rate(context, (size_t)1 << 30);
+    int threads = omp_get_max_threads();
+    printf("device copy rate %.0f GB/s; host builds on %d threads\n", rate / 1e9, threads);
+    result results[8];
+    int count = 0;
+    case_arrays a;
+    spart_instrument_params p;
+    /* warm-up: the device's start paid by a small build */
+    tutorial_params(context, 16, &a, &p);
+    p.on_device = 1;
+    spart_instrument *warm = NULL;
+    (void)build_seconds(context, &p, &warm);
+    spart_instrument_free(warm);
+    free_arrays(&a);
+    int sizes[2] = {64, 256};
+    for (int k = 0; k < 2; k++) {
+        char name[96];
+        snprintf(name, sizeof name, "tutorial instrument, %d^2 scene", sizes[k]);
+        tutorial_params(context, sizes[k], &a, &p);
+        results[count++] = run_case(context, name, &p, 1, rate, -1.0);
+        free_arrays(&a);
+    }
+    double triples = (double)CHANNELS * o.lines * o.bins * (double)o.cells * o.cells;
+    double full = (double)CHANNELS * MAX_LINES * FULL_BINS * (double)FULL_CELLS * FULL_CELLS;
+    for (int streamed = 0; streamed < (o.budget_gb > 0 ? 2 : 1); streamed++) {
+        char name[96];
+        snprintf(name, sizeof name, "ESIS slice %d x %d x %d^2 x %d%s", o.lines, o.bins, o.cells,
+                 CHANNELS, streamed ? ", streamed" : "");
+        esis_params(context, &o, &a, &p);
+        p.memory_budget = streamed ? (size_t)(o.budget_gb * 1e9) : 0;
+        results[count++] = run_case(context, name, &p, o.host_esis, rate, full / triples);
+        free_arrays(&a);
+    }
+    int failed = 0;
+    for (int k = 0; k < count; k++) {
+        failed |= results[k].same == 0;
+    }
+    if (o.markdown != NULL) {
+        FILE *out = bench_markdown_open(o.markdown, argc, argv, threads,
+                                        "spart_instrument_create, the host once, the device the "
+                                        "faster of two after a warm-up build");
+        if (out != NULL) {
+            fprintf(out, "- device copy rate: %.0f GB/s (read + write of 1 GiB)\n", rate / 1e9);
+            fprintf(out,
+                    "\n| case | weights a direction | host s (%d threads) | device s | "
+                    "host / device | floor s | floor / device | whole ESIS s "
+                    "(extrapolated) | same CSR bits |\n",
+                    threads);
+            bench_markdown_rule(out, 9);
+            for (int k = 0; k < count; k++) {
+                const result *r = &results[k];
+                fprintf(out, "| %s | %.4g | ", r->name, r->entries);
+                if (r->host_s > 0) {
+                    fprintf(out, "%.3f | %.3f | %.1fx | ", r->host_s, r->device_s,
+                            r->host_s / r->device_s);
+                } else {
+                    fprintf(out, "- | %.3f | - | ", r->device_s);
+                }
+                fprintf(out, "%.4f | %.1f%% | ", r->floor_s, 100.0 * r->floor_s / r->device_s);
+                if (r->full_s > 0) {
+                    fprintf(out, "%.2f | ", r->full_s);
+                } else {
+                    fprintf(out, "- | ");
+                }
+                fprintf(out, "%s |\n", r->same < 0 ? "not compared" : (r->same ? "yes" : "NO"));
+            }
+            fclose(out);
+        }
+    }
+    spart_context_free(context);
+    return failed ? 1 : 0;
+}
