@@ -220,6 +220,8 @@ static void photons_per_radiance(const spart_instrument_params *p, const spart_s
                                  double *s)
 {
     double solid_angle_unit = p->solid_angle_steradian ? 1.0 / arcsec2_per_steradian : 1.0;
+    /* bins on the threads: each value is its own */
+#pragma omp parallel for schedule(dynamic, 1)
     for (int64_t l = 0; l < bins->count; l++) {
         double area_time = (p->area_effective * bins->scale[l]) * p->exposure_time;
         double width = bins->high[l] - bins->low[l];
@@ -348,6 +350,7 @@ static spart_status build_weights(spart_context *context, const spart_instrument
         double *forward_factor = factor;
         double *backward_factor = factor + scene_size;
         double num_bins = (double)l; /* of every line */
+#pragma omp parallel for schedule(static)
         for (size_t v = 0; v < scene_size; v++) {
             forward_factor[v] = s[v] * p->quantum_yield;
             backward_factor[v] = 1.0 / ((p->quantum_yield * num_bins) * s[v]);

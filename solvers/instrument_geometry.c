@@ -49,7 +49,10 @@ void spart_instrument_map_plane(const spart_instrument_params *p, const spart_sp
 void spart_instrument_map_scene(const spart_instrument_params *p, const spart_spectral_bins *bins,
                                 double *mapped_x, double *mapped_y)
 {
+    /* planes on the threads: each value is its own, so the bits do not
+     * depend on the thread count */
     int64_t plane = (p->num_scene_x + 1) * (p->num_scene_y + 1);
+#pragma omp parallel for collapse(2) schedule(dynamic, 1)
     for (int64_t c = 0; c < p->num_channel; c++) {
         for (int64_t l = 0; l < bins->count; l++) {
             int64_t at = (c * bins->count + l) * plane;

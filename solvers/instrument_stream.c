@@ -69,6 +69,7 @@ static void plane_factors(const plane_stream *st, int64_t l, int64_t count, int6
     const double *s = st->s + l * plane;
     double quantum_yield = st->p->quantum_yield;
     double num_bins = (double)st->bins->count;
+#pragma omp parallel for schedule(static)
     for (int64_t v = 0; v < count * plane; v++) {
         st->factor[v] =
             st->backward ? 1.0 / ((quantum_yield * num_bins) * s[v]) : s[v] * quantum_yield;
@@ -158,6 +159,7 @@ static spart_status plane_block(void *user_data, int64_t block, int pass,
     int64_t count = st->bins->count - l < PLANES_PER_BLOCK ? st->bins->count - l : PLANES_PER_BLOCK;
     int64_t nx = p->num_scene_x, ny = p->num_scene_y;
     int64_t vertices = (nx + 1) * (ny + 1);
+#pragma omp parallel for schedule(dynamic, 1)
     for (int64_t k = 0; k < count; k++) {
         spart_instrument_map_plane(p, st->bins, c, l + k, st->mapped + k * vertices,
                                    st->mapped + (count + k) * vertices);
