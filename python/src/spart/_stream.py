@@ -16,6 +16,7 @@ times (spart checks that it did).
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from typing import Any, Callable, Optional, Sequence, Tuple, Union
@@ -33,6 +34,7 @@ _FLOAT64 = (np.dtype(np.float64),)
 # entry also keeps the block last yielded alive, as spart needs it to stay
 # valid until the next call.
 _running = {}
+_keys = itertools.count(1)
 
 
 class WeightsStream:
@@ -189,14 +191,16 @@ def create_streamed(stream, options, device, budget_bytes):
     out = ffi.new("spart_regridder **")
     report = ffi.new("spart_stream_report *")
     key = None
+    run = ffi.new("spart_weights_stream *")
+    run[0] = stream._struct[0]  # a copy a run: two threads may assemble one stream at once
     if stream._blocks is not None:
-        key = id(stream)
-        _running[key] = {"blocks": stream._blocks, "device": stream._struct.blocks_on_device,
+        key = next(_keys)
+        _running[key] = {"blocks": stream._blocks, "device": run.blocks_on_device,
                          "kept": None, "error": None}
-        stream._struct.user_data = ffi.cast("void *", key)
+        run.user_data = ffi.cast("void *", key)
     try:
         status = lib.spart_regridder_create_streamed(
-            ctx.pointer, stream._struct, options, 0 if device is None else 1, int(budget_bytes),
+            ctx.pointer, run, options, 0 if device is None else 1, int(budget_bytes),
             out, report)
     finally:
         state = _running.pop(key, None) if key is not None else None
