@@ -1,7 +1,9 @@
 /*
  * kernels/vcs_product.cu: the CUDA twin of host/vcs_product.c, the VCS
  * product Z = Y X or Y^T X over one grouping, in the order of
- * src/vcs/vcs_kernels.h: a group of g lanes owns an output slice; lane l
+ * src/vcs/vcs_kernels.h. Two walks of the same bits: design 2
+ * (kernels/vcs_product_columns.cuh, lanes over columns) for short slices
+ * (g <= 8), and design 1 here: a group of g lanes owns an output slice; lane l
  * takes the slice's entries l, l + g, ... across all its runs (a cursor
  * walks the runs, so short runs of large counts leave no lane idle), with
  * __fma_rn in float64 from +0.0; the lanes combine by shuffles in the
@@ -24,6 +26,13 @@
 
 namespace
 {
+
+/* The walk: 0 (the default) design 2 (kernels/vcs_product_columns.cuh, a
+ * team of 4 lanes a slice, lanes over columns) for groupings of g <= 8,
+ * design 1 (gather_kernel below, lanes over entries) for the others; 1
+ * design 1 everywhere. Set only by the benchmark's and the tests' hook
+ * spart_vcs_bench_set_device_design; the bits are the same. */
+int device_design = 0;
 
 constexpr int columns_a_pass = 16;
 /* g of a run, where it depends on the run alone (minor_factor_is_one), is
@@ -103,7 +112,7 @@ __global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_sta
                 major_a = st.row_factor[m];
             } else {
                 major_b = st.col_factor[m];
-                major_scale = st.scale[m];
+                major_scale = st.scale != nullptr ? st.scale[m] : 1.0;
             }
         }
         const bool runs_shared = gr.minor_factor_is_one && run_last - run_first <= 2 * g;
@@ -140,9 +149,10 @@ __global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_sta
                 const int64_t k = (int64_t)indices[e];
                 double delta;
                 if (gr.by_rows) {
-                    delta = gr.minor_factor_is_one ? __dmul_rn(st.scale[k], g_run)
+                    const double scale_k = st.scale != nullptr ? st.scale[k] : 1.0;
+                    delta = gr.minor_factor_is_one ? __dmul_rn(scale_k, g_run)
                                                    : spart_vcs_delta(st.g_code, x_run, major_a,
-                                                                     st.col_factor[k], st.scale[k]);
+                                                                     st.col_factor[k], scale_k);
                 } else {
                     delta = gr.minor_factor_is_one
                                 ? __dmul_rn(major_scale, g_run)
@@ -258,6 +268,13 @@ __global__ void transpose_kernel(const E *__restrict__ src, E *__restrict__ dst,
     }
 }
 
+} // namespace
+
+#include "vcs_product_columns.cuh"
+
+namespace
+{
+
 template <typename T, typename Offset, typename Index>
 cudaError_t product(const spart_vcs_kernel_grouping *gr, const spart_vcs_kernel_stats *st,
                     const spart_vcs_kernel_product *p, double *rank1, cudaStream_t stream)
@@ -282,6 +299,9 @@ cudaError_t product(const spart_vcs_kernel_grouping *gr, const spart_vcs_kernel_
     blocks = blocks < 65535 * 16 ? blocks : 65535 * 16;
     const bool aligned = p->x_col_stride == 1 && (uintptr_t)x % 16 == 0 &&
                          ((size_t)p->x_row_stride * sizeof(T)) % 16 == 0;
+    if (device_design != 1 && vcs_columns::applies(gr)) {
+        return vcs_columns::launch<T, Offset, Index>(gr, st, p, rank1, aligned, stream);
+    }
     auto kernel =
         aligned ? gather_kernel<T, Offset, Index, true> : gather_kernel<T, Offset, Index, false>;
     return spart_launch::launch(kernel, dim3((unsigned)blocks), stream, *gr, *st, p->width, x,
@@ -302,6 +322,11 @@ cudaError_t product_for_type(const spart_vcs_kernel_grouping *gr, const spart_vc
 }
 
 } // namespace
+
+extern "C" __attribute__((visibility("default"))) void spart_vcs_bench_set_device_design(int design)
+{
+    device_design = design;
+}
 
 extern "C" int spart_vcs_device_product(const spart_vcs_kernel_grouping *grouping,
                                         const spart_vcs_kernel_stats *stats,

@@ -91,6 +91,13 @@ int spart_vcs_device_product(const spart_vcs_kernel_grouping *grouping,
                              const spart_vcs_kernel_stats *stats,
                              const spart_vcs_kernel_product *product, double *rank1, void *stream);
 
+/* The device's walk, for the benchmark and the tests (not API; not
+ * thread-safe): 0 (the default) design 2 for groupings of g <= 8 (a team
+ * of 4 lanes a slice, lanes over columns) and design 1 for the others; 1
+ * design 1 (lanes over a slice's entries) everywhere. The bits are the
+ * same. */
+void spart_vcs_bench_set_device_design(int design);
+
 /* Device: dst (cols x rows) = transpose of src (rows x cols), elements of
  * element_bytes (4 or 8), on `stream`; 0 or a cudaError_t as int. */
 int spart_vcs_device_transpose(const void *src, void *dst, int64_t rows, int64_t cols,

@@ -233,7 +233,8 @@ static spart_status cuda_multiply(spart_context *context, const spart_vcs_data *
     spart_vcs_kernel_stats s;
     s.row_factor = arrays->row_factor;
     s.col_factor = arrays->col_factor;
-    s.scale = arrays->scale;
+    /* NULL: every s_j is 1 (a recipe that does not scale), not loaded */
+    s.scale = spart_vcs_recipe_scales(d->recipe) ? arrays->scale : NULL;
     s.offset = arrays->offset;
     s.g_code = d->stats.g_code;
     s.has_offset = d->stats.has_offset;

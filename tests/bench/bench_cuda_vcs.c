@@ -15,9 +15,12 @@
  *
  * spart's device matrix holds both groupings (all four directions): VCSR @
  * B and VCSC @ B walk the same grouping (by rows), as B @ VCSR and B @ VCSC
- * do (by columns), so their times are one measurement each; the table gives
- * the bytes of the format's grouping alone and of both against the float32
- * CSR (int32 row pointers). Times: --repeat calls back to back after a warm-up, timed by CUDA
+ * do (by columns), so their times are one measurement each (the walk is the
+ * same on a matrix holding that grouping alone); each is timed with the
+ * default walk and with design 1 everywhere (spart_vcs_bench_set_device_design).
+ * The table gives the bytes each direction needs on the device (its
+ * format's grouping alone where that is the output's, else both) and of
+ * both against the float32 CSR (int32 row pointers). Times: --repeat calls back to back after a warm-up, timed by CUDA
  * events on the stream (each side only enqueues), the mean shown. Exits 77 without a device.
  */
 #include <stdio.h>
@@ -31,6 +34,7 @@
 
 #include "bench_util.h"
 #include "spart/vcs.h"
+#include "vcs/vcs_kernels.h"
 #include "vcs_test_data.h"
 
 #define CHECK_CUSPARSE(call)                                                                       \
@@ -56,8 +60,8 @@ typedef struct row {
     const char *recipe;
     const char *direction;
     int64_t nnz;
-    double floor_ms, spart_ms, peer_ms, peer_t_ms;
-    double bytes_format, bytes_both, csr_bytes;
+    double floor_ms, spart_ms, design1_ms, peer_ms, peer_t_ms;
+    double bytes_needed, bytes_both, csr_bytes;
 } row;
 
 static row rows_out[64];
@@ -320,7 +324,12 @@ static void measure_shape(spart_context *context, cusparseHandle_t sp, cublasHan
                 o->direction = format == 0 ? (direction == 0 ? "VCSR @ B" : "B @ VCSR")
                                            : (direction == 0 ? "VCSC @ B" : "B @ VCSC");
                 o->nnz = nnz;
-                o->bytes_format = (double)(format == 0 ? bytes_vcsr : bytes_vcsc);
+                /* what the direction needs on the device: its format's own
+                 * grouping where that is the output's (VCSR @ B, B @ VCSC),
+                 * both groupings where it is not */
+                const int aligned = format == direction;
+                o->bytes_needed = (double)(aligned ? (format == 0 ? bytes_vcsr : bytes_vcsc)
+                                                   : bytes_both);
                 o->bytes_both = (double)bytes_both;
                 o->csr_bytes = csr_bytes;
                 const int64_t in_rows = direction == 0 ? n_cols : n_rows;
@@ -332,12 +341,18 @@ static void measure_shape(spart_context *context, cusparseHandle_t sp, cublasHan
                 if (format == 1) { /* the same walk as format 0's row above */
                     const row *same = o - 2;
                     o->spart_ms = same->spart_ms;
+                    o->design1_ms = same->design1_ms;
                     o->peer_ms = same->peer_ms;
                     o->peer_t_ms = same->peer_t_ms;
                     continue;
                 }
+                /* the default walk, then design 1 everywhere (the same bits) */
                 o->spart_ms = time_spart(context, d_both, (spart_vcs_direction)direction, width, b,
                                          c, repeat);
+                spart_vcs_bench_set_device_design(1);
+                o->design1_ms = time_spart(context, d_both, (spart_vcs_direction)direction, width,
+                                           b, c, repeat);
+                spart_vcs_bench_set_device_design(0);
                 if (direction == 0) {
                     o->peer_ms =
                         time_peer(sp, bl, &csr, 1, 0, b, c, offset, ones, v, width, repeat);
@@ -349,10 +364,11 @@ static void measure_shape(spart_context *context, cusparseHandle_t sp, cublasHan
                         time_peer(sp, bl, &csr_t, 0, 0, b, c, offset, ones, v, width, repeat);
                 }
                 fprintf(stderr,
-                        "  %s %s: spart %.3f ms, cuSPARSE %.3f ms (%.2fx), bytes %.3f / "
-                        "%.3f of CSR\n",
-                        o->recipe, o->direction, o->spart_ms, o->peer_ms, o->spart_ms / o->peer_ms,
-                        o->bytes_format / csr_bytes, o->bytes_both / csr_bytes);
+                        "  %s %s: spart %.3f ms (design 1 %.3f ms), cuSPARSE %.3f ms (%.2fx), "
+                        "bytes %.3f / %.3f of CSR\n",
+                        o->recipe, o->direction, o->spart_ms, o->design1_ms, o->peer_ms,
+                        o->spart_ms / o->peer_ms, o->bytes_needed / csr_bytes,
+                        o->bytes_both / csr_bytes);
             }
         }
         spart_vcs_free(d_both);
@@ -430,22 +446,28 @@ int main(int argc, char **argv)
                  "Delta, int32 indices, columns sorted, plus the rank-1 term by cuBLAS "
                  "(GEMV + GER); for B @ A opA = T on that CSR, and (last column) opA = N on "
                  "the CSR of Delta^T, an extra copy\n");
-    fprintf(out, "- spart: a device matrix with both groupings; bytes: its format's grouping "
-                 "alone, and both, over the float32 CSR with int32 row pointers\n\n");
-    fprintf(out, "| shape | entries | recipe | direction | floor ms | spart ms | cuSPARSE ms | "
-                 "ratio | cuSPARSE on Delta^T ms | bytes (format) / CSR | bytes (both) / CSR |\n");
-    bench_markdown_rule(out, 11);
+    fprintf(out, "- spart: the default walk (design 2, lanes over columns, for groupings of g "
+                 "<= 8; design 1 for the others) and design 1 (lanes over a slice's entries) "
+                 "everywhere, the same bits; the same walk whether the device matrix holds one "
+                 "grouping or both; bytes: what the direction needs on the device (its format's "
+                 "grouping where that is the output's: VCSR @ B, B @ VCSC; both groupings for "
+                 "VCSC @ B and B @ VCSR), and both, over the float32 CSR with int32 row "
+                 "pointers\n\n");
+    fprintf(out, "| shape | entries | recipe | direction | floor ms | spart ms | design 1 ms | "
+                 "cuSPARSE ms | ratio | cuSPARSE on Delta^T ms | bytes needed / CSR | "
+                 "bytes (both) / CSR |\n");
+    bench_markdown_rule(out, 12);
     for (int k = 0; k < n_rows_out; k++) {
         const row *o = &rows_out[k];
-        fprintf(out, "| %s | %lld | %s | %s | %.3f | %.3f | %.3f | %.2f |", o->shape,
-                (long long)o->nnz, o->recipe, o->direction, o->floor_ms, o->spart_ms, o->peer_ms,
-                o->spart_ms / o->peer_ms);
+        fprintf(out, "| %s | %lld | %s | %s | %.3f | %.3f | %.3f | %.3f | %.2f |", o->shape,
+                (long long)o->nnz, o->recipe, o->direction, o->floor_ms, o->spart_ms,
+                o->design1_ms, o->peer_ms, o->spart_ms / o->peer_ms);
         if (o->peer_t_ms > 0) {
             fprintf(out, " %.3f |", o->peer_t_ms);
         } else {
             fprintf(out, " - |");
         }
-        fprintf(out, " %.3f | %.3f |\n", o->bytes_format / o->csr_bytes,
+        fprintf(out, " %.3f | %.3f |\n", o->bytes_needed / o->csr_bytes,
                 o->bytes_both / o->csr_bytes);
     }
     if (out != stdout) {
