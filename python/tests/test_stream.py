@@ -139,3 +139,26 @@ def test_errors_in_the_function(weights):
     with pytest.raises(spart.SpartError, match="missing|No such|open") as caught:
         spart.WeightsStream.from_files(["/nonexistent/w.fits"], 10)
     assert caught.value.status_name == "SPART_ERROR_IO"
+
+
+def test_two_threads_one_stream(weights):
+    """Two threads assemble one WeightsStream at once (the GIL is released
+    during the assembly, taken again in each block call): both get the
+    in-memory CSR arrays."""
+    import threading
+
+    w, direct = weights
+    blocks, count, _ = cut_blocks(w[0], 11)
+    stream = spart.WeightsStream(blocks, count, 11, w[0].shape, w[1], w[2],
+                                 axis_input=1, axis_output=1)
+    results = [None, None]
+
+    def run(k):
+        results[k] = spart.Regridder.from_stream(stream, 1 << 24)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(r is not None and same_matrix(r, direct) for r in results)
