@@ -224,17 +224,19 @@ int main(int argc, char **argv)
             rate * 1e-9);
     fprintf(out,
             "| shape | entries | recipe | direction | floor ms | spart ms (%d threads) | "
-            "spart ms (1 thread) | scipy ms | scipy / spart |\n",
-            threads);
-    bench_markdown_rule(out, 9);
+            "spart ms (1 thread) | scipy ms | scipy / spart (%d threads) | "
+            "scipy / spart (1 thread) |\n",
+            threads, threads);
+    bench_markdown_rule(out, 10);
     for (int k = 0; k < n_out; k++) {
         const row *o = &rows_out[k];
         fprintf(out, "| %s | %lld | %s | %s | %.3f | %.3f | %.3f | ", o->shape, (long long)o->nnz,
                 o->recipe, o->direction, o->floor_ms, o->spart_ms, o->spart_1_ms);
         if (o->scipy_ms > 0) {
-            fprintf(out, "%.3f | %.2fx |\n", o->scipy_ms, o->scipy_ms / o->spart_ms);
+            fprintf(out, "%.3f | %.2fx | %.2fx |\n", o->scipy_ms, o->scipy_ms / o->spart_ms,
+                    o->scipy_ms / o->spart_1_ms);
         } else {
-            fprintf(out, "- | - |\n");
+            fprintf(out, "- | - | - |\n");
         }
     }
     if (out != stdout) {
