@@ -124,15 +124,13 @@ sum_bin(const spart_device_csr &matrix, const Column *__restrict__ columns,
     }
 }
 
-/* Blocks a multiprocessor the launch bound asks for: 4 (64 registers a
- * thread, as the mean rule's fixed-g kernels), or, for one vector, 2 (up
- * to 128: no spills in the bins of four rows a group) where
- * spart_cuda_by_row_set_min_blocks says so (a hook for the benchmark,
- * which measures both). */
-int by_row_min_blocks = 4;
-
-template <typename Value, typename Column, int TILE, bool X_TILES, int MIN_BLOCKS = 4>
-__global__ void __launch_bounds__(threads_per_block, MIN_BLOCKS)
+/* The launch bound: 4 blocks a multiprocessor (64 registers a thread, as
+ * the mean rule's fixed-g kernels). A bound of 2 (up to 128 registers, no
+ * spills in the bins of four rows a group) was measured beside it for one
+ * vector (docs/dev/csr-matrix-notes.md, round 2) and was no faster (the
+ * band 1.24x slower), so it was withdrawn. */
+template <typename Value, typename Column, int TILE, bool X_TILES>
+__global__ void __launch_bounds__(threads_per_block, 4)
     product_by_row(spart_device_csr matrix, const Column *__restrict__ columns,
                    const Value *__restrict__ values, const int32_t *__restrict__ bin_rows,
                    bin_launch launch_bins, const double *__restrict__ x, vector_layout layout,
@@ -212,12 +210,6 @@ cudaError_t launch_by_row(const spart_device_csr &matrix, const Column *columns,
     }
     const int64_t tiles = (num_vectors + TILE - 1) / TILE;
     const dim3 grid(total, (unsigned)(tiles < max_blocks_y ? tiles : max_blocks_y));
-    if constexpr (TILE == 1 && !X_TILES) {
-        if (by_row_min_blocks == 2) {
-            return launch(product_by_row<Value, Column, TILE, X_TILES, 2>, grid, stream, matrix,
-                          columns, values, bin_rows, b, x, layout, num_vectors, y);
-        }
-    }
     return launch(product_by_row<Value, Column, TILE, X_TILES>, grid, stream, matrix, columns,
                   values, bin_rows, b, x, layout, num_vectors, y);
 }
@@ -278,11 +270,6 @@ size_t round_up(size_t bytes)
 }
 
 } // namespace
-
-extern "C" void spart_cuda_by_row_set_min_blocks(int blocks)
-{
-    by_row_min_blocks = blocks == 2 ? 2 : 4;
-}
 
 extern "C" size_t spart_cuda_row_bins_workspace(int64_t rows)
 {

@@ -54,11 +54,6 @@ int spart_cuda_csr_product_by_row(const spart_device_csr *matrix, const int32_t 
                                   const int64_t *bin_start, const double *x, int64_t num_vectors,
                                   double *x_tiles, double *y, double *chunk_sums, void *stream);
 
-/* The launch bound of the one-vector kernel: 4 blocks a multiprocessor
- * (the default) or 2. A measurement hook (bench_cuda_csr_matrix times
- * both); not thread-safe, not for the library's users. */
-void spart_cuda_by_row_set_min_blocks(int blocks);
-
 /* The long rows alone (their chunks, then the chunk sums) of a product of
  * vectors in C order (x_in_tiles: x in tiles of 8, spart_cuda_pack_tiles),
  * by the groups of matrix->group_size (kernels/csr_product.cu). */

@@ -49,7 +49,6 @@ typedef struct result_row {
     int spart_differing, alg1_differing, alg2_differing;
     double floor8_ms, spart8_ms, spmm8_ms;
     double mean_ms, mean8_ms; /* the same arrays with the first plan rule (one g, the mean's) */
-    double two_blocks_ms;     /* the plan by row, one vector, launch bound of 2 blocks an SM */
     int spmm8_algorithm, spart8_differing;
 } result_row;
 enum { MAX_ROWS = 16 };
@@ -416,9 +415,6 @@ static void measure(spart_context *context, cusparseHandle_t handle, host_csr *m
         } else {
             row->spart_ms = ms;
             row->spart_differing = differing;
-            spart_cuda_by_row_set_min_blocks(2);
-            row->two_blocks_ms = time_operation(run_spart, &s, y, m->rows, repeat, &differing);
-            spart_cuda_by_row_set_min_blocks(4);
         }
         CHECK_CUDA(cudaFree(s.workspace));
     }
@@ -495,14 +491,14 @@ static void measure(spart_context *context, cusparseHandle_t handle, host_csr *m
     double matrix_bytes = 4.0 * (double)(m->rows + 1) + 12.0 * (double)m->entries;
     row->floor_ms = (matrix_bytes + 8.0 * (double)(m->columns + m->rows)) / rate * 1e3;
     row->floor8_ms = (matrix_bytes + 64.0 * (double)(m->columns + m->rows)) / rate * 1e3;
-    printf("%-44s spart %.3f ms (%d differ; 2 blocks %.3f; mean rule %.3f), ALG1 %.3f (%d), ALG2 "
+    printf("%-44s spart %.3f ms (%d differ; mean rule %.3f), ALG1 %.3f (%d), ALG2 "
            "%.3f (%d), "
            "floor %.3f; 8 vectors: spart %.3f (%d; mean rule %.3f), SpMM ALG%d %.3f, floor "
            "%.3f\n",
-           row->name, row->spart_ms, row->spart_differing, row->two_blocks_ms, row->mean_ms,
-           row->alg1_ms, row->alg1_differing, row->alg2_ms, row->alg2_differing, row->floor_ms,
-           row->spart8_ms, row->spart8_differing, row->mean8_ms, row->spmm8_algorithm,
-           row->spmm8_ms, row->floor8_ms);
+           row->name, row->spart_ms, row->spart_differing, row->mean_ms, row->alg1_ms,
+           row->alg1_differing, row->alg2_ms, row->alg2_differing, row->floor_ms, row->spart8_ms,
+           row->spart8_differing, row->mean8_ms, row->spmm8_algorithm, row->spmm8_ms,
+           row->floor8_ms);
     fflush(stdout);
     CHECK_CUDA(cudaFree(row_ptr));
     CHECK_CUDA(cudaFree(columns));
@@ -539,23 +535,22 @@ static void write_markdown(const char *path, int argc, char **argv, double rate,
             "- floor: int32 row offsets, columns, values, x and y once at the copy rate of "
             "this run, %.2f TB/s; 'differ': runs (of %d) whose y differs from the first run's\n\n",
             rate * 1e-12, repeat);
-    fprintf(out, "| matrix | rows | entries | longest row | floor ms | spart ms | spart, 2 blocks "
-                 "ms | spart, mean's g ms | ALG1 ms | ALG2 ms | spart vs ALG2 | spart vs ALG1 | "
+    fprintf(out, "| matrix | rows | entries | longest row | floor ms | spart ms | "
+                 "spart, mean's g ms | ALG1 ms | ALG2 ms | spart vs ALG2 | spart vs ALG1 | "
                  "differ spart/ALG1/ALG2 "
                  "| floor 8 ms | spart 8 ms | spart 8, mean's g ms | best SpMM 8 ms | spart vs "
                  "SpMM |\n");
-    bench_markdown_rule(out, 18);
+    bench_markdown_rule(out, 17);
     for (int k = 0; k < result_count; k++) {
         const result_row *r = &results[k];
-        fprintf(
-            out,
-            "| %s | %lld | %lld | %lld | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2fx | %.2fx | "
-            "%d/%d/%d | %.3f | %.3f | %.3f | %.3f (ALG%d) | %.2fx |\n",
-            r->name, (long long)r->rows, (long long)r->entries, (long long)r->longest, r->floor_ms,
-            r->spart_ms, r->two_blocks_ms, r->mean_ms, r->alg1_ms, r->alg2_ms,
-            r->alg2_ms / r->spart_ms, r->alg1_ms / r->spart_ms, r->spart_differing,
-            r->alg1_differing, r->alg2_differing, r->floor8_ms, r->spart8_ms, r->mean8_ms,
-            r->spmm8_ms, r->spmm8_algorithm, r->spmm8_ms / r->spart8_ms);
+        fprintf(out,
+                "| %s | %lld | %lld | %lld | %.3f | %.3f | %.3f | %.3f | %.3f | %.2fx | %.2fx | "
+                "%d/%d/%d | %.3f | %.3f | %.3f | %.3f (ALG%d) | %.2fx |\n",
+                r->name, (long long)r->rows, (long long)r->entries, (long long)r->longest,
+                r->floor_ms, r->spart_ms, r->mean_ms, r->alg1_ms, r->alg2_ms,
+                r->alg2_ms / r->spart_ms, r->alg1_ms / r->spart_ms, r->spart_differing,
+                r->alg1_differing, r->alg2_differing, r->floor8_ms, r->spart8_ms, r->mean8_ms,
+                r->spmm8_ms, r->spmm8_algorithm, r->spmm8_ms / r->spart8_ms);
     }
     fclose(out);
 }
