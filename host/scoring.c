@@ -28,25 +28,41 @@ static inline double value_at(const void *row, int float32, int64_t i)
     return float32 ? (double)((const float *)row)[i] : ((const double *)row)[i];
 }
 
-/* Steps 1 and 2 for one candidate row. */
+/* Steps 1 and 2 for one candidate row: per segment the lanes' partials
+ * from +0.0, added to the lanes' sums in segment order, then the tree. A
+ * lane with no quad in the (last) segment adds +0.0, which leaves its sum
+ * as it is (the sum starts at +0.0, so it is never -0.0): the device,
+ * which skips that addition, has the same bits. */
 static double logit_of(const spart_scoring_problem *p, const void *query, const void *candidate)
 {
     double dot[SPART_SCORING_LANES] = {0}, qq[SPART_SCORING_LANES] = {0},
            cc[SPART_SCORING_LANES] = {0};
     const int64_t d = p->dimension;
     const int64_t quads = (d + SPART_SCORING_QUAD - 1) / SPART_SCORING_QUAD;
-    for (int64_t j = 0; j < quads; j++) {
-        const int l = (int)(j % SPART_SCORING_LANES);
-        const int64_t first = j * SPART_SCORING_QUAD;
-        const int64_t end = first + SPART_SCORING_QUAD < d ? first + SPART_SCORING_QUAD : d;
-        for (int64_t i = first; i < end; i++) {
-            const double a = value_at(query, p->float32, i);
-            const double b = value_at(candidate, p->float32, i);
-            dot[l] = fma(a, b, dot[l]);
-            if (p->cosine) {
-                qq[l] = fma(a, a, qq[l]);
-                cc[l] = fma(b, b, cc[l]);
+    for (int64_t first_quad = 0; first_quad < quads; first_quad += SPART_SCORING_SEGMENT_QUADS) {
+        double pd[SPART_SCORING_LANES] = {0}, pq[SPART_SCORING_LANES] = {0},
+               pc[SPART_SCORING_LANES] = {0};
+        const int64_t end_quad = first_quad + SPART_SCORING_SEGMENT_QUADS < quads
+                                     ? first_quad + SPART_SCORING_SEGMENT_QUADS
+                                     : quads;
+        for (int64_t j = first_quad; j < end_quad; j++) {
+            const int l = (int)(j % SPART_SCORING_LANES);
+            const int64_t first = j * SPART_SCORING_QUAD;
+            const int64_t end = first + SPART_SCORING_QUAD < d ? first + SPART_SCORING_QUAD : d;
+            for (int64_t i = first; i < end; i++) {
+                const double a = value_at(query, p->float32, i);
+                const double b = value_at(candidate, p->float32, i);
+                pd[l] = fma(a, b, pd[l]);
+                if (p->cosine) {
+                    pq[l] = fma(a, a, pq[l]);
+                    pc[l] = fma(b, b, pc[l]);
+                }
             }
+        }
+        for (int l = 0; l < SPART_SCORING_LANES; l++) {
+            dot[l] = dot[l] + pd[l];
+            qq[l] = qq[l] + pq[l];
+            cc[l] = cc[l] + pc[l];
         }
     }
     const double dot_sum = spart_scoring_host_tree(dot);

@@ -23,6 +23,8 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
+
 #include <math.h>
 #include <stdint.h>
 
@@ -70,15 +72,30 @@ __global__ void __launch_bounds__(threads_per_block, sizeof(T) == 4 ? 2 : 1)
     double *z = workspace;
     double *stats = workspace + nq * nk;
 
-    /* (1) every warp of the grid takes ROWS candidates of a question at a time */
-    const int64_t groups = (nk + ROWS - 1) / ROWS; /* a question's */
-    const int64_t warps = (int64_t)gridDim.x * warps_per_block;
-    for (int64_t item = (int64_t)blockIdx.x * warps_per_block + threadIdx.x / 32;
-         item < nq * groups; item += warps) {
-        const int64_t t = item / groups;
-        const int64_t first = (item % groups) * ROWS;
-        const int64_t end = first + ROWS < nk ? first + ROWS : nk;
-        score_range<T, COSINE, ROWS>(p, t, first, end, 0, 1, z + t * nk);
+    if (p.split) {
+        /* (1) a block takes split_rows rows at a time, its warps their
+         * (row, segment) units */
+        __shared__ split_scratch parts;
+        const int64_t segments = spart_scoring_num_segments(p.dimension);
+        const int g = split_rows(segments);
+        const int64_t groups = (nk + g - 1) / g; /* a question's */
+        for (int64_t item = blockIdx.x; item < nq * groups; item += gridDim.x) {
+            const int64_t t = item / groups;
+            const int64_t first = (item % groups) * g;
+            const int count = nk - first < g ? (int)(nk - first) : g;
+            score_rows_split<T, COSINE>(p, t, first, count, segments, &parts, z + t * nk);
+        }
+    } else {
+        /* (1) every warp of the grid takes ROWS candidates of a question at a time */
+        const int64_t groups = (nk + ROWS - 1) / ROWS; /* a question's */
+        const int64_t warps = (int64_t)gridDim.x * warps_per_block;
+        for (int64_t item = (int64_t)blockIdx.x * warps_per_block + threadIdx.x / 32;
+             item < nq * groups; item += warps) {
+            const int64_t t = item / groups;
+            const int64_t first = (item % groups) * ROWS;
+            const int64_t end = first + ROWS < nk ? first + ROWS : nk;
+            score_range<T, COSINE, ROWS>(p, t, first, end, 0, 1, z + t * nk);
+        }
     }
     grid.sync();
 
@@ -111,18 +128,55 @@ __global__ void __launch_bounds__(threads_per_block, sizeof(T) == 4 ? 2 : 1)
     }
 }
 
-/* Candidate rows a warp scores at once (they share the query's loads):
- * `rows` when the caller asks (1, 2 or 4); else four when there are enough
- * rows for every warp of the device, one otherwise. Measured on an H200
- * (tests/bench/bench_scoring.c, docs/dev/scoring-notes.md): four rows were
- * fastest on every shape of 16,384 rows or more (D from 256 to 2,560), one
- * row on every smaller one. The bits are the same for any. */
-int rows_for(const spart_scoring_problem *problem, int rows)
+/* How the grid's warps take rows: `rows` when the caller asks (1, 2 or 4
+ * rows a warp, or SPART_SCORING_ROWS_SPLIT: a block's warps share rows, a
+ * segment each, on the GRID path for 2 to 32 segments a row); else split
+ * when a GRID call has fewer than split_most_rows rows of 2 to 32
+ * segments (so that few long rows still fill the device: (255, 2560, 1)
+ * gives 2,550 warp units), four rows a warp when there are enough rows for
+ * every warp of the device, one otherwise. Measured on an H200
+ * (tests/bench/bench_scoring.c, docs/dev/scoring-notes.md): four rows
+ * were fastest on every shape of 16,384 rows or more (D from 256 to
+ * 2,560), one row on every smaller one. The bits are the same for any. */
+constexpr int64_t split_most_rows = 4096;
+int rows_for(const spart_scoring_problem *problem, int path, int rows)
 {
+    const int64_t segments = spart_scoring_num_segments(problem->dimension);
+    const bool can_split = path == SPART_SCORING_PATH_GRID && segments >= 2 && segments <= 32;
+    if (rows == SPART_SCORING_ROWS_SPLIT) {
+        return can_split ? SPART_SCORING_ROWS_SPLIT : 1;
+    }
     if (rows == 1 || rows == 2 || rows == 4) {
         return rows;
     }
-    return problem->num_question * problem->num_candidate >= 16384 ? 4 : 1;
+    const int64_t all = problem->num_question * problem->num_candidate;
+    if (can_split && all < split_most_rows) {
+        return SPART_SCORING_ROWS_SPLIT;
+    }
+    return all >= 16384 ? 4 : 1;
+}
+
+/* Blocks of the grid kernel of one (type, similarity, rows) resident on
+ * a multiprocessor of `device`: asked of the runtime once a device and
+ * kept (the occupancy query was a measurable part of a small call's host
+ * time); devices past the 32nd are asked every time. */
+template <typename T, bool COSINE, int ROWS>
+cudaError_t resident_blocks(int device, int *per_multiprocessor)
+{
+    static std::atomic<int> known[32]; /* 0: not asked yet */
+    if (device >= 0 && device < 32) {
+        const int blocks = known[device].load(std::memory_order_relaxed);
+        if (blocks > 0) {
+            *per_multiprocessor = blocks;
+            return cudaSuccess;
+        }
+    }
+    const cudaError_t error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        per_multiprocessor, grid_kernel<T, COSINE, ROWS>, threads_per_block, 0);
+    if (error == cudaSuccess && device >= 0 && device < 32) {
+        known[device].store(*per_multiprocessor, std::memory_order_relaxed);
+    }
+    return error;
 }
 
 /* The blocks a launch of one (type, similarity, rows) takes: a block a
@@ -130,7 +184,7 @@ int rows_for(const spart_scoring_problem *problem, int rows)
  * kernel as many as its phases can use, at most all that are resident at
  * once. */
 template <typename T, bool COSINE, int ROWS>
-cudaError_t blocks_for(const spart_scoring_problem *problem, int path, int64_t *blocks)
+cudaError_t blocks_for(const spart_scoring_problem *problem, int path, bool split, int64_t *blocks)
 {
     if (path == SPART_SCORING_PATH_BLOCK) {
         const int64_t most = (int64_t)1 << 20;
@@ -143,19 +197,23 @@ cudaError_t blocks_for(const spart_scoring_problem *problem, int path, int64_t *
         error = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
     }
     if (error == cudaSuccess) {
-        error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_multiprocessor, grid_kernel<T, COSINE, ROWS>, threads_per_block, 0);
+        error = resident_blocks<T, COSINE, ROWS>(device, &per_multiprocessor);
     }
     if (error != cudaSuccess) {
         return error;
     }
     const int64_t resident = (int64_t)multiprocessors * per_multiprocessor;
-    const int64_t groups = (problem->num_candidate + ROWS - 1) / ROWS;
-    const int64_t warp_blocks =
-        (problem->num_question * groups + warps_per_block - 1) / warps_per_block;
+    int64_t score_blocks = 0;
+    if (split) {
+        const int g = split_rows(spart_scoring_num_segments(problem->dimension));
+        score_blocks = problem->num_question * ((problem->num_candidate + g - 1) / g);
+    } else {
+        const int64_t groups = (problem->num_candidate + ROWS - 1) / ROWS;
+        score_blocks = (problem->num_question * groups + warps_per_block - 1) / warps_per_block;
+    }
     const int64_t chunk_blocks =
         problem->num_question * spart_scoring_num_chunks(problem->num_candidate);
-    int64_t wanted = warp_blocks > chunk_blocks ? warp_blocks : chunk_blocks;
+    int64_t wanted = score_blocks > chunk_blocks ? score_blocks : chunk_blocks;
     wanted = wanted < resident ? wanted : resident;
     *blocks = wanted > 0 ? wanted : 1;
     return cudaSuccess;
@@ -164,17 +222,18 @@ cudaError_t blocks_for(const spart_scoring_problem *problem, int path, int64_t *
 /* The kernel of one (type, similarity, rows), launched. */
 template <typename T, bool COSINE, int ROWS>
 cudaError_t launch_typed(const spart_scoring_problem *problem, double *workspace, int path,
-                         cudaStream_t stream, int64_t *blocks_out)
+                         bool split, cudaStream_t stream, int64_t *blocks_out)
 {
     int64_t blocks = 0;
-    cudaError_t error = blocks_for<T, COSINE, ROWS>(problem, path, &blocks);
+    cudaError_t error = blocks_for<T, COSINE, ROWS>(problem, path, split, &blocks);
     if (error != cudaSuccess || blocks_out != nullptr) {
         if (blocks_out != nullptr) {
             *blocks_out = blocks;
         }
         return error;
     }
-    const view p = view_of(problem);
+    view p = view_of(problem);
+    p.split = split;
     cudaLaunchConfig_t config = {};
     config.blockDim = dim3(threads_per_block);
     config.gridDim = dim3((unsigned)blocks);
@@ -195,10 +254,12 @@ template <typename T, bool COSINE>
 cudaError_t launch_rows(const spart_scoring_problem *problem, double *workspace, int path, int rows,
                         cudaStream_t stream, int64_t *blocks_out)
 {
-    switch (rows_for(problem, rows)) {
-    case 4: return launch_typed<T, COSINE, 4>(problem, workspace, path, stream, blocks_out);
-    case 2: return launch_typed<T, COSINE, 2>(problem, workspace, path, stream, blocks_out);
-    default: return launch_typed<T, COSINE, 1>(problem, workspace, path, stream, blocks_out);
+    switch (rows_for(problem, path, rows)) {
+    case SPART_SCORING_ROWS_SPLIT:
+        return launch_typed<T, COSINE, 1>(problem, workspace, path, true, stream, blocks_out);
+    case 4: return launch_typed<T, COSINE, 4>(problem, workspace, path, false, stream, blocks_out);
+    case 2: return launch_typed<T, COSINE, 2>(problem, workspace, path, false, stream, blocks_out);
+    default: return launch_typed<T, COSINE, 1>(problem, workspace, path, false, stream, blocks_out);
     }
 }
 

@@ -33,6 +33,7 @@ struct view {
     int64_t num_question, num_candidate, dimension;
     double scale, temperature;
     bool vector; /* rows start on 16 bytes and D is a multiple of 4 */
+    bool split;  /* GRID: a block's warps share rows, a segment each */
 };
 
 /* The binary tree over a warp's lanes (lane 0 gets the sum). */
@@ -81,13 +82,16 @@ __device__ __forceinline__ void load_quad(const T *row, int64_t d, int64_t j, bo
 }
 
 /* Step 1 for `count` (1 .. ROWS) consecutive candidate rows of one
- * question, by a whole warp: lane 0 returns the dots (DOT) and |c|^2 and
- * |q|^2 (SQUARES), each combined in the tree. */
+ * question, by a whole warp walking every segment of the rows in turn:
+ * lane 0 returns the dots (DOT) and |c|^2 and |q|^2 (SQUARES), each
+ * combined in the contract's order (a lane's partial of a segment from
+ * +0.0, added to its sum at the segment's end; then the tree). */
 template <typename T, bool DOT, bool SQUARES, int ROWS>
 __device__ __forceinline__ void row_sums(const view &p, const T *query, const T *rows, int count,
                                          double *dot_sum, double *cc_sum, double *qq_sum)
 {
     constexpr bool COSINE = SQUARES;
+    constexpr int64_t segment = SPART_SCORING_SEGMENT_QUADS;
     /* A batch: `unroll` quads of the query and of each row (a lane's
      * quads j0, j0 + 32, ...). Batches are loaded one ahead of the fma
      * (two sets of registers, a and b), so that a warp always has loads in
@@ -96,11 +100,15 @@ __device__ __forceinline__ void row_sums(const view &p, const T *query, const T 
     const int lane = (int)(threadIdx.x & 31u);
     const int64_t d = p.dimension;
     const int64_t quads = (d + 3) / 4;
-    double dot[ROWS], cc[ROWS], qq = 0.0;
+    /* the segment's partials (a) and the lane's sums over segments (s) */
+    double dot_a[ROWS], cc_a[ROWS], qq_a = 0.0;
+    double dot_s[ROWS], cc_s[ROWS], qq_s = 0.0;
 #pragma unroll
     for (int r = 0; r < ROWS; r++) {
-        dot[r] = 0.0;
-        cc[r] = 0.0;
+        dot_a[r] = 0.0;
+        cc_a[r] = 0.0;
+        dot_s[r] = 0.0;
+        cc_s[r] = 0.0;
     }
     auto load = [&](int64_t j0, T(&qv)[unroll][4], T(&cv)[unroll][ROWS][4]) {
 #pragma unroll
@@ -128,19 +136,38 @@ __device__ __forceinline__ void row_sums(const view &p, const T *query, const T 
                     if (e < n) {
                         const double a = (double)qv[u][e];
                         if (COSINE) {
-                            qq = __fma_rn(a, a, qq);
+                            qq_a = __fma_rn(a, a, qq_a);
                         }
 #pragma unroll
                         for (int r = 0; r < ROWS; r++) {
                             if (r < count) {
                                 const double b = (double)cv[u][r][e];
                                 if (DOT) {
-                                    dot[r] = __fma_rn(a, b, dot[r]);
+                                    dot_a[r] = __fma_rn(a, b, dot_a[r]);
                                 }
                                 if (COSINE) {
-                                    cc[r] = __fma_rn(b, b, cc[r]);
+                                    cc_a[r] = __fma_rn(b, b, cc_a[r]);
                                 }
                             }
+                        }
+                    }
+                }
+                /* the lane's last quad of its segment: the partial joins
+                 * the sum, the next segment's starts from +0.0 */
+                if (j % segment >= segment - 32 || j + 32 >= quads) {
+                    if (COSINE) {
+                        qq_s = __dadd_rn(qq_s, qq_a);
+                        qq_a = 0.0;
+                    }
+#pragma unroll
+                    for (int r = 0; r < ROWS; r++) {
+                        if (DOT) {
+                            dot_s[r] = __dadd_rn(dot_s[r], dot_a[r]);
+                            dot_a[r] = 0.0;
+                        }
+                        if (COSINE) {
+                            cc_s[r] = __dadd_rn(cc_s[r], cc_a[r]);
+                            cc_a[r] = 0.0;
                         }
                     }
                 }
@@ -156,14 +183,114 @@ __device__ __forceinline__ void row_sums(const view &p, const T *query, const T 
         load(j0 + 2 * step, qa, ca);
         add(j0 + step, qb, cb);
     }
-    *qq_sum = COSINE ? lane_tree(qq) : 0.0;
+    *qq_sum = COSINE ? lane_tree(qq_s) : 0.0;
 #pragma unroll
     for (int r = 0; r < ROWS; r++) {
         if (r < count) {
-            dot_sum[r] = DOT ? lane_tree(dot[r]) : 0.0;
-            cc_sum[r] = COSINE ? lane_tree(cc[r]) : 0.0;
+            dot_sum[r] = DOT ? lane_tree(dot_s[r]) : 0.0;
+            cc_sum[r] = COSINE ? lane_tree(cc_s[r]) : 0.0;
         }
     }
+}
+
+/* The block's shared partials when its warps share rows (SPLIT): a
+ * (row, segment) unit's 32 lane partials of the dot, |c|^2 and |q|^2. */
+constexpr int split_units = 32;
+struct split_scratch {
+    double part[split_units][3][32];
+};
+
+/* Rows a block takes at once when its warps share rows, for `segments`
+ * segments a row: a warp a (row, segment) unit when they fit. */
+__host__ __device__ inline int split_rows(int64_t segments)
+{
+    return segments >= warps_per_block ? 1 : (int)(warps_per_block / segments);
+}
+
+/* Step 1 for one (row, segment) unit by a whole warp: lane l's partials
+ * P(l, s) (no tree), stored in part[unit]. Both quads of a lane loaded
+ * before either is added. */
+template <typename T, bool COSINE>
+__device__ __forceinline__ void segment_partials(const view &p, const T *query, const T *row,
+                                                 int64_t seg, double (*part)[32])
+{
+    const int lane = (int)(threadIdx.x & 31u);
+    const int64_t d = p.dimension;
+    const int64_t quads = (d + 3) / 4;
+    const int64_t j0 = seg * SPART_SCORING_SEGMENT_QUADS + lane;
+    T qv[2][4], cv[2][4];
+#pragma unroll
+    for (int u = 0; u < 2; u++) {
+        const int64_t j = j0 + 32 * u;
+        if (j < quads) {
+            load_quad(query, d, j, p.vector, qv[u]);
+            load_quad(row, d, j, p.vector, cv[u]);
+        }
+    }
+    double dot = 0.0, cc = 0.0, qq = 0.0;
+#pragma unroll
+    for (int u = 0; u < 2; u++) {
+        const int64_t j = j0 + 32 * u;
+        if (j < quads) {
+            const int n = d - 4 * j < 4 ? (int)(d - 4 * j) : 4;
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                if (e < n) {
+                    const double a = (double)qv[u][e], b = (double)cv[u][e];
+                    dot = __fma_rn(a, b, dot);
+                    if (COSINE) {
+                        qq = __fma_rn(a, a, qq);
+                        cc = __fma_rn(b, b, cc);
+                    }
+                }
+            }
+        }
+    }
+    part[0][lane] = dot;
+    part[1][lane] = cc;
+    part[2][lane] = qq;
+}
+
+/* Steps 1 and 2 for rows [first, first + count) of question t (count <=
+ * split_rows) by the whole block, its warps sharing the rows' segments
+ * (units (r, s) taken round robin); then warp r adds row r's partials in
+ * segment order and takes the tree; lane 0 writes z[first + r]. The
+ * contract's bits: each partial is made in the lane order, and the sums
+ * in segment order, whoever made the partials. */
+template <typename T, bool COSINE>
+__device__ inline void score_rows_split(const view &p, int64_t t, int64_t first, int count,
+                                        int64_t segments, split_scratch *s, double *z)
+{
+    const T *query = static_cast<const T *>(p.query) + t * p.dimension;
+    const T *rows =
+        static_cast<const T *>(p.candidates) + (t * p.num_candidate + first) * p.dimension;
+    const int warp = (int)(threadIdx.x / 32), lane = (int)(threadIdx.x & 31u);
+    const int64_t units = (int64_t)count * segments; /* <= split_units */
+    for (int64_t unit = warp; unit < units; unit += warps_per_block) {
+        const int64_t r = unit / segments, seg = unit % segments;
+        segment_partials<T, COSINE>(p, query, rows + r * p.dimension, seg, s->part[unit]);
+    }
+    __syncthreads();
+    if (warp < count) {
+        double dot = 0.0, cc = 0.0, qq = 0.0;
+        for (int64_t seg = 0; seg < segments; seg++) {
+            const double(*part)[32] = s->part[warp * segments + seg];
+            dot = __dadd_rn(dot, part[0][lane]);
+            if (COSINE) {
+                cc = __dadd_rn(cc, part[1][lane]);
+                qq = __dadd_rn(qq, part[2][lane]);
+            }
+        }
+        dot = lane_tree(dot);
+        if (COSINE) {
+            cc = lane_tree(cc);
+            qq = lane_tree(qq);
+        }
+        if (lane == 0) {
+            z[first + warp] = spart_scoring_logit(dot, qq, cc, COSINE, p.scale, p.temperature);
+        }
+    }
+    __syncthreads(); /* the partials are the next rows' */
 }
 
 /* Steps 1 and 2 for `count` (1 .. ROWS) consecutive candidate rows of one
@@ -225,6 +352,7 @@ __device__ inline void chunk_sums(const double *z, int64_t n, double *stats, blo
     __syncthreads();
     if (threadIdx.x < 32) {
         double sum = 0.0;
+#pragma unroll 8
         for (int64_t k = threadIdx.x; k < n; k += 32) {
             sum = __dadd_rn(sum, s->e[k]);
         }
@@ -238,22 +366,27 @@ __device__ inline void chunk_sums(const double *z, int64_t n, double *stats, blo
 }
 
 /* Step 4 by the whole block from a question's chunks' (m_c, s_c): (m, s)
- * returned to every thread. */
+ * returned to every thread. The block stages s_c and exp(m_c - m) in
+ * shared memory, SPART_SCORING_CHUNK / 2 chunks a round, so that thread 0's
+ * chain of fma reads only shared memory (one load from global memory an
+ * fma was 15 us for the 98 chunks of 10^5 candidates). */
 __device__ inline void question_total(const double *stats, int64_t chunks, block_scratch *s,
                                       double *m, double *sum)
 {
+    constexpr int64_t round = SPART_SCORING_CHUNK / 2;
     const double max = block_max(stats, chunks, 2, s);
     double total = 0.0;
-    for (int64_t first = 0; first < chunks; first += SPART_SCORING_CHUNK) {
-        const int64_t n =
-            chunks - first < SPART_SCORING_CHUNK ? chunks - first : SPART_SCORING_CHUNK;
+    for (int64_t first = 0; first < chunks; first += round) {
+        const int64_t n = chunks - first < round ? chunks - first : round;
         for (int64_t c = threadIdx.x; c < n; c += blockDim.x) {
-            s->e[c] = spart_exp(stats[2 * (first + c)] - max);
+            s->e[2 * c] = stats[2 * (first + c) + 1];
+            s->e[2 * c + 1] = spart_exp(stats[2 * (first + c)] - max);
         }
         __syncthreads();
         if (threadIdx.x == 0) {
+#pragma unroll 8
             for (int64_t c = 0; c < n; c++) {
-                total = __fma_rn(stats[2 * (first + c) + 1], s->e[c], total);
+                total = __fma_rn(s->e[2 * c], s->e[2 * c + 1], total);
             }
         }
         __syncthreads();
@@ -319,6 +452,7 @@ inline view view_of(const spart_scoring_problem *problem)
     p.temperature = problem->temperature;
     p.vector = problem->dimension % 4 == 0 && (uintptr_t)problem->query % 16 == 0 &&
                (uintptr_t)problem->candidates % 16 == 0;
+    p.split = false;
     return p;
 }
 

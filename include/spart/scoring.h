@@ -39,10 +39,15 @@
  * any block size, thread count, batch or single question, so the same
  * bits everywhere):
  *   - the dot q.c_k, |c_k|^2 and |q|^2: the D values in quads (values
- *     4j .. 4j+3); lane l of 32 takes quads l, l+32, l+64, ... in order
- *     and, within a quad, its values in order, accumulating with fma from
- *     +0.0 (a value past D is not added); the 32 lanes combine in a
- *     binary tree, lane l += lane l+h for h = 16, 8, 4, 2, 1;
+ *     4j .. 4j+3), the quads in segments of 64 (256 values; segment s
+ *     holds quads 64s .. 64s+63); in segment s lane l of 32 takes the
+ *     segment's quads l and l+32 in order and, within a quad, its values
+ *     in order, accumulating with fma from +0.0 (a value past D is not
+ *     added): the partial P(l, s); lane l's sum is +0.0 + P(l, 0) +
+ *     P(l, 1) + ..., added in segment order; the 32 lanes combine in a
+ *     binary tree, lane l += lane l+h for h = 16, 8, 4, 2, 1. (The
+ *     segments depend on D alone: on a device several warps may share a
+ *     long row, a segment each, and still give these bits.);
  *   - cosine: sim = dot / (max(sqrt(qq), 1e-12) * max(sqrt(cc), 1e-12));
  *     z = (sim * scale) / temperature, each operation rounded;
  *   - the candidates in chunks of SPART_SCORING_CHUNK (1024): per chunk c

@@ -4,11 +4,18 @@
  * (CUDA) do the same operations in the same order, written here once:
  *
  *   1. per candidate: dot, cc = |c|^2 and qq = |q|^2 over the D values in
- *      quads of SPART_SCORING_QUAD; lane l of SPART_SCORING_LANES (32)
- *      takes quads l, l+32, ... in order, within a quad its values in
- *      order, fma from +0.0, a value past D not added; the lanes combine
- *      in the binary tree lane l += lane l+h, h = 16, ..., 1
- *      (spart_scoring_tree on the host, __shfl_down_sync on the device);
+ *      quads of SPART_SCORING_QUAD, the quads in segments of
+ *      SPART_SCORING_SEGMENT_QUADS (64 quads, 256 values: a function of D
+ *      alone, never of the launch); in segment s lane l of
+ *      SPART_SCORING_LANES (32) takes the segment's quads l and l+32 in
+ *      order, within a quad its values in order, fma from +0.0 (a value
+ *      past D not added): the partial P(l, s); lane l's sum is R_l = +0.0
+ *      + P(l, 0) + P(l, 1) + ... added in segment order; the lanes
+ *      combine in the binary tree lane l += lane l+h, h = 16, ..., 1
+ *      (spart_scoring_host_tree on the host, __shfl_down_sync on the
+ *      device). A lane's quads are j = l, l+32, ... as before; the
+ *      segments cut its fma chain every two quads, so that several warps
+ *      can share one row (each a segment) and combine in this order;
  *   2. z = spart_scoring_logit(dot, qq, cc, ...);
  *   3. per chunk of SPART_SCORING_CHUNK candidates: m_c = max z and s_c =
  *      sum of exp(z - m_c), lane l adding the chunk's candidates l, l+32,
@@ -35,6 +42,8 @@
 
 #define SPART_SCORING_LANES 32
 #define SPART_SCORING_QUAD 4
+/* Quads a segment of a row: two a lane (see step 1). */
+#define SPART_SCORING_SEGMENT_QUADS 64
 #ifndef SPART_SCORING_CHUNK
 #define SPART_SCORING_CHUNK 1024 /* spart/scoring.h says the same */
 #endif
@@ -58,6 +67,13 @@ typedef struct spart_scoring_problem {
     int cosine;  /* 0: dot */
     int float32; /* 0: float64 arrays */
 } spart_scoring_problem;
+
+/* Segments of a row of D values. */
+SPART_MATH_FUNCTION int64_t spart_scoring_num_segments(int64_t dimension)
+{
+    const int64_t quads = (dimension + SPART_SCORING_QUAD - 1) / SPART_SCORING_QUAD;
+    return (quads + SPART_SCORING_SEGMENT_QUADS - 1) / SPART_SCORING_SEGMENT_QUADS;
+}
 
 /* Chunks of K candidates. */
 SPART_MATH_FUNCTION int64_t spart_scoring_num_chunks(int64_t num_candidate)
@@ -135,8 +151,10 @@ int spart_scoring_device_path(const spart_scoring_problem *problem, int path, in
 int spart_scoring_device_launch(const spart_scoring_problem *problem, double *workspace, int path,
                                 void *stream);
 /* The same with `rows` candidate rows a warp (1, 2 or 4; 0: the device
- * code's choice), for the tests and the benchmark: the bits do not depend
- * on it. */
+ * code's choice; SPART_SCORING_ROWS_SPLIT: on the GRID path a block's
+ * warps share rows, a segment each, where a row has 2 to 32 segments),
+ * for the tests and the benchmark: the bits do not depend on it. */
+#define SPART_SCORING_ROWS_SPLIT (-1)
 int spart_scoring_device_launch_rows(const spart_scoring_problem *problem, double *workspace,
                                      int path, int rows, void *stream);
 

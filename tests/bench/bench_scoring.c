@@ -15,7 +15,11 @@
  * (host checks included), "graph" one replay of a graph holding one call.
  * Inputs are filled on the device. Exits 77 without a device.
  *
- *   bench_scoring [--markdown FILE] [--quick]
+ *   bench_scoring [--markdown FILE] [--quick] [--profile]
+ *
+ * --profile: no timing; each shape's fused call once through the API and
+ * once with each way of taking rows (1, 2, 4 rows a warp, split), for a
+ * profiler (ncu --kernel-name regex:scoring_kernel...).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -198,14 +202,16 @@ static int repeats_for(double bytes)
 int main(int argc, char **argv)
 {
     const char *markdown = NULL;
-    int quick = 0;
+    int quick = 0, profile = 0;
     for (int k = 1; k < argc; k++) {
         if (strcmp(argv[k], "--markdown") == 0 && k + 1 < argc) {
             markdown = argv[++k];
         } else if (strcmp(argv[k], "--quick") == 0) {
             quick = 1;
+        } else if (strcmp(argv[k], "--profile") == 0) {
+            profile = 1;
         } else {
-            fprintf(stderr, "usage: %s [--markdown FILE] [--quick]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--markdown FILE] [--quick] [--profile]\n", argv[0]);
             return 2;
         }
     }
@@ -234,9 +240,9 @@ int main(int argc, char **argv)
     CHECK_CUDA(cudaRuntimeGetVersion(&runtime));
     CHECK_CUBLAS(cublasGetVersion(s.cublas, &cublas_version));
 
-    const double rate = copy_rate(s.stream);
-    const double empty_launched = time_call(&s, call_empty, 2000, 0);
-    const double empty_graph = time_call(&s, call_empty, 2000, 1);
+    const double rate = profile ? 1.0 : copy_rate(s.stream);
+    const double empty_launched = profile ? 1.0 : time_call(&s, call_empty, 2000, 0);
+    const double empty_graph = profile ? 1.0 : time_call(&s, call_empty, 2000, 1);
 
     const shape shapes[] = {
         {5, 512, 1, SPART_SIMILARITY_COSINE},      {64, 512, 1, SPART_SIMILARITY_COSINE},
@@ -247,7 +253,7 @@ int main(int argc, char **argv)
     const int count = quick ? 6 : (int)(sizeof shapes / sizeof shapes[0]);
 
     FILE *out = NULL;
-    if (markdown != NULL) {
+    if (markdown != NULL && !profile) {
         out = bench_markdown_open(markdown, argc, argv, 1,
                                   "median of 5 runs of back-to-back calls between two CUDA "
                                   "events, microseconds a call; launched = through the API, "
@@ -267,7 +273,7 @@ int main(int argc, char **argv)
         fprintf(out, "| K | D | Q | sim | layout | blocks | fused launched | fused graph | "
                      "unfused launched | unfused graph | cuBLAS launched | cuBLAS graph | copy "
                      "floor | %% copy rate (graph) | graph / empty graph | bits | cuBLAS max diff "
-                     "| graph, 1 / 2 / 4 rows a warp |\n");
+                     "| graph, 1 / 2 / 4 rows a warp / split |\n");
         bench_markdown_rule(out, 18);
     }
     printf("copy rate %.2f TB/s; empty kernel %.2f us launched, %.2f us graph\n", rate / 1e12,
@@ -313,6 +319,21 @@ int main(int argc, char **argv)
 
         const double bytes = 4.0 * (double)(pairs * sh.d + sh.nq * sh.d + pairs);
         const int repeat = repeats_for(bytes);
+        const int row_choices[4] = {1, 2, 4, SPART_SCORING_ROWS_SPLIT};
+        if (profile) {
+            call_fused(&s);
+            for (int r = 0; r < 4; r++) {
+                s.rows = row_choices[r];
+                call_fused_rows(&s);
+            }
+            CHECK_CUDA(cudaStreamSynchronize(s.stream));
+            printf("K %lld D %lld Q %lld: profiled (auto, 1, 2, 4 rows, split)\n", (long long)sh.nk,
+                   (long long)sh.d, (long long)sh.nq);
+        }
+        double by_rows[4] = {0.0, 0.0, 0.0, 0.0};
+        if (profile) {
+            goto next_shape;
+        }
         const double fused_launched = time_call(&s, call_fused, repeat, 0);
         const double fused_graph = time_call(&s, call_fused, repeat, 1);
         const double unfused_launched = time_call(&s, call_unfused, repeat, 0);
@@ -320,9 +341,7 @@ int main(int argc, char **argv)
         const double cublas_launched = time_call(&s, call_cublas, repeat, 0);
         const double cublas_graph = time_call(&s, call_cublas, repeat, 1);
         const double floor = 1e6 * bytes / rate;
-        double by_rows[3];
-        const int row_choices[3] = {1, 2, 4};
-        for (int r = 0; r < 3; r++) {
+        for (int r = 0; r < 4; r++) {
             s.rows = row_choices[r];
             by_rows[r] = time_call(&s, call_fused_rows, repeat, 1);
         }
@@ -342,28 +361,29 @@ int main(int argc, char **argv)
         const char *names[] = {"auto", "block", "grid"};
         printf("K %6lld D %5lld Q %5lld %-6s %-5s %6lld blocks: fused %9.2f / %9.2f us, unfused "
                "%9.2f / %9.2f, cuBLAS %9.2f / %9.2f, floor %9.2f (%5.1f %%), bits %s, cuBLAS "
-               "diff %.2e; graph with 1/2/4 rows a warp %.2f / %.2f / %.2f\n",
+               "diff %.2e; graph with 1/2/4 rows a warp / split %.2f / %.2f / %.2f / %.2f\n",
                (long long)sh.nk, (long long)sh.d, (long long)sh.nq,
                sh.sim == SPART_SIMILARITY_COSINE ? "cosine" : "dot", names[layout],
                (long long)s.blocks, fused_launched, fused_graph, unfused_launched, unfused_graph,
                cublas_launched, cublas_graph, floor, 100.0 * floor / fused_graph,
-               same ? "same" : "DIFFER", diff, by_rows[0], by_rows[1], by_rows[2]);
+               same ? "same" : "DIFFER", diff, by_rows[0], by_rows[1], by_rows[2], by_rows[3]);
         fflush(stdout);
         if (out != NULL) {
             fprintf(out,
                     "| %lld | %lld | %lld | %s | %s | %lld | %.2f | %.2f | %.2f | %.2f | %.2f | "
-                    "%.2f | %.2f | %.1f | %.2f | %s | %.1e | %.2f / %.2f / %.2f |\n",
+                    "%.2f | %.2f | %.1f | %.2f | %s | %.1e | %.2f / %.2f / %.2f / %.2f |\n",
                     (long long)sh.nk, (long long)sh.d, (long long)sh.nq,
                     sh.sim == SPART_SIMILARITY_COSINE ? "cosine" : "dot", names[layout],
                     (long long)s.blocks, fused_launched, fused_graph, unfused_launched,
                     unfused_graph, cublas_launched, cublas_graph, floor,
                     100.0 * floor / fused_graph, fused_graph / empty_graph,
-                    same ? "same" : "differ", diff, by_rows[0], by_rows[1], by_rows[2]);
+                    same ? "same" : "differ", diff, by_rows[0], by_rows[1], by_rows[2], by_rows[3]);
             fflush(out);
         }
         free(a);
         free(b);
         free(c);
+    next_shape:
         CHECK_CUDA(cudaFree(query));
         CHECK_CUDA(cudaFree(candidates));
         CHECK_CUDA(cudaFree(probabilities));

@@ -2,7 +2,9 @@
  * tests/unit/test_cuda_scoring.c: candidate scoring on a CUDA device
  * against the host twin, bit for bit (spart/scoring.h, Determinism): the
  * golden digest of test_scoring.c on the device; both layouts (a block a
- * question, the grid cooperative kernel) forced on the same cases; odd
+ * question, the grid cooperative kernel) forced on the same cases, with
+ * every way of taking rows (1, 2, 4 a warp; split: warps share a row's
+ * segments); odd
  * dimensions and rows not on 16 bytes (scalar loads); K = 10^5; a batch
  * row against its question alone; the context's own stream; a call
  * recorded in a CUDA graph is one kernel node whose replays give the same
@@ -168,24 +170,25 @@ static void check_case_rows(spart_context *context, int64_t nq, int64_t nk, int6
     scoring_case_free(&c);
 }
 
-/* Under the sanitizers (--small): the device code's choice and four rows
- * a warp only (the rows do not change what shared memory holds). */
+/* Under the sanitizers (--small): the device code's choice, the split
+ * rows and four rows a warp only. */
 static int small_run = 0;
 
 /* check_case_rows with every number of rows a warp. */
 static void check_case(spart_context *context, int64_t nq, int64_t nk, int64_t d,
                        spart_similarity sim, spart_value_type type, int offset, uint64_t seed)
 {
-    const int rows[] = {0, 4, 1, 2};
-    check_case_rows(context, nq, nk, d, sim, type, offset, seed, rows, small_run ? 2 : 4);
+    const int rows[] = {0, SPART_SCORING_ROWS_SPLIT, 4, 1, 2};
+    check_case_rows(context, nq, nk, d, sim, type, offset, seed, rows, small_run ? 3 : 5);
 }
 
-/* check_case_rows with the device code's choice and four rows a warp. */
+/* check_case_rows with the device code's choice, four rows a warp and
+ * the split rows. */
 static void check_case_large(spart_context *context, int64_t nq, int64_t nk, int64_t d,
                              spart_similarity sim, spart_value_type type, uint64_t seed)
 {
-    const int rows[] = {0, 4};
-    check_case_rows(context, nq, nk, d, sim, type, 0, seed, rows, 2);
+    const int rows[] = {0, 4, SPART_SCORING_ROWS_SPLIT};
+    check_case_rows(context, nq, nk, d, sim, type, 0, seed, rows, 3);
 }
 
 static void test_golden_digest_on_device(void **state)
@@ -206,6 +209,8 @@ static void test_layouts_small(void **state)
             check_case(f->context, 3, 5, 512, (spart_similarity)sim, t, 0, 2);
             check_case(f->context, 2, 70, 130, (spart_similarity)sim, t, 1, 3); /* off 16 bytes */
             check_case(f->context, 2, 1030, 9, (spart_similarity)sim, t, 0, 4); /* two chunks */
+            /* four segments, the last of 59 quads (lanes 27..31 have one) */
+            check_case(f->context, 2, 20, 1001, (spart_similarity)sim, t, 1, 11);
         }
     }
 }
@@ -278,16 +283,17 @@ static spart_status record_call(spart_context *context, const recorded_call *cal
 
 /* A call captured from the context's own stream is one kernel node; three
  * replays give the host's bits each time (outputs poisoned between). Both
- * layouts: a few candidates (a block a question) and K = 3000 (the
- * cooperative grid kernel). */
+ * layouts: a few candidates (a block a question), K = 3000 (the
+ * cooperative grid kernel) and K = 255 of D = 600 (the grid kernel with
+ * warps sharing rows). */
 static void test_graph_replay(void **state)
 {
     fixture *f = *state;
-    const int64_t shapes[][3] = {{2, 64, 512}, {1, 3000, 16}};
+    const int64_t shapes[][3] = {{2, 64, 512}, {1, 3000, 16}, {1, 255, 600}};
     cudaStream_t stream = NULL;
     check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
     assert_int_equal(spart_context_set_cuda_stream(f->context, stream), SPART_OK);
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < 3; s++) {
         scoring_case c =
             scoring_case_make(shapes[s][0], shapes[s][1], shapes[s][2], SPART_SIMILARITY_COSINE,
                               100.0, 1.0, SPART_FLOAT32, 1.0, 40 + s);
