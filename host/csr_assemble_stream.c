@@ -11,7 +11,15 @@
  * every cursor is touched by one thread, in block order, so the arrays
  * are the same for any thread count, and no per-thread histogram (8 bytes
  * a row each, which the budget does not have) is needed. The walks read
- * the block T times but share the random writes, which cost the most.
+ * the block T times but share the random writes.
+ *
+ * When the caller has room for 16 bytes an entry of staging
+ * (spart_stream_buckets, design 2) a block is instead cut into T chunks
+ * whose entries are listed by the thread owning their rows, each bucket
+ * in the block's order, and each thread walks its own bucket: the block
+ * is read about twice, not T times, and every row still meets its entries
+ * in the block's order, so the arrays are the same (the contract header
+ * says how).
  */
 #include "operator/csr_assemble_stream.h"
 
@@ -92,8 +100,184 @@ static int64_t count_rows(const spart_stream_source *source, int64_t row_begin, 
     return kept;
 }
 
+/* ---- design 2: the bucket scatter ---------------------------------------------------- */
+
+/* The thread owning `row` of num_rows among `team`: the t with
+ * R t / T <= row < R (t + 1) / T (the walk's ranges). */
+static int owner_of(int64_t row, int64_t num_rows, int team)
+{
+    int t = (int)(row * team / num_rows);
+    while (t + 1 < team && num_rows * (t + 1) / team <= row) {
+        t++;
+    }
+    while (t > 0 && num_rows * t / team > row) {
+        t--;
+    }
+    return t;
+}
+
+/* Whether `buckets` can stage a block of n entries for `team` threads. */
+static int buckets_fit(const spart_stream_buckets *buckets, int64_t n, int team)
+{
+    return buckets != NULL && team > 1 && team <= buckets->threads && n <= buckets->capacity;
+}
+
+/* Chunk c's entries [n c / T, n (c + 1) / T): their rows into rows[k]
+ * (-1 when dropped) and their count by bucket into counts[c T + b]. */
+static void bucket_rows(const spart_stream_source *source, int64_t num_rows, int team, int c,
+                        const spart_stream_buckets *buckets)
+{
+    int64_t begin = source->num_entries * c / team, end = source->num_entries * (c + 1) / team;
+    int64_t *counts = buckets->counts + (int64_t)c * team;
+    for (int b = 0; b < team; b++) {
+        counts[b] = 0;
+    }
+    if (begin == end) {
+        return;
+    }
+    int64_t element = element_of(source->offsets, source->num_elements, begin);
+    for (int64_t k = begin; k < end; k++) {
+        while (source->offsets[element + 1] <= k) {
+            element++;
+        }
+        if (source->drop_zeros && source->values[k] == 0.0) {
+            buckets->rows[k] = -1;
+            continue;
+        }
+        int64_t row = row_of(source, element, k);
+        buckets->rows[k] = row;
+        if (row >= 0 && row < num_rows) {
+            counts[owner_of(row, num_rows, team)]++;
+        }
+    }
+}
+
+/* The counts into each chunk's first place in each bucket (bucket-major,
+ * chunks in order), and the buckets' bounds at counts[T T + b]. */
+static void bucket_scan(int team, const spart_stream_buckets *buckets)
+{
+    int64_t running = 0;
+    int64_t *bounds = buckets->counts + (int64_t)team * team;
+    for (int b = 0; b < team; b++) {
+        bounds[b] = running;
+        for (int c = 0; c < team; c++) {
+            int64_t count = buckets->counts[(int64_t)c * team + b];
+            buckets->counts[(int64_t)c * team + b] = running;
+            running += count;
+        }
+    }
+    bounds[team] = running;
+}
+
+/* Chunk c lists its kept entries in their buckets, in its order. */
+static void bucket_list(const spart_stream_source *source, int64_t num_rows, int team, int c,
+                        const spart_stream_buckets *buckets)
+{
+    int64_t begin = source->num_entries * c / team, end = source->num_entries * (c + 1) / team;
+    int64_t *place = buckets->counts + (int64_t)c * team;
+    for (int64_t k = begin; k < end; k++) {
+        int64_t row = buckets->rows[k];
+        if (row >= 0 && row < num_rows) {
+            buckets->order[place[owner_of(row, num_rows, team)]++] = k;
+        }
+    }
+}
+
+/* Stage the block: rows, counts, scan and lists, by `team` threads. */
+static void bucket_stage(const spart_stream_source *source, int64_t num_rows, int team,
+                         const spart_stream_buckets *buckets)
+{
+#pragma omp parallel for schedule(static, 1) num_threads(team)
+    for (int c = 0; c < team; c++) {
+        bucket_rows(source, num_rows, team, c, buckets);
+    }
+    bucket_scan(team, buckets);
+#pragma omp parallel for schedule(static, 1) num_threads(team)
+    for (int c = 0; c < team; c++) {
+        bucket_list(source, num_rows, team, c, buckets);
+    }
+}
+
+/* Bucket t's entries [bounds[t], bounds[t + 1]) of `order`. */
+static void bucket_bounds(const spart_stream_buckets *buckets, int team, int t, int64_t *begin,
+                          int64_t *end)
+{
+    const int64_t *bounds = buckets->counts + (int64_t)team * team;
+    *begin = bounds[t];
+    *end = bounds[t + 1];
+}
+
+/* Pass 0 by buckets: each thread adds its own rows' entries. Entries
+ * whose rows fall outside [0, num_rows) are neither listed nor kept, as
+ * the walk, whose ranges cover only [0, num_rows), keeps none of them. */
+static int64_t bucket_count(const spart_stream_source *source, int64_t num_rows, int team,
+                            const spart_stream_buckets *buckets, int64_t *cursor)
+{
+    bucket_stage(source, num_rows, team, buckets);
+    int64_t kept = 0;
+#pragma omp parallel for schedule(static, 1) num_threads(team) reduction(+ : kept)
+    for (int t = 0; t < team; t++) {
+        int64_t begin, end;
+        bucket_bounds(buckets, team, t, &begin, &end);
+        for (int64_t i = begin; i < end; i++) {
+            cursor[buckets->rows[buckets->order[i]] + 1]++;
+        }
+        kept += end - begin;
+    }
+    return kept;
+}
+
+/* Pass 1 by buckets: each thread places its own rows' entries, met in
+ * the block's order. */
+static void bucket_place(const spart_stream_source *source, int64_t num_rows, int team,
+                         const spart_stream_buckets *buckets, int64_t *cursor, int64_t num_entries,
+                         int32_t *columns32, int64_t *columns64, float *values32, double *values64,
+                         int64_t *kept, int64_t *outside)
+{
+    bucket_stage(source, num_rows, team, buckets);
+    int64_t all_kept = 0, all_outside = 0;
+#pragma omp parallel for schedule(static, 1) num_threads(team) reduction(+ : all_kept, all_outside)
+    for (int t = 0; t < team; t++) {
+        int64_t begin, end;
+        bucket_bounds(buckets, team, t, &begin, &end);
+        if (begin == end) {
+            continue;
+        }
+        int64_t element = element_of(source->offsets, source->num_elements, buckets->order[begin]);
+        for (int64_t i = begin; i < end; i++) {
+            int64_t k = buckets->order[i];
+            while (source->offsets[element + 1] <= k) {
+                element++;
+            }
+            int64_t slot = cursor[buckets->rows[k] + 1]++;
+            if (slot < 0 || slot >= num_entries) {
+                all_outside++; /* a block that changed between the passes */
+                continue;
+            }
+            int64_t column = column_of(source, element, k);
+            double value = source->values[k];
+            if (columns32 != NULL) {
+                columns32[slot] = (int32_t)column;
+            } else {
+                columns64[slot] = column;
+            }
+            if (values32 != NULL) {
+                values32[slot] = (float)value;
+            } else {
+                values64[slot] = value;
+            }
+        }
+        all_kept += end - begin;
+    }
+    *kept = all_kept;
+    *outside = all_outside;
+}
+
+/* ---- the passes ------------------------------------------------------------------------- */
+
 void spart_host_stream_count(const spart_stream_source *source, int64_t num_rows, int threads,
-                             int64_t *cursor, spart_stream_tally *tally)
+                             const spart_stream_buckets *buckets, int64_t *cursor,
+                             spart_stream_tally *tally)
 {
     tally->kept = 0;
     tally->out_of_range = 0;
@@ -102,6 +286,10 @@ void spart_host_stream_count(const spart_stream_source *source, int64_t num_rows
         return;
     }
     int team = threads_for(threads, source->num_entries);
+    if (buckets_fit(buckets, source->num_entries, team)) {
+        tally->kept = bucket_count(source, num_rows, team, buckets, cursor);
+        return;
+    }
     int64_t kept = 0;
 #pragma omp parallel for schedule(static, 1) num_threads(team) reduction(+ : kept)
     for (int t = 0; t < team; t++) {
@@ -150,9 +338,9 @@ static void place_rows(const spart_stream_source *source, int64_t row_begin, int
 }
 
 void spart_host_stream_place(const spart_stream_source *source, int64_t num_rows, int threads,
-                             int64_t *cursor, int64_t num_entries, int32_t *columns32,
-                             int64_t *columns64, float *values32, double *values64,
-                             spart_stream_tally *tally)
+                             const spart_stream_buckets *buckets, int64_t *cursor,
+                             int64_t num_entries, int32_t *columns32, int64_t *columns64,
+                             float *values32, double *values64, spart_stream_tally *tally)
 {
     tally->kept = 0;
     tally->out_of_range = 0;
@@ -161,6 +349,11 @@ void spart_host_stream_place(const spart_stream_source *source, int64_t num_rows
         return;
     }
     int team = threads_for(threads, source->num_entries);
+    if (buckets_fit(buckets, source->num_entries, team)) {
+        bucket_place(source, num_rows, team, buckets, cursor, num_entries, columns32, columns64,
+                     values32, values64, &tally->kept, &tally->out_of_range);
+        return;
+    }
     int64_t kept = 0, outside = 0;
 #pragma omp parallel for schedule(static, 1) num_threads(team) reduction(+ : kept, outside)
     for (int t = 0; t < team; t++) {

@@ -1,4 +1,4 @@
-# tests/modules/esis.cmake: the ESIS-scale run of issue 26 (label bench,
+# tests/modules/esis.cmake (issue 26, label bench): the ESIS-scale run (CUDA,
 # with -DSPART_BUILD_BENCHMARKS=ON and CUDA): bench_esis_run, from the
 # instrument description to the solutions written, stage by stage
 # (docs/dev/esis-notes.md). Included by tests/CMakeLists.txt. It writes
@@ -21,4 +21,17 @@ if(SPART_HAVE_CUDA AND SPART_BUILD_BENCHMARKS)
                    --out ${CMAKE_CURRENT_BINARY_DIR}/esis_run_out
                    --markdown ${CMAKE_CURRENT_BINARY_DIR}/bench_esis_run.md)
   set_tests_properties(bench_esis_run PROPERTIES LABELS bench SKIP_RETURN_CODE 77 TIMEOUT 900)
+endif()
+# bench_esis_stream (label bench, host only): the host's streamed assembly,
+# by walks (design 1) and by the bucket scatter (design 2), against the
+# in-memory assembly in the same run, on ESIS-shaped weights
+# (docs/dev/streaming-notes.md). Exits 1 if the arrays differ.
+if(SPART_BUILD_BENCHMARKS)
+  add_executable(bench_esis_stream bench/bench_esis_stream.c)
+  target_link_libraries(bench_esis_stream PRIVATE spart OpenMP::OpenMP_C m)
+  target_compile_options(bench_esis_stream PRIVATE ${SPART_C_FLAGS})
+  add_test(NAME bench_esis_stream
+           COMMAND bench_esis_stream --entries 2e6 --block 262144 --repeat 2
+                   --markdown ${CMAKE_CURRENT_BINARY_DIR}/bench_esis_stream.md)
+  set_tests_properties(bench_esis_stream PROPERTIES LABELS bench TIMEOUT 900)
 endif()

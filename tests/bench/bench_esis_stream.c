@@ -1,0 +1,276 @@
+/*
+ * tests/bench/bench_esis_stream.c: the host's streamed assembly
+ * (spart_regridder_create_streamed on the host) against the in-memory one
+ * (spart_regridder_create) in the same run, on weights shaped as an ESIS
+ * operator's (issue 26): 4 channels x 24 wavelengths, each scene cell
+ * dispersed along its channel's direction onto the 4 pixels about it
+ * (bilinear footprint), the weights' rows the pixels. The streamed
+ * assembly runs two ways:
+ *
+ *   - walk: the budget is exactly spart_regridder_stream_bytes, so there is
+ *     no room for staging and each thread walks every block for its own
+ *     rows (design 1);
+ *   - buckets: the budget has room for 16 bytes an entry of the largest
+ *     block, so each block is staged and scattered by row range, each
+ *     thread then walking its own bucket (design 2,
+ *     host/csr_assemble_stream.c).
+ *
+ * All three must give the same CSR arrays bit for bit (checked: exit 1
+ * otherwise). Blocks are cut from the weights' arrays in memory, so the
+ * figures are the assembly's own, not a generator's.
+ *
+ *   bench_esis_stream [--entries E] [--block B] [--repeat R] [--markdown FILE]
+ *
+ * Defaults E = 2e7, B = 2^22, R = 3 (the best of R each). Host only.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "spart.h"
+
+enum { CHANNELS = 4, WAVELENGTHS = 24 };
+#define DISPERSION 0.37
+
+typedef struct problem {
+    int64_t scene, image, pad, per_element, num_entries;
+    int64_t *in, *out;
+    double *values;
+    int64_t offsets[CHANNELS * WAVELENGTHS + 1];
+} problem;
+
+/* About `entries` weights: 4 a (channel, wavelength, cell). */
+static void problem_make(int64_t entries, problem *p)
+{
+    static const int dx[CHANNELS] = {1, 0, -1, 0}, dy[CHANNELS] = {0, 1, 0, -1};
+    p->scene = (int64_t)llround(sqrt((double)entries / (4.0 * CHANNELS * WAVELENGTHS)));
+    p->scene = p->scene < 2 ? 2 : p->scene;
+    p->pad = (int64_t)ceil(DISPERSION * WAVELENGTHS) + 1;
+    p->image = p->scene + 2 * p->pad + 1;
+    p->per_element = 4 * p->scene * p->scene;
+    p->num_entries = p->per_element * CHANNELS * WAVELENGTHS;
+    size_t n = (size_t)p->num_entries;
+    p->in = malloc(n * sizeof(int64_t));
+    p->out = malloc(n * sizeof(int64_t));
+    p->values = malloc(n * sizeof(double));
+    if (p->in == NULL || p->out == NULL || p->values == NULL) {
+        fprintf(stderr, "no host memory for %lld entries\n", (long long)p->num_entries);
+        exit(1);
+    }
+    for (int e = 0; e <= CHANNELS * WAVELENGTHS; e++) {
+        p->offsets[e] = e * p->per_element;
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < p->num_entries; k++) {
+        int64_t e = k / p->per_element, r = k % p->per_element;
+        int64_t cell = r / 4, corner = r % 4;
+        int c = (int)(e / WAVELENGTHS), w = (int)(e % WAVELENGTHS);
+        double x = (double)(cell % p->scene) + (double)p->pad + dx[c] * DISPERSION * w;
+        double y = (double)(cell / p->scene) + (double)p->pad + dy[c] * DISPERSION * w;
+        double x0 = floor(x), y0 = floor(y), fx = x - x0, fy = y - y0;
+        int64_t di = corner / 2, dj = corner % 2;
+        p->in[k] = cell;
+        p->out[k] = ((int64_t)y0 + di) * p->image + (int64_t)x0 + dj;
+        p->values[k] = (di ? fy : 1.0 - fy) * (dj ? fx : 1.0 - fx);
+    }
+}
+
+static void problem_shapes(const problem *p, spart_shape *orthogonal, spart_shape *input,
+                           spart_shape *output, spart_regridder_options *options)
+{
+    *orthogonal = (spart_shape){2, {CHANNELS, WAVELENGTHS}};
+    *input = (spart_shape){4, {1, WAVELENGTHS, p->scene, p->scene}};
+    *output = (spart_shape){4, {CHANNELS, 1, p->image, p->image}};
+    spart_regridder_options_init(options);
+    options->has_shape_input = 1;
+    options->shape_input = *input;
+    options->has_shape_output = 1;
+    options->shape_output = *output;
+    options->value_type = SPART_FLOAT32;
+}
+
+typedef struct cutter {
+    const problem *p;
+    int64_t block_entries;
+    int64_t offsets[CHANNELS * WAVELENGTHS + 1];
+} cutter;
+
+/* Block b: entries [b B, (b + 1) B) of the arrays, read where they lie. */
+static spart_status cut_block(void *user_data, int64_t block, int pass,
+                              spart_weights_block *result)
+{
+    (void)pass;
+    cutter *cut = user_data;
+    const problem *p = cut->p;
+    int64_t begin = block * cut->block_entries;
+    int64_t end = begin + cut->block_entries < p->num_entries ? begin + cut->block_entries
+                                                             : p->num_entries;
+    int64_t first = begin / p->per_element, last = (end - 1) / p->per_element;
+    result->first_element = first;
+    result->num_elements = last - first + 1;
+    for (int64_t j = 0; j <= result->num_elements; j++) {
+        int64_t at =
+            j == 0 ? begin : (j == result->num_elements ? end : (first + j) * p->per_element);
+        cut->offsets[j] = at - begin;
+    }
+    result->offsets = cut->offsets;
+    result->indices_input = p->in + begin;
+    result->indices_output = p->out + begin;
+    result->values = p->values + begin;
+    return SPART_OK;
+}
+
+static int same_csr(const spart_regridder *a, const spart_regridder *b)
+{
+    int64_t rows = spart_regridder_num_rows(a), n = spart_regridder_num_entries(a);
+    if (rows != spart_regridder_num_rows(b) || n != spart_regridder_num_entries(b)) {
+        return 0;
+    }
+    const int64_t *row_a, *row_b, *wide_a, *wide_b;
+    const int32_t *col_a, *col_b;
+    const void *val_a, *val_b;
+    if (spart_regridder_csr(a, &row_a, &col_a, &wide_a, &val_a) != SPART_OK ||
+        spart_regridder_csr(b, &row_b, &col_b, &wide_b, &val_b) != SPART_OK ||
+        col_a == NULL || col_b == NULL) {
+        return 0;
+    }
+    return memcmp(row_a, row_b, (size_t)(rows + 1) * sizeof(int64_t)) == 0 &&
+           memcmp(col_a, col_b, (size_t)n * sizeof(int32_t)) == 0 &&
+           memcmp(val_a, val_b, (size_t)n * sizeof(float)) == 0;
+}
+
+typedef struct run {
+    const char *name;
+    double seconds;
+    size_t budget, peak;
+    int same;
+} run;
+
+int main(int argc, char **argv)
+{
+    int64_t entries = 20000000, block_entries = (int64_t)1 << 22;
+    int repeat = 3;
+    const char *markdown = NULL;
+    for (int k = 1; k < argc; k++) {
+        if (strcmp(argv[k], "--entries") == 0 && k + 1 < argc) {
+            entries = (int64_t)atof(argv[++k]);
+        } else if (strcmp(argv[k], "--block") == 0 && k + 1 < argc) {
+            block_entries = (int64_t)atof(argv[++k]);
+        } else if (strcmp(argv[k], "--repeat") == 0 && k + 1 < argc) {
+            repeat = atoi(argv[++k]);
+        } else if (strcmp(argv[k], "--markdown") == 0 && k + 1 < argc) {
+            markdown = argv[++k];
+        } else {
+            fprintf(stderr,
+                    "usage: %s [--entries E] [--block B] [--repeat R] [--markdown FILE]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if (entries < 1 || block_entries < 1 || repeat < 1) {
+        return 2;
+    }
+    spart_context *context = NULL;
+    if (spart_context_create(&context) != SPART_OK) {
+        return 1;
+    }
+    problem p;
+    problem_make(entries, &p);
+    spart_shape orthogonal, input, output;
+    spart_regridder_options options;
+    problem_shapes(&p, &orthogonal, &input, &output, &options);
+    int axes[2] = {2, 3};
+    spart_weights *weights = NULL;
+    CHECK_SPART(context, spart_weights_create_from_arrays(context, &orthogonal, &input, &output, 2,
+                                                          axes, 2, axes, p.offsets, p.in, p.out,
+                                                          p.values, &weights));
+    cutter cut = {&p, block_entries, {0}};
+    spart_weights_stream stream;
+    spart_weights_stream_init(&stream);
+    stream.shape_orthogonal = orthogonal;
+    stream.shape_input = input;
+    stream.shape_output = output;
+    stream.num_axis_input = 2;
+    stream.axis_input[0] = 2;
+    stream.axis_input[1] = 3;
+    stream.num_axis_output = 2;
+    stream.axis_output[0] = 2;
+    stream.axis_output[1] = 3;
+    stream.num_blocks = (p.num_entries + block_entries - 1) / block_entries;
+    stream.max_block_entries = block_entries;
+    stream.function = cut_block;
+    stream.user_data = &cut;
+    size_t needed = 0;
+    CHECK_SPART(context, spart_regridder_stream_bytes(context, &stream, &options, 0,
+                                                      p.num_entries, &needed));
+    int threads = omp_get_max_threads();
+    size_t staging = 16 * (size_t)block_entries + 8 * (size_t)((threads + 1) * threads + 1);
+    run runs[3] = {{"in memory (spart_regridder_create)", 1e300, 0, 0, 1},
+                   {"streamed, walk (design 1: budget = the query)", 1e300, needed, 0, 0},
+                   {"streamed, buckets (design 2: budget + 16 B an entry)", 1e300,
+                    needed + staging, 0, 0}};
+    spart_regridder *reference = NULL;
+    for (int r = 0; r < repeat; r++) {
+        for (int k = 0; k < 3; k++) {
+            spart_regridder *made = NULL;
+            spart_stream_report report;
+            memset(&report, 0, sizeof report);
+            double start = bench_seconds();
+            if (k == 0) {
+                CHECK_SPART(context, spart_regridder_create(context, weights, &options, &made));
+            } else {
+                CHECK_SPART(context,
+                            spart_regridder_create_streamed(context, &stream, &options, 0,
+                                                            runs[k].budget, &made, &report));
+            }
+            runs[k].seconds = bench_smaller(runs[k].seconds, bench_seconds() - start);
+            runs[k].peak = report.peak_bytes;
+            if (k == 0 && reference == NULL) {
+                reference = made;
+                continue;
+            }
+            if (k > 0) {
+                runs[k].same = same_csr(reference, made);
+            }
+            spart_regridder_free(made);
+        }
+    }
+    printf("host streamed assembly: %lld entries (%lld^2 cells x %d x %d), blocks of %lld, %d "
+           "threads, best of %d\n",
+           (long long)p.num_entries, (long long)p.scene, CHANNELS, WAVELENGTHS,
+           (long long)block_entries, threads, repeat);
+    int all_same = runs[1].same && runs[2].same;
+    FILE *out = markdown != NULL
+                    ? bench_markdown_open(markdown, argc, argv, threads, "best of --repeat")
+                    : NULL;
+    for (int f = 0; f < 2; f++) {
+        FILE *to = f == 0 ? stdout : out;
+        if (to == NULL) {
+            continue;
+        }
+        fprintf(to,
+                "\n| assembly | s | x in memory | GB/s of weights (24 B an entry) | budget GB | "
+                "peak GB (own count) | same bits |\n");
+        bench_markdown_rule(to, 7);
+        for (int k = 0; k < 3; k++) {
+            fprintf(to, "| %s | %.3f | %.2f | %.1f | %s%.3f | %.3f | %s |\n", runs[k].name,
+                    runs[k].seconds, runs[k].seconds / runs[0].seconds,
+                    24.0 * (double)p.num_entries / runs[k].seconds / 1e9, k == 0 ? "- " : "",
+                    (double)runs[k].budget / 1e9, (double)runs[k].peak / 1e9,
+                    k == 0 ? "reference" : (runs[k].same ? "yes" : "NO"));
+        }
+    }
+    if (out != NULL) {
+        fclose(out);
+    }
+    spart_regridder_free(reference);
+    spart_weights_free(weights);
+    free(p.in);
+    free(p.out);
+    free(p.values);
+    spart_context_free(context);
+    return all_same ? 0 : 1;
+}
