@@ -5,9 +5,12 @@
  *
  *   build     spart_instrument_create on the host (weights, assembly into
  *             two float32 Regridders; in memory, or streamed within
- *             --budget GB: params.memory_budget)
+ *             --budget GB: params.memory_budget), or with --device on the
+ *             CUDA device (params.on_device: weights, transpose, factors
+ *             and assembly there; --budget GB then of device memory an
+ *             operator)
  *   upload    both operators copied to the device (spart_regridder_to_device);
- *             the host instrument is then freed
+ *             the host instrument is then freed (none with --device)
  *   frames    synthetic observations of moving features (not part of the
  *             run: a production run reads them): the eight Gaussians of
  *             spart_scene_gaussians in every line, drifting 0.75" a frame,
@@ -37,8 +40,8 @@
  * linear the stages are.
  *
  *   bench_esis_run [--cells N] [--lines L] [--bins B] [--frames F]
- *                  [--iterations I] [--batch B] [--budget GB] [--out DIR]
- *                  [--keep] [--markdown FILE]
+ *                  [--iterations I] [--batch B] [--budget GB] [--device]
+ *                  [--out DIR] [--keep] [--markdown FILE]
  *
  * Needs a CUDA device (exits 77 without one). Exits 1 on a spart error.
  */
@@ -59,7 +62,7 @@
 #include "spart.h"
 
 typedef struct options {
-    int cells, lines, bins, frames, iterations, batch, keep;
+    int cells, lines, bins, frames, iterations, batch, keep, device;
     double budget_gb;
     const char *out, *markdown;
 } options;
@@ -68,17 +71,18 @@ static void usage(const char *name)
 {
     fprintf(stderr,
             "usage: %s [--cells N] [--lines L (1-7)] [--bins B] [--frames F] [--iterations I] "
-            "[--batch B] [--budget GB] [--out DIR] [--keep] [--markdown FILE]\n",
+            "[--batch B] [--budget GB] [--device] [--out DIR] [--keep] [--markdown FILE]\n",
             name);
     exit(2);
 }
 
 static options parse(int argc, char **argv)
 {
-    options o = {ESIS_CELLS, 1, ESIS_BINS, 30, 32, 0, 0, 0.0, "esis_run_out", NULL};
+    options o = {ESIS_CELLS, 1, ESIS_BINS, 30, 32, 0, 0, 0, 0.0, "esis_run_out", NULL};
     for (int k = 1; k < argc; k++) {
-        if (strcmp(argv[k], "--keep") == 0) {
-            o.keep = 1;
+        if (strcmp(argv[k], "--keep") == 0 || strcmp(argv[k], "--device") == 0) {
+            o.keep |= strcmp(argv[k], "--keep") == 0;
+            o.device |= strcmp(argv[k], "--device") == 0;
             continue;
         }
         const char *value = k + 1 < argc ? argv[k + 1] : NULL;
@@ -336,7 +340,7 @@ static void remove_solutions(const options *o, int frames)
 
 typedef struct figures {
     double build, upload, frames, solve, write;
-    double host_peak, device_baseline, device_peak, device_total;
+    double host_peak, device_baseline, device_peak_build, device_peak, device_total;
     double weights, csr_bytes, workspace_frame, observed_bytes, written_bytes;
     double rate;
     double forward_1, backward_1, forward_b, backward_b; /* seconds */
@@ -351,8 +355,8 @@ static void print_report(FILE *out, const options *o, const figures *g)
     double run = g->build + g->upload + g->solve + g->write;
     fprintf(out, "\n| stage | this run s | whole ESIS s (x %.2f) |\n", x);
     bench_markdown_rule(out, 3);
-    fprintf(out, "| build (%s, host) | %.2f | %.1f |\n",
-            o->budget_gb > 0 ? "streamed" : "in memory", g->build, g->build * x);
+    fprintf(out, "| build (%s, %s) | %.2f | %.1f |\n", o->budget_gb > 0 ? "streamed" : "in memory",
+            o->device ? "device" : "host", g->build, g->build * x);
     fprintf(out, "| upload (both operators) | %.2f | %.1f |\n", g->upload, g->upload * x);
     fprintf(out, "| solve (%d frames x %d iterations, batches of %d) | %.2f | %.1f |\n", o->frames,
             o->iterations, g->batch, g->solve, g->solve * x);
@@ -372,11 +376,13 @@ static void print_report(FILE *out, const options *o, const figures *g)
     fprintf(out,
             "\n| memory | this run GB | whole ESIS GB |\n|---|---|---|\n"
             "| host peak (resident) | %.2f | %s |\n"
-            "| device peak in use (sampled, less %.2f GB in use before) | %.2f | %.1f (operators "
+            "| device peak in the build (sampled, less %.2f GB in use before) | %.2f | |\n"
+            "| device peak after it (upload, frames, solve, products) | %.2f | %.1f (operators "
             "%.1f + observed %.2f + %d frames' working arrays %.1f) |\n"
             "| device total | %.1f | |\n",
             g->host_peak / 1e9, "see esis-notes (38-64 streamed, 127-148 in memory)",
-            g->device_baseline / 1e9, (g->device_peak - g->device_baseline) / 1e9,
+            g->device_baseline / 1e9, (g->device_peak_build - g->device_baseline) / 1e9,
+            (g->device_peak - g->device_baseline) / 1e9,
             (g->csr_bytes * x + g->observed_bytes + g->batch_full * g->workspace_frame * x) / 1e9,
             g->csr_bytes * x / 1e9, g->observed_bytes / 1e9, g->batch_full,
             g->batch_full * g->workspace_frame * x / 1e9, g->device_total / 1e9);
@@ -430,6 +436,7 @@ int main(int argc, char **argv)
     esis_arrays arrays;
     spart_instrument_params params;
     esis_params(context, o.cells, o.lines, o.bins, o.budget_gb * 1e9, &arrays, &params);
+    params.on_device = o.device;
     g.factor = esis_full_factor(&arrays);
     printf("ESIS run: %d lines x %d bins x %d^2 cells x %d channels (1/%.2f of the whole), %d "
            "frames x %d iterations, %d host threads\n",
@@ -442,6 +449,9 @@ int main(int argc, char **argv)
     CHECK_SPART(context, spart_instrument_create(context, &params, &instrument));
     g.build = bench_seconds() - start;
     g.host_peak = host_peak_bytes();
+    /* the build's peak, then the rest's from what the build left */
+    g.device_peak_build = (double)sampler.peak;
+    sampler.peak = device_used();
     spart_mart_regridder_pair pair;
     spart_mart_operators operators;
     CHECK_SPART(context, spart_instrument_mart_operators(context, instrument, &pair, &operators));
@@ -450,16 +460,20 @@ int main(int argc, char **argv)
     printf("  build %.2f s: %.4g weights a direction, CSR %.2f GB, host peak %.2f GB\n", g.build,
            g.weights, g.csr_bytes / 1e9, g.host_peak / 1e9);
 
-    /* upload */
-    start = bench_seconds();
+    /* upload (built on the device: nothing to copy, the instrument owns them) */
     spart_regridder *forward = NULL, *backward = NULL;
-    CHECK_SPART(context, spart_regridder_to_device(context, pair.forward, &forward));
-    CHECK_SPART(context, spart_regridder_to_device(context, pair.backward, &backward));
-    g.upload = bench_seconds() - start;
-    pair.forward = forward;
-    pair.backward = backward;
-    CHECK_SPART(context, spart_mart_operators_from_regridders(context, &pair, &operators));
-    spart_instrument_free(instrument);
+    const spart_regridder *d_forward = pair.forward, *d_backward = pair.backward;
+    if (!o.device) {
+        start = bench_seconds();
+        CHECK_SPART(context, spart_regridder_to_device(context, pair.forward, &forward));
+        CHECK_SPART(context, spart_regridder_to_device(context, pair.backward, &backward));
+        g.upload = bench_seconds() - start;
+        pair.forward = d_forward = forward;
+        pair.backward = d_backward = backward;
+        CHECK_SPART(context, spart_mart_operators_from_regridders(context, &pair, &operators));
+        spart_instrument_free(instrument);
+        instrument = NULL;
+    }
     printf("  upload %.2f s\n", g.upload);
 
     /* the batch the whole problem would fit, and this run's */
@@ -524,14 +538,14 @@ int main(int argc, char **argv)
 
     /* the copy rate and the products */
     g.rate = device_copy_rate(context, (size_t)1 << 30);
-    g.forward_1 = product_seconds(context, forward, 1);
-    g.backward_1 = product_seconds(context, backward, 1);
-    g.forward_b = product_seconds(context, forward, g.batch);
-    g.backward_b = product_seconds(context, backward, g.batch);
-    g.forward_bytes_1 = product_bytes(forward, 1);
-    g.backward_bytes_1 = product_bytes(backward, 1);
-    g.forward_bytes_b = product_bytes(forward, g.batch);
-    g.backward_bytes_b = product_bytes(backward, g.batch);
+    g.forward_1 = product_seconds(context, d_forward, 1);
+    g.backward_1 = product_seconds(context, d_backward, 1);
+    g.forward_b = product_seconds(context, d_forward, g.batch);
+    g.backward_b = product_seconds(context, d_backward, g.batch);
+    g.forward_bytes_1 = product_bytes(d_forward, 1);
+    g.backward_bytes_1 = product_bytes(d_backward, 1);
+    g.forward_bytes_b = product_bytes(d_forward, g.batch);
+    g.backward_bytes_b = product_bytes(d_backward, g.batch);
     sampler.stop = 1;
     pthread_join(sampler.thread, NULL);
     g.device_peak = (double)sampler.peak;
@@ -553,6 +567,7 @@ int main(int argc, char **argv)
     }
     spart_regridder_free(forward);
     spart_regridder_free(backward);
+    spart_instrument_free(instrument);
     esis_arrays_free(&arrays);
     spart_context_free(context);
     return 0;
