@@ -408,6 +408,7 @@ static void print_report(FILE *out, const options *o, const figures *g)
 int main(int argc, char **argv)
 {
     options o = parse(argc, argv);
+    setvbuf(stdout, NULL, _IOLBF, 0); /* each stage's line kept if the run is cut short */
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
         printf("bench_esis_run: no CUDA device; skipped\n");
