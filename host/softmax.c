@@ -12,10 +12,11 @@
  * for the write. Rows of several chunks come after, one at a time, their
  * chunks side by side: the chunks' partial results go to the workspace
  * (chunk c of the row at c * H * slot), and one thread combines them in
- * chunk order. The forward's kernels are compiled twice (target_clones, as
- * host/csr_product.c): with AVX2 and FMA the fma() and floor() of
- * spart_exp are instructions, in the baseline clone calls of the C
- * library; the results are the same, correctly rounded either way.
+ * chunk order. The kernels of the forward, the backward and the
+ * aggregation (a row, or a chunk of a long row) are compiled twice
+ * (target_clones, as host/csr_product.c): with AVX2 and FMA the fma() and
+ * floor() of spart_exp are instructions, in the baseline clone calls of the
+ * C library; the results are the same, correctly rounded either way.
  */
 #include <math.h>
 #include <stdint.h>
@@ -84,7 +85,7 @@ KERNEL_INLINE int64_t row_begin(const spart_softmax_problem *p, int64_t r)
     return p->row_ptr != NULL ? p->row_ptr[r] : (int64_t)p->row_ptr32[r];
 }
 
-static inline int64_t column_of(const spart_softmax_problem *p, int64_t e)
+KERNEL_INLINE int64_t column_of(const spart_softmax_problem *p, int64_t e)
 {
     return p->columns != NULL ? p->columns[e] : (int64_t)p->columns32[e];
 }
@@ -111,8 +112,8 @@ KERNEL_INLINE double combine_lanes(double *lanes)
 /* Chunk [begin, begin + n) of head h: its largest score *m and its sum of
  * exp(s - m) (0 if m = -inf); `terms` (n values, or NULL) receives each
  * exp(s - m). */
-static double chunk_sum(const spart_softmax_problem *p, const void *scores, int64_t begin,
-                        int64_t n, int64_t h, double *m_out, double *terms)
+KERNEL_INLINE double chunk_sum(const spart_softmax_problem *p, const void *scores, int64_t begin,
+                               int64_t n, int64_t h, double *m_out, double *terms)
 {
     const int64_t H = p->num_heads;
     double m = -INFINITY;
@@ -152,9 +153,9 @@ KERNEL_INLINE int row_kind_of(double m)
 
 /* Write the chunk [begin, begin + n) of head h: terms (or exp(s - M)
  * recomputed when NULL) times inv, or zeros, or NaN. */
-static void write_chunk(const spart_softmax_problem *p, const void *scores, void *out,
-                        int64_t begin, int64_t n, int64_t h, int kind, double m, double inv,
-                        const double *terms)
+KERNEL_INLINE void write_chunk(const spart_softmax_problem *p, const void *scores, void *out,
+                               int64_t begin, int64_t n, int64_t h, int kind, double m, double inv,
+                               const double *terms)
 {
     const int64_t H = p->num_heads;
     for (int64_t i = 0; i < n; i++) {
@@ -404,8 +405,8 @@ void spart_softmax_host_forward(const spart_softmax_problem *problem, const void
 /* ---- the backward --------------------------------------------------------------------------- */
 
 /* The sum of out * g over the chunk [begin, begin + n) of head h. */
-static double chunk_dot(const spart_softmax_problem *p, const void *out, const void *grad_out,
-                        int64_t begin, int64_t n, int64_t h)
+KERNEL_INLINE double chunk_dot(const spart_softmax_problem *p, const void *out,
+                               const void *grad_out, int64_t begin, int64_t n, int64_t h)
 {
     const int64_t H = p->num_heads;
     double lanes[LANES] = {0.0};
@@ -417,14 +418,42 @@ static double chunk_dot(const spart_softmax_problem *p, const void *out, const v
     return combine_lanes(lanes);
 }
 
-static void write_gradient(const spart_softmax_problem *p, const void *out, const void *grad_out,
-                           void *grad_scores, int64_t begin, int64_t n, int64_t h, double dot)
+KERNEL_INLINE void write_gradient(const spart_softmax_problem *p, const void *out,
+                                  const void *grad_out, void *grad_scores, int64_t begin, int64_t n,
+                                  int64_t h, double dot)
 {
     const int64_t H = p->num_heads;
     for (int64_t i = 0; i < n; i++) {
         const int64_t at = (begin + i) * H + h;
         const double o = load(out, p->is_float32, at), g = load(grad_out, p->is_float32, at);
         store(grad_scores, p->is_float32, at, o * (g - dot));
+    }
+}
+
+/* A row of at most one chunk, every head. */
+KERNEL_CLONES static void backward_short_row(const spart_softmax_problem *p, const void *out,
+                                             const void *grad_out, void *grad_scores, int64_t begin,
+                                             int64_t n)
+{
+    for (int64_t h = 0; h < p->num_heads; h++) {
+        const double dot = chunk_dot(p, out, grad_out, begin, n, h);
+        write_gradient(p, out, grad_out, grad_scores, begin, n, h, dot);
+    }
+}
+
+/* A chunk of a long row, every head: its dots into dots[h], or, with
+ * `write`, its gradients from the row's dots[h]. */
+KERNEL_CLONES static void backward_long_chunk(const spart_softmax_problem *p, const void *out,
+                                              const void *grad_out, void *grad_scores,
+                                              int64_t first, int64_t length, double *dots,
+                                              int write)
+{
+    for (int64_t h = 0; h < p->num_heads; h++) {
+        if (write) {
+            write_gradient(p, out, grad_out, grad_scores, first, length, h, dots[h]);
+        } else {
+            dots[h] = chunk_dot(p, out, grad_out, first, length, h);
+        }
     }
 }
 
@@ -438,10 +467,7 @@ void spart_softmax_host_backward(const spart_softmax_problem *problem, const voi
     for (int64_t r = 0; r < p->num_rows; r++) {
         const int64_t begin = row_begin(p, r), n = row_begin(p, r + 1) - begin;
         if (n > 0 && n <= CHUNK) {
-            for (int64_t h = 0; h < H; h++) {
-                const double dot = chunk_dot(p, out, grad_out, begin, n, h);
-                write_gradient(p, out, grad_out, grad_scores, begin, n, h, dot);
-            }
+            backward_short_row(p, out, grad_out, grad_scores, begin, n);
         }
     }
     for (int64_t r = 0; r < p->num_rows; r++) {
@@ -453,9 +479,8 @@ void spart_softmax_host_backward(const spart_softmax_problem *problem, const voi
 #pragma omp parallel for num_threads(threads) schedule(static)
         for (int64_t c = 0; c < chunks; c++) {
             const int64_t length = n - c * CHUNK < CHUNK ? n - c * CHUNK : CHUNK;
-            for (int64_t h = 0; h < H; h++) {
-                workspace[c * H + h] = chunk_dot(p, out, grad_out, begin + c * CHUNK, length, h);
-            }
+            backward_long_chunk(p, out, grad_out, grad_scores, begin + c * CHUNK, length,
+                                workspace + c * H, 0);
         }
         double *dots = workspace + chunks * H;
         for (int64_t h = 0; h < H; h++) {
@@ -468,10 +493,7 @@ void spart_softmax_host_backward(const spart_softmax_problem *problem, const voi
 #pragma omp parallel for num_threads(threads) schedule(static)
         for (int64_t c = 0; c < chunks; c++) {
             const int64_t length = n - c * CHUNK < CHUNK ? n - c * CHUNK : CHUNK;
-            for (int64_t h = 0; h < H; h++) {
-                write_gradient(p, out, grad_out, grad_scores, begin + c * CHUNK, length, h,
-                               dots[h]);
-            }
+            backward_long_chunk(p, out, grad_out, grad_scores, begin + c * CHUNK, length, dots, 1);
         }
     }
 }
@@ -481,9 +503,9 @@ void spart_softmax_host_backward(const spart_softmax_problem *problem, const voi
 /* The sums over the chunk [begin, begin + n) of head h of o_i X[col, h, f]
  * for features f0 .. f0 + count - 1 into sums[0 .. count-1], o_i =
  * weights[i]. */
-static void chunk_gather(const spart_softmax_problem *p, const void *features, int64_t begin,
-                         int64_t n, int64_t h, const double *weights, int64_t f0, int count,
-                         double *sums)
+KERNEL_INLINE void chunk_gather(const spart_softmax_problem *p, const void *features, int64_t begin,
+                                int64_t n, int64_t h, const double *weights, int64_t f0, int count,
+                                double *sums)
 {
     const int64_t H = p->num_heads, F = p->width;
     double lanes[FEATURE_TILE][LANES];
@@ -507,9 +529,9 @@ static void chunk_gather(const spart_softmax_problem *p, const void *features, i
 
 /* o = exp(s - M) * inv for the chunk [begin, begin + n) of head h into
  * weights (0 for a zero row); written to `out` too when it is not NULL. */
-static void chunk_weights(const spart_softmax_problem *p, const void *scores, void *out,
-                          int64_t begin, int64_t n, int64_t h, int kind, double m, double inv,
-                          double *weights)
+KERNEL_INLINE void chunk_weights(const spart_softmax_problem *p, const void *scores, void *out,
+                                 int64_t begin, int64_t n, int64_t h, int kind, double m,
+                                 double inv, double *weights)
 {
     const int64_t H = p->num_heads;
     for (int64_t i = 0; i < n; i++) {
@@ -523,9 +545,9 @@ static void chunk_weights(const spart_softmax_problem *p, const void *scores, vo
 }
 
 /* y[r, h, :] of a row of at most one chunk. */
-static void aggregate_short_row(const spart_softmax_problem *p, const void *scores,
-                                const void *features, void *aggregated, void *out, int64_t r,
-                                int64_t begin, int64_t n, double *weights)
+KERNEL_CLONES static void aggregate_short_row(const spart_softmax_problem *p, const void *scores,
+                                              const void *features, void *aggregated, void *out,
+                                              int64_t r, int64_t begin, int64_t n, double *weights)
 {
     const int64_t H = p->num_heads, F = p->width;
     for (int64_t h = 0; h < H; h++) {
@@ -551,6 +573,34 @@ static void aggregate_short_row(const spart_softmax_problem *p, const void *scor
     }
 }
 
+/* A chunk of a long row: (m_c, s_c) of every head into stats (2 a head). */
+KERNEL_CLONES static void aggregate_chunk_stats(const spart_softmax_problem *p, const void *scores,
+                                                int64_t first, int64_t length, double *stats)
+{
+    for (int64_t h = 0; h < p->num_heads; h++) {
+        stats[2 * h + 1] = chunk_sum(p, scores, first, length, h, &stats[2 * h], NULL);
+    }
+}
+
+/* A chunk of a long row: its weights from the row's (M, inv, kind) in
+ * `row` (3 a head), written to `out` when not NULL, and its partial sums
+ * of every head's F features into sums[h * F ..]. */
+KERNEL_CLONES static void aggregate_chunk_sums(const spart_softmax_problem *p, const void *scores,
+                                               const void *features, void *out, int64_t first,
+                                               int64_t length, const double *row, double *sums,
+                                               double *weights)
+{
+    const int64_t H = p->num_heads, F = p->width;
+    for (int64_t h = 0; h < H; h++) {
+        const int kind = (int)row[3 * h + 2];
+        chunk_weights(p, scores, out, first, length, h, kind, row[3 * h], row[3 * h + 1], weights);
+        for (int64_t f0 = 0; f0 < F && kind == ROW_FINITE; f0 += FEATURE_TILE) {
+            const int count = (int)(F - f0 < FEATURE_TILE ? F - f0 : FEATURE_TILE);
+            chunk_gather(p, features, first, length, h, weights, f0, count, sums + h * F + f0);
+        }
+    }
+}
+
 static void aggregate_long_row(const spart_softmax_problem *p, const void *scores,
                                const void *features, void *aggregated, void *out, int64_t r,
                                int64_t begin, int64_t n, double *workspace, int threads)
@@ -560,10 +610,7 @@ static void aggregate_long_row(const spart_softmax_problem *p, const void *score
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t c = 0; c < chunks; c++) {
         const int64_t length = n - c * CHUNK < CHUNK ? n - c * CHUNK : CHUNK;
-        for (int64_t h = 0; h < H; h++) {
-            double *stats = workspace + c * stride + 2 * h;
-            stats[1] = chunk_sum(p, scores, begin + c * CHUNK, length, h, &stats[0], NULL);
-        }
+        aggregate_chunk_stats(p, scores, begin + c * CHUNK, length, workspace + c * stride);
     }
     double *row = workspace + chunks * stride; /* (M, inv, kind) of every head */
     for (int64_t h = 0; h < H; h++) {
@@ -576,18 +623,9 @@ static void aggregate_long_row(const spart_softmax_problem *p, const void *score
         double weights[CHUNK];
 #pragma omp for schedule(static)
         for (int64_t c = 0; c < chunks; c++) {
-            const int64_t first = begin + c * CHUNK;
             const int64_t length = n - c * CHUNK < CHUNK ? n - c * CHUNK : CHUNK;
-            for (int64_t h = 0; h < H; h++) {
-                const int kind = (int)row[3 * h + 2];
-                double *sums = workspace + c * stride + 2 * H + h * F;
-                chunk_weights(p, scores, out, first, length, h, kind, row[3 * h], row[3 * h + 1],
-                              weights);
-                for (int64_t f0 = 0; f0 < F && kind == ROW_FINITE; f0 += FEATURE_TILE) {
-                    const int count = (int)(F - f0 < FEATURE_TILE ? F - f0 : FEATURE_TILE);
-                    chunk_gather(p, features, first, length, h, weights, f0, count, sums + f0);
-                }
-            }
+            aggregate_chunk_sums(p, scores, features, out, begin + c * CHUNK, length, row,
+                                 workspace + c * stride + 2 * H, weights);
         }
     }
     for (int64_t h = 0; h < H; h++) {
