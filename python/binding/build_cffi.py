@@ -535,6 +535,7 @@ typedef struct spart_instrument_params {
     int64_t num_line;
     const spart_instrument_line *lines;
     size_t memory_budget;
+    int on_device;
     ...; /* later fields: the _init function's defaults */
 } spart_instrument_params;
 void spart_instrument_params_init(spart_instrument_params *params);

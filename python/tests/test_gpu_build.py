@@ -84,3 +84,49 @@ def test_streamed_from_cupy_blocks(device_weights):
     assert same_matrix(r.to_host(), direct)
     with pytest.raises(ValueError, match="blocks_on_device"):
         spart.Regridder.from_stream(stream, 1 << 30)  # a host assembly of device blocks
+
+
+def test_device_weights_worked_on_there(device_weights):
+    """The conservative transpose and a convolution of device weights run
+    on the device and give the host's bits."""
+    host, device = device_weights
+    grids = (grid_2d(65, 0.2), grid_2d(41, 0.0, 0.01, 1.2))
+    on_host = spart.transpose_weights_conservative(host, *grids)
+    on_device = spart.transpose_weights_conservative(device, *grids)
+    assert on_device[0].device == 0
+    for got, want in zip(on_device[0].to_host().arrays(), on_host[0].arrays()):
+        assert np.array_equal(got, want)
+    kernel = np.array([[0.0, 0.1, 0.0], [0.1, 0.6, 0.1], [0.0, 0.1, 0.0]])
+    for got, want in zip(spart.convolve_weights(device, kernel)[0].to_host().arrays(),
+                         spart.convolve_weights(host, kernel)[0].arrays()):
+        assert np.array_equal(got, want)
+
+
+def test_instrument_on_device():
+    """IdealInstrument(device=0): operators built on the GPU with the host
+    build's CSR arrays; image and backproject on CuPy arrays give the host
+    instrument's bits; MART from Python refuses it by name."""
+    cupy = pytest.importorskip("cupy")
+    from conftest import tiny_instrument_parameters, tiny_scene
+
+    params = tiny_instrument_parameters()
+    host = spart.IdealInstrument(**params)
+    try:
+        device = spart.IdealInstrument(**params, device=0)
+    except spart.SpartError as error:
+        pytest.skip(f"no device instrument here: {error.sentence}")
+    assert device.device == 0 and device.forward.device == 0
+    assert same_matrix(device.forward.to_host(), host.forward)
+    assert same_matrix(device.backward.to_host(), host.backward)
+    scene = tiny_scene()
+    images, widths = device.image(cupy.asarray(scene), uncertainty=True)
+    want_images, want_widths = host.image(scene, uncertainty=True)
+    assert isinstance(images, cupy.ndarray)
+    assert np.array_equal(cupy.asnumpy(images), want_images)
+    assert np.array_equal(cupy.asnumpy(widths), want_widths)
+    assert np.array_equal(cupy.asnumpy(device.backproject(images)),
+                          host.backproject(want_images))
+    with pytest.raises(TypeError, match="scene: in host memory"):
+        device.image(scene)
+    with pytest.raises(ValueError, match="on CUDA device 0"):
+        spart.mart(device, want_images)

@@ -121,3 +121,12 @@ def test_mart_frames_in_a_kept_workspace(instrument):
     assert caught.value.status_name == "SPART_ERROR_INVALID_ARGUMENT"
     with pytest.raises(TypeError, match="workspace: a bytearray"):
         spart.mart_frames(instrument, images, workspace=bytearray(bytes_needed))
+
+
+def test_device_instrument_without_a_device():
+    """IdealInstrument(device=0) without a CUDA build or device: spart's
+    SPART_ERROR_NO_DEVICE (python/tests/test_gpu_build.py runs it on a GPU)."""
+    try:
+        spart.IdealInstrument(**tiny_instrument_parameters(), device=0)
+    except spart.SpartError as error:
+        assert error.status_name == "SPART_ERROR_NO_DEVICE"

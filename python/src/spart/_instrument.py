@@ -12,7 +12,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
-from . import _core
+from . import _arrays, _core
 from ._core import ffi, lib
 from ._regridder import Regridder
 from ._weights import Weights
@@ -110,6 +110,14 @@ class IdealInstrument:
         each operator by streaming within this many bytes, one (channel,
         bin) plane's weights at a time (the same operators, bit for bit; not
         with ``keep_weights`` or a folded PSF).
+    device : int, optional
+        Build on this CUDA device (spart built with CUDA): the weights,
+        the transpose and both operators made there (no weight crosses the
+        bus), the same CSR arrays bit for bit as the host build's. Its
+        :meth:`image` and :meth:`backproject` then take and give arrays in
+        that device's memory (CuPy, PyTorch, DLPack), and its
+        :attr:`forward` and :attr:`backward` are GPU Regridders;
+        :meth:`observe` and :func:`mart` need a host instrument.
 
     Notes
     -----
@@ -128,7 +136,8 @@ class IdealInstrument:
                  solid_angle_steradian: bool = False, dtype: npt.DTypeLike = np.float64,
                  psf: Optional[np.ndarray] = None, psf_mode: str = "auto",
                  keep_weights: bool = False,
-                 lines: Optional[Sequence[Any]] = None, memory_budget: int = 0) -> None:
+                 lines: Optional[Sequence[Any]] = None, memory_budget: int = 0,
+                 device: Optional[int] = None) -> None:
         function = "IdealInstrument"
         arrays = {name: _vector(value, name, function) for name, value in (
             ("angle", angle), ("scene_x", scene_x), ("scene_y", scene_y),
@@ -195,6 +204,10 @@ class IdealInstrument:
                 raise _core.argument_error(function, f"psf_mode: {psf_mode!r}; expected "
                                            "'auto', 'fft' or 'folded'") from None
         ctx = _core.context()
+        if device is not None:
+            _arrays.enter_device(ctx, device, None)  # built on the default stream
+            params.on_device = 1
+        self.device = None if device is None else int(device)
         out = ffi.new("spart_instrument **")
         ctx.check(lib.spart_instrument_create(ctx.pointer, params, out),
                   "spart_instrument_create")
@@ -212,8 +225,9 @@ class IdealInstrument:
         self._backward = None
 
     def __repr__(self):
+        where = "" if self.device is None else f", on cuda:{self.device}"
         return (f"<spart.IdealInstrument: {self.num_channel} channels, scene "
-                f"{self.shape_scene}, images {self.shape_images}>")
+                f"{self.shape_scene}, images {self.shape_images}{where}>")
 
     @property
     def forward(self) -> Regridder:
@@ -271,6 +285,21 @@ class IdealInstrument:
                                        f"instrument's images are {self.shape_images}", "shape")
         return images
 
+    def _on_device(self, array, name, function, shape):
+        """(context, checked operand) of an array in this instrument's
+        device memory, the context on that device and the array's stream."""
+        operand = _arrays.operand(array, name, function, (np.float64,))
+        if operand.device != self.device:
+            raise _core.argument_error(function, f"{name}: in host memory, but the instrument "
+                                       f"is on CUDA device {self.device}; give an array there "
+                                       "(CuPy, PyTorch)", "type")
+        if operand.shape != tuple(shape):
+            raise _core.argument_error(function, f"{name}: shape {operand.shape}; the "
+                                       f"instrument's take {tuple(shape)}", "shape")
+        ctx = _core.context()
+        _arrays.enter_device(ctx, self.device, operand.stream)
+        return ctx, operand
+
     def image(self, scene: npt.ArrayLike, uncertainty: bool = False
               ) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]:
         """
@@ -291,6 +320,18 @@ class IdealInstrument:
             with ``uncertainty`` their noise widths.
         """
         function = "IdealInstrument.image"
+        if self.device is not None:
+            ctx, operand = self._on_device(scene, "scene", function, self.shape_scene)
+            images = _arrays.empty_like(scene, operand, self.shape_images, np.float64, function)
+            widths = (_arrays.empty_like(scene, operand, self.shape_images, np.float64,
+                                         function) if uncertainty else None)
+            address = lambda a: _arrays.operand(a, "out", function, (np.float64,), True).address
+            ctx.check(lib.spart_instrument_image(
+                ctx.pointer, self._pointer, operand.pointer("const double *"),
+                ffi.cast("double *", address(images)),
+                ffi.cast("double *", address(widths)) if uncertainty else ffi.NULL),
+                "spart_instrument_image")
+            return (images, widths) if uncertainty else images
         scene = self._scene(scene, "scene", function)
         images = np.empty(self.shape_images)
         widths = np.empty(self.shape_images) if uncertainty else None
@@ -331,6 +372,16 @@ class IdealInstrument:
             ``(channel, wavelength, scene_x, scene_y)``.
         """
         function = "IdealInstrument.backproject"
+        if self.device is not None:
+            ctx, operand = self._on_device(images, "images", function, self.shape_images)
+            scenes = _arrays.empty_like(images, operand, (self.num_channel,) + self.shape_scene,
+                                        np.float64, function)
+            out = _arrays.operand(scenes, "out", function, (np.float64,), True)
+            ctx.check(lib.spart_instrument_backproject(ctx.pointer, self._pointer,
+                                                       operand.pointer("const double *"),
+                                                       out.pointer("double *")),
+                      "spart_instrument_backproject")
+            return scenes
         images = self._images(images, "images", function)
         scenes = np.empty((self.num_channel,) + self.shape_scene)
         ctx = _core.context()

@@ -211,6 +211,10 @@ def _operators(instrument, function, num_channel, gain, read_noise):
     operators = ffi.new("spart_mart_operators *")
     ctx = _core.context()
     if isinstance(instrument, IdealInstrument):
+        if instrument.device is not None:
+            raise _core.argument_error(function, "instrument: on CUDA device "
+                                       f"{instrument.device}; MART from Python runs on host "
+                                       "instruments (build one without device=)")
         shape_scene = instrument.shape_scene
         ctx.check(lib.spart_instrument_mart_operators(ctx.pointer, instrument._pointer, pair,
                                                       operators),
@@ -218,6 +222,9 @@ def _operators(instrument, function, num_channel, gain, read_noise):
     elif (isinstance(instrument, tuple) and len(instrument) == 2
           and all(isinstance(r, Regridder) for r in instrument)):
         forward, backward = instrument
+        if forward.device is not None or backward.device is not None:
+            raise _core.argument_error(function, "instrument: Regridders on a GPU; MART from "
+                                       "Python runs on host operators (.to_host())")
         if num_channel is None or gain is None:
             raise _core.argument_error(function, "give num_channel and gain (and read_noise) "
                                        "with a pair of Regridders")

@@ -70,8 +70,10 @@ class Weights:
         The CUDA device whose memory holds the entries (weights built with
         ``spart.weights(..., device=d)``), or None for host memory. Weights
         on a device go to :meth:`Regridder.from_weights` (assembled there,
-        in place) or :meth:`to_host`; the functions that read entries on
-        the host refuse them.
+        in place), :func:`transpose_weights_conservative` and
+        :func:`convolve_weights` (worked on there, the host's bits), or
+        :meth:`to_host`; the functions that read entries on the host (the
+        exact transpose, regrid_from_weights, save) refuse them.
     """
 
     def __init__(self, pointer, ctx, owner=None):
@@ -566,6 +568,7 @@ def transpose_weights_conservative(weights: Union[WeightsTuple, "Weights"],
     options = _options(function, kept, axis_input, axis_output, weights_input,
                        method="conservative")
     ctx = _core.context()
+    _arrays.enter_device(ctx, w.device, None)  # weights on a device: worked on there
     out = ffi.new("spart_weights **")
     ctx.check(lib.spart_weights_transpose_conservative(ctx.pointer, w._pointer, n_in, block_in,
                                                        block_out, options, out),
@@ -609,6 +612,7 @@ def convolve_weights(weights: Union[WeightsTuple, "Weights"], kernel: npt.ArrayL
     array = _core.values_in(kernel, "kernel", function)
     struct = _core.new_array(array, "kernel", function)
     ctx = _core.context()
+    _arrays.enter_device(ctx, w.device, None)  # weights on a device: worked on there
     out = ffi.new("spart_weights **")
     ctx.check(lib.spart_weights_convolve(ctx.pointer, w._pointer, struct, out),
               "spart_weights_convolve")
