@@ -7,7 +7,7 @@ point-spread function of ctis's tutorials (include/spart/scene.h, psf.h).
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -300,8 +300,7 @@ class IdealInstrument:
         _arrays.enter_device(ctx, self.device, operand.stream)
         return ctx, operand
 
-    def image(self, scene: npt.ArrayLike, uncertainty: bool = False
-              ) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]:
+    def image(self, scene: npt.ArrayLike, uncertainty: bool = False) -> Any:
         """
         The expected (noise-free) images of a scene, as ctis's
         ``image(scene, noise=False)``.
@@ -317,7 +316,8 @@ class IdealInstrument:
         -------
         numpy.ndarray or (numpy.ndarray, numpy.ndarray)
             The images ``(channel, sensor_x, sensor_y)`` in electrons, and
-            with ``uncertainty`` their noise widths.
+            with ``uncertainty`` their noise widths (arrays of the scene's
+            library on a device instrument).
         """
         function = "IdealInstrument.image"
         if self.device is not None:
@@ -361,7 +361,7 @@ class IdealInstrument:
                   "spart_instrument_observe")
         return images
 
-    def backproject(self, images: npt.ArrayLike) -> np.ndarray:
+    def backproject(self, images: npt.ArrayLike) -> Any:
         """
         Backproject images into one scene per channel, as ctis's
         ``backproject(images)``.
