@@ -80,7 +80,11 @@ double spart_grid_cell_area(const double *x, const double *y, int64_t num_y, int
 void spart_grid_cell_areas(const double *x, const double *y, int64_t num_x, int64_t num_y,
                            double *areas)
 {
+    /* rows on the threads when there are many cells (a whole sensor's, for
+     * the conservative transpose of weights on a device); inside a
+     * parallel region this stays on its thread. Each area is its own. */
     int64_t num_cells_y = num_y - 1;
+#pragma omp parallel for schedule(static) if ((num_x - 1) * num_cells_y > 262144)
     for (int64_t a = 0; a < num_x - 1; a++) {
         for (int64_t b = 0; b < num_cells_y; b++) {
             areas[a * num_cells_y + b] = spart_grid_cell_area(x, y, num_y, a, b);
