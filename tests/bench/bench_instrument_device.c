@@ -298,6 +298,7 @@ static double device_copy_rate(spart_context *context, size_t bytes)
 int main(int argc, char **argv)
 {
     options o = parse(argc, argv);
+    setvbuf(stdout, NULL, _IOLBF, 0); /* each case's line out as it ends */
     spart_context *context = NULL;
     if (spart_context_create(&context) != SPART_OK) {
         return 1;
