@@ -18,11 +18,17 @@
  * into an array of the matrix's own, 8 bytes a row): nothing of the
  * entries is copied. While a wrapped matrix (or its transpose, which is a
  * copy made on first use) may still be used, the caller must keep those
- * arrays allocated and must not change them: the plan of the product (the
- * table of rows longer than a chunk) is made from the row pointers once,
- * and the transpose from the entries once. Free the matrix first, then
- * the arrays. spart_csr_matrix_arrays tells where the matrix reads its
- * arrays (the caller's pointers when wrapped).
+ * arrays allocated and must not change the row pointers or the columns:
+ * the plan of the product (the table of rows longer than a chunk, on a
+ * device the bins of rows) is made from the row pointers once. The values
+ * may be rewritten between products of A (op(A) = A): each product reads
+ * them where they lie, as they are when it runs (on a device, write them
+ * on the context's stream or synchronise first), so a matrix whose values
+ * change every step (attention weights) is wrapped once. The transpose is
+ * a copy made from the entries on first use and keeps the values it was
+ * made from. Free the matrix first, then the arrays.
+ * spart_csr_matrix_arrays tells where the matrix reads its arrays (the
+ * caller's pointers when wrapped).
  *
  * What an unchecked matrix assumes. row_ptr[0] = 0, row_ptr[num_rows] =
  * num_entries, row pointers never decreasing, every column in

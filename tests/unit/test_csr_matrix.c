@@ -337,6 +337,40 @@ static void test_wrapped_pointers(void **state)
     test_csr_free(&m);
 }
 
+/* A wrapped matrix's values may be rewritten between products of A: each
+ * product reads them as they are (the header's promise for values that
+ * change every step), giving the bits of a matrix copied from the new
+ * values; the transpose, made on first use, keeps the values it was made
+ * from. */
+static void test_wrapped_values_rewritten(void **state)
+{
+    spart_context *context = *state;
+    test_csr m = test_rmat(9, 6, 5);
+    spart_csr_arrays a = test_arrays(&m);
+    spart_csr_matrix *wrapped = make(context, &a, 1, 0);
+    double *x = test_vectors(m.columns > m.rows ? m.columns : m.rows, 7);
+    double *y = malloc((size_t)m.rows * sizeof(double));
+    double *expected = malloc((size_t)m.rows * sizeof(double));
+    double *yt = malloc((size_t)m.columns * sizeof(double));
+    double *yt_first = malloc((size_t)m.columns * sizeof(double));
+    multiply(context, wrapped, SPART_OPERATION_TRANSPOSE, 1, x, yt_first);
+    for (int step = 0; step < 3; step++) {
+        for (int64_t e = 0; e < m.entries; e++) {
+            m.value[e] = m.value[e] * 0.5 + (double)step; /* new weights each step */
+        }
+        spart_csr_matrix *copied = make(context, &a, 0, 0);
+        multiply(context, copied, SPART_OPERATION_NONE, 1, x, expected);
+        multiply(context, wrapped, SPART_OPERATION_NONE, 1, x, y);
+        assert_memory_equal(y, expected, (size_t)m.rows * sizeof(double));
+        spart_csr_matrix_free(copied);
+    }
+    multiply(context, wrapped, SPART_OPERATION_TRANSPOSE, 1, x, yt);
+    assert_memory_equal(yt, yt_first, (size_t)m.columns * sizeof(double));
+    spart_csr_matrix_free(wrapped);
+    free(x), free(y), free(expected), free(yt), free(yt_first);
+    test_csr_free(&m);
+}
+
 /* Refused with a sentence naming `needle`. */
 static void expect_refusal(spart_context *context, const spart_csr_arrays *a, spart_status status,
                            const char *needle)
@@ -467,6 +501,7 @@ int main(void)
         cmocka_unit_test(test_ten_million),
         cmocka_unit_test(test_alpha_beta),
         cmocka_unit_test(test_wrapped_pointers),
+        cmocka_unit_test(test_wrapped_values_rewritten),
         cmocka_unit_test(test_checks),
         cmocka_unit_test(test_degenerate),
         cmocka_unit_test(test_file_keeps_the_rule),
