@@ -316,6 +316,43 @@ static void test_wrapped_pointers(void **state)
     test_csr_free(&m);
 }
 
+/* A wrapped device matrix's values rewritten between products of A (as a
+ * step of attention weights would): each product reads them as they are,
+ * the host's bits for a matrix copied from the new values. */
+static void test_wrapped_values_rewritten(void **state)
+{
+    fixture *f = *state;
+    test_csr m = test_rmat(9, 6, 5);
+    spart_csr_arrays a = test_arrays(&m);
+    spart_csr_arrays d = device_arrays(&a);
+    spart_csr_matrix *wrapped = make(f->context, &d, 1, 0);
+    double *x = test_vectors(m.columns, 7);
+    double *y = malloc((size_t)m.rows * sizeof(double));
+    double *expected = malloc((size_t)m.rows * sizeof(double));
+    spart_csr_product p;
+    spart_csr_product_init(&p);
+    for (int step = 0; step < 3; step++) {
+        for (int64_t e = 0; e < m.entries; e++) {
+            m.value[e] = m.value[e] * 0.5 + (double)step;
+        }
+        check_cuda(cudaMemcpy((void *)d.values, m.value, (size_t)m.entries * sizeof(double),
+                              cudaMemcpyHostToDevice),
+                   "cudaMemcpy");
+        spart_csr_matrix *host = make(f->context, &a, 0, 0);
+        if (spart_csr_matrix_multiply(f->context, host, &p, x, expected) != SPART_OK) {
+            fail_msg("host multiply: %s", spart_context_error(f->context));
+        }
+        device_multiply(f->context, wrapped, &p, x, (size_t)m.columns * sizeof(double), y,
+                        (size_t)m.rows * sizeof(double));
+        assert_memory_equal(y, expected, (size_t)m.rows * sizeof(double));
+        spart_csr_matrix_free(host);
+    }
+    spart_csr_matrix_free(wrapped);
+    free_device_arrays(&d);
+    free(x), free(y), free(expected);
+    test_csr_free(&m);
+}
+
 static void expect_refusal(spart_context *context, const spart_csr_arrays *host, const char *needle)
 {
     spart_csr_arrays d = device_arrays(host);
@@ -412,13 +449,13 @@ int main(void)
         cmocka_unit_test(test_power_law),        cmocka_unit_test(test_chunk_edges),
         cmocka_unit_test(test_uniform_rows),     cmocka_unit_test(test_ten_million),
         cmocka_unit_test(test_wrapped_pointers), cmocka_unit_test(test_checks),
-        cmocka_unit_test(test_degenerate),
+        cmocka_unit_test(test_degenerate),       cmocka_unit_test(test_wrapped_values_rewritten),
     };
     /* SPART_TEST_SMALL=1: the small cases alone (for compute-sanitizer). */
     const struct CMUnitTest small_tests[] = {
         cmocka_unit_test(test_chunk_edges),      cmocka_unit_test(test_uniform_rows),
         cmocka_unit_test(test_wrapped_pointers), cmocka_unit_test(test_checks),
-        cmocka_unit_test(test_degenerate),
+        cmocka_unit_test(test_degenerate),       cmocka_unit_test(test_wrapped_values_rewritten),
     };
     const char *small = getenv("SPART_TEST_SMALL");
     if (small != NULL && strcmp(small, "1") == 0) {
