@@ -84,6 +84,11 @@ void spart_vcs_host_product(const spart_vcs_kernel_grouping *grouping,
                             const spart_vcs_kernel_stats *stats,
                             const spart_vcs_kernel_product *product, double *scratch, int threads);
 
+/* Host: g_values[j] = spart_vcs_g(g_code, argument[j]), j < n, as the
+ * product computes g where it depends on the entry (a vectorized loop
+ * for the log recipes, the same bits; test_vcs checks them). */
+void spart_vcs_host_g_block(int g_code, const double *argument, double *g_values, int64_t n);
+
 /* Device: enqueue the product on `stream` (a cudaStream_t); `rank1` holds
  * width doubles of device scratch (unused without an offset). Returns 0 or
  * a cudaError_t as int; never allocates or synchronises. */

@@ -14,6 +14,8 @@
 #include "core/log_math.h"
 #include "spart/vcs.h"
 #include "test_util.h"
+#include "vcs/vcs_kernels.h"
+#include "vcs/vcs_math.h"
 #include "vcs_test_data.h"
 
 static const int64_t widths[] = {0, 1, 3, 8, 32, 64, 130};
@@ -218,6 +220,47 @@ static void test_log_matches_the_c_library(void **state)
     assert_true(isnan(spart_log(-1.0)));
     assert_true(isinf(spart_log(INFINITY)));
     assert_true(spart_log(4.9406564584124654e-324) == log(4.9406564584124654e-324));
+}
+
+/* The product's g of a block of entries (host/vcs_product.c: a vectorized
+ * loop for the log recipes, both paths of log1p computed and one selected)
+ * gives spart_vcs_g's bits at every argument: random ones over 2^-60 ..
+ * 2^40, both sides of the series' bound 0.41, zeros, subnormals, the
+ * largest double, infinities, NaN and negatives (those by the scalar g). */
+static void test_block_g_equals_the_scalar_g(void **state)
+{
+    (void)state;
+    const double special[] = {0.0, -0.0, 4.9406564584124654e-324, 2.2250738585072014e-308,
+                              1e-300, 1e-17, 0.40999999999999998, 0.41, 0.41000000000000003,
+                              0.99, 1.0, 1.5, 2.0, 1e10, 1e300, 1.7976931348623157e308,
+                              1.7976931348623157e305, INFINITY, -INFINITY, NAN, -1e-300, -0.1,
+                              -0.29, -0.5, -1.0, -2.0};
+    const int n_special = (int)(sizeof special / sizeof special[0]);
+    enum { n = 20011 };
+    double *argument = malloc(n * sizeof(double)), *got = malloc(n * sizeof(double));
+    uint64_t seed = 23;
+    for (int k = 0; k < n; k++) {
+        if (k < n_special) {
+            argument[k] = special[k];
+        } else if (k % 3 == 0) {
+            argument[k] = 0.35 + 0.12 * vcs_uniform(&seed); /* about 0.41 */
+        } else {
+            argument[k] =
+                ldexp(0.5 + vcs_uniform(&seed), (int)(vcs_uniform(&seed) * 100.0) - 60);
+        }
+    }
+    for (int code = SPART_VCS_G_IDENTITY; code <= SPART_VCS_G_SQRT; code++) {
+        spart_vcs_host_g_block(code, argument, got, n);
+        for (int k = 0; k < n; k++) {
+            const double want = spart_vcs_g(code, argument[k]);
+            if (memcmp(&want, &got[k], sizeof want) != 0 && !(isnan(want) && isnan(got[k]))) {
+                fail_msg("g %d at %.17g: block %.17g, scalar %.17g", code, argument[k], got[k],
+                         want);
+            }
+        }
+    }
+    free(argument);
+    free(got);
 }
 
 /* The same arrays from CSR and from shuffled COO, ascending runs, ascending
@@ -578,6 +621,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_log_matches_the_c_library),
+        cmocka_unit_test(test_block_g_equals_the_scalar_g),
         cmocka_unit_test_setup_teardown(test_layout_is_canonical, context_set_up,
                                         context_tear_down),
         cmocka_unit_test_setup_teardown(test_recipes_match_the_dense_reference, context_set_up,
