@@ -274,11 +274,11 @@ DEFINE_SINGLE_TERM_COMPLEX_TILE(single_complex_float, float, fmaf)
 /* One tile in `real` (float or double, with `fma_of`): components 1 (real)
  * or 2 (complex); acc holds w * h elements. */
 #define DEFINE_TILE(type, real, fma_of)                                                            \
-    static inline __attribute__((always_inline)) void tile_##type(                                 \
-        const spart_permute_work *work, const spart_permute_scalars *s, int64_t tile,              \
+    static inline __attribute__((always_inline)) void item_tile_##type(                            \
+        const spart_permute_work *work, const spart_permute_scalars *s, const tile_place *place,   \
         const real *source, real *destination, real *acc, int components)                          \
     {                                                                                              \
-        const tile_place p = place_of_tile(work, tile);                                            \
+        const tile_place p = *place;                                                               \
         const spart_permute_item *it = p.item;                                                     \
         if (it->num_terms == 1) {                                                                  \
             if (components == 1) {                                                                 \
@@ -327,6 +327,25 @@ DEFINE_SINGLE_TERM_COMPLEX_TILE(single_complex_float, float, fmaf)
 
 DEFINE_TILE(double, double, fma)
 DEFINE_TILE(float, float, fmaf)
+
+/* A tile of an item alone, or of every item of a group in turn (the
+ * followers share the leader's tiling; the device gathers the group's
+ * sources once for them all, the same operations per element). */
+#define DEFINE_GROUP_TILE(type, real)                                                              \
+    static inline __attribute__((always_inline)) void tile_##type(                                 \
+        const spart_permute_work *work, const spart_permute_scalars *s, int64_t tile,              \
+        const real *source, real *destination, real *acc, int components)                          \
+    {                                                                                              \
+        tile_place p = place_of_tile(work, tile);                                                  \
+        const spart_permute_item *leader = p.item;                                                 \
+        for (int32_t g = 0; g < leader->group_items; g++) {                                        \
+            p.item = leader + g;                                                                   \
+            item_tile_##type(work, s, &p, source, destination, acc, components);                   \
+        }                                                                                          \
+    }
+
+DEFINE_GROUP_TILE(double, double)
+DEFINE_GROUP_TILE(float, float)
 
 /* The tiles of each type with its number of components a constant, so
  * that the compiler specializes the loops. */

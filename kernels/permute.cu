@@ -197,6 +197,85 @@ __device__ __forceinline__ void small_tile(const spart_permute_work &work,
         acc, s);
 }
 
+/* A group's tile (a fusion block whose destinations share one tiling):
+ * every source the group uses gathered once into shared memory (cp.async,
+ * a plane each), then each destination of the group in turn summed from
+ * them in its terms' order (increasing j) and written: sources read once
+ * for all n destinations, where an item a destination reads them n times. */
+template <typename real, int C, int E>
+__device__ __forceinline__ void group_tile(const spart_permute_work &work,
+                                           const spart_permute_scalars &s, int64_t k,
+                                           const tile_place &p, const real *source,
+                                           real *destination, typename stored<real, C>::type *tile)
+{
+    const spart_permute_item &it = work.items[k];
+    const int shift_x = it.shift_x, mask_x = (1 << shift_x) - 1;
+    const int count = 1 << (it.shift_x + it.shift_y);
+    const int pitch = (int)spart_permute_tile_pitch(&it);
+    const int plane = pitch << it.shift_y;
+    for (int32_t q = 0; q < it.group_sources; q++) {
+        const spart_permute_term &term = work.terms[it.group_first_source + q];
+        int64_t corner =
+            term.source_offset + p.x0 * term.source_stride_x + p.y0 * term.source_stride_y;
+#pragma unroll
+        for (int r = 0; r < SPART_PERMUTE_REST_AXES; r++) {
+            if (r < it.num_rest) {
+                corner += p.rest[r] * term.source_rest_stride[r];
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < E; r++) {
+            const int i = threadIdx.x + r * threads;
+            const int x = i & mask_x, v = i >> shift_x;
+            if (i < count && x < p.w && v < p.h) {
+                const real *from =
+                    source + (corner + x * term.source_stride_x + v * term.source_stride_y) * C;
+                real *into = reinterpret_cast<real *>(&tile[q * plane + v * pitch + x]);
+#pragma unroll
+                for (int c = 0; c < C; c++) {
+                    __pipeline_memcpy_async(into + c, from + c, sizeof(real));
+                }
+            }
+        }
+    }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    const int64_t within = p.destination - it.destination_offset; /* the tile in any item */
+    for (int32_t g = 0; g < it.group_items; g++) {
+        const spart_permute_item &item = work.items[k + g];
+        const int64_t corner = item.destination_offset + within;
+#pragma unroll
+        for (int r = 0; r < E; r++) {
+            const int i = threadIdx.x + r * threads;
+            int x, v;
+            write_position(it, i, x, v);
+            if (i < count && x < p.w && v < p.h) {
+                real acc[C];
+#pragma unroll
+                for (int c = 0; c < C; c++) {
+                    acc[c] = (real)0;
+                }
+                for (int32_t q = 0; q < item.num_terms; q++) {
+                    const spart_permute_term &term = work.terms[item.first_term + q];
+                    const real u = (real)term.coefficient;
+                    const auto e = tile[term.slot * plane + v * pitch + x];
+#pragma unroll
+                    for (int c = 0; c < C; c++) {
+                        const real value = c == 1 && work.conjugate ? -part(e, c) : part(e, c);
+                        acc[c] = q == 0 ? u * value : fma_of(u, value, acc[c]);
+                    }
+                }
+                finish<real, C>(
+                    destination +
+                        (corner + x * it.destination_stride_x + v * it.destination_stride_y) * C,
+                    acc, s);
+            }
+        }
+    }
+    __syncthreads(); /* the next tile reuses the shared memory */
+}
+
 /* E: the most elements of a tile per thread (tile elements / threads).
  * ONE_TERM: every large tile's item has one term (plain permutes, the
  * common case): the kernel holds no sums across a barrier and can be
@@ -231,6 +310,12 @@ __global__ void __launch_bounds__(threads, BLOCKS)
         const int mask_x = (1 << shift_x) - 1;
         const int count = 1 << (it.shift_x + it.shift_y);
         const int pitch = (int)spart_permute_tile_pitch(&it);
+        if constexpr (!ONE_TERM) {
+            if (it.group_items > 1) {
+                group_tile<real, C, E>(work, s, k, p, source, destination, tile);
+                continue;
+            }
+        }
         if (ONE_TERM || it.num_terms == 1) {
             /* One term (a plain permute): gather, then scale and write;
              * no sums to keep across the barrier, so few registers. */
@@ -381,6 +466,8 @@ __global__ void __launch_bounds__(threads, BLOCKS)
     }
 }
 
+#include "permute_stream.cuh"
+
 template <typename real, int C, int E>
 cudaError_t launch(const spart_permute_work *work, const spart_permute_scalars *scalars,
                    const void *source, void *destination, size_t shared_bytes, cudaStream_t stream)
@@ -398,6 +485,20 @@ cudaError_t launch(const spart_permute_work *work, const spart_permute_scalars *
     config.stream = stream;
     const real *from = static_cast<const real *>(source);
     real *to = static_cast<real *>(destination);
+    if (work->one_term && work->variant >= 4 && work->variant <= 6) {
+        /* Design 2 (permute_stream.cuh): 16-byte copies where the plan
+         * allows them and both arrays are 16-byte aligned. */
+        constexpr int V = 16 / (C * (int)sizeof(real));
+        const int vector = work->vector && work->variant != 6 &&
+                           (((uintptr_t)source | (uintptr_t)destination) & 15) == 0;
+        if (vector && work->variant == 5) {
+            return launch_stream<real, C, E, V, true, 6>(work, scalars, from, to, stream);
+        }
+        if (vector) {
+            return launch_stream<real, C, E, V, true, 4>(work, scalars, from, to, stream);
+        }
+        return launch_stream<real, C, E, V, false, 4>(work, scalars, from, to, stream);
+    }
     if (work->one_term && work->variant == 1) {
         return cudaLaunchKernelEx(&config, permute_kernel<real, C, E, true, 8, false>, *work,
                                   *scalars, from, to);

@@ -40,6 +40,10 @@
  * takes them in groups); an item with several terms has tiles of at most
  * 1/min(terms, this) of the tile bytes, so that they fit at once. */
 #define SPART_PERMUTE_TERMS_AT_ONCE 4
+/* The most distinct sources of a group (a fusion block whose destinations
+ * share one tiling, its sources gathered once a tile); a fusion block with
+ * more keeps an item per destination, each gathering its own terms. */
+#define SPART_PERMUTE_GROUP_SOURCES 8
 /* Destinations of at least this many bytes are streamed on the host. */
 #define SPART_PERMUTE_STREAM_BYTES ((int64_t)64 << 20)
 /* Tiles of at most this many elements (a warp's lanes) are small. */
@@ -93,7 +97,18 @@ typedef struct spart_permute_item {
     int32_t num_rest;
     int32_t shift_x, shift_y; /* tile extents 2^shift */
     int32_t write_y_first;    /* 1: the destination is written with y fastest */
-    int32_t unused;
+    /* A fusion block's destinations that share one tiling (a group): the
+     * first item (the leader) holds the tiles and group_items, the number
+     * of its items (the leader and the group_items - 1 after it, which
+     * have no tiles of their own and 0 here); an item alone has 1. The
+     * group's distinct sources, in increasing j, are terms
+     * group_first_source .. + group_sources - 1 (coefficients unused); the
+     * device gathers each once a tile and writes every destination of the
+     * group from them (a term's `slot` names its source there). */
+    int32_t group_items;
+    int32_t group_sources;
+    int32_t group_unused;
+    int64_t group_first_source;
 } spart_permute_item;
 
 /* The elements from one row of a device tile in shared memory to the
@@ -112,6 +127,8 @@ typedef struct spart_permute_term {
     int64_t source_stride_x, source_stride_y;
     int64_t source_rest_stride[SPART_PERMUTE_REST_AXES];
     double coefficient;
+    int32_t slot; /* in a group: the index of its source among the group's sources */
+    int32_t unused;
 } spart_permute_term;
 
 /* A plan's work as the twins take it (host or device pointers). Items
@@ -139,6 +156,15 @@ typedef struct spart_permute_work {
      * at eight with an asynchronous gather (cp.async; the default for real
      * types). */
     int variant;
+    /* Design 2 (variants 4-6, kernels/permute_stream.cuh): a fixed grid
+     * walks the large tiles with the next tile's gather in flight. 4: at
+     * four blocks an SM, 5: at six, both with 16-byte copies where
+     * `vector` allows them; 6: at four, element copies. */
+    int vector;           /* 1: every large tile is a transpose (written y first) whose
+                           * source is contiguous along x and destination along y, with
+                           * sizes, offsets and strides multiples of the elements of 16
+                           * bytes, so that the device may copy 16 bytes at a time */
+    int64_t stream_plane; /* design 2: the elements of one of its two tile buffers */
     /* Host: stream float64 destination runs around the caches (beta = 0,
      * one term, unit stride), set when the destination is far larger than
      * the caches (SPART_PERMUTE_STREAM_BYTES). */

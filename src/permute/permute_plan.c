@@ -105,8 +105,9 @@ static void choose_tile(spart_permute_item *it, const spart_permute_term *terms,
 {
     int bytes = spart_permute_element_bytes(kind);
     /* Several terms share the tile bytes (their tiles are gathered at once). */
-    int at_once =
-        it->num_terms < SPART_PERMUTE_TERMS_AT_ONCE ? it->num_terms : SPART_PERMUTE_TERMS_AT_ONCE;
+    int at_once = it->group_sources > 0                         ? it->group_sources
+                  : it->num_terms < SPART_PERMUTE_TERMS_AT_ONCE ? it->num_terms
+                                                                : SPART_PERMUTE_TERMS_AT_ONCE;
     int max_shift = shift_covering(spart_permute_tile_elements(kind)) -
                     shift_covering(at_once > 1 ? at_once : 1);
     int cover_x = shift_covering(it->size_x), cover_y = shift_covering(it->size_y);
@@ -137,24 +138,32 @@ static int fastest_axis(const item_axes *axes, const int64_t *strides, int skip)
 }
 
 /* Destination subblock i of `block` as an item and its terms (written at
- * terms[0..]); `stride` is scratch of m rows. Returns the number of
- * terms. The axes: size-1 axes dropped, neighbours contiguous in the
- * destination and in every term merged. */
+ * terms[0..], each with its source j in `slot`); `stride` is scratch of m
+ * rows. Returns the number of terms. The axes: size-1 axes dropped,
+ * neighbours contiguous in the destination and in every term merged.
+ * `reference` (a group's, or NULL): source strides that take part in the
+ * merging and choose x in place of the first term's, so that every item of
+ * a group gets the same axes whatever its U; its strides in the item's
+ * axes go into *reference_term. */
 static int32_t make_item(const spart_permute_block *block, int64_t i, int num_axes,
-                         const int *permutation, int kind, spart_permute_item *it,
-                         spart_permute_term *terms, int64_t (*stride)[SPART_PERMUTE_AXES])
+                         const int *permutation, int kind, const int64_t *reference,
+                         spart_permute_item *it, spart_permute_term *terms,
+                         spart_permute_term *reference_term, int64_t (*stride)[SPART_PERMUTE_AXES])
 {
     int64_t m = block->num_source;
     int single = kind == SPART_PERMUTE_KIND_FLOAT32 || kind == SPART_PERMUTE_KIND_COMPLEX64;
     memset(it, 0, sizeof *it);
     /* The terms (nonzero U, increasing j) and the axes of size > 1, with
-     * each term's source strides in destination axis order. */
+     * each term's source strides in destination axis order; the reference
+     * row last (row m). */
     item_axes axes = {0};
+    int64_t *row = stride[m];
     for (int k = 0; k < num_axes; k++) {
         int64_t size = block->sizes[permutation[k]];
         if (size != 1) {
             axes.size[axes.count] = size;
             axes.destination_stride[axes.count] = block->destination_strides[i * num_axes + k];
+            row[axes.count] = reference != NULL ? reference[permutation[k]] : 0;
             axes.count++;
         }
     }
@@ -168,6 +177,7 @@ static int32_t make_item(const spart_permute_block *block, int64_t i, int num_ax
         memset(term, 0, sizeof *term);
         term->source_offset = block->source_offsets[j];
         term->coefficient = single ? (double)(float)u : u;
+        term->slot = (int32_t)j;
         int a = 0;
         for (int k = 0; k < num_axes; k++) {
             if (block->sizes[permutation[k]] != 1) {
@@ -183,18 +193,21 @@ static int32_t make_item(const spart_permute_block *block, int64_t i, int num_ax
         for (int32_t t = 0; t < num_terms && mergeable; t++) {
             mergeable = stride[t][a] == stride[t][a + 1] * next;
         }
+        mergeable = mergeable && (reference == NULL || row[a] == row[a + 1] * next);
         if (!mergeable) {
             a++;
             continue;
         }
         axes.size[a] *= next; /* a takes a + 1's strides; the rest move left */
         axes.destination_stride[a] = axes.destination_stride[a + 1];
+        row[a] = row[a + 1];
         for (int32_t t = 0; t < num_terms; t++) {
             stride[t][a] = stride[t][a + 1];
         }
         for (int b = a + 1; b + 1 < axes.count; b++) {
             axes.size[b] = axes.size[b + 1];
             axes.destination_stride[b] = axes.destination_stride[b + 1];
+            row[b] = row[b + 1];
             for (int32_t t = 0; t < num_terms; t++) {
                 stride[t][b] = stride[t][b + 1];
             }
@@ -205,15 +218,18 @@ static int32_t make_item(const spart_permute_block *block, int64_t i, int num_ax
         int a = axes.count++;
         axes.size[a] = 1;
         axes.destination_stride[a] = 0;
+        row[a] = 0;
         for (int32_t t = 0; t < num_terms; t++) {
             stride[t][a] = 0;
         }
     }
-    /* x: the first term's fastest axis; y: the destination's fastest, or
-     * its next fastest when that is x too. */
+    /* x: the reference's (or first term's) fastest axis; y: the
+     * destination's fastest, or its next fastest when that is x too. */
     int64_t first_source[SPART_PERMUTE_AXES];
     for (int a = 0; a < axes.count; a++) {
-        first_source[a] = num_terms > 0 ? stride[0][a] : axes.destination_stride[a];
+        first_source[a] = reference != NULL ? row[a]
+                          : num_terms > 0   ? stride[0][a]
+                                            : axes.destination_stride[a];
     }
     int x = fastest_axis(&axes, first_source, -1);
     int y = fastest_axis(&axes, axes.destination_stride, -1);
@@ -229,6 +245,12 @@ static int32_t make_item(const spart_permute_block *block, int64_t i, int num_ax
         terms[t].source_stride_x = stride[t][x];
         terms[t].source_stride_y = stride[t][y];
     }
+    if (reference_term != NULL) {
+        memset(reference_term, 0, sizeof *reference_term);
+        reference_term->source_stride_x = row[x];
+        reference_term->source_stride_y = row[y];
+        reference_term->coefficient = 1.0;
+    }
     for (int a = 0; a < axes.count; a++) {
         if (a == x || a == y) {
             continue;
@@ -239,9 +261,13 @@ static int32_t make_item(const spart_permute_block *block, int64_t i, int num_ax
         for (int32_t t = 0; t < num_terms; t++) {
             terms[t].source_rest_stride[r] = stride[t][a];
         }
+        if (reference_term != NULL) {
+            reference_term->source_rest_stride[r] = row[a];
+        }
     }
     it->destination_offset = block->destination_offsets[i];
     it->num_terms = num_terms;
+    it->group_items = 1;
     return num_terms;
 }
 
@@ -275,7 +301,120 @@ static int64_t rest_elements(const spart_permute_item *it)
     return rest;
 }
 
-/* Make every item and its terms, choose its tile. */
+/* Whether U[., j] of `block` has a nonzero entry (a used source). */
+static int source_used(const spart_permute_block *block, int64_t j)
+{
+    if (block->recoupling == NULL) {
+        return 1;
+    }
+    for (int64_t i = 0; i < block->num_destination; i++) {
+        if (block->recoupling[i * block->num_source + j] != 0.0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether `block`'s destinations can share one tiling, each source
+ * gathered once a tile for all of them (a group): two destinations or
+ * more, every destination with destination 0's strides, every source with
+ * source 0's, between 1 and SPART_PERMUTE_GROUP_SOURCES sources used. The
+ * number of used sources into *used. */
+static int block_groups(const spart_permute_block *block, int num_axes, int32_t *used)
+{
+    int64_t n = block->num_destination, m = block->num_source;
+    if (n < 2 || m < 1) {
+        return 0;
+    }
+    for (int64_t i = 1; i < n; i++) {
+        for (int k = 0; k < num_axes; k++) {
+            if (block->destination_strides[i * num_axes + k] != block->destination_strides[k]) {
+                return 0;
+            }
+        }
+    }
+    int64_t count = 0;
+    for (int64_t j = 0; j < m; j++) {
+        for (int k = 0; k < num_axes && j > 0; k++) {
+            if (block->source_strides[j * num_axes + k] != block->source_strides[k]) {
+                return 0;
+            }
+        }
+        count += source_used(block, j);
+    }
+    *used = (int32_t)count;
+    return count >= 1 && count <= SPART_PERMUTE_GROUP_SOURCES;
+}
+
+/* The tiles of `it` along x and y from its shifts. */
+static void count_tiles(spart_permute_item *it)
+{
+    it->tiles_x = ((it->size_x - 1) >> it->shift_x) + 1;
+    it->tiles_y = ((it->size_y - 1) >> it->shift_y) + 1;
+}
+
+/* The items of `block` as a group (block_groups said it can be one) at
+ * items[0..n-1], their terms and then the group's sources at terms[0..];
+ * returns the terms written, or -1 where the group's tile would be small
+ * (a warp's: then its items stand alone). */
+static int64_t fill_group(const spart_permute_plan *plan, int num_axes, const int *permutation,
+                          const spart_permute_block *block, int32_t used, int64_t first_term,
+                          spart_permute_item *items, spart_permute_term *terms,
+                          int64_t (*stride)[SPART_PERMUTE_AXES])
+{
+    int64_t n = block->num_destination, j0 = 0;
+    while (!source_used(block, j0)) {
+        j0++;
+    }
+    const int64_t *reference = block->source_strides + j0 * num_axes;
+    spart_permute_term reference_term;
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; i++) {
+        spart_permute_item *it = &items[i];
+        int32_t added = make_item(block, i, num_axes, permutation, (int)plan->type, reference, it,
+                                  terms + count, &reference_term, stride);
+        it->first_term = first_term + count;
+        for (int32_t t = 0; t < added; t++) { /* j into its index among the used sources */
+            spart_permute_term *term = &terms[count + t];
+            int32_t slot = 0;
+            for (int64_t j = 0; j < term->slot; j++) {
+                slot += source_used(block, j);
+            }
+            term->slot = slot;
+        }
+        count += added;
+    }
+    spart_permute_term *sources = terms + count;
+    int32_t slot = 0;
+    for (int64_t j = 0; j < block->num_source; j++) {
+        if (source_used(block, j)) {
+            sources[slot] = reference_term;
+            sources[slot].source_offset = block->source_offsets[j];
+            sources[slot].slot = slot;
+            slot++;
+        }
+    }
+    /* The tile: the cost model over the sources read once each. */
+    spart_permute_item probe = items[0];
+    probe.num_terms = used;
+    probe.group_sources = used;
+    choose_tile(&probe, sources, (int)plan->type, rest_elements(&probe));
+    if (((int64_t)1 << (probe.shift_x + probe.shift_y)) <= SPART_PERMUTE_SMALL_TILE) {
+        return -1;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        items[i].shift_x = probe.shift_x;
+        items[i].shift_y = probe.shift_y;
+        count_tiles(&items[i]);
+        items[i].group_items = i == 0 ? (int32_t)n : 0;
+    }
+    items[0].group_sources = used;
+    items[0].group_first_source = first_term + count;
+    return count + used;
+}
+
+/* Make every item and its terms, choose its tile; a fusion block's
+ * destinations as a group where they can be one. */
 static int64_t fill_items(const spart_permute_plan *plan, int num_axes, const int *permutation,
                           int64_t num_blocks, const spart_permute_block *blocks,
                           spart_permute_item *items, spart_permute_term *terms,
@@ -288,18 +427,77 @@ static int64_t fill_items(const spart_permute_plan *plan, int num_axes, const in
         for (int k = 0; k < num_axes; k++) {
             empty |= block->sizes[k] == 0;
         }
+        int32_t used = 0;
+        if (!empty && block_groups(block, num_axes, &used)) {
+            int64_t added = fill_group(plan, num_axes, permutation, block, used, num_terms,
+                                       items + num_items, terms + num_terms, stride);
+            if (added >= 0) {
+                num_items += block->num_destination;
+                num_terms += added;
+                continue;
+            }
+        }
         for (int64_t i = 0; i < block->num_destination && !empty; i++) {
             spart_permute_item *it = &items[num_items++];
-            int32_t count = make_item(block, i, num_axes, permutation, (int)plan->type, it,
-                                      terms + num_terms, stride);
+            int32_t count = make_item(block, i, num_axes, permutation, (int)plan->type, NULL, it,
+                                      terms + num_terms, NULL, stride);
             it->first_term = num_terms;
             choose_tile(it, terms + num_terms, (int)plan->type, rest_elements(it));
-            it->tiles_x = ((it->size_x - 1) >> it->shift_x) + 1;
-            it->tiles_y = ((it->size_y - 1) >> it->shift_y) + 1;
+            count_tiles(it);
             num_terms += count;
         }
     }
     return num_terms;
+}
+
+/* Whether every term, offset and stride of a large one-term tile is a
+ * multiple of v elements, its source contiguous along x and destination
+ * along y, its tiles at least v by v: then the device's design 2 may copy
+ * v elements (16 bytes) at a time. */
+static int vector_item(const spart_permute_item *it, const spart_permute_term *term, int64_t v)
+{
+    if (!it->write_y_first || it->num_terms != 1) {
+        return 0;
+    }
+    if (v == 1) {
+        return 1;
+    }
+    int ok = term->source_stride_x == 1 && it->destination_stride_y == 1 &&
+             ((int64_t)1 << it->shift_x) >= v && ((int64_t)1 << it->shift_y) >= v;
+    int64_t multiples[6] = {it->size_x,
+                            it->size_y,
+                            term->source_offset,
+                            term->source_stride_y,
+                            it->destination_offset,
+                            it->destination_stride_x};
+    for (int k = 0; k < 6; k++) {
+        ok = ok && multiples[k] % v == 0;
+    }
+    for (int32_t r = 0; r < it->num_rest; r++) {
+        ok = ok && term->source_rest_stride[r] % v == 0 && it->destination_rest_stride[r] % v == 0;
+    }
+    return ok;
+}
+
+/* The device's design 2 (kernels/permute_stream.cuh): whether its large
+ * tiles allow 16-byte copies (work->vector) and the elements of one of its
+ * tile buffers (rows padded by 16 bytes when written y first). */
+static void set_stream_layout(spart_permute_work *work, int bytes)
+{
+    int64_t v = 16 / bytes, plane = 1;
+    int vector = work->one_term && work->first_small_tile > 0;
+    for (int64_t k = 0; k < work->num_items; k++) {
+        const spart_permute_item *it = &work->items[k];
+        if (work->tile_start[k] >= work->first_small_tile) {
+            continue;
+        }
+        vector = vector && vector_item(it, &work->terms[it->first_term], v);
+        int64_t pitch = ((int64_t)1 << it->shift_x) + (it->write_y_first ? v : 0);
+        int64_t elements = pitch << it->shift_y;
+        plane = elements > plane ? elements : plane;
+    }
+    work->vector = vector;
+    work->stream_plane = plane;
 }
 
 spart_status spart_permute_build_work(spart_context *context, spart_permute_plan *plan,
@@ -316,7 +514,8 @@ spart_status spart_permute_build_work(spart_context *context, spart_permute_plan
         }
         if (!empty) {
             num_items += blocks[b].num_destination;
-            max_terms += blocks[b].num_destination * blocks[b].num_source;
+            /* each destination's terms, and a group's sources */
+            max_terms += (blocks[b].num_destination + 1) * blocks[b].num_source;
             max_source = blocks[b].num_source > max_source ? blocks[b].num_source : max_source;
         }
     }
@@ -337,24 +536,39 @@ spart_status spart_permute_build_work(spart_context *context, spart_permute_plan
     } else {
         int64_t num_terms = fill_items(plan, num_axes, permutation, num_blocks, blocks, unsorted,
                                        plan->terms, stride);
+        /* Order the items alone and the groups' leaders (with their
+         * followers after them), heaviest first. */
+        int64_t num_leaders = 0;
         for (int64_t k = 0; k < num_items; k++) {
             const spart_permute_item *it = &unsorted[k];
+            if (it->group_items == 0) {
+                continue;
+            }
             double elements = (double)it->size_x * (double)it->size_y * (double)rest_elements(it);
+            int64_t terms = 0;
+            for (int32_t g = 0; g < it->group_items; g++) {
+                terms += unsorted[k + g].num_terms;
+            }
             int small = ((int64_t)1 << (it->shift_x + it->shift_y)) <= SPART_PERMUTE_SMALL_TILE;
-            order[k] = (item_weight){small, elements * (it->num_terms > 0 ? it->num_terms : 1), k};
+            order[num_leaders++] =
+                (item_weight){small, elements * (double)(terms > 0 ? terms : 1), k};
         }
-        qsort(order, (size_t)num_items, sizeof *order, heavier_first);
+        qsort(order, (size_t)num_leaders, sizeof *order, heavier_first);
         int bytes = spart_permute_element_bytes((int)plan->type);
-        int64_t tiles = 0, tile_bytes = bytes, first_small_tile = -1;
-        for (int64_t k = 0; k < num_items; k++) {
-            const spart_permute_item *it = &unsorted[order[k].index];
-            plan->items[k] = *it;
-            plan->tile_start[k] = tiles;
-            if (order[k].small && first_small_tile < 0) {
+        int64_t tiles = 0, tile_bytes = bytes, first_small_tile = -1, placed = 0;
+        for (int64_t o = 0; o < num_leaders; o++) {
+            const spart_permute_item *it = &unsorted[order[o].index];
+            if (order[o].small && first_small_tile < 0) {
                 first_small_tile = tiles;
             }
+            for (int32_t g = 0; g < it->group_items; g++) { /* the leader first */
+                plan->items[placed] = unsorted[order[o].index + g];
+                plan->tile_start[placed++] =
+                    tiles + (g > 0 ? it->tiles_x * it->tiles_y * rest_elements(it) : 0);
+            }
             tiles += it->tiles_x * it->tiles_y * rest_elements(it);
-            int64_t at_once = it->num_terms < SPART_PERMUTE_TERMS_AT_ONCE
+            int64_t at_once = it->group_items > 1 ? it->group_sources
+                              : it->num_terms < SPART_PERMUTE_TERMS_AT_ONCE
                                   ? (it->num_terms > 1 ? it->num_terms : 1)
                                   : SPART_PERMUTE_TERMS_AT_ONCE;
             int64_t used =
@@ -375,7 +589,8 @@ spart_status spart_permute_build_work(spart_context *context, spart_permute_plan
         work.conjugate = conjugate;
         work.one_term = 1;
         for (int64_t k = 0; k < num_items; k++) {
-            if (plan->tile_start[k] < work.first_small_tile && plan->items[k].num_terms != 1) {
+            if (plan->tile_start[k] < work.first_small_tile &&
+                (plan->items[k].num_terms != 1 || plan->items[k].group_items > 1)) {
                 work.one_term = 0;
             }
         }
@@ -390,6 +605,7 @@ spart_status spart_permute_build_work(spart_context *context, spart_permute_plan
             work.variant = 0; /* small tiles only: the general kernel (no spills), 20 % faster */
         }
         work.stream_stores = plan->destination_length >= SPART_PERMUTE_STREAM_BYTES / bytes;
+        set_stream_layout(&work, bytes);
         int64_t small_tiles = tiles - work.first_small_tile;
         plan->small_item = spart_alloc(allocator, (size_t)(small_tiles + 1), sizeof(int32_t));
         if (plan->small_item == NULL || num_items > INT32_MAX) {

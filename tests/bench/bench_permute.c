@@ -505,11 +505,15 @@ int main(int argc, char **argv)
                 fflush(md);
             }
             /* The other kernels of a one-term plan, for comparison. */
-            static const int others[3] = {0, 2, 3};
-            static const char *names[3] = {"device, general kernel",
-                                           "device, one-term kernel at 6 blocks/SM",
-                                           "device, one-term kernel, cp.async gather"};
-            for (int v = 0; v < 3 && t.one_term && variants; v++) {
+            static const int others[6] = {0, 2, 3, 4, 5, 6};
+            static const char *names[6] = {
+                "device, general kernel",
+                "device, one-term kernel at 6 blocks/SM",
+                "device, one-term kernel, cp.async gather",
+                "device, design 2 (fixed grid, double-buffered, 16-byte copies), 4 blocks/SM",
+                "device, design 2 (fixed grid, double-buffered, 16-byte copies), 6 blocks/SM",
+                "device, design 2, element copies, 4 blocks/SM"};
+            for (int v = 0; v < 6 && t.one_term && variants; v++) {
                 timing other = time_device(context, &cases[k], repeat, rate, others[v]);
                 const char *where = names[v];
                 print_row(stdout, where, &cases[k], &other, empty_ms);

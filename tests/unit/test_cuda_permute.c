@@ -73,9 +73,10 @@ static void same_bits(fixture *f, const permute_case *c, spart_permute_op op, co
     }
     /* Every device kernel: the plan's own choice, the general one, the
      * one-term one at eight and six blocks an SM, with the asynchronous
-     * gather. */
-    const int variants[5] = {-1, 0, 1, 2, 3};
-    for (int k = 0; k < 5; k++) {
+     * gather; design 2 (a fixed grid, double-buffered) at four and six
+     * blocks an SM with 16-byte copies where allowed, and without. */
+    const int variants[8] = {-1, 0, 1, 2, 3, 4, 5, 6};
+    for (int k = 0; k < 8; k++) {
         if (variants[k] >= 0) {
             spart_permute_plan_set_variant(device_plan, variants[k]);
         }
@@ -141,6 +142,24 @@ static void small_recoupled_blocks(void **state)
     }
 }
 
+/* Recoupled fusion blocks whose destinations share strides: groups,
+ * each source gathered once a tile for every destination (the sanitizer's
+ * case too). */
+static void small_recoupled_groups(void **state)
+{
+    const int p[3] = {2, 0, 1};
+    case_shape shape = {8, 20, 4, 0, 1, 0};
+    for (int type = 0; type < 4; type++) {
+        permute_case c = make_case((spart_permute_type)type, 3, p, 4, &shape, 960 + type);
+        char name[96];
+        snprintf(name, sizeof name, "recoupled groups %s", type_names[type]);
+        same_bits(*state, &c, SPART_PERMUTE_CONJUGATE, alpha_c, beta_c, 0, name);
+        snprintf(name, sizeof name, "recoupled groups %s, beta 0 over NaN", type_names[type]);
+        same_bits(*state, &c, SPART_PERMUTE_IDENTITY, alpha_c, zero, 1, name);
+        free_case(&c);
+    }
+}
+
 /* Blocks larger than a tile: 2-D transposes cut at the edges, a 3-D
  * permute, every type. */
 static void blocks_larger_than_a_tile(void **state)
@@ -175,6 +194,35 @@ static void thousands_of_small_blocks(void **state)
     free_case(&c);
 }
 
+/* Transposes whose sizes, offsets and strides are multiples of 16 bytes
+ * take design 2's 16-byte copies (the plan says so), and give the host's
+ * bits; so does a 3-D permute, merged into a 2-D transpose. */
+static void aligned_transposes_take_16_byte_copies(void **state)
+{
+    const int p2[2] = {1, 0}, p3[3] = {1, 2, 0};
+    case_shape shape = {96, 96, 1, 0, 0, 0};
+    for (int type = 0; type < 4; type++) {
+        permute_case c = make_case((spart_permute_type)type, 2, p2, 3, &shape, 940 + type);
+        spart_permute_plan *plan = NULL;
+        assert_int_equal(spart_permute_plan_create(((fixture *)*state)->context, c.type, 2, p2,
+                                                   SPART_PERMUTE_IDENTITY, c.num_blocks, c.blocks,
+                                                   c.source_length, c.destination_length, 1, &plan),
+                         SPART_OK);
+        assert_int_equal(plan->work.vector, 1);
+        spart_permute_plan_free(plan);
+        char name[96];
+        snprintf(name, sizeof name, "aligned 2-D transposes %s", type_names[type]);
+        same_bits(*state, &c, SPART_PERMUTE_CONJUGATE, alpha_c, beta_c, 0, name);
+        snprintf(name, sizeof name, "aligned 2-D transposes %s, beta 0 over NaN", type_names[type]);
+        same_bits(*state, &c, SPART_PERMUTE_IDENTITY, one, zero, 1, name);
+        free_case(&c);
+    }
+    case_shape cube = {32, 32, 1, 0, 0, 0};
+    permute_case c = make_case(SPART_PERMUTE_FLOAT64, 3, p3, 2, &cube, 950);
+    same_bits(*state, &c, SPART_PERMUTE_IDENTITY, alpha_c, beta_c, 0, "aligned 3-D (1, 2, 0)");
+    free_case(&c);
+}
+
 /* A device plan refuses host arrays. */
 static void small_device_plan_refuses_host_memory(void **state)
 {
@@ -204,8 +252,10 @@ int main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(small_recoupled_blocks),
+        cmocka_unit_test(small_recoupled_groups),
         cmocka_unit_test(blocks_larger_than_a_tile),
         cmocka_unit_test(thousands_of_small_blocks),
+        cmocka_unit_test(aligned_transposes_take_16_byte_copies),
         cmocka_unit_test(small_device_plan_refuses_host_memory),
     };
     return cmocka_run_group_tests(tests, cuda_set_up, cuda_tear_down);

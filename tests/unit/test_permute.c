@@ -192,6 +192,52 @@ static void recoupled_blocks_of_every_type(void **state)
     }
 }
 
+/* The number of groups of a case's host plan (fusion blocks whose
+ * destinations share one tiling, sources gathered once a tile). */
+static int64_t count_groups(const permute_case *c)
+{
+    spart_context *context = context_or_fail();
+    spart_permute_plan *plan = NULL;
+    assert_int_equal(spart_permute_plan_create(context, c->type, c->num_axes, c->permutation,
+                                               SPART_PERMUTE_IDENTITY, c->num_blocks, c->blocks,
+                                               c->source_length, c->destination_length, 0, &plan),
+                     SPART_OK);
+    int64_t groups = 0;
+    for (int64_t k = 0; k < plan->work.num_items; k++) {
+        groups += plan->work.items[k].group_items > 1;
+    }
+    spart_permute_plan_free(plan);
+    spart_context_free(context);
+    return groups;
+}
+
+/* Fusion blocks whose destinations share strides (and sources theirs)
+ * become groups; they give the reference, U with zeros (whole rows and
+ * columns too) included, every type. */
+static void recoupled_groups_match_the_reference(void **state)
+{
+    (void)state;
+    const int p[3] = {2, 0, 1};
+    const double alpha[2] = {0.75, -0.25}, beta[2] = {0.5, 0.125};
+    case_shape shape = {8, 24, 4, 0, 1, 0};
+    for (int type = SPART_PERMUTE_FLOAT32; type <= SPART_PERMUTE_COMPLEX128; type++) {
+        permute_case c = make_case((spart_permute_type)type, 3, p, 8, &shape, 250 + type);
+        /* Block 0: a zero row and a zero column of U. */
+        spart_permute_block *b0 = &c.blocks[0];
+        double *u = (double *)b0->recoupling;
+        for (int64_t j = 0; u != NULL && j < b0->num_source; j++) {
+            u[j] = 0.0;
+        }
+        for (int64_t i = 0; u != NULL && i < b0->num_destination; i++) {
+            u[i * b0->num_source] = 0.0;
+        }
+        assert_true(count_groups(&c) >= 1);
+        run_case(&c, SPART_PERMUTE_IDENTITY, alpha, beta, 0, 2, 23);
+        run_case(&c, SPART_PERMUTE_CONJUGATE, alpha, zero, 1, 2, 24);
+        free_case(&c);
+    }
+}
+
 /* Large enough that tiles are cut at the edges (2-D and 3-D). */
 static void blocks_larger_than_a_tile(void **state)
 {
@@ -481,6 +527,7 @@ int main(void)
         cmocka_unit_test(every_permutation_of_2_to_5_axes),
         cmocka_unit_test(plain_transpose_copies_bits),
         cmocka_unit_test(recoupled_blocks_of_every_type),
+        cmocka_unit_test(recoupled_groups_match_the_reference),
         cmocka_unit_test(blocks_larger_than_a_tile),
         cmocka_unit_test(sizes_of_one),
         cmocka_unit_test(empty_blocks_touch_nothing),
