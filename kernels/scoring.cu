@@ -43,21 +43,39 @@ __global__ void __launch_bounds__(threads_per_block, sizeof(T) == 4 ? 2 : 1) blo
 {
     __shared__ double z[SPART_SCORING_BLOCK_MAX_K];
     __shared__ double stats[2 * (SPART_SCORING_BLOCK_MAX_K / SPART_SCORING_CHUNK)];
-    __shared__ block_scratch s;
+    /* the split rows' partials while scoring, the sums' scratch after */
+    __shared__ union {
+        block_scratch s;
+        split_scratch parts;
+    } shared;
+    block_scratch &s = shared.s;
     const int64_t nk = p.num_candidate;
     const int64_t chunks = spart_scoring_num_chunks(nk);
+    const int64_t segments = spart_scoring_num_segments(p.dimension);
+    const int g = split_rows(segments);
     for (int64_t t = blockIdx.x; t < p.num_question; t += gridDim.x) {
-        score_range<T, COSINE, ROWS>(p, t, 0, nk, threadIdx.x / 32, warps_per_block, z);
+        if (p.split) { /* the block's warps share g rows at a time */
+            for (int64_t first = 0; first < nk; first += g) {
+                const int count = nk - first < g ? (int)(nk - first) : g;
+                score_rows_split<T, COSINE>(p, t, first, count, segments, &shared.parts, z);
+            }
+        } else {
+            score_range<T, COSINE, ROWS>(p, t, 0, nk, threadIdx.x / 32, warps_per_block, z);
+        }
         __syncthreads();
         for (int64_t c = 0; c < chunks; c++) {
             const int64_t first = c * SPART_SCORING_CHUNK;
             const int64_t n = nk - first < SPART_SCORING_CHUNK ? nk - first : SPART_SCORING_CHUNK;
             chunk_sums(z + first, n, stats + 2 * c, &s);
         }
-        double m = 0.0, sum = 0.0;
-        question_total(stats, chunks, &s, &m, &sum);
-        write_probabilities<T>(p, z, t, 0, nk, m, sum);
-        __syncthreads(); /* z is the next question's */
+        if (chunks == 1) {
+            write_one_chunk<T>(p, z, t, &s);
+        } else {
+            double m = 0.0, sum = 0.0;
+            question_total(stats, chunks, &s, &m, &sum);
+            write_probabilities<T>(p, z, t, 0, nk, m, sum);
+        }
+        __syncthreads(); /* z and s->e are the next question's */
     }
 }
 
@@ -106,9 +124,8 @@ __global__ void __launch_bounds__(threads_per_block, sizeof(T) == 4 ? 2 : 1)
         const int64_t n = nk - first < SPART_SCORING_CHUNK ? nk - first : SPART_SCORING_CHUNK;
         chunk_sums(z + t * nk + first, n, stats + 2 * item, &s);
         if (chunks == 1) { /* the question's total is its one chunk's: no barrier */
-            double m = 0.0, sum = 0.0;
-            question_total(stats + 2 * item, 1, &s, &m, &sum);
-            write_probabilities<T>(p, z + t * nk, t, 0, nk, m, sum);
+            write_one_chunk<T>(p, z + t * nk, t, &s);
+            __syncthreads(); /* s->e is the next item's */
         }
     }
     if (chunks == 1) {
@@ -128,9 +145,9 @@ __global__ void __launch_bounds__(threads_per_block, sizeof(T) == 4 ? 2 : 1)
     }
 }
 
-/* How the grid's warps take rows: `rows` when the caller asks (1, 2 or 4
- * rows a warp, or SPART_SCORING_ROWS_SPLIT: a block's warps share rows, a
- * segment each, on the GRID path for 2 to 32 segments a row); else split
+/* How the warps take rows: `rows` when the caller asks (1, 2 or 4 rows a
+ * warp, or SPART_SCORING_ROWS_SPLIT: a block's warps share rows, a
+ * segment each, for 2 to 32 segments a row, on either path); else split
  * when a GRID call has fewer than split_most_rows rows of 2 to 32
  * segments (so that few long rows still fill the device: (255, 2560, 1)
  * gives 2,550 warp units), four rows a warp when there are enough rows for
@@ -143,8 +160,8 @@ int rows_for(const spart_scoring_problem *problem, int path, int rows)
 {
     const int64_t segments = spart_scoring_num_segments(problem->dimension);
     const bool can_split = path == SPART_SCORING_PATH_GRID && segments >= 2 && segments <= 32;
-    if (rows == SPART_SCORING_ROWS_SPLIT) {
-        return can_split ? SPART_SCORING_ROWS_SPLIT : 1;
+    if (rows == SPART_SCORING_ROWS_SPLIT) { /* asked for: on either path */
+        return segments >= 2 && segments <= 32 ? SPART_SCORING_ROWS_SPLIT : 1;
     }
     if (rows == 1 || rows == 2 || rows == 4) {
         return rows;

@@ -342,7 +342,8 @@ __device__ inline double block_max(const double *values, int64_t n, int64_t stri
 }
 
 /* Step 3 by the whole block for the n <= SPART_SCORING_CHUNK logits z:
- * (m_c, s_c) into stats (by thread 0). */
+ * (m_c, s_c) into stats (by thread 0) and s->value; the exponentials
+ * exp(z_k - m_c) stay in s->e for write_one_chunk. */
 __device__ inline void chunk_sums(const double *z, int64_t n, double *stats, block_scratch *s)
 {
     const double m = block_max(z, n, 1, s);
@@ -360,6 +361,7 @@ __device__ inline void chunk_sums(const double *z, int64_t n, double *stats, blo
         if (threadIdx.x == 0) {
             stats[0] = m;
             stats[1] = sum;
+            s->value[1] = sum;
         }
     }
     __syncthreads();
@@ -413,6 +415,29 @@ __device__ inline void write_probabilities(const view &p, const double *z, int64
         probabilities[k] = (T)spart_scoring_probability(zk, m, s);
         if (logits != nullptr) {
             logits[k] = (T)zk;
+        }
+    }
+}
+
+/* Step 5 and the logits for a question of one chunk (K <= 1,024) by the
+ * whole block, right after its chunk_sums: p_k = e_k / s_0 from the
+ * exponentials chunk_sums left in s->e. The same bits as
+ * write_probabilities after question_total: with one chunk m = m_0, and s
+ * = fma(s_0, exp(0), +0.0) = s_0 (spart_exp(0) is exactly 1), so
+ * exp(z_k - m) / s is e_k / s_0; but no second block maximum, barrier
+ * round or exponential. */
+template <typename T>
+__device__ inline void write_one_chunk(const view &p, const double *z, int64_t t,
+                                       const block_scratch *s)
+{
+    const int64_t n = p.num_candidate;
+    T *probabilities = static_cast<T *>(p.probabilities) + t * n;
+    T *logits = p.logits != nullptr ? static_cast<T *>(p.logits) + t * n : nullptr;
+    const double sum = s->value[1];
+    for (int64_t k = threadIdx.x; k < n; k += blockDim.x) {
+        probabilities[k] = (T)(s->e[k] / sum);
+        if (logits != nullptr) {
+            logits[k] = (T)z[k];
         }
     }
 }
