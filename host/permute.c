@@ -77,7 +77,8 @@ static int64_t source_corner(const tile_place *p, const spart_permute_term *term
  * far larger than them: whole 64-byte lines by non-temporal stores (no
  * read for ownership), the ragged ends as usual. The same values as the
  * cached loop. Returns 0 where it cannot (no SSE2). */
-static int stream_run(double *d, const double *a, int64_t s_inner, int64_t n, double u, double ar)
+static inline __attribute__((always_inline)) int
+stream_run(double *d, const double *a, int64_t s_inner, int64_t n, double u, double ar)
 {
 #if HAVE_STREAM_STORES
     int64_t head = (int64_t)((64 - ((uintptr_t)d & 63)) & 63) / 8;
@@ -106,7 +107,8 @@ static int stream_run(double *d, const double *a, int64_t s_inner, int64_t n, do
 }
 
 /* float32 runs are not streamed. */
-static int stream_run_float(float *d, const float *a, int64_t s_inner, int64_t n, float u, float ar)
+static inline int stream_run_float(float *d, const float *a, int64_t s_inner, int64_t n, float u,
+                                   float ar)
 {
     (void)d, (void)a, (void)s_inner, (void)n, (void)u, (void)ar;
     return 0;
@@ -145,8 +147,9 @@ static int stream_run_float(float *d, const float *a, int64_t s_inner, int64_t n
  * by a cache line, acc = u * x and then alpha and beta as in the general
  * tile (the same operations). */
 #define DEFINE_SINGLE_TERM_TILE(name, real, fma_of, stream_of)                                     \
-    static void name(const spart_permute_work *work, const spart_permute_scalars *s,               \
-                     const tile_place *p, const real *source, real *destination)                   \
+    static inline __attribute__((always_inline)) void name(                                        \
+        const spart_permute_work *work, const spart_permute_scalars *s, const tile_place *p,       \
+        const real *source, real *destination, real *buffer)                                       \
     {                                                                                              \
         const spart_permute_item *it = p->item;                                                    \
         const spart_permute_term *term = &work->terms[it->first_term];                             \
@@ -155,11 +158,21 @@ static int stream_run_float(float *d, const float *a, int64_t s_inner, int64_t n
         const int64_t outer = y_first ? p->w : p->h, inner = y_first ? p->h : p->w;                \
         const int64_t d_outer = y_first ? it->destination_stride_x : it->destination_stride_y;     \
         const int64_t d_inner = y_first ? it->destination_stride_y : it->destination_stride_x;     \
-        const int64_t s_outer = y_first ? term->source_stride_x : term->source_stride_y;           \
-        const int64_t s_inner = y_first ? term->source_stride_y : term->source_stride_x;           \
+        int64_t s_outer = y_first ? term->source_stride_x : term->source_stride_y;                 \
+        int64_t s_inner = y_first ? term->source_stride_y : term->source_stride_x;                 \
         const real *from = source + source_corner(p, term);                                        \
         real *to = destination + destination_corner(p);                                            \
         const int64_t line = 64 / (int64_t)sizeof(real); /* elements of a cache line */            \
+        if (work->host_staged && y_first && s_outer == 1 && inner > 1) {                           \
+            /* A transpose: the tile's source rows (contiguous, far apart:                         \
+             * a 3-D permute's are 4 MiB apart, all in one cache set) copied                       \
+             * whole into the buffer first, then read down its columns. */                         \
+            for (int64_t i = 0; i < inner; i++) {                                                  \
+                memcpy(buffer + i * outer, from + i * s_inner, (size_t)outer * sizeof(real));      \
+            }                                                                                      \
+            from = buffer;                                                                         \
+            s_inner = outer;                                                                       \
+        }                                                                                          \
         if (work->stream_stores && beta_zero && d_inner == 1) {                                    \
             int streamed = 1;                                                                      \
             for (int64_t o = 0; o < outer && streamed; o++) {                                      \
@@ -183,8 +196,9 @@ DEFINE_SINGLE_TERM_TILE(single_float, float, fmaf, stream_run_float)
  * (u times each part, the imaginary part negated first when conjugating,
  * then the complex alpha and beta), straight to the destination. */
 #define DEFINE_SINGLE_TERM_COMPLEX_TILE(name, real, fma_of)                                        \
-    static void name(const spart_permute_work *work, const spart_permute_scalars *s,               \
-                     const tile_place *p, const real *source, real *destination)                   \
+    static inline __attribute__((always_inline)) void name(                                        \
+        const spart_permute_work *work, const spart_permute_scalars *s, const tile_place *p,       \
+        const real *source, real *destination)                                                     \
     {                                                                                              \
         const spart_permute_item *it = p->item;                                                    \
         const spart_permute_term *term = &work->terms[it->first_term];                             \
@@ -282,7 +296,7 @@ DEFINE_SINGLE_TERM_COMPLEX_TILE(single_complex_float, float, fmaf)
         const spart_permute_item *it = p.item;                                                     \
         if (it->num_terms == 1) {                                                                  \
             if (components == 1) {                                                                 \
-                single_##type(work, s, &p, source, destination);                                   \
+                single_##type(work, s, &p, source, destination, acc);                              \
             } else {                                                                               \
                 single_complex_##type(work, s, &p, source, destination);                           \
             }                                                                                      \
@@ -347,11 +361,23 @@ DEFINE_TILE(float, float, fmaf)
 DEFINE_GROUP_TILE(double, double)
 DEFINE_GROUP_TILE(float, float)
 
+/* The clones of each type's tile, dispatched on CPU features: with FMA,
+ * fma() is one instruction (the same correctly rounded value as the
+ * library's; without, a call for every element of a complex tile). As
+ * host/csr_product.c does: x86-64-v3 (AVX2 + FMA) from GCC 12. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#define KERNEL_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#elif defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define KERNEL_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define KERNEL_CLONES
+#endif
+
 /* The tiles of each type with its number of components a constant, so
  * that the compiler specializes the loops. */
 #define DEFINE_TILE_OF_KIND(name, type, real, components)                                          \
-    static void name(const spart_permute_work *work, const spart_permute_scalars *s, int64_t tile, \
-                     const void *source, void *destination, void *acc)                             \
+    KERNEL_CLONES static void name(const spart_permute_work *work, const spart_permute_scalars *s, \
+                                   int64_t tile, const void *source, void *destination, void *acc) \
     {                                                                                              \
         tile_##type(work, s, tile, source, destination, acc, components);                          \
     }

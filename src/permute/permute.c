@@ -172,6 +172,12 @@ void spart_permute_plan_set_variant(spart_permute_plan *plan, int variant)
     plan->device_work.variant = variant;
 }
 
+void spart_permute_plan_set_host_staging(spart_permute_plan *plan, int staged)
+{
+    plan->work.host_staged = staged;
+    plan->device_work.host_staged = staged;
+}
+
 void spart_permute_plan_set_stream_stores(spart_permute_plan *plan, int stream)
 {
     plan->work.stream_stores = stream;

@@ -82,5 +82,8 @@ void spart_permute_plan_set_variant(spart_permute_plan *plan, int variant);
 /* Stream the host's float64 destination runs (1) or not (0), whatever the
  * size (spart_permute_work.stream_stores); for benchmarks and tests. */
 void spart_permute_plan_set_stream_stores(spart_permute_plan *plan, int stream);
+/* Stage the host's one-term transpose tiles' source rows (1) or not (0)
+ * (spart_permute_work.host_staged); for benchmarks and tests. */
+void spart_permute_plan_set_host_staging(spart_permute_plan *plan, int staged);
 
 #endif /* SPART_PERMUTE_INTERNAL_H */

@@ -169,6 +169,10 @@ typedef struct spart_permute_work {
      * one term, unit stride), set when the destination is far larger than
      * the caches (SPART_PERMUTE_STREAM_BYTES). */
     int stream_stores;
+    /* Host: a one-term transpose tile's source rows copied whole into the
+     * thread's buffer before the destination is written from it (1, the
+     * default), or read in place (0). */
+    int host_staged;
 } spart_permute_work;
 
 /* alpha and beta as (real, imaginary) doubles (exactly floats for float32

@@ -606,6 +606,7 @@ spart_status spart_permute_build_work(spart_context *context, spart_permute_plan
         }
         work.stream_stores = plan->destination_length >= SPART_PERMUTE_STREAM_BYTES / bytes;
         set_stream_layout(&work, bytes);
+        work.host_staged = 1;
         int64_t small_tiles = tiles - work.first_small_tile;
         plan->small_item = spart_alloc(allocator, (size_t)(small_tiles + 1), sizeof(int32_t));
         if (plan->small_item == NULL || num_items > INT32_MAX) {
