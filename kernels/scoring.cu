@@ -63,6 +63,13 @@ __global__ void __launch_bounds__(threads_per_block, sizeof(T) == 4 ? 2 : 1) blo
             score_range<T, COSINE, ROWS>(p, t, 0, nk, threadIdx.x / 32, warps_per_block, z);
         }
         __syncthreads();
+        if (nk <= 32) { /* one warp's softmax, no more block barriers */
+            if (threadIdx.x < 32) {
+                warp_softmax<T>(p, z, t);
+            }
+            __syncthreads(); /* z is the next question's */
+            continue;
+        }
         for (int64_t c = 0; c < chunks; c++) {
             const int64_t first = c * SPART_SCORING_CHUNK;
             const int64_t n = nk - first < SPART_SCORING_CHUNK ? nk - first : SPART_SCORING_CHUNK;
@@ -118,6 +125,13 @@ __global__ void __launch_bounds__(threads_per_block, sizeof(T) == 4 ? 2 : 1)
     grid.sync();
 
     /* (2) a block a (question, chunk): its maximum and sum */
+    if (nk <= 32) { /* a warp a question's softmax */
+        for (int64_t t = (int64_t)blockIdx.x * warps_per_block + threadIdx.x / 32; t < nq;
+             t += (int64_t)gridDim.x * warps_per_block) {
+            warp_softmax<T>(p, z + t * nk, t);
+        }
+        return;
+    }
     for (int64_t item = blockIdx.x; item < nq * chunks; item += gridDim.x) {
         const int64_t t = item / chunks, c = item % chunks;
         const int64_t first = c * SPART_SCORING_CHUNK;

@@ -442,6 +442,28 @@ __device__ inline void write_one_chunk(const view &p, const double *z, int64_t t
     }
 }
 
+/* Steps 3 to 5 and the logits for a question of at most 32 candidates,
+ * by one warp (the caller's warp 0), without a block barrier: lane k holds
+ * z_k; the maximum by lane_max, lane k's sum +0.0 + exp(z_k - m) (lanes
+ * past K: +0.0), the tree, p_k = e_k / s. The same bits as chunk_sums and
+ * write_one_chunk, whose lane l adds the chunk's candidates l, l + 32,
+ * ... from +0.0: with K <= 32 just candidate l. */
+template <typename T> __device__ inline void warp_softmax(const view &p, const double *z, int64_t t)
+{
+    const int64_t n = p.num_candidate;
+    const int lane = (int)(threadIdx.x & 31u);
+    const double zk = lane < n ? z[lane] : -INFINITY;
+    const double m = __shfl_sync(full_mask, lane_max(zk), 0);
+    const double e = lane < n ? spart_exp(zk - m) : 0.0;
+    const double sum = __shfl_sync(full_mask, lane_tree(__dadd_rn(0.0, e)), 0);
+    if (lane < n) {
+        static_cast<T *>(p.probabilities)[t * n + lane] = (T)(e / sum);
+        if (p.logits != nullptr) {
+            static_cast<T *>(p.logits)[t * n + lane] = (T)zk;
+        }
+    }
+}
+
 /* Candidates [first, end) of question t scored by warp `warp` of
  * `warps` (ROWS a warp at once) into z[k]. */
 template <typename T, bool COSINE, int ROWS>
