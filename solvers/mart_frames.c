@@ -457,7 +457,7 @@ static spart_status solve_batch(spart_context *context, frames_work *work, const
 
 static void free_work(spart_context *context, frames_work *work)
 {
-    spart_memory_free(context, work->on_device, work->owned);
+    spart_memory_free_async(context, work->on_device, work->owned);
     work->owned = NULL;
     spart_context_free_memory(context, work->host_block);
     spart_context_free_memory(context, work->runs);
@@ -553,7 +553,9 @@ static spart_status allocate_work(spart_context *context, frames_work *work, int
     }
     char *base = given;
     if (given == NULL) {
-        status = spart_memory_allocate(context, work->on_device, total, &work->owned);
+        /* stream-ordered from the context's pool: a call after the first
+         * reuses the memory instead of mapping it anew */
+        status = spart_memory_allocate_async(context, work->on_device, total, &work->owned);
         base = work->owned;
     }
     if (status == SPART_OK) {

@@ -10,7 +10,9 @@
  * Synchronisation: the copies wait for the context's stream before they
  * return (they are for set-up and results, not for the inner loop), so
  * host data are ready on return; allocation and free are cudaMalloc and
- * cudaFree.
+ * cudaFree, except the stream-ordered pair spart_memory_allocate_async
+ * and spart_memory_free_async (cudaMallocFromPoolAsync and cudaFreeAsync
+ * on the context's stream, from a pool the context owns).
  */
 #ifndef SPART_DEVICE_MEMORY_H
 #define SPART_DEVICE_MEMORY_H
@@ -56,6 +58,34 @@ SPART_NODISCARD SPART_API spart_status spart_memory_allocate(spart_context *cont
 /* Free memory of spart_memory_allocate made with the same `on_device`.
  * Accepts NULL. */
 SPART_API void spart_memory_free(spart_context *context, int on_device, void *pointer);
+
+/* Stream-ordered memory for work on the context's stream: the scratch of
+ * a call that is made again and again (the MART frames solve's working
+ * arrays). On the device, `bytes` bytes (at least 1) allocated in order on
+ * the context's stream (cudaMallocFromPoolAsync) from a memory pool the
+ * context owns: memory freed into it with spart_memory_free_async stays
+ * with the pool, so the next allocation of that size on the same context
+ * reuses it without a new mapping (cudaMalloc and cudaFree cost about as
+ * much as a small solve). The pool is made at the first call for the
+ * context's device and destroyed by spart_context_free; it holds at most
+ * the largest amount the context's calls had allocated at once. After a
+ * change of the context's device, the new device's default pool serves
+ * instead (the same semantics, without the keeping). Work enqueued on the
+ * context's stream after the call may use the memory; work on another
+ * stream must first wait for the context's stream. On the host: as
+ * spart_memory_allocate. Errors: SPART_ERROR_NULL_POINTER,
+ * SPART_ERROR_NO_DEVICE, SPART_ERROR_OUT_OF_MEMORY, SPART_ERROR_INTERNAL
+ * (a CUDA error, named). */
+SPART_NODISCARD SPART_API spart_status spart_memory_allocate_async(spart_context *context,
+                                                                   int on_device, size_t bytes,
+                                                                   void **pointer);
+
+/* Free memory of spart_memory_allocate_async made with the same context
+ * (its device and stream unchanged) and `on_device`: on the device, in
+ * order on the context's stream (cudaFreeAsync), after the work enqueued
+ * there before it; the memory returns to the context's pool. Accepts
+ * NULL. */
+SPART_API void spart_memory_free_async(spart_context *context, int on_device, void *pointer);
 
 /* Copy `bytes` bytes from `from` (device memory when from_device) to `to`
  * (device memory when to_device); a copy that involves the device waits

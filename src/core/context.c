@@ -65,6 +65,9 @@ void spart_context_free(spart_context *context)
     if (context == NULL) {
         return;
     }
+    if (context->release_cuda_pool != NULL) {
+        context->release_cuda_pool(context->cuda_pool);
+    }
     const spart_allocator allocator = context->allocator;
     allocator.free_fn(allocator.user, context);
 }

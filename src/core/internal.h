@@ -23,6 +23,13 @@ struct spart_context {
     char error[SPART_ERROR_LENGTH];
     int cuda_device;   /* the CUDA device of device work (default 0) */
     void *cuda_stream; /* its cudaStream_t; NULL: the default stream */
+    /* The context's own pool of stream-ordered device memory
+     * (spart_memory_allocate_async; src/device/device_memory_cuda.c), made
+     * at its first use on device cuda_pool_device, and what destroys it in
+     * spart_context_free (NULL: no pool), so that core needs no CUDA. */
+    void *cuda_pool;
+    int cuda_pool_device;
+    void (*release_cuda_pool)(void *pool);
 };
 
 /* Record `status` with a printf-style sentence in the context (NULL: the

@@ -54,6 +54,29 @@ void spart_device_free(spart_context *context, void *pointer)
     }
 }
 
+spart_status spart_device_malloc_async(spart_context *context, size_t bytes, void **pointer)
+{
+    spart_clear_error(context);
+    *pointer = NULL;
+    int previous;
+    spart_status status = spart_device_enter(context, "memory_allocate_async", &previous);
+    if (status == SPART_OK) {
+        status = spart_device_malloc_async_entered(context, bytes, pointer);
+        spart_device_leave(previous);
+    }
+    return status;
+}
+
+void spart_device_free_async(spart_context *context, void *pointer)
+{
+    int previous;
+    if (pointer != NULL &&
+        spart_device_enter(context, "memory_free_async", &previous) == SPART_OK) {
+        spart_device_free_async_entered(context, pointer);
+        spart_device_leave(previous);
+    }
+}
+
 static spart_status copy(spart_context *context, void *to, const void *from, size_t bytes,
                          spart_copy_kind kind, const char *what)
 {

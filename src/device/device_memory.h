@@ -24,6 +24,24 @@ spart_status spart_device_malloc_entered(spart_context *context, size_t bytes, v
 /* cudaFree. */
 void spart_device_free_entered(void *pointer);
 
+/* Stream-ordered on the context's stream, from the context's own pool
+ * (made at the first call, its release threshold the largest, so the
+ * memory stays with the pool between calls until spart_context_free):
+ * cudaMallocFromPoolAsync of `bytes` (at least 1), or NULL and a status.
+ * When the context's device is no longer the pool's, the device's default
+ * pool serves (cudaMallocAsync). */
+spart_status spart_device_malloc_async_entered(spart_context *context, size_t bytes,
+                                               void **pointer);
+
+/* cudaFreeAsync on the context's stream. */
+void spart_device_free_async_entered(spart_context *context, void *pointer);
+
+/* The two above with their checks and the context's device made current
+ * (src/device/device_memory.c), for spart_memory_allocate_async and
+ * spart_memory_free_async. */
+spart_status spart_device_malloc_async(spart_context *context, size_t bytes, void **pointer);
+void spart_device_free_async(spart_context *context, void *pointer);
+
 /* A copy on the context's stream, waited for; `what` names the call in
  * a failure's sentence. */
 spart_status spart_device_copy_entered(spart_context *context, void *to, const void *from,

@@ -134,6 +134,75 @@ void spart_device_free_entered(void *pointer)
     (void)cudaFree(pointer);
 }
 
+/* ---- stream-ordered memory of the context's pool ---- */
+
+static void release_pool(void *pool)
+{
+    /* Memory still allocated from it, or frees still pending, keep it
+     * alive until they are done (cudaMemPoolDestroy's contract). */
+    (void)cudaMemPoolDestroy((cudaMemPool_t)pool);
+}
+
+/* The context's pool for its device: made at the first call, with a
+ * release threshold that keeps every byte freed into it (the pool does not
+ * give memory back at synchronisations, so the next call's allocation is
+ * a stream-ordered reuse, not a new mapping); NULL when the context has
+ * since moved to another device (the default pool serves then). */
+static cudaError_t context_pool(spart_context *context, cudaMemPool_t *pool)
+{
+    *pool = NULL;
+    if (context->cuda_pool != NULL) {
+        if (context->cuda_pool_device == context->cuda_device) {
+            *pool = (cudaMemPool_t)context->cuda_pool;
+        }
+        return cudaSuccess;
+    }
+    struct cudaMemPoolProps properties;
+    memset(&properties, 0, sizeof properties);
+    properties.allocType = cudaMemAllocationTypePinned;
+    properties.handleTypes = cudaMemHandleTypeNone;
+    properties.location.type = cudaMemLocationTypeDevice;
+    properties.location.id = context->cuda_device;
+    cudaMemPool_t made = NULL;
+    cudaError_t error = cudaMemPoolCreate(&made, &properties);
+    if (error == cudaSuccess) {
+        uint64_t keep = UINT64_MAX;
+        error = cudaMemPoolSetAttribute(made, cudaMemPoolAttrReleaseThreshold, &keep);
+        if (error != cudaSuccess) {
+            (void)cudaMemPoolDestroy(made);
+        }
+    }
+    if (error == cudaSuccess) {
+        context->cuda_pool = made;
+        context->cuda_pool_device = context->cuda_device;
+        context->release_cuda_pool = release_pool;
+        *pool = made;
+    }
+    return error;
+}
+
+spart_status spart_device_malloc_async_entered(spart_context *context, size_t bytes, void **pointer)
+{
+    cudaStream_t stream = (cudaStream_t)context->cuda_stream;
+    cudaMemPool_t pool = NULL;
+    cudaError_t error = context_pool(context, &pool);
+    if (error == cudaSuccess) {
+        error = pool != NULL ? cudaMallocFromPoolAsync(pointer, bytes > 0 ? bytes : 1, pool, stream)
+                             : cudaMallocAsync(pointer, bytes > 0 ? bytes : 1, stream);
+    }
+    if (error != cudaSuccess) {
+        *pointer = NULL;
+        (void)cudaGetLastError();
+        return spart_device_failure(context, (int)error, "memory_allocate_async");
+    }
+    return SPART_OK;
+}
+
+void spart_device_free_async_entered(spart_context *context, void *pointer)
+{
+    (void)cudaFreeAsync(pointer, (cudaStream_t)context->cuda_stream);
+}
+
 spart_status spart_device_copy_entered(spart_context *context, void *to, const void *from,
                                        size_t bytes, spart_copy_kind kind, const char *what)
 {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "device/device_memory.h"
 #include "spart/device_memory.h"
 
 spart_status spart_memory_allocate(spart_context *context, int on_device, size_t bytes,
@@ -32,6 +33,31 @@ void spart_memory_free(spart_context *context, int on_device, void *pointer)
 {
     if (on_device) {
         spart_device_free(context, pointer);
+    } else {
+        spart_context_free_memory(context, pointer);
+    }
+}
+
+spart_status spart_memory_allocate_async(spart_context *context, int on_device, size_t bytes,
+                                         void **pointer)
+{
+    if (context == NULL || pointer == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "memory_allocate_async: context and pointer must not be NULL");
+    }
+    if (on_device) {
+        return spart_device_malloc_async(context, bytes, pointer);
+    }
+    return spart_memory_allocate(context, 0, bytes, pointer);
+}
+
+void spart_memory_free_async(spart_context *context, int on_device, void *pointer)
+{
+    if (context == NULL) {
+        return;
+    }
+    if (on_device) {
+        spart_device_free_async(context, pointer);
     } else {
         spart_context_free_memory(context, pointer);
     }

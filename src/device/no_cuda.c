@@ -148,6 +148,17 @@ void spart_device_free_entered(void *pointer)
     (void)pointer;
 }
 
+spart_status spart_device_malloc_async_entered(spart_context *context, size_t bytes, void **pointer)
+{
+    (void)bytes, (void)pointer;
+    return no_cuda(context);
+}
+
+void spart_device_free_async_entered(spart_context *context, void *pointer)
+{
+    (void)context, (void)pointer;
+}
+
 spart_status spart_device_copy_entered(spart_context *context, void *to, const void *from,
                                        size_t bytes, spart_copy_kind kind, const char *what)
 {

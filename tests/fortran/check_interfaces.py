@@ -93,6 +93,9 @@ EXCLUDED = {
     "spart_memory_allocate": "host memory of the hooks for C code; Fortran has allocatable "
                              "arrays and spart_device_malloc",
     "spart_memory_free": "frees spart_memory_allocate's memory; see there",
+    "spart_memory_allocate_async": "stream-ordered scratch for C code on the context's stream; "
+                                   "Fortran has allocatable arrays and spart_device_malloc",
+    "spart_memory_free_async": "frees spart_memory_allocate_async's memory; see there",
     # The size of a spart_shape: Fortran's size() and product() of a
     # shape in Fortran order give it.
     "spart_shape_size": "Fortran has size() and product()",

@@ -139,6 +139,38 @@ static void without_a_device_a_psf_stays_on_the_host(void **state)
     spart_context_free(context);
 }
 
+/* Stream-ordered memory (spart_memory_allocate_async): on the host the
+ * context's allocator, whatever the build; without a device
+ * SPART_ERROR_NO_DEVICE with a sentence and a NULL pointer; NULL
+ * arguments refused; freeing NULL does nothing. */
+static void stream_ordered_memory_on_the_host_and_without_a_device(void **state)
+{
+    (void)state;
+    spart_context *context = NULL;
+    assert_int_equal(spart_context_create(&context), SPART_OK);
+    double *values = NULL;
+    assert_int_equal(spart_memory_allocate_async(context, 0, 3 * sizeof(double), (void **)&values),
+                     SPART_OK);
+    values[0] = 1.0;
+    values[2] = -4.0;
+    assert_true(values[0] + values[2] == -3.0);
+    spart_memory_free_async(context, 0, values);
+    spart_memory_free_async(context, 0, NULL);
+    spart_memory_free_async(context, 1, NULL);
+    spart_memory_free_async(NULL, 1, NULL);
+    assert_int_equal(spart_memory_allocate_async(context, 0, 8, NULL), SPART_ERROR_NULL_POINTER);
+    void *pointer = NULL;
+    assert_int_equal(spart_memory_allocate_async(NULL, 0, 8, &pointer), SPART_ERROR_NULL_POINTER);
+    if (!device_visible(context)) {
+        pointer = &pointer; /* must become NULL */
+        assert_int_equal(spart_memory_allocate_async(context, 1, 64, &pointer),
+                         SPART_ERROR_NO_DEVICE);
+        assert_null(pointer);
+        assert_non_null(strstr(spart_context_error(context), "memory_allocate_async"));
+    }
+    spart_context_free(context);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -147,6 +179,7 @@ int main(void)
         cmocka_unit_test(a_device_that_does_not_exist_is_refused),
         cmocka_unit_test(null_arguments_are_refused),
         cmocka_unit_test(without_a_device_a_psf_stays_on_the_host),
+        cmocka_unit_test(stream_ordered_memory_on_the_host_and_without_a_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
