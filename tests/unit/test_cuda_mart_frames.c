@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "core/internal.h"
 #include "spart.h"
 #include "test_cuda_util.h"
 #include "test_mart_frames_util.h"
@@ -34,31 +35,23 @@ static int small_only(void)
     return small != NULL && strcmp(small, "1") == 0;
 }
 
-/* The tiny problem's operators on the device (regridders owned here). */
+/* The tiny case's operators on the device (regridders owned here; `device`
+ * points to `pair`: keep the struct where it is made). */
 typedef struct device_problem {
     spart_mart_regridder_pair pair;
-    spart_mart_operators host, device;
+    spart_mart_operators device;
     spart_regridder *forward, *backward;
 } device_problem;
 
-static void make_device_problem(spart_context *context, const tiny_problem *p, device_problem *d)
+static void make_device_problem(spart_context *context, const tiny_case *c, device_problem *d)
 {
     memset(d, 0, sizeof *d);
-    assert_int_equal(spart_instrument_mart_operators(context, p->instrument, &d->pair, &d->host),
-                     SPART_OK);
-    spart_mart_regridder_pair host_pair = d->pair;
-    assert_int_equal(spart_regridder_to_device(context, host_pair.forward, &d->forward), SPART_OK);
-    assert_int_equal(spart_regridder_to_device(context, host_pair.backward, &d->backward),
-                     SPART_OK);
-    /* the host operators keep pointing at the instrument's pair: copy it */
-    static spart_mart_regridder_pair device_pairs[4];
-    static int next = 0;
-    spart_mart_regridder_pair *device_pair = &device_pairs[next++ % 4];
-    *device_pair = host_pair;
-    device_pair->forward = d->forward;
-    device_pair->backward = d->backward;
-    assert_int_equal(spart_mart_operators_from_regridders(context, device_pair, &d->device),
-                     SPART_OK);
+    assert_int_equal(spart_regridder_to_device(context, c->pair.forward, &d->forward), SPART_OK);
+    assert_int_equal(spart_regridder_to_device(context, c->pair.backward, &d->backward), SPART_OK);
+    d->pair = c->pair;
+    d->pair.forward = d->forward;
+    d->pair.backward = d->backward;
+    assert_int_equal(spart_mart_operators_from_regridders(context, &d->pair, &d->device), SPART_OK);
     assert_int_equal(d->device.on_device, 1);
     assert_int_equal(d->device.capturable, 1);
 }
@@ -91,38 +84,14 @@ static void check_device_frames(spart_context *context, const spart_mart_operato
         fail_msg("%s", spart_context_error(context));
     }
     for (int64_t f = 0; f < num_frames; f++) {
-        spart_mart_options alone = *options;
-        if (options->guess != NULL) {
-            alone.guess = options->guess + f * host->scene_size;
-        }
-        spart_mart_result *single = NULL;
-        status = spart_mart_solve(context, host, observed + f * pixels, &alone, &single);
-        if (status != SPART_OK) {
-            fail_msg("%s", spart_context_error(context));
-        }
-        frame_copy a, b;
-        copy_result(single, &a);
-        copy_result(results[f], &b);
-        assert_same_bits(&a, &b, f);
+        int64_t lone = assert_frame_equals_alone(context, host, observed, f, options, results[f]);
         if (iterations != NULL) {
-            iterations[f] = a.iterations;
+            iterations[f] = lone;
         }
-        spart_mart_result_free(single);
         /* and alone on the device (a few frames: the same bits again) */
         if (f < 2) {
-            alone.guess = d_guess != NULL ? d_guess + f * host->scene_size : NULL;
-            status = spart_mart_solve(context, device, d_observed + f * pixels, &alone, &single);
-            if (status != SPART_OK) {
-                fail_msg("%s", spart_context_error(context));
-            }
-            frame_copy c;
-            copy_result(single, &c);
-            assert_same_bits(&c, &b, f);
-            free_copy(&c);
-            spart_mart_result_free(single);
+            assert_frame_equals_alone(context, device, d_observed, f, &on_device, results[f]);
         }
-        free_copy(&a);
-        free_copy(&b);
         spart_mart_result_free(results[f]);
     }
     free(results);
@@ -134,11 +103,10 @@ static void device_frames_equal_host_alone_for_1_3_8_30_frames(void **state)
 {
     (void)state;
     spart_context *context = context_or_fail();
-    tiny_problem p;
-    make_tiny_problem(context, &p);
+    tiny_case c;
+    make_tiny_case(context, 30, &c);
     device_problem d;
-    make_device_problem(context, &p, &d);
-    double *observed = tiny_frames(context, &p, 30);
+    make_device_problem(context, &c, &d);
     spart_mart_options options;
     spart_mart_options_init(&options);
     options.threshold = 1e-2;
@@ -146,7 +114,7 @@ static void device_frames_equal_host_alone_for_1_3_8_30_frames(void **state)
     const int64_t frames[] = {3, 1, 8, 30};
     for (int k = 0; k < (small_only() ? 1 : 4); k++) {
         int64_t iterations[30];
-        check_device_frames(context, &d.host, &d.device, observed, frames[k], &options,
+        check_device_frames(context, &c.operators, &d.device, c.observed, frames[k], &options,
                             frames[k] == 30 ? 8 : 0, iterations);
         if (frames[k] >= 8) { /* stops inside the graphs' blocks of 8, not at their ends */
             int inside = 0;
@@ -156,9 +124,8 @@ static void device_frames_equal_host_alone_for_1_3_8_30_frames(void **state)
             assert_true(inside);
         }
     }
-    free(observed);
     free_device_problem(&d);
-    free_tiny_problem(&p);
+    free_tiny_case(&c);
     spart_context_free(context);
 }
 
@@ -177,13 +144,12 @@ static void device_frames_every_rule_and_path(void **state)
         skip();
     }
     spart_context *context = context_or_fail();
-    tiny_problem p;
-    make_tiny_problem(context, &p);
+    tiny_case c;
+    make_tiny_case(context, 5, &c);
     device_problem d;
-    make_device_problem(context, &p, &d);
-    double *observed = tiny_frames(context, &p, 5);
-    double *guesses = malloc((size_t)(5 * p.scene_size) * sizeof(double));
-    for (int64_t v = 0; v < 5 * p.scene_size; v++) {
+    make_device_problem(context, &c, &d);
+    double *guesses = malloc((size_t)(5 * c.p.scene_size) * sizeof(double));
+    for (int64_t v = 0; v < 5 * c.p.scene_size; v++) {
         guesses[v] = 1.0 + (double)(v % 5) / 8.0;
     }
     for (int variant = 0; variant < 7; variant++) {
@@ -215,12 +181,13 @@ static void device_frames_every_rule_and_path(void **state)
         }
         for (int64_t width = 2; width <= 5; width += 3) {
             if (variant != 5) {
-                check_device_frames(context, &d.host, &device, observed, 5, &options, width, NULL);
+                check_device_frames(context, &c.operators, &device, c.observed, 5, &options, width,
+                                    NULL);
                 continue;
             }
             /* the callback: frame 2 alone stops at iteration 5 as a lone run would */
-            int64_t pixels = 4 * p.image_size;
-            double *d_observed = doubles_to_device(context, observed, 5 * pixels);
+            int64_t pixels = 4 * c.p.image_size;
+            double *d_observed = doubles_to_device(context, c.observed, 5 * pixels);
             spart_mart_result *results[5];
             assert_int_equal(
                 spart_mart_solve_frames(context, &device, 5, d_observed, &options, width, results),
@@ -233,9 +200,70 @@ static void device_frames_every_rule_and_path(void **state)
         }
     }
     free(guesses);
-    free(observed);
     free_device_problem(&d);
-    free_tiny_problem(&p);
+    free_tiny_case(&c);
+    spart_context_free(context);
+}
+
+/* The device memory the context's pool has reserved, and of that what is
+ * in use, once the context's stream is done. */
+static void pool_bytes(spart_context *context, uint64_t *reserved, uint64_t *used)
+{
+    cudaMemPool_t pool = (cudaMemPool_t)context->cuda_pool;
+    assert_non_null(pool);
+    assert_int_equal(cudaStreamSynchronize((cudaStream_t)context->cuda_stream), cudaSuccess);
+    assert_int_equal(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, reserved),
+                     cudaSuccess);
+    assert_int_equal(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, used),
+                     cudaSuccess);
+}
+
+/* The plain call takes its working memory from the context's own pool
+ * (spart_memory_allocate_async) and gives it back there: a second solve
+ * reserves no more, nothing stays in use, and the bits are the first's. */
+static void plain_calls_reuse_the_contexts_pool(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    tiny_case c;
+    make_tiny_case(context, 8, &c);
+    device_problem d;
+    make_device_problem(context, &c, &d);
+    double *d_observed = doubles_to_device(context, c.observed, 8 * 4 * c.p.image_size);
+    spart_mart_options options;
+    spart_mart_options_init(&options);
+    options.stop_rule = SPART_MART_STOP_COUNT;
+    options.max_iterations = 6;
+    spart_mart_result *first[8], *second[8];
+    assert_int_equal(spart_mart_solve_frames(context, &d.device, 8, d_observed, &options, 0, first),
+                     SPART_OK);
+    uint64_t reserved = 0, used = 0, reserved_again = 0;
+    pool_bytes(context, &reserved, &used);
+    assert_true(reserved > 0);
+    assert_int_equal(used, 0);
+    assert_int_equal(
+        spart_mart_solve_frames(context, &d.device, 8, d_observed, &options, 0, second), SPART_OK);
+    pool_bytes(context, &reserved_again, &used);
+    assert_int_equal(reserved_again, reserved);
+    assert_int_equal(used, 0);
+    for (int64_t f = 0; f < 8; f++) {
+        assert_results_same_bits(first[f], second[f], f);
+        spart_mart_result_free(first[f]);
+        spart_mart_result_free(second[f]);
+    }
+    /* the pair itself: device memory usable on the context's stream */
+    void *scratch = NULL;
+    double values[4] = {1.0, -2.0, 3.5, 0.25}, back[4] = {0.0, 0.0, 0.0, 0.0};
+    assert_int_equal(spart_memory_allocate_async(context, 1, sizeof values, &scratch), SPART_OK);
+    assert_int_equal(spart_memory_copy(context, scratch, 1, values, 0, sizeof values), SPART_OK);
+    assert_int_equal(spart_memory_copy(context, back, 0, scratch, 1, sizeof values), SPART_OK);
+    assert_memory_equal(back, values, sizeof values);
+    spart_memory_free_async(context, 1, scratch);
+    spart_memory_free_async(context, 1, NULL);
+    assert_int_equal(spart_memory_allocate_async(context, 1, 8, NULL), SPART_ERROR_NULL_POINTER);
+    spart_device_free(context, d_observed);
+    free_device_problem(&d);
+    free_tiny_case(&c);
     spart_context_free(context);
 }
 
@@ -336,6 +364,7 @@ int main(void)
         cmocka_unit_test(device_frames_equal_host_alone_for_1_3_8_30_frames),
         cmocka_unit_test(device_frames_every_rule_and_path),
         cmocka_unit_test(device_frames_steps_equal_host),
+        cmocka_unit_test(plain_calls_reuse_the_contexts_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

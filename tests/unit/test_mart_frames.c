@@ -43,7 +43,6 @@ static void check_frames_equal_alone(spart_context *context, const spart_mart_op
                                      const spart_mart_options *options, int64_t batch_frames,
                                      int64_t **iterations)
 {
-    int64_t pixels = operators->num_channel * operators->image_size;
     spart_mart_result **results = calloc((size_t)num_frames, sizeof *results);
     spart_status status = spart_mart_solve_frames(context, operators, num_frames, observed, options,
                                                   batch_frames, results);
@@ -54,25 +53,11 @@ static void check_frames_equal_alone(spart_context *context, const spart_mart_op
         *iterations = malloc((size_t)num_frames * sizeof(int64_t));
     }
     for (int64_t f = 0; f < num_frames; f++) {
-        spart_mart_options alone = *options;
-        if (options->guess != NULL) {
-            alone.guess = options->guess + f * operators->scene_size;
-        }
-        spart_mart_result *single = NULL;
-        status = spart_mart_solve(context, operators, observed + f * pixels, &alone, &single);
-        if (status != SPART_OK) {
-            fail_msg("%s", spart_context_error(context));
-        }
-        frame_copy a, b;
-        copy_result(single, &a);
-        copy_result(results[f], &b);
-        assert_same_bits(&a, &b, f);
+        int64_t lone =
+            assert_frame_equals_alone(context, operators, observed, f, options, results[f]);
         if (iterations != NULL) {
-            (*iterations)[f] = a.iterations;
+            (*iterations)[f] = lone;
         }
-        free_copy(&a);
-        free_copy(&b);
-        spart_mart_result_free(single);
         spart_mart_result_free(results[f]);
     }
     free(results);
@@ -96,13 +81,8 @@ static void frames_equal_alone_for_1_3_8_30_frames(void **state)
 {
     (void)state;
     spart_context *context = new_context();
-    tiny_problem p;
-    make_tiny_problem(context, &p);
-    spart_mart_regridder_pair pair;
-    spart_mart_operators operators;
-    assert_int_equal(spart_instrument_mart_operators(context, p.instrument, &pair, &operators),
-                     SPART_OK);
-    double *observed = tiny_frames(context, &p, 30);
+    tiny_case c;
+    make_tiny_case(context, 30, &c);
     spart_mart_options options;
     spart_mart_options_init(&options);
     options.threshold = 1e-2;
@@ -111,15 +91,14 @@ static void frames_equal_alone_for_1_3_8_30_frames(void **state)
     for (int k = 0; k < 4; k++) {
         int64_t *iterations = NULL;
         /* 30 frames in batches of 8 (three full ones and one of 6) */
-        check_frames_equal_alone(context, &operators, observed, frames[k], &options,
+        check_frames_equal_alone(context, &c.operators, c.observed, frames[k], &options,
                                  frames[k] == 30 ? 8 : 0, &iterations);
         if (frames[k] >= 8) { /* the frames' runs end at different iterations */
             assert_true(distinct(iterations, frames[k]) >= 3);
         }
         free(iterations);
     }
-    free(observed);
-    free_tiny_problem(&p);
+    free_tiny_case(&c);
     spart_context_free(context);
 }
 
@@ -130,13 +109,8 @@ static void every_rule_and_batch_width(void **state)
 {
     (void)state;
     spart_context *context = new_context();
-    tiny_problem p;
-    make_tiny_problem(context, &p);
-    spart_mart_regridder_pair pair;
-    spart_mart_operators operators;
-    assert_int_equal(spart_instrument_mart_operators(context, p.instrument, &pair, &operators),
-                     SPART_OK);
-    double *observed = tiny_frames(context, &p, 5);
+    tiny_case c;
+    make_tiny_case(context, 5, &c);
     for (int variant = 0; variant < 5; variant++) {
         spart_mart_options options;
         spart_mart_options_init(&options);
@@ -158,11 +132,10 @@ static void every_rule_and_batch_width(void **state)
             options.keep_intermediate = 1;
         }
         for (int64_t width = 1; width <= 5; width += 2) {
-            check_frames_equal_alone(context, &operators, observed, 5, &options, width, NULL);
+            check_frames_equal_alone(context, &c.operators, c.observed, 5, &options, width, NULL);
         }
     }
-    free(observed);
-    free_tiny_problem(&p);
+    free_tiny_case(&c);
     spart_context_free(context);
 }
 
@@ -172,56 +145,47 @@ static void a_workspace_kept_across_solves(void **state)
 {
     (void)state;
     spart_context *context = new_context();
-    tiny_problem p;
-    make_tiny_problem(context, &p);
-    spart_mart_regridder_pair pair;
-    spart_mart_operators operators;
-    assert_int_equal(spart_instrument_mart_operators(context, p.instrument, &pair, &operators),
-                     SPART_OK);
-    double *observed = tiny_frames(context, &p, 4);
+    tiny_case c;
+    make_tiny_case(context, 4, &c);
     spart_mart_options options;
     spart_mart_options_init(&options);
     options.max_iterations = 9;
     size_t bytes = 0;
-    assert_int_equal(spart_mart_frames_workspace_size(context, &operators, 4, &options, 3, &bytes),
-                     SPART_OK);
+    assert_int_equal(
+        spart_mart_frames_workspace_size(context, &c.operators, 4, &options, 3, &bytes), SPART_OK);
     assert_true(bytes > 0);
     void *workspace = NULL;
     assert_int_equal(spart_memory_allocate(context, 0, bytes, &workspace), SPART_OK);
     assert_true((uintptr_t)workspace % sizeof(double) == 0);
     spart_mart_result *plain[4], *kept[4];
-    assert_int_equal(spart_mart_solve_frames(context, &operators, 4, observed, &options, 3, plain),
-                     SPART_OK);
+    assert_int_equal(
+        spart_mart_solve_frames(context, &c.operators, 4, c.observed, &options, 3, plain),
+        SPART_OK);
     for (int round = 0; round < 2; round++) {
-        assert_int_equal(spart_mart_solve_frames_workspace(context, &operators, 4, observed,
+        assert_int_equal(spart_mart_solve_frames_workspace(context, &c.operators, 4, c.observed,
                                                            &options, 3, workspace, bytes, kept),
                          SPART_OK);
         for (int64_t f = 0; f < 4; f++) {
-            frame_copy a, b;
-            copy_result(plain[f], &a);
-            copy_result(kept[f], &b);
-            assert_same_bits(&a, &b, f);
-            free_copy(&a);
-            free_copy(&b);
+            assert_results_same_bits(plain[f], kept[f], f);
             spart_mart_result_free(kept[f]);
         }
     }
-    assert_int_equal(spart_mart_solve_frames_workspace(context, &operators, 4, observed, &options,
-                                                       3, workspace, bytes - 1, kept),
+    assert_int_equal(spart_mart_solve_frames_workspace(context, &c.operators, 4, c.observed,
+                                                       &options, 3, workspace, bytes - 1, kept),
                      SPART_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(spart_context_error(context), "spart_mart_frames_workspace_size"));
     assert_null(kept[0]);
-    assert_int_equal(spart_mart_solve_frames_workspace(context, &operators, 4, observed, &options,
-                                                       3, (char *)workspace + 4, bytes - 8, kept),
+    assert_int_equal(spart_mart_solve_frames_workspace(context, &c.operators, 4, c.observed,
+                                                       &options, 3, (char *)workspace + 4,
+                                                       bytes - 8, kept),
                      SPART_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(spart_mart_frames_workspace_size(context, &operators, 4, &options, 3, NULL),
+    assert_int_equal(spart_mart_frames_workspace_size(context, &c.operators, 4, &options, 3, NULL),
                      SPART_ERROR_NULL_POINTER);
     for (int64_t f = 0; f < 4; f++) {
         spart_mart_result_free(plain[f]);
     }
     spart_memory_free(context, 0, workspace);
-    free(observed);
-    free_tiny_problem(&p);
+    free_tiny_case(&c);
     spart_context_free(context);
 }
 
@@ -229,25 +193,19 @@ static void guesses_are_per_frame(void **state)
 {
     (void)state;
     spart_context *context = new_context();
-    tiny_problem p;
-    make_tiny_problem(context, &p);
-    spart_mart_regridder_pair pair;
-    spart_mart_operators operators;
-    assert_int_equal(spart_instrument_mart_operators(context, p.instrument, &pair, &operators),
-                     SPART_OK);
-    double *observed = tiny_frames(context, &p, 3);
-    double *guesses = malloc((size_t)(3 * p.scene_size) * sizeof(double));
-    for (int64_t v = 0; v < 3 * p.scene_size; v++) {
-        guesses[v] = 1.0 + (double)(v % 7) / 10.0 + (double)(v / p.scene_size);
+    tiny_case c;
+    make_tiny_case(context, 3, &c);
+    double *guesses = malloc((size_t)(3 * c.p.scene_size) * sizeof(double));
+    for (int64_t v = 0; v < 3 * c.p.scene_size; v++) {
+        guesses[v] = 1.0 + (double)(v % 7) / 10.0 + (double)(v / c.p.scene_size);
     }
     spart_mart_options options;
     spart_mart_options_init(&options);
     options.guess = guesses;
     options.max_iterations = 10;
-    check_frames_equal_alone(context, &operators, observed, 3, &options, 2, NULL);
+    check_frames_equal_alone(context, &c.operators, c.observed, 3, &options, 2, NULL);
     free(guesses);
-    free(observed);
-    free_tiny_problem(&p);
+    free_tiny_case(&c);
     spart_context_free(context);
 }
 
@@ -272,14 +230,8 @@ static void a_callback_stops_one_frame(void **state)
 {
     (void)state;
     spart_context *context = new_context();
-    tiny_problem p;
-    make_tiny_problem(context, &p);
-    spart_mart_regridder_pair pair;
-    spart_mart_operators operators;
-    assert_int_equal(spart_instrument_mart_operators(context, p.instrument, &pair, &operators),
-                     SPART_OK);
-    double *observed = tiny_frames(context, &p, 3);
-    int64_t pixels = 4 * p.image_size;
+    tiny_case c;
+    make_tiny_case(context, 3, &c);
     spart_mart_options options;
     spart_mart_options_init(&options);
     options.stop_rule = SPART_MART_STOP_COUNT;
@@ -289,7 +241,8 @@ static void a_callback_stops_one_frame(void **state)
     options.callback_user = calls;
     spart_mart_result *results[3] = {NULL, NULL, NULL};
     assert_int_equal(
-        spart_mart_solve_frames(context, &operators, 3, observed, &options, 0, results), SPART_OK);
+        spart_mart_solve_frames(context, &c.operators, 3, c.observed, &options, 0, results),
+        SPART_OK);
     assert_int_equal(calls[0], 8);
     assert_int_equal(calls[1], 4);
     assert_int_equal(calls[2], 8);
@@ -297,21 +250,10 @@ static void a_callback_stops_one_frame(void **state)
         spart_mart_options alone = options;
         alone.callback = f == 1 ? stop_at_three : NULL;
         alone.callback_user = NULL;
-        spart_mart_result *single = NULL;
-        assert_int_equal(
-            spart_mart_solve(context, &operators, observed + f * pixels, &alone, &single),
-            SPART_OK);
-        frame_copy a, b;
-        copy_result(single, &a);
-        copy_result(results[f], &b);
-        assert_same_bits(&a, &b, f);
-        free_copy(&a);
-        free_copy(&b);
-        spart_mart_result_free(single);
+        assert_frame_equals_alone(context, &c.operators, c.observed, f, &alone, results[f]);
         spart_mart_result_free(results[f]);
     }
-    free(observed);
-    free_tiny_problem(&p);
+    free_tiny_case(&c);
     spart_context_free(context);
 }
 
@@ -358,16 +300,13 @@ static void callers_operators_with_and_without_frames_callbacks(void **state)
 {
     (void)state;
     spart_context *context = new_context();
-    tiny_problem p;
-    make_tiny_problem(context, &p);
-    spart_mart_regridder_pair pair;
+    tiny_case c;
+    make_tiny_case(context, 3, &c);
     wrapped w;
     memset(&w, 0, sizeof w);
-    assert_int_equal(spart_instrument_mart_operators(context, p.instrument, &pair, &w.inner),
-                     SPART_OK);
+    w.inner = c.operators;
     assert_non_null(w.inner.forward_frames);
     assert_non_null(w.inner.backward_frames);
-    double *observed = tiny_frames(context, &p, 3);
     spart_mart_options options;
     spart_mart_options_init(&options);
     options.max_iterations = 12;
@@ -379,15 +318,14 @@ static void callers_operators_with_and_without_frames_callbacks(void **state)
         operators.backward_frames = with_frames ? wrapped_backward_frames : NULL;
         operators.user = &w;
         w.frames_calls = 0;
-        check_frames_equal_alone(context, &operators, observed, 3, &options, 0, NULL);
+        check_frames_equal_alone(context, &operators, c.observed, 3, &options, 0, NULL);
         if (with_frames) {
             assert_true(w.frames_calls > 0);
         } else {
             assert_int_equal(w.frames_calls, 0);
         }
     }
-    free(observed);
-    free_tiny_problem(&p);
+    free_tiny_case(&c);
     spart_context_free(context);
 }
 
@@ -473,34 +411,31 @@ static void errors_are_sentences(void **state)
 {
     (void)state;
     spart_context *context = new_context();
-    tiny_problem p;
-    make_tiny_problem(context, &p);
-    spart_mart_regridder_pair pair;
-    spart_mart_operators operators;
-    assert_int_equal(spart_instrument_mart_operators(context, p.instrument, &pair, &operators),
-                     SPART_OK);
-    double *observed = tiny_frames(context, &p, 2);
-    spart_mart_result *results[2] = {(spart_mart_result *)&pair, (spart_mart_result *)&pair};
-    assert_int_equal(spart_mart_solve_frames(NULL, &operators, 2, observed, NULL, 0, results),
+    tiny_case c;
+    make_tiny_case(context, 2, &c);
+    spart_mart_result *results[2] = {(spart_mart_result *)&c.pair, (spart_mart_result *)&c.pair};
+    assert_int_equal(spart_mart_solve_frames(NULL, &c.operators, 2, c.observed, NULL, 0, results),
                      SPART_ERROR_NULL_POINTER);
-    assert_int_equal(spart_mart_solve_frames(context, &operators, 2, observed, NULL, 0, NULL),
+    assert_int_equal(spart_mart_solve_frames(context, &c.operators, 2, c.observed, NULL, 0, NULL),
                      SPART_ERROR_NULL_POINTER);
     assert_non_null(strstr(spart_context_error(context), "results"));
-    assert_int_equal(spart_mart_solve_frames(context, &operators, 0, observed, NULL, 0, results),
-                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(
+        spart_mart_solve_frames(context, &c.operators, 0, c.observed, NULL, 0, results),
+        SPART_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(spart_context_error(context), "num_frames = 0"));
-    assert_int_equal(spart_mart_solve_frames(context, &operators, 2, observed, NULL, -1, results),
-                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(
+        spart_mart_solve_frames(context, &c.operators, 2, c.observed, NULL, -1, results),
+        SPART_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(spart_context_error(context), "batch_frames = -1"));
     spart_mart_options options;
     spart_mart_options_init(&options);
     options.max_iterations = 0;
     assert_int_equal(
-        spart_mart_solve_frames(context, &operators, 2, observed, &options, 0, results),
+        spart_mart_solve_frames(context, &c.operators, 2, c.observed, &options, 0, results),
         SPART_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(spart_context_error(context), "max_iterations"));
     assert_int_equal(
-        spart_mart_solve_frames(context, &operators, INT64_MAX / 2, observed, NULL, 0, results),
+        spart_mart_solve_frames(context, &c.operators, INT64_MAX / 2, c.observed, NULL, 0, results),
         SPART_ERROR_OVERFLOW);
     /* the steps */
     double value = 1.0;
@@ -530,25 +465,24 @@ static void errors_are_sentences(void **state)
     assert_int_equal(spart_mart_keep_frames(context, &value, 1, 0, &value, &run_state, 0),
                      SPART_ERROR_INVALID_ARGUMENT);
     assert_int_equal(spart_mart_update_from_images_is_one_pass(NULL), 0);
-    assert_int_equal(spart_mart_update_from_images_is_one_pass(pair.backward), 1);
+    assert_int_equal(spart_mart_update_from_images_is_one_pass(c.pair.backward), 1);
     assert_int_equal(spart_mart_update_from_images_frames(context, NULL, &value, &value, 1, 1, 1.0,
                                                           &value, NULL, NULL, 0, NULL),
                      SPART_ERROR_NULL_POINTER);
-    assert_int_equal(spart_mart_update_from_images_frames(context, pair.backward, observed,
-                                                          observed, 0, 4, 1.0, observed, NULL, NULL,
-                                                          0, NULL),
+    assert_int_equal(spart_mart_update_from_images_frames(context, c.pair.backward, c.observed,
+                                                          c.observed, 0, 4, 1.0, c.observed, NULL,
+                                                          NULL, 0, NULL),
                      SPART_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(spart_context_error(context), "num_frames (0)"));
-    assert_int_equal(spart_mart_update_from_images_frames(context, pair.backward, observed,
-                                                          observed, 1, 3, 1.0, observed, NULL, NULL,
-                                                          0, NULL),
+    assert_int_equal(spart_mart_update_from_images_frames(context, c.pair.backward, c.observed,
+                                                          c.observed, 1, 3, 1.0, c.observed, NULL,
+                                                          NULL, 0, NULL),
                      SPART_ERROR_SHAPE_MISMATCH);
 #if !defined(SPART_HAVE_CUDA)
     assert_int_equal(spart_mart_keep_frames(context, &value, 1, 1, &value, &run_state, 1),
                      SPART_ERROR_NO_DEVICE);
 #endif
-    free(observed);
-    free_tiny_problem(&p);
+    free_tiny_case(&c);
     spart_context_free(context);
 }
 

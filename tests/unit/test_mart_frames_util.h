@@ -3,8 +3,10 @@
  * solve (test_mart_frames.c on the host, test_cuda_mart_frames.c on a
  * device) share: a tiny instrument (the ctis tutorial's geometry, 16 x 16
  * scene cells, 10 bins, a 40 x 32 sensor), frames of a moving, brightening
- * scene observed with their own noise, a solve's result copied out, and
- * the comparison of two results bit for bit. Include after <cmocka.h>.
+ * scene observed with their own noise, a solve's result copied out, the
+ * comparison of two results bit for bit and of a frame with its lone
+ * solve, and the problem with its host operators and frames in one struct.
+ * Include after <cmocka.h>.
  */
 #ifndef SPART_TEST_MART_FRAMES_UTIL_H
 #define SPART_TEST_MART_FRAMES_UTIL_H
@@ -177,6 +179,72 @@ static inline void assert_same_bits(const frame_copy *a, const frame_copy *b, in
         memcmp(a->solution, b->solution, states) != 0) {
         fail_msg("frame %lld: the merits or the states differ in their bits", (long long)frame);
     }
+}
+
+/* Two results the same bit for bit; returns the first's iterations. */
+static inline int64_t assert_results_same_bits(const spart_mart_result *a,
+                                               const spart_mart_result *b, int64_t frame)
+{
+    frame_copy x, y;
+    copy_result(a, &x);
+    copy_result(b, &y);
+    assert_same_bits(&x, &y, frame);
+    int64_t iterations = x.iterations;
+    free_copy(&x);
+    free_copy(&y);
+    return iterations;
+}
+
+/* Frame f of `observed` (frames of num_channel x image_size values, where
+ * the operators work) solved alone by spart_mart_solve, with frame f's
+ * guess of options->guess (frames of scene_size values) if any: the bits
+ * of `result` (that frame's result of a frames solve). Returns the lone
+ * run's iterations. */
+static inline int64_t assert_frame_equals_alone(spart_context *context,
+                                                const spart_mart_operators *operators,
+                                                const double *observed, int64_t f,
+                                                const spart_mart_options *options,
+                                                const spart_mart_result *result)
+{
+    int64_t pixels = operators->num_channel * operators->image_size;
+    spart_mart_options alone = *options;
+    if (options->guess != NULL) {
+        alone.guess = options->guess + f * operators->scene_size;
+    }
+    spart_mart_result *single = NULL;
+    spart_status status =
+        spart_mart_solve(context, operators, observed + f * pixels, &alone, &single);
+    if (status != SPART_OK) {
+        fail_msg("frame %lld alone: %s", (long long)f, spart_context_error(context));
+    }
+    int64_t iterations = assert_results_same_bits(single, result, f);
+    spart_mart_result_free(single);
+    return iterations;
+}
+
+/* The tiny problem, its operators on the host (the instrument's Regridder
+ * pair, which `operators` points to: keep the struct where it is made) and
+ * num_frames frames observed (tiny_frames). */
+typedef struct tiny_case {
+    tiny_problem p;
+    spart_mart_regridder_pair pair;
+    spart_mart_operators operators;
+    double *observed;
+} tiny_case;
+
+static inline void make_tiny_case(spart_context *context, int64_t num_frames, tiny_case *c)
+{
+    make_tiny_problem(context, &c->p);
+    assert_int_equal(
+        spart_instrument_mart_operators(context, c->p.instrument, &c->pair, &c->operators),
+        SPART_OK);
+    c->observed = tiny_frames(context, &c->p, num_frames);
+}
+
+static inline void free_tiny_case(tiny_case *c)
+{
+    free(c->observed);
+    free_tiny_problem(&c->p);
 }
 
 #endif /* SPART_TEST_MART_FRAMES_UTIL_H */
