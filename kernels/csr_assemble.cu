@@ -32,6 +32,7 @@
 #include <cub/device/device_scan.cuh>
 #include <stdint.h>
 
+#include "csr_assembly_entry.cuh"
 #include "csr_search.cuh"
 #include "device/device_internal.h"
 #include "launch.cuh"
@@ -48,16 +49,6 @@ using spart_launch::threads_per_block;
 size_t round_up(size_t bytes)
 {
     return (bytes + 255) / 256 * 256;
-}
-
-__device__ __forceinline__ void store_value(double *slot, double value)
-{
-    *slot = value;
-}
-
-__device__ __forceinline__ void store_value(float *slot, double value)
-{
-    *slot = __double2float_rn(value);
 }
 
 /* ---- the sort ------------------------------------------------------------------------ */
@@ -125,15 +116,7 @@ __global__ void __launch_bounds__(threads_per_block)
                   Position *__restrict__ positions)
 {
     for (int64_t k = first_item(); k < source.num_entries; k += item_stride()) {
-        int64_t row = num_rows;
-        if (!(source.drop_zeros && source.values[k] == 0.0)) {
-            const int64_t element = piece_holding(source.offsets, source.num_elements, k);
-            const int64_t cell = source.indices_output[k];
-            row = source.row_offset[element] + (source.row_lookup != nullptr
-                                                    ? source.row_lookup[cell]
-                                                    : cell * source.row_lookup_stride);
-        }
-        keys[k] = (Key)row;
+        keys[k] = (Key)assembly_entry_row(source, k, num_rows);
         positions[k] = (Position)k;
     }
 }
@@ -146,14 +129,8 @@ __global__ void __launch_bounds__(threads_per_block)
 {
     for (int64_t slot = first_item(); slot < num_entries; slot += item_stride()) {
         const int64_t k = (int64_t)positions[slot];
-        const int64_t element = piece_holding(source.offsets, source.num_elements, k);
-        const int64_t cell = source.indices_input[k];
-        const int64_t column =
-            source.column_offset[element] + (source.column_lookup != nullptr
-                                                 ? source.column_lookup[cell]
-                                                 : cell * source.column_lookup_stride);
-        columns[slot] = (Column)column;
-        store_value(values + slot, source.values[k]);
+        columns[slot] = (Column)assembly_entry_column(source, k);
+        assembly_store_value(values + slot, source.values[k]);
     }
 }
 
@@ -167,7 +144,7 @@ cudaError_t assemble_sort(const spart_device_assembly_source &source, int64_t nu
     if (error == cudaSuccess) {
         error = sort_pairs<Key, Position>(sort, stream);
     }
-    if (error == cudaSuccess) {
+    if (error == cudaSuccess && row_ptr != nullptr) {
         error = launch_items(row_starts<Key>, num_rows + 1, stream, (const Key *)sort->sorted_keys,
                              source.num_entries, num_rows, row_ptr);
     }
@@ -572,21 +549,4 @@ extern "C" int spart_cuda_short_rows_index(const int64_t *row_ptr, int64_t num_r
                              flags + SPART_DEVICE_SHORT_ROW_FLAGS - 1);
     }
     return error;
-}
-
-/* The sort alone, for the streaming assembly (kernels/csr_assemble_stream.cu
- * writes the keys and positions into buffers 0 itself). */
-extern "C" int spart_cuda_sort_run(spart_device_sort *sort, void *stream)
-{
-    cudaStream_t s = static_cast<cudaStream_t>(stream);
-    if (!sort->wide_keys && !sort->wide_positions) {
-        return sort_pairs<uint32_t, uint32_t>(sort, s);
-    }
-    if (!sort->wide_keys) {
-        return sort_pairs<uint32_t, uint64_t>(sort, s);
-    }
-    if (!sort->wide_positions) {
-        return sort_pairs<uint64_t, uint32_t>(sort, s);
-    }
-    return sort_pairs<uint64_t, uint64_t>(sort, s);
 }

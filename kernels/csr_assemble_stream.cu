@@ -5,7 +5,9 @@
  *
  * A block's entries get their rows as keys (num_rows for an entry dropped
  * as zero) and are sorted with their positions by the stable radix sort of
- * kernels/csr_assemble.cu (spart_cuda_sort_run): the entries of one row
+ * kernels/csr_assemble.cu (spart_cuda_assemble_sort without row_ptr: the
+ * keys of the whole assembly, kernels/csr_assembly_entry.cuh, over the
+ * block as a spart_device_assembly_source): the entries of one row
  * then form a run of the sorted keys, in the block's order. The count pass
  * adds each run's length to its row's cursor, by the one thread at the
  * run's end; the place pass puts the entry sorted to s at slot
@@ -28,6 +30,7 @@
 #include <cub/device/device_scan.cuh>
 #include <stdint.h>
 
+#include "csr_assembly_entry.cuh"
 #include "csr_search.cuh"
 #include "launch.cuh"
 #define SPART_STREAM_FUNCTION static __host__ __device__ inline
@@ -50,45 +53,25 @@ size_t round_up(size_t bytes)
     return (bytes + 255) / 256 * 256;
 }
 
-__device__ __forceinline__ void store_value(double *slot, double value)
+/* The block as kernels/csr_assemble.cu reads a whole source: the same
+ * fields but the index ranges, which the host checks. */
+spart_device_assembly_source assembly_source_of(const spart_stream_source &block)
 {
-    *slot = value;
-}
-
-__device__ __forceinline__ void store_value(float *slot, double value)
-{
-    *slot = __double2float_rn(value);
-}
-
-/* Where the sort's buffers 0 lie in its workspace (csr_assemble.cu's layout). */
-template <typename Key> Key *first_keys(const spart_device_sort *sort)
-{
-    return (Key *)sort->workspace;
-}
-
-template <typename Position> Position *first_positions(const spart_device_sort *sort)
-{
-    return (Position *)((char *)sort->workspace + 2 * sort->key_bytes);
-}
-
-/* Entry k's key (its row, or num_rows when dropped) and position. */
-template <typename Key, typename Position>
-__global__ void __launch_bounds__(threads_per_block)
-    stream_keys(spart_stream_source source, int64_t num_rows, Key *__restrict__ keys,
-                Position *__restrict__ positions)
-{
-    for (int64_t k = first_item(); k < source.num_entries; k += item_stride()) {
-        int64_t row = num_rows;
-        if (!(source.drop_zeros && source.values[k] == 0.0)) {
-            const int64_t element = piece_holding(source.offsets, source.num_elements, k);
-            const int64_t cell = source.indices_output[k];
-            row = source.row_offset[element] + (source.row_lookup != nullptr
-                                                    ? source.row_lookup[cell]
-                                                    : cell * source.row_lookup_stride);
-        }
-        keys[k] = (Key)row;
-        positions[k] = (Position)k;
-    }
+    spart_device_assembly_source source = {};
+    source.num_elements = block.num_elements;
+    source.num_entries = block.num_entries;
+    source.offsets = block.offsets;
+    source.indices_input = block.indices_input;
+    source.indices_output = block.indices_output;
+    source.values = block.values;
+    source.row_offset = block.row_offset;
+    source.column_offset = block.column_offset;
+    source.row_lookup = block.row_lookup;
+    source.column_lookup = block.column_lookup;
+    source.row_lookup_stride = block.row_lookup_stride;
+    source.column_lookup_stride = block.column_lookup_stride;
+    source.drop_zeros = block.drop_zeros;
+    return source;
 }
 
 /* The first position of the run of equal keys that holds position s. */
@@ -155,7 +138,7 @@ __global__ void kept_entries(const Key *__restrict__ sorted, int64_t n, int64_t 
  * threads write one count), never written. */
 template <typename Key, typename Position, typename Column, typename Value>
 __global__ void __launch_bounds__(threads_per_block)
-    place_runs(spart_stream_source source, const Key *__restrict__ sorted,
+    place_runs(spart_device_assembly_source source, const Key *__restrict__ sorted,
                const Position *__restrict__ positions, int64_t n, int64_t num_rows,
                const int64_t *__restrict__ cursor, int64_t num_entries,
                Column *__restrict__ columns, Value *__restrict__ values,
@@ -173,14 +156,8 @@ __global__ void __launch_bounds__(threads_per_block)
             continue;
         }
         const int64_t k = (int64_t)positions[s];
-        const int64_t element = piece_holding(source.offsets, source.num_elements, k);
-        const int64_t cell = source.indices_input[k];
-        const int64_t column =
-            source.column_offset[element] + (source.column_lookup != nullptr
-                                                 ? source.column_lookup[cell]
-                                                 : cell * source.column_lookup_stride);
-        columns[slot] = (Column)column;
-        store_value(values + slot, source.values[k]);
+        columns[slot] = (Column)assembly_entry_column(source, k);
+        assembly_store_value(values + slot, source.values[k]);
     }
     outside = __syncthreads_or(outside);
     if (threadIdx.x == 0 && outside) {
@@ -188,49 +165,50 @@ __global__ void __launch_bounds__(threads_per_block)
     }
 }
 
+/* The sum of every thread's `value` over its block, in thread 0 (a tree in
+ * shared memory; integers, so any order gives the same). Every thread of
+ * the block must call it. */
+template <typename T> __device__ T block_sum(T value)
+{
+    __shared__ T sums[threads_per_block];
+    sums[threadIdx.x] = value;
+    __syncthreads();
+    for (int half = threads_per_block / 2; half > 0; half /= 2) {
+        if ((int)threadIdx.x < half) {
+            sums[threadIdx.x] += sums[threadIdx.x + half];
+        }
+        __syncthreads();
+    }
+    return sums[0];
+}
+
 /* tally[1] = how many blocks of place_runs found a slot out of range. */
 __global__ void __launch_bounds__(threads_per_block)
     count_flags(const int *__restrict__ flags, int count, int64_t *__restrict__ tally)
 {
-    __shared__ int64_t sums[threads_per_block];
     int64_t sum = 0;
     for (int k = threadIdx.x; k < count; k += blockDim.x) {
         sum += flags[k];
     }
-    sums[threadIdx.x] = sum;
-    __syncthreads();
-    for (int half = threads_per_block / 2; half > 0; half /= 2) {
-        if ((int)threadIdx.x < half) {
-            sums[threadIdx.x] += sums[threadIdx.x + half];
-        }
-        __syncthreads();
-    }
+    sum = block_sum(sum);
     if (threadIdx.x == 0) {
-        tally[1] = sums[0];
+        tally[1] = sum;
     }
 }
 
 /* Per block of threads, the sum of mix(first_index + j, values[j]) over its
- * items (a tree in shared memory). */
+ * items. */
 __global__ void __launch_bounds__(threads_per_block)
     fingerprint_partials(const int64_t *__restrict__ values, int64_t count, int64_t first_index,
                          uint64_t *__restrict__ partials)
 {
-    __shared__ uint64_t sums[threads_per_block];
     uint64_t sum = 0;
     for (int64_t j = first_item(); j < count; j += item_stride()) {
         sum += spart_stream_mix(first_index + j, values[j]);
     }
-    sums[threadIdx.x] = sum;
-    __syncthreads();
-    for (int half = threads_per_block / 2; half > 0; half /= 2) {
-        if ((int)threadIdx.x < half) {
-            sums[threadIdx.x] += sums[threadIdx.x + half];
-        }
-        __syncthreads();
-    }
+    sum = block_sum(sum);
     if (threadIdx.x == 0) {
-        partials[blockIdx.x] = sums[0];
+        partials[blockIdx.x] = sum;
     }
 }
 
@@ -238,36 +216,14 @@ __global__ void __launch_bounds__(threads_per_block)
     fingerprint_total(const uint64_t *__restrict__ partials, int count,
                       uint64_t *__restrict__ result)
 {
-    __shared__ uint64_t sums[threads_per_block];
     uint64_t sum = 0;
     for (int k = threadIdx.x; k < count; k += blockDim.x) {
         sum += partials[k];
     }
-    sums[threadIdx.x] = sum;
-    __syncthreads();
-    for (int half = threads_per_block / 2; half > 0; half /= 2) {
-        if ((int)threadIdx.x < half) {
-            sums[threadIdx.x] += sums[threadIdx.x + half];
-        }
-        __syncthreads();
-    }
+    sum = block_sum(sum);
     if (threadIdx.x == 0) {
-        *result = sums[0];
+        *result = sum;
     }
-}
-
-/* Keys, the sort, and the count or the placement, for key and position types. */
-template <typename Key, typename Position>
-cudaError_t sort_block(const spart_stream_source &source, int64_t num_rows, spart_device_sort *sort,
-                       cudaStream_t stream)
-{
-    cudaError_t error =
-        launch_items(stream_keys<Key, Position>, source.num_entries, stream, source, num_rows,
-                     first_keys<Key>(sort), first_positions<Position>(sort));
-    if (error == cudaSuccess) {
-        error = (cudaError_t)spart_cuda_sort_run(sort, stream);
-    }
-    return error;
 }
 
 template <typename Key>
@@ -288,7 +244,7 @@ cudaError_t count_block(int64_t n, int64_t num_rows, const spart_device_sort *so
 constexpr int64_t place_blocks = 65536;
 
 template <typename Key, typename Position, typename Column, typename Value>
-cudaError_t place_block(const spart_stream_source &source, int64_t num_rows,
+cudaError_t place_block(const spart_device_assembly_source &source, int64_t num_rows,
                         const spart_device_sort *sort, int64_t *cursor, int64_t num_entries,
                         Column *columns, Value *values, int64_t *tally, cudaStream_t stream)
 {
@@ -315,7 +271,7 @@ cudaError_t place_block(const spart_stream_source &source, int64_t num_rows,
 }
 
 template <typename Key, typename Position, typename Column>
-cudaError_t place_values(const spart_stream_source &source, int64_t num_rows,
+cudaError_t place_values(const spart_device_assembly_source &source, int64_t num_rows,
                          const spart_device_sort *sort, int64_t *cursor, int64_t num_entries,
                          Column *columns, const spart_device_csr_arrays &csr, int64_t *tally,
                          cudaStream_t stream)
@@ -329,7 +285,7 @@ cudaError_t place_values(const spart_stream_source &source, int64_t num_rows,
 }
 
 template <typename Key, typename Position>
-cudaError_t pass_typed(int pass, const spart_stream_source &source, int64_t num_rows,
+cudaError_t pass_typed(int pass, const spart_device_assembly_source &source, int64_t num_rows,
                        spart_device_sort *sort, int64_t *cursor, int64_t num_entries,
                        const spart_device_csr_arrays *csr, int64_t *tally, cudaStream_t stream)
 {
@@ -337,7 +293,7 @@ cudaError_t pass_typed(int pass, const spart_stream_source &source, int64_t num_
     if (error != cudaSuccess || source.num_entries == 0) {
         return error;
     }
-    error = sort_block<Key, Position>(source, num_rows, sort, stream);
+    error = (cudaError_t)spart_cuda_assemble_sort(&source, num_rows, sort, nullptr, stream);
     if (error != cudaSuccess) {
         return error;
     }
@@ -352,23 +308,24 @@ cudaError_t pass_typed(int pass, const spart_stream_source &source, int64_t num_
                                                 csr->columns64, *csr, tally, stream);
 }
 
-cudaError_t run_pass(int pass, const spart_stream_source *source, int64_t num_rows,
+cudaError_t run_pass(int pass, const spart_stream_source *block, int64_t num_rows,
                      spart_device_sort *sort, int64_t *cursor, int64_t num_entries,
                      const spart_device_csr_arrays *csr, int64_t *tally, cudaStream_t stream)
 {
+    const spart_device_assembly_source source = assembly_source_of(*block);
     if (!sort->wide_keys && !sort->wide_positions) {
-        return pass_typed<uint32_t, uint32_t>(pass, *source, num_rows, sort, cursor, num_entries,
+        return pass_typed<uint32_t, uint32_t>(pass, source, num_rows, sort, cursor, num_entries,
                                               csr, tally, stream);
     }
     if (!sort->wide_keys) {
-        return pass_typed<uint32_t, uint64_t>(pass, *source, num_rows, sort, cursor, num_entries,
+        return pass_typed<uint32_t, uint64_t>(pass, source, num_rows, sort, cursor, num_entries,
                                               csr, tally, stream);
     }
     if (!sort->wide_positions) {
-        return pass_typed<uint64_t, uint32_t>(pass, *source, num_rows, sort, cursor, num_entries,
+        return pass_typed<uint64_t, uint32_t>(pass, source, num_rows, sort, cursor, num_entries,
                                               csr, tally, stream);
     }
-    return pass_typed<uint64_t, uint64_t>(pass, *source, num_rows, sort, cursor, num_entries, csr,
+    return pass_typed<uint64_t, uint64_t>(pass, source, num_rows, sort, cursor, num_entries, csr,
                                           tally, stream);
 }
 

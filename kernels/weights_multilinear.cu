@@ -140,6 +140,46 @@ __global__ void sum_in_order(const int64_t *block_outside, int64_t num_blocks, i
     }
 }
 
+/* The vertices' layout of the element's input grid, for either grid type:
+ * its axes and corners, the shape, the strides of C order, and each corner's
+ * offset from a cell's first vertex (bit m of the corner: one step along
+ * axis m), as the host's grid_init in src/weights/weights_multilinear.c. */
+template <typename Grid> void set_cell_layout(Grid &g, const spart_device_element &element)
+{
+    g.num_axes = element.num_coordinates;
+    g.num_corners = 1 << g.num_axes;
+    int64_t stride = 1;
+    for (int m = g.num_axes - 1; m >= 0; m--) {
+        g.shape[m] = element.shape_input[m];
+        g.stride[m] = stride;
+        stride *= g.shape[m];
+    }
+    for (int b = 0; b < g.num_corners; b++) {
+        g.offset[b] = 0;
+        for (int m = 0; m < g.num_axes; m++) {
+            if ((b >> m) & 1) {
+                g.offset[b] += g.stride[m];
+            }
+        }
+    }
+}
+
+/* A thread-a-point kernel over `blocks` blocks, each counting its points
+ * outside the grid into block_outside[block] (the kernel's last argument),
+ * then those counts summed in block order into *outside. */
+template <typename... Parameters, typename... Arguments>
+cudaError_t launch_and_count(void (*kernel)(Parameters...), int64_t blocks, cudaStream_t stream,
+                             int64_t *block_outside, int64_t *outside, Arguments... arguments)
+{
+    cudaError_t error =
+        spart_launch::launch(kernel, dim3((unsigned)blocks), stream, arguments..., block_outside);
+    if (error == cudaSuccess) {
+        error = spart_launch::launch(sum_in_order, dim3(1), stream, (const int64_t *)block_outside,
+                                     blocks, outside);
+    }
+    return error;
+}
+
 } // namespace
 
 extern "C" int spart_cuda_weights_multilinear_curvilinear(const spart_device_element *element,
@@ -156,36 +196,14 @@ extern "C" int spart_cuda_weights_multilinear_curvilinear(const spart_device_ele
         return (int)cudaErrorInvalidValue;
     }
     grid g = {};
-    g.num_axes = element->num_coordinates;
-    g.num_corners = 1 << g.num_axes;
-    int64_t stride = 1;
-    for (int m = g.num_axes - 1; m >= 0; m--) {
-        g.shape[m] = element->shape_input[m];
-        g.stride[m] = stride;
-        stride *= g.shape[m];
-    }
-    for (int b = 0; b < g.num_corners; b++) {
-        g.offset[b] = 0;
-        for (int m = 0; m < g.num_axes; m++) {
-            if ((b >> m) & 1) {
-                g.offset[b] += g.stride[m];
-            }
-        }
-    }
+    set_cell_layout(g, *element);
     for (int m = 0; m < g.num_axes; m++) {
         g.vertices[m] = element->input[m];
     }
-    cudaStream_t s = (cudaStream_t)stream;
-    int64_t *block_outside = (int64_t *)scratch;
-    cudaError_t error =
-        spart_launch::launch(curvilinear_weights, dim3((unsigned)blocks), s, g, *tree,
-                             element->output[0], element->output[1], element->output[2], num_points,
-                             nan_outside, extrapolate, element->weights_input, out, block_outside);
-    if (error == cudaSuccess) {
-        error = spart_launch::launch(sum_in_order, dim3(1), s, (const int64_t *)block_outside,
-                                     blocks, outside);
-    }
-    return (int)error;
+    return (int)launch_and_count(curvilinear_weights, blocks, (cudaStream_t)stream,
+                                 (int64_t *)scratch, outside, g, *tree, element->output[0],
+                                 element->output[1], element->output[2], num_points, nan_outside,
+                                 extrapolate, element->weights_input, out);
 }
 
 extern "C" size_t spart_cuda_weights_multilinear_scratch(int64_t num_points)
@@ -204,22 +222,7 @@ extern "C" int spart_cuda_weights_multilinear(const spart_device_element *elemen
         return (int)cudaErrorInvalidValue;
     }
     rectilinear_grid g = {};
-    g.num_axes = element->num_coordinates;
-    g.num_corners = 1 << g.num_axes;
-    int64_t stride = 1;
-    for (int m = g.num_axes - 1; m >= 0; m--) {
-        g.shape[m] = element->shape_input[m];
-        g.stride[m] = stride;
-        stride *= g.shape[m];
-    }
-    for (int b = 0; b < g.num_corners; b++) {
-        g.offset[b] = 0;
-        for (int m = 0; m < g.num_axes; m++) {
-            if ((b >> m) & 1) {
-                g.offset[b] += g.stride[m];
-            }
-        }
-    }
+    set_cell_layout(g, *element);
     for (int m = 0; m < g.num_axes; m++) {
         g.profile[m] = grid->profile[m];
         g.coordinate[m] = grid->coordinate[m];
@@ -227,13 +230,6 @@ extern "C" int spart_cuda_weights_multilinear(const spart_device_element *elemen
         g.points[m] = element->output[m];
     }
     g.weights_input = element->weights_input;
-    cudaStream_t s = (cudaStream_t)stream;
-    int64_t *block_outside = (int64_t *)scratch;
-    cudaError_t error = spart_launch::launch(point_weights, dim3((unsigned)blocks), s, g,
-                                             num_points, nan_outside, out, block_outside);
-    if (error == cudaSuccess) {
-        error = spart_launch::launch(sum_in_order, dim3(1), s, (const int64_t *)block_outside,
-                                     blocks, outside);
-    }
-    return (int)error;
+    return (int)launch_and_count(point_weights, blocks, (cudaStream_t)stream, (int64_t *)scratch,
+                                 outside, g, num_points, nan_outside, out);
 }

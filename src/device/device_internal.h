@@ -275,8 +275,10 @@ int spart_cuda_sort_plan(int64_t num_items, int64_t key_limit, int wide, spart_d
 
 /* Assembly, first half: each entry's row (num_rows for an entry dropped as
  * zero) sorted stably with the entry's position; row_ptr (num_rows + 1)
- * from the sorted rows. The sort was planned for source->num_entries items
- * and key_limit num_rows. */
+ * from the sorted rows, or, row_ptr NULL, only the sort (the streamed
+ * assembly's blocks, kernels/csr_assemble_stream.cu, which read the sorted
+ * rows and positions from sort->sorted_keys and sorted_positions). The
+ * sort was planned for source->num_entries items and key_limit num_rows. */
 int spart_cuda_assemble_sort(const spart_device_assembly_source *source, int64_t num_rows,
                              spart_device_sort *sort, int64_t *row_ptr, void *stream);
 

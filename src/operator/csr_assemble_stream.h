@@ -180,12 +180,6 @@ int spart_cuda_stream_place(const spart_stream_source *source, int64_t num_rows,
                             spart_device_sort *sort, int64_t *cursor, int64_t num_entries,
                             const spart_device_csr_arrays *csr, int64_t *tally, void *stream);
 
-/* The stable sort of kernels/csr_assemble.cu on its own: sorts the keys
- * at sort->workspace and the positions at sort->workspace + 2 *
- * sort->key_bytes (buffers 0 of its layout) by key, setting sorted_keys
- * and sorted_positions (defined in kernels/csr_assemble.cu). */
-int spart_cuda_sort_run(spart_device_sort *sort, void *stream);
-
 /* cursor[0 .. num_rows] into its exclusive prefix sum, in place, with
  * scratch of spart_cuda_stream_scratch_bytes. */
 int spart_cuda_stream_scan(int64_t *cursor, int64_t num_rows, void *scratch, size_t bytes,
