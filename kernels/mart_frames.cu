@@ -66,30 +66,10 @@ __global__ void decide_frames_kernel(spart_mart_device_rule rule, int64_t num_fr
     if (f >= num_frames || states[f].stopped != SPART_MART_DEVICE_RUNNING) {
         return;
     }
-    spart_mart_device_state *state = states + f;
     const int64_t channels = rule.num_channel;
-    const double *chi2 = merits + f * channels;
-    const double *r = merits + num_frames * channels + f * channels;
-    double *row = history_rows + f * 2 * channels;
-    double sum = 0.0;
-    for (int64_t c = 0; c < channels; c++) {
-        row[c] = chi2[c];
-        row[channels + c] = r[c];
-        sum = sum + chi2[c];
-    }
-    const double merit = sum / (double)channels;
-    const bool below_threshold =
-        rule.stop_below_threshold && state->merit_previous - merit < rule.threshold;
-    const bool at_target = rule.stop_at_target && merit <= rule.target;
-    state->iterations = state->iterations + 1;
-    if (below_threshold || at_target) {
-        state->stopped = SPART_MART_DEVICE_STOPPED_BY_RULE;
-    } else {
-        state->merit_previous = merit;
-        if (state->iterations >= rule.max_iterations) {
-            state->stopped = SPART_MART_DEVICE_OUT_OF_ITERATIONS;
-        }
-    }
+    spart_mart_steps::decide_frame(rule, merits + f * channels,
+                                   merits + num_frames * channels + f * channels,
+                                   history_rows + f * 2 * channels, states + f);
 }
 
 /* keep_kernel of kernels/mart_steps.cu for frame first + blockIdx.y. */

@@ -110,36 +110,15 @@ __global__ void update_kernel(double *scene, const double *observed_back,
 }
 
 /* The end of one iteration of a batched run (one thread): unless the run
- * has stopped, its merits to `history_row`, the iteration counted, and the
- * rule checked as the driver's rule_stops checks it on the host: the mean
- * merit summed in channel order from 0.0 and divided, then the same
- * comparison, so that both stop at the same iteration. */
+ * has stopped, decide_frame (kernels/mart_steps.cuh) on its merits (chi2,
+ * then r). */
 __global__ void decide_kernel(spart_mart_device_rule rule, const double *merits,
                               double *history_row, spart_mart_device_state *state)
 {
     if (state->stopped != SPART_MART_DEVICE_RUNNING) {
         return;
     }
-    const int64_t channels = rule.num_channel;
-    double sum = 0.0;
-    for (int64_t c = 0; c < channels; c++) {
-        history_row[c] = merits[c];
-        history_row[channels + c] = merits[channels + c];
-        sum = sum + merits[c];
-    }
-    const double merit = sum / (double)channels;
-    const bool below_threshold =
-        rule.stop_below_threshold && state->merit_previous - merit < rule.threshold;
-    const bool at_target = rule.stop_at_target && merit <= rule.target;
-    state->iterations = state->iterations + 1;
-    if (below_threshold || at_target) {
-        state->stopped = SPART_MART_DEVICE_STOPPED_BY_RULE;
-    } else {
-        state->merit_previous = merit;
-        if (state->iterations >= rule.max_iterations) {
-            state->stopped = SPART_MART_DEVICE_OUT_OF_ITERATIONS;
-        }
-    }
+    spart_mart_steps::decide_frame(rule, merits, merits + rule.num_channel, history_row, state);
 }
 
 /* kept = scene, unless the batched run has stopped. */

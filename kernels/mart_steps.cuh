@@ -3,8 +3,8 @@
  * kernels of the MART steps (kernels/mart_steps.cu, kernels/mart_merits.cu,
  * kernels/mart_backproject_update.cu): blocks of 256 threads, the lanes of
  * a warp combined in the host's pairs (lane l += lane l + h, h = 16..1),
- * and the stop flag of a batched run. Kept in one place so that the three
- * files add in the same order.
+ * the decision of a frame's iteration, and the stop flag of a batched run. Kept in one place so
+ * that the three files add in the same order.
  */
 #ifndef SPART_MART_STEPS_CUH
 #define SPART_MART_STEPS_CUH
@@ -27,6 +27,39 @@ __device__ __forceinline__ double combine_lanes(double value)
         value = value + __shfl_down_sync(full_warp, value, h);
     }
     return value;
+}
+
+/* The end of one iteration of a running frame (one thread): its merits
+ * (chi2 and r, num_channel each) to `row` (chi2 then r), the iteration
+ * counted, and the rule checked as the driver's rule_stops checks it on the
+ * host: the mean merit summed in channel order from 0.0 and divided, then
+ * the same comparison, so that both stop at the same iteration. The
+ * decision of one frame (kernels/mart_steps.cu) and of many
+ * (kernels/mart_frames.cu); host/mart_frames.c is its twin. */
+__device__ __forceinline__ void decide_frame(const spart_mart_device_rule &rule, const double *chi2,
+                                             const double *r, double *row,
+                                             spart_mart_device_state *state)
+{
+    const int64_t channels = rule.num_channel;
+    double sum = 0.0;
+    for (int64_t c = 0; c < channels; c++) {
+        row[c] = chi2[c];
+        row[channels + c] = r[c];
+        sum = sum + chi2[c];
+    }
+    const double merit = sum / (double)channels;
+    const bool below_threshold =
+        rule.stop_below_threshold && state->merit_previous - merit < rule.threshold;
+    const bool at_target = rule.stop_at_target && merit <= rule.target;
+    state->iterations = state->iterations + 1;
+    if (below_threshold || at_target) {
+        state->stopped = SPART_MART_DEVICE_STOPPED_BY_RULE;
+    } else {
+        state->merit_previous = merit;
+        if (state->iterations >= rule.max_iterations) {
+            state->stopped = SPART_MART_DEVICE_OUT_OF_ITERATIONS;
+        }
+    }
 }
 
 /* Whether a batched MART run has stopped (`stop` is its flag in device

@@ -91,37 +91,6 @@ static int host_update(spart_context *context, double *scene, const double *obse
     return 0;
 }
 
-/* decide_kernel's operations, in its order. */
-static int host_decide(spart_context *context, const spart_mart_run_rule *rule,
-                       const double *merits, double *history_row, spart_mart_run_state *state)
-{
-    (void)context;
-    if (stopped(state)) {
-        return 0;
-    }
-    const int64_t channels = rule->num_channel;
-    double sum = 0.0;
-    for (int64_t c = 0; c < channels; c++) {
-        history_row[c] = merits[c];
-        history_row[channels + c] = merits[channels + c];
-        sum = sum + merits[c];
-    }
-    const double merit = sum / (double)channels;
-    const int below_threshold =
-        rule->stop_below_threshold && state->merit_previous - merit < rule->threshold;
-    const int at_target = rule->stop_at_target && merit <= rule->target;
-    state->iterations = state->iterations + 1;
-    if (below_threshold || at_target) {
-        state->stopped = SPART_MART_RUN_STOPPED_BY_RULE;
-    } else {
-        state->merit_previous = merit;
-        if (state->iterations >= rule->max_iterations) {
-            state->stopped = SPART_MART_RUN_OUT_OF_ITERATIONS;
-        }
-    }
-    return 0;
-}
-
 static int host_keep(spart_context *context, const double *scene, int64_t scene_size, double *kept,
                      const spart_mart_run_state *state)
 {
@@ -170,6 +139,14 @@ static int host_decide_frames(spart_context *context, const spart_mart_run_rule 
     spart_mart_host_decide_frames(&device, num_frames, merits, history_rows,
                                   (spart_mart_device_state *)(void *)states);
     return 0;
+}
+
+/* One frame's decision: host/mart_frames.c's for one frame, whose merits
+ * (chi2, then r) and history row lie as this one's. */
+static int host_decide(spart_context *context, const spart_mart_run_rule *rule,
+                       const double *merits, double *history_row, spart_mart_run_state *state)
+{
+    return host_decide_frames(context, rule, 1, merits, history_row, state);
 }
 
 static int host_keep_frames(spart_context *context, const double *scenes, int64_t num_frames,

@@ -101,9 +101,10 @@ typedef struct spart_mart_device_rule {
 } spart_mart_device_rule;
 
 /* ---- many frames at once on the host (host/mart_frames.c): each frame
- * the one-frame step (spart_mart_host_update above, and the operations of
- * the decide and keep of src/mart/mart_ops_host.c, which are
- * decide_kernel's and keep_kernel's), frame f skipped when states[f] has
+ * the one-frame step (spart_mart_host_update above; the decision of
+ * decide_frame in kernels/mart_steps.cuh, which the one-frame decide of
+ * src/mart/mart_ops_host.c is, as one frame of these; the keep of
+ * src/mart/mart_ops_host.c, keep_kernel's), frame f skipped when states[f] has
  * stopped (states NULL: none). The states and the rule are the public
  * spart_mart_run_state and spart_mart_run_rule under the kernels' names
  * (the same layout, checked where the tables cast them). ---- */
