@@ -1,5 +1,6 @@
 # tests/cli/cli_common.sh: what the command's test scripts share, sourced by
-# cli_tests.sh and cli_hardening.sh after their own `set -uo pipefail`.
+# cli_tests.sh, cli_hardening.sh, lines_tests.sh and frames_tests.sh after
+# their own `set -uo pipefail`.
 # Their arguments are SPART SOURCE_DIR WORK_DIR CASE: this sets spart,
 # source_dir, case_name, work (WORK_DIR/CASE, made afresh and entered) and
 # small (the small config every case starts from), and defines fail, run,

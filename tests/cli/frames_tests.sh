@@ -12,38 +12,7 @@
 #                (exit 3 with the file named); outputs that exist (exit 4)
 set -uo pipefail
 
-spart=$1
-source_dir=$2
-work=$3/$4
-case_name=$4
-small=$source_dir/tests/cli/small.yaml
-rm -rf "$work"
-mkdir -p "$work"
-cd "$work" || exit 1
-
-fail() {
-    echo "FAIL ($case_name): $*" >&2
-    exit 1
-}
-
-# run EXPECTED_CODE ARGS...: run spart, keep stdout and stderr, check the code.
-run() {
-    local expected=$1
-    shift
-    "$spart" "$@" >stdout.txt 2>stderr.txt
-    local code=$?
-    if [[ $code -ne $expected ]]; then
-        cat stdout.txt stderr.txt >&2
-        fail "spart $* exited $code, expected $expected"
-    fi
-}
-
-holds() {
-    grep -qF -- "$2" "$1" || {
-        cat "$1" >&2
-        fail "$1 does not say: $2"
-    }
-}
+source "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
 
 same_file() {
     cmp -s "$1" "$2" || fail "$1 and $2 differ"

@@ -5,26 +5,7 @@
 # and exits 1.
 set -uo pipefail
 
-spart=$1
-source_dir=$2
-work=$3/$4
-case_name=$4
-
-rm -rf "$work"
-mkdir -p "$work"
-cd "$work" || exit 1
-
-fail() {
-    echo "FAIL ($case_name): $*" >&2
-    exit 1
-}
-
-holds() {
-    grep -qF -- "$2" "$1" || {
-        cat "$1" >&2
-        fail "$1 does not say: $2"
-    }
-}
+source "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
 
 case $case_name in
 example_esis_small)
@@ -32,10 +13,7 @@ example_esis_small)
     # 40 x 40 scene, 3 frames of moving features; MART stops by its
     # threshold in every frame (exit 0), the scene cubes name the lines'
     # bins (SPECBIN, LINEBk, LINEWk: docs/config.md), the truth moves.
-    "$spart" invert "$source_dir/examples/esis-small.yaml" --output esis-small --threads 2 \
-        >stdout.txt 2>stderr.txt
-    code=$?
-    [[ $code -eq 0 ]] || { cat stdout.txt stderr.txt >&2; fail "spart invert exited $code"; }
+    run 0 invert "$source_dir/examples/esis-small.yaml" --output esis-small --threads 2
     holds stdout.txt "3 frames solved together"
     holds stdout.txt "3 met the stopping rule"
     for f in 0000 0001 0002; do

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "cli_config_fixture.h"
 
 /* A config without mistakes: line numbers below count from this text. */
 static const char good_config[] = "instrument:\n"                                /* 1 */
@@ -30,49 +31,6 @@ static const char good_config[] = "instrument:\n"                               
                                   "  sensor: {pixels_x: 32, pixels_y: 16}\n"     /* 9 */
                                   "  area_effective: 1.0\n"                      /* 10 */
                                   "  exposure_time: 20.0\n";                     /* 11 */
-
-typedef struct fixture {
-    char folder[64];
-    char path[128];
-    config cfg;
-    char error[CONFIG_ERROR_LENGTH];
-} fixture;
-
-static int make_fixture(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (f == NULL) {
-        return -1;
-    }
-    snprintf(f->folder, sizeof f->folder, "/tmp/spart-config-test-XXXXXX");
-    if (mkdtemp(f->folder) == NULL) {
-        free(f);
-        return -1;
-    }
-    snprintf(f->path, sizeof f->path, "%s/run.yaml", f->folder);
-    *state = f;
-    return 0;
-}
-
-static int remove_fixture(void **state)
-{
-    fixture *f = *state;
-    remove(f->path);
-    rmdir(f->folder);
-    free(f);
-    return 0;
-}
-
-/* Write `text` as the config file and read it. */
-static int read_text(fixture *f, const char *text)
-{
-    FILE *file = fopen(f->path, "w");
-    assert_non_null(file);
-    fputs(text, file);
-    fclose(file);
-    f->error[0] = '\0';
-    return config_read(f->path, &f->cfg, f->error, sizeof f->error);
-}
 
 /* The good config with `extra` appended. */
 static int read_good_plus(fixture *f, const char *extra)

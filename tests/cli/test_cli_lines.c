@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "cli_config_fixture.h"
 #include "problem.h"
 
 /* The folder of the source tree's examples (set by CMake). */
@@ -52,48 +53,6 @@ static const char two_lines[] =
     "  sensor: {pixels_x: 32, pixels_y: 16}\n"                                   /* 13 */
     "  area_effective: 1.0\n"                                                    /* 14 */
     "  exposure_time: 20.0\n";                                                   /* 15 */
-
-typedef struct fixture {
-    char folder[64];
-    char path[128];
-    config cfg;
-    char error[CONFIG_ERROR_LENGTH];
-} fixture;
-
-static int make_fixture(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (f == NULL) {
-        return -1;
-    }
-    snprintf(f->folder, sizeof f->folder, "/tmp/spart-lines-test-XXXXXX");
-    if (mkdtemp(f->folder) == NULL) {
-        free(f);
-        return -1;
-    }
-    snprintf(f->path, sizeof f->path, "%s/run.yaml", f->folder);
-    *state = f;
-    return 0;
-}
-
-static int remove_fixture(void **state)
-{
-    fixture *f = *state;
-    remove(f->path);
-    rmdir(f->folder);
-    free(f);
-    return 0;
-}
-
-static int read_text(fixture *f, const char *text)
-{
-    FILE *file = fopen(f->path, "w");
-    assert_non_null(file);
-    fputs(text, file);
-    fclose(file);
-    f->error[0] = '\0';
-    return config_read(f->path, &f->cfg, f->error, sizeof f->error);
-}
 
 /* two_lines with the text `from` replaced by `to` (which must occur). */
 static int read_changed(fixture *f, const char *from, const char *to)

@@ -1,8 +1,10 @@
 /*
  * tests/unit/test_fits_util.h: what the tests of FITS files
  * (test_regridder_fits.c, test_weights_fits.c) share: a context and a fresh
- * folder per test, the names in a folder, and edits of a saved file (a
- * cell, a header keyword) that make it bad in one way.
+ * folder per test, the names in a folder, edits of a saved file (a cell,
+ * a header keyword) that make it bad in one way, and the tests of saving
+ * that hold for every kind of file (over a table of the kind's save,
+ * load, comparison and free).
  *
  * Needs _POSIX_C_SOURCE 200809L (mkdtemp, opendir), defined before the
  * first include. Include after <cmocka.h>. Everything is static inline,
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fitsio.h>
@@ -156,6 +159,85 @@ static inline void set_string_key(const char *path, const char *key, const char 
     fits_update_key(file, TSTRING, key, (char *)value, NULL, &status);
     assert_int_equal(status, 0);
     close_updated(file);
+}
+
+/* ---- saving, the same for every kind of file -------------------------------------------- */
+
+/* A kind of object a file holds (weights, a regridder): its save, load,
+ * bit-for-bit comparison and free, over untyped pointers, so that the
+ * tests of saving below serve every kind. */
+typedef struct fits_kind {
+    spart_status (*save)(spart_context *context, const void *object, const char *path,
+                         int overwrite);
+    spart_status (*load)(spart_context *context, const char *path, void **object);
+    void (*assert_identical)(const void *a, const void *b);
+    void (*free)(void *object);
+} fits_kind;
+
+/* The fixture's file name (the last part of its path). */
+static inline const char *fixture_file_name(const fits_fixture *f)
+{
+    const char *slash = strrchr(f->path, '/');
+    return slash != NULL ? slash + 1 : f->path;
+}
+
+/* Saving `second` where `first` was saved, without overwrite, is an I/O
+ * error naming the path and saying it already exists; the file still
+ * holds `first`. */
+static inline void check_save_refuses_to_replace(fits_fixture *f, const fits_kind *kind,
+                                                 const void *first, const void *second)
+{
+    assert_int_equal(kind->save(f->context, first, f->path, 0), SPART_OK);
+    assert_int_equal(kind->save(f->context, second, f->path, 0), SPART_ERROR_IO);
+    assert_non_null(strstr(spart_context_error(f->context), f->path));
+    assert_non_null(strstr(spart_context_error(f->context), "already exists"));
+    void *loaded = NULL;
+    assert_int_equal(kind->load(f->context, f->path, &loaded), SPART_OK);
+    kind->assert_identical(first, loaded);
+    kind->free(loaded);
+}
+
+/* With overwrite, `second` replaces `first`'s file. */
+static inline void check_save_with_overwrite_replaces(fits_fixture *f, const fits_kind *kind,
+                                                      const void *first, const void *second)
+{
+    assert_int_equal(kind->save(f->context, first, f->path, 0), SPART_OK);
+    assert_int_equal(kind->save(f->context, second, f->path, 1), SPART_OK);
+    void *loaded = NULL;
+    assert_int_equal(kind->load(f->context, f->path, &loaded), SPART_OK);
+    kind->assert_identical(second, loaded);
+    kind->free(loaded);
+}
+
+/* Saving, then saving again with overwrite, leaves the file alone in its
+ * folder (no temporary). */
+static inline void check_save_leaves_only_the_file(fits_fixture *f, const fits_kind *kind,
+                                                   const void *object)
+{
+    assert_int_equal(kind->save(f->context, object, f->path, 0), SPART_OK);
+    assert_int_equal(kind->save(f->context, object, f->path, 1), SPART_OK);
+    char names[1024];
+    list_folder(f->folder, names, sizeof names);
+    assert_string_equal(names, fixture_file_name(f));
+}
+
+/* Saving with overwrite onto a folder (holding a file) is an I/O error
+ * naming the path, and leaves no temporary beside it. */
+static inline void check_save_onto_a_folder_fails(fits_fixture *f, const fits_kind *kind,
+                                                  const void *object)
+{
+    assert_int_equal(mkdir(f->path, 0700), 0);
+    char inner[192];
+    snprintf(inner, sizeof inner, "%s/keep", f->path);
+    FILE *keep = fopen(inner, "w");
+    assert_non_null(keep);
+    fclose(keep);
+    assert_int_equal(kind->save(f->context, object, f->path, 1), SPART_ERROR_IO);
+    assert_non_null(strstr(spart_context_error(f->context), f->path));
+    char names[1024];
+    list_folder(f->folder, names, sizeof names);
+    assert_string_equal(names, fixture_file_name(f));
+    remove(inner);
 }
 
 #endif /* SPART_TEST_FITS_UTIL_H */

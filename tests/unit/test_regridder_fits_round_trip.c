@@ -169,19 +169,37 @@ static void a_transpose_saves_as_a_regridder(void **state)
 /* ---- replacing files, and temporaries
  * ---------------------------------------------------------------- */
 
+/* A regridder as a kind of file (test_fits_util.h's tests of saving). */
+static spart_status save_regridder(spart_context *context, const void *object, const char *path,
+                                   int overwrite)
+{
+    return spart_regridder_save(context, object, path, overwrite);
+}
+
+static spart_status load_regridder(spart_context *context, const char *path, void **object)
+{
+    return spart_regridder_load(context, path, (spart_regridder **)object);
+}
+
+static void assert_regridders_identical_untyped(const void *a, const void *b)
+{
+    assert_regridders_identical(a, b);
+}
+
+static void free_regridder(void *object)
+{
+    spart_regridder_free(object);
+}
+
+static const fits_kind regridder_kind = {save_regridder, load_regridder,
+                                         assert_regridders_identical_untyped, free_regridder};
+
 static void save_refuses_to_replace_a_file(void **state)
 {
     fits_fixture *f = *state;
     spart_regridder *first = batch_operator(f->context, SPART_FLOAT64);
     spart_regridder *second = dense_operator(f->context);
-    assert_int_equal(spart_regridder_save(f->context, first, f->path, 0), SPART_OK);
-    assert_int_equal(spart_regridder_save(f->context, second, f->path, 0), SPART_ERROR_IO);
-    assert_non_null(strstr(spart_context_error(f->context), f->path));
-    assert_non_null(strstr(spart_context_error(f->context), "already exists"));
-    spart_regridder *loaded = NULL;
-    assert_int_equal(spart_regridder_load(f->context, f->path, &loaded), SPART_OK);
-    assert_regridders_identical(first, loaded);
-    spart_regridder_free(loaded);
+    check_save_refuses_to_replace(f, &regridder_kind, first, second);
     spart_regridder_free(first);
     spart_regridder_free(second);
 }
@@ -191,12 +209,7 @@ static void save_with_overwrite_replaces_a_file(void **state)
     fits_fixture *f = *state;
     spart_regridder *first = batch_operator(f->context, SPART_FLOAT64);
     spart_regridder *second = dense_operator(f->context);
-    assert_int_equal(spart_regridder_save(f->context, first, f->path, 0), SPART_OK);
-    assert_int_equal(spart_regridder_save(f->context, second, f->path, 1), SPART_OK);
-    spart_regridder *loaded = NULL;
-    assert_int_equal(spart_regridder_load(f->context, f->path, &loaded), SPART_OK);
-    assert_regridders_identical(second, loaded);
-    spart_regridder_free(loaded);
+    check_save_with_overwrite_replaces(f, &regridder_kind, first, second);
     spart_regridder_free(first);
     spart_regridder_free(second);
 }
@@ -205,11 +218,7 @@ static void save_leaves_only_the_file(void **state)
 {
     fits_fixture *f = *state;
     spart_regridder *regridder = batch_operator(f->context, SPART_FLOAT64);
-    assert_int_equal(spart_regridder_save(f->context, regridder, f->path, 0), SPART_OK);
-    assert_int_equal(spart_regridder_save(f->context, regridder, f->path, 1), SPART_OK);
-    char names[1024];
-    list_folder(f->folder, names, sizeof names);
-    assert_string_equal(names, "operator.fits");
+    check_save_leaves_only_the_file(f, &regridder_kind, regridder);
     spart_regridder_free(regridder);
 }
 
@@ -217,18 +226,7 @@ static void save_onto_a_folder_fails_and_leaves_no_temporary(void **state)
 {
     fits_fixture *f = *state;
     spart_regridder *regridder = batch_operator(f->context, SPART_FLOAT64);
-    assert_int_equal(mkdir(f->path, 0700), 0);
-    char inner[192];
-    snprintf(inner, sizeof inner, "%s/keep", f->path);
-    FILE *keep = fopen(inner, "w");
-    assert_non_null(keep);
-    fclose(keep);
-    assert_int_equal(spart_regridder_save(f->context, regridder, f->path, 1), SPART_ERROR_IO);
-    assert_non_null(strstr(spart_context_error(f->context), f->path));
-    char names[1024];
-    list_folder(f->folder, names, sizeof names);
-    assert_string_equal(names, "operator.fits");
-    remove(inner);
+    check_save_onto_a_folder_fails(f, &regridder_kind, regridder);
     spart_regridder_free(regridder);
 }
 

@@ -293,19 +293,37 @@ static void save_cut_short_fails_and_leaves_nothing(void **state)
     spart_weights_free(weights);
 }
 
+/* Weights as a kind of file (test_fits_util.h's tests of saving). */
+static spart_status save_weights(spart_context *context, const void *object, const char *path,
+                                 int overwrite)
+{
+    return spart_weights_save(context, object, path, overwrite);
+}
+
+static spart_status load_weights(spart_context *context, const char *path, void **object)
+{
+    return spart_weights_load(context, path, (spart_weights **)object);
+}
+
+static void assert_weights_identical_untyped(const void *a, const void *b)
+{
+    assert_weights_identical(a, b);
+}
+
+static void free_weights(void *object)
+{
+    spart_weights_free(object);
+}
+
+static const fits_kind weights_kind = {save_weights, load_weights, assert_weights_identical_untyped,
+                                       free_weights};
+
 static void save_refuses_to_replace_a_file(void **state)
 {
     fits_fixture *f = *state;
     spart_weights *first = sample_weights(f->context);
     spart_weights *second = scalar_weights(f->context, 1.0);
-    assert_int_equal(spart_weights_save(f->context, first, f->path, 0), SPART_OK);
-    assert_int_equal(spart_weights_save(f->context, second, f->path, 0), SPART_ERROR_IO);
-    assert_non_null(strstr(spart_context_error(f->context), f->path));
-    assert_non_null(strstr(spart_context_error(f->context), "already exists"));
-    spart_weights *loaded = NULL;
-    assert_int_equal(spart_weights_load(f->context, f->path, &loaded), SPART_OK);
-    assert_weights_identical(first, loaded);
-    spart_weights_free(loaded);
+    check_save_refuses_to_replace(f, &weights_kind, first, second);
     spart_weights_free(first);
     spart_weights_free(second);
 }
@@ -315,12 +333,7 @@ static void save_with_overwrite_replaces_a_file(void **state)
     fits_fixture *f = *state;
     spart_weights *first = sample_weights(f->context);
     spart_weights *second = scalar_weights(f->context, 3.0);
-    assert_int_equal(spart_weights_save(f->context, first, f->path, 0), SPART_OK);
-    assert_int_equal(spart_weights_save(f->context, second, f->path, 1), SPART_OK);
-    spart_weights *loaded = NULL;
-    assert_int_equal(spart_weights_load(f->context, f->path, &loaded), SPART_OK);
-    assert_weights_identical(second, loaded);
-    spart_weights_free(loaded);
+    check_save_with_overwrite_replaces(f, &weights_kind, first, second);
     spart_weights_free(first);
     spart_weights_free(second);
 }
@@ -329,11 +342,7 @@ static void save_leaves_only_the_file(void **state)
 {
     fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
-    assert_int_equal(spart_weights_save(f->context, weights, f->path, 0), SPART_OK);
-    assert_int_equal(spart_weights_save(f->context, weights, f->path, 1), SPART_OK);
-    char names[1024];
-    list_folder(f->folder, names, sizeof names);
-    assert_string_equal(names, "weights.fits");
+    check_save_leaves_only_the_file(f, &weights_kind, weights);
     spart_weights_free(weights);
 }
 
@@ -387,18 +396,7 @@ static void save_onto_a_folder_fails_and_leaves_no_temporary(void **state)
 {
     fits_fixture *f = *state;
     spart_weights *weights = sample_weights(f->context);
-    assert_int_equal(mkdir(f->path, 0700), 0);
-    char inner[192];
-    snprintf(inner, sizeof inner, "%s/keep", f->path);
-    FILE *keep = fopen(inner, "w");
-    assert_non_null(keep);
-    fclose(keep);
-    assert_int_equal(spart_weights_save(f->context, weights, f->path, 1), SPART_ERROR_IO);
-    assert_non_null(strstr(spart_context_error(f->context), f->path));
-    char names[1024];
-    list_folder(f->folder, names, sizeof names);
-    assert_string_equal(names, "weights.fits");
-    remove(inner);
+    check_save_onto_a_folder_fails(f, &weights_kind, weights);
     spart_weights_free(weights);
 }
 
