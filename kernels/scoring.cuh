@@ -207,26 +207,42 @@ __host__ __device__ inline int split_rows(int64_t segments)
     return segments >= warps_per_block ? 1 : (int)(warps_per_block / segments);
 }
 
-/* Step 1 for one (row, segment) unit by a whole warp: lane l's partials
- * P(l, s) (no tree), stored in part[unit]. Both quads of a lane loaded
- * before either is added. */
-template <typename T, bool COSINE>
-__device__ __forceinline__ void segment_partials(const view &p, const T *query, const T *row,
-                                                 int64_t seg, double (*part)[32])
+/* One (row, segment) unit's values in a lane's registers: its two quads
+ * of the query and of the row. */
+template <typename T> struct unit_values {
+    T q[2][4], c[2][4];
+};
+
+/* Load a unit's quads (a lane's quads seg * 64 + lane and + 32 that are
+ * below the row's end). */
+template <typename T>
+__device__ __forceinline__ void load_unit(const view &p, const T *query, const T *row, int64_t seg,
+                                          unit_values<T> &v)
 {
     const int lane = (int)(threadIdx.x & 31u);
     const int64_t d = p.dimension;
     const int64_t quads = (d + 3) / 4;
     const int64_t j0 = seg * SPART_SCORING_SEGMENT_QUADS + lane;
-    T qv[2][4], cv[2][4];
 #pragma unroll
     for (int u = 0; u < 2; u++) {
         const int64_t j = j0 + 32 * u;
         if (j < quads) {
-            load_quad(query, d, j, p.vector, qv[u]);
-            load_quad(row, d, j, p.vector, cv[u]);
+            load_quad(query, d, j, p.vector, v.q[u]);
+            load_quad(row, d, j, p.vector, v.c[u]);
         }
     }
+}
+
+/* Step 1 for one loaded unit: lane l's partials P(l, s) (no tree), stored
+ * in part[unit]. */
+template <typename T, bool COSINE>
+__device__ __forceinline__ void add_unit(const view &p, int64_t seg, const unit_values<T> &v,
+                                         double (*part)[32])
+{
+    const int lane = (int)(threadIdx.x & 31u);
+    const int64_t d = p.dimension;
+    const int64_t quads = (d + 3) / 4;
+    const int64_t j0 = seg * SPART_SCORING_SEGMENT_QUADS + lane;
     double dot = 0.0, cc = 0.0, qq = 0.0;
 #pragma unroll
     for (int u = 0; u < 2; u++) {
@@ -236,7 +252,7 @@ __device__ __forceinline__ void segment_partials(const view &p, const T *query, 
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 if (e < n) {
-                    const double a = (double)qv[u][e], b = (double)cv[u][e];
+                    const double a = (double)v.q[u][e], b = (double)v.c[u][e];
                     dot = __fma_rn(a, b, dot);
                     if (COSINE) {
                         qq = __fma_rn(a, a, qq);
@@ -266,9 +282,18 @@ __device__ inline void score_rows_split(const view &p, int64_t t, int64_t first,
         static_cast<const T *>(p.candidates) + (t * p.num_candidate + first) * p.dimension;
     const int warp = (int)(threadIdx.x / 32), lane = (int)(threadIdx.x & 31u);
     const int64_t units = (int64_t)count * segments; /* <= split_units */
-    for (int64_t unit = warp; unit < units; unit += warps_per_block) {
-        const int64_t r = unit / segments, seg = unit % segments;
-        segment_partials<T, COSINE>(p, query, rows + r * p.dimension, seg, s->part[unit]);
+    /* a warp's units two at a time, both loaded before either is added */
+    for (int64_t unit = warp; unit < units; unit += 2 * warps_per_block) {
+        const int64_t other = unit + warps_per_block;
+        unit_values<T> v0, v1;
+        load_unit<T>(p, query, rows + (unit / segments) * p.dimension, unit % segments, v0);
+        if (other < units) {
+            load_unit<T>(p, query, rows + (other / segments) * p.dimension, other % segments, v1);
+        }
+        add_unit<T, COSINE>(p, unit % segments, v0, s->part[unit]);
+        if (other < units) {
+            add_unit<T, COSINE>(p, other % segments, v1, s->part[other]);
+        }
     }
     __syncthreads();
     if (warp < count) {
