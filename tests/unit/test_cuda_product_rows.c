@@ -63,37 +63,37 @@ static void a_row_of_two_million_entries_equals_the_host(void **state)
     }
 }
 
-/* Rows of several rounds of eight entries a lane with g = 32 (a mean of
- * about 270 entries: the kernel whose group size is fixed at compile
- * time), for every value and column type, without and with a long row
- * (its chunks in the same launch), equal the host bit for bit, one vector
- * and eight. */
-static void rows_of_several_rounds_with_g_32_equal_the_host_for_every_type(void **state)
+/* The g = 32 cases of the two tests below: `rows` rows of random lengths
+ * about `mean` (seeds length_seed + float32 for the lengths, seed +
+ * int64_columns for the matrix), for every value and column type, without
+ * and with one long row (row long_row of long_length entries). Each case's
+ * host regridder, its group size 32, and its device copy go to `check`,
+ * with a sentence naming the case. */
+typedef void g32_check(fixture *f, spart_regridder *host, spart_regridder *device,
+                       int with_long_row, const char *what);
+
+static void for_each_g32_case(fixture *f, int64_t rows, int64_t columns, int64_t mean,
+                              int64_t long_row, int64_t long_length, uint64_t length_seed,
+                              uint64_t seed, const char *name, g32_check *check)
 {
-    fixture *f = *state;
-    const int64_t rows = 2000;
     for (int float32 = 0; float32 <= 1; float32++) {
         for (int int64_columns = 0; int64_columns <= 1; int64_columns++) {
             for (int with_long_row = 0; with_long_row <= 1; with_long_row++) {
-                int64_t *lengths = random_lengths(rows, 300, 190 + float32);
+                int64_t *lengths = random_lengths(rows, mean, length_seed + (uint64_t)float32);
                 if (with_long_row) {
-                    lengths[7] = 3 * SPART_CHUNK_LENGTH + 5;
+                    lengths[long_row] = long_length;
                 }
-                spart_regridder *host = csr_regridder(f->context, rows, 50000, lengths, float32,
-                                                      int64_columns, 191 + int64_columns);
+                spart_regridder *host =
+                    csr_regridder(f->context, rows, columns, lengths, float32, int64_columns,
+                                  seed + (uint64_t)int64_columns);
                 free(lengths);
                 assert_int_equal(host->plan.group_size, 32);
-                assert_true(host->csr.num_entries > 128 * rows);
                 spart_regridder *device = to_device(f, host);
-                assert_int_equal(device->device.num_long_rows, with_long_row);
                 char what[96];
-                snprintf(what, sizeof what, "g = 32, float%d values, int%d columns%s",
+                snprintf(what, sizeof what, "%s, float%d values, int%d columns%s", name,
                          float32 ? 32 : 64, int64_columns ? 64 : 32,
                          with_long_row ? ", a long row" : "");
-                (void)assert_device_equals_host(f, host, device, 1, 192, what);
-                /* 8 vectors as they lie (x of 3.2 MB): one entry a round,
-                 * g fixed, where there are no long rows. */
-                (void)assert_device_equals_host(f, host, device, 8, 193, what);
+                check(f, host, device, with_long_row, what);
                 spart_regridder_free(device);
                 spart_regridder_free(host);
             }
@@ -101,41 +101,48 @@ static void rows_of_several_rounds_with_g_32_equal_the_host_for_every_type(void 
     }
 }
 
+static void check_several_rounds(fixture *f, spart_regridder *host, spart_regridder *device,
+                                 int with_long_row, const char *what)
+{
+    assert_true(host->csr.num_entries > 128 * host->csr.num_rows);
+    assert_int_equal(device->device.num_long_rows, with_long_row);
+    (void)assert_device_equals_host(f, host, device, 1, 192, what);
+    /* 8 vectors as they lie (x of 3.2 MB): one entry a round, g fixed,
+     * where there are no long rows. */
+    (void)assert_device_equals_host(f, host, device, 8, 193, what);
+}
+
+/* Rows of several rounds of eight entries a lane with g = 32 (a mean of
+ * about 270 entries: the kernel whose group size is fixed at compile
+ * time), for every value and column type, without and with a long row
+ * (its chunks in the same launch), equal the host bit for bit, one vector
+ * and eight. */
+static void rows_of_several_rounds_with_g_32_equal_the_host_for_every_type(void **state)
+{
+    for_each_g32_case(*state, 2000, 50000, 300, 7, 3 * SPART_CHUNK_LENGTH + 5, 190, 191, "g = 32",
+                      check_several_rounds);
+}
+
+static void check_one_or_two_a_lane(fixture *f, spart_regridder *host, spart_regridder *device,
+                                    int with_long_row, const char *what)
+{
+    if (!with_long_row) {
+        assert_true(host->csr.num_entries >= 32 * host->csr.num_rows);
+        assert_true(host->csr.num_entries < 64 * host->csr.num_rows);
+    }
+    (void)assert_device_equals_host(f, host, device, 1, 232, what);
+}
+
 /* Rows of 32 to 63 entries on average (the forward operator of the ctis
  * tutorial has 32): g = 32 with one or two entries a lane, summed four
  * rows a group and two entries a lane per round; rows of up to 80 entries
  * take a second round, a tenth are empty, and one of the matrices has a
- * long row beside them. The host's bits, for every value and column type. */
+ * long row beside them. The host's bits, for every value and column type.
+ * 2003 rows: not a whole number of blocks. */
 static void rows_of_one_or_two_entries_a_lane_with_g_32_equal_the_host(void **state)
 {
-    fixture *f = *state;
-    const int64_t rows = 2003; /* not a whole number of blocks */
-    for (int float32 = 0; float32 <= 1; float32++) {
-        for (int int64_columns = 0; int64_columns <= 1; int64_columns++) {
-            for (int with_long_row = 0; with_long_row <= 1; with_long_row++) {
-                int64_t *lengths = random_lengths(rows, 40, 230 + float32);
-                if (with_long_row) {
-                    lengths[11] = 2 * SPART_CHUNK_LENGTH + 3;
-                }
-                spart_regridder *host = csr_regridder(f->context, rows, 30000, lengths, float32,
-                                                      int64_columns, 231 + int64_columns);
-                free(lengths);
-                assert_int_equal(host->plan.group_size, 32);
-                if (!with_long_row) {
-                    assert_true(host->csr.num_entries >= 32 * rows);
-                    assert_true(host->csr.num_entries < 64 * rows);
-                }
-                spart_regridder *device = to_device(f, host);
-                char what[96];
-                snprintf(what, sizeof what, "g = 32, 32 to 63 a row, float%d, int%d columns%s",
-                         float32 ? 32 : 64, int64_columns ? 64 : 32,
-                         with_long_row ? ", a long row" : "");
-                (void)assert_device_equals_host(f, host, device, 1, 232, what);
-                spart_regridder_free(device);
-                spart_regridder_free(host);
-            }
-        }
-    }
+    for_each_g32_case(*state, 2003, 30000, 40, 11, 2 * SPART_CHUNK_LENGTH + 3, 230, 231,
+                      "g = 32, 32 to 63 a row", check_one_or_two_a_lane);
 }
 
 /* Rows of at most 255 entries and g <= 2 (a backprojection's shape): the
