@@ -41,6 +41,23 @@ constexpr int columns_a_pass = 16;
 constexpr int runs_cached = 64;
 static_assert(SPART_VCS_RANK1_PARTS == spart_launch::threads_per_block, "a rank-1 part a thread");
 
+/* A run's value: float32 where the upload found every value exact in it
+ * (the same double). */
+__device__ __forceinline__ double run_value(const spart_vcs_kernel_grouping &gr, int64_t u)
+{
+    return gr.values_float != nullptr ? (double)__ldg(gr.values_float + u) : __ldg(gr.values + u);
+}
+
+/* The minor index of entry e of run u: its stored bits, and the run's high
+ * 16 bits where the upload split the runs. */
+template <typename Index>
+__device__ __forceinline__ int64_t minor_index(const spart_vcs_kernel_grouping &gr,
+                                               const Index *indices, int64_t e, int64_t u)
+{
+    const int64_t low = (int64_t)indices[e];
+    return gr.run_high != nullptr ? low | ((int64_t)__ldg(gr.run_high + u) << 16) : low;
+}
+
 template <typename T> __device__ __forceinline__ double load_x(const T *x, int64_t at)
 {
     return (double)__ldg(x + at);
@@ -88,7 +105,6 @@ __global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_sta
     const Offset *__restrict__ major_ptr = (const Offset *)gr.major_ptr;
     const Offset *__restrict__ value_ptr = (const Offset *)gr.value_ptr;
     const Index *__restrict__ indices = (const Index *)gr.indices;
-    const double *__restrict__ values = gr.values;
     const int g = gr.group_size;
     const int lane_in_warp = threadIdx.x & 31;
     const int lane = lane_in_warp & (g - 1);
@@ -119,7 +135,7 @@ __global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_sta
         if (runs_shared) {
             for (int64_t u = run_first + lane; u < run_last; u += g) {
                 my_runs[u - run_first] =
-                    spart_vcs_g(st.g_code, spart_vcs_argument(values[u], major_a, major_b));
+                    spart_vcs_g(st.g_code, spart_vcs_argument(run_value(gr, u), major_a, major_b));
             }
         }
         __syncwarp();
@@ -139,14 +155,14 @@ __global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_sta
                 }
                 if (u != cached_run) {
                     cached_run = u;
-                    x_run = values[u];
+                    x_run = run_value(gr, u);
                     if (runs_shared) {
                         g_run = my_runs[u - run_first];
                     } else if (gr.minor_factor_is_one) {
                         g_run = spart_vcs_g(st.g_code, spart_vcs_argument(x_run, major_a, major_b));
                     }
                 }
-                const int64_t k = (int64_t)indices[e];
+                const int64_t k = minor_index(gr, indices, e, u);
                 double delta;
                 if (gr.by_rows) {
                     const double scale_k = st.scale != nullptr ? st.scale[k] : 1.0;

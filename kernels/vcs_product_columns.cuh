@@ -68,7 +68,6 @@ __global__ void __launch_bounds__(spart_launch::threads_per_block)
     const Offset *__restrict__ major_ptr = (const Offset *)gr.major_ptr;
     const Offset *__restrict__ value_ptr = (const Offset *)gr.value_ptr;
     const Index *__restrict__ indices = (const Index *)gr.indices;
-    const double *__restrict__ values = gr.values;
     const int lane_in_warp = threadIdx.x & 31;
     const int t = lane_in_warp & (team - 1);
     const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -97,7 +96,7 @@ __global__ void __launch_bounds__(spart_launch::threads_per_block)
         if (runs_shared) {
             for (int64_t u = run_first + t; u < run_last; u += team) {
                 my_runs[u - run_first] =
-                    spart_vcs_g(st.g_code, spart_vcs_argument(values[u], major_a, major_b));
+                    spart_vcs_g(st.g_code, spart_vcs_argument(run_value(gr, u), major_a, major_b));
             }
         }
         __syncwarp();
@@ -132,7 +131,7 @@ __global__ void __launch_bounds__(spart_launch::threads_per_block)
                         }
                         if (u != cached_run) {
                             cached_run = u;
-                            x_run = values[u];
+                            x_run = run_value(gr, u);
                             if (runs_shared) {
                                 g_run = my_runs[u - run_first];
                             } else if (gr.minor_factor_is_one) {
@@ -140,7 +139,7 @@ __global__ void __launch_bounds__(spart_launch::threads_per_block)
                                                     spart_vcs_argument(x_run, major_a, major_b));
                             }
                         }
-                        const int k = (int)indices[e];
+                        const int k = (int)minor_index(gr, indices, e, u);
                         double delta;
                         if (gr.by_rows) {
                             const double scale_k = st.scale != nullptr ? st.scale[k] : 1.0;

@@ -197,8 +197,11 @@ SPART_NODISCARD SPART_API spart_status spart_vcs_set_factors(spart_context *cont
 /* A copy of a host matrix on the context's CUDA device: the compressed
  * arrays of its format's grouping (both groupings when both_groupings is
  * nonzero) and the O(n_rows + n_cols) statistics, never an expanded copy.
- * Offsets are int32 below 2^31 entries, else int64; indices uint16 when
- * the minor axis has at most 65,536 entries, else int32. *device_bytes
+ * Offsets are int32 below 2^31 entries, else int64; the runs' values
+ * float32 where every one is exact in it (counts are); indices uint16 when
+ * the minor axis has at most 65,536 entries, or over a longer one with the
+ * runs split where the indices' high 16 bits change, when that costs fewer
+ * bytes, else int32 (the entries and their order are the same). *device_bytes
  * (NULL: not asked) is what it holds on the device.
  * Errors: SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (already
  * on a device), SPART_ERROR_NO_DEVICE (no CUDA or no device),

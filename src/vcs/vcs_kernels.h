@@ -45,13 +45,21 @@ extern "C" {
 
 /* One grouping as a kernel reads it. The host's arrays are int64 offsets
  * and int32 indices; the device's are int32 or int64 offsets
- * (offset_bytes 4 or 8) and uint16 or int32 indices (index_bytes 2 or 4). */
+ * (offset_bytes 4 or 8) and uint16 or int32 indices (index_bytes 2 or 4).
+ * A split run is still the same entries in the same order: the order
+ * below counts entries, not runs. */
 typedef struct spart_vcs_kernel_grouping {
     int64_t n_major, n_minor;
     const void *major_ptr; /* n_major + 1: each slice's runs */
     const void *value_ptr; /* n_runs + 1: each run's entries */
     const double *values;  /* n_runs */
     const void *indices;   /* nnz minor indices */
+    /* device only, else NULL: the runs' values as float32 where every one
+     * is exact in it (values is then NULL); the high 16 bits of each run's
+     * minor indices where the upload split the runs at each change of them
+     * (uint16 indices over a minor axis of more than 65,536) */
+    const float *values_float;
+    const uint16_t *run_high;
     int offset_bytes, index_bytes;
     int group_size;          /* g, a power of two from 1 to 32 */
     int by_rows;             /* 1: slices are rows (Z = Y X); 0: columns (Z = Y^T X) */

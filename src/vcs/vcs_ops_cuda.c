@@ -2,7 +2,9 @@
  * src/vcs/vcs_ops_cuda.c: the CUDA device's table of VCS operations
  * (src/vcs/vcs_internal.h) and the upload of a host matrix: the compressed
  * arrays of one or both groupings, narrowed (offsets int32 below 2^31
- * entries, indices uint16 for a minor axis of at most 65,536), and the
+ * entries, values float32 where exact, indices uint16 for a minor axis of
+ * at most 65,536 or, runs split at each change of the high 16 bits, over a
+ * longer one where that costs fewer bytes than int32), and the
  * O(n_rows + n_cols) statistics; never an expanded copy. The products
  * enqueue kernels/vcs_product.cu on the context's stream and return.
  * Built only with CUDA.
@@ -16,7 +18,9 @@
 
 typedef struct device_grouping {
     void *major_ptr, *value_ptr, *indices;
-    double *values;
+    double *values;       /* or NULL, and values_float */
+    float *values_float;  /* the values where every one is exact in float32 */
+    uint16_t *run_high;   /* split runs: the high 16 bits of their minor indices */
     int offset_bytes, index_bytes;
 } device_grouping;
 
@@ -33,6 +37,8 @@ static void free_arrays(device_arrays *d)
         cudaFree(d->groupings[by].value_ptr);
         cudaFree(d->groupings[by].indices);
         cudaFree(d->groupings[by].values);
+        cudaFree(d->groupings[by].values_float);
+        cudaFree(d->groupings[by].run_high);
     }
     cudaFree(d->row_factor);
     cudaFree(d->col_factor);
@@ -76,23 +82,127 @@ static cudaError_t upload_narrowed(const spart_allocator *allocator, const void 
     return error;
 }
 
+/* The runs of `l` as the device keeps them: split where the high 16 bits of
+ * the minor index change (split = 1; a run's indices ascend, so each part
+ * is one range of them and the entries keep their order), or as they are.
+ * Fills major_ptr (n_major + 1), value_ptr and values (*n_runs + 1 each)
+ * and high (*n_runs) where given; counts the runs into *n_runs. */
+static void device_runs(const spart_vcs_layout *l, int split, int64_t *major_ptr,
+                        int64_t *value_ptr, double *values, uint16_t *high, int64_t *n_runs)
+{
+    int64_t count = 0;
+    for (int64_t m = 0; m < l->n_major; m++) {
+        if (major_ptr != NULL) {
+            major_ptr[m] = count;
+        }
+        for (int64_t u = l->major_ptr[m]; u < l->major_ptr[m + 1]; u++) {
+            int32_t part = -1;
+            for (int64_t e = l->value_ptr[u]; e < l->value_ptr[u + 1] || part < 0; e++) {
+                const int32_t h = e < l->value_ptr[u + 1] && split ? l->indices[e] >> 16 : 0;
+                if (h != part) {
+                    if (value_ptr != NULL) {
+                        value_ptr[count] = e;
+                        values[count] = l->values[u];
+                        high[count] = (uint16_t)h;
+                    }
+                    count++;
+                    part = h;
+                }
+                if (e >= l->value_ptr[u + 1]) {
+                    break; /* an empty run stays one run */
+                }
+            }
+        }
+    }
+    if (major_ptr != NULL) {
+        major_ptr[l->n_major] = count;
+        value_ptr[count] = l->nnz;
+    }
+    *n_runs = count;
+}
+
+/* Whether every run value is exactly a float32. */
+static int values_fit_float(const spart_vcs_layout *l)
+{
+    for (int64_t u = 0; u < l->n_runs; u++) {
+        if (!((double)(float)l->values[u] == l->values[u])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* One grouping narrowed: offsets int32 below 2^31; values float32 where
+ * exact; indices uint16 for a minor axis of at most 65,536, or over a
+ * longer one when splitting the runs at each change of the high 16 bits
+ * costs fewer bytes than int32 indices (10 bytes a new run and 2 a run for
+ * the high bits, against 2 an entry), else int32. */
 static cudaError_t upload_grouping(const spart_allocator *allocator, const spart_vcs_layout *l,
                                    device_grouping *d, int64_t *total)
 {
-    d->offset_bytes = (l->nnz < INT32_MAX && l->n_runs < INT32_MAX) ? 4 : 8;
-    d->index_bytes = l->n_minor <= 65536 ? 2 : 4;
-    cudaError_t error = upload_narrowed(allocator, l->major_ptr, l->n_major + 1, 8, d->offset_bytes,
+    int split = 0;
+    int64_t n_runs = l->n_runs;
+    if (l->n_minor > 65536) {
+        int64_t split_runs = 0;
+        device_runs(l, 1, NULL, NULL, NULL, NULL, &split_runs);
+        split = 10 * (split_runs - l->n_runs) + 2 * split_runs < 2 * l->nnz;
+        n_runs = split ? split_runs : l->n_runs;
+    }
+    d->offset_bytes = (l->nnz < INT32_MAX && n_runs < INT32_MAX) ? 4 : 8;
+    d->index_bytes = l->n_minor <= 65536 || split ? 2 : 4;
+    const int narrow_values = values_fit_float(l);
+    int64_t *major_ptr = l->major_ptr, *value_ptr = l->value_ptr;
+    double *values = l->values;
+    uint16_t *high = NULL;
+    if (split) {
+        major_ptr = spart_alloc(allocator, (size_t)l->n_major + 1, sizeof(int64_t));
+        value_ptr = spart_alloc(allocator, (size_t)n_runs + 1, sizeof(int64_t));
+        values = spart_alloc(allocator, (size_t)n_runs + 1, sizeof(double));
+        high = spart_alloc(allocator, (size_t)n_runs + 1, sizeof(uint16_t));
+        if (major_ptr == NULL || value_ptr == NULL || values == NULL || high == NULL) {
+            spart_free(allocator, major_ptr), spart_free(allocator, value_ptr);
+            spart_free(allocator, values), spart_free(allocator, high);
+            return cudaErrorMemoryAllocation;
+        }
+        device_runs(l, 1, major_ptr, value_ptr, values, high, &n_runs);
+    }
+    float *values_float = NULL;
+    if (narrow_values) {
+        values_float = spart_alloc(allocator, (size_t)n_runs + 1, sizeof(float));
+        if (values_float == NULL) {
+            if (split) {
+                spart_free(allocator, major_ptr), spart_free(allocator, value_ptr);
+                spart_free(allocator, values), spart_free(allocator, high);
+            }
+            return cudaErrorMemoryAllocation;
+        }
+        for (int64_t u = 0; u < n_runs; u++) {
+            values_float[u] = (float)values[u];
+        }
+    }
+    cudaError_t error = upload_narrowed(allocator, major_ptr, l->n_major + 1, 8, d->offset_bytes,
                                         &d->major_ptr, total);
     if (error == cudaSuccess) {
-        error = upload_narrowed(allocator, l->value_ptr, l->n_runs + 1, 8, d->offset_bytes,
+        error = upload_narrowed(allocator, value_ptr, n_runs + 1, 8, d->offset_bytes,
                                 &d->value_ptr, total);
     }
     if (error == cudaSuccess) {
-        error = upload(l->values, (size_t)l->n_runs * sizeof(double), (void **)&d->values, total);
+        error = narrow_values ? upload(values_float, (size_t)n_runs * sizeof(float),
+                                       (void **)&d->values_float, total)
+                              : upload(values, (size_t)n_runs * sizeof(double),
+                                       (void **)&d->values, total);
+    }
+    if (error == cudaSuccess && split) {
+        error = upload(high, (size_t)n_runs * sizeof(uint16_t), (void **)&d->run_high, total);
     }
     if (error == cudaSuccess) {
         error =
             upload_narrowed(allocator, l->indices, l->nnz, 4, d->index_bytes, &d->indices, total);
+    }
+    spart_free(allocator, values_float);
+    if (split) {
+        spart_free(allocator, major_ptr), spart_free(allocator, value_ptr);
+        spart_free(allocator, values), spart_free(allocator, high);
     }
     return error;
 }
@@ -168,6 +278,8 @@ static spart_vcs_kernel_grouping kernel_grouping(const spart_vcs_data *data, int
     g.major_ptr = d->groupings[by].major_ptr;
     g.value_ptr = d->groupings[by].value_ptr;
     g.values = d->groupings[by].values;
+    g.values_float = d->groupings[by].values_float;
+    g.run_high = d->groupings[by].run_high;
     g.indices = d->groupings[by].indices;
     g.offset_bytes = d->groupings[by].offset_bytes;
     g.index_bytes = d->groupings[by].index_bytes;
