@@ -287,6 +287,33 @@ static void a_batch_of_zero_vectors_does_nothing(void **state)
     spart_regridder_free(host);
 }
 
+/* A product checked again and again: x (spread values of `seed`, `shape`
+ * as the product reads it), the host's product of it, x on the device and
+ * a poisoned y of n values there. */
+typedef struct product_case {
+    double *x, *expected, *x_device, *y_device;
+} product_case;
+
+static product_case make_product_case(fixture *f, const spart_regridder *host, spart_shape shape,
+                                      int64_t n, uint64_t seed)
+{
+    product_case c;
+    int64_t size = spart_shape_size(&shape);
+    c.x = spread_values(size, seed);
+    c.expected = host_product(f, host, c.x, shape);
+    c.x_device = device_copy(c.x, size);
+    c.y_device = device_poisoned(n);
+    return c;
+}
+
+static void free_product_case(product_case *c)
+{
+    check_cuda(cudaFree(c->x_device), "cudaFree");
+    check_cuda(cudaFree(c->y_device), "cudaFree");
+    free(c->x);
+    free(c->expected);
+}
+
 static void one_hundred_runs_give_the_same_bits(void **state)
 {
     fixture *f = *state;
@@ -294,25 +321,19 @@ static void one_hundred_runs_give_the_same_bits(void **state)
     spart_regridder *device = to_device(f, host);
     spart_shape shape = {2, {8, 100000}};
     int64_t n = 8 * 3000;
-    double *x = spread_values(8 * 100000, 111);
-    double *expected = host_product(f, host, x, shape);
-    double *x_device = device_copy(x, 8 * 100000);
-    double *y_device = device_poisoned(n);
-    spart_array xa = {x_device, shape};
-    uint64_t first = digest_doubles(expected, n);
+    product_case c = make_product_case(f, host, shape, n, 111);
+    spart_array xa = {c.x_device, shape};
+    uint64_t first = digest_doubles(c.expected, n);
     for (int run = 0; run < 100; run++) {
-        check_cuda(cudaMemset(y_device, 0xff, (size_t)n * sizeof(double)), "cudaMemset");
-        assert_int_equal(spart_regridder_apply(f->context, device, &xa, y_device, n), SPART_OK);
-        double *y = copy_back(y_device, n);
+        check_cuda(cudaMemset(c.y_device, 0xff, (size_t)n * sizeof(double)), "cudaMemset");
+        assert_int_equal(spart_regridder_apply(f->context, device, &xa, c.y_device, n), SPART_OK);
+        double *y = copy_back(c.y_device, n);
         if (digest_doubles(y, n) != first) {
-            assert_same_bits(y, expected, n, "a repeated run");
+            assert_same_bits(y, c.expected, n, "a repeated run");
         }
         free(y);
     }
-    check_cuda(cudaFree(x_device), "cudaFree");
-    check_cuda(cudaFree(y_device), "cudaFree");
-    free(x);
-    free(expected);
+    free_product_case(&c);
     spart_regridder_free(device);
     spart_regridder_free(host);
 }
@@ -421,22 +442,16 @@ static void the_product_can_be_captured_in_a_cuda_graph(void **state)
     spart_regridder *device = to_device(f, host);
     spart_shape shape = {2, {3, 100000}};
     int64_t n = 3 * 3000;
-    double *x = spread_values(3 * 100000, 141);
-    double *expected = host_product(f, host, x, shape);
-    double *x_device = device_copy(x, 3 * 100000);
-    double *y_device = device_poisoned(n);
+    product_case c = make_product_case(f, host, shape, n, 141);
     size_t bytes = 0;
     assert_int_equal(spart_regridder_workspace_size(f->context, device, &shape, &bytes), SPART_OK);
     assert_true(bytes > 0);
     void *workspace = device_alloc(bytes);
-    spart_array xa = {x_device, shape};
-    assert_replayed_graph_gives(f, device, &xa, y_device, n, workspace, bytes, expected, 2,
+    spart_array xa = {c.x_device, shape};
+    assert_replayed_graph_gives(f, device, &xa, c.y_device, n, workspace, bytes, c.expected, 2,
                                 "the graph's product");
     check_cuda(cudaFree(workspace), "cudaFree");
-    check_cuda(cudaFree(x_device), "cudaFree");
-    check_cuda(cudaFree(y_device), "cudaFree");
-    free(x);
-    free(expected);
+    free_product_case(&c);
     spart_regridder_free(device);
     spart_regridder_free(host);
 }
@@ -461,32 +476,26 @@ static void long_rows_in_a_dirty_workspace_repeat_in_a_graph(void **state)
     spart_regridder *device = to_device(f, host);
     assert_int_equal(device->device.num_long_rows, 2);
     spart_shape shape = {1, {columns}};
-    double *x = spread_values(columns, 171);
-    double *expected = host_product(f, host, x, shape);
-    double *x_device = device_copy(x, columns);
-    double *y_device = device_poisoned(rows);
+    product_case c = make_product_case(f, host, shape, rows, 171);
     size_t bytes = 0;
     assert_int_equal(spart_regridder_workspace_size(f->context, device, &shape, &bytes), SPART_OK);
     assert_true(bytes >= 9 * sizeof(double));
     void *workspace = device_alloc(bytes);
     check_cuda(cudaMemset(workspace, 0xff, bytes), "cudaMemset");
-    spart_array xa = {x_device, shape};
+    spart_array xa = {c.x_device, shape};
     for (int call = 0; call < 2; call++) {
-        assert_int_equal(spart_regridder_apply_workspace(f->context, device, &xa, y_device, rows,
+        assert_int_equal(spart_regridder_apply_workspace(f->context, device, &xa, c.y_device, rows,
                                                          workspace, bytes),
                          SPART_OK);
-        double *got = copy_back(y_device, rows);
-        assert_same_bits(got, expected, rows, "one vector, long rows, a reused workspace");
+        double *got = copy_back(c.y_device, rows);
+        assert_same_bits(got, c.expected, rows, "one vector, long rows, a reused workspace");
         free(got);
     }
     check_cuda(cudaMemset(workspace, 0xff, bytes), "cudaMemset");
-    assert_replayed_graph_gives(f, device, &xa, y_device, rows, workspace, bytes, expected, 3,
+    assert_replayed_graph_gives(f, device, &xa, c.y_device, rows, workspace, bytes, c.expected, 3,
                                 "one vector, long rows, the graph replayed");
     check_cuda(cudaFree(workspace), "cudaFree");
-    check_cuda(cudaFree(x_device), "cudaFree");
-    check_cuda(cudaFree(y_device), "cudaFree");
-    free(x);
-    free(expected);
+    free_product_case(&c);
     spart_regridder_free(device);
     spart_regridder_free(host);
 }
