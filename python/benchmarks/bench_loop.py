@@ -24,9 +24,13 @@ when Python runs between products (caches, branch predictors); the
 py+C loop less its products = the Python loop and one cffi call; out less
 "product inside py+C" = the binding's own work (plus the loop). Every
 variant runs `repeat` times in a random order; the figures are medians of
-the per-call means.
+the per-call means, and again from each variant's fastest run.
 
-    bench_loop.py [--repeat 7] [--calls 200] [--markdown FILE] [--json FILE]
+    bench_loop.py [--repeat 60] [--calls 10] [--markdown FILE] [--json FILE]
+
+Short loops many times over (10 products, 60 runs of each variant, in a
+fresh random order each round) keep slow drifts of the machine (other
+processes, the clock's frequency) from landing on one variant.
 """
 
 import argparse
@@ -121,7 +125,12 @@ def loops(r, x, calls, repeat):
             samples[name].append(total / calls)
             if products is not None:
                 samples["py_c_products"].append(products / calls)
-    return {name: float(np.median(values)) for name, values in samples.items()}
+    result = {name: float(np.median(values)) for name, values in samples.items()}
+    # the least-disturbed loop of each variant: noise only ever adds time
+    result.update({name + "_min": float(np.min(values)) for name, values in samples.items()})
+    result.update({name + "_iqr": float(np.subtract(*np.percentile(values, [75, 25])))
+                   for name, values in samples.items()})
+    return result
 
 
 def rows(calls, repeat):
@@ -167,14 +176,28 @@ def markdown(table, command):
             f"{row['out_us'] - row['c_us']:.2f} | {row['bound_us'] - row['c_us']:.2f} |")
     lines += ["", f"Thread CPU time per call, one OpenMP thread: each loop {table[0]['calls']} "
               f"calls (tiny: {table[-1]['calls']}), timed by a C clock at its ends; medians "
-              f"over {table[0]['repeat']} runs of the six loops in a random order."]
+              f"over {table[0]['repeat']} runs of the six loops in a random order.", "",
+              "The same differences from each variant's least-disturbed run (its minimum "
+              "per-call mean; noise only adds time), and the spread of the runs:", "",
+              "| operator | product's loss when Python runs between (us) "
+              "| r(x, out=y) less product inside py+C (us) | r(x, out=y) less C loop (us) "
+              "| bound less C loop (us) | interquartile range of the C loop's runs (us) "
+              "| of the r(x, out=y) loop's runs (us) |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    for row in table:
+        lines.append(
+            f"| {row['operator']} | {row['py_c_products_min_us'] - row['c_min_us']:.2f} | "
+            f"{row['out_min_us'] - row['py_c_products_min_us']:.2f} | "
+            f"{row['out_min_us'] - row['c_min_us']:.2f} | "
+            f"{row['bound_min_us'] - row['c_min_us']:.2f} | {row['c_iqr_us']:.2f} | "
+            f"{row['out_iqr_us']:.2f} |")
     return "\n".join(lines) + "\n"
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=60)
+    parser.add_argument("--calls", type=int, default=10)
     parser.add_argument("--markdown", default=None)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
