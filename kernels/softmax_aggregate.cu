@@ -4,7 +4,8 @@
  * host/softmax.c (same operations, same order:
  * src/softmax/softmax_kernels.h).
  *
- * A block a row. Its warps first find each head's M and inv (a group of
+ * A block a row (of H F threads rounded up to warps, 64 to 256:
+ * aggregate_threads). Its warps first find each head's M and inv (a group of
  * 32 threads a block of heads, as the forward's groups); then the row
  * goes by in rounds of 32 edges: the block computes o = exp(s - M) * inv
  * of the round's edges and heads into shared memory (and writes them to
@@ -222,9 +223,27 @@ __global__ void aggregate_combine(rows_view v, gather_view<V> a, const double *s
     }
 }
 
-/* Launch a block kernel with `bytes` of shared memory on `blocks` blocks. */
+/* Threads of an aggregation block: one a value (head, feature) of a row,
+ * H F rounded up to whole warps, at least 64 (the round's o are computed by
+ * all of them) and at most 256. Round 8 (H200) ran every block at 256
+ * threads: with H F = 64 three quarters of them idled through each row's
+ * gather and barriers, and fewer blocks shared a multiprocessor. Every loop
+ * of the kernels strides by blockDim.x, so the shape changes who computes
+ * what, never the order. */
+int aggregate_threads(int64_t values)
+{
+    const int64_t warps = (values + 31) / 32;
+    const int64_t threads = 32 * warps;
+    return (int)(threads < 64
+                     ? 64
+                     : (threads > spart_launch::threads_per_block ? spart_launch::threads_per_block
+                                                                  : threads));
+}
+
+/* Launch a block kernel of `threads` threads with `bytes` of shared memory
+ * on `blocks` blocks. */
 template <typename... Parameters, typename... Arguments>
-cudaError_t launch_blocks(void (*kernel)(Parameters...), int64_t blocks, size_t bytes,
+cudaError_t launch_blocks(void (*kernel)(Parameters...), int64_t blocks, int threads, size_t bytes,
                           cudaStream_t stream, Arguments... arguments)
 {
     if (blocks <= 0) {
@@ -234,7 +253,7 @@ cudaError_t launch_blocks(void (*kernel)(Parameters...), int64_t blocks, size_t 
     config.gridDim =
         dim3((unsigned)(blocks < spart_launch::max_blocks_items ? blocks
                                                                 : spart_launch::max_blocks_items));
-    config.blockDim = dim3(spart_launch::threads_per_block);
+    config.blockDim = dim3((unsigned)threads);
     config.dynamicSmemBytes = bytes;
     config.stream = stream;
     if (bytes > 48 * 1024) {
@@ -252,7 +271,8 @@ cudaError_t aggregate_shaped(const rows_view &v, const gather_view<V> &a, double
                              cudaStream_t stream)
 {
     const size_t bytes = shared_bytes(v.heads);
-    cudaError_t error = launch_blocks(aggregate_rows<V, HB>, v.rows, bytes, stream, v, a);
+    const int threads = aggregate_threads(v.heads * a.width);
+    cudaError_t error = launch_blocks(aggregate_rows<V, HB>, v.rows, threads, bytes, stream, v, a);
     if (error != cudaSuccess || v.edges <= CHUNK) {
         return error;
     }
@@ -265,7 +285,7 @@ cudaError_t aggregate_shaped(const rows_view &v, const gather_view<V> &a, double
             launch_groups<HB, SL>(forward_combine<HB, SL, false>, slot_groups, stream, v, slots);
     }
     if (error == cudaSuccess) {
-        error = launch_blocks(aggregate_chunks<V>, v.slots, bytes, stream, v, a, slots);
+        error = launch_blocks(aggregate_chunks<V>, v.slots, threads, bytes, stream, v, a, slots);
     }
     if (error == cudaSuccess) {
         error = spart_launch::launch_items(aggregate_combine<V>, v.slots * v.heads * a.width,

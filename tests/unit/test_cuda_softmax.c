@@ -94,13 +94,13 @@ static double *rule_scores(const test_graph *g, int64_t heads, uint64_t seed)
 /* Host and device forward, backward and aggregation of one case, all
  * compared bit for bit (NaN is the one quiet NaN on both). */
 static void compare_case(spart_context *context, int64_t heads, spart_value_type type,
-                         int int32_rows, uint64_t seed)
+                         int int32_rows, uint64_t seed, int64_t width)
 {
     int64_t rows, long_row;
     double mean;
     graph_size(&rows, &mean, &long_row);
     test_graph g = test_graph_make(rows, mean, long_row, seed);
-    const int64_t n = g.edges * heads, width = 5, ny = g.rows * heads * width;
+    const int64_t n = g.edges * heads, ny = g.rows * heads * width;
     const size_t value = type == SPART_FLOAT32 ? sizeof(float) : sizeof(double);
     double *scores64 = rule_scores(&g, heads, seed + 1);
     double *grad64 = random_doubles(n, 1.0, seed + 2);
@@ -181,7 +181,7 @@ static void test_host_equals_device_float32(void **state)
     fixture *f = *state;
     const int64_t heads[] = {1, 4, 8, 3};
     for (int k = 0; k < 4; k++) {
-        compare_case(f->context, heads[k], SPART_FLOAT32, k == 3, 100 + (uint64_t)k);
+        compare_case(f->context, heads[k], SPART_FLOAT32, k == 3, 100 + (uint64_t)k, 5);
     }
 }
 
@@ -190,8 +190,19 @@ static void test_host_equals_device_float64(void **state)
     fixture *f = *state;
     const int64_t heads[] = {1, 2, 8, 6};
     for (int k = 0; k < 4; k++) {
-        compare_case(f->context, heads[k], SPART_FLOAT64, k == 1, 200 + (uint64_t)k);
+        compare_case(f->context, heads[k], SPART_FLOAT64, k == 1, 200 + (uint64_t)k, 5);
     }
+}
+
+/* The aggregation's blocks take H F threads rounded up to warps, 64 to
+ * 256 (kernels/softmax_aggregate.cu): H F = 100 (128 threads) and 300
+ * (256 threads, two passes over the values of a row) give the host's bits
+ * too, float32 and float64. */
+static void test_host_equals_device_wide_features(void **state)
+{
+    fixture *f = *state;
+    compare_case(f->context, 2, SPART_FLOAT32, 0, 400, 50);
+    compare_case(f->context, 3, SPART_FLOAT64, 1, 401, 100);
 }
 
 /* Graphs of short rows only (mean 2 and 40: other group shapes), and
@@ -368,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_host_equals_device_float32),
         cmocka_unit_test(test_host_equals_device_float64),
         cmocka_unit_test(test_host_equals_device_other_shapes),
+        cmocka_unit_test(test_host_equals_device_wide_features),
         cmocka_unit_test(test_graph_replays_the_same_bits),
         cmocka_unit_test(test_workspace_notes_are_checked),
         cmocka_unit_test(test_device_checks),
