@@ -38,10 +38,43 @@ static int64_t element_of(const int64_t *offsets, int64_t num_elements, int64_t 
     return low;
 }
 
-/* The first entry of the block with an index out of its cells. */
-static void find_bad(const spart_stream_source *source, spart_stream_tally *tally)
+/* The first entry of [begin, end) with an index out of its cells, or end. */
+static int64_t first_bad_in(const spart_stream_source *source, int64_t begin, int64_t end)
 {
-    tally->first_bad = source->num_entries;
+    for (int64_t k = begin; k < end; k++) {
+        int64_t in = source->indices_input[k], out = source->indices_output[k];
+        if (in < 0 || in >= source->cells_input || out < 0 || out >= source->cells_output) {
+            return k;
+        }
+    }
+    return end;
+}
+
+/* Chunks of the index check: the first bad entry of the block is the
+ * first of the first chunk that has one, whatever the threads. */
+#define CHECK_CHUNKS 64
+
+/* The first entry of the block with an index out of its cells, by up to
+ * `team` threads. */
+static void find_bad(const spart_stream_source *source, int team, spart_stream_tally *tally)
+{
+    int64_t n = source->num_entries, first[CHECK_CHUNKS];
+    tally->first_bad = n;
+    if (team > 1) {
+#pragma omp parallel for schedule(static, 1) num_threads(team)
+        for (int c = 0; c < CHECK_CHUNKS; c++) {
+            first[c] = first_bad_in(source, n * c / CHECK_CHUNKS, n * (c + 1) / CHECK_CHUNKS);
+        }
+        for (int c = 0; c < CHECK_CHUNKS; c++) {
+            if (first[c] < n * (c + 1) / CHECK_CHUNKS) {
+                tally->first_bad = first[c];
+                tally->bad_input = source->indices_input[first[c]];
+                tally->bad_output = source->indices_output[first[c]];
+                return;
+            }
+        }
+        return;
+    }
     for (int64_t k = 0; k < source->num_entries; k++) {
         int64_t in = source->indices_input[k], out = source->indices_output[k];
         if (in < 0 || in >= source->cells_input || out < 0 || out >= source->cells_output) {
@@ -102,18 +135,25 @@ static int64_t count_rows(const spart_stream_source *source, int64_t row_begin, 
 
 /* ---- design 2: the bucket scatter ---------------------------------------------------- */
 
-/* The thread owning `row` of num_rows among `team`: the t with
- * R t / T <= row < R (t + 1) / T (the walk's ranges). */
-static int owner_of(int64_t row, int64_t num_rows, int team)
+/* The buckets of a block: bucket b holds the rows [b 2^shift, (b + 1)
+ * 2^shift), the smallest power of two for which num_rows needs at most
+ * `team` of them (any partition of the rows gives the same arrays: what
+ * matters is that one thread owns each row; a shift spares a division an
+ * entry). */
+typedef struct bucket_plan {
+    int team;    /* chunks of the block, and threads */
+    int buckets; /* ceil(num_rows / 2^shift) <= team */
+    int shift;
+} bucket_plan;
+
+static bucket_plan plan_buckets(int64_t num_rows, int team)
 {
-    int t = (int)(row * team / num_rows);
-    while (t + 1 < team && num_rows * (t + 1) / team <= row) {
-        t++;
+    bucket_plan plan = {team, 1, 0};
+    while (((num_rows - 1) >> plan.shift) + 1 > team) {
+        plan.shift++;
     }
-    while (t > 0 && num_rows * t / team > row) {
-        t--;
-    }
-    return t;
+    plan.buckets = num_rows > 0 ? (int)(((num_rows - 1) >> plan.shift) + 1) : 1;
+    return plan;
 }
 
 /* Whether `buckets` can stage a block of n entries for `team` threads. */
@@ -123,13 +163,14 @@ static int buckets_fit(const spart_stream_buckets *buckets, int64_t n, int team)
 }
 
 /* Chunk c's entries [n c / T, n (c + 1) / T): their rows into rows[k]
- * (-1 when dropped) and their count by bucket into counts[c T + b]. */
-static void bucket_rows(const spart_stream_source *source, int64_t num_rows, int team, int c,
-                        const spart_stream_buckets *buckets)
+ * (-1 when dropped) and their count by bucket into counts[c B + b]. */
+static void bucket_rows(const spart_stream_source *source, int64_t num_rows, bucket_plan plan,
+                        int c, const spart_stream_buckets *buckets)
 {
-    int64_t begin = source->num_entries * c / team, end = source->num_entries * (c + 1) / team;
-    int64_t *counts = buckets->counts + (int64_t)c * team;
-    for (int b = 0; b < team; b++) {
+    int64_t n = source->num_entries;
+    int64_t begin = n * c / plan.team, end = n * (c + 1) / plan.team;
+    int64_t *counts = buckets->counts + (int64_t)c * plan.buckets;
+    for (int b = 0; b < plan.buckets; b++) {
         counts[b] = 0;
     }
     if (begin == end) {
@@ -140,71 +181,72 @@ static void bucket_rows(const spart_stream_source *source, int64_t num_rows, int
         while (source->offsets[element + 1] <= k) {
             element++;
         }
-        if (source->drop_zeros && source->values[k] == 0.0) {
-            buckets->rows[k] = -1;
-            continue;
+        int64_t row = -1;
+        if (!(source->drop_zeros && source->values[k] == 0.0)) {
+            row = row_of(source, element, k);
+            row = row >= 0 && row < num_rows ? row : -1;
         }
-        int64_t row = row_of(source, element, k);
         buckets->rows[k] = row;
-        if (row >= 0 && row < num_rows) {
-            counts[owner_of(row, num_rows, team)]++;
+        if (row >= 0) {
+            counts[row >> plan.shift]++;
         }
     }
 }
 
 /* The counts into each chunk's first place in each bucket (bucket-major,
- * chunks in order), and the buckets' bounds at counts[T T + b]. */
-static void bucket_scan(int team, const spart_stream_buckets *buckets)
+ * chunks in order), and the buckets' bounds at counts[T B + b]. */
+static void bucket_scan(bucket_plan plan, const spart_stream_buckets *buckets)
 {
     int64_t running = 0;
-    int64_t *bounds = buckets->counts + (int64_t)team * team;
-    for (int b = 0; b < team; b++) {
+    int64_t *bounds = buckets->counts + (int64_t)plan.team * plan.buckets;
+    for (int b = 0; b < plan.buckets; b++) {
         bounds[b] = running;
-        for (int c = 0; c < team; c++) {
-            int64_t count = buckets->counts[(int64_t)c * team + b];
-            buckets->counts[(int64_t)c * team + b] = running;
+        for (int c = 0; c < plan.team; c++) {
+            int64_t count = buckets->counts[(int64_t)c * plan.buckets + b];
+            buckets->counts[(int64_t)c * plan.buckets + b] = running;
             running += count;
         }
     }
-    bounds[team] = running;
+    bounds[plan.buckets] = running;
 }
 
 /* Chunk c lists its kept entries in their buckets, in its order. */
-static void bucket_list(const spart_stream_source *source, int64_t num_rows, int team, int c,
+static void bucket_list(const spart_stream_source *source, bucket_plan plan, int c,
                         const spart_stream_buckets *buckets)
 {
-    int64_t begin = source->num_entries * c / team, end = source->num_entries * (c + 1) / team;
-    int64_t *place = buckets->counts + (int64_t)c * team;
+    int64_t n = source->num_entries;
+    int64_t begin = n * c / plan.team, end = n * (c + 1) / plan.team;
+    int64_t *place = buckets->counts + (int64_t)c * plan.buckets;
     for (int64_t k = begin; k < end; k++) {
         int64_t row = buckets->rows[k];
-        if (row >= 0 && row < num_rows) {
-            buckets->order[place[owner_of(row, num_rows, team)]++] = k;
+        if (row >= 0) {
+            buckets->order[place[row >> plan.shift]++] = k;
         }
     }
 }
 
-/* Stage the block: rows, counts, scan and lists, by `team` threads. */
-static void bucket_stage(const spart_stream_source *source, int64_t num_rows, int team,
+/* Stage the block: rows, counts, scan and lists, by plan.team threads. */
+static void bucket_stage(const spart_stream_source *source, int64_t num_rows, bucket_plan plan,
                          const spart_stream_buckets *buckets)
 {
-#pragma omp parallel for schedule(static, 1) num_threads(team)
-    for (int c = 0; c < team; c++) {
-        bucket_rows(source, num_rows, team, c, buckets);
+#pragma omp parallel for schedule(static, 1) num_threads(plan.team)
+    for (int c = 0; c < plan.team; c++) {
+        bucket_rows(source, num_rows, plan, c, buckets);
     }
-    bucket_scan(team, buckets);
-#pragma omp parallel for schedule(static, 1) num_threads(team)
-    for (int c = 0; c < team; c++) {
-        bucket_list(source, num_rows, team, c, buckets);
+    bucket_scan(plan, buckets);
+#pragma omp parallel for schedule(static, 1) num_threads(plan.team)
+    for (int c = 0; c < plan.team; c++) {
+        bucket_list(source, plan, c, buckets);
     }
 }
 
-/* Bucket t's entries [bounds[t], bounds[t + 1]) of `order`. */
-static void bucket_bounds(const spart_stream_buckets *buckets, int team, int t, int64_t *begin,
-                          int64_t *end)
+/* Bucket b's entries [bounds[b], bounds[b + 1]) of `order`. */
+static void bucket_bounds(const spart_stream_buckets *buckets, bucket_plan plan, int b,
+                          int64_t *begin, int64_t *end)
 {
-    const int64_t *bounds = buckets->counts + (int64_t)team * team;
-    *begin = bounds[t];
-    *end = bounds[t + 1];
+    const int64_t *bounds = buckets->counts + (int64_t)plan.team * plan.buckets;
+    *begin = bounds[b];
+    *end = bounds[b + 1];
 }
 
 /* Pass 0 by buckets: each thread adds its own rows' entries. Entries
@@ -213,12 +255,13 @@ static void bucket_bounds(const spart_stream_buckets *buckets, int team, int t, 
 static int64_t bucket_count(const spart_stream_source *source, int64_t num_rows, int team,
                             const spart_stream_buckets *buckets, int64_t *cursor)
 {
-    bucket_stage(source, num_rows, team, buckets);
+    bucket_plan plan = plan_buckets(num_rows, team);
+    bucket_stage(source, num_rows, plan, buckets);
     int64_t kept = 0;
 #pragma omp parallel for schedule(static, 1) num_threads(team) reduction(+ : kept)
-    for (int t = 0; t < team; t++) {
+    for (int b = 0; b < plan.buckets; b++) {
         int64_t begin, end;
-        bucket_bounds(buckets, team, t, &begin, &end);
+        bucket_bounds(buckets, plan, b, &begin, &end);
         for (int64_t i = begin; i < end; i++) {
             cursor[buckets->rows[buckets->order[i]] + 1]++;
         }
@@ -234,12 +277,13 @@ static void bucket_place(const spart_stream_source *source, int64_t num_rows, in
                          int32_t *columns32, int64_t *columns64, float *values32, double *values64,
                          int64_t *kept, int64_t *outside)
 {
-    bucket_stage(source, num_rows, team, buckets);
+    bucket_plan plan = plan_buckets(num_rows, team);
+    bucket_stage(source, num_rows, plan, buckets);
     int64_t all_kept = 0, all_outside = 0;
 #pragma omp parallel for schedule(static, 1) num_threads(team) reduction(+ : all_kept, all_outside)
-    for (int t = 0; t < team; t++) {
+    for (int b = 0; b < plan.buckets; b++) {
         int64_t begin, end;
-        bucket_bounds(buckets, team, t, &begin, &end);
+        bucket_bounds(buckets, plan, b, &begin, &end);
         if (begin == end) {
             continue;
         }
@@ -281,11 +325,11 @@ void spart_host_stream_count(const spart_stream_source *source, int64_t num_rows
 {
     tally->kept = 0;
     tally->out_of_range = 0;
-    find_bad(source, tally);
+    int team = threads_for(threads, source->num_entries);
+    find_bad(source, team, tally);
     if (tally->first_bad < source->num_entries || source->num_entries == 0) {
         return;
     }
-    int team = threads_for(threads, source->num_entries);
     if (buckets_fit(buckets, source->num_entries, team)) {
         tally->kept = bucket_count(source, num_rows, team, buckets, cursor);
         return;
@@ -344,11 +388,11 @@ void spart_host_stream_place(const spart_stream_source *source, int64_t num_rows
 {
     tally->kept = 0;
     tally->out_of_range = 0;
-    find_bad(source, tally);
+    int team = threads_for(threads, source->num_entries);
+    find_bad(source, team, tally);
     if (tally->first_bad < source->num_entries || source->num_entries == 0) {
         return;
     }
-    int team = threads_for(threads, source->num_entries);
     if (buckets_fit(buckets, source->num_entries, team)) {
         bucket_place(source, num_rows, team, buckets, cursor, num_entries, columns32, columns64,
                      values32, values64, &tally->kept, &tally->out_of_range);

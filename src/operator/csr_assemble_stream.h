@@ -106,8 +106,9 @@ typedef struct spart_stream_tally {
 } spart_stream_tally;
 
 /* The host's optional staging of a block (design 2, the bucket scatter):
- * with T threads, thread t owns rows [R t / T, R (t + 1) / T) (its
- * bucket). The block is cut into T chunks of consecutive entries; each
+ * with T threads, bucket b holds rows [b 2^s, (b + 1) 2^s), for the
+ * smallest s that needs at most T buckets, each bucket walked by one
+ * thread. The block is cut into T chunks of consecutive entries; each
  * chunk writes its entries' rows (rows[k], -1 for a dropped entry) and
  * counts them by bucket; a scan of those T x T counts (bucket-major,
  * chunks in order) gives each chunk's place in each bucket; each chunk

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "operator/csr_assemble_stream.h"
 #include "test_util.h"
 #include "test_stream_util.h"
 
@@ -172,6 +173,57 @@ static void the_bucket_scatter_and_the_walk_give_the_same_arrays(void **state)
         spart_weights_free(weights);
     }
     assert_int_equal(spart_context_set_threads(context, 0), SPART_OK);
+}
+
+/* The index check of a large block on several threads names the first
+ * bad entry of the block, not the first one a thread happens to meet,
+ * and a block with a bad entry counts nothing. */
+static void the_first_bad_entry_is_named_on_any_threads(void **state)
+{
+    (void)state;
+    enum { n = 200000 };
+    int64_t *in = calloc(n, sizeof *in), *out = calloc(n, sizeof *out);
+    double *values = calloc(n, sizeof *values);
+    int64_t *cursor = calloc(11, sizeof *cursor);
+    assert_non_null(in);
+    assert_non_null(out);
+    assert_non_null(values);
+    assert_non_null(cursor);
+    for (int64_t k = 0; k < n; k++) {
+        out[k] = k % 10;
+        values[k] = 1.0;
+    }
+    in[150001] = 7;   /* cells_input is 5: bad */
+    out[170000] = -1; /* bad, later */
+    int64_t offsets[2] = {0, n}, zero[1] = {0};
+    spart_stream_source source;
+    memset(&source, 0, sizeof source);
+    source.num_elements = 1;
+    source.num_entries = n;
+    source.offsets = offsets;
+    source.indices_input = in;
+    source.indices_output = out;
+    source.values = values;
+    source.row_offset = zero;
+    source.column_offset = zero;
+    source.row_lookup_stride = 1;
+    source.column_lookup_stride = 1;
+    source.cells_input = 5;
+    source.cells_output = 10;
+    for (int threads = 1; threads <= 4; threads++) {
+        spart_stream_tally tally;
+        spart_host_stream_count(&source, 10, threads, NULL, cursor, &tally);
+        assert_int_equal(tally.first_bad, 150001);
+        assert_int_equal(tally.bad_input, 7);
+        assert_int_equal(tally.kept, 0);
+        for (int r = 0; r <= 10; r++) {
+            assert_int_equal(cursor[r], 0);
+        }
+    }
+    free(in);
+    free(out);
+    free(values);
+    free(cursor);
 }
 
 /* The allocator's own count of what the call held stays under the budget
@@ -415,6 +467,7 @@ int main(void)
         cmocka_unit_test(the_default_roles_give_the_same_arrays),
         cmocka_unit_test(threads_give_the_same_arrays),
         cmocka_unit_test(the_bucket_scatter_and_the_walk_give_the_same_arrays),
+        cmocka_unit_test(the_first_bad_entry_is_named_on_any_threads),
         cmocka_unit_test(memory_held_stays_under_the_budget),
         cmocka_unit_test(the_block_size_for_a_budget),
         cmocka_unit_test(a_budget_too_small_for_the_cursors_is_refused),
