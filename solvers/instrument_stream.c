@@ -25,8 +25,11 @@
 #include "mart_internal.h"
 
 /* Planes (bins of one channel) built in one call of the weights builder,
- * which shares a call's planes among its threads: a block of the stream. */
-enum { PLANES_PER_BLOCK = 16 };
+ * which shares a call's planes among its threads: a block of the stream.
+ * On a device more: each call pays for the whole sensor (its grid checked,
+ * its pixel areas for the transpose), and the planes' weights are built
+ * one after another on the device anyway. */
+enum { PLANES_PER_BLOCK = 16, PLANES_PER_DEVICE_BLOCK = 64 };
 
 typedef struct plane_stream {
     spart_context *context;
@@ -42,6 +45,7 @@ typedef struct plane_stream {
     int64_t capacity;       /* of sensor_index */
     int whole_pixels;       /* the pixel vertices increasing whole numbers */
     int sensor_ready;       /* st->sensor holds the whole sensor already (on a device) */
+    int64_t planes;         /* planes a block: PLANES_PER_BLOCK, or _DEVICE_BLOCK */
 } plane_stream;
 
 /* The pixels a plane can reach: the vertex range [first, last] of one
@@ -151,12 +155,12 @@ static spart_status plane_block(void *user_data, int64_t block, int pass,
     const spart_instrument_params *p = st->p;
     spart_weights_free(st->current);
     st->current = NULL;
-    /* A block is up to PLANES_PER_BLOCK bins of one channel: the builders
+    /* A block is up to st->planes bins of one channel: the builders
      * share a call's planes among their threads. */
-    int64_t blocks_per_channel = (st->bins->count + PLANES_PER_BLOCK - 1) / PLANES_PER_BLOCK;
+    int64_t blocks_per_channel = (st->bins->count + st->planes - 1) / st->planes;
     int64_t c = block / blocks_per_channel;
-    int64_t l = (block % blocks_per_channel) * PLANES_PER_BLOCK;
-    int64_t count = st->bins->count - l < PLANES_PER_BLOCK ? st->bins->count - l : PLANES_PER_BLOCK;
+    int64_t l = (block % blocks_per_channel) * st->planes;
+    int64_t count = st->bins->count - l < st->planes ? st->bins->count - l : st->planes;
     int64_t nx = p->num_scene_x, ny = p->num_scene_y;
     int64_t vertices = (nx + 1) * (ny + 1);
 #pragma omp parallel for schedule(dynamic, 1)
@@ -271,11 +275,9 @@ static spart_status assemble_one(plane_stream *st, int64_t num_wavelength,
     stream.num_axis_output = 2;
     stream.axis_output[0] = 2;
     stream.axis_output[1] = 3;
-    stream.num_blocks =
-        p->num_channel * ((num_wavelength + PLANES_PER_BLOCK - 1) / PLANES_PER_BLOCK);
+    stream.num_blocks = p->num_channel * ((num_wavelength + st->planes - 1) / st->planes);
     int64_t bound = plane_entries_bound(p);
-    stream.max_block_entries =
-        bound < INT64_MAX / PLANES_PER_BLOCK ? bound * PLANES_PER_BLOCK : INT64_MAX;
+    stream.max_block_entries = bound < INT64_MAX / st->planes ? bound * st->planes : INT64_MAX;
     stream.blocks_on_device = p->on_device;
     stream.function = plane_block;
     stream.user_data = st;
@@ -305,16 +307,17 @@ spart_status spart_instrument_assemble_streamed(spart_context *context,
     st.s = s;
     st.whole_pixels = whole_increasing(p->sensor_x, p->num_sensor_x) &&
                       whole_increasing(p->sensor_y, p->num_sensor_y);
-    st.mapped = spart_mart_alloc_doubles(context, 2 * PLANES_PER_BLOCK * vertices);
+    st.planes = p->on_device ? PLANES_PER_DEVICE_BLOCK : PLANES_PER_BLOCK;
+    st.mapped = spart_mart_alloc_doubles(context, 2 * (size_t)st.planes * vertices);
     st.sensor = spart_mart_alloc_doubles(context, 2 * pixels);
-    st.factor = spart_mart_alloc_doubles(context, PLANES_PER_BLOCK * cells);
+    st.factor = spart_mart_alloc_doubles(context, (size_t)st.planes * cells);
     spart_status status = SPART_OK;
     if (st.mapped == NULL || st.sensor == NULL || st.factor == NULL) {
         status = spart_context_set_error(
             context, SPART_ERROR_OUT_OF_MEMORY,
             "instrument: could not allocate a block's vertices and "
             "factors and the sensor's vertices (%.3g GB)",
-            (double)(PLANES_PER_BLOCK * (2 * vertices + cells) + 2 * pixels) * 8.0 / 1e9);
+            (double)((size_t)st.planes * (2 * vertices + cells) + 2 * pixels) * 8.0 / 1e9);
     }
     if (status == SPART_OK) {
         status = assemble_one(&st, bins->count, forward);

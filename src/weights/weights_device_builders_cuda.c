@@ -43,7 +43,7 @@ static spart_status upload_profiles(device_build *b, const double *const *host_i
     double *at = b->profiles;
     for (int m = 0; found && m < l->num_coordinates; m++) {
         if (*error == cudaSuccess) {
-            *error = spart_wdev_upload(at, profiles[m],
+            *error = spart_wdev_upload(&b->stager, at, profiles[m],
                                        (size_t)l->grid_shape_input[m] * sizeof(double), b->stream);
         }
         profiles_out->profile[m] = at;
@@ -78,7 +78,7 @@ static spart_status upload_tree(device_build *b, const double *const *host_input
     if (!*deep && bytes > 0) {
         *error = cudaMallocAsync((void **)&tree->boxes, bytes, b->stream);
         if (*error == cudaSuccess) {
-            *error = spart_wdev_upload(tree->boxes, host.boxes, bytes, b->stream);
+            *error = spart_wdev_upload(&b->stager, tree->boxes, host.boxes, bytes, b->stream);
         } else {
             tree->boxes = NULL;
         }
@@ -228,8 +228,8 @@ static cudaError_t upload_grids_1d(device_build *b, int output, int64_t first, i
             break;
         }
     }
-    return spart_wdev_upload(device, adjacent ? start : space, (size_t)(count * n) * sizeof(double),
-                             b->stream);
+    return spart_wdev_upload(&b->stager, device, adjacent ? start : space,
+                             (size_t)(count * n) * sizeof(double), b->stream);
 }
 
 /* Conservative 1-D: the elements in batches on the device; *unsupported
@@ -273,8 +273,8 @@ spart_status spart_wdev_build_conservative_1d(device_build *b, int *unsupported)
                                space + k * b->size_values);
         }
         if (b->options->weights_input != NULL && error == cudaSuccess) {
-            error = spart_wdev_upload(b->weights_input, space, (size_t)(count * b->size_values) * 8,
-                                      b->stream);
+            error = spart_wdev_upload(&b->stager, b->weights_input, space,
+                                      (size_t)(count * b->size_values) * 8, b->stream);
         }
         spart_device_grids_1d grids = {count,
                                        b->input[0],

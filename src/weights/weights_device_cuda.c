@@ -212,12 +212,19 @@ double *spart_wdev_host_side(const spart_weights_layout *l, int output,
     return space;
 }
 
-cudaError_t spart_wdev_upload(void *device, const void *host, size_t bytes, cudaStream_t stream)
+cudaError_t spart_wdev_upload(spart_stager *s, void *device, const void *host, size_t bytes,
+                              cudaStream_t stream)
 {
-    /* From pageable memory the call returns once the host's bytes are
-     * staged, so the host space may be reused at once. */
-    return bytes == 0 ? cudaSuccess
-                      : cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream);
+    /* From pageable memory a plain copy returns once the host's bytes are
+     * staged, a staged one once they are in a pinned buffer, so the host
+     * space may be reused at once. */
+    return spart_stager_copy(s, device, host, bytes, stream);
+}
+
+cudaError_t spart_wdev_stager_for(spart_stager *s, double bytes, int threads)
+{
+    const double threshold = 64.0 * 1024 * 1024;
+    return spart_stager_open(s, bytes >= threshold ? (size_t)32 << 20 : 0, threads);
 }
 
 /* Lay element e out on the host and copy it to the device: its input grid
@@ -234,21 +241,21 @@ cudaError_t spart_wdev_upload_element(device_build *b, int64_t e, int input_read
     if (!input_ready) {
         space = spart_wdev_host_side(l, 0, b->coordinates_input, index, space, host_input);
         for (int c = 0; c < l->num_coordinates && error == cudaSuccess; c++) {
-            error = spart_wdev_upload(b->input[c], host_input[c],
+            error = spart_wdev_upload(&b->stager, b->input[c], host_input[c],
                                       (size_t)l->size_input * sizeof(double), b->stream);
         }
     }
     space = spart_wdev_host_side(l, 1, b->coordinates_output, index, space, host_output);
     const int64_t values = b->output_values > 0 ? b->output_values : l->size_output;
     for (int c = 0; c < l->num_coordinates && error == cudaSuccess; c++) {
-        error = spart_wdev_upload(b->output[c], host_output[c], (size_t)values * sizeof(double),
-                                  b->stream);
+        error = spart_wdev_upload(&b->stager, b->output[c], host_output[c],
+                                  (size_t)values * sizeof(double), b->stream);
     }
     if (b->options->weights_input != NULL && error == cudaSuccess) {
         spart_gather_block(b->options->weights_input->data, b->strides_values, &b->full_values,
                            l->resampled_input, l->num_axes_input, index, space);
-        error = spart_wdev_upload(b->weights_input, space, (size_t)b->size_values * sizeof(double),
-                                  b->stream);
+        error = spart_wdev_upload(&b->stager, b->weights_input, space,
+                                  (size_t)b->size_values * sizeof(double), b->stream);
     }
     return error;
 }
@@ -372,7 +379,7 @@ static spart_status build_on_host(device_build *b, int num_coordinates, spart_we
     const void *from[3] = {host->indices_input, host->indices_output, host->values};
     void *to[3] = {b->indices_input, b->indices_output, b->values};
     for (int a = 0; a < 3 && error == cudaSuccess; a++) {
-        error = spart_wdev_upload(to[a], from[a], (size_t)total * 8, b->stream);
+        error = spart_wdev_upload(&b->stager, to[a], from[a], (size_t)total * 8, b->stream);
     }
     if (error == cudaSuccess) {
         error = cudaStreamSynchronize(b->stream);
@@ -388,6 +395,7 @@ static spart_status build_on_host(device_build *b, int num_coordinates, spart_we
 
 static void release_build(device_build *b)
 {
+    spart_stager_close(&b->stager);
     if (b->scratch != NULL) {
         (void)cudaFreeAsync(b->scratch, b->stream);
         (void)cudaStreamSynchronize(b->stream);
@@ -425,6 +433,20 @@ static spart_status cuda_build(spart_context *context, int num_coordinates,
         status = spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
     }
     int unsupported = !device_builds(&b);
+    if (status == SPART_OK) {
+        /* what the elements' grids (and weights_input) copy in all */
+        double grids = (double)l->num_coordinates *
+                       ((b.shared_input ? 1.0 : (double)l->num_elements) * (double)l->size_input +
+                        (b.shared_output ? 1.0 : (double)l->num_elements) * (double)l->size_output);
+        double values = b.options->weights_input != NULL
+                            ? (double)l->num_elements * (double)b.size_values
+                            : 0.0;
+        cudaError_t error =
+            spart_wdev_stager_for(&b.stager, 8.0 * (grids + values), spart_threads(context));
+        if (error != cudaSuccess) {
+            status = spart_device_failure(context, (int)error, "weights_build_device: staging");
+        }
+    }
     if (status == SPART_OK && !unsupported) {
         cudaError_t error = cudaMallocAsync(&b.scratch, scratch_layout(&b, NULL), b.stream);
         if (error != cudaSuccess) {

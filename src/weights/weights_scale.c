@@ -199,5 +199,10 @@ spart_status spart_weights_scale(spart_context *context, spart_weights *weights,
                                           weights->axis_output, weights->num_axis_output);
     factors.fill = fill_factors;
     factors.user = &f;
-    return ops->scale(context, weights, &factors);
+    spart_report_progress(context, "scale", 0, 1);
+    status = ops->scale(context, weights, &factors);
+    if (status == SPART_OK) {
+        spart_report_progress(context, "scale", 1, 1);
+    }
+    return status;
 }

@@ -347,6 +347,7 @@ spart_status spart_weights_transpose_conservative(spart_context *context,
         (size_t)weights->size_input;
     factors.fill = fill_factors;
     factors.user = &f;
+    spart_report_progress(context, "conservative transpose", 0, num_elements);
     status = ops->transpose_conservative(context, weights, &factors, shell, transposed);
     spart_weights_free(shell);
     spart_free(&context->allocator, source);

@@ -37,6 +37,7 @@ typedef struct factor_run {
     double *host;
     double *device_input;  /* cells_input, or NULL for none */
     double *device_output; /* cells_output, or NULL */
+    spart_stager stager;   /* pinned buffers when the blocks copy much */
 } factor_run;
 
 static double *host_scratch(const factor_run *run, int64_t j)
@@ -56,6 +57,7 @@ static double *host_output(const factor_run *run, int64_t j)
 
 static void release_run(factor_run *run)
 {
+    spart_stager_close(&run->stager);
     (void)cudaFree(run->device_input);
     (void)cudaFree(run->device_output);
     spart_free(&run->context->allocator, run->host);
@@ -80,8 +82,11 @@ static spart_status begin_run(factor_run *run, spart_context *context,
                           "%s: could not allocate %zu values of host scratch", what,
                           (size_t)run->batch * run->per_element);
     }
-    cudaError_t error = cudaSuccess;
-    if (f->cells_input > 0) {
+    double copied =
+        8.0 * ((f->shared_input ? 1.0 : (double)f->num_elements) * (double)f->cells_input +
+               (f->shared_output ? 1.0 : (double)f->num_elements) * (double)f->cells_output);
+    cudaError_t error = spart_wdev_stager_for(&run->stager, copied, threads);
+    if (error == cudaSuccess && f->cells_input > 0) {
         error = cudaMalloc((void **)&run->device_input, (size_t)f->cells_input * sizeof(double));
     }
     if (error == cudaSuccess && f->cells_output > 0) {
@@ -92,11 +97,11 @@ static spart_status begin_run(factor_run *run, spart_context *context,
                 f->shared_input && f->cells_input > 0 ? host_input(run, 0) : NULL,
                 f->shared_output && f->cells_output > 0 ? host_output(run, 0) : NULL);
         if (f->shared_input && f->cells_input > 0) {
-            error = spart_wdev_upload(run->device_input, host_input(run, 0),
+            error = spart_wdev_upload(&run->stager, run->device_input, host_input(run, 0),
                                       (size_t)f->cells_input * sizeof(double), stream);
         }
         if (error == cudaSuccess && f->shared_output && f->cells_output > 0) {
-            error = spart_wdev_upload(run->device_output, host_output(run, 0),
+            error = spart_wdev_upload(&run->stager, run->device_output, host_output(run, 0),
                                       (size_t)f->cells_output * sizeof(double), stream);
         }
     }
@@ -109,7 +114,8 @@ static spart_status begin_run(factor_run *run, spart_context *context,
 
 /* Fill the blocks that are not shared of elements first .. first + count
  * - 1 (element first + j into slot j), with the context's threads;
- * `wanted` says which elements have entries (the others are skipped). */
+ * entries_of: each element's element of the weights (NULL: itself), whose
+ * offsets say which have entries (the others are skipped). */
 static void fill_batch(const factor_run *run, int64_t first, int64_t count,
                        const int64_t *entries_of, const int64_t *offsets)
 {
@@ -130,16 +136,16 @@ static void fill_batch(const factor_run *run, int64_t first, int64_t count,
 
 /* Copy slot j's blocks that are not shared to the device (stream-ordered:
  * after the kernels that read the previous ones). */
-static cudaError_t upload_slot(const factor_run *run, int64_t j)
+static cudaError_t upload_slot(factor_run *run, int64_t j)
 {
     const spart_weights_factors *f = run->f;
     cudaError_t error = cudaSuccess;
     if (!f->shared_input && f->cells_input > 0) {
-        error = spart_wdev_upload(run->device_input, host_input(run, j),
+        error = spart_wdev_upload(&run->stager, run->device_input, host_input(run, j),
                                   (size_t)f->cells_input * sizeof(double), run->stream);
     }
     if (error == cudaSuccess && !f->shared_output && f->cells_output > 0) {
-        error = spart_wdev_upload(run->device_output, host_output(run, j),
+        error = spart_wdev_upload(&run->stager, run->device_output, host_output(run, j),
                                   (size_t)f->cells_output * sizeof(double), run->stream);
     }
     return error;

@@ -185,6 +185,36 @@ static void free_arrays(case_arrays *a)
     free(a->sensor_y);
 }
 
+/* Where a build's time goes, by the library's progress reports: the time
+ * up to each report is given to the report's stage ("weights",
+ * "conservative transpose", "scale", "assembly", "stream count", ...),
+ * so a stage's figure is the work that ended in its reports. */
+enum { MAX_STAGES = 12 };
+typedef struct stage_times {
+    const char *name[MAX_STAGES];
+    double seconds[MAX_STAGES];
+    int count;
+    double last;
+} stage_times;
+
+static void on_progress(void *user, const char *stage, int64_t done, int64_t total)
+{
+    (void)done, (void)total;
+    stage_times *t = user;
+    double now = bench_seconds();
+    int k = 0;
+    while (k < t->count && strcmp(t->name[k], stage) != 0) {
+        k++;
+    }
+    if (k == t->count && t->count < MAX_STAGES) {
+        t->name[t->count++] = stage; /* the library's string literals */
+    }
+    if (k < MAX_STAGES) {
+        t->seconds[k] += now - t->last;
+    }
+    t->last = now;
+}
+
 static double build_seconds(spart_context *context, const spart_instrument_params *p,
                             spart_instrument **instrument)
 {
@@ -220,12 +250,14 @@ static int same_csr(spart_context *context, const spart_regridder *host,
 
 typedef struct result {
     char name[96];
-    double entries;  /* a direction (forward) */
-    double host_s;   /* < 0: not run */
-    double device_s; /* the faster of two */
-    double floor_s;  /* bytes written once over the copy rate */
-    double full_s;   /* ESIS: the device time extrapolated to the whole problem; < 0 else */
-    int same;        /* -1: not compared */
+    double entries;     /* a direction (forward) */
+    double host_s;      /* < 0: not run */
+    double device_s;    /* the faster of two */
+    double floor_s;     /* bytes written once over the copy rate */
+    double full_s;      /* ESIS: the device time extrapolated to the whole problem; < 0 else */
+    int same;           /* -1: not compared */
+    stage_times stages; /* of the last device build; the rest after its last report */
+    double rest_s;
 } result;
 
 static result run_case(spart_context *context, const char *name, spart_instrument_params *p,
@@ -247,7 +279,17 @@ static result run_case(spart_context *context, const char *name, spart_instrumen
     for (int k = 0; k < 2; k++) {
         spart_instrument_free(on_device);
         on_device = NULL;
-        r.device_s = bench_smaller(r.device_s, build_seconds(context, p, &on_device));
+        if (k == 1) { /* the second build's stages */
+            memset(&r.stages, 0, sizeof r.stages);
+            r.stages.last = bench_seconds();
+            CHECK_SPART(context, spart_context_set_progress(context, on_progress, &r.stages));
+        }
+        double seconds = build_seconds(context, p, &on_device);
+        r.device_s = bench_smaller(r.device_s, seconds);
+        if (k == 1) {
+            r.rest_s = bench_seconds() - r.stages.last;
+            CHECK_SPART(context, spart_context_set_progress(context, NULL, NULL));
+        }
     }
     p->on_device = 0;
     const spart_regridder *df = spart_instrument_forward(on_device);
@@ -271,6 +313,11 @@ static result run_case(spart_context *context, const char *name, spart_instrumen
     if (r.full_s > 0) {
         printf("  whole ESIS (x %.1f): about %.2f s on the device\n", scale_to_full, r.full_s);
     }
+    printf("  device build's time by stage:");
+    for (int k = 0; k < r.stages.count; k++) {
+        printf(" %s %.3f s;", r.stages.name[k], r.stages.seconds[k]);
+    }
+    printf(" after the last report %.3f s\n", r.rest_s);
     spart_instrument_free(on_host);
     spart_instrument_free(on_device);
     return r;
@@ -373,6 +420,16 @@ int main(int argc, char **argv)
                     fprintf(out, "- | ");
                 }
                 fprintf(out, "%s |\n", r->same < 0 ? "not compared" : (r->same ? "yes" : "NO"));
+            }
+            fprintf(out, "\nThe device builds' time by stage (the second build; the time up to "
+                         "each of the library's progress reports given to its stage):\n\n");
+            for (int k = 0; k < count; k++) {
+                const result *r = &results[k];
+                fprintf(out, "- %s:", r->name);
+                for (int j = 0; j < r->stages.count; j++) {
+                    fprintf(out, " %s %.3f s;", r->stages.name[j], r->stages.seconds[j]);
+                }
+                fprintf(out, " after the last report %.3f s\n", r->rest_s);
             }
             fclose(out);
         }
