@@ -64,7 +64,7 @@
 #include "spart.h"
 
 typedef struct options {
-    int cells, lines, bins, frames, iterations, batch, keep, device, write_frames;
+    int cells, lines, bins, frames, iterations, batch, keep, device, write_frames, breakdown;
     double budget_gb;
     const char *out, *markdown;
 } options;
@@ -73,19 +73,21 @@ static void usage(const char *name)
 {
     fprintf(stderr,
             "usage: %s [--cells N] [--lines L (1-7)] [--bins B] [--frames F] [--iterations I] "
-            "[--batch B] [--budget GB] [--device] [--write-frames N] [--out DIR] [--keep] "
-            "[--markdown FILE]\n",
+            "[--batch B] [--budget GB] [--device] [--write-frames N] [--breakdown] [--out DIR] "
+            "[--keep] [--markdown FILE]\n",
             name);
     exit(2);
 }
 
 static options parse(int argc, char **argv)
 {
-    options o = {ESIS_CELLS, 1, ESIS_BINS, 30, 32, 0, 0, 0, 0, 0.0, "esis_run_out", NULL};
+    options o = {ESIS_CELLS, 1, ESIS_BINS, 30, 32, 0, 0, 0, 0, 0, 0.0, "esis_run_out", NULL};
     for (int k = 1; k < argc; k++) {
-        if (strcmp(argv[k], "--keep") == 0 || strcmp(argv[k], "--device") == 0) {
+        if (strcmp(argv[k], "--keep") == 0 || strcmp(argv[k], "--device") == 0 ||
+            strcmp(argv[k], "--breakdown") == 0) {
             o.keep |= strcmp(argv[k], "--keep") == 0;
             o.device |= strcmp(argv[k], "--device") == 0;
+            o.breakdown |= strcmp(argv[k], "--breakdown") == 0;
             continue;
         }
         const char *value = k + 1 < argc ? argv[k + 1] : NULL;
@@ -357,6 +359,7 @@ typedef struct figures {
     double forward_1, backward_1, forward_b, backward_b; /* seconds */
     double forward_bytes_1, backward_bytes_1, forward_bytes_b, backward_bytes_b;
     int batch, batch_full, min_iterations, max_iterations;
+    double solve_1, solve_8; /* --breakdown: the same solve at 1 and 8 iterations */
     double factor;
 } figures;
 
@@ -392,6 +395,19 @@ static void print_report(FILE *out, const options *o, const figures *g)
             "(/ %.2f).\n",
             iteration_ms, g->min_iterations, g->max_iterations, 10e3 / (30.0 * 32.0),
             10e3 / (30.0 * 32.0) / x, x);
+    if (g->solve_8 > 0) {
+        double per_iteration = (g->solve_8 - g->solve_1) / (7.0 * o->frames);
+        double once = g->solve_1 / o->frames - per_iteration;
+        double products = (g->forward_b + g->backward_b) / g->batch;
+        fprintf(out,
+                "\nThe solve split (--breakdown: the same solve to 1 and to 8 iterations): "
+                "%.2f and %.2f s; an iteration of a frame %.3f ms (whole ESIS x %.2f: %.2f ms), "
+                "a frame once (observation backprojected, guess, result to the host) %.1f ms "
+                "(whole: %.0f ms). The plain products over a batch take %.3f ms a frame (%.0f %% "
+                "of an iteration).\n",
+                g->solve_1, g->solve_8, 1e3 * per_iteration, x, 1e3 * per_iteration * x, 1e3 * once,
+                1e3 * once * x, 1e3 * products, 100.0 * products / per_iteration);
+    }
     fprintf(out,
             "\n| memory | this run GB | whole ESIS GB |\n|---|---|---|\n"
             "| host peak (resident) | %.2f | %s |\n"
@@ -420,6 +436,33 @@ static void print_report(FILE *out, const options *o, const figures *g)
                 1e3 * seconds[k], bytes[k] / 1e9, bytes[k] / seconds[k] / 1e9,
                 100.0 * bytes[k] / seconds[k] / g->rate);
     }
+}
+
+/* --breakdown: the same frames solved to 1 and to 8 iterations (then
+ * freed), so that the solve splits into what a frame costs once (the
+ * backprojection of its observation, the first guess, its result copied
+ * to the host: solve_1 less an iteration) and what an iteration costs
+ * ((solve_8 - solve_1) / 7). */
+static void breakdown(spart_context *context, const spart_mart_operators *operators,
+                      const options *o, const double *d_observed, const spart_mart_options *mart,
+                      figures *g)
+{
+    spart_mart_result **results = calloc((size_t)o->frames, sizeof *results);
+    double *seconds[2] = {&g->solve_1, &g->solve_8};
+    const int64_t counts[2] = {1, 8};
+    for (int k = 0; k < 2; k++) {
+        spart_mart_options short_run = *mart;
+        short_run.max_iterations = counts[k];
+        double start = bench_seconds();
+        CHECK_SPART(context, spart_mart_solve_frames(context, operators, o->frames, d_observed,
+                                                     &short_run, g->batch, results));
+        *seconds[k] = bench_seconds() - start;
+        for (int f = 0; f < o->frames; f++) {
+            spart_mart_result_free(results[f]);
+        }
+    }
+    free(results);
+    printf("  breakdown: solve to 1 iteration %.2f s, to 8 %.2f s\n", g->solve_1, g->solve_8);
 }
 
 /* ---- the run ------------------------------------------------------------------------------- */
@@ -538,6 +581,9 @@ int main(int argc, char **argv)
     }
     printf("  solve %.2f s (%.3f ms a frame-iteration; %d-%d iterations a frame)\n", g.solve,
            1e3 * g.solve / ((double)o.frames * o.iterations), g.min_iterations, g.max_iterations);
+    if (o.breakdown) {
+        breakdown(context, &operators, &o, d_observed, &mart, &g);
+    }
     spart_device_free(context, d_observed);
 
     /* write */
