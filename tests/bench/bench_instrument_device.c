@@ -305,10 +305,10 @@ static result run_case(spart_context *context, const char *name, spart_instrumen
         r.same = same_csr(context, spart_instrument_forward(on_host), df) &&
                  same_csr(context, spart_instrument_backward(on_host), db);
     }
-    printf("%-44s %.4g weights a direction; host %.3f s, device %.3f s (%.1fx), floor %.4f s "
+    printf("%-44s %.4g weights a direction; host %.3f s, device %.3f s (%.1fx), floor %.3f ms "
            "(device at %.0f%%)%s%s\n",
            r.name, r.entries, r.host_s, r.device_s, r.host_s > 0 ? r.host_s / r.device_s : 0.0,
-           r.floor_s, 100.0 * r.floor_s / r.device_s,
+           1e3 * r.floor_s, 100.0 * r.floor_s / r.device_s,
            r.same < 0 ? "" : (r.same ? ", same CSR bits" : ", CSR BITS DIFFER"), "");
     if (r.full_s > 0) {
         printf("  whole ESIS (x %.1f): about %.2f s on the device\n", scale_to_full, r.full_s);
@@ -400,7 +400,7 @@ int main(int argc, char **argv)
             fprintf(out, "- device copy rate: %.0f GB/s (read + write of 1 GiB)\n", rate / 1e9);
             fprintf(out,
                     "\n| case | weights a direction | host s (%d threads) | device s | "
-                    "host / device | floor s | floor / device | whole ESIS s "
+                    "host / device | floor ms | floor / device | whole ESIS s "
                     "(extrapolated) | same CSR bits |\n",
                     threads);
             bench_markdown_rule(out, 9);
@@ -413,7 +413,8 @@ int main(int argc, char **argv)
                 } else {
                     fprintf(out, "- | %.3f | - | ", r->device_s);
                 }
-                fprintf(out, "%.4f | %.1f%% | ", r->floor_s, 100.0 * r->floor_s / r->device_s);
+                fprintf(out, "%.3f | %.1f%% | ", 1e3 * r->floor_s,
+                        100.0 * r->floor_s / r->device_s);
                 if (r->full_s > 0) {
                     fprintf(out, "%.2f | ", r->full_s);
                 } else {
