@@ -4,8 +4,10 @@
  * host/softmax.c (same operations, same order:
  * src/softmax/softmax_kernels.h).
  *
- * A block a row (of H F threads rounded up to warps, 64 to 256:
- * aggregate_threads). Its warps first find each head's M and inv (a group of
+ * Rows of up to 32 edges (most rows of a power-law graph) go to a warp
+ * each (aggregate_short_rows). Longer rows up to a chunk: a block a row (of
+ * H F threads rounded up to warps, 64 to 256: aggregate_threads). Its
+ * warps first find each head's M and inv (a group of
  * 32 threads a block of heads, as the forward's groups); then the row
  * goes by in rounds of 32 edges: the block computes o = exp(s - M) * inv
  * of the round's edges and heads into shared memory (and writes them to
@@ -144,8 +146,8 @@ template <typename V, int HB> __global__ void aggregate_rows(rows_view v, gather
     const int64_t H = v.heads, F = a.width;
     for (int64_t r = blockIdx.x; r < v.rows; r += gridDim.x) {
         const int64_t b = row_start(v, r), n = row_start(v, r + 1) - b;
-        if (n > CHUNK) {
-            continue; /* the same for the whole block */
+        if (n > CHUNK || n <= LANES) {
+            continue; /* the same for the whole block; short rows: aggregate_short_rows */
         }
         row_stats<V, HB>(v, a.scores, b, n, t);
         for (int64_t u0 = 0; u0 < H * F; u0 += blockDim.x) {
@@ -160,6 +162,87 @@ template <typename V, int HB> __global__ void aggregate_rows(rows_view v, gather
             }
         }
         __syncthreads();
+    }
+}
+
+/* Doubles of shared memory a warp of aggregate_short_rows holds: the
+ * tiles of one row (tiles_of). */
+__host__ __device__ int64_t warp_tile_doubles(int64_t H)
+{
+    return 3 * H + LANES * H + LANES;
+}
+
+/* Rows of at most LANES edges (empty ones too), a warp each: most rows of
+ * a power-law graph, which a block a row (aggregate_rows) walked with its
+ * block barriers. The warp finds each head's M and inv with the groups of
+ * row_stats, computes the row's o into its own tiles (writing `out` when
+ * asked), then each thread sums its values u = lane, lane + 32, ... < H F
+ * as gather_rounds does in its one round: edge k in lane k of the order,
+ * the order's tree. The same operations, so the same bits. */
+template <typename V, int HB> __global__ void aggregate_short_rows(rows_view v, gather_view<V> a)
+{
+    extern __shared__ double shared[];
+    constexpr int S = 32 / HB;
+    const int64_t H = v.heads, F = a.width, head_blocks = H / HB;
+    const int64_t warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const block_tiles t = tiles_of(shared + warp * warp_tile_doubles(H), H);
+    const group_lanes<HB, S> g;
+    for (int64_t r = (int64_t)blockIdx.x * warps + warp; r < v.rows;
+         r += (int64_t)gridDim.x * warps) {
+        const int64_t b = row_start(v, r), n = row_start(v, r + 1) - b;
+        if (n > LANES) {
+            continue; /* the same for the whole warp */
+        }
+        for (int64_t block = 0; block < head_blocks; block++) {
+            const int64_t h = block * HB + g.hl;
+            double m = -(double)INFINITY, sum = 0.0, terms[LANES / S];
+            if (n > 0) {
+                sum = chunk_sum<V, HB, S>(g, a.scores, H, h, b, n, &m, terms);
+            }
+            if (g.j == 0) {
+                t.m[h] = m;
+                t.inv[h] = 1.0 / sum;
+                t.kind[h] = (double)kind_of(m);
+            }
+        }
+        __syncwarp();
+        for (int64_t w = lane; w < n * H; w += 32) {
+            const int64_t k = w / H, h = w % H, at = (b + k) * H + h;
+            const int kind = (int)t.kind[h];
+            double o = kind == ROW_ZERO ? 0.0 : quiet_nan();
+            if (kind == ROW_FINITE) {
+                o = __dmul_rn(spart_exp((double)a.scores[at] - t.m[h]), t.inv[h]);
+            }
+            t.o[w] = o;
+            if (a.out != nullptr) {
+                store(a.out, at, o);
+            }
+        }
+        if (lane < n) {
+            t.columns[lane] =
+                a.columns != nullptr ? a.columns[b + lane] : (int64_t)a.columns32[b + lane];
+        }
+        __syncwarp();
+        for (int64_t u = lane; u < H * F; u += 32) {
+            const int64_t h = u / F, f = u % F;
+            double acc[LANES];
+#pragma unroll
+            for (int k = 0; k < LANES; k++) {
+                acc[k] = 0.0;
+            }
+#pragma unroll
+            for (int k = 0; k < LANES; k++) {
+                if (k < n) {
+                    const double x = (double)a.features[(t.columns[k] * H + h) * F + f];
+                    acc[k] = __fma_rn(t.o[k * H + h], x, acc[k]);
+                }
+            }
+            const int kind = (int)t.kind[h];
+            const double y = lanes_tree(acc);
+            store(a.aggregated, r * H * F + u,
+                  kind == ROW_FINITE ? y : (kind == ROW_ZERO ? 0.0 : quiet_nan()));
+        }
+        __syncwarp();
     }
 }
 
@@ -272,7 +355,16 @@ cudaError_t aggregate_shaped(const rows_view &v, const gather_view<V> &a, double
 {
     const size_t bytes = shared_bytes(v.heads);
     const int threads = aggregate_threads(v.heads * a.width);
-    cudaError_t error = launch_blocks(aggregate_rows<V, HB>, v.rows, threads, bytes, stream, v, a);
+    /* rows of up to 32 edges: warps of 4 a block, fewer where their tiles
+     * would pass 48 KiB */
+    const size_t warp_bytes = (size_t)warp_tile_doubles(v.heads) * sizeof(double);
+    int64_t warps = (int64_t)(48 * 1024 / warp_bytes);
+    warps = warps < 1 ? 1 : (warps > 4 ? 4 : warps);
+    cudaError_t error = launch_blocks(aggregate_short_rows<V, HB>, (v.rows + warps - 1) / warps,
+                                      (int)(32 * warps), (size_t)warps * warp_bytes, stream, v, a);
+    if (error == cudaSuccess) {
+        error = launch_blocks(aggregate_rows<V, HB>, v.rows, threads, bytes, stream, v, a);
+    }
     if (error != cudaSuccess || v.edges <= CHUNK) {
         return error;
     }
