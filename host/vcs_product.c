@@ -168,7 +168,8 @@ KERNEL_INLINE void g_of_block(int g_code, const double *argument, double *delta,
 }
 
 /* Delta of the block e0 .. e0 + n - 1 of slice m into delta (argument is
- * scratch); *run is the run holding e0 and moves on. */
+ * scratch); *run is the run holding e0 and moves on. st->scale NULL: every
+ * s is 1 (not multiplied: the same bits). */
 KERNEL_INLINE void block_deltas(const spart_vcs_kernel_grouping *gr,
                                 const spart_vcs_kernel_stats *st, int64_t m, double major_a,
                                 double major_b, int64_t e0, int64_t n, int64_t *run,
@@ -182,6 +183,11 @@ KERNEL_INLINE void block_deltas(const spart_vcs_kernel_grouping *gr,
         e_last = e_last < e_end ? e_last : e_end;
         if (gr->minor_factor_is_one) {
             const double g_run = spart_vcs_g(st->g_code, spart_vcs_argument(x, major_a, major_b));
+            if (st->scale == NULL) { /* s = 1: 1 * g is g */
+                for (; e < e_last; e++) {
+                    delta[e - e0] = g_run;
+                }
+            }
             for (; e < e_last; e++) {
                 const double s =
                     gr->by_rows ? st->scale[index_at(gr->indices, gr->index_bytes, e)] : st->scale[m];
@@ -203,13 +209,29 @@ KERNEL_INLINE void block_deltas(const spart_vcs_kernel_grouping *gr,
     *run = offset_at(gr->value_ptr, gr->offset_bytes, u) > e_end ? u - 1 : u;
     if (!gr->minor_factor_is_one) {
         g_of_block(st->g_code, argument, delta, n);
-        for (int64_t j = 0; j < n; j++) {
+        for (int64_t j = 0; j < n && st->scale != NULL; j++) {
             const double s = gr->by_rows
                                  ? st->scale[index_at(gr->indices, gr->index_bytes, e0 + j)]
                                  : st->scale[m];
             delta[j] = s * delta[j];
         }
     }
+}
+
+/* X's row of entry e (e < e_end), asked for ahead of its use: B @ A
+ * gathers rows of a B^T of n_rows x width, beyond the caches of one core. */
+#define PREFETCH 16
+KERNEL_INLINE void prefetch_row(const spart_vcs_kernel_grouping *gr,
+                                const spart_vcs_kernel_product *p, int64_t e, int64_t e_end)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    if (e < e_end) {
+        __builtin_prefetch((const double *)p->x +
+                           index_at(gr->indices, gr->index_bytes, e) * p->x_row_stride);
+    }
+#else
+    (void)gr, (void)p, (void)e, (void)e_end;
+#endif
 }
 
 /* The lanes' fma of a block (it starts at lane 0) for 8 float64 columns
@@ -230,6 +252,7 @@ KERNEL_INLINE void block_fma_8(const spart_vcs_kernel_grouping *gr,
     int64_t j = 0;
     for (; j + G <= n; j += G) {
         for (int l = 0; l < G; l++) {
+            prefetch_row(gr, p, e0 + j + l + PREFETCH, e0 + n);
             const double *row = x + index_at(gr->indices, gr->index_bytes, e0 + j + l) * stride;
             const double d = delta[j + l];
             for (int c = 0; c < 8; c++) {
@@ -259,6 +282,7 @@ KERNEL_INLINE void block_fma(const spart_vcs_kernel_grouping *gr,
     const int g = gr->group_size;
     if (width == 8 && p->x_col_stride == 1 && !p->is_float) { /* a constant width */
         for (int64_t j = 0; j < n; j++) {
+            prefetch_row(gr, p, e0 + j + PREFETCH, e0 + n);
             const double *x_row = (const double *)p->x +
                                   index_at(gr->indices, gr->index_bytes, e0 + j) * p->x_row_stride;
             double *lane = acc + (j & (g - 1)) * 8;

@@ -27,12 +27,13 @@
 namespace
 {
 
-/* The walk: 0 (the default) design 2 (kernels/vcs_product_columns.cuh, a
- * team of 4 lanes a slice, lanes over columns) for groupings of g <= 8,
- * design 1 (gather_kernel below, lanes over entries) for the others; 1
- * design 1 everywhere. Set only by the benchmark's and the tests' hook
+/* The walk: 1 (the default) design 1 (gather_kernel below, lanes over a
+ * slice's entries) everywhere; 2 design 2 (kernels/vcs_product_columns.cuh,
+ * a team of 4 lanes a slice, lanes over columns) for groupings of g <= 8
+ * (round 8 on the H200, one entry a lane at a time: 1.3-1.6x design 1's
+ * time on A @ B). Set only by the benchmark's and the tests' hook
  * spart_vcs_bench_set_device_design; the bits are the same. */
-int device_design = 0;
+int device_design = 1;
 
 constexpr int columns_a_pass = 16;
 /* g of a run, where it depends on the run alone (minor_factor_is_one), is
@@ -315,7 +316,7 @@ cudaError_t product(const spart_vcs_kernel_grouping *gr, const spart_vcs_kernel_
     blocks = blocks < 65535 * 16 ? blocks : 65535 * 16;
     const bool aligned = p->x_col_stride == 1 && (uintptr_t)x % 16 == 0 &&
                          ((size_t)p->x_row_stride * sizeof(T)) % 16 == 0;
-    if (device_design != 1 && vcs_columns::applies(gr)) {
+    if (device_design == 2 && vcs_columns::applies(gr)) {
         return vcs_columns::launch<T, Offset, Index>(gr, st, p, rank1, aligned, stream);
     }
     auto kernel =

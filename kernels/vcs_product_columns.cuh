@@ -9,7 +9,7 @@
  * gathers a different row of X: a warp's 16-byte load touches 32 cache
  * lines for 32 entries, four such loads an entry for 16 float32 columns.
  * Here a team of 4 lanes owns a slice and a slab of 16 columns, 4 a lane:
- * the team prepares 4 (or g) entries at once (each lane one: the run, the
+ * the team prepares 8 (or g) entries at once (each lane two: the run, the
  * index, Delta, g's log where it depends on the entry), hands them round by
  * shuffles, and every lane applies each entry to its 4 columns with one
  * 16-byte load of X (a warp's load: 8 rows of X, 8 lines, for 8 entries).
@@ -63,7 +63,10 @@ __global__ void __launch_bounds__(spart_launch::threads_per_block)
                    T *__restrict__ z, int64_t z_row_stride, int64_t z_col_stride,
                    const double *__restrict__ rank1, bool aligned)
 {
-    constexpr int chunk = G > team ? G : team; /* entries a team prepares at once */
+    /* entries a team prepares at once: two a lane (or g), so that each
+     * lane has two independent chains of loads in flight (round 8 on the
+     * H200: one a lane, 1.3-1.6x design 1's time, waiting on memory) */
+    constexpr int chunk = G > 2 * team ? G : 2 * team;
     constexpr int per_lane = chunk / team;
     const Offset *__restrict__ major_ptr = (const Offset *)gr.major_ptr;
     const Offset *__restrict__ value_ptr = (const Offset *)gr.value_ptr;

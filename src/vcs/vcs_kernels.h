@@ -66,7 +66,9 @@ typedef struct spart_vcs_kernel_grouping {
     int minor_factor_is_one; /* the minor axis's scale in g's argument is 1 everywhere */
 } spart_vcs_kernel_grouping;
 
-/* The statistics (row factor a: n_rows; column factor b, scale s, offset o: n_cols). */
+/* The statistics (row factor a: n_rows; column factor b, scale s, offset o:
+ * n_cols). scale NULL: every s is 1 (a recipe that does not scale; s * g
+ * is then g, not computed). */
 typedef struct spart_vcs_kernel_stats {
     const double *row_factor, *col_factor, *scale, *offset;
     int g_code;
@@ -105,9 +107,9 @@ int spart_vcs_device_product(const spart_vcs_kernel_grouping *grouping,
                              const spart_vcs_kernel_product *product, double *rank1, void *stream);
 
 /* The device's walk, for the benchmark and the tests (not API; not
- * thread-safe): 0 (the default) design 2 for groupings of g <= 8 (a team
- * of 4 lanes a slice, lanes over columns) and design 1 for the others; 1
- * design 1 (lanes over a slice's entries) everywhere. The bits are the
+ * thread-safe): 1 (the default) design 1 (g lanes over a slice's entries)
+ * everywhere; 2 design 2 (a team of 4 lanes a slice, lanes over columns)
+ * for groupings of g <= 8 and design 1 for the others. The bits are the
  * same. */
 void spart_vcs_bench_set_device_design(int design);
 

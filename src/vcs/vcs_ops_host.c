@@ -31,7 +31,8 @@ spart_vcs_kernel_stats spart_vcs_host_stats(const spart_vcs_data *data)
     spart_vcs_kernel_stats s;
     s.row_factor = data->stats.row_factor;
     s.col_factor = data->stats.col_factor;
-    s.scale = data->stats.scale;
+    /* NULL: every s_j is 1 (a recipe that does not scale), not loaded */
+    s.scale = spart_vcs_recipe_scales(data->recipe) ? data->stats.scale : NULL;
     s.offset = data->stats.offset;
     s.g_code = data->stats.g_code;
     s.has_offset = data->stats.has_offset;
