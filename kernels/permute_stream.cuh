@@ -27,25 +27,83 @@ __device__ __forceinline__ int stream_pitch(const spart_permute_item &it, int pa
     return (1 << it.shift_x) + (it.write_y_first ? pad : 0);
 }
 
-/* Issue the cp.async copies of tile `t` (a large one-term tile) into
- * `tile`. VEC: 16-byte copies of V elements along x (the plan checked
- * the strides and sizes); else each real on its own (any alignment). */
-template <typename real, int C, int E, int V, bool VEC>
-__device__ __forceinline__ void stream_gather(const spart_permute_work &work, int64_t t,
-                                              const real *source,
-                                              typename stored<real, C>::type *tile)
+/* Where a large one-term tile lies, found once a tile (design 1 finds it
+ * in every phase): its item, the first element of its source patch and of
+ * its destination patch, its extents. */
+struct stream_spot {
+    int64_t source, destination;
+    int32_t item, w, h;
+};
+
+/* Tile `t`'s spot: the item by the binary search, then the tile's
+ * coordinates by 32-bit divisions where the counts allow (a 64-bit
+ * division is some 70 instructions a thread: a tile's share of the issue
+ * slots that its copies need). */
+__device__ __forceinline__ stream_spot stream_locate(const spart_permute_work &work, int64_t t)
 {
     const int64_t k = spart_permute_item_of_tile(work.tile_start, work.num_items, t);
     const spart_permute_item &it = work.items[k];
-    const tile_place p = place_of_tile(it, t - work.tile_start[k]);
     const spart_permute_term &term = work.terms[it.first_term];
-    int64_t corner = term.source_offset + p.x0 * term.source_stride_x + p.y0 * term.source_stride_y;
+    const int64_t local = t - work.tile_start[k];
+    const int64_t most = 0x7fffffff;
+    int64_t coordinate[2 + SPART_PERMUTE_REST_AXES] = {0};
+    bool narrow = local <= most && it.tiles_x <= most && it.tiles_y <= most;
+#pragma unroll
+    for (int r = 0; r < SPART_PERMUTE_REST_AXES; r++) {
+        narrow = narrow && (r >= it.num_rest || it.rest_size[r] <= most);
+    }
+    if (narrow) {
+        uint32_t u = (uint32_t)local;
+        coordinate[0] = u % (uint32_t)it.tiles_x;
+        u /= (uint32_t)it.tiles_x;
+        coordinate[1] = u % (uint32_t)it.tiles_y;
+        u /= (uint32_t)it.tiles_y;
+#pragma unroll
+        for (int r = SPART_PERMUTE_REST_AXES - 1; r >= 0; r--) {
+            if (r < it.num_rest) {
+                coordinate[2 + r] = u % (uint32_t)it.rest_size[r];
+                u /= (uint32_t)it.rest_size[r];
+            }
+        }
+    } else {
+        const tile_place p = place_of_tile(it, local);
+        coordinate[0] = p.x0 >> it.shift_x;
+        coordinate[1] = p.y0 >> it.shift_y;
+#pragma unroll
+        for (int r = 0; r < SPART_PERMUTE_REST_AXES; r++) {
+            coordinate[2 + r] = p.rest[r];
+        }
+    }
+    const int64_t x0 = coordinate[0] << it.shift_x, y0 = coordinate[1] << it.shift_y;
+    stream_spot spot;
+    spot.item = (int32_t)k;
+    spot.source = term.source_offset + x0 * term.source_stride_x + y0 * term.source_stride_y;
+    spot.destination =
+        it.destination_offset + x0 * it.destination_stride_x + y0 * it.destination_stride_y;
 #pragma unroll
     for (int r = 0; r < SPART_PERMUTE_REST_AXES; r++) {
         if (r < it.num_rest) {
-            corner += p.rest[r] * term.source_rest_stride[r];
+            spot.source += coordinate[2 + r] * term.source_rest_stride[r];
+            spot.destination += coordinate[2 + r] * it.destination_rest_stride[r];
         }
     }
+    const int64_t tx = (int64_t)1 << it.shift_x, ty = (int64_t)1 << it.shift_y;
+    spot.w = (int32_t)(it.size_x - x0 < tx ? it.size_x - x0 : tx);
+    spot.h = (int32_t)(it.size_y - y0 < ty ? it.size_y - y0 : ty);
+    return spot;
+}
+
+/* Issue the cp.async copies of the large one-term tile at `spot` into
+ * `tile`. VEC: 16-byte copies of V elements along x (the plan checked
+ * the strides and sizes); else each real on its own (any alignment). */
+template <typename real, int C, int E, int V, bool VEC>
+__device__ __forceinline__ void stream_gather(const spart_permute_work &work,
+                                              const stream_spot &spot, const real *source,
+                                              typename stored<real, C>::type *tile)
+{
+    const spart_permute_item &it = work.items[spot.item];
+    const spart_permute_term &term = work.terms[it.first_term];
+    const int64_t corner = spot.source;
     constexpr int W = VEC ? V : 1; /* elements a copy */
     constexpr int LOG_W = W == 4 ? 2 : W == 2 ? 1 : 0;
     const int pitch = stream_pitch(it, VEC ? V : 1);
@@ -55,7 +113,7 @@ __device__ __forceinline__ void stream_gather(const spart_permute_work &work, in
     for (int r = 0; r < E / W; r++) {
         const int i = threadIdx.x + r * threads;
         const int x = (i & ((1 << shift_c) - 1)) << LOG_W, v = i >> shift_c;
-        if (i < copies && x < p.w && v < p.h) {
+        if (i < copies && x < spot.w && v < spot.h) {
             const real *from =
                 source + (corner + x * term.source_stride_x + v * term.source_stride_y) * C;
             real *into = reinterpret_cast<real *>(&tile[v * pitch + x]);
@@ -71,18 +129,16 @@ __device__ __forceinline__ void stream_gather(const spart_permute_work &work, in
     }
 }
 
-/* Scale tile `t` from `tile` and write it in destination order. VEC: a
+/* Scale the tile at `spot` from `tile` and write it in destination order. VEC: a
  * thread writes V elements along y (16 bytes; the plan's vector tiles are
  * all written y first with a unit destination stride along y). */
 template <typename real, int C, int E, int V, bool VEC>
 __device__ __forceinline__ void
-stream_write(const spart_permute_work &work, const spart_permute_scalars &s, int64_t t,
-             const typename stored<real, C>::type *tile, real *destination)
+stream_write(const spart_permute_work &work, const spart_permute_scalars &s,
+             const stream_spot &spot, const typename stored<real, C>::type *tile, real *destination)
 {
     typedef typename stored<real, C>::type element;
-    const int64_t k = spart_permute_item_of_tile(work.tile_start, work.num_items, t);
-    const spart_permute_item &it = work.items[k];
-    const tile_place p = place_of_tile(it, t - work.tile_start[k]);
+    const spart_permute_item &it = work.items[spot.item];
     const real u = (real)work.terms[it.first_term].coefficient;
     const int conjugate = work.conjugate;
     const int pitch = stream_pitch(it, VEC ? V : 1);
@@ -94,10 +150,10 @@ stream_write(const spart_permute_work &work, const spart_permute_scalars &s, int
         for (int r = 0; r < E / V; r++) {
             const int i = threadIdx.x + r * threads;
             const int v = (i & ((1 << shift_c) - 1)) << LOG_V, x = i >> shift_c;
-            if ((i << LOG_V) < count && x < p.w && v < p.h) {
-                real *d =
-                    destination +
-                    (p.destination + x * it.destination_stride_x + v * it.destination_stride_y) * C;
+            if ((i << LOG_V) < count && x < spot.w && v < spot.h) {
+                real *d = destination + (spot.destination + x * it.destination_stride_x +
+                                         v * it.destination_stride_y) *
+                                            C;
                 __align__(16) real values[V * C];
                 if (!s.beta_zero) {
                     *reinterpret_cast<uint4 *>(values) = *reinterpret_cast<const uint4 *>(d);
@@ -122,7 +178,7 @@ stream_write(const spart_permute_work &work, const spart_permute_scalars &s, int
             const int i = threadIdx.x + r * threads;
             int x, v;
             write_position(it, i, x, v);
-            if (i < count && x < p.w && v < p.h) {
+            if (i < count && x < spot.w && v < spot.h) {
                 const element el = tile[v * pitch + x];
                 real one[C];
 #pragma unroll
@@ -130,7 +186,7 @@ stream_write(const spart_permute_work &work, const spart_permute_scalars &s, int
                     const real value = c == 1 && conjugate ? -part(el, c) : part(el, c);
                     one[c] = u * value;
                 }
-                finish<real, C>(destination + (p.destination + x * it.destination_stride_x +
+                finish<real, C>(destination + (spot.destination + x * it.destination_stride_x +
                                                v * it.destination_stride_y) *
                                                   C,
                                 one, s);
@@ -151,21 +207,27 @@ __global__ void __launch_bounds__(threads, BLOCKS)
     element *buffers = reinterpret_cast<element *>(shared_raw);
     const int64_t large = work.first_small_tile;
     int buffer = 0;
+    stream_spot current = {0, 0, 0, 0, 0};
     if ((int64_t)blockIdx.x < large) {
-        stream_gather<real, C, E, V, VEC>(work, blockIdx.x, source, buffers);
+        current = stream_locate(work, blockIdx.x);
+        stream_gather<real, C, E, V, VEC>(work, current, source, buffers);
     }
     __pipeline_commit();
     for (int64_t t = blockIdx.x; t < large; t += gridDim.x) {
         const int64_t next = t + gridDim.x;
+        stream_spot following = current;
         if (next < large) { /* its buffer's last reader passed the barrier below */
-            stream_gather<real, C, E, V, VEC>(work, next, source, buffers + (buffer ^ 1) * plane);
+            following = stream_locate(work, next);
+            stream_gather<real, C, E, V, VEC>(work, following, source,
+                                              buffers + (buffer ^ 1) * plane);
         }
         __pipeline_commit();
         __pipeline_wait_prior(1); /* tile t's copies (this thread's) have landed */
         __syncthreads();          /* ... and every thread's */
-        stream_write<real, C, E, V, VEC>(work, s, t, buffers + buffer * plane, destination);
+        stream_write<real, C, E, V, VEC>(work, s, current, buffers + buffer * plane, destination);
         __syncthreads(); /* the buffer is free for tile t + 2 grid */
         buffer ^= 1;
+        current = following;
     }
     const int64_t small_units = (work.num_tiles - large + 7) / 8;
     for (int64_t unit = blockIdx.x; unit < small_units; unit += gridDim.x) {

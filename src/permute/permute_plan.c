@@ -595,12 +595,13 @@ spart_status spart_permute_build_work(spart_context *context, spart_permute_plan
             }
         }
         /* The device kernel as measured on an H200 (docs/dev/permute-notes.md):
-         * plain permutes of real types fastest with the cp.async gather at
-         * eight blocks an SM (60-62 % of the copy rate against 50-52 %),
-         * complex ones with register loads at six (62 % on 48^4 complex128). */
+         * plain permutes of real types fastest with design 2 at four blocks
+         * an SM (round 8: 71-78 % of the copy rate against 60-64 % for
+         * design 1's cp.async gather), complex ones with design 1's
+         * register loads at six (63 % on 48^4 complex128; design 2 54 %). */
         int complex_kind =
             plan->type == SPART_PERMUTE_COMPLEX64 || plan->type == SPART_PERMUTE_COMPLEX128;
-        work.variant = !work.one_term ? 0 : complex_kind ? 2 : 3;
+        work.variant = !work.one_term ? 0 : complex_kind ? 2 : 4;
         if (work.first_small_tile == 0) {
             work.variant = 0; /* small tiles only: the general kernel (no spills), 20 % faster */
         }
