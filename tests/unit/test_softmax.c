@@ -237,9 +237,10 @@ static void test_head_alone_equals_among_eight(void **state)
 /* The host walks a row once for a block of up to 8 heads and keeps a
  * row's terms only when they fit (64 KiB a thread): with 12 heads (a block
  * of 8 and one of 4), rows whose terms fit and rows whose terms are
- * computed again (1500 and 4096 edges), a long row, a head of -inf and a
- * head with a NaN among finite ones, each head alone gives the bits it
- * gives among the twelve, in float64 and float32. */
+ * computed again (1500 and 4096 edges), a long row, a head of -inf, a
+ * head with a NaN and a head with a score whose exp underflows among finite
+ * ones, each head alone gives the bits it gives among the twelve, in
+ * float64 and float32. */
 static void test_head_blocks_give_each_head_its_own_bits(void **state)
 {
     spart_context *context = *state;
@@ -259,6 +260,10 @@ static void test_head_blocks_give_each_head_its_own_bits(void **state)
         scores[e * heads + 10] = -INFINITY; /* the long row, head 10: zeros */
     }
     scores[(g.row_ptr[5] + 17) * heads + 9] = NAN; /* row 5, head 9: NaN */
+    /* row 1, head 3: a score far below the others (exp underflows: the
+     * exps of that block go one by one, not by the flat loop) */
+    const int64_t far = (g.row_ptr[1] + 100) * heads + 3;
+    scores[far] = -2000.0;
     for (int type = 0; type < 2; type++) {
         const spart_value_type value_type = type ? SPART_FLOAT32 : SPART_FLOAT64;
         const size_t size = type ? sizeof(float) : sizeof(double);
@@ -287,6 +292,9 @@ static void test_head_blocks_give_each_head_its_own_bits(void **state)
             const double v2 = type ? ((float *)out)[e * heads + 2] : ((double *)out)[e * heads + 2];
             assert_true(v2 == 0.0);
         }
+        const double v_far = type ? ((float *)out)[far] : ((double *)out)[far];
+        const double v_near = type ? ((float *)out)[far + heads] : ((double *)out)[far + heads];
+        assert_true(v_far == 0.0 && v_near > 0.0);
         free(scores32), free(out), free(one), free(alone);
     }
     free(scores);
