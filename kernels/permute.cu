@@ -505,13 +505,13 @@ cudaError_t launch(const spart_permute_work *work, const spart_permute_scalars *
         constexpr int V = 16 / (C * (int)sizeof(real));
         const int vector = work->vector && work->variant != 6 &&
                            (((uintptr_t)source | (uintptr_t)destination) & 15) == 0;
-        if (vector && work->variant == 5) {
-            return launch_stream<real, C, E, V, true, 6>(work, scalars, from, to, stream);
+        if (vector && work->variant == 5) { /* three buffers: two tiles in flight */
+            return launch_stream<real, C, E, V, true, 4, 3>(work, scalars, from, to, stream);
         }
         if (vector) {
-            return launch_stream<real, C, E, V, true, 4>(work, scalars, from, to, stream);
+            return launch_stream<real, C, E, V, true, 4, 2>(work, scalars, from, to, stream);
         }
-        return launch_stream<real, C, E, V, false, 4>(work, scalars, from, to, stream);
+        return launch_stream<real, C, E, V, false, 4, 2>(work, scalars, from, to, stream);
     }
     if (work->one_term && work->variant == 1) {
         return cudaLaunchKernelEx(&config, permute_kernel<real, C, E, true, 8, false>, *work,

@@ -195,9 +195,11 @@ stream_write(const spart_permute_work &work, const spart_permute_scalars &s,
     }
 }
 
-/* Design 2: the plan's large tiles (all of one term) double-buffered by a
- * fixed grid, then its small tiles. `plane` is the elements of one buffer. */
-template <typename real, int C, int E, int V, bool VEC, int BLOCKS>
+/* Design 2: the plan's large tiles (all of one term) by a fixed grid
+ * through STAGES buffers (the gathers of STAGES - 1 tiles in flight while
+ * one is written), then its small tiles. `plane` is the elements of one
+ * buffer. */
+template <typename real, int C, int E, int V, bool VEC, int BLOCKS, int STAGES>
 __global__ void __launch_bounds__(threads, BLOCKS)
     permute_stream_kernel(spart_permute_work work, spart_permute_scalars s, const real *source,
                           real *destination, int plane)
@@ -206,28 +208,39 @@ __global__ void __launch_bounds__(threads, BLOCKS)
     extern __shared__ double2 shared_raw[]; /* aligned for any element */
     element *buffers = reinterpret_cast<element *>(shared_raw);
     const int64_t large = work.first_small_tile;
-    int buffer = 0;
-    stream_spot current = {0, 0, 0, 0, 0};
-    if ((int64_t)blockIdx.x < large) {
-        current = stream_locate(work, blockIdx.x);
-        stream_gather<real, C, E, V, VEC>(work, current, source, buffers);
-    }
-    __pipeline_commit();
-    for (int64_t t = blockIdx.x; t < large; t += gridDim.x) {
-        const int64_t next = t + gridDim.x;
-        stream_spot following = current;
-        if (next < large) { /* its buffer's last reader passed the barrier below */
-            following = stream_locate(work, next);
-            stream_gather<real, C, E, V, VEC>(work, following, source,
-                                              buffers + (buffer ^ 1) * plane);
+    /* ring[q]: the spot of the block's tile i + q (registers: the loops
+     * over it are unrolled). */
+    stream_spot ring[STAGES];
+#pragma unroll
+    for (int q = 0; q < STAGES - 1; q++) {
+        const int64_t t = (int64_t)blockIdx.x + (int64_t)q * gridDim.x;
+        ring[q] = stream_spot{0, 0, 0, 0, 0};
+        if (t < large) {
+            ring[q] = stream_locate(work, t);
+            stream_gather<real, C, E, V, VEC>(work, ring[q], source, buffers + q * plane);
         }
         __pipeline_commit();
-        __pipeline_wait_prior(1); /* tile t's copies (this thread's) have landed */
-        __syncthreads();          /* ... and every thread's */
-        stream_write<real, C, E, V, VEC>(work, s, current, buffers + buffer * plane, destination);
-        __syncthreads(); /* the buffer is free for tile t + 2 grid */
-        buffer ^= 1;
-        current = following;
+    }
+    int buffer = 0; /* tile i's: i mod STAGES */
+    for (int64_t t = blockIdx.x; t < large; t += gridDim.x) {
+        const int64_t ahead = t + (int64_t)(STAGES - 1) * gridDim.x;
+        const int ahead_buffer = buffer == 0 ? STAGES - 1 : buffer - 1; /* (i - 1) mod STAGES */
+        ring[STAGES - 1] = stream_spot{0, 0, 0, 0, 0};
+        if (ahead < large) { /* its buffer's last reader passed the barrier below */
+            ring[STAGES - 1] = stream_locate(work, ahead);
+            stream_gather<real, C, E, V, VEC>(work, ring[STAGES - 1], source,
+                                              buffers + ahead_buffer * plane);
+        }
+        __pipeline_commit();
+        __pipeline_wait_prior(STAGES - 1); /* tile t's copies (this thread's) have landed */
+        __syncthreads();                   /* ... and every thread's */
+        stream_write<real, C, E, V, VEC>(work, s, ring[0], buffers + buffer * plane, destination);
+        __syncthreads(); /* the buffer is free for a later tile */
+        buffer = buffer + 1 == STAGES ? 0 : buffer + 1;
+#pragma unroll
+        for (int q = 0; q + 1 < STAGES; q++) {
+            ring[q] = ring[q + 1];
+        }
     }
     const int64_t small_units = (work.num_tiles - large + 7) / 8;
     for (int64_t unit = blockIdx.x; unit < small_units; unit += gridDim.x) {
@@ -239,7 +252,7 @@ __global__ void __launch_bounds__(threads, BLOCKS)
 }
 
 /* Launch design 2: a grid of BLOCKS blocks an SM (at most one per unit). */
-template <typename real, int C, int E, int V, bool VEC, int BLOCKS>
+template <typename real, int C, int E, int V, bool VEC, int BLOCKS, int STAGES>
 cudaError_t launch_stream(const spart_permute_work *work, const spart_permute_scalars *scalars,
                           const real *source, real *destination, cudaStream_t stream)
 {
@@ -255,8 +268,8 @@ cudaError_t launch_stream(const spart_permute_work *work, const spart_permute_sc
     const int64_t large = work->first_small_tile;
     const int64_t units = large + (work->num_tiles - large + 7) / 8;
     const int64_t most = (int64_t)multiprocessors * BLOCKS;
-    const size_t shared = 2 * (size_t)work->stream_plane * sizeof(element);
-    auto kernel = permute_stream_kernel<real, C, E, V, VEC, BLOCKS>;
+    const size_t shared = STAGES * (size_t)work->stream_plane * sizeof(element);
+    auto kernel = permute_stream_kernel<real, C, E, V, VEC, BLOCKS, STAGES>;
     if (shared > 48 * 1024) {
         error =
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);

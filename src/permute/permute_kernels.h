@@ -157,9 +157,10 @@ typedef struct spart_permute_work {
      * types). */
     int variant;
     /* Design 2 (variants 4-6, kernels/permute_stream.cuh): a fixed grid
-     * walks the large tiles with the next tile's gather in flight. 4: at
-     * four blocks an SM, 5: at six, both with 16-byte copies where
-     * `vector` allows them; 6: at four, element copies. */
+     * walks the large tiles with the next tile's gather in flight. 4: two
+     * buffers (one tile in flight), 5: three (two in flight), both at four
+     * blocks an SM with 16-byte copies where `vector` allows them; 6: two
+     * buffers, element copies. */
     int vector;           /* 1: every large tile is a transpose (written y first) whose
                            * source is contiguous along x and destination along y, with
                            * sizes, offsets and strides multiples of the elements of 16

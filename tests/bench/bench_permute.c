@@ -514,7 +514,7 @@ int main(int argc, char **argv)
                 "device, one-term kernel at 6 blocks/SM",
                 "device, one-term kernel, cp.async gather",
                 "device, design 2 (fixed grid, double-buffered, 16-byte copies), 4 blocks/SM",
-                "device, design 2 (fixed grid, double-buffered, 16-byte copies), 6 blocks/SM",
+                "device, design 2 (fixed grid, three buffers, 16-byte copies), 4 blocks/SM",
                 "device, design 2, element copies, 4 blocks/SM"};
             for (int v = 0; v < 6 && t.one_term && variants; v++) {
                 timing other = time_device(context, &cases[k], repeat, rate, others[v]);
