@@ -43,25 +43,17 @@ __global__ void __launch_bounds__(threads_per_block, sizeof(T) == 4 ? 2 : 1) blo
 {
     __shared__ double z[SPART_SCORING_BLOCK_MAX_K];
     __shared__ double stats[2 * (SPART_SCORING_BLOCK_MAX_K / SPART_SCORING_CHUNK)];
-    /* the split rows' partials while scoring, the sums' scratch after */
+    /* the walking warps' sums while scoring, the softmax's scratch after */
     __shared__ union {
         block_scratch s;
-        split_scratch parts;
+        walk_scratch w;
     } shared;
     block_scratch &s = shared.s;
     const int64_t nk = p.num_candidate;
     const int64_t chunks = spart_scoring_num_chunks(nk);
-    const int64_t segments = spart_scoring_num_segments(p.dimension);
-    const int g = split_rows(segments);
+    const int warp = (int)(threadIdx.x / 32);
     for (int64_t t = blockIdx.x; t < p.num_question; t += gridDim.x) {
-        if (p.split) { /* the block's warps share g rows at a time */
-            for (int64_t first = 0; first < nk; first += g) {
-                const int count = nk - first < g ? (int)(nk - first) : g;
-                score_rows_split<T, COSINE>(p, t, first, count, segments, &shared.parts, z);
-            }
-        } else {
-            score_range<T, COSINE, ROWS>(p, t, 0, nk, threadIdx.x / 32, warps_per_block, z);
-        }
+        score_range<T, COSINE, ROWS>(p, t, 0, nk, warp, warps_per_block, z, shared.w.sums[warp]);
         __syncthreads();
         if (nk <= 32) { /* one warp's softmax, no more block barriers */
             if (threadIdx.x < 32) {
@@ -90,17 +82,22 @@ template <typename T, bool COSINE, int ROWS>
 __global__ void __launch_bounds__(threads_per_block, sizeof(T) == 4 ? 2 : 1)
     grid_kernel(view p, double *workspace)
 {
-    __shared__ block_scratch s;
+    /* phase 1's sums or partials, the softmax's scratch after */
+    __shared__ union {
+        block_scratch s;
+        walk_scratch w;
+        split_scratch parts;
+    } shared;
+    block_scratch &s = shared.s;
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const int64_t nq = p.num_question, nk = p.num_candidate;
     const int64_t chunks = spart_scoring_num_chunks(nk);
     double *z = workspace;
     double *stats = workspace + nq * nk;
 
-    if (p.split) {
+    if (ROWS == 1 && p.split) {
         /* (1) a block takes split_rows rows at a time, its warps their
          * (row, segment) units */
-        __shared__ split_scratch parts;
         const int64_t segments = spart_scoring_num_segments(p.dimension);
         const int g = split_rows(segments);
         const int64_t groups = (nk + g - 1) / g; /* a question's */
@@ -108,7 +105,7 @@ __global__ void __launch_bounds__(threads_per_block, sizeof(T) == 4 ? 2 : 1)
             const int64_t t = item / groups;
             const int64_t first = (item % groups) * g;
             const int count = nk - first < g ? (int)(nk - first) : g;
-            score_rows_split<T, COSINE>(p, t, first, count, segments, &parts, z + t * nk);
+            score_rows_split<T, COSINE>(p, t, first, count, segments, &shared.parts, z + t * nk);
         }
     } else {
         /* (1) every warp of the grid takes ROWS candidates of a question at a time */
@@ -119,7 +116,8 @@ __global__ void __launch_bounds__(threads_per_block, sizeof(T) == 4 ? 2 : 1)
             const int64_t t = item / groups;
             const int64_t first = (item % groups) * ROWS;
             const int64_t end = first + ROWS < nk ? first + ROWS : nk;
-            score_range<T, COSINE, ROWS>(p, t, first, end, 0, 1, z + t * nk);
+            score_range<T, COSINE, ROWS>(p, t, first, end, 0, 1, z + t * nk,
+                                         shared.w.sums[threadIdx.x / 32]);
         }
     }
     grid.sync();
@@ -160,28 +158,31 @@ __global__ void __launch_bounds__(threads_per_block, sizeof(T) == 4 ? 2 : 1)
 }
 
 /* How the warps take rows: `rows` when the caller asks (1, 2 or 4 rows a
- * warp, or SPART_SCORING_ROWS_SPLIT: a block's warps share rows, a
- * segment each, for 2 to 32 segments a row, on either path); else split
- * when a GRID call has fewer than split_most_rows rows of 2 to 32
- * segments (so that few long rows still fill the device: (255, 2560, 1)
- * gives 2,550 warp units), four rows a warp when there are enough rows for
- * every warp of the device, one otherwise. Measured on an H200
- * (tests/bench/bench_scoring.c, docs/dev/scoring-notes.md): four rows
+ * warp, or SPART_SCORING_ROWS_SPLIT: on the GRID path a block's warps
+ * share rows, a segment each, for 2 to 32 segments a row); else split on
+ * the GRID path when the call has at most split_most_units (row, segment)
+ * units, rows of 2 to 32 segments (so that few long rows still fill the
+ * device: (255, 2560, 1) is 2,550 units), four rows a warp when there are
+ * enough rows for every warp of the device, one otherwise. Measured on an
+ * H200 (tests/bench/bench_scoring.c, docs/dev/scoring-notes.md): four rows
  * were fastest on every shape of 16,384 rows or more (D from 256 to
- * 2,560), one row on every smaller one. The bits are the same for any. */
-constexpr int64_t split_most_rows = 4096;
+ * 2,560), one row on every smaller one; split faster than one row a warp
+ * at 510 and 2,550 units (6.17 / 7.46 us against 6.36 / 9.93), slower at
+ * 4,080 ((255, 512, 8): 8.80 against 7.25). The bits are the same for
+ * any. */
+constexpr int64_t split_most_units = 3072;
 int rows_for(const spart_scoring_problem *problem, int path, int rows)
 {
     const int64_t segments = spart_scoring_num_segments(problem->dimension);
     const bool can_split = path == SPART_SCORING_PATH_GRID && segments >= 2 && segments <= 32;
-    if (rows == SPART_SCORING_ROWS_SPLIT) { /* asked for: on either path */
-        return segments >= 2 && segments <= 32 ? SPART_SCORING_ROWS_SPLIT : 1;
+    if (rows == SPART_SCORING_ROWS_SPLIT) {
+        return can_split ? SPART_SCORING_ROWS_SPLIT : 1;
     }
     if (rows == 1 || rows == 2 || rows == 4) {
         return rows;
     }
     const int64_t all = problem->num_question * problem->num_candidate;
-    if (can_split && all < split_most_rows) {
+    if (can_split && all * segments <= split_most_units) {
         return SPART_SCORING_ROWS_SPLIT;
     }
     return all >= 16384 ? 4 : 1;

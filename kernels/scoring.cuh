@@ -86,9 +86,10 @@ __device__ __forceinline__ void load_quad(const T *row, int64_t d, int64_t j, bo
  * lane 0 returns the dots (DOT) and |c|^2 and |q|^2 (SQUARES), each
  * combined in the contract's order (a lane's partial of a segment from
  * +0.0, added to its sum at the segment's end; then the tree). */
-template <typename T, bool DOT, bool SQUARES, int ROWS>
+template <typename T, bool DOT, bool SQUARES, int ROWS, bool SHARED = false>
 __device__ __forceinline__ void row_sums(const view &p, const T *query, const T *rows, int count,
-                                         double *dot_sum, double *cc_sum, double *qq_sum)
+                                         double *dot_sum, double *cc_sum, double *qq_sum,
+                                         double (*shared_sums)[32] = nullptr)
 {
     constexpr bool COSINE = SQUARES;
     constexpr int64_t segment = SPART_SCORING_SEGMENT_QUADS;
@@ -100,7 +101,10 @@ __device__ __forceinline__ void row_sums(const view &p, const T *query, const T 
     const int lane = (int)(threadIdx.x & 31u);
     const int64_t d = p.dimension;
     const int64_t quads = (d + 3) / 4;
-    /* the segment's partials (a) and the lane's sums over segments (s) */
+    /* the segment's partials (a) and the lane's sums over segments (s):
+     * in registers, or with SHARED in the warp's shared_sums (slot 0 |q|^2,
+     * 1 + r the dots, 1 + ROWS + r the |c|^2; a lane its own column), which
+     * frees 4 ROWS + 2 registers (four rows a warp spilled without) */
     double dot_a[ROWS], cc_a[ROWS], qq_a = 0.0;
     double dot_s[ROWS], cc_s[ROWS], qq_s = 0.0;
 #pragma unroll
@@ -110,6 +114,28 @@ __device__ __forceinline__ void row_sums(const view &p, const T *query, const T 
         dot_s[r] = 0.0;
         cc_s[r] = 0.0;
     }
+    if constexpr (SHARED) {
+#pragma unroll
+        for (int slot = 0; slot < 1 + 2 * ROWS; slot++) {
+            shared_sums[slot][lane] = 0.0;
+        }
+    }
+    /* sum += partial; partial = +0.0 */
+    auto flush = [&](double &sum, int slot, double &partial) {
+        if constexpr (SHARED) {
+            shared_sums[slot][lane] = __dadd_rn(shared_sums[slot][lane], partial);
+        } else {
+            sum = __dadd_rn(sum, partial);
+        }
+        partial = 0.0;
+    };
+    auto total = [&](double sum, int slot) {
+        if constexpr (SHARED) {
+            return shared_sums[slot][lane];
+        } else {
+            return sum;
+        }
+    };
     auto load = [&](int64_t j0, T(&qv)[unroll][4], T(&cv)[unroll][ROWS][4]) {
 #pragma unroll
         for (int u = 0; u < unroll; u++) {
@@ -154,20 +180,17 @@ __device__ __forceinline__ void row_sums(const view &p, const T *query, const T 
                 }
                 /* the lane's last quad of its segment: the partial joins
                  * the sum, the next segment's starts from +0.0 */
-                if (j % segment >= segment - 32 || j + 32 >= quads) {
+                if ((j & (segment - 1)) >= segment - 32 || j + 32 >= quads) {
                     if (COSINE) {
-                        qq_s = __dadd_rn(qq_s, qq_a);
-                        qq_a = 0.0;
+                        flush(qq_s, 0, qq_a);
                     }
 #pragma unroll
                     for (int r = 0; r < ROWS; r++) {
                         if (DOT) {
-                            dot_s[r] = __dadd_rn(dot_s[r], dot_a[r]);
-                            dot_a[r] = 0.0;
+                            flush(dot_s[r], 1 + r, dot_a[r]);
                         }
                         if (COSINE) {
-                            cc_s[r] = __dadd_rn(cc_s[r], cc_a[r]);
-                            cc_a[r] = 0.0;
+                            flush(cc_s[r], 1 + ROWS + r, cc_a[r]);
                         }
                     }
                 }
@@ -183,15 +206,21 @@ __device__ __forceinline__ void row_sums(const view &p, const T *query, const T 
         load(j0 + 2 * step, qa, ca);
         add(j0 + step, qb, cb);
     }
-    *qq_sum = COSINE ? lane_tree(qq_s) : 0.0;
+    *qq_sum = COSINE ? lane_tree(total(qq_s, 0)) : 0.0;
 #pragma unroll
     for (int r = 0; r < ROWS; r++) {
         if (r < count) {
-            dot_sum[r] = DOT ? lane_tree(dot_s[r]) : 0.0;
-            cc_sum[r] = COSINE ? lane_tree(cc_s[r]) : 0.0;
+            dot_sum[r] = DOT ? lane_tree(total(dot_s[r], 1 + r)) : 0.0;
+            cc_sum[r] = COSINE ? lane_tree(total(cc_s[r], 1 + ROWS + r)) : 0.0;
         }
     }
 }
+
+/* The block's shared sums of the walking warps (more than one row a
+ * warp): a warp's 1 + 2 x 4 lane sums. */
+struct walk_scratch {
+    double sums[warps_per_block][1 + 2 * 4][32];
+};
 
 /* The block's shared partials when its warps share rows (SPLIT): a
  * (row, segment) unit's 32 lane partials of the dot, |c|^2 and |q|^2. */
@@ -322,10 +351,15 @@ __device__ inline void score_rows_split(const view &p, int64_t t, int64_t first,
  * question, by a whole warp; lane 0 returns the logits in z[0 .. count). */
 template <typename T, bool COSINE, int ROWS>
 __device__ __forceinline__ void score_rows(const view &p, const T *query, const T *rows, int count,
-                                           double *z)
+                                           double *z, double (*shared_sums)[32])
 {
     double dot[ROWS], cc[ROWS], qq = 0.0;
-    row_sums<T, true, COSINE, ROWS>(p, query, rows, count, dot, cc, &qq);
+    if (shared_sums != nullptr && ROWS > 1) {
+        row_sums<T, true, COSINE, ROWS, (ROWS > 1)>(p, query, rows, count, dot, cc, &qq,
+                                                    shared_sums);
+    } else {
+        row_sums<T, true, COSINE, ROWS>(p, query, rows, count, dot, cc, &qq);
+    }
 #pragma unroll
     for (int r = 0; r < ROWS; r++) {
         if (r < count) {
@@ -493,14 +527,16 @@ template <typename T> __device__ inline void warp_softmax(const view &p, const d
  * `warps` (ROWS a warp at once) into z[k]. */
 template <typename T, bool COSINE, int ROWS>
 __device__ inline void score_range(const view &p, int64_t t, int64_t first, int64_t end,
-                                   int64_t warp, int64_t warps, double *z)
+                                   int64_t warp, int64_t warps, double *z,
+                                   double (*shared_sums)[32] = nullptr)
 {
     const T *query = static_cast<const T *>(p.query) + t * p.dimension;
     const T *candidates = static_cast<const T *>(p.candidates) + t * p.num_candidate * p.dimension;
     for (int64_t k = first + warp * ROWS; k < end; k += warps * ROWS) {
         const int count = end - k < ROWS ? (int)(end - k) : ROWS;
         double out[ROWS];
-        score_rows<T, COSINE, ROWS>(p, query, candidates + k * p.dimension, count, out);
+        score_rows<T, COSINE, ROWS>(p, query, candidates + k * p.dimension, count, out,
+                                    shared_sums);
         if ((threadIdx.x & 31u) == 0) {
             for (int r = 0; r < count; r++) {
                 z[k + r] = out[r];

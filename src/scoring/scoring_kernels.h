@@ -151,8 +151,8 @@ int spart_scoring_device_path(const spart_scoring_problem *problem, int path, in
 int spart_scoring_device_launch(const spart_scoring_problem *problem, double *workspace, int path,
                                 void *stream);
 /* The same with `rows` candidate rows a warp (1, 2 or 4; 0: the device
- * code's choice; SPART_SCORING_ROWS_SPLIT: a block's warps share rows, a
- * segment each, where a row has 2 to 32 segments, on either path),
+ * code's choice; SPART_SCORING_ROWS_SPLIT: on the GRID path a block's
+ * warps share rows, a segment each, where a row has 2 to 32 segments),
  * for the tests and the benchmark: the bits do not depend on it. */
 #define SPART_SCORING_ROWS_SPLIT (-1)
 int spart_scoring_device_launch_rows(const spart_scoring_problem *problem, double *workspace,

@@ -281,8 +281,7 @@ int main(int argc, char **argv)
         fprintf(out, "| K | D | Q | sim | layout | blocks | fused launched | fused graph | "
                      "unfused launched | unfused graph | cuBLAS launched | cuBLAS graph | copy "
                      "floor | %% copy rate (graph) | graph / empty graph | bits | cuBLAS max diff "
-                     "| graph, 1 / 2 / 4 rows a warp / split | graph, one block a question: "
-                     "auto / split |\n");
+                     "| graph, 1 / 2 / 4 rows a warp / split | graph, one block a question |\n");
         bench_markdown_rule(out, 19);
     }
     printf("copy rate %.2f TB/s; empty kernel %.2f us launched, %.2f us graph\n", rate / 1e12,
@@ -354,10 +353,10 @@ int main(int argc, char **argv)
             s.rows = row_choices[r];
             by_rows[r] = time_call(&s, call_fused_rows, repeat, 1);
         }
-        double by_block[2] = {0.0, 0.0}; /* the BLOCK layout takes K <= 2048 */
-        for (int r = 0; r < 2 && sh.nk <= SPART_SCORING_BLOCK_MAX_K; r++) {
-            s.rows = r == 0 ? 0 : SPART_SCORING_ROWS_SPLIT;
-            by_block[r] = time_call(&s, call_fused_block, repeat, 1);
+        double by_block = 0.0; /* the BLOCK layout takes K <= 2048 */
+        if (sh.nk <= SPART_SCORING_BLOCK_MAX_K) {
+            s.rows = 0;
+            by_block = time_call(&s, call_fused_block, repeat, 1);
         }
 
         /* bits of the unfused baseline, max |difference| of cuBLAS's */
@@ -376,26 +375,26 @@ int main(int argc, char **argv)
         printf("K %6lld D %5lld Q %5lld %-6s %-5s %6lld blocks: fused %9.2f / %9.2f us, unfused "
                "%9.2f / %9.2f, cuBLAS %9.2f / %9.2f, floor %9.2f (%5.1f %%), bits %s, cuBLAS "
                "diff %.2e; graph with 1/2/4 rows a warp / split %.2f / %.2f / %.2f / %.2f; one "
-               "block auto / split %.2f / %.2f\n",
+               "block %.2f\n",
                (long long)sh.nk, (long long)sh.d, (long long)sh.nq,
                sh.sim == SPART_SIMILARITY_COSINE ? "cosine" : "dot", names[layout],
                (long long)s.blocks, fused_launched, fused_graph, unfused_launched, unfused_graph,
                cublas_launched, cublas_graph, floor, 100.0 * floor / fused_graph,
                same ? "same" : "DIFFER", diff, by_rows[0], by_rows[1], by_rows[2], by_rows[3],
-               by_block[0], by_block[1]);
+               by_block);
         fflush(stdout);
         if (out != NULL) {
             fprintf(out,
                     "| %lld | %lld | %lld | %s | %s | %lld | %.2f | %.2f | %.2f | %.2f | %.2f | "
-                    "%.2f | %.2f | %.1f | %.2f | %s | %.1e | %.2f / %.2f / %.2f / %.2f | %.2f / "
-                    "%.2f |\n",
+                    "%.2f | %.2f | %.1f | %.2f | %s | %.1e | %.2f / %.2f / %.2f / %.2f | %.2f "
+                    "|\n",
                     (long long)sh.nk, (long long)sh.d, (long long)sh.nq,
                     sh.sim == SPART_SIMILARITY_COSINE ? "cosine" : "dot", names[layout],
                     (long long)s.blocks, fused_launched, fused_graph, unfused_launched,
                     unfused_graph, cublas_launched, cublas_graph, floor,
                     100.0 * floor / fused_graph, fused_graph / empty_graph,
                     same ? "same" : "differ", diff, by_rows[0], by_rows[1], by_rows[2], by_rows[3],
-                    by_block[0], by_block[1]);
+                    by_block);
             fflush(out);
         }
         free(a);
