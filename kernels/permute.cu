@@ -158,7 +158,7 @@ __device__ __forceinline__ void small_tile(const spart_permute_work &work,
                                            const spart_permute_scalars &s, int64_t tile,
                                            const real *source, real *destination)
 {
-    const int64_t k = work.small_item[tile - work.first_small_tile];
+    const int64_t k = work.small_item[tile - work.item_table_start];
     const spart_permute_item &it = work.items[k];
     const tile_place p = place_of_tile(it, tile - work.tile_start[k]);
     const int i = threadIdx.x & 31;
@@ -317,7 +317,7 @@ __global__ void __launch_bounds__(threads, BLOCKS)
             continue;
         }
         const int64_t tile_index = unit;
-        const int64_t k = spart_permute_item_of_tile(work.tile_start, work.num_items, tile_index);
+        const int64_t k = spart_permute_item_of(&work, tile_index);
         const spart_permute_item &it = work.items[k];
         const tile_place p = place_of_tile(it, tile_index - work.tile_start[k]);
         const int shift_x = it.shift_x;

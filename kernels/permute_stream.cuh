@@ -41,7 +41,7 @@ struct stream_spot {
  * slots that its copies need). */
 __device__ __forceinline__ stream_spot stream_locate(const spart_permute_work &work, int64_t t)
 {
-    const int64_t k = spart_permute_item_of_tile(work.tile_start, work.num_items, t);
+    const int64_t k = spart_permute_item_of(&work, t);
     const spart_permute_item &it = work.items[k];
     const spart_permute_term &term = work.terms[it.first_term];
     const int64_t local = t - work.tile_start[k];

@@ -46,6 +46,9 @@
 #define SPART_PERMUTE_GROUP_SOURCES 8
 /* Destinations of at least this many bytes are streamed on the host. */
 #define SPART_PERMUTE_STREAM_BYTES ((int64_t)64 << 20)
+/* Plans of at most this many tiles have the item of every tile in a
+ * table (4 bytes a tile), not only of the small ones. */
+#define SPART_PERMUTE_ITEM_TABLE ((int64_t)1 << 24)
 /* Tiles of at most this many elements (a warp's lanes) are small. */
 #define SPART_PERMUTE_SMALL_TILE 32
 
@@ -141,9 +144,12 @@ typedef struct spart_permute_work {
     const spart_permute_item *items;
     const spart_permute_term *terms;
     const int64_t *tile_start;
-    /* The item of small tile first_small_tile + t at small_item[t] (one load
-     * instead of a search: small tiles are latency-bound). */
+    /* The item of tile item_table_start + t at small_item[t] (one load
+     * instead of a binary search, whose dependent loads a tile waits for):
+     * every small tile's, and every tile's where the plan has at most
+     * SPART_PERMUTE_ITEM_TABLE tiles (then item_table_start is 0). */
     const int32_t *small_item;
+    int64_t item_table_start;
     int64_t num_items;
     int64_t num_tiles;
     int64_t first_small_tile; /* the first tile of the small-tile items */
@@ -199,6 +205,15 @@ SPART_PERMUTE_FUNCTION int64_t spart_permute_item_of_tile(const int64_t *tile_st
         }
     }
     return low;
+}
+
+/* The item of tile `tile`: from the plan's table where it has one, else
+ * by the binary search. */
+SPART_PERMUTE_FUNCTION int64_t spart_permute_item_of(const spart_permute_work *work, int64_t tile)
+{
+    return tile >= work->item_table_start
+               ? work->small_item[tile - work->item_table_start]
+               : spart_permute_item_of_tile(work->tile_start, work->num_items, tile);
 }
 
 /* ---- host ---- */

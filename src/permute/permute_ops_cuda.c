@@ -29,7 +29,7 @@ static spart_status cuda_place(spart_context *context, spart_permute_plan *plan)
     size_t items = aligned((size_t)w->num_items * sizeof(spart_permute_item));
     size_t terms = aligned((size_t)plan->num_terms * sizeof(spart_permute_term));
     size_t starts = aligned((size_t)(w->num_items + 1) * sizeof(int64_t));
-    size_t small_tiles = (size_t)(w->num_tiles - w->first_small_tile);
+    size_t small_tiles = (size_t)(w->num_tiles - w->item_table_start);
     size_t smalls = aligned((small_tiles + 1) * sizeof(int32_t));
     char *tables = NULL;
     cudaError_t error = cudaMalloc((void **)&tables, items + terms + starts + smalls);

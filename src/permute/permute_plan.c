@@ -608,8 +608,9 @@ spart_status spart_permute_build_work(spart_context *context, spart_permute_plan
         work.stream_stores = plan->destination_length >= SPART_PERMUTE_STREAM_BYTES / bytes;
         set_stream_layout(&work, bytes);
         work.host_staged = 1;
-        int64_t small_tiles = tiles - work.first_small_tile;
-        plan->small_item = spart_alloc(allocator, (size_t)(small_tiles + 1), sizeof(int32_t));
+        work.item_table_start = tiles <= SPART_PERMUTE_ITEM_TABLE ? 0 : work.first_small_tile;
+        int64_t table_tiles = tiles - work.item_table_start;
+        plan->small_item = spart_alloc(allocator, (size_t)(table_tiles + 1), sizeof(int32_t));
         if (plan->small_item == NULL || num_items > INT32_MAX) {
             status = spart_fail(context,
                                 plan->small_item == NULL ? SPART_ERROR_OUT_OF_MEMORY
@@ -620,8 +621,8 @@ spart_status spart_permute_build_work(spart_context *context, spart_permute_plan
         } else {
             for (int64_t k = 0; k < num_items; k++) {
                 for (int64_t t = plan->tile_start[k]; t < plan->tile_start[k + 1]; t++) {
-                    if (t >= work.first_small_tile) {
-                        plan->small_item[t - work.first_small_tile] = (int32_t)k;
+                    if (t >= work.item_table_start) {
+                        plan->small_item[t - work.item_table_start] = (int32_t)k;
                     }
                 }
             }
