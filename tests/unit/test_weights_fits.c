@@ -167,22 +167,31 @@ static void round_trip_of_scalar_orthogonal_shape(void **state)
     spart_weights_free(weights);
 }
 
-static void round_trip_of_weights_without_entries(void **state)
+/* Weights of `elements` elements (along an orthogonal axis of that
+ * length; inputs of 4 cells, outputs of 2) and no entries. */
+static spart_weights *weights_without_entries(spart_context *context, int64_t elements)
 {
-    fits_fixture *f = *state;
-    const int64_t dims_orthogonal[] = {3};
-    const int64_t dims_input[] = {3, 4};
-    const int64_t dims_output[] = {3, 2};
+    const int64_t dims_orthogonal[] = {elements};
+    const int64_t dims_input[] = {elements, 4};
+    const int64_t dims_output[] = {elements, 2};
     spart_shape orthogonal = shape_of(1, dims_orthogonal);
     spart_shape input = shape_of(2, dims_input);
     spart_shape output = shape_of(2, dims_output);
     const int axis[] = {1};
     const int64_t offsets[] = {0, 0, 0, 0};
+    assert_true(elements <= 3);
     spart_weights *weights = NULL;
-    assert_int_equal(spart_weights_create_from_arrays(f->context, &orthogonal, &input, &output, 1,
+    assert_int_equal(spart_weights_create_from_arrays(context, &orthogonal, &input, &output, 1,
                                                       axis, 1, axis, offsets, NULL, NULL, NULL,
                                                       &weights),
                      SPART_OK);
+    return weights;
+}
+
+static void round_trip_of_weights_without_entries(void **state)
+{
+    fits_fixture *f = *state;
+    spart_weights *weights = weights_without_entries(f->context, 3);
     save_and_load_identical(f, weights);
     spart_weights_free(weights);
 }
@@ -190,19 +199,7 @@ static void round_trip_of_weights_without_entries(void **state)
 static void round_trip_of_weights_without_elements(void **state)
 {
     fits_fixture *f = *state;
-    const int64_t dims_orthogonal[] = {0};
-    const int64_t dims_input[] = {0, 4};
-    const int64_t dims_output[] = {0, 2};
-    spart_shape orthogonal = shape_of(1, dims_orthogonal);
-    spart_shape input = shape_of(2, dims_input);
-    spart_shape output = shape_of(2, dims_output);
-    const int axis[] = {1};
-    const int64_t offsets[] = {0};
-    spart_weights *weights = NULL;
-    assert_int_equal(spart_weights_create_from_arrays(f->context, &orthogonal, &input, &output, 1,
-                                                      axis, 1, axis, offsets, NULL, NULL, NULL,
-                                                      &weights),
-                     SPART_OK);
+    spart_weights *weights = weights_without_entries(f->context, 0);
     save_and_load_identical(f, weights);
     spart_weights_free(weights);
 }
