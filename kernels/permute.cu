@@ -525,6 +525,10 @@ cudaError_t launch(const spart_permute_work *work, const spart_permute_scalars *
         return cudaLaunchKernelEx(&config, permute_kernel<real, C, E, true, 6, false>, *work,
                                   *scalars, from, to);
     }
+    if (work->variant == 7) { /* the general kernel at eight blocks an SM (32 registers) */
+        return cudaLaunchKernelEx(&config, permute_kernel<real, C, E, false, 8, false>, *work,
+                                  *scalars, from, to);
+    }
     return cudaLaunchKernelEx(&config, permute_kernel<real, C, E, false, 4, false>, *work, *scalars,
                               from, to);
 }

@@ -166,7 +166,8 @@ typedef struct spart_permute_work {
      * walks the large tiles with the next tile's gather in flight. 4: two
      * buffers (one tile in flight), 5: three (two in flight), both at four
      * blocks an SM with 16-byte copies where `vector` allows them; 6: two
-     * buffers, element copies. */
+     * buffers, element copies. 7: the general kernel at eight blocks an
+     * SM (recoupled plans' tiles wait on latency more than on registers). */
     int vector;           /* 1: every large tile is a transpose (written y first) whose
                            * source is contiguous along x and destination along y, with
                            * sizes, offsets and strides multiples of the elements of 16

@@ -525,6 +525,15 @@ int main(int argc, char **argv)
                     fflush(md);
                 }
             }
+            if (!t.one_term && variants) { /* recoupled: the general kernel at 8 blocks/SM */
+                timing other = time_device(context, &cases[k], repeat, rate, 7);
+                const char *where = "device, general kernel at 8 blocks/SM";
+                print_row(stdout, where, &cases[k], &other, empty_ms);
+                if (md != NULL) {
+                    print_row(md, where, &cases[k], &other, empty_ms);
+                    fflush(md);
+                }
+            }
         }
     }
 #endif

@@ -74,9 +74,10 @@ static void same_bits(fixture *f, const permute_case *c, spart_permute_op op, co
     /* Every device kernel: the plan's own choice, the general one, the
      * one-term one at eight and six blocks an SM, with the asynchronous
      * gather; design 2 (a fixed grid) with two and three buffers and
-     * 16-byte copies where allowed, and with element copies. */
-    const int variants[8] = {-1, 0, 1, 2, 3, 4, 5, 6};
-    for (int k = 0; k < 8; k++) {
+     * 16-byte copies where allowed, and with element copies; the general
+     * one at eight blocks an SM. */
+    const int variants[9] = {-1, 0, 1, 2, 3, 4, 5, 6, 7};
+    for (int k = 0; k < 9; k++) {
         if (variants[k] >= 0) {
             spart_permute_plan_set_variant(device_plan, variants[k]);
         }
