@@ -388,6 +388,20 @@ DEFINE_TILE_OF_KIND(tile_complex64, float, float, 2)
 DEFINE_TILE_OF_KIND(tile_complex128, double, double, 2)
 // NOLINTEND(bugprone-macro-parentheses)
 
+/* The host's t-th tile when it walks each item's tiles y fastest (the
+ * plan numbers them x fastest): consecutive tiles of a transpose then
+ * write the same destination rows, whose pages and lines they share
+ * (a 3-D permute's destination rows are 8 KiB apart, a page each). */
+static int64_t y_order_tile(const spart_permute_work *work, int64_t t)
+{
+    int64_t k = spart_permute_item_of_tile(work->tile_start, work->num_items, t);
+    const spart_permute_item *it = &work->items[k];
+    int64_t local = t - work->tile_start[k];
+    int64_t y = local % it->tiles_y, x = local / it->tiles_y % it->tiles_x;
+    int64_t rest = local / it->tiles_y / it->tiles_x;
+    return work->tile_start[k] + x + it->tiles_x * (y + it->tiles_y * rest);
+}
+
 void spart_permute_host(const spart_permute_work *work, const spart_permute_scalars *scalars,
                         const void *source, void *destination, int threads)
 {
@@ -403,7 +417,8 @@ void spart_permute_host(const spart_permute_work *work, const spart_permute_scal
         /* A tile's sums: SPART_PERMUTE_TILE_BYTES of elements. */
         double buffer[SPART_PERMUTE_TILE_BYTES / sizeof(double)];
 #pragma omp for schedule(dynamic, 4)
-        for (int64_t tile = 0; tile < work->num_tiles; tile++) {
+        for (int64_t t = 0; t < work->num_tiles; t++) {
+            const int64_t tile = work->host_y_order ? y_order_tile(work, t) : t;
             tile_of_kind(work, scalars, tile, source, destination, buffer);
         }
 #if HAVE_STREAM_STORES

@@ -178,6 +178,12 @@ void spart_permute_plan_set_host_staging(spart_permute_plan *plan, int staged)
     plan->device_work.host_staged = staged;
 }
 
+void spart_permute_plan_set_host_order(spart_permute_plan *plan, int y_fastest)
+{
+    plan->work.host_y_order = y_fastest;
+    plan->device_work.host_y_order = y_fastest;
+}
+
 void spart_permute_plan_set_stream_stores(spart_permute_plan *plan, int stream)
 {
     plan->work.stream_stores = stream;

@@ -85,5 +85,8 @@ void spart_permute_plan_set_stream_stores(spart_permute_plan *plan, int stream);
 /* Stage the host's one-term transpose tiles' source rows (1) or not (0)
  * (spart_permute_work.host_staged); for benchmarks and tests. */
 void spart_permute_plan_set_host_staging(spart_permute_plan *plan, int staged);
+/* Walk the host's tiles y fastest (1) or x fastest (0)
+ * (spart_permute_work.host_y_order); for benchmarks and tests. */
+void spart_permute_plan_set_host_order(spart_permute_plan *plan, int y_fastest);
 
 #endif /* SPART_PERMUTE_INTERNAL_H */

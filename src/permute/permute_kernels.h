@@ -181,6 +181,9 @@ typedef struct spart_permute_work {
      * thread's buffer before the destination is written from it (1, the
      * default), or read in place (0). */
     int host_staged;
+    /* Host: each item's tiles walked y fastest (1, the default) or x
+     * fastest as the plan numbers them (0). */
+    int host_y_order;
 } spart_permute_work;
 
 /* alpha and beta as (real, imaginary) doubles (exactly floats for float32

@@ -608,6 +608,7 @@ spart_status spart_permute_build_work(spart_context *context, spart_permute_plan
         work.stream_stores = plan->destination_length >= SPART_PERMUTE_STREAM_BYTES / bytes;
         set_stream_layout(&work, bytes);
         work.host_staged = 1;
+        work.host_y_order = 1;
         work.item_table_start = tiles <= SPART_PERMUTE_ITEM_TABLE ? 0 : work.first_small_tile;
         int64_t table_tiles = tiles - work.item_table_start;
         plan->small_item = spart_alloc(allocator, (size_t)(table_tiles + 1), sizeof(int32_t));

@@ -339,7 +339,8 @@ static void same_bits_for_any_thread_count(void **state)
 }
 
 /* The host's streamed stores (large float64 destinations, beta = 0) give
- * the bits of the cached loop, on ragged and line-aligned runs. */
+ * the bits of the cached loop, on ragged and line-aligned runs; so do
+ * unstaged rows and tiles walked x fastest. */
 static void streamed_stores_give_the_same_bits(void **state)
 {
     spart_context *context = *state;
@@ -358,6 +359,11 @@ static void streamed_stores_give_the_same_bits(void **state)
     spart_permute_plan_set_stream_stores(plan, 0);
     assert_int_equal(spart_permute_execute(context, plan, alpha, source, zero, cached), SPART_OK);
     spart_permute_plan_set_stream_stores(plan, 1);
+    assert_int_equal(spart_permute_execute(context, plan, alpha, source, zero, streamed), SPART_OK);
+    assert_memory_equal(cached, streamed, (size_t)c.destination_length * sizeof(double));
+    /* Rows read in place, and the tiles walked x fastest: the same bits. */
+    spart_permute_plan_set_host_staging(plan, 0);
+    spart_permute_plan_set_host_order(plan, 0);
     assert_int_equal(spart_permute_execute(context, plan, alpha, source, zero, streamed), SPART_OK);
     assert_memory_equal(cached, streamed, (size_t)c.destination_length * sizeof(double));
     spart_permute_plan_free(plan);
