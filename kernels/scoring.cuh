@@ -46,6 +46,19 @@ __device__ __forceinline__ double lane_tree(double v)
     return v;
 }
 
+/* The same tree's sum in every lane: lane l adds lane l ^ h, which for
+ * l < h is lane l + h as in lane_tree, and for l >= h is the sum its
+ * partner l - h makes with the two terms swapped (a + b = b + a exactly):
+ * every lane ends with lane_tree's bits. */
+__device__ __forceinline__ double lane_tree_all(double v)
+{
+#pragma unroll
+    for (int h = 16; h >= 1; h /= 2) {
+        v = __dadd_rn(v, __shfl_xor_sync(full_mask, v, h));
+    }
+    return v;
+}
+
 /* The maximum over a warp's lanes (lane 0), NaN winning. */
 __device__ __forceinline__ double lane_max(double v)
 {
@@ -86,7 +99,7 @@ __device__ __forceinline__ void load_quad(const T *row, int64_t d, int64_t j, bo
  * lane 0 returns the dots (DOT) and |c|^2 and |q|^2 (SQUARES), each
  * combined in the contract's order (a lane's partial of a segment from
  * +0.0, added to its sum at the segment's end; then the tree). */
-template <typename T, bool DOT, bool SQUARES, int ROWS, bool SHARED = false>
+template <typename T, bool DOT, bool SQUARES, int ROWS, bool SHARED = false, bool ALL = false>
 __device__ __forceinline__ void row_sums(const view &p, const T *query, const T *rows, int count,
                                          double *dot_sum, double *cc_sum, double *qq_sum,
                                          double (*shared_sums)[32] = nullptr)
@@ -206,12 +219,14 @@ __device__ __forceinline__ void row_sums(const view &p, const T *query, const T 
         load(j0 + 2 * step, qa, ca);
         add(j0 + step, qb, cb);
     }
-    *qq_sum = COSINE ? lane_tree(total(qq_s, 0)) : 0.0;
+    /* the trees: lane 0's sums, or with ALL every lane's */
+    auto tree = [](double v) { return ALL ? lane_tree_all(v) : lane_tree(v); };
+    *qq_sum = COSINE ? tree(total(qq_s, 0)) : 0.0;
 #pragma unroll
     for (int r = 0; r < ROWS; r++) {
         if (r < count) {
-            dot_sum[r] = DOT ? lane_tree(total(dot_s[r], 1 + r)) : 0.0;
-            cc_sum[r] = COSINE ? lane_tree(total(cc_s[r], 1 + ROWS + r)) : 0.0;
+            dot_sum[r] = DOT ? tree(total(dot_s[r], 1 + r)) : 0.0;
+            cc_sum[r] = COSINE ? tree(total(cc_s[r], 1 + ROWS + r)) : 0.0;
         }
     }
 }
@@ -348,24 +363,35 @@ __device__ inline void score_rows_split(const view &p, int64_t t, int64_t first,
 }
 
 /* Steps 1 and 2 for `count` (1 .. ROWS) consecutive candidate rows of one
- * question, by a whole warp; lane 0 returns the logits in z[0 .. count). */
+ * question, by a whole warp: lane r returns row r's logit (r < count).
+ * With several rows every lane gets every sum (lane_tree_all) and takes
+ * its own row's: the rows' square roots and divisions run side by side in
+ * their lanes, not one after the other in lane 0. */
 template <typename T, bool COSINE, int ROWS>
-__device__ __forceinline__ void score_rows(const view &p, const T *query, const T *rows, int count,
-                                           double *z, double (*shared_sums)[32])
+__device__ __forceinline__ double score_rows(const view &p, const T *query, const T *rows,
+                                             int count, double (*shared_sums)[32])
 {
     double dot[ROWS], cc[ROWS], qq = 0.0;
-    if (shared_sums != nullptr && ROWS > 1) {
-        row_sums<T, true, COSINE, ROWS, (ROWS > 1)>(p, query, rows, count, dot, cc, &qq,
-                                                    shared_sums);
+    if constexpr (ROWS > 1) {
+        if (shared_sums != nullptr) {
+            row_sums<T, true, COSINE, ROWS, true, true>(p, query, rows, count, dot, cc, &qq,
+                                                        shared_sums);
+        } else {
+            row_sums<T, true, COSINE, ROWS, false, true>(p, query, rows, count, dot, cc, &qq);
+        }
     } else {
         row_sums<T, true, COSINE, ROWS>(p, query, rows, count, dot, cc, &qq);
     }
+    const int lane = (int)(threadIdx.x & 31u);
+    double d = dot[0], c = COSINE ? cc[0] : 0.0;
 #pragma unroll
-    for (int r = 0; r < ROWS; r++) {
-        if (r < count) {
-            z[r] = spart_scoring_logit(dot[r], qq, cc[r], COSINE, p.scale, p.temperature);
+    for (int r = 1; r < ROWS; r++) {
+        if (lane == r && r < count) {
+            d = dot[r];
+            c = COSINE ? cc[r] : 0.0;
         }
     }
+    return spart_scoring_logit(d, qq, c, COSINE, p.scale, p.temperature);
 }
 
 /* The block's shared scratch for the sums. */
@@ -534,13 +560,11 @@ __device__ inline void score_range(const view &p, int64_t t, int64_t first, int6
     const T *candidates = static_cast<const T *>(p.candidates) + t * p.num_candidate * p.dimension;
     for (int64_t k = first + warp * ROWS; k < end; k += warps * ROWS) {
         const int count = end - k < ROWS ? (int)(end - k) : ROWS;
-        double out[ROWS];
-        score_rows<T, COSINE, ROWS>(p, query, candidates + k * p.dimension, count, out,
-                                    shared_sums);
-        if ((threadIdx.x & 31u) == 0) {
-            for (int r = 0; r < count; r++) {
-                z[k + r] = out[r];
-            }
+        const double mine =
+            score_rows<T, COSINE, ROWS>(p, query, candidates + k * p.dimension, count, shared_sums);
+        const int lane = (int)(threadIdx.x & 31u);
+        if (lane < count) {
+            z[k + lane] = mine;
         }
     }
 }
