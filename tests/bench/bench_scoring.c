@@ -9,7 +9,9 @@
  *     user would write them (max |difference| to the fused result shown);
  *   - the copy floor: the bytes that must move, 4 (Q K D + Q D + Q K), at
  *     the device-to-device copy rate measured here;
- *   - the launch floor: an empty kernel, launched and graph-replayed.
+ *   - the launch floor: an empty kernel, launched and graph-replayed; for
+ *     the grid layout also a cooperative kernel of the fused call's block
+ *     count that only crosses one grid barrier (graph-replayed).
  * Every time is the median of 5 runs of `repeat` calls back to back between
  * two events, over the calls: "launched" is a call through the public API
  * (host checks included), "graph" one replay of a graph holding one call.
@@ -34,6 +36,7 @@
 #include "spart/scoring.h"
 
 int bench_scoring_empty(void *stream);
+int bench_scoring_empty_grid(int64_t blocks, void *stream);
 int bench_scoring_fill(void *x, int64_t n, int float32, uint64_t seed, void *stream);
 int64_t bench_scoring_unfused_values(const spart_scoring_problem *problem);
 int bench_scoring_unfused(const spart_scoring_problem *problem, double *scratch, int64_t blocks,
@@ -121,6 +124,12 @@ static void call_cublas(bench_state *s)
         (const float *)p.query, 1, p.dimension, &zero, (float *)s->dots, 1, p.num_candidate,
         (int)p.num_question));
     CHECK_INT_CUDA(bench_scoring_plain_softmax(&p, s->dots, s->norms, s->stream));
+}
+
+/* The grid layout's floor at the fused call's block count. */
+static void call_empty_grid(bench_state *s)
+{
+    CHECK_INT_CUDA(bench_scoring_empty_grid(s->blocks, s->stream));
 }
 
 static void call_empty(bench_state *s)
@@ -281,8 +290,9 @@ int main(int argc, char **argv)
         fprintf(out, "| K | D | Q | sim | layout | blocks | fused launched | fused graph | "
                      "unfused launched | unfused graph | cuBLAS launched | cuBLAS graph | copy "
                      "floor | %% copy rate (graph) | graph / empty graph | bits | cuBLAS max diff "
-                     "| graph, 1 / 2 / 4 rows a warp / split | graph, one block a question |\n");
-        bench_markdown_rule(out, 19);
+                     "| graph, 1 / 2 / 4 rows a warp / split | graph, one block a question | "
+                     "graph, a grid barrier alone |\n");
+        bench_markdown_rule(out, 20);
     }
     printf("copy rate %.2f TB/s; empty kernel %.2f us launched, %.2f us graph\n", rate / 1e12,
            empty_launched, empty_graph);
@@ -353,6 +363,8 @@ int main(int argc, char **argv)
             s.rows = row_choices[r];
             by_rows[r] = time_call(&s, call_fused_rows, repeat, 1);
         }
+        const double barrier_graph =
+            layout == SPART_SCORING_PATH_GRID ? time_call(&s, call_empty_grid, repeat, 1) : 0.0;
         double by_block = 0.0; /* the BLOCK layout takes K <= 2048 */
         if (sh.nk <= SPART_SCORING_BLOCK_MAX_K) {
             s.rows = 0;
@@ -375,26 +387,26 @@ int main(int argc, char **argv)
         printf("K %6lld D %5lld Q %5lld %-6s %-5s %6lld blocks: fused %9.2f / %9.2f us, unfused "
                "%9.2f / %9.2f, cuBLAS %9.2f / %9.2f, floor %9.2f (%5.1f %%), bits %s, cuBLAS "
                "diff %.2e; graph with 1/2/4 rows a warp / split %.2f / %.2f / %.2f / %.2f; one "
-               "block %.2f\n",
+               "block %.2f; grid barrier alone %.2f\n",
                (long long)sh.nk, (long long)sh.d, (long long)sh.nq,
                sh.sim == SPART_SIMILARITY_COSINE ? "cosine" : "dot", names[layout],
                (long long)s.blocks, fused_launched, fused_graph, unfused_launched, unfused_graph,
                cublas_launched, cublas_graph, floor, 100.0 * floor / fused_graph,
                same ? "same" : "DIFFER", diff, by_rows[0], by_rows[1], by_rows[2], by_rows[3],
-               by_block);
+               by_block, barrier_graph);
         fflush(stdout);
         if (out != NULL) {
             fprintf(out,
                     "| %lld | %lld | %lld | %s | %s | %lld | %.2f | %.2f | %.2f | %.2f | %.2f | "
                     "%.2f | %.2f | %.1f | %.2f | %s | %.1e | %.2f / %.2f / %.2f / %.2f | %.2f "
-                    "|\n",
+                    "| %.2f |\n",
                     (long long)sh.nk, (long long)sh.d, (long long)sh.nq,
                     sh.sim == SPART_SIMILARITY_COSINE ? "cosine" : "dot", names[layout],
                     (long long)s.blocks, fused_launched, fused_graph, unfused_launched,
                     unfused_graph, cublas_launched, cublas_graph, floor,
                     100.0 * floor / fused_graph, fused_graph / empty_graph,
                     same ? "same" : "differ", diff, by_rows[0], by_rows[1], by_rows[2], by_rows[3],
-                    by_block);
+                    by_block, barrier_graph);
             fflush(out);
         }
         free(a);

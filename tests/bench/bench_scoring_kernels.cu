@@ -9,9 +9,11 @@
  *     GEMV: float32 (or float64) arithmetic as a user would write it (a
  *     warp a row for the norms, a block a question for the softmax with
  *     expf and a block reduction), not the fused call's bits;
- *   - an empty kernel (the launch floor) and the fill of the inputs on the
- *     device (uniform in [-1, 1] from a hash of the index).
+ *   - an empty kernel (the launch floor), a cooperative kernel that only
+ *     crosses one grid barrier (the grid layout's floor), and the fill of
+ *     the inputs on the device (uniform in [-1, 1] from a hash of the index).
  */
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <math.h>
@@ -28,6 +30,13 @@ namespace
 {
 
 __global__ void empty_kernel() {}
+
+/* The grid layout's floor: a cooperative kernel of 256-thread blocks that
+ * only crosses one grid barrier. */
+__global__ void barrier_kernel()
+{
+    cooperative_groups::this_grid().sync();
+}
 
 template <typename T> __global__ void fill_kernel(T *x, int64_t n, uint64_t seed)
 {
@@ -236,6 +245,20 @@ extern "C" int bench_scoring_empty(void *stream)
 {
     empty_kernel<<<1, 32, 0, static_cast<cudaStream_t>(stream)>>>();
     return (int)cudaGetLastError();
+}
+
+extern "C" int bench_scoring_empty_grid(int64_t blocks, void *stream)
+{
+    cudaLaunchConfig_t config = {};
+    config.blockDim = dim3(threads_per_block);
+    config.gridDim = dim3((unsigned)blocks);
+    config.stream = static_cast<cudaStream_t>(stream);
+    cudaLaunchAttribute attribute = {};
+    attribute.id = cudaLaunchAttributeCooperative;
+    attribute.val.cooperative = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    return (int)cudaLaunchKernelEx(&config, barrier_kernel);
 }
 
 extern "C" int bench_scoring_fill(void *x, int64_t n, int float32, uint64_t seed, void *stream)
