@@ -102,6 +102,39 @@ static void fill_factors(const void *user, int64_t element, double *scratch, dou
     }
 }
 
+/* The offset in one side's factor array of element `element`'s block:
+ * equal offsets, equal blocks. */
+static int64_t block_offset(const spart_weights *w, const int64_t *strides, const spart_shape *full,
+                            const int *resampled, int num_resampled, int64_t element)
+{
+    int64_t orthogonal_index[SPART_MAX_NDIM];
+    element_index(w, full, resampled, num_resampled, element, orthogonal_index);
+    int64_t offset = 0;
+    int k = 0;
+    for (int axis = 0; axis < full->ndim; axis++) {
+        if (!spart_axes_contain(resampled, num_resampled, axis)) {
+            offset += orthogonal_index[k++] * strides[axis];
+        }
+    }
+    return offset;
+}
+
+static int64_t key_input(const void *user, int64_t element)
+{
+    const scale_factors *f = user;
+    const spart_weights *w = f->weights;
+    return block_offset(w, f->strides_input, &w->shape_input, w->axis_input, w->num_axis_input,
+                        element);
+}
+
+static int64_t key_output(const void *user, int64_t element)
+{
+    const scale_factors *f = user;
+    const spart_weights *w = f->weights;
+    return block_offset(w, f->strides_output, &w->shape_output, w->axis_output, w->num_axis_output,
+                        element);
+}
+
 /* Whether a factor's block is the same for every element: no factor, or
  * a stride of 0 along every axis that is not resampled. */
 static int factor_shared(const spart_array *factor, const int64_t *strides, const spart_shape *full,
@@ -199,6 +232,8 @@ spart_status spart_weights_scale(spart_context *context, spart_weights *weights,
                                           weights->axis_output, weights->num_axis_output);
     factors.fill = fill_factors;
     factors.user = &f;
+    factors.key_input = factor_input != NULL ? key_input : NULL;
+    factors.key_output = factor_output != NULL ? key_output : NULL;
     spart_report_progress(context, "scale", 0, 1);
     status = ops->scale(context, weights, &factors);
     if (status == SPART_OK) {

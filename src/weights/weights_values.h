@@ -92,6 +92,12 @@ typedef struct spart_weights_factors {
     void (*fill)(const void *user, int64_t element, double *scratch, double *block_input,
                  double *block_output);
     const void *user;
+    /* Optional (NULL: none): a key of element e's block of one side, equal
+     * keys meaning equal blocks (a factor broadcast along some orthogonal
+     * axes: the block's offset in the factor array), so that a device
+     * copies each distinct block once. */
+    int64_t (*key_input)(const void *user, int64_t element);
+    int64_t (*key_output)(const void *user, int64_t element);
 } spart_weights_factors;
 
 /* On the device that holds `weights` (src/weights/weights_values_cuda.c):

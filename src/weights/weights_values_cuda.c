@@ -15,6 +15,7 @@
  * synchronised before return.
  */
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -38,6 +39,10 @@ typedef struct factor_run {
     double *device_input;  /* cells_input, or NULL for none */
     double *device_output; /* cells_output, or NULL */
     spart_stager stager;   /* pinned buffers when the blocks copy much */
+    /* a side whose distinct blocks (by the factors' keys) are all on the
+     * device at once: cache[side] (distinct x cells), slot[side][e] */
+    double *cache[2];
+    int64_t *slot[2];
 } factor_run;
 
 static double *host_scratch(const factor_run *run, int64_t j)
@@ -58,6 +63,10 @@ static double *host_output(const factor_run *run, int64_t j)
 static void release_run(factor_run *run)
 {
     spart_stager_close(&run->stager);
+    for (int side = 0; side < 2; side++) {
+        (void)cudaFree(run->cache[side]);
+        spart_free(&run->context->allocator, run->slot[side]);
+    }
     (void)cudaFree(run->device_input);
     (void)cudaFree(run->device_output);
     spart_free(&run->context->allocator, run->host);
@@ -129,8 +138,11 @@ static void fill_batch(const factor_run *run, int64_t first, int64_t count,
             continue;
         }
         f->fill(f->user, e, host_scratch(run, j),
-                !f->shared_input && f->cells_input > 0 ? host_input(run, j) : NULL,
-                !f->shared_output && f->cells_output > 0 ? host_output(run, j) : NULL);
+                !f->shared_input && run->cache[0] == NULL && f->cells_input > 0 ? host_input(run, j)
+                                                                                : NULL,
+                !f->shared_output && run->cache[1] == NULL && f->cells_output > 0
+                    ? host_output(run, j)
+                    : NULL);
     }
 }
 
@@ -140,13 +152,92 @@ static cudaError_t upload_slot(factor_run *run, int64_t j)
 {
     const spart_weights_factors *f = run->f;
     cudaError_t error = cudaSuccess;
-    if (!f->shared_input && f->cells_input > 0) {
+    if (!f->shared_input && run->cache[0] == NULL && f->cells_input > 0) {
         error = spart_wdev_upload(&run->stager, run->device_input, host_input(run, j),
                                   (size_t)f->cells_input * sizeof(double), run->stream);
     }
-    if (error == cudaSuccess && !f->shared_output && f->cells_output > 0) {
+    if (error == cudaSuccess && !f->shared_output && run->cache[1] == NULL && f->cells_output > 0) {
         error = spart_wdev_upload(&run->stager, run->device_output, host_output(run, j),
                                   (size_t)f->cells_output * sizeof(double), run->stream);
+    }
+    return error;
+}
+
+/* An element and its key, sorted by key then element. */
+typedef struct keyed {
+    int64_t key, element;
+} keyed;
+
+static int compare_keyed(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->key != y->key) {
+        return x->key < y->key ? -1 : 1;
+    }
+    return x->element < y->element ? -1 : (x->element > y->element);
+}
+
+/* Put every distinct block of one side (by its keys) on the device once,
+ * when there are fewer distinct blocks than elements and they take at most
+ * 1 GiB; else leave the side to the per-element copies. */
+static cudaError_t cache_side(factor_run *run, int side)
+{
+    const spart_weights_factors *f = run->f;
+    int64_t (*key)(const void *, int64_t) = side == 0 ? f->key_input : f->key_output;
+    int64_t cells = side == 0 ? f->cells_input : f->cells_output;
+    int shared = side == 0 ? f->shared_input : f->shared_output;
+    int64_t n = f->num_elements;
+    if (key == NULL || shared || cells == 0 || n < 2) {
+        return cudaSuccess;
+    }
+    const spart_allocator *allocator = &run->context->allocator;
+    keyed *order = spart_alloc(allocator, (size_t)n, sizeof *order);
+    int64_t *slot = spart_alloc(allocator, (size_t)n, sizeof *slot);
+    int64_t *first = spart_alloc(allocator, (size_t)n, sizeof *first); /* each slot's element */
+    if (order == NULL || slot == NULL || first == NULL) {
+        spart_free(allocator, order);
+        spart_free(allocator, slot);
+        spart_free(allocator, first);
+        return cudaSuccess; /* the per-element copies need none of this */
+    }
+    for (int64_t e = 0; e < n; e++) {
+        order[e].key = key(f->user, e);
+        order[e].element = e;
+    }
+    qsort(order, (size_t)n, sizeof *order, compare_keyed);
+    int64_t distinct = 0;
+    for (int64_t k = 0; k < n; k++) {
+        if (k == 0 || order[k].key != order[k - 1].key) {
+            first[distinct++] = order[k].element;
+        }
+        slot[order[k].element] = distinct - 1;
+    }
+    spart_free(allocator, order);
+    cudaError_t error = cudaSuccess;
+    double bytes = (double)distinct * (double)cells * 8.0;
+    if (distinct < n && bytes <= (double)((size_t)1 << 30)) {
+        error = cudaMalloc((void **)&run->cache[side], (size_t)bytes);
+    }
+    for (int64_t g0 = 0; run->cache[side] != NULL && error == cudaSuccess && g0 < distinct;
+         g0 += run->batch) {
+        int64_t count = distinct - g0 < run->batch ? distinct - g0 : run->batch;
+        int threads = spart_threads(run->context);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (count > 1)
+        for (int64_t j = 0; j < count; j++) {
+            f->fill(f->user, first[g0 + j], host_scratch(run, j),
+                    side == 0 ? host_input(run, j) : NULL, side == 1 ? host_output(run, j) : NULL);
+        }
+        for (int64_t j = 0; j < count && error == cudaSuccess; j++) {
+            error = spart_wdev_upload(&run->stager, run->cache[side] + (g0 + j) * cells,
+                                      side == 0 ? host_input(run, j) : host_output(run, j),
+                                      (size_t)cells * sizeof(double), run->stream);
+        }
+    }
+    spart_free(allocator, first);
+    if (run->cache[side] != NULL) {
+        run->slot[side] = slot;
+    } else {
+        spart_free(allocator, slot);
     }
     return error;
 }
@@ -171,6 +262,9 @@ spart_status spart_weights_scale_on_device(spart_context *context, spart_weights
     factor_run run;
     status = begin_run(&run, context, factors, stream_of(context, weights), what);
     cudaError_t error = cudaSuccess;
+    for (int side = 0; side < 2 && status == SPART_OK && error == cudaSuccess; side++) {
+        error = cache_side(&run, side);
+    }
     for (int64_t first = 0;
          status == SPART_OK && error == cudaSuccess && first < factors->num_elements;
          first += run.batch) {
@@ -184,10 +278,16 @@ spart_status spart_weights_scale_on_device(spart_context *context, spart_weights
                 continue;
             }
             error = upload_slot(&run, j);
+            const double *input = run.cache[0] != NULL
+                                      ? run.cache[0] + run.slot[0][e] * factors->cells_input
+                                      : run.device_input;
+            const double *output = run.cache[1] != NULL
+                                       ? run.cache[1] + run.slot[1][e] * factors->cells_output
+                                       : run.device_output;
             if (error == cudaSuccess) {
                 error = (cudaError_t)spart_cuda_weights_scale_values(
                     weights->values + at, weights->indices_input + at, weights->indices_output + at,
-                    n, run.device_input, run.device_output, run.stream);
+                    n, input, output, run.stream);
             }
         }
     }
