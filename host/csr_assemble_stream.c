@@ -11,15 +11,14 @@
  * every cursor is touched by one thread, in block order, so the arrays
  * are the same for any thread count, and no per-thread histogram (8 bytes
  * a row each, which the budget does not have) is needed. The walks read
- * the block T times but share the random writes.
+ * the block T times but share the random writes, which cost the most.
+ * The indices are checked first, by the same threads over 64 chunks.
  *
- * When the caller has room for 16 bytes an entry of staging
- * (spart_stream_buckets, design 2) a block is instead cut into T chunks
- * whose entries are listed by the thread owning their rows, each bucket
- * in the block's order, and each thread walks its own bucket: the block
- * is read about twice, not T times, and every row still meets its entries
- * in the block's order, so the arrays are the same (the contract header
- * says how).
+ * A second design, a bucket scatter by row range (each block staged, 16
+ * bytes an entry, so that each thread reads its own entries only), gave
+ * the same arrays but was no faster on 16 threads (round 9: 2.58 s
+ * against the walk's 2.54 s at 2e8 entries) and was withdrawn;
+ * docs/dev/streaming-notes.md has its figures.
  */
 #include "operator/csr_assemble_stream.h"
 
@@ -133,205 +132,14 @@ static int64_t count_rows(const spart_stream_source *source, int64_t row_begin, 
     return kept;
 }
 
-/* ---- design 2: the bucket scatter ---------------------------------------------------- */
-
-/* The buckets of a block: bucket b holds the rows [b 2^shift, (b + 1)
- * 2^shift), the smallest power of two for which num_rows needs at most
- * `team` of them (any partition of the rows gives the same arrays: what
- * matters is that one thread owns each row; a shift spares a division an
- * entry). */
-typedef struct bucket_plan {
-    int team;    /* chunks of the block, and threads */
-    int buckets; /* ceil(num_rows / 2^shift) <= team */
-    int shift;
-} bucket_plan;
-
-static bucket_plan plan_buckets(int64_t num_rows, int team)
-{
-    bucket_plan plan = {team, 1, 0};
-    while (((num_rows - 1) >> plan.shift) + 1 > team) {
-        plan.shift++;
-    }
-    plan.buckets = num_rows > 0 ? (int)(((num_rows - 1) >> plan.shift) + 1) : 1;
-    return plan;
-}
-
-/* Whether `buckets` can stage a block of n entries for `team` threads. */
-static int buckets_fit(const spart_stream_buckets *buckets, int64_t n, int team)
-{
-    return buckets != NULL && team > 1 && team <= buckets->threads && n <= buckets->capacity;
-}
-
-/* Chunk c's entries [n c / T, n (c + 1) / T): their rows into rows[k]
- * (-1 when dropped) and their count by bucket into counts[c B + b]. */
-static void bucket_rows(const spart_stream_source *source, int64_t num_rows, bucket_plan plan,
-                        int c, const spart_stream_buckets *buckets)
-{
-    int64_t n = source->num_entries;
-    int64_t begin = n * c / plan.team, end = n * (c + 1) / plan.team;
-    int64_t *counts = buckets->counts + (int64_t)c * plan.buckets;
-    for (int b = 0; b < plan.buckets; b++) {
-        counts[b] = 0;
-    }
-    if (begin == end) {
-        return;
-    }
-    int64_t element = element_of(source->offsets, source->num_elements, begin);
-    for (int64_t k = begin; k < end; k++) {
-        while (source->offsets[element + 1] <= k) {
-            element++;
-        }
-        int64_t row = -1;
-        if (!(source->drop_zeros && source->values[k] == 0.0)) {
-            row = row_of(source, element, k);
-            row = row >= 0 && row < num_rows ? row : -1;
-        }
-        buckets->rows[k] = row;
-        if (row >= 0) {
-            counts[row >> plan.shift]++;
-        }
-    }
-}
-
-/* The counts into each chunk's first place in each bucket (bucket-major,
- * chunks in order), and the buckets' bounds at counts[T B + b]. */
-static void bucket_scan(bucket_plan plan, const spart_stream_buckets *buckets)
-{
-    int64_t running = 0;
-    int64_t *bounds = buckets->counts + (int64_t)plan.team * plan.buckets;
-    for (int b = 0; b < plan.buckets; b++) {
-        bounds[b] = running;
-        for (int c = 0; c < plan.team; c++) {
-            int64_t count = buckets->counts[(int64_t)c * plan.buckets + b];
-            buckets->counts[(int64_t)c * plan.buckets + b] = running;
-            running += count;
-        }
-    }
-    bounds[plan.buckets] = running;
-}
-
-/* Chunk c lists its kept entries in their buckets, in its order. */
-static void bucket_list(const spart_stream_source *source, bucket_plan plan, int c,
-                        const spart_stream_buckets *buckets)
-{
-    int64_t n = source->num_entries;
-    int64_t begin = n * c / plan.team, end = n * (c + 1) / plan.team;
-    int64_t *place = buckets->counts + (int64_t)c * plan.buckets;
-    for (int64_t k = begin; k < end; k++) {
-        int64_t row = buckets->rows[k];
-        if (row >= 0) {
-            buckets->order[place[row >> plan.shift]++] = k;
-        }
-    }
-}
-
-/* Stage the block: rows, counts, scan and lists, by plan.team threads. */
-static void bucket_stage(const spart_stream_source *source, int64_t num_rows, bucket_plan plan,
-                         const spart_stream_buckets *buckets)
-{
-#pragma omp parallel for schedule(static, 1) num_threads(plan.team)
-    for (int c = 0; c < plan.team; c++) {
-        bucket_rows(source, num_rows, plan, c, buckets);
-    }
-    bucket_scan(plan, buckets);
-#pragma omp parallel for schedule(static, 1) num_threads(plan.team)
-    for (int c = 0; c < plan.team; c++) {
-        bucket_list(source, plan, c, buckets);
-    }
-}
-
-/* Bucket b's entries [bounds[b], bounds[b + 1]) of `order`. */
-static void bucket_bounds(const spart_stream_buckets *buckets, bucket_plan plan, int b,
-                          int64_t *begin, int64_t *end)
-{
-    const int64_t *bounds = buckets->counts + (int64_t)plan.team * plan.buckets;
-    *begin = bounds[b];
-    *end = bounds[b + 1];
-}
-
-/* Pass 0 by buckets: each thread adds its own rows' entries. Entries
- * whose rows fall outside [0, num_rows) are neither listed nor kept, as
- * the walk, whose ranges cover only [0, num_rows), keeps none of them. */
-static int64_t bucket_count(const spart_stream_source *source, int64_t num_rows, int team,
-                            const spart_stream_buckets *buckets, int64_t *cursor)
-{
-    bucket_plan plan = plan_buckets(num_rows, team);
-    bucket_stage(source, num_rows, plan, buckets);
-    int64_t kept = 0;
-#pragma omp parallel for schedule(static, 1) num_threads(team) reduction(+ : kept)
-    for (int b = 0; b < plan.buckets; b++) {
-        int64_t begin, end;
-        bucket_bounds(buckets, plan, b, &begin, &end);
-        for (int64_t i = begin; i < end; i++) {
-            cursor[buckets->rows[buckets->order[i]] + 1]++;
-        }
-        kept += end - begin;
-    }
-    return kept;
-}
-
-/* Pass 1 by buckets: each thread places its own rows' entries, met in
- * the block's order. */
-static void bucket_place(const spart_stream_source *source, int64_t num_rows, int team,
-                         const spart_stream_buckets *buckets, int64_t *cursor, int64_t num_entries,
-                         int32_t *columns32, int64_t *columns64, float *values32, double *values64,
-                         int64_t *kept, int64_t *outside)
-{
-    bucket_plan plan = plan_buckets(num_rows, team);
-    bucket_stage(source, num_rows, plan, buckets);
-    int64_t all_kept = 0, all_outside = 0;
-#pragma omp parallel for schedule(static, 1) num_threads(team) reduction(+ : all_kept, all_outside)
-    for (int b = 0; b < plan.buckets; b++) {
-        int64_t begin, end;
-        bucket_bounds(buckets, plan, b, &begin, &end);
-        if (begin == end) {
-            continue;
-        }
-        int64_t element = element_of(source->offsets, source->num_elements, buckets->order[begin]);
-        for (int64_t i = begin; i < end; i++) {
-            int64_t k = buckets->order[i];
-            while (source->offsets[element + 1] <= k) {
-                element++;
-            }
-            int64_t slot = cursor[buckets->rows[k] + 1]++;
-            if (slot < 0 || slot >= num_entries) {
-                all_outside++; /* a block that changed between the passes */
-                continue;
-            }
-            int64_t column = column_of(source, element, k);
-            double value = source->values[k];
-            if (columns32 != NULL) {
-                columns32[slot] = (int32_t)column;
-            } else {
-                columns64[slot] = column;
-            }
-            if (values32 != NULL) {
-                values32[slot] = (float)value;
-            } else {
-                values64[slot] = value;
-            }
-        }
-        all_kept += end - begin;
-    }
-    *kept = all_kept;
-    *outside = all_outside;
-}
-
-/* ---- the passes ------------------------------------------------------------------------- */
-
 void spart_host_stream_count(const spart_stream_source *source, int64_t num_rows, int threads,
-                             const spart_stream_buckets *buckets, int64_t *cursor,
-                             spart_stream_tally *tally)
+                             int64_t *cursor, spart_stream_tally *tally)
 {
     tally->kept = 0;
     tally->out_of_range = 0;
     int team = threads_for(threads, source->num_entries);
     find_bad(source, team, tally);
     if (tally->first_bad < source->num_entries || source->num_entries == 0) {
-        return;
-    }
-    if (buckets_fit(buckets, source->num_entries, team)) {
-        tally->kept = bucket_count(source, num_rows, team, buckets, cursor);
         return;
     }
     int64_t kept = 0;
@@ -382,20 +190,15 @@ static void place_rows(const spart_stream_source *source, int64_t row_begin, int
 }
 
 void spart_host_stream_place(const spart_stream_source *source, int64_t num_rows, int threads,
-                             const spart_stream_buckets *buckets, int64_t *cursor,
-                             int64_t num_entries, int32_t *columns32, int64_t *columns64,
-                             float *values32, double *values64, spart_stream_tally *tally)
+                             int64_t *cursor, int64_t num_entries, int32_t *columns32,
+                             int64_t *columns64, float *values32, double *values64,
+                             spart_stream_tally *tally)
 {
     tally->kept = 0;
     tally->out_of_range = 0;
     int team = threads_for(threads, source->num_entries);
     find_bad(source, team, tally);
     if (tally->first_bad < source->num_entries || source->num_entries == 0) {
-        return;
-    }
-    if (buckets_fit(buckets, source->num_entries, team)) {
-        bucket_place(source, num_rows, team, buckets, cursor, num_entries, columns32, columns64,
-                     values32, values64, &tally->kept, &tally->out_of_range);
         return;
     }
     int64_t kept = 0, outside = 0;

@@ -258,12 +258,8 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_load(spart_context *conte
  *     memory (24 bytes an entry; none for blocks already in device
  *     memory), the stable sort of its rows (about 16 bytes an entry with
  *     32-bit keys and positions, plus CUB's scratch) and its element
- *     offsets. A host assembly reads each block where it lies; with
- *     several threads, and only when the budget has room for it besides
- *     the rest, it also stages 16 bytes an entry of the largest block
- *     (each entry's row and the entries listed by the thread owning their
- *     rows, so that each thread reads its own entries instead of the
- *     whole block), else it stages nothing; the arrays are the same.
+ *     offsets. A host assembly reads each block where it lies and stages
+ *     nothing.
  * On a device each allocation is counted in whole pages of 2 MiB, as
  * cudaMalloc hands them out (so cudaMemGetInfo sees no more than the
  * count).
@@ -291,7 +287,7 @@ SPART_NODISCARD SPART_API spart_status spart_regridder_load(spart_context *conte
  * spart_weights_create_from_arrays checks them.
  *
  * Thread safety: the call runs your function on the calling thread, one
- * block at a time; a host assembly then works on each block with the
+ * block at a time; a host assembly then walks each block with the
  * context's threads, each owning a range of rows. Determinism: the CSR
  * arrays are the same bit for bit for any block sizes, budget, thread
  * count and on host or device. */
@@ -353,7 +349,7 @@ typedef struct spart_stream_report {
     size_t budget_bytes;  /* the budget it was given */
     size_t peak_bytes;    /* the most it held at once, by its own count */
     size_t result_bytes;  /* the CSR arrays and the plan's tables */
-    size_t staging_bytes; /* one block's staging (host: the optional one, 0 if none) */
+    size_t staging_bytes; /* one block's staging (0 on the host) */
     int64_t num_blocks;
     int64_t num_entries_read; /* entries of all blocks (in one pass) */
     int64_t num_entries;      /* entries kept in the matrix */
@@ -362,8 +358,7 @@ typedef struct spart_stream_report {
 /* The bytes of `budget_bytes` a streaming assembly of `stream` with these
  * options (NULL: the defaults) needs when its matrix keeps `num_entries`
  * entries, on the context's CUDA device (on_device nonzero) or on the
- * host: the peak the memory model above describes (on the host without
- * the optional staging: the least it needs). Errors: those of the
+ * host: the peak the memory model above describes. Errors: those of the
  * checks of spart_regridder_create_streamed that read no block. */
 SPART_NODISCARD SPART_API spart_status spart_regridder_stream_bytes(
     spart_context *context, const spart_weights_stream *stream,

@@ -105,52 +105,18 @@ typedef struct spart_stream_tally {
     int64_t out_of_range; /* pass 1: entries whose slot fell outside the result */
 } spart_stream_tally;
 
-/* The host's optional staging of a block (design 2, the bucket scatter):
- * with T threads, bucket b holds rows [b 2^s, (b + 1) 2^s), for the
- * smallest s that needs at most T buckets, each bucket walked by one
- * thread. The block is cut into T chunks of consecutive entries; each
- * chunk writes its entries' rows (rows[k], -1 for a dropped entry) and
- * counts them by bucket; a scan of those T x T counts (bucket-major,
- * chunks in order) gives each chunk's place in each bucket; each chunk
- * then lists its entries in `order` at those places, so that a bucket
- * lists its entries in the block's order; and each thread walks its own
- * bucket. A row's entries are therefore met in the block's order, as by
- * the walk without staging (each thread reading the whole block for its
- * rows): the same arrays bit for bit, for any T. The block is read about
- * twice instead of T times. rows and order hold `capacity` entries each
- * (16 bytes an entry), counts (threads + 1) * threads + 1 int64 for up to
- * `threads` threads. */
-typedef struct spart_stream_buckets {
-    int64_t *rows;
-    int64_t *order;
-    int64_t *counts;
-    int64_t capacity;
-    int threads;
-} spart_stream_buckets;
-
-/* The int64 values of spart_stream_buckets.counts for `threads` threads. */
-static inline size_t spart_stream_bucket_counts(int threads)
-{
-    return ((size_t)threads + 1) * (size_t)threads + 1;
-}
-
 /* Pass 0 over one block: cursor[row + 1] += 1 for each kept entry, with
  * up to `threads` OpenMP threads (each owning a range of rows). The
- * indices are checked first; a block with a bad entry counts nothing.
- * `buckets` (NULL: none) is used when it holds the block and the threads
- * (then at most buckets->threads threads); else each thread walks the
- * whole block. */
+ * indices are checked first; a block with a bad entry counts nothing. */
 void spart_host_stream_count(const spart_stream_source *source, int64_t num_rows, int threads,
-                             const spart_stream_buckets *buckets, int64_t *cursor,
-                             spart_stream_tally *tally);
+                             int64_t *cursor, spart_stream_tally *tally);
 
 /* Pass 1 over one block: each kept entry to slot cursor[row + 1]++ of the
  * columns (int32 when columns32 is not NULL, else int64) and values
  * (float when values32 is not NULL), num_entries slots in all; threads
- * and buckets as for the count. */
+ * as for the count. */
 void spart_host_stream_place(const spart_stream_source *source, int64_t num_rows, int threads,
-                             const spart_stream_buckets *buckets, int64_t *cursor,
-                             int64_t num_entries, int32_t *columns32,
+                             int64_t *cursor, int64_t num_entries, int32_t *columns32,
                              int64_t *columns64, float *values32, double *values64,
                              spart_stream_tally *tally);
 

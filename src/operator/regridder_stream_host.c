@@ -3,12 +3,7 @@
  * assembly (regridder_stream.h): the two passes of
  * src/operator/csr_assemble_stream.h over the caller's blocks, read where
  * they lie (host/csr_assemble_stream.c), into a host regridder's CSR
- * arrays, within the budget. With several threads and room in the budget
- * a pass also stages 16 bytes an entry of the largest block for the
- * bucket scatter (design 2: the block read about twice instead of once a
- * thread); without room it walks, the same arrays. spart_regridder_
- * stream_bytes reports the peak without that staging (the least the
- * call needs).
+ * arrays, within the budget.
  */
 #include <stdio.h>
 #include <string.h>
@@ -50,66 +45,9 @@ static void *take(spart_stream_job *job, size_t count, size_t size, int zero)
     return memory;
 }
 
-/* Bytes of the bucket scatter's staging (host/csr_assemble_stream.c,
- * design 2) for blocks of `entries` and `threads` threads. */
-static size_t bucket_bytes(int64_t entries, int threads)
-{
-    return 2 * sizeof(int64_t) * (size_t)entries +
-           sizeof(int64_t) * spart_stream_bucket_counts(threads);
-}
-
-/* The bucket scatter's staging for a pass, when several threads walk
- * blocks large enough and the budget has room for it besides `parts`
- * (what the pass holds at its peak without it); else none (buckets->
- * capacity 0): each thread then walks whole blocks, the same arrays. */
-static void take_buckets(spart_stream_job *job, const spart_stream_bytes *parts,
-                         spart_stream_buckets *buckets)
-{
-    memset(buckets, 0, sizeof *buckets);
-    int threads = spart_threads(job->context);
-    int64_t entries = job->stream->max_block_entries;
-    if (threads < 2 || entries < 1) {
-        return;
-    }
-    size_t bytes = bucket_bytes(entries, threads);
-    spart_stream_bytes with = *parts;
-    with.staging += bytes;
-    if (spart_stream_peak(&with) > job->budget) {
-        return;
-    }
-    const spart_allocator *allocator = &job->context->allocator;
-    buckets->rows = spart_alloc(allocator, (size_t)entries, sizeof(int64_t));
-    buckets->order = spart_alloc(allocator, (size_t)entries, sizeof(int64_t));
-    buckets->counts = spart_alloc(allocator, spart_stream_bucket_counts(threads), sizeof(int64_t));
-    if (buckets->rows == NULL || buckets->order == NULL || buckets->counts == NULL) {
-        /* not an error: the walk needs no staging */
-        spart_free(allocator, buckets->rows);
-        spart_free(allocator, buckets->order);
-        spart_free(allocator, buckets->counts);
-        memset(buckets, 0, sizeof *buckets);
-        return;
-    }
-    buckets->capacity = entries;
-    buckets->threads = threads;
-    spart_stream_hold(job, bytes);
-    job->report.staging_bytes = bytes;
-}
-
-static void free_buckets(spart_stream_job *job, spart_stream_buckets *buckets)
-{
-    if (buckets->capacity > 0) {
-        spart_stream_release(job, bucket_bytes(buckets->capacity, buckets->threads));
-    }
-    const spart_allocator *allocator = &job->context->allocator;
-    spart_free(allocator, buckets->rows);
-    spart_free(allocator, buckets->order);
-    spart_free(allocator, buckets->counts);
-    memset(buckets, 0, sizeof *buckets);
-}
-
 /* One pass over every block. */
 static spart_status run_pass(spart_stream_job *job, const spart_assembly_source *tables, int pass,
-                             const spart_stream_buckets *buckets, spart_csr *csr, int64_t *cursor)
+                             spart_csr *csr, int64_t *cursor)
 {
     job->last_element = -1;
     for (int64_t b = 0; b < job->stream->num_blocks; b++) {
@@ -125,11 +63,11 @@ static spart_status run_pass(spart_stream_job *job, const spart_assembly_source 
         memset(&tally, 0, sizeof tally);
         int threads = spart_threads(job->context);
         if (pass == 0) {
-            spart_host_stream_count(&source, csr->num_rows, threads, buckets, cursor, &tally);
+            spart_host_stream_count(&source, csr->num_rows, threads, cursor, &tally);
         } else {
-            spart_host_stream_place(&source, csr->num_rows, threads, buckets, cursor,
-                                    csr->num_entries, csr->columns32, csr->columns64, csr->values32,
-                                    csr->values64, &tally);
+            spart_host_stream_place(&source, csr->num_rows, threads, cursor, csr->num_entries,
+                                    csr->columns32, csr->columns64, csr->values32, csr->values64,
+                                    &tally);
         }
         status = spart_stream_check_tally(job, b, pass, &block, n, &tally);
         if (status != SPART_OK) {
@@ -170,12 +108,7 @@ static spart_status host_passes(spart_stream_job *job, const spart_assembly_sour
                                 spart_value_type value_type, spart_csr *csr, int64_t *cursor)
 {
     int64_t rows = csr->num_rows;
-    spart_stream_bytes parts;
-    host_bytes(job, tables, rows, csr->num_columns, value_type, 0, &parts);
-    spart_stream_buckets buckets;
-    take_buckets(job, &parts, &buckets);
-    spart_status status = run_pass(job, tables, 0, &buckets, csr, cursor);
-    free_buckets(job, &buckets);
+    spart_status status = run_pass(job, tables, 0, csr, cursor);
     if (status != SPART_OK) {
         return status;
     }
@@ -183,6 +116,7 @@ static spart_status host_passes(spart_stream_job *job, const spart_assembly_sour
     for (int64_t b = 0; b < job->stream->num_blocks; b++) {
         total += job->block_counts[2 * b + 1];
     }
+    spart_stream_bytes parts;
     host_bytes(job, tables, rows, csr->num_columns, value_type, total, &parts);
     char when[96];
     snprintf(when, sizeof when, "for the %lld entries the first pass counted", (long long)total);
@@ -196,9 +130,7 @@ static spart_status host_passes(spart_stream_job *job, const spart_assembly_sour
     csr->num_entries = total;
     status = take_entries(job, value_type, csr);
     if (status == SPART_OK) {
-        take_buckets(job, &parts, &buckets);
-        status = run_pass(job, tables, 1, &buckets, csr, cursor);
-        free_buckets(job, &buckets);
+        status = run_pass(job, tables, 1, csr, cursor);
     }
     if (status == SPART_OK) {
         uint64_t reached = rows > 0 ? spart_host_stream_fingerprint(cursor + 1, rows, 1) : 0;

@@ -22,9 +22,8 @@ if(SPART_HAVE_CUDA AND SPART_BUILD_BENCHMARKS)
                    --markdown ${CMAKE_CURRENT_BINARY_DIR}/bench_esis_run.md)
   set_tests_properties(bench_esis_run PROPERTIES LABELS bench SKIP_RETURN_CODE 77 TIMEOUT 900)
 endif()
-# bench_esis_stream (label bench, host only): the host's streamed assembly,
-# by walks (design 1) and by the bucket scatter (design 2), against the
-# in-memory assembly in the same run, on ESIS-shaped weights
+# bench_esis_stream (label bench, host only): the host's streamed assembly
+# against the in-memory assembly in the same run, on ESIS-shaped weights
 # (docs/dev/streaming-notes.md). Exits 1 if the arrays differ.
 if(SPART_BUILD_BENCHMARKS)
   add_executable(bench_esis_stream bench/bench_esis_stream.c)

@@ -3,8 +3,8 @@
  * (spart_regridder_create_streamed, include/spart/regridder.h): the same
  * CSR arrays bit for bit as spart_regridder_create for any block size,
  * with empty blocks, rows shared by many blocks and elements, float32 and
- * float64, dropped zeros, by the bucket scatter or the walk of each block
- * (several threads); the memory it holds, counted by the context's
+ * float64, dropped zeros; the index check on several threads; the memory
+ * it holds, counted by the context's
  * allocator, under the budget; a budget too small for the cursors or for
  * the result refused with a sentence; blocks that change between the
  * passes, bad indices, blocks out of order or too large refused.
@@ -117,64 +117,6 @@ static void threads_give_the_same_arrays(void **state)
     spart_weights_free(weights);
 }
 
-/* Stream in blocks of block_entries within `budget` and compare with the
- * in-memory arrays; returns the report's peak. */
-static size_t stream_within(spart_context *context, const spart_weights *weights,
-                            const spart_regridder_options *options, int64_t block_entries,
-                            size_t budget)
-{
-    spart_regridder *reference = NULL, *streamed = NULL;
-    assert_int_equal(spart_regridder_create(context, weights, options, &reference), SPART_OK);
-    stream_blocks blocks;
-    spart_weights_stream stream;
-    stream_blocks_make(weights, block_entries, 0, &blocks, &stream);
-    spart_stream_report report;
-    if (spart_regridder_create_streamed(context, &stream, options, 0, budget, &streamed, &report) !=
-        SPART_OK) {
-        fail_msg("%s", spart_context_error(context));
-    }
-    assert_same_host_csr(reference, streamed);
-    stream_blocks_free(&blocks);
-    spart_regridder_free(reference);
-    spart_regridder_free(streamed);
-    return report.peak_bytes;
-}
-
-/* With several threads and room in the budget a block is staged for the
- * bucket scatter (16 bytes an entry, counted in the peak); with a budget
- * of exactly what the call needs without it, each thread walks the
- * block: both give the in-memory arrays, dropped zeros included, also
- * with more threads than rows (4 rows, 5 threads: a thread owns none). */
-static void the_bucket_scatter_and_the_walk_give_the_same_arrays(void **state)
-{
-    spart_context *context = *state;
-    const int64_t cells[2] = {40, 1};
-    const int threads[2] = {3, 5};
-    for (int c = 0; c < 2; c++) {
-        spart_weights *weights = stream_weights_sized(context, 13, 60000, cells[c]);
-        spart_regridder_options options = stream_options_sized(SPART_FLOAT32, 1, cells[c]);
-        assert_int_equal(spart_context_set_threads(context, threads[c]), SPART_OK);
-        spart_regridder *reference = NULL;
-        assert_int_equal(spart_regridder_create(context, weights, &options, &reference), SPART_OK);
-        int64_t entries = spart_regridder_num_entries(reference);
-        spart_regridder_free(reference);
-        stream_blocks blocks;
-        spart_weights_stream stream;
-        stream_blocks_make(weights, 70000, 0, &blocks, &stream);
-        size_t needed = 0;
-        assert_int_equal(
-            spart_regridder_stream_bytes(context, &stream, &options, 0, entries, &needed),
-            SPART_OK);
-        stream_blocks_free(&blocks);
-        size_t staged = stream_within(context, weights, &options, 70000, PLENTY);
-        assert_true(staged >= needed + 2 * sizeof(int64_t) * 70000);
-        size_t walked = stream_within(context, weights, &options, 70000, needed);
-        assert_true(walked == needed);
-        spart_weights_free(weights);
-    }
-    assert_int_equal(spart_context_set_threads(context, 0), SPART_OK);
-}
-
 /* The index check of a large block on several threads names the first
  * bad entry of the block, not the first one a thread happens to meet,
  * and a block with a bad entry counts nothing. */
@@ -212,7 +154,7 @@ static void the_first_bad_entry_is_named_on_any_threads(void **state)
     source.cells_output = 10;
     for (int threads = 1; threads <= 4; threads++) {
         spart_stream_tally tally;
-        spart_host_stream_count(&source, 10, threads, NULL, cursor, &tally);
+        spart_host_stream_count(&source, 10, threads, cursor, &tally);
         assert_int_equal(tally.first_bad, 150001);
         assert_int_equal(tally.bad_input, 7);
         assert_int_equal(tally.kept, 0);
@@ -466,7 +408,6 @@ int main(void)
         cmocka_unit_test(a_stream_without_entries_gives_an_empty_matrix),
         cmocka_unit_test(the_default_roles_give_the_same_arrays),
         cmocka_unit_test(threads_give_the_same_arrays),
-        cmocka_unit_test(the_bucket_scatter_and_the_walk_give_the_same_arrays),
         cmocka_unit_test(the_first_bad_entry_is_named_on_any_threads),
         cmocka_unit_test(memory_held_stays_under_the_budget),
         cmocka_unit_test(the_block_size_for_a_budget),
