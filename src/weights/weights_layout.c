@@ -220,11 +220,30 @@ static int all_finite(const double *values, int64_t size)
     return (probe[0] + probe[1]) + (probe[2] + probe[3]) == 0.0;
 }
 
+/* all_finite over the threads for large arrays (an instrument's mapped
+ * planes: 2.5e8 values at ESIS scale), chunk by chunk: the same answer. */
+static int all_finite_threads(const double *values, int64_t size)
+{
+    const int64_t chunk = (int64_t)1 << 16;
+    if (size <= 16 * chunk) {
+        return all_finite(values, size);
+    }
+    int64_t chunks = (size + chunk - 1) / chunk;
+    int bad = 0;
+#pragma omp parallel for schedule(static) reduction(| : bad)
+    for (int64_t c = 0; c < chunks; c++) {
+        int64_t begin = c * chunk;
+        int64_t length = size - begin < chunk ? size - begin : chunk;
+        bad |= !all_finite(values + begin, length);
+    }
+    return !bad;
+}
+
 /* The first non-finite value of a coordinate array, or -1. */
 static int64_t first_non_finite(const spart_array *array)
 {
     int64_t size = spart_shape_size(&array->shape);
-    if (all_finite(array->data, size)) {
+    if (all_finite_threads(array->data, size)) {
         return -1;
     }
     for (int64_t k = 0; k < size; k++) {
