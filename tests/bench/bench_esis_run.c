@@ -236,24 +236,22 @@ static double product_seconds(spart_context *context, const spart_regridder *r, 
 
 /* ---- the stages ---------------------------------------------------------------------------- */
 
-/* Frame f's scene: the eight Gaussians of every line, moved f x 0.75". */
-static void make_scene(spart_context *context, const esis_arrays *a, int64_t frame, double *scene)
+/* Line k of frame f's scene: the eight Gaussians, moved f x 0.75". */
+static void make_line(spart_context *context, const esis_arrays *a, int64_t frame, int k,
+                      double *scene)
 {
     spart_scene_gaussians_options gaussians;
     spart_scene_gaussians_options_init(&gaussians);
     gaussians.drift = 0.75;
     gaussians.frame = frame;
-    int64_t plane = (int64_t)a->bins * a->cells * a->cells;
-    for (int k = 0; k < a->lines; k++) {
-        CHECK_SPART(context, spart_scene_gaussians(context, ESIS_REST[k], a->bins, a->velocity,
-                                                   a->cells, a->scene, a->cells, a->scene,
-                                                   &gaussians, NULL, scene + k * plane));
-    }
+    CHECK_SPART(context,
+                spart_scene_gaussians(context, ESIS_REST[k], a->bins, a->velocity, a->cells,
+                                      a->scene, a->cells, a->scene, &gaussians, NULL, scene));
 }
 
 /* The observed images of every frame on the device (frames x pixels),
  * expected images of the moving scenes made by the device's forward
- * operator. Scenes are made on the host, a thread a frame. */
+ * operator. Scenes are made on the host, a thread a (frame, line). */
 static void make_frames(spart_context *context, const esis_arrays *a,
                         const spart_mart_operators *operators, int frames, double *d_observed)
 {
@@ -269,16 +267,20 @@ static void make_frames(spart_context *context, const esis_arrays *a,
                                              (void **)&d_scene));
     CHECK_SPART(context,
                 spart_device_malloc(context, (size_t)pixels * sizeof(double), (void **)&d_widths));
+    int64_t plane = (int64_t)a->bins * a->cells * a->cells;
     for (int first = 0; first < frames; first += threads) {
         int count = frames - first < threads ? frames - first : threads;
-#pragma omp parallel for schedule(static, 1) num_threads(count)
-        for (int k = 0; k < count; k++) {
+        /* a (frame, line) a task: each line's Gaussians its own call */
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int task = 0; task < count * a->lines; task++) {
+            int k = task / a->lines, line = task % a->lines;
             spart_context *own = NULL;
             if (spart_context_create(&own) != SPART_OK) {
                 fprintf(stderr, "cannot create a context\n");
                 exit(1);
             }
-            make_scene(own, a, first + k, scenes + (size_t)k * (size_t)scene_size);
+            make_line(own, a, first + k, line,
+                      scenes + (size_t)k * (size_t)scene_size + (size_t)(line * plane));
             spart_context_free(own);
         }
         for (int k = 0; k < count; k++) {
