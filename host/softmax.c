@@ -204,61 +204,16 @@ static void combine_chunks(const double *stats, int64_t stride, int64_t chunks, 
 #define HEAD_BLOCK 8
 /* Terms exp(s - m) a thread keeps for the write (64 KiB on its stack): a
  * row's block of heads whose terms do not fit computes them again when
- * writing, a piece at a time (the same bits: spart_exp is a function of its
- * argument). */
+ * writing (the same bits: spart_exp is a function of its argument). */
 #define TERMS_KEPT (2 * CHUNK)
-/* Terms a piece of a chunk computes at a time where they are not kept. */
-#define TERMS_PIECE 1024
-
-/* The terms of edges [begin, begin + n) and heads h0 .. h0 + hb - 1 into
- * terms[i * hb + j]: exp(s - m[j]), 0 for a zero head (m[j] = -inf). The
- * arguments first; then, when every argument lies where spart_exp_normal
- * is spart_exp, one flat loop of spart_exp_normal (branch-free, so the
- * AVX2 clone computes four at a time), else spart_exp each (NaN and
- * extreme scores). The same bits either way. */
-KERNEL_INLINE void block_terms(const void *scores, int is_float32, int64_t H, int64_t begin,
-                               int64_t n, int64_t h0, int hb, const double *m, double *terms)
-{
-    int normal = 1, zero_heads = 0;
-    for (int j = 0; j < hb; j++) {
-        zero_heads |= m[j] == -INFINITY;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t at = (begin + i) * H + h0;
-        for (int j = 0; j < hb; j++) {
-            const double x = m[j] == -INFINITY ? 0.0 : load(scores, is_float32, at + j) - m[j];
-            normal &= x >= SPART_EXP_NORMAL_LOWEST && x <= SPART_EXP_NORMAL_HIGHEST;
-            terms[i * hb + j] = x;
-        }
-    }
-    const int64_t count = n * hb;
-    if (normal) {
-        for (int64_t q = 0; q < count; q++) {
-            terms[q] = spart_exp_normal(terms[q]);
-        }
-    } else {
-        for (int64_t q = 0; q < count; q++) {
-            terms[q] = spart_exp(terms[q]);
-        }
-    }
-    if (zero_heads) {
-        for (int64_t i = 0; i < n; i++) {
-            for (int j = 0; j < hb; j++) {
-                terms[i * hb + j] = m[j] == -INFINITY ? 0.0 : terms[i * hb + j];
-            }
-        }
-    }
-}
 
 /* Chunk [begin, begin + n) of heads h0 .. h0 + hb - 1: per head j its
  * largest score m[j] and its sum s[j] of exp(s - m[j]) (0 if m[j] = -inf)
- * in the contract's lane order. `work` holds `capacity` doubles: when the
- * chunk's n * hb terms fit, they are left there (term of edge i, head j at
- * i * hb + j) and 1 is returned; else they are computed a piece at a time
- * and 0 is returned. is_float32 is a constant where this is inlined. */
-KERNEL_INLINE int chunk_stats_heads(const void *scores, int is_float32, int64_t H, int64_t begin,
-                                    int64_t n, int64_t h0, int hb, double *m, double *s,
-                                    double *work, int64_t capacity)
+ * in the contract's lane order; terms[i * hb + j] (when not NULL) gets
+ * each term. is_float32 is a constant where this is inlined. */
+KERNEL_INLINE void chunk_stats_heads(const void *scores, int is_float32, int64_t H, int64_t begin,
+                                     int64_t n, int64_t h0, int hb, double *m, double *s,
+                                     double *terms)
 {
     for (int j = 0; j < hb; j++) {
         m[j] = -INFINITY;
@@ -275,16 +230,17 @@ KERNEL_INLINE int chunk_stats_heads(const void *scores, int is_float32, int64_t 
             lanes[l][j] = 0.0;
         }
     }
-    const int kept = n * hb <= capacity;
-    const int64_t piece = kept ? n : capacity / hb;
-    for (int64_t i0 = 0; i0 < n; i0 += piece) {
-        const int64_t count = n - i0 < piece ? n - i0 : piece;
-        block_terms(scores, is_float32, H, begin + i0, count, h0, hb, m, work);
-        for (int64_t i = 0; i < count; i++) {
-            double *lane = lanes[(i0 + i) % LANES];
-            for (int j = 0; j < hb; j++) {
-                lane[j] = lane[j] + work[i * hb + j];
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t at = (begin + i) * H + h0;
+        double *lane = lanes[i % LANES];
+        for (int j = 0; j < hb; j++) {
+            /* a zero head (m = -inf) has s = 0 and zero terms */
+            const double t =
+                m[j] == -INFINITY ? 0.0 : spart_exp(load(scores, is_float32, at + j) - m[j]);
+            if (terms != NULL) {
+                terms[i * hb + j] = t;
             }
+            lane[j] = lane[j] + t;
         }
     }
     for (int j = 0; j < hb; j++) {
@@ -294,34 +250,29 @@ KERNEL_INLINE int chunk_stats_heads(const void *scores, int is_float32, int64_t 
         }
         s[j] = m[j] == -INFINITY ? 0.0 : combine_lanes(column);
     }
-    return kept;
 }
 
 /* Write chunk [begin, begin + n) of heads h0 .. h0 + hb - 1: the terms
- * times inv[j], or zeros, or NaN, by each head's kind; the terms are in
- * `work` when `kept`, else computed again there a piece at a time. */
+ * (recomputed from m[j] when `terms` is NULL) times inv[j], or zeros, or
+ * NaN, by each head's kind. */
 KERNEL_INLINE void chunk_write_heads(const void *scores, void *out, int is_float32, int64_t H,
                                      int64_t begin, int64_t n, int64_t h0, int hb, const int *kind,
-                                     const double *m, const double *inv, double *work,
-                                     int64_t capacity, int kept)
+                                     const double *m, const double *inv, const double *terms)
 {
-    const int64_t piece = kept ? n : capacity / hb;
-    for (int64_t i0 = 0; i0 < n; i0 += piece) {
-        const int64_t count = n - i0 < piece ? n - i0 : piece;
-        if (!kept) {
-            block_terms(scores, is_float32, H, begin + i0, count, h0, hb, m, work);
-        }
-        for (int64_t i = 0; i < count; i++) {
-            const int64_t at = (begin + i0 + i) * H + h0;
-            for (int j = 0; j < hb; j++) {
-                double value = work[i * hb + j] * inv[j];
-                if (kind[j] == ROW_NAN) {
-                    value = quiet_nan();
-                } else if (kind[j] == ROW_ZERO) {
-                    value = 0.0;
-                }
-                store(out, is_float32, at + j, value);
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t at = (begin + i) * H + h0;
+        for (int j = 0; j < hb; j++) {
+            double value;
+            if (kind[j] == ROW_NAN) {
+                value = quiet_nan();
+            } else if (kind[j] == ROW_ZERO) {
+                value = 0.0;
+            } else {
+                const double t = terms != NULL ? terms[i * hb + j]
+                                               : spart_exp(load(scores, is_float32, at + j) - m[j]);
+                value = t * inv[j];
             }
+            store(out, is_float32, at + j, value);
         }
     }
 }
@@ -334,16 +285,15 @@ KERNEL_INLINE void forward_short_row_typed(const spart_softmax_problem *p, const
     const int64_t H = p->num_heads;
     for (int64_t h0 = 0; h0 < H; h0 += HEAD_BLOCK) {
         const int hb = (int)(H - h0 < HEAD_BLOCK ? H - h0 : HEAD_BLOCK);
+        double *kept = n * hb <= TERMS_KEPT ? terms : NULL;
         double m[HEAD_BLOCK], s[HEAD_BLOCK], inv[HEAD_BLOCK];
         int kind[HEAD_BLOCK];
-        const int kept =
-            chunk_stats_heads(scores, is_float32, H, begin, n, h0, hb, m, s, terms, TERMS_KEPT);
+        chunk_stats_heads(scores, is_float32, H, begin, n, h0, hb, m, s, kept);
         for (int j = 0; j < hb; j++) {
             kind[j] = row_kind_of(m[j]);
             inv[j] = 1.0 / s[j];
         }
-        chunk_write_heads(scores, out, is_float32, H, begin, n, h0, hb, kind, m, inv, terms,
-                          TERMS_KEPT, kept);
+        chunk_write_heads(scores, out, is_float32, H, begin, n, h0, hb, kind, m, inv, kept);
     }
 }
 
@@ -372,16 +322,15 @@ KERNEL_CLONES static void forward_long_chunk(const spart_softmax_problem *p, con
                                              double *stats, const double *row, int write)
 {
     const int64_t H = p->num_heads;
-    double work[TERMS_PIECE];
     for (int64_t h0 = 0; h0 < H; h0 += HEAD_BLOCK) {
         const int hb = (int)(H - h0 < HEAD_BLOCK ? H - h0 : HEAD_BLOCK);
         double m[HEAD_BLOCK], s[HEAD_BLOCK], inv[HEAD_BLOCK];
         int kind[HEAD_BLOCK];
         if (!write) {
             if (p->is_float32) {
-                chunk_stats_heads(scores, 1, H, first, length, h0, hb, m, s, work, TERMS_PIECE);
+                chunk_stats_heads(scores, 1, H, first, length, h0, hb, m, s, NULL);
             } else {
-                chunk_stats_heads(scores, 0, H, first, length, h0, hb, m, s, work, TERMS_PIECE);
+                chunk_stats_heads(scores, 0, H, first, length, h0, hb, m, s, NULL);
             }
             for (int j = 0; j < hb; j++) {
                 stats[2 * (h0 + j)] = m[j];
@@ -395,11 +344,9 @@ KERNEL_CLONES static void forward_long_chunk(const spart_softmax_problem *p, con
             kind[j] = (int)row[3 * (h0 + j) + 2];
         }
         if (p->is_float32) {
-            chunk_write_heads(scores, out, 1, H, first, length, h0, hb, kind, m, inv, work,
-                              TERMS_PIECE, 0);
+            chunk_write_heads(scores, out, 1, H, first, length, h0, hb, kind, m, inv, NULL);
         } else {
-            chunk_write_heads(scores, out, 0, H, first, length, h0, hb, kind, m, inv, work,
-                              TERMS_PIECE, 0);
+            chunk_write_heads(scores, out, 0, H, first, length, h0, hb, kind, m, inv, NULL);
         }
     }
 }

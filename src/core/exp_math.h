@@ -39,10 +39,17 @@ SPART_MATH_FUNCTION double spart_exp_power_of_two(int j)
     return value;
 }
 
-/* e^r with |r| <= ln 2 / 2 from x = k ln 2 + r: returns e^r (Taylor to
- * r^13, Horner with fma) and k in *k_out. No branch. */
-SPART_MATH_FUNCTION double spart_exp_reduced(double x, double *k_out)
+SPART_MATH_FUNCTION double spart_exp(double x)
 {
+    if (x != x) {
+        return x + x; /* NaN stays NaN */
+    }
+    if (x > 709.782712893383973096) { /* log(DBL_MAX): +inf included */
+        return HUGE_VAL;
+    }
+    if (x < -745.133219101941108420) { /* below half the least subnormal: -inf included */
+        return 0.0;
+    }
     const double inverse_ln2 = 1.44269504088896338700e+00;
     const double ln2_high = 6.93147180369123816490e-01; /* 32 bits: k * high is exact */
     const double ln2_low = 1.90821492927058770002e-10;
@@ -64,38 +71,6 @@ SPART_MATH_FUNCTION double spart_exp_reduced(double x, double *k_out)
     p = fma(p, r, 0.5);
     p = fma(p, r, 1.0);
     p = fma(p, r, 1.0);
-    *k_out = k;
-    return p;
-}
-
-/* The least and largest x for which spart_exp_normal gives spart_exp(x):
- * there 2^k is a normal number (-1022 <= k <= 1023). */
-#define SPART_EXP_NORMAL_LOWEST (-708.0)
-#define SPART_EXP_NORMAL_HIGHEST 708.0
-
-/* spart_exp(x) for x in [SPART_EXP_NORMAL_LOWEST, SPART_EXP_NORMAL_HIGHEST]
- * (the same operations, without spart_exp's branches, so that a loop of
- * them can be vectorized); outside that range its result is meaningless. */
-SPART_MATH_FUNCTION double spart_exp_normal(double x)
-{
-    double k;
-    const double p = spart_exp_reduced(x, &k);
-    return p * spart_exp_power_of_two((int)k);
-}
-
-SPART_MATH_FUNCTION double spart_exp(double x)
-{
-    if (x != x) {
-        return x + x; /* NaN stays NaN */
-    }
-    if (x > 709.782712893383973096) { /* log(DBL_MAX): +inf included */
-        return HUGE_VAL;
-    }
-    if (x < -745.133219101941108420) { /* below half the least subnormal: -inf included */
-        return 0.0;
-    }
-    double k;
-    const double p = spart_exp_reduced(x, &k);
     int e = (int)k; /* -1075 <= e <= 1024 */
     if (e > 1023) {
         return p * spart_exp_power_of_two(e - 1) * 2.0;

@@ -63,40 +63,11 @@ static void test_exp_special_values(void **state)
     assert_true(spart_exp(1.0) == exp(1.0) || ulps_apart(spart_exp(1.0), exp(1.0)) <= 1.0);
 }
 
-/* spart_exp_normal (no branch, for vectorized loops) is spart_exp bit for
- * bit over its range, ends and zeros included. */
-static void test_exp_normal_is_exp_over_its_range(void **state)
-{
-    (void)state;
-    uint64_t random = 20261202;
-    const double ends[] = {SPART_EXP_NORMAL_LOWEST,
-                           SPART_EXP_NORMAL_HIGHEST,
-                           0.0,
-                           -0.0,
-                           nextafter(SPART_EXP_NORMAL_LOWEST, 0.0),
-                           nextafter(SPART_EXP_NORMAL_HIGHEST, 0.0),
-                           -0.5 * 0.6931471805599453,
-                           0.5 * 0.6931471805599453};
-    for (int i = 0; i < 8; i++) {
-        const double a = spart_exp_normal(ends[i]), b = spart_exp(ends[i]);
-        assert_memory_equal(&a, &b, sizeof a);
-    }
-    for (int i = 0; i < 200000; i++) {
-        const double u = next_uniform(&random);
-        const double x = (i % 2 == 0) ? SPART_EXP_NORMAL_LOWEST +
-                                            (SPART_EXP_NORMAL_HIGHEST - SPART_EXP_NORMAL_LOWEST) * u
-                                      : -40.0 * u;
-        const double a = spart_exp_normal(x), b = spart_exp(x);
-        assert_memory_equal(&a, &b, sizeof a);
-    }
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exp_within_two_ulps_of_libm),
         cmocka_unit_test(test_exp_special_values),
-        cmocka_unit_test(test_exp_normal_is_exp_over_its_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

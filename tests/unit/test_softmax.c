@@ -260,8 +260,7 @@ static void test_head_blocks_give_each_head_its_own_bits(void **state)
         scores[e * heads + 10] = -INFINITY; /* the long row, head 10: zeros */
     }
     scores[(g.row_ptr[5] + 17) * heads + 9] = NAN; /* row 5, head 9: NaN */
-    /* row 1, head 3: a score far below the others (exp underflows: the
-     * exps of that block go one by one, not by the flat loop) */
+    /* row 1, head 3: a score far below the others (its exp underflows) */
     const int64_t far = (g.row_ptr[1] + 100) * heads + 3;
     scores[far] = -2000.0;
     for (int type = 0; type < 2; type++) {
