@@ -9,7 +9,7 @@
  * gathers a different row of X: a warp's 16-byte load touches 32 cache
  * lines for 32 entries, four such loads an entry for 16 float32 columns.
  * Here a team of 4 lanes owns a slice and a slab of 16 columns, 4 a lane:
- * the team prepares 8 (or g) entries at once (each lane two: the run, the
+ * the team prepares 4 (or g) entries at once (each lane one: the run, the
  * index, Delta, g's log where it depends on the entry), hands them round by
  * shuffles, and every lane applies each entry to its 4 columns with one
  * 16-byte load of X (a warp's load: 8 rows of X, 8 lines, for 8 entries).
@@ -56,17 +56,19 @@ template <> __device__ __forceinline__ void load_four<double>(const double *at, 
 /* G: the grouping's group size (1, 2, 4 or 8). aligned: X has unit column
  * stride and rows and base 16-byte aligned (a lane's 4 columns are one
  * vector load where all 4 exist). */
+/* Three blocks of 256 threads an SM where g <= 4 (at most 85 registers a
+ * thread): at 116-126 registers only two fit, and Nsight Compute (round 9)
+ * found both designs waiting at 25% occupancy (4 warps a scheduler). */
 template <typename T, typename Offset, typename Index, int G>
-__global__ void __launch_bounds__(spart_launch::threads_per_block)
+__global__ void __launch_bounds__(spart_launch::threads_per_block, G <= 4 ? 3 : 2)
     columns_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_stats st, int64_t width,
                    const T *__restrict__ x, int64_t x_row_stride, int64_t x_col_stride,
                    T *__restrict__ z, int64_t z_row_stride, int64_t z_col_stride,
                    const double *__restrict__ rank1, bool aligned)
 {
-    /* entries a team prepares at once: two a lane (or g), so that each
-     * lane has two independent chains of loads in flight (round 8 on the
-     * H200: one a lane, 1.3-1.6x design 1's time, waiting on memory) */
-    constexpr int chunk = G > 2 * team ? G : 2 * team;
+    /* entries a team prepares at once: one a lane (or g); two a lane
+     * changed nothing (round 9 on the H200: 0.256 against 0.257 ms) */
+    constexpr int chunk = G > team ? G : team;
     constexpr int per_lane = chunk / team;
     const Offset *__restrict__ major_ptr = (const Offset *)gr.major_ptr;
     const Offset *__restrict__ value_ptr = (const Offset *)gr.value_ptr;
