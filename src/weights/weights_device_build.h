@@ -91,8 +91,10 @@ cudaError_t spart_wdev_upload(spart_stager *s, void *device, const void *host, s
 
 /* Open `s` with two pinned buffers when `bytes` (what a call will copy to
  * the device in all) is large enough for the pinned rate to pay for
- * their allocation (64 MiB or more; pageable copies ran at about 3.7 GB/s
- * on the H200 machine), else with none (plain copies). */
+ * their allocation (512 MiB or more: in round 9 on the H200 machine
+ * staging 84-126 MB slowed the builds of the 256^2 tutorial and the 285^2
+ * ESIS slice against round 8's plain copies, while the GB-sized copies of
+ * full-size ESIS planes gained), else with none (plain copies). */
 cudaError_t spart_wdev_stager_for(spart_stager *s, double bytes, int threads);
 
 /* Lay element e out on the host and copy it to the device: its input grid

@@ -223,7 +223,7 @@ cudaError_t spart_wdev_upload(spart_stager *s, void *device, const void *host, s
 
 cudaError_t spart_wdev_stager_for(spart_stager *s, double bytes, int threads)
 {
-    const double threshold = 64.0 * 1024 * 1024;
+    const double threshold = 512.0 * 1024 * 1024;
     return spart_stager_open(s, bytes >= threshold ? (size_t)32 << 20 : 0, threads);
 }
 
