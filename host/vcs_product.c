@@ -189,8 +189,8 @@ KERNEL_INLINE void block_deltas(const spart_vcs_kernel_grouping *gr,
                 }
             }
             for (; e < e_last; e++) {
-                const double s =
-                    gr->by_rows ? st->scale[index_at(gr->indices, gr->index_bytes, e)] : st->scale[m];
+                const double s = gr->by_rows ? st->scale[index_at(gr->indices, gr->index_bytes, e)]
+                                             : st->scale[m];
                 delta[e - e0] = s * g_run;
             }
         } else if (gr->by_rows) {
@@ -210,9 +210,8 @@ KERNEL_INLINE void block_deltas(const spart_vcs_kernel_grouping *gr,
     if (!gr->minor_factor_is_one) {
         g_of_block(st->g_code, argument, delta, n);
         for (int64_t j = 0; j < n && st->scale != NULL; j++) {
-            const double s = gr->by_rows
-                                 ? st->scale[index_at(gr->indices, gr->index_bytes, e0 + j)]
-                                 : st->scale[m];
+            const double s = gr->by_rows ? st->scale[index_at(gr->indices, gr->index_bytes, e0 + j)]
+                                         : st->scale[m];
             delta[j] = s * delta[j];
         }
     }
@@ -274,9 +273,8 @@ KERNEL_INLINE void block_fma_8(const spart_vcs_kernel_grouping *gr,
 }
 
 /* The lanes' fma of a block, any width and stride (acc in memory). */
-KERNEL_INLINE void block_fma(const spart_vcs_kernel_grouping *gr,
-                             const spart_vcs_kernel_product *p, int64_t e0, int64_t n,
-                             const double *delta, double *acc)
+KERNEL_INLINE void block_fma(const spart_vcs_kernel_grouping *gr, const spart_vcs_kernel_product *p,
+                             int64_t e0, int64_t n, const double *delta, double *acc)
 {
     const int64_t width = p->width;
     const int g = gr->group_size;

@@ -24,11 +24,11 @@
 namespace vcs_columns
 {
 
-constexpr int team = 4;            /* lanes a slice */
-constexpr int columns_a_lane = 4;  /* one 16-byte float32 load (two double2) */
+constexpr int team = 4;           /* lanes a slice */
+constexpr int columns_a_lane = 4; /* one 16-byte float32 load (two double2) */
 constexpr int slab = team * columns_a_lane;
 constexpr int teams_a_warp = 32 / team;
-constexpr int runs_cached = 16;    /* g of a run shared by the team, up to 16 runs */
+constexpr int runs_cached = 16; /* g of a run shared by the team, up to 16 runs */
 constexpr unsigned full_warp = 0xffffffffu;
 
 /* Four columns of a row of X in unit stride, 16-byte aligned. */
@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(spart_launch::threads_per_block, G <= 4 ? 3 : 
         __syncwarp();
         for (int64_t c0 = 0; c0 < width; c0 += slab) {
             const int64_t column = c0 + (int64_t)t * columns_a_lane;
-            const int here = (int)(width - column < 0 ? 0
+            const int here = (int)(width - column < 0                ? 0
                                    : width - column < columns_a_lane ? width - column
                                                                      : columns_a_lane);
             double acc[G][columns_a_lane];
@@ -176,8 +176,9 @@ __global__ void __launch_bounds__(spart_launch::threads_per_block, G <= 4 ? 3 : 
                         } else {
 #pragma unroll
                             for (int q = 0; q < columns_a_lane; q++) {
-                                four[q] = q < here ? (double)__ldg(row + (column + q) * x_col_stride)
-                                                   : 0.0;
+                                four[q] = q < here
+                                              ? (double)__ldg(row + (column + q) * x_col_stride)
+                                              : 0.0;
                             }
                         }
 #pragma unroll
@@ -224,10 +225,10 @@ cudaError_t launch_g(const spart_vcs_kernel_grouping *gr, const spart_vcs_kernel
     const int64_t slices_a_block = (spart_launch::threads_per_block / 32) * teams_a_warp;
     int64_t blocks = (gr->n_major + slices_a_block - 1) / slices_a_block;
     blocks = blocks < 65535 * 16 ? blocks : 65535 * 16;
-    return spart_launch::launch(columns_kernel<T, Offset, Index, G>, dim3((unsigned)blocks),
-                                stream, *gr, *st, p->width, (const T *)p->x, p->x_row_stride,
-                                p->x_col_stride, (T *)p->z, p->z_row_stride, p->z_col_stride,
-                                rank1, aligned);
+    return spart_launch::launch(columns_kernel<T, Offset, Index, G>, dim3((unsigned)blocks), stream,
+                                *gr, *st, p->width, (const T *)p->x, p->x_row_stride,
+                                p->x_col_stride, (T *)p->z, p->z_row_stride, p->z_col_stride, rank1,
+                                aligned);
 }
 
 /* Whether design 2 takes this grouping (g of at most 8). */

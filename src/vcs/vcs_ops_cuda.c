@@ -18,9 +18,9 @@
 
 typedef struct device_grouping {
     void *major_ptr, *value_ptr, *indices;
-    double *values;       /* or NULL, and values_float */
-    float *values_float;  /* the values where every one is exact in float32 */
-    uint16_t *run_high;   /* split runs: the high 16 bits of their minor indices */
+    double *values;      /* or NULL, and values_float */
+    float *values_float; /* the values where every one is exact in float32 */
+    uint16_t *run_high;  /* split runs: the high 16 bits of their minor indices */
     int offset_bytes, index_bytes;
 } device_grouping;
 
@@ -183,14 +183,14 @@ static cudaError_t upload_grouping(const spart_allocator *allocator, const spart
     cudaError_t error = upload_narrowed(allocator, major_ptr, l->n_major + 1, 8, d->offset_bytes,
                                         &d->major_ptr, total);
     if (error == cudaSuccess) {
-        error = upload_narrowed(allocator, value_ptr, n_runs + 1, 8, d->offset_bytes,
-                                &d->value_ptr, total);
+        error = upload_narrowed(allocator, value_ptr, n_runs + 1, 8, d->offset_bytes, &d->value_ptr,
+                                total);
     }
     if (error == cudaSuccess) {
-        error = narrow_values ? upload(values_float, (size_t)n_runs * sizeof(float),
-                                       (void **)&d->values_float, total)
-                              : upload(values, (size_t)n_runs * sizeof(double),
-                                       (void **)&d->values, total);
+        error = narrow_values
+                    ? upload(values_float, (size_t)n_runs * sizeof(float),
+                             (void **)&d->values_float, total)
+                    : upload(values, (size_t)n_runs * sizeof(double), (void **)&d->values, total);
     }
     if (error == cudaSuccess && split) {
         error = upload(high, (size_t)n_runs * sizeof(uint16_t), (void **)&d->run_high, total);

@@ -21,8 +21,9 @@
  * (spart_vcs_bench_set_device_design).
  * The table gives the bytes each direction needs on the device (its
  * format's grouping alone where that is the output's, else both) and of
- * both against the float32 CSR (int32 row pointers). Times: --repeat calls back to back after a warm-up, timed by CUDA
- * events on the stream (each side only enqueues), the mean shown. Exits 77 without a device.
+ * both against the float32 CSR (int32 row pointers). Times: --repeat calls back to back after a
+ * warm-up, timed by CUDA events on the stream (each side only enqueues), the mean shown. Exits 77
+ * without a device.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -329,8 +330,8 @@ static void measure_shape(spart_context *context, cusparseHandle_t sp, cublasHan
                  * grouping where that is the output's (VCSR @ B, B @ VCSC),
                  * both groupings where it is not */
                 const int aligned = format == direction;
-                o->bytes_needed = (double)(aligned ? (format == 0 ? bytes_vcsr : bytes_vcsc)
-                                                   : bytes_both);
+                o->bytes_needed =
+                    (double)(aligned ? (format == 0 ? bytes_vcsr : bytes_vcsc) : bytes_both);
                 o->bytes_both = (double)bytes_both;
                 o->csr_bytes = csr_bytes;
                 const int64_t in_rows = direction == 0 ? n_cols : n_rows;
@@ -448,13 +449,14 @@ int main(int argc, char **argv)
                  "Delta, int32 indices, columns sorted, plus the rank-1 term by cuBLAS "
                  "(GEMV + GER); for B @ A opA = T on that CSR, and (last column) opA = N on "
                  "the CSR of Delta^T, an extra copy\n");
-    fprintf(out, "- spart: the default walk (design 1, g lanes over a slice's entries) and "
-                 "design 2 (4 lanes a slice over its columns, for groupings of g <= 8; design 1 "
-                 "for the others), the same bits; the same walk whether the device matrix holds one "
-                 "grouping or both; bytes: what the direction needs on the device (its format's "
-                 "grouping where that is the output's: VCSR @ B, B @ VCSC; both groupings for "
-                 "VCSC @ B and B @ VCSR), and both, over the float32 CSR with int32 row "
-                 "pointers\n\n");
+    fprintf(out,
+            "- spart: the default walk (design 1, g lanes over a slice's entries) and "
+            "design 2 (4 lanes a slice over its columns, for groupings of g <= 8; design 1 "
+            "for the others), the same bits; the same walk whether the device matrix holds one "
+            "grouping or both; bytes: what the direction needs on the device (its format's "
+            "grouping where that is the output's: VCSR @ B, B @ VCSC; both groupings for "
+            "VCSC @ B and B @ VCSR), and both, over the float32 CSR with int32 row "
+            "pointers\n\n");
     fprintf(out, "| shape | entries | recipe | direction | floor ms | spart ms | design 2 ms | "
                  "cuSPARSE ms | ratio | cuSPARSE on Delta^T ms | bytes needed / CSR | "
                  "bytes (both) / CSR |\n");
@@ -462,8 +464,8 @@ int main(int argc, char **argv)
     for (int k = 0; k < n_rows_out; k++) {
         const row *o = &rows_out[k];
         fprintf(out, "| %s | %lld | %s | %s | %.3f | %.3f | %.3f | %.3f | %.2f |", o->shape,
-                (long long)o->nnz, o->recipe, o->direction, o->floor_ms, o->spart_ms,
-                o->design2_ms, o->peer_ms, o->spart_ms / o->peer_ms);
+                (long long)o->nnz, o->recipe, o->direction, o->floor_ms, o->spart_ms, o->design2_ms,
+                o->peer_ms, o->spart_ms / o->peer_ms);
         if (o->peer_t_ms > 0) {
             fprintf(out, " %.3f |", o->peer_t_ms);
         } else {

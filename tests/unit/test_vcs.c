@@ -230,11 +230,32 @@ static void test_log_matches_the_c_library(void **state)
 static void test_block_g_equals_the_scalar_g(void **state)
 {
     (void)state;
-    const double special[] = {0.0, -0.0, 4.9406564584124654e-324, 2.2250738585072014e-308,
-                              1e-300, 1e-17, 0.40999999999999998, 0.41, 0.41000000000000003,
-                              0.99, 1.0, 1.5, 2.0, 1e10, 1e300, 1.7976931348623157e308,
-                              1.7976931348623157e305, INFINITY, -INFINITY, NAN, -1e-300, -0.1,
-                              -0.29, -0.5, -1.0, -2.0};
+    const double special[] = {0.0,
+                              -0.0,
+                              4.9406564584124654e-324,
+                              2.2250738585072014e-308,
+                              1e-300,
+                              1e-17,
+                              0.40999999999999998,
+                              0.41,
+                              0.41000000000000003,
+                              0.99,
+                              1.0,
+                              1.5,
+                              2.0,
+                              1e10,
+                              1e300,
+                              1.7976931348623157e308,
+                              1.7976931348623157e305,
+                              INFINITY,
+                              -INFINITY,
+                              NAN,
+                              -1e-300,
+                              -0.1,
+                              -0.29,
+                              -0.5,
+                              -1.0,
+                              -2.0};
     const int n_special = (int)(sizeof special / sizeof special[0]);
     enum { n = 20011 };
     double *argument = malloc(n * sizeof(double)), *got = malloc(n * sizeof(double));
@@ -245,8 +266,7 @@ static void test_block_g_equals_the_scalar_g(void **state)
         } else if (k % 3 == 0) {
             argument[k] = 0.35 + 0.12 * vcs_uniform(&seed); /* about 0.41 */
         } else {
-            argument[k] =
-                ldexp(0.5 + vcs_uniform(&seed), (int)(vcs_uniform(&seed) * 100.0) - 60);
+            argument[k] = ldexp(0.5 + vcs_uniform(&seed), (int)(vcs_uniform(&seed) * 100.0) - 60);
         }
     }
     for (int code = SPART_VCS_G_IDENTITY; code <= SPART_VCS_G_SQRT; code++) {
