@@ -242,48 +242,37 @@ __device__ __forceinline__ void group_tile(const spart_permute_work &work,
     __pipeline_wait_prior(0);
     __syncthreads();
     const int64_t within = p.destination - it.destination_offset; /* the tile in any item */
+    /* Element by element, its terms in order (increasing j); the terms
+     * outside the element loop with E sums held across it measured slower
+     * (round 9: 0.555 ms on the recoupling tensor against 0.454). */
     for (int32_t g = 0; g < it.group_items; g++) {
         const spart_permute_item &item = work.items[k + g];
         const int64_t corner = item.destination_offset + within;
-        real acc[E][C];
-#pragma unroll
-        for (int r = 0; r < E; r++) {
-#pragma unroll
-            for (int c = 0; c < C; c++) {
-                acc[r][c] = (real)0;
-            }
-        }
-        /* Term by term (its coefficient and slot loaded once), each
-         * element's sum in increasing j as everywhere. */
-        for (int32_t q = 0; q < item.num_terms; q++) {
-            const spart_permute_term &term = work.terms[item.first_term + q];
-            const real u = (real)term.coefficient;
-            const int base = term.slot * plane;
-#pragma unroll
-            for (int r = 0; r < E; r++) {
-                const int i = threadIdx.x + r * threads;
-                int x, v;
-                write_position(it, i, x, v);
-                if (i < count && x < p.w && v < p.h) {
-                    const auto e = tile[base + v * pitch + x];
-#pragma unroll
-                    for (int c = 0; c < C; c++) {
-                        const real value = c == 1 && work.conjugate ? -part(e, c) : part(e, c);
-                        acc[r][c] = q == 0 ? u * value : fma_of(u, value, acc[r][c]);
-                    }
-                }
-            }
-        }
 #pragma unroll
         for (int r = 0; r < E; r++) {
             const int i = threadIdx.x + r * threads;
             int x, v;
             write_position(it, i, x, v);
             if (i < count && x < p.w && v < p.h) {
+                real acc[C];
+#pragma unroll
+                for (int c = 0; c < C; c++) {
+                    acc[c] = (real)0;
+                }
+                for (int32_t q = 0; q < item.num_terms; q++) {
+                    const spart_permute_term &term = work.terms[item.first_term + q];
+                    const real u = (real)term.coefficient;
+                    const auto e = tile[term.slot * plane + v * pitch + x];
+#pragma unroll
+                    for (int c = 0; c < C; c++) {
+                        const real value = c == 1 && work.conjugate ? -part(e, c) : part(e, c);
+                        acc[c] = q == 0 ? u * value : fma_of(u, value, acc[c]);
+                    }
+                }
                 finish<real, C>(
                     destination +
                         (corner + x * it.destination_stride_x + v * it.destination_stride_y) * C,
-                    acc[r], s);
+                    acc, s);
             }
         }
     }
