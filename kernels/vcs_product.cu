@@ -31,7 +31,8 @@ namespace
  * slice's entries) everywhere; 2 design 2 (kernels/vcs_product_columns.cuh,
  * a team of 4 lanes a slice, lanes over columns) for groupings of g <= 8
  * (round 8 on the H200, one entry a lane at a time: 1.3-1.6x design 1's
- * time on A @ B). Set only by the benchmark's and the tests' hook
+ * time on A @ B); 3 design 1 at three blocks an SM (gather_kernel_3).
+ * Set only by the benchmark's and the tests' hook
  * spart_vcs_bench_set_device_design; the bits are the same. */
 int device_design = 1;
 
@@ -98,10 +99,10 @@ __device__ __forceinline__ void fma_full_pass<double>(const double *row, double 
 /* aligned: X has unit column stride and 16-byte aligned rows, so full
  * passes read vectors (the same fma, in the same order). */
 template <typename T, typename Offset, typename Index, bool aligned>
-__global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_stats st,
-                              int64_t width, const T *__restrict__ x, int64_t x_row_stride,
-                              int64_t x_col_stride, T *__restrict__ z, int64_t z_row_stride,
-                              int64_t z_col_stride, const double *__restrict__ rank1)
+__device__ __forceinline__ void
+gather_walk(spart_vcs_kernel_grouping gr, spart_vcs_kernel_stats st, int64_t width,
+            const T *__restrict__ x, int64_t x_row_stride, int64_t x_col_stride, T *__restrict__ z,
+            int64_t z_row_stride, int64_t z_col_stride, const double *__restrict__ rank1)
 {
     const Offset *__restrict__ major_ptr = (const Offset *)gr.major_ptr;
     const Offset *__restrict__ value_ptr = (const Offset *)gr.value_ptr;
@@ -212,6 +213,32 @@ __global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_sta
     }
 }
 
+/* Design 1: the walk above, as the compiler allocates it (118 registers,
+ * two blocks of 256 an SM). */
+template <typename T, typename Offset, typename Index, bool aligned>
+__global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_stats st,
+                              int64_t width, const T *__restrict__ x, int64_t x_row_stride,
+                              int64_t x_col_stride, T *__restrict__ z, int64_t z_row_stride,
+                              int64_t z_col_stride, const double *__restrict__ rank1)
+{
+    gather_walk<T, Offset, Index, aligned>(gr, st, width, x, x_row_stride, x_col_stride, z,
+                                           z_row_stride, z_col_stride, rank1);
+}
+
+/* Design 3: the same walk at three blocks an SM (at most 85 registers):
+ * Nsight Compute (round 9) found design 1 waiting on loads at 25%
+ * occupancy. */
+template <typename T, typename Offset, typename Index, bool aligned>
+__global__ void __launch_bounds__(spart_launch::threads_per_block, 3)
+    gather_kernel_3(spart_vcs_kernel_grouping gr, spart_vcs_kernel_stats st, int64_t width,
+                    const T *__restrict__ x, int64_t x_row_stride, int64_t x_col_stride,
+                    T *__restrict__ z, int64_t z_row_stride, int64_t z_col_stride,
+                    const double *__restrict__ rank1)
+{
+    gather_walk<T, Offset, Index, aligned>(gr, st, width, x, x_row_stride, x_col_stride, z,
+                                           z_row_stride, z_col_stride, rank1);
+}
+
 /* v_c over the 256 parts of X's rows: block c (grid-stride), thread p sums
  * its part; the tree in shared memory. */
 template <typename T>
@@ -319,8 +346,10 @@ cudaError_t product(const spart_vcs_kernel_grouping *gr, const spart_vcs_kernel_
     if (device_design == 2 && vcs_columns::applies(gr)) {
         return vcs_columns::launch<T, Offset, Index>(gr, st, p, rank1, aligned, stream);
     }
-    auto kernel =
-        aligned ? gather_kernel<T, Offset, Index, true> : gather_kernel<T, Offset, Index, false>;
+    auto kernel = device_design == 3 ? (aligned ? gather_kernel_3<T, Offset, Index, true>
+                                                : gather_kernel_3<T, Offset, Index, false>)
+                                     : (aligned ? gather_kernel<T, Offset, Index, true>
+                                                : gather_kernel<T, Offset, Index, false>);
     return spart_launch::launch(kernel, dim3((unsigned)blocks), stream, *gr, *st, p->width, x,
                                 p->x_row_stride, p->x_col_stride, z, p->z_row_stride,
                                 p->z_col_stride, (const double *)rank1);

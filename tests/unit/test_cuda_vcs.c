@@ -22,11 +22,12 @@
 static const int64_t widths[] = {0, 1, 3, 8, 16, 32, 64, 130};
 #define N_WIDTHS ((int)(sizeof widths / sizeof widths[0]))
 
-/* The device's two walks (spart_vcs_bench_set_device_design): 1, the
- * default (design 1, lanes over entries, everywhere), and 2 (design 2,
- * lanes over columns, where g <= 8); each must give the host's bits. */
-static const int designs[] = {1, 2};
-#define N_DESIGNS 2
+/* The device's walks (spart_vcs_bench_set_device_design): 1, the default
+ * (design 1, lanes over entries, everywhere), 2 (design 2, lanes over
+ * columns, where g <= 8) and 3 (design 1 at three blocks an SM); each must
+ * give the host's bits. */
+static const int designs[] = {1, 2, 3};
+#define N_DESIGNS 3
 
 static spart_vcs *make(spart_context *context, int64_t n_rows, int64_t n_cols, int64_t nnz,
                        const int64_t *rows, const int64_t *cols, const double *values,
