@@ -269,10 +269,40 @@ def run_section(section, kind, args):
     return "\n\n".join(blocks)
 
 
+def tidied(report):
+    """A report made to sit under the page's '###' headings: its own '#' and
+    '##' headings become '####', and a table with no rows (a part the run
+    did not measure) is dropped with the heading just above it."""
+    lines = []
+    for line in report.splitlines():
+        if line.startswith("# ") or line.startswith("## "):
+            line = "#### " + line.lstrip("#").lstrip()
+        lines.append(line)
+    kept = []
+    k = 0
+    while k < len(lines):
+        is_table = lines[k].startswith("|") and k + 1 < len(lines) \
+            and lines[k + 1].startswith("|---")
+        if is_table:
+            end = k + 2
+            while end < len(lines) and lines[end].startswith("|"):
+                end += 1
+            if end == k + 2:
+                while kept and not kept[-1].strip():
+                    kept.pop()
+                if kept and kept[-1].startswith("#"):
+                    kept.pop()
+                k = end
+                continue
+        kept.append(lines[k])
+        k += 1
+    return "\n".join(kept)
+
+
 def stamped(report, kind, stamp, note, extra=()):
-    """A benchmark's report with the revision, the GPU and a note added
-    after its header block (its lines starting with '- ')."""
-    lines = report.splitlines()
+    """A benchmark's report, tidied, with the revision, the GPU and a note
+    added after its header block (its lines starting with '- ')."""
+    lines = tidied(report).splitlines()
     header = [k for k, line in enumerate(lines) if line.startswith("- ")]
     at = header[-1] + 1 if header else 0
     added = [stamp]
