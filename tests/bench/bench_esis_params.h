@@ -1,7 +1,8 @@
 /*
  * tests/bench/bench_esis_params.h: the instrument of examples/esis.yaml
  * (issue 26), or a slice of it, as spart_instrument_params, for the ESIS
- * benchmarks (bench_esis_run.c). A slice keeps the cell size, plate scale,
+ * benchmarks (bench_esis_run.c, bench_instrument_esis.c,
+ * bench_instrument_device.c). A slice keeps the cell size, plate scale,
  * dispersion and the 2048 x 2080 sensor and takes fewer lines, bins or
  * cells; every (channel, bin, cell) triple then lands on the same few
  * pixels as in the whole problem, which is what the benchmarks extrapolate

@@ -28,13 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_esis_params.h"
 #include "bench_util.h"
 #include "spart.h"
-
-enum { CHANNELS = 4, MAX_LINES = 7, FULL_BINS = 24, FULL_CELLS = 1139 };
-
-static const double REST[MAX_LINES] = {609.79, 604.15, 599.59, 624.94, 629.73, 584.33, 580.91};
-static const double SCALE[MAX_LINES] = {0.5, 0.15, 0.1, 0.25, 1.0, 0.5, 0.15};
 
 typedef struct options {
     int cells, lines, bins, host_esis;
@@ -77,19 +73,19 @@ static options parse(int argc, char **argv)
         }
         k++;
     }
-    if (o.cells < 1 || o.lines < 1 || o.lines > MAX_LINES || o.bins < 1) {
+    if (o.cells < 1 || o.lines < 1 || o.lines > ESIS_LINES || o.bins < 1) {
         usage(argv[0]);
     }
     return o;
 }
 
-/* The arrays a case's params point into. */
+/* The arrays a tutorial case's params point into (an ESIS slice's are
+ * bench_esis_params.h's). */
 typedef struct case_arrays {
-    double angle[CHANNELS];
-    double velocity[FULL_BINS + 1 > 21 ? FULL_BINS + 1 : 21];
+    double angle[ESIS_CHANNELS];
+    double velocity[ESIS_BINS + 1 > 21 ? ESIS_BINS + 1 : 21];
     double wavelength[21];
-    double *edges, *scene_x, *scene_y, *sensor_x, *sensor_y;
-    spart_instrument_line line[MAX_LINES];
+    double *scene_x, *scene_y, *sensor_x, *sensor_y;
 } case_arrays;
 
 static void *allocate(size_t count)
@@ -116,69 +112,8 @@ static void tutorial_params(spart_context *context, int n, case_arrays *a,
                                                         a->velocity, a->wavelength));
 }
 
-/* As bench_instrument_esis: examples/esis.yaml's geometry, a slice. */
-static void esis_params(spart_context *context, const options *o, case_arrays *a,
-                        spart_instrument_params *p)
-{
-    const int64_t sensor_x = 2048, sensor_y = 2080;
-    memset(a, 0, sizeof *a);
-    a->edges = allocate((size_t)(o->lines * (o->bins + 1)));
-    a->scene_x = allocate((size_t)o->cells + 1);
-    a->sensor_x = allocate((size_t)sensor_x + 1);
-    a->sensor_y = allocate((size_t)sensor_y + 1);
-    double *velocity = allocate((size_t)o->bins + 1);
-    for (int c = 0; c < CHANNELS; c++) {
-        a->angle[c] = 90.0 * c;
-    }
-    for (int v = 0; v <= o->bins; v++) {
-        velocity[v] = -450.0 + 900.0 * v / o->bins;
-    }
-    for (int k = 0; k < o->lines; k++) {
-        double *edges = a->edges + k * (o->bins + 1);
-        CHECK_SPART(context,
-                    spart_wavelength_from_velocity(context, REST[k], o->bins + 1, velocity, edges));
-        spart_instrument_line line = {o->bins, edges, SCALE[k]};
-        a->line[k] = line;
-    }
-    free(velocity);
-    for (int i = 0; i <= o->cells; i++) {
-        a->scene_x[i] = 0.75 * (i - o->cells / 2.0);
-    }
-    for (int64_t i = 0; i <= sensor_x; i++) {
-        a->sensor_x[i] = (double)i;
-    }
-    for (int64_t i = 0; i <= sensor_y; i++) {
-        a->sensor_y[i] = (double)i;
-    }
-    spart_instrument_params_init(p);
-    p->num_channel = CHANNELS;
-    p->angle = a->angle;
-    p->dispersion = 0.074;
-    p->plate_scale = 0.75;
-    p->wavelength_ref = 607.0;
-    p->position_ref[0] = sensor_x / 2.0;
-    p->position_ref[1] = sensor_y / 2.0 + (o->cells % 2 == 1 ? 0.5 : 0.0);
-    p->area_effective = 1.0;
-    p->exposure_time = 10.0;
-    p->quantum_yield = 5.4;
-    p->read_noise = 4.0;
-    p->num_scene_x = o->cells;
-    p->scene_x = a->scene_x;
-    p->num_scene_y = o->cells;
-    p->scene_y = a->scene_x;
-    p->num_sensor_x = sensor_x;
-    p->sensor_x = a->sensor_x;
-    p->num_sensor_y = sensor_y;
-    p->sensor_y = a->sensor_y;
-    p->solid_angle_steradian = 1;
-    p->value_type = SPART_FLOAT32;
-    p->num_line = o->lines;
-    p->lines = a->line;
-}
-
 static void free_arrays(case_arrays *a)
 {
-    free(a->edges);
     free(a->scene_x);
     free(a->scene_y);
     free(a->sensor_x);
@@ -377,16 +312,14 @@ int main(int argc, char **argv)
         results[count++] = run_case(context, name, &p, 1, rate, -1.0);
         free_arrays(&a);
     }
-    double triples = (double)CHANNELS * o.lines * o.bins * (double)o.cells * o.cells;
-    double full = (double)CHANNELS * MAX_LINES * FULL_BINS * (double)FULL_CELLS * FULL_CELLS;
     for (int streamed = 0; streamed < (o.budget_gb > 0 ? 2 : 1); streamed++) {
         char name[96];
         snprintf(name, sizeof name, "ESIS slice %d x %d x %d^2 x %d%s", o.lines, o.bins, o.cells,
-                 CHANNELS, streamed ? ", streamed" : "");
-        esis_params(context, &o, &a, &p);
-        p.memory_budget = streamed ? (size_t)(o.budget_gb * 1e9) : 0;
-        results[count++] = run_case(context, name, &p, o.host_esis, rate, full / triples);
-        free_arrays(&a);
+                 ESIS_CHANNELS, streamed ? ", streamed" : "");
+        esis_arrays e;
+        esis_params(context, o.cells, o.lines, o.bins, streamed ? o.budget_gb * 1e9 : 0.0, &e, &p);
+        results[count++] = run_case(context, name, &p, o.host_esis, rate, esis_full_factor(&e));
+        esis_arrays_free(&e);
     }
     int failed = 0;
     for (int k = 0; k < count; k++) {

@@ -25,15 +25,9 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "bench_esis_params.h"
 #include "bench_util.h"
 #include "spart.h"
-
-enum { CHANNELS = 4, MAX_LINES = 7, FULL_BINS = 24, FULL_CELLS = 1139 };
-
-/* examples/esis.yaml's lines (rest wavelength A, intensity scale), in an
- * order whose first L stay within the sensor for every L. */
-static const double REST[MAX_LINES] = {609.79, 604.15, 599.59, 624.94, 629.73, 584.33, 580.91};
-static const double SCALE[MAX_LINES] = {0.5, 0.15, 0.1, 0.25, 1.0, 0.5, 0.15};
 
 typedef struct options {
     int cells, lines, bins, repeat;
@@ -52,7 +46,7 @@ static void usage(const char *name)
 
 static options parse(int argc, char **argv)
 {
-    options o = {FULL_CELLS, 1, FULL_BINS, 3, 0.0, NULL};
+    options o = {ESIS_CELLS, 1, ESIS_BINS, 3, 0.0, NULL};
     for (int k = 1; k < argc; k++) {
         const char *value = k + 1 < argc ? argv[k + 1] : NULL;
         if (value == NULL) {
@@ -74,7 +68,7 @@ static options parse(int argc, char **argv)
         }
         k++;
     }
-    if (o.cells < 1 || o.lines < 1 || o.lines > MAX_LINES || o.bins < 1 || o.repeat < 1) {
+    if (o.cells < 1 || o.lines < 1 || o.lines > ESIS_LINES || o.bins < 1 || o.repeat < 1) {
         usage(argv[0]);
     }
     return o;
@@ -86,81 +80,6 @@ static double peak_bytes(void)
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     return (double)usage.ru_maxrss * 1024.0;
-}
-
-/* The arrays an instrument's params point into. */
-typedef struct esis_arrays {
-    double angle[CHANNELS];
-    double *edges; /* lines x (bins + 1) */
-    double *scene; /* cells + 1 */
-    double *sensor_x, *sensor_y;
-    spart_instrument_line line[MAX_LINES];
-} esis_arrays;
-
-static void esis_params(spart_context *context, const options *o, esis_arrays *a,
-                        spart_instrument_params *p)
-{
-    const int64_t sensor_x = 2048, sensor_y = 2080;
-    a->edges = malloc((size_t)(o->lines * (o->bins + 1)) * sizeof(double));
-    a->scene = malloc((size_t)(o->cells + 1) * sizeof(double));
-    a->sensor_x = malloc((size_t)(sensor_x + 1) * sizeof(double));
-    a->sensor_y = malloc((size_t)(sensor_y + 1) * sizeof(double));
-    double *velocity = malloc((size_t)(o->bins + 1) * sizeof(double));
-    if (a->edges == NULL || a->scene == NULL || a->sensor_x == NULL || a->sensor_y == NULL ||
-        velocity == NULL) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    for (int c = 0; c < CHANNELS; c++) {
-        a->angle[c] = 90.0 * c;
-    }
-    for (int v = 0; v <= o->bins; v++) {
-        velocity[v] = -450.0 + 900.0 * v / o->bins;
-    }
-    for (int k = 0; k < o->lines; k++) {
-        double *edges = a->edges + k * (o->bins + 1);
-        CHECK_SPART(context,
-                    spart_wavelength_from_velocity(context, REST[k], o->bins + 1, velocity, edges));
-        spart_instrument_line line = {o->bins, edges, SCALE[k]};
-        a->line[k] = line;
-    }
-    free(velocity);
-    for (int i = 0; i <= o->cells; i++) {
-        a->scene[i] = 0.75 * (i - o->cells / 2.0);
-    }
-    for (int64_t i = 0; i <= sensor_x; i++) {
-        a->sensor_x[i] = (double)i;
-    }
-    for (int64_t i = 0; i <= sensor_y; i++) {
-        a->sensor_y[i] = (double)i;
-    }
-    spart_instrument_params_init(p);
-    p->num_channel = CHANNELS;
-    p->angle = a->angle;
-    p->dispersion = 0.074;
-    p->plate_scale = 0.75;
-    p->wavelength_ref = 607.0;
-    /* as examples/esis.yaml: the cells' edges on pixel edges across the
-     * dispersion (an odd count of cells centred on 0 needs half a pixel) */
-    p->position_ref[0] = sensor_x / 2.0;
-    p->position_ref[1] = sensor_y / 2.0 + (o->cells % 2 == 1 ? 0.5 : 0.0);
-    p->area_effective = 1.0;
-    p->exposure_time = 10.0;
-    p->quantum_yield = 5.4;
-    p->read_noise = 4.0;
-    p->num_scene_x = o->cells;
-    p->scene_x = a->scene;
-    p->num_scene_y = o->cells;
-    p->scene_y = a->scene;
-    p->num_sensor_x = sensor_x;
-    p->sensor_x = a->sensor_x;
-    p->num_sensor_y = sensor_y;
-    p->sensor_y = a->sensor_y;
-    p->solid_angle_steradian = 1;
-    p->value_type = SPART_FLOAT32;
-    p->num_line = o->lines;
-    p->lines = a->line;
-    p->memory_budget = (size_t)(o->budget_gb * 1e9);
 }
 
 /* Seconds of one product of `r` (on the device) of ones, the median of
@@ -224,7 +143,7 @@ int main(int argc, char **argv)
     }
     esis_arrays arrays;
     spart_instrument_params params;
-    esis_params(context, &o, &arrays, &params);
+    esis_params(context, o.cells, o.lines, o.bins, o.budget_gb * 1e9, &arrays, &params);
     double memory_before = peak_bytes();
     double start = bench_seconds();
     spart_instrument *instrument = NULL;
@@ -234,12 +153,12 @@ int main(int argc, char **argv)
     const spart_regridder *forward = spart_instrument_forward(instrument);
     const spart_regridder *backward = spart_instrument_backward(instrument);
     double weights = (double)spart_regridder_num_entries(forward);
-    double triples = (double)CHANNELS * o.lines * o.bins * (double)o.cells * o.cells;
-    double full = (double)CHANNELS * MAX_LINES * FULL_BINS * (double)FULL_CELLS * FULL_CELLS;
+    double triples = (double)ESIS_CHANNELS * o.lines * o.bins * (double)o.cells * o.cells;
+    double full = esis_full_factor(&arrays); /* the whole problem / this slice */
     double csr = bench_csr_bytes(forward) + bench_csr_bytes(backward);
     int threads = omp_get_max_threads();
     printf("ESIS slice: %d lines x %d bins x %d^2 cells x %d channels, %d threads, %s\n", o.lines,
-           o.bins, o.cells, CHANNELS, threads,
+           o.bins, o.cells, ESIS_CHANNELS, threads,
            o.budget_gb > 0 ? "streamed (memory_budget)" : "in memory");
     printf("  spart_instrument_create %.2f s; %.4g weights a direction (%.3f per channel, bin "
            "and cell), backward %lld; peak host memory +%.2f GB (%.1f bytes a weight a "
@@ -248,8 +167,7 @@ int main(int argc, char **argv)
            memory / 1e9, memory / weights, csr / 1e9);
     printf("  full ESIS (x %.1f): %.3g weights a direction, about %.0f GB of host memory to "
            "build this way, %.1f GB of float32 CSR (both operators)\n",
-           full / triples, weights * full / triples, memory * full / triples / 1e9,
-           csr * full / triples / 1e9);
+           full, weights * full, memory * full / 1e9, csr * full / 1e9);
     double to_device = -1.0, forward_s = -1.0, backward_s = -1.0, rate = -1.0;
     if (spart_context_set_cuda_device(context, 0) == SPART_OK) {
         spart_regridder *d_forward = NULL, *d_backward = NULL;
@@ -281,18 +199,15 @@ int main(int argc, char **argv)
             fprintf(out,
                     "| %d x %d x %d^2 x %d%s | %.2f | %.4g | %.3f | %.2f | %.1f | %.3g | %.0f | "
                     "%.2f | %.2f | %.2f | %.0f |\n",
-                    o.lines, o.bins, o.cells, CHANNELS, o.budget_gb > 0 ? ", streamed" : "", build,
-                    weights, weights / triples, memory / 1e9, memory / weights,
-                    weights * full / triples, memory * full / triples / 1e9, to_device,
-                    1e3 * forward_s, 1e3 * backward_s, rate / 1e9);
+                    o.lines, o.bins, o.cells, ESIS_CHANNELS, o.budget_gb > 0 ? ", streamed" : "",
+                    build, weights, weights / triples, memory / 1e9, memory / weights,
+                    weights * full, memory * full / 1e9, to_device, 1e3 * forward_s,
+                    1e3 * backward_s, rate / 1e9);
             fclose(out);
         }
     }
     spart_instrument_free(instrument);
-    free(arrays.edges);
-    free(arrays.scene);
-    free(arrays.sensor_x);
-    free(arrays.sensor_y);
+    esis_arrays_free(&arrays);
     spart_context_free(context);
     return 0;
 }
