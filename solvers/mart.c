@@ -588,6 +588,14 @@ spart_status spart_mart_solve(spart_context *context, const spart_mart_operators
                               const double *observed, const spart_mart_options *options,
                               spart_mart_result **result)
 {
+    return spart_mart_solve_into(context, operators, observed, options, NULL, 0, result);
+}
+
+spart_status spart_mart_solve_into(spart_context *context, const spart_mart_operators *operators,
+                                   const double *observed, const spart_mart_options *options,
+                                   double *solution, int solution_on_device,
+                                   spart_mart_result **result)
+{
     if (context == NULL) {
         return spart_context_set_error(NULL, SPART_ERROR_NULL_POINTER, "mart: context is NULL");
     }
@@ -606,7 +614,8 @@ spart_status spart_mart_solve(spart_context *context, const spart_mart_operators
     int64_t scene_size = operators->scene_size;
     double gamma = options->gamma > 0.0 ? options->gamma : 2.0 / (double)channels;
 
-    spart_mart_result *made = spart_mart_result_allocate(context, operators);
+    spart_mart_result *made =
+        spart_mart_result_allocate(context, operators, solution == NULL || options->keep_intermediate);
     if (made == NULL) {
         return spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
                                        "mart: could not allocate the result");
@@ -671,9 +680,16 @@ spart_status spart_mart_solve(spart_context *context, const spart_mart_operators
      * the last update when the iteration limit ended the run); with them,
      * ctis's solutions[-1], the state at the start of the last iteration
      * (docs/differences.md). */
-    if (status == SPART_OK && !options->keep_intermediate) {
+    size_t scene_bytes = (size_t)scene_size * sizeof(double);
+    if (status == SPART_OK && !options->keep_intermediate && solution == NULL) {
         status = copy_scene_to_host(context, &work, scene_size, made->solutions);
         made->num_solutions = 1;
+    } else if (status == SPART_OK && !options->keep_intermediate) {
+        status = spart_memory_copy(context, solution, solution_on_device != 0, work.scene,
+                                   work.on_device, scene_bytes);
+    } else if (status == SPART_OK && solution != NULL) {
+        status = spart_memory_copy(context, solution, solution_on_device != 0,
+                                   spart_mart_result_solution(made), 0, scene_bytes);
     }
     free_work(context, &work);
     if (status != SPART_OK) {

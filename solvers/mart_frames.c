@@ -88,6 +88,8 @@ typedef struct frames_work {
     frame_run *runs;     /* the batch's frames */
     int64_t first_frame; /* index of runs[0] among all frames */
     double start_time;
+    double *solutions_out;   /* spart_mart_solve_frames_into's buffer, or NULL: the results */
+    int solutions_out_on_device;
 } frames_work;
 
 /* ---- the steps of one iteration, for the batch's `count` frames ---- */
@@ -410,17 +412,32 @@ static spart_status finish_batch(spart_context *context, frames_work *work)
             status = advance(context, work);
         }
     }
+    size_t scene_bytes = (size_t)work->scene_size * sizeof(double);
+    double *out = work->solutions_out != NULL
+                      ? work->solutions_out + work->first_frame * work->scene_size
+                      : NULL;
     for (int64_t f = 0; f < count && status == SPART_OK; f++) {
         frame_run *run = &work->runs[f];
         if (run->how == frame_out_of_iterations) {
             spart_mart_out_of_iterations(work->options, run->result);
         }
-        if (!work->keep) {
+        if (!work->keep && out == NULL) {
             status = spart_memory_copy(context, run->result->solutions, 0,
                                        work->scenes + f * work->scene_size, work->on_device,
-                                       (size_t)work->scene_size * sizeof(double));
+                                       scene_bytes);
             run->result->num_solutions = 1;
+        } else if (work->keep && out != NULL) {
+            /* ctis's solutions[-1]: the last kept state, in the result */
+            status = spart_memory_copy(context, out + f * work->scene_size,
+                                       work->solutions_out_on_device,
+                                       spart_mart_result_solution(run->result), 0, scene_bytes);
         }
+    }
+    /* the caller's buffer: the batch's states are side by side, as there,
+     * so one copy takes them all */
+    if (status == SPART_OK && !work->keep && out != NULL) {
+        status = spart_memory_copy(context, out, work->solutions_out_on_device, work->scenes,
+                                   work->on_device, (size_t)count * scene_bytes);
     }
     return status;
 }
@@ -708,8 +725,8 @@ spart_status spart_mart_solve_frames(spart_context *context, const spart_mart_op
                                      const spart_mart_options *options, int64_t batch_frames,
                                      spart_mart_result **results)
 {
-    return spart_mart_solve_frames_workspace(context, operators, num_frames, observed, options,
-                                             batch_frames, NULL, 0, results);
+    return spart_mart_solve_frames_into(context, operators, num_frames, observed, options,
+                                        batch_frames, NULL, 0, NULL, 0, results);
 }
 
 spart_status spart_mart_solve_frames_workspace(spart_context *context,
@@ -718,6 +735,19 @@ spart_status spart_mart_solve_frames_workspace(spart_context *context,
                                                const spart_mart_options *options,
                                                int64_t batch_frames, void *workspace,
                                                size_t workspace_bytes, spart_mart_result **results)
+{
+    return spart_mart_solve_frames_into(context, operators, num_frames, observed, options,
+                                        batch_frames, workspace, workspace_bytes, NULL, 0,
+                                        results);
+}
+
+spart_status spart_mart_solve_frames_into(spart_context *context,
+                                          const spart_mart_operators *operators,
+                                          int64_t num_frames, const double *observed,
+                                          const spart_mart_options *options, int64_t batch_frames,
+                                          void *workspace, size_t workspace_bytes,
+                                          double *solutions, int solutions_on_device,
+                                          spart_mart_result **results)
 {
     spart_mart_options defaults;
     spart_mart_options_init(&defaults);
@@ -728,9 +758,12 @@ spart_status spart_mart_solve_frames_workspace(spart_context *context,
     if (status != SPART_OK) {
         return status;
     }
+    work.solutions_out = solutions;
+    work.solutions_out_on_device = solutions != NULL && solutions_on_device != 0;
     memset(results, 0, (size_t)num_frames * sizeof *results);
     for (int64_t f = 0; f < num_frames && status == SPART_OK; f++) {
-        results[f] = spart_mart_result_allocate(context, operators);
+        results[f] = spart_mart_result_allocate(context, operators,
+                                                solutions == NULL || work.keep);
         if (results[f] == NULL) {
             status = spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
                                              "mart frames: could not allocate the result of "

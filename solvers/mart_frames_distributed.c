@@ -235,7 +235,7 @@ static spart_mart_result *unpack(spart_context *context, const double *from, con
     memset(&sizes, 0, sizeof sizes);
     sizes.num_channel = (int64_t)from[4];
     sizes.scene_size = (int64_t)from[5];
-    spart_mart_result *made = spart_mart_result_allocate(context, &sizes);
+    spart_mart_result *made = spart_mart_result_allocate(context, &sizes, 1);
     if (made == NULL) {
         return NULL;
     }

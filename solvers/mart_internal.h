@@ -36,10 +36,12 @@ spart_status spart_mart_check_arguments(spart_context *context,
                                         const double *observed, const spart_mart_options *options,
                                         spart_mart_result **result);
 
-/* A result for `operators` with room for 16 iterations' merits and one
- * state, or NULL when memory runs out. */
+/* A result for `operators` with room for 16 iterations' merits and, when
+ * with_solution, one state (else none: the _into forms write the solution
+ * into the caller's buffer), or NULL when memory runs out. */
 spart_mart_result *spart_mart_result_allocate(spart_context *context,
-                                              const spart_mart_operators *operators);
+                                              const spart_mart_operators *operators,
+                                              int with_solution);
 
 /* Append a state (scene_size values, host or device memory) to the kept
  * solutions, growing them by doubling (*capacity: states allocated). */

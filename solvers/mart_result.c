@@ -12,7 +12,8 @@
 #include "mart_internal.h"
 
 spart_mart_result *spart_mart_result_allocate(spart_context *context,
-                                              const spart_mart_operators *operators)
+                                              const spart_mart_operators *operators,
+                                              int with_solution)
 {
     spart_mart_result *result = spart_context_malloc(context, sizeof *result);
     if (result == NULL) {
@@ -23,12 +24,15 @@ spart_mart_result *spart_mart_result_allocate(spart_context *context,
     result->num_channel = operators->num_channel;
     result->scene_size = operators->scene_size;
     result->capacity = 16;
-    result->solutions = spart_mart_alloc_doubles(context, (size_t)operators->scene_size);
+    /* the caller's buffer takes the solution (the _into forms): nothing
+     * allocated for it here, and no host pages touched */
+    result->solutions =
+        with_solution ? spart_mart_alloc_doubles(context, (size_t)operators->scene_size) : NULL;
     result->mean_chi_squared =
         spart_mart_alloc_doubles(context, (size_t)(result->capacity * operators->num_channel));
     result->correlation =
         spart_mart_alloc_doubles(context, (size_t)(result->capacity * operators->num_channel));
-    if (result->solutions == NULL || result->mean_chi_squared == NULL ||
+    if ((with_solution && result->solutions == NULL) || result->mean_chi_squared == NULL ||
         result->correlation == NULL) {
         spart_mart_result_free(result);
         return NULL;
@@ -114,8 +118,8 @@ const double *spart_mart_result_correlation(const spart_mart_result *result)
 spart_status spart_mart_result_append_state(spart_context *context, spart_mart_result *result,
                                             const double *state, int on_device, int64_t *capacity)
 {
-    if (result->num_solutions == *capacity) {
-        int64_t grown = *capacity * 2;
+    if (result->num_solutions == *capacity || result->solutions == NULL) {
+        int64_t grown = result->solutions == NULL ? 1 : *capacity * 2;
         double *bigger = spart_mart_realloc_doubles(result->context, result->solutions,
                                                     (size_t)(grown * result->scene_size));
         if (bigger == NULL) {

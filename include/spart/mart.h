@@ -194,6 +194,25 @@ SPART_NODISCARD SPART_API spart_status spart_mart_solve(spart_context *context,
                                                         const spart_mart_options *options,
                                                         spart_mart_result **result);
 
+/* spart_mart_solve with the solution written into the caller's `solution`
+ * (scene_size values: host memory when solution_on_device is 0, pageable
+ * or pinned, else memory of the context's CUDA device) instead of into the
+ * result, with the same bits. Why: a solution copied from the device into
+ * memory the caller keeps (pinned, or used before, or left on the device
+ * for the next stage) costs a copy at the bus's rate, where the plain
+ * call's lands in host pages the allocator has just given, touched for
+ * the first time by the copy. The result then holds the merits, message
+ * and success flag and no solution (spart_mart_result_num_solutions 0,
+ * spart_mart_result_solution NULL), except with keep_intermediate, where
+ * it keeps its states as spart_mart_solve's and `solution` receives the
+ * last of them too. solution NULL: spart_mart_solve. Errors: those of
+ * spart_mart_solve; SPART_ERROR_NO_DEVICE for a device `solution` in a
+ * library built without CUDA; SPART_ERROR_INTERNAL for a failed copy. */
+SPART_NODISCARD SPART_API spart_status spart_mart_solve_into(
+    spart_context *context, const spart_mart_operators *operators, const double *observed,
+    const spart_mart_options *options, double *solution, int solution_on_device,
+    spart_mart_result **result);
+
 /* Many frames per solve: MART on `num_frames` observations of the same
  * problem (frame f's images at observed + f * num_channel * image_size,
  * where the operators work), each frame with its own merits, stopping
@@ -255,6 +274,26 @@ SPART_NODISCARD SPART_API spart_status spart_mart_solve_frames_workspace(
     spart_context *context, const spart_mart_operators *operators, int64_t num_frames,
     const double *observed, const spart_mart_options *options, int64_t batch_frames,
     void *workspace, size_t workspace_bytes, spart_mart_result **results);
+
+/* spart_mart_solve_frames_workspace (workspace NULL: the plain call's own
+ * working memory) with every frame's solution written into the caller's
+ * `solutions` (num_frames x scene_size values, frame f's at f *
+ * scene_size: host memory when solutions_on_device is 0, pageable or
+ * pinned, else memory of the context's CUDA device), as spart_mart_solve_into
+ * does for one frame: the same bits, the results without solutions
+ * (except with keep_intermediate, as there). A batch's solutions lie side
+ * by side on the device as in `solutions`, so each batch ends with one
+ * copy of all of them, at the bus's rate when `solutions` is pinned or on
+ * the device (the plain call makes a copy a frame into freshly allocated
+ * pageable memory, whose pages that copy touches first: 1.7 GB a frame at
+ * ESIS scale). solutions NULL: spart_mart_solve_frames_workspace.
+ * Errors: those of spart_mart_solve_frames_workspace; SPART_ERROR_NO_DEVICE
+ * for device `solutions` in a library built without CUDA. */
+SPART_NODISCARD SPART_API spart_status spart_mart_solve_frames_into(
+    spart_context *context, const spart_mart_operators *operators, int64_t num_frames,
+    const double *observed, const spart_mart_options *options, int64_t batch_frames,
+    void *workspace, size_t workspace_bytes, double *solutions, int solutions_on_device,
+    spart_mart_result **results);
 
 /* Free a result (accepts NULL). */
 SPART_API void spart_mart_result_free(spart_mart_result *result);

@@ -12,6 +12,15 @@
  * (a speed is a figure to read, not a timed assertion: the program fails
  * only when a run fails or the bits differ).
  *
+ * Three ways to receive the solutions, each timed for both sides alike:
+ * plain (spart_mart_solve / spart_mart_solve_frames: each solution copied
+ * into host memory the result allocates, so its pages are touched first by
+ * that copy unless the allocator happens to reuse freed ones), and the
+ * _into forms writing into one buffer of F solutions the caller allocated
+ * once outside the timing, pinned host memory (cudaMallocHost) or device
+ * memory (spart_mart_solve_into once a frame, into frame k's place;
+ * spart_mart_solve_frames_into).
+ *
  *   bench_mart_frames [--iterations K] [--repeat R] [--quick] [--markdown FILE]
  *
  * --quick: the 64 x 64 scene only. Exit 77 (skipped) without a device.
@@ -37,9 +46,11 @@ typedef struct figures {
     /* the same with one iteration a frame: what a solve costs besides its
      * iterations (allocations, graphs, guesses, results) */
     double loop_one_seconds, frames_one_seconds;
-    /* the frames solve in a workspace allocated once, outside the timing
-     * (spart_mart_solve_frames_workspace; the loop has no such form) */
-    double kept_seconds;
+    /* both sides with their solutions written into a buffer of F
+     * solutions allocated once outside the timing: pinned host memory,
+     * device memory (the _into forms) */
+    double loop_pinned_seconds, frames_pinned_seconds;
+    double loop_device_seconds, frames_device_seconds;
     /* the plain frames solve, first call on a fresh context (its memory
      * pool made and mapped in the call; later calls reuse it) */
     double first_seconds;
@@ -129,35 +140,41 @@ static int same_result(const spart_mart_result *a, const spart_mart_result *b)
                   (size_t)spart_mart_result_scene_size(a) * sizeof(double)) == 0;
 }
 
-/* The one-frame loop of the first `frames` frames into alone[]; its seconds. */
+/* Where the solutions go: the results (plain), or a buffer of F
+ * solutions, pinned host or device memory (the _into forms). */
+typedef struct destination {
+    double *buffer; /* NULL: plain */
+    int on_device;
+} destination;
+
+/* The one-frame loop of the first `frames` frames into alone[] (and frame
+ * k's solution into the buffer's place k); its seconds. */
 static double solve_loop(spart_context *context, const spart_mart_operators *operators,
                          const double *d_observed, int64_t frames,
-                         const spart_mart_options *options, spart_mart_result **alone)
+                         const spart_mart_options *options, destination to,
+                         spart_mart_result **alone)
 {
     int64_t pixels = operators->num_channel * operators->image_size;
     double t = bench_seconds();
     for (int64_t k = 0; k < frames; k++) {
-        CHECK_SPART(context, spart_mart_solve(context, operators, d_observed + k * pixels, options,
-                                              &alone[k]));
+        double *solution = to.buffer != NULL ? to.buffer + k * operators->scene_size : NULL;
+        CHECK_SPART(context, spart_mart_solve_into(context, operators, d_observed + k * pixels,
+                                                   options, solution, to.on_device, &alone[k]));
     }
     return bench_seconds() - t;
 }
 
-/* The frames solve, plain (workspace NULL) or in a kept workspace; its seconds. */
+/* The frames solve of the first `frames` frames, every one in one batch;
+ * its seconds. */
 static double solve_frames(spart_context *context, const spart_mart_operators *operators,
                            const double *d_observed, int64_t frames,
-                           const spart_mart_options *options, void *workspace, size_t bytes,
+                           const spart_mart_options *options, destination to,
                            spart_mart_result **results)
 {
     double t = bench_seconds();
-    if (workspace == NULL) {
-        CHECK_SPART(context, spart_mart_solve_frames(context, operators, frames, d_observed,
-                                                     options, frames, results));
-    } else {
-        CHECK_SPART(context,
-                    spart_mart_solve_frames_workspace(context, operators, frames, d_observed,
-                                                      options, frames, workspace, bytes, results));
-    }
+    CHECK_SPART(context,
+                spart_mart_solve_frames_into(context, operators, frames, d_observed, options,
+                                             frames, NULL, 0, to.buffer, to.on_device, results));
     return bench_seconds() - t;
 }
 
@@ -168,48 +185,80 @@ static void free_results(spart_mart_result **results, int64_t frames)
     }
 }
 
-/* The one-frame loop and the frames solve (plain, and in a kept workspace)
- * of the first `frames` frames, `repeat` times each, alternating. Each
- * timed solve starts after the results of the one before it are freed, so
- * that all three find the host's memory for their results alike (a solve
- * that finds another's freed results to reuse skips the first touch of
- * their pages, 0.66 MB a frame at 64 x 64 and 10.5 MB at 256 x 256). The
- * bits are compared in a pass of their own, untimed. */
+/* Whether the solutions in `to` (F of them) are those of the plain
+ * results. */
+static int same_solutions(spart_context *context, destination to, spart_mart_result **plain,
+                          int64_t frames)
+{
+    int64_t n = spart_mart_result_scene_size(plain[0]);
+    size_t bytes = (size_t)(frames * n) * sizeof(double);
+    double *host = malloc(bytes);
+    CHECK_SPART(context, spart_memory_copy(context, host, 0, to.buffer, to.on_device, bytes));
+    int same = 1;
+    for (int64_t k = 0; k < frames; k++) {
+        same = same && memcmp(host + k * n, spart_mart_result_solution(plain[k]),
+                              (size_t)n * sizeof(double)) == 0;
+    }
+    free(host);
+    return same;
+}
+
+/* The one-frame loop and the frames solve of the first `frames` frames,
+ * each way of receiving the solutions, `repeat` times each, alternating.
+ * Each timed solve starts after the results of the one before it are
+ * freed, so that the plain calls find the host's memory for their results
+ * alike (a solve that finds another's freed results to reuse skips the
+ * first touch of their pages, 0.66 MB a frame at 64 x 64 and 10.5 MB at
+ * 256 x 256); the _into forms write into buffers allocated (and touched)
+ * once, before the timing. The bits are compared in a pass of their own,
+ * untimed. */
 static void time_solves(spart_context *context, const spart_mart_operators *operators,
                         const double *d_observed, int64_t frames, const spart_mart_options *options,
                         int repeat, figures *f)
 {
-    spart_mart_result *alone[max_frames], *together[max_frames], *kept[max_frames];
-    f->loop_seconds = f->frames_seconds = f->kept_seconds = 1e30;
-    size_t bytes = 0;
-    void *workspace = NULL;
-    CHECK_SPART(context, spart_mart_frames_workspace_size(context, operators, frames, options,
-                                                          frames, &bytes));
-    CHECK_SPART(context, spart_device_malloc(context, bytes, &workspace));
-    for (int r = 0; r < repeat; r++) {
-        double seconds = solve_loop(context, operators, d_observed, frames, options, alone);
-        f->loop_seconds = bench_smaller(f->loop_seconds, seconds);
-        free_results(alone, frames);
-        seconds = solve_frames(context, operators, d_observed, frames, options, NULL, 0, together);
-        f->frames_seconds = bench_smaller(f->frames_seconds, seconds);
-        free_results(together, frames);
-        seconds =
-            solve_frames(context, operators, d_observed, frames, options, workspace, bytes, kept);
-        f->kept_seconds = bench_smaller(f->kept_seconds, seconds);
-        free_results(kept, frames);
+    spart_mart_result *alone[max_frames], *together[max_frames];
+    size_t bytes = (size_t)(frames * operators->scene_size) * sizeof(double);
+    destination ways[3] = {{NULL, 0}, {NULL, 0}, {NULL, 1}};
+    CHECK_CUDA(cudaMallocHost((void **)&ways[1].buffer, bytes));
+    memset(ways[1].buffer, 0, bytes);
+    CHECK_SPART(context, spart_device_malloc(context, bytes, (void **)&ways[2].buffer));
+    CHECK_CUDA(cudaMemset(ways[2].buffer, 0, bytes));
+    double *loop[3] = {&f->loop_seconds, &f->loop_pinned_seconds, &f->loop_device_seconds};
+    double *batch[3] = {&f->frames_seconds, &f->frames_pinned_seconds, &f->frames_device_seconds};
+    for (int w = 0; w < 3; w++) {
+        *loop[w] = *batch[w] = 1e30;
     }
-    (void)solve_loop(context, operators, d_observed, frames, options, alone);
-    (void)solve_frames(context, operators, d_observed, frames, options, NULL, 0, together);
-    (void)solve_frames(context, operators, d_observed, frames, options, workspace, bytes, kept);
+    for (int r = 0; r < repeat; r++) {
+        for (int w = 0; w < 3; w++) {
+            double seconds =
+                solve_loop(context, operators, d_observed, frames, options, ways[w], alone);
+            *loop[w] = bench_smaller(*loop[w], seconds);
+            free_results(alone, frames);
+            seconds =
+                solve_frames(context, operators, d_observed, frames, options, ways[w], together);
+            *batch[w] = bench_smaller(*batch[w], seconds);
+            free_results(together, frames);
+        }
+    }
+    (void)solve_loop(context, operators, d_observed, frames, options, ways[0], alone);
+    (void)solve_frames(context, operators, d_observed, frames, options, ways[0], together);
     f->same_bits = 1;
     for (int64_t k = 0; k < frames; k++) {
-        f->same_bits =
-            f->same_bits && same_result(alone[k], together[k]) && same_result(kept[k], together[k]);
+        f->same_bits = f->same_bits && same_result(alone[k], together[k]);
+    }
+    spart_mart_result *into[max_frames];
+    for (int w = 1; w < 3; w++) {
+        (void)solve_loop(context, operators, d_observed, frames, options, ways[w], into);
+        f->same_bits = f->same_bits && same_solutions(context, ways[w], alone, frames);
+        free_results(into, frames);
+        (void)solve_frames(context, operators, d_observed, frames, options, ways[w], into);
+        f->same_bits = f->same_bits && same_solutions(context, ways[w], alone, frames);
+        free_results(into, frames);
     }
     free_results(alone, frames);
     free_results(together, frames);
-    free_results(kept, frames);
-    spart_device_free(context, workspace);
+    cudaFreeHost(ways[1].buffer);
+    spart_device_free(context, ways[2].buffer);
 }
 
 /* The plain frames solve's first call on a context of its own (the same
@@ -310,9 +359,15 @@ static void run_scene(spart_context *context, int n, int iterations, int repeat,
                f->same_bits ? "same bits" : "BITS DIFFER", f->forward_ms,
                100.0 * f->forward_floor_ms / f->forward_ms, f->backward_ms,
                100.0 * f->backward_floor_ms / f->backward_ms);
-        printf("              frames solve in a workspace kept across solves: %.1f frames/s "
-               "(%.2fx the loop); its first call on a fresh context: %.1f frames/s (%.2fx)\n",
-               (double)f->frames / f->kept_seconds, f->loop_seconds / f->kept_seconds,
+        printf("              into a pinned buffer: loop %.1f, frames solve %.1f frames/s "
+               "(%.2fx); into a device buffer: loop %.1f, frames solve %.1f frames/s (%.2fx); "
+               "plain, first call on a fresh context: %.1f frames/s (%.2fx)\n",
+               (double)f->frames / f->loop_pinned_seconds,
+               (double)f->frames / f->frames_pinned_seconds,
+               f->loop_pinned_seconds / f->frames_pinned_seconds,
+               (double)f->frames / f->loop_device_seconds,
+               (double)f->frames / f->frames_device_seconds,
+               f->loop_device_seconds / f->frames_device_seconds,
                (double)f->frames / f->first_seconds, f->loop_seconds / f->first_seconds);
         printf("              a frame's solve besides its iterations: loop %.3f ms, frames "
                "solve %.3f ms; an iteration of a frame: loop %.4f ms, frames solve %.4f ms\n",
@@ -364,25 +419,39 @@ static void write_markdown(const char *path, int argc, char **argv, const figure
             "that (allocations, graphs, the guess, the results copied back)\n"
             "- the plain frames solve takes its working memory from the context's own pool "
             "(stream-ordered, kept between calls): its column is warm; the first call on a fresh "
-            "context (one run, not the best of the repeats) makes the pool and maps the memory\n\n",
+            "context (one run, not the best of the repeats) makes the pool and maps the memory\n"
+            "- plain: spart_mart_solve once a frame against spart_mart_solve_frames, each "
+            "solution copied into host memory its result allocates (first touched by that copy "
+            "unless glibc reuses freed pages); into pinned / into device: the same solves "
+            "through spart_mart_solve_into (frame k into place k) and "
+            "spart_mart_solve_frames_into, both writing into one buffer of F solutions the "
+            "program allocated once before the timing (cudaMallocHost / device memory); each "
+            "speed-up is the loop's seconds over the frames solve's, the same way on both "
+            "sides\n\n",
             iterations, rate / 1e9);
-    fprintf(out, "| scene | frames | one-frame loop, frames/s | frames solve, frames/s | speed-up "
-                 "| same bits | frames solve in a kept workspace, frames/s (speed-up) "
-                 "| frames solve, first call on a fresh context, frames/s (speed-up) "
-                 "| ms an iteration of a frame, loop / frames | ms a frame besides "
-                 "its iterations, loop / frames | forward ms | forward, %% of copy rate | "
-                 "backward ms | backward, %% of copy rate |\n");
-    bench_markdown_rule(out, 14);
+    fprintf(out, "| scene | frames | plain: loop, frames/s | plain: frames solve, frames/s | "
+                 "plain: speed-up | into pinned: loop / frames solve, frames/s | into pinned: "
+                 "speed-up | into device: loop / frames solve, frames/s | into device: speed-up "
+                 "| same bits | plain frames solve, first call on a fresh context, frames/s "
+                 "(speed-up) | ms an iteration of a frame (plain), loop / frames | ms a frame "
+                 "besides its iterations (plain), loop / frames | forward ms | forward, %% of "
+                 "copy rate | backward ms | backward, %% of copy rate |\n");
+    bench_markdown_rule(out, 16);
     for (int k = 0; k < count; k++) {
         const figures *f = &all[k];
         fprintf(out,
-                "| %d x %d | %lld | %.1f | %.1f | %.2fx | %s | %.1f (%.2fx) | %.1f (%.2fx) | "
-                "%.4f / %.4f | "
+                "| %d x %d | %lld | %.1f | %.1f | %.2fx | %.1f / %.1f | %.2fx | %.1f / %.1f | "
+                "%.2fx | %s | %.1f (%.2fx) | %.4f / %.4f | "
                 "%.3f / %.3f | %.3f | %.0f | %.3f | %.0f |\n",
                 f->scene, f->scene, (long long)f->frames, (double)f->frames / f->loop_seconds,
                 (double)f->frames / f->frames_seconds, f->loop_seconds / f->frames_seconds,
-                f->same_bits ? "yes" : "NO", (double)f->frames / f->kept_seconds,
-                f->loop_seconds / f->kept_seconds, (double)f->frames / f->first_seconds,
+                (double)f->frames / f->loop_pinned_seconds,
+                (double)f->frames / f->frames_pinned_seconds,
+                f->loop_pinned_seconds / f->frames_pinned_seconds,
+                (double)f->frames / f->loop_device_seconds,
+                (double)f->frames / f->frames_device_seconds,
+                f->loop_device_seconds / f->frames_device_seconds, f->same_bits ? "yes" : "NO",
+                (double)f->frames / f->first_seconds,
                 f->loop_seconds / f->first_seconds,
                 iteration_ms(f->loop_one_seconds, f->loop_seconds, f->frames, iterations),
                 iteration_ms(f->frames_one_seconds, f->frames_seconds, f->frames, iterations),

@@ -78,6 +78,9 @@ EXCLUDED = {
                                "callers solve the frames one by one with spart_mart_solve, the same bits)",
     "spart_mart_frames_workspace_size": "the workspace of spart_mart_solve_frames, which has no Fortran wrapper yet",
     "spart_mart_solve_frames_workspace": "takes an array of result handles, as spart_mart_solve_frames; no Fortran wrapper yet",
+    "spart_mart_solve_frames_into": "takes an array of result handles, as spart_mart_solve_frames; no Fortran wrapper yet",
+    "spart_mart_solve_into": "the solution into a caller's pinned or device buffer (a C pointer); Fortran callers use "
+                             "spart_mart_solve, the same bits",
     # Allocator hooks are C function pointers that must return C heap
     # memory; Fortran codes use the context of spart_context_create, whose
     # memory they never see.

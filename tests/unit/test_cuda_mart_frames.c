@@ -5,8 +5,9 @@
  * 1, 3, 8 and 30 frames, with frames that stop at different iterations
  * inside the graphs' blocks, every rule, kept states, a callback (graphs
  * of one iteration), operators that may not be recorded (no graphs), and
- * batches of several widths; the frames steps on the device against the
- * host's. The host's own runs are in test_mart_frames.c.
+ * batches of several widths; the solutions written into the caller's
+ * buffer (device, pinned and pageable host memory); the frames steps on
+ * the device against the host's. The host's own runs are in test_mart_frames.c.
  *
  * SPART_MART_FRAMES_SMALL=1 (for the sanitizers): 3 frames and the steps
  * only. Exit code 77 (skipped) when no CUDA device is visible, unless
@@ -267,6 +268,83 @@ static void plain_calls_reuse_the_contexts_pool(void **state)
     spart_context_free(context);
 }
 
+/* The solutions written into the caller's buffer, on the device, in
+ * pinned host memory and in pageable host memory (spart_mart_solve_frames_into,
+ * spart_mart_solve_into): the plain calls' bits, frames that stop at
+ * different iterations and frames out of iterations, with and without
+ * kept states, in batches of 3 (the last one of 2). */
+static void device_solutions_into_the_callers_buffer(void **state)
+{
+    (void)state;
+    spart_context *context = context_or_fail();
+    enum { frames = 8 };
+    tiny_case c;
+    make_tiny_case(context, frames, &c);
+    device_problem d;
+    make_device_problem(context, &c, &d);
+    int64_t n = c.p.scene_size, pixels = 4 * c.p.image_size;
+    size_t bytes = (size_t)(frames * n) * sizeof(double);
+    double *d_observed = doubles_to_device(context, c.observed, frames * pixels);
+    double *pageable = malloc(bytes), *pinned = NULL, *on_device = NULL, *back = malloc(bytes);
+    assert_int_equal(cudaMallocHost((void **)&pinned, bytes), cudaSuccess);
+    assert_int_equal(spart_device_malloc(context, bytes, (void **)&on_device), SPART_OK);
+    for (int variant = 0; variant < (small_only() ? 1 : 3); variant++) {
+        spart_mart_options options;
+        spart_mart_options_init(&options);
+        options.threshold = 1e-2;
+        options.max_iterations = variant == 1 ? 5 : 40; /* 1: some frames out of iterations */
+        options.keep_intermediate = variant == 2;
+        spart_mart_result *plain[frames], *into[frames];
+        assert_int_equal(
+            spart_mart_solve_frames(context, &d.device, frames, d_observed, &options, 3, plain),
+            SPART_OK);
+        for (int where = 0; where < 3; where++) {
+            double *buffer = where == 0 ? on_device : where == 1 ? pinned : pageable;
+            assert_int_equal(cudaMemset(on_device, 0xff, bytes), cudaSuccess);
+            memset(pinned, 0xff, bytes);
+            memset(pageable, 0xff, bytes);
+            assert_int_equal(spart_mart_solve_frames_into(context, &d.device, frames, d_observed,
+                                                          &options, 3, NULL, 0, buffer, where == 0,
+                                                          into),
+                             SPART_OK);
+            const double *solutions = buffer;
+            if (where == 0) {
+                assert_int_equal(cudaMemcpy(back, on_device, bytes, cudaMemcpyDeviceToHost),
+                                 cudaSuccess);
+                solutions = back;
+            }
+            for (int64_t f = 0; f < frames; f++) {
+                assert_into_same_bits(plain[f], into[f], solutions + f * n,
+                                      options.keep_intermediate, f);
+                spart_mart_result_free(into[f]);
+            }
+            /* one frame, frame 5 (its own iteration count) */
+            spart_mart_result *alone = NULL;
+            assert_int_equal(spart_mart_solve_into(context, &d.device, d_observed + 5 * pixels,
+                                                   &options, buffer, where == 0, &alone),
+                             SPART_OK);
+            if (where == 0) {
+                assert_int_equal(cudaMemcpy(back, on_device, (size_t)n * sizeof(double),
+                                            cudaMemcpyDeviceToHost),
+                                 cudaSuccess);
+            }
+            assert_into_same_bits(plain[5], alone, solutions, options.keep_intermediate, 5);
+            spart_mart_result_free(alone);
+        }
+        for (int64_t f = 0; f < frames; f++) {
+            spart_mart_result_free(plain[f]);
+        }
+    }
+    cudaFreeHost(pinned);
+    free(pageable);
+    free(back);
+    spart_device_free(context, on_device);
+    spart_device_free(context, d_observed);
+    free_device_problem(&d);
+    free_tiny_case(&c);
+    spart_context_free(context);
+}
+
 /* The frames steps on the device give the host's bits. */
 static void device_frames_steps_equal_host(void **state)
 {
@@ -365,6 +443,7 @@ int main(void)
         cmocka_unit_test(device_frames_every_rule_and_path),
         cmocka_unit_test(device_frames_steps_equal_host),
         cmocka_unit_test(plain_calls_reuse_the_contexts_pool),
+        cmocka_unit_test(device_solutions_into_the_callers_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

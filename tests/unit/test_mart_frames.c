@@ -189,6 +189,74 @@ static void a_workspace_kept_across_solves(void **state)
     spart_context_free(context);
 }
 
+/* The solutions written into the caller's buffer (spart_mart_solve_into,
+ * spart_mart_solve_frames_into, with and without a kept workspace): the
+ * plain calls' bits, with every rule that ends a run differently and with
+ * kept states; a NULL buffer is the plain call. */
+static void solutions_into_the_callers_buffer(void **state)
+{
+    (void)state;
+    spart_context *context = new_context();
+    tiny_case c;
+    make_tiny_case(context, 5, &c);
+    int64_t n = c.p.scene_size;
+    double *buffer = malloc((size_t)(5 * n) * sizeof(double));
+    for (int variant = 0; variant < 3; variant++) {
+        spart_mart_options options;
+        spart_mart_options_init(&options);
+        options.threshold = 1e-2;
+        options.max_iterations = variant == 1 ? 4 : 30; /* 1: out of iterations */
+        options.keep_intermediate = variant == 2;
+        spart_mart_result *plain[5], *into[5];
+        assert_int_equal(
+            spart_mart_solve_frames(context, &c.operators, 5, c.observed, &options, 2, plain),
+            SPART_OK);
+        size_t bytes = 0;
+        assert_int_equal(
+            spart_mart_frames_workspace_size(context, &c.operators, 5, &options, 2, &bytes),
+            SPART_OK);
+        void *workspace = NULL;
+        assert_int_equal(spart_memory_allocate(context, 0, bytes, &workspace), SPART_OK);
+        for (int kept = 0; kept < 2; kept++) {
+            memset(buffer, 0xff, (size_t)(5 * n) * sizeof(double));
+            assert_int_equal(spart_mart_solve_frames_into(context, &c.operators, 5, c.observed,
+                                                          &options, 2, kept ? workspace : NULL,
+                                                          kept ? bytes : 0, buffer, 0, into),
+                             SPART_OK);
+            for (int64_t f = 0; f < 5; f++) {
+                assert_into_same_bits(plain[f], into[f], buffer + f * n, options.keep_intermediate,
+                                      f);
+                spart_mart_result_free(into[f]);
+            }
+        }
+        /* one frame: spart_mart_solve against spart_mart_solve_into */
+        spart_mart_result *alone = NULL, *alone_into = NULL;
+        int64_t pixels = 4 * c.p.image_size;
+        assert_int_equal(
+            spart_mart_solve(context, &c.operators, c.observed + 3 * pixels, &options, &alone),
+            SPART_OK);
+        assert_int_equal(spart_mart_solve_into(context, &c.operators, c.observed + 3 * pixels,
+                                               &options, buffer, 0, &alone_into),
+                         SPART_OK);
+        assert_into_same_bits(alone, alone_into, buffer, options.keep_intermediate, 3);
+        spart_mart_result_free(alone_into);
+        /* NULL: the plain call, the solution in the result */
+        assert_int_equal(spart_mart_solve_into(context, &c.operators, c.observed + 3 * pixels,
+                                               &options, NULL, 0, &alone_into),
+                         SPART_OK);
+        assert_results_same_bits(alone, alone_into, 3);
+        spart_mart_result_free(alone_into);
+        spart_mart_result_free(alone);
+        for (int64_t f = 0; f < 5; f++) {
+            spart_mart_result_free(plain[f]);
+        }
+        spart_memory_free(context, 0, workspace);
+    }
+    free(buffer);
+    free_tiny_case(&c);
+    spart_context_free(context);
+}
+
 static void guesses_are_per_frame(void **state)
 {
     (void)state;
@@ -493,6 +561,7 @@ int main(void)
         cmocka_unit_test(every_rule_and_batch_width),
         cmocka_unit_test(guesses_are_per_frame),
         cmocka_unit_test(a_workspace_kept_across_solves),
+        cmocka_unit_test(solutions_into_the_callers_buffer),
         cmocka_unit_test(a_callback_stops_one_frame),
         cmocka_unit_test(callers_operators_with_and_without_frames_callbacks),
         cmocka_unit_test(frames_steps_equal_one_frame_steps),

@@ -195,6 +195,34 @@ static inline int64_t assert_results_same_bits(const spart_mart_result *a,
     return iterations;
 }
 
+/* A result of an _into form (spart_mart_solve_into,
+ * spart_mart_solve_frames_into) and the solution it wrote into the
+ * caller's buffer (host memory), against the plain call's result: the same
+ * bits; without kept states the _into result holds no solution. */
+static inline void assert_into_same_bits(const spart_mart_result *plain,
+                                         const spart_mart_result *into, const double *solution,
+                                         int keep, int64_t frame)
+{
+    frame_copy x, y;
+    copy_result(plain, &x);
+    copy_result(into, &y);
+    if (!keep) {
+        assert_int_equal(y.solutions, 0);
+        assert_null(spart_mart_result_solution(into));
+        free(y.solution);
+        y.solutions = 1;
+        y.solution = malloc((size_t)y.scene_size * sizeof(double));
+        memcpy(y.solution, solution, (size_t)y.scene_size * sizeof(double));
+    } else if (memcmp(spart_mart_result_solution(plain), solution,
+                      (size_t)x.scene_size * sizeof(double)) != 0) {
+        fail_msg("frame %lld: the buffer's solution is not the result's last state",
+                 (long long)frame);
+    }
+    assert_same_bits(&x, &y, frame);
+    free_copy(&x);
+    free_copy(&y);
+}
+
 /* Frame f of `observed` (frames of num_channel x image_size values, where
  * the operators work) solved alone by spart_mart_solve, with frame f's
  * guess of options->guess (frames of scene_size values) if any: the bits
