@@ -614,8 +614,8 @@ spart_status spart_mart_solve_into(spart_context *context, const spart_mart_oper
     int64_t scene_size = operators->scene_size;
     double gamma = options->gamma > 0.0 ? options->gamma : 2.0 / (double)channels;
 
-    spart_mart_result *made =
-        spart_mart_result_allocate(context, operators, solution == NULL || options->keep_intermediate);
+    spart_mart_result *made = spart_mart_result_allocate(
+        context, operators, solution == NULL || options->keep_intermediate);
     if (made == NULL) {
         return spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
                                        "mart: could not allocate the result");

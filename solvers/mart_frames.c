@@ -88,7 +88,7 @@ typedef struct frames_work {
     frame_run *runs;     /* the batch's frames */
     int64_t first_frame; /* index of runs[0] among all frames */
     double start_time;
-    double *solutions_out;   /* spart_mart_solve_frames_into's buffer, or NULL: the results */
+    double *solutions_out; /* spart_mart_solve_frames_into's buffer, or NULL: the results */
     int solutions_out_on_device;
 } frames_work;
 
@@ -737,17 +737,15 @@ spart_status spart_mart_solve_frames_workspace(spart_context *context,
                                                size_t workspace_bytes, spart_mart_result **results)
 {
     return spart_mart_solve_frames_into(context, operators, num_frames, observed, options,
-                                        batch_frames, workspace, workspace_bytes, NULL, 0,
-                                        results);
+                                        batch_frames, workspace, workspace_bytes, NULL, 0, results);
 }
 
 spart_status spart_mart_solve_frames_into(spart_context *context,
-                                          const spart_mart_operators *operators,
-                                          int64_t num_frames, const double *observed,
-                                          const spart_mart_options *options, int64_t batch_frames,
-                                          void *workspace, size_t workspace_bytes,
-                                          double *solutions, int solutions_on_device,
-                                          spart_mart_result **results)
+                                          const spart_mart_operators *operators, int64_t num_frames,
+                                          const double *observed, const spart_mart_options *options,
+                                          int64_t batch_frames, void *workspace,
+                                          size_t workspace_bytes, double *solutions,
+                                          int solutions_on_device, spart_mart_result **results)
 {
     spart_mart_options defaults;
     spart_mart_options_init(&defaults);
@@ -762,8 +760,7 @@ spart_status spart_mart_solve_frames_into(spart_context *context,
     work.solutions_out_on_device = solutions != NULL && solutions_on_device != 0;
     memset(results, 0, (size_t)num_frames * sizeof *results);
     for (int64_t f = 0; f < num_frames && status == SPART_OK; f++) {
-        results[f] = spart_mart_result_allocate(context, operators,
-                                                solutions == NULL || work.keep);
+        results[f] = spart_mart_result_allocate(context, operators, solutions == NULL || work.keep);
         if (results[f] == NULL) {
             status = spart_context_set_error(context, SPART_ERROR_OUT_OF_MEMORY,
                                              "mart frames: could not allocate the result of "

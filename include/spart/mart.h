@@ -208,10 +208,10 @@ SPART_NODISCARD SPART_API spart_status spart_mart_solve(spart_context *context,
  * last of them too. solution NULL: spart_mart_solve. Errors: those of
  * spart_mart_solve; SPART_ERROR_NO_DEVICE for a device `solution` in a
  * library built without CUDA; SPART_ERROR_INTERNAL for a failed copy. */
-SPART_NODISCARD SPART_API spart_status spart_mart_solve_into(
-    spart_context *context, const spart_mart_operators *operators, const double *observed,
-    const spart_mart_options *options, double *solution, int solution_on_device,
-    spart_mart_result **result);
+SPART_NODISCARD SPART_API spart_status
+spart_mart_solve_into(spart_context *context, const spart_mart_operators *operators,
+                      const double *observed, const spart_mart_options *options, double *solution,
+                      int solution_on_device, spart_mart_result **result);
 
 /* Many frames per solve: MART on `num_frames` observations of the same
  * problem (frame f's images at observed + f * num_channel * image_size,

@@ -18,6 +18,17 @@ if(SPART_HAVE_CUDA AND SPART_BUILD_BENCHMARKS AND
   add_test(NAME bench_mart_frames COMMAND bench_mart_frames)
   set_tests_properties(bench_mart_frames PROPERTIES LABELS bench TIMEOUT 1800)
 endif()
+# bench_esis_steps (label bench, CUDA): each step of a MART iteration and
+# of a batch's one-off work at ESIS scale against its floor
+# (docs/dev/mart-frames-notes.md); the test runs a small slice.
+if(SPART_HAVE_CUDA AND SPART_BUILD_BENCHMARKS AND
+   EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_esis_steps.c)
+  add_executable(bench_esis_steps bench/bench_esis_steps.c)
+  target_link_libraries(bench_esis_steps PRIVATE spart_static CUDA::cudart OpenMP::OpenMP_C m)
+  target_compile_options(bench_esis_steps PRIVATE ${SPART_C_FLAGS})
+  add_test(NAME bench_esis_steps COMMAND bench_esis_steps --cells 142 --batch 4 --repeat 2)
+  set_tests_properties(bench_esis_steps PROPERTIES LABELS bench SKIP_RETURN_CODE 77 TIMEOUT 900)
+endif()
 # `spart invert` over a sequence of frames (where the command is built):
 # tests/cli/frames_tests.sh, one behaviour a case, a few seconds each.
 if(TARGET spart_cli)

@@ -324,9 +324,9 @@ static void device_solutions_into_the_callers_buffer(void **state)
                                                    &options, buffer, where == 0, &alone),
                              SPART_OK);
             if (where == 0) {
-                assert_int_equal(cudaMemcpy(back, on_device, (size_t)n * sizeof(double),
-                                            cudaMemcpyDeviceToHost),
-                                 cudaSuccess);
+                assert_int_equal(
+                    cudaMemcpy(back, on_device, (size_t)n * sizeof(double), cudaMemcpyDeviceToHost),
+                    cudaSuccess);
             }
             assert_into_same_bits(plain[5], alone, solutions, options.keep_intermediate, 5);
             spart_mart_result_free(alone);
