@@ -40,13 +40,40 @@ typedef struct cube {
     const char *const *extra_keys;
     const double *extra_values;
     const char *const *extra_comments;
+    /* 1: the values written as float32 (BITPIX -32, each rounded to the
+     * nearest float as a C cast rounds: what CFITSIO writes for float64
+     * values into a float32 image); 0: float64 (BITPIX -64), exactly. */
+    int float32;
+    /* Threads that encode and write the values (0 or 1: the caller's
+     * thread only); at most FITS_CUBE_MAX_THREADS. */
+    int threads;
 } cube;
 
+/* The most threads a cube is written with, and the bytes of values each
+ * encodes and writes at a time. */
+#define FITS_CUBE_MAX_THREADS 64
+#define FITS_CUBE_CHUNK_BYTES ((size_t)8 << 20)
+
 /* Write `data` into the new file `path` (which must not exist: write it
- * under a temporary name, see output_files.h) as float64. Returns 0, or -1
- * with a sentence naming `display_path` (the final name) in `error`. */
+ * under a temporary name, see output_files.h) as float64, or float32 with
+ * data->float32. Returns 0, or -1 with a sentence naming `display_path`
+ * (the final name) in `error`; on failure no file is left at `path`.
+ *
+ * The file is byte for byte the one CFITSIO writes (fits_create_img,
+ * the keywords, fits_write_img): CFITSIO makes the header (in memory),
+ * then data->threads threads encode the values big-endian, a chunk of
+ * FITS_CUBE_CHUNK_BYTES at a time each, and write each chunk at its place
+ * with checked pwrite() calls (a short write, a full disk or a failed
+ * close is an error naming the bytes written, never a short file), then
+ * the last block's zero fill. The bytes reach the page cache; the caller
+ * flushes them to disk (output_file_commit). */
 int fits_cube_write(const char *path, const char *display_path, const cube *data, char *error,
                     size_t error_size);
+
+/* fits_cube_write with chunks of `chunk_bytes` (rounded down to whole
+ * values, at least one): for tests of many chunks on small cubes. */
+int fits_cube_write_chunked(const char *path, const char *display_path, const cube *data,
+                            size_t chunk_bytes, char *error, size_t error_size);
 
 /* Read the primary array of `path` (read-only) into `values`, which holds
  * the product of `dims` values: the array must have exactly these three

@@ -65,6 +65,7 @@
 
 typedef struct options {
     int cells, lines, bins, frames, iterations, batch, keep, device, write_frames, breakdown;
+    int float32; /* --float32: solutions written as float32 (BITPIX -32) */
     double budget_gb;
     const char *out, *markdown;
 } options;
@@ -73,18 +74,19 @@ static void usage(const char *name)
 {
     fprintf(stderr,
             "usage: %s [--cells N] [--lines L (1-7)] [--bins B] [--frames F] [--iterations I] "
-            "[--batch B] [--budget GB] [--device] [--write-frames N] [--breakdown] [--out DIR] "
-            "[--keep] [--markdown FILE]\n",
+            "[--batch B] [--budget GB] [--device] [--write-frames N] [--float32] [--breakdown] "
+            "[--out DIR] [--keep] [--markdown FILE]\n",
             name);
     exit(2);
 }
 
 static options parse(int argc, char **argv)
 {
-    options o = {ESIS_CELLS, 1, ESIS_BINS, 30, 32, 0, 0, 0, 0, 0, 0.0, "esis_run_out", NULL};
+    options o = {ESIS_CELLS, 1, ESIS_BINS, 30, 32, 0, 0, 0, 0, 0, 0, 0.0, "esis_run_out", NULL};
     for (int k = 1; k < argc; k++) {
         if (strcmp(argv[k], "--keep") == 0 || strcmp(argv[k], "--device") == 0 ||
-            strcmp(argv[k], "--breakdown") == 0) {
+            strcmp(argv[k], "--breakdown") == 0 || strcmp(argv[k], "--float32") == 0) {
+            o.float32 |= strcmp(argv[k], "--float32") == 0;
             o.keep |= strcmp(argv[k], "--keep") == 0;
             o.device |= strcmp(argv[k], "--device") == 0;
             o.breakdown |= strcmp(argv[k], "--breakdown") == 0;
@@ -331,6 +333,8 @@ static double write_solution(const options *o, const esis_arrays *a, int frame,
     data.kind = "scene";
     data.content = "MART solution";
     data.bunit = "erg / (A sr cm2 s)";
+    data.float32 = o->float32;
+    data.threads = omp_get_max_threads(); /* as the command: the context's threads */
     if (fits_cube_write(path, path, &data, error, sizeof error) != 0) {
         fprintf(stderr, "%s\n", error);
         exit(1);
@@ -378,13 +382,15 @@ static void print_report(FILE *out, const options *o, const figures *g)
             o->iterations, g->batch, g->solve, g->solve * x);
     if (o->write_frames < o->frames) {
         fprintf(out,
-                "| write (%d of %d solutions written, %.2f GB; the time x %d / %d) | %.2f | "
+                "| write (%d of %d solutions written, %.2f GB, %s; the time x %d / %d) | %.2f | "
                 "%.1f |\n",
-                o->write_frames, o->frames, g->written_bytes / 1e9, o->frames, o->write_frames,
-                g->write, g->write * x);
+                o->write_frames, o->frames, g->written_bytes / 1e9,
+                o->float32 ? "float32" : "float64", o->frames, o->write_frames, g->write,
+                g->write * x);
     } else {
-        fprintf(out, "| write (%d solutions, %.2f GB) | %.2f | %.1f |\n", o->frames,
-                g->written_bytes / 1e9, g->write, g->write * x);
+        fprintf(out, "| write (%d solutions, %.2f GB, %s) | %.2f | %.1f |\n", o->frames,
+                g->written_bytes / 1e9, o->float32 ? "float32" : "float64", g->write,
+                g->write * x);
     }
     fprintf(out, "| **whole run** (build + upload + solve + write) | %.2f | %.1f |\n", run,
             run * x);

@@ -34,3 +34,34 @@ if(SPART_BUILD_BENCHMARKS)
                    --markdown ${CMAKE_CURRENT_BINARY_DIR}/bench_esis_stream.md)
   set_tests_properties(bench_esis_stream PROPERTIES LABELS bench TIMEOUT 900)
 endif()
+# test_fits_cube (label unit): the command's FITS cubes (src/cli/fits_cube.c,
+# which needs only CFITSIO, so the test is built with or without the
+# command) byte for byte as CFITSIO alone writes them, float64 and
+# float32, many chunks on many threads, and a failed write reported with
+# no file left.
+add_executable(test_fits_cube cli/test_fits_cube.c ${PROJECT_SOURCE_DIR}/src/io/fits_scan.c)
+target_include_directories(test_fits_cube PRIVATE ${PROJECT_SOURCE_DIR}/src
+                                                  ${PROJECT_SOURCE_DIR}/src/cli)
+target_link_libraries(test_fits_cube PRIVATE spart PkgConfig::CFITSIO PkgConfig::CMOCKA m)
+target_compile_options(test_fits_cube PRIVATE ${SPART_C_FLAGS})
+target_compile_definitions(test_fits_cube PRIVATE _POSIX_C_SOURCE=200809L)
+add_test(NAME test_fits_cube COMMAND test_fits_cube)
+set_tests_properties(test_fits_cube PROPERTIES LABELS unit
+                     ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout")
+# bench_fits_write (label bench, host only; CFITSIO, not the whole
+# command): one solution written the old way (CFITSIO alone), the floor (the
+# same bytes, plain writes) and the command's writer on 1-16 threads and in
+# float32, each part timed (docs/dev/esis-notes.md).
+if(SPART_BUILD_BENCHMARKS)
+  add_executable(bench_fits_write bench/bench_fits_write.c
+                                  ${PROJECT_SOURCE_DIR}/src/cli/output_files.c
+                                  ${PROJECT_SOURCE_DIR}/src/io/fits_scan.c)
+  target_include_directories(bench_fits_write PRIVATE ${PROJECT_SOURCE_DIR}/src
+                                                      ${PROJECT_SOURCE_DIR}/src/cli)
+  target_link_libraries(bench_fits_write PRIVATE spart PkgConfig::CFITSIO OpenMP::OpenMP_C m)
+  target_compile_options(bench_fits_write PRIVATE ${SPART_C_FLAGS})
+  target_compile_definitions(bench_fits_write PRIVATE _POSIX_C_SOURCE=200809L)
+  add_test(NAME bench_fits_write COMMAND bench_fits_write --bins 4 --cells 300 --out
+                                         ${CMAKE_CURRENT_BINARY_DIR})
+  set_tests_properties(bench_fits_write PROPERTIES LABELS bench TIMEOUT 300)
+endif()
