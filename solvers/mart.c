@@ -544,6 +544,10 @@ static spart_status run_batch(spart_context *context, const spart_mart_options *
 {
     int64_t channels = batch->rule.num_channel;
     spart_status status = spart_device_graph_launch(context, batch->graph);
+    if (status == SPART_OK && *iteration == 1 && !batch->keep) {
+        /* the first block: the solution's fresh host pages mapped meanwhile */
+        spart_mart_result_touch(context, result);
+    }
     if (status == SPART_OK) {
         status = spart_device_copy_to_host(context, batch->copy, batch->block, batch->block_bytes);
     }

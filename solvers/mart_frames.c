@@ -454,11 +454,20 @@ static spart_status solve_batch(spart_context *context, frames_work *work, const
     if (status == SPART_OK) {
         status = conclude_block(context, work, 1);
     }
+    int touched = !work->on_device || work->keep || work->solutions_out != NULL;
     while (status == SPART_OK && any_going(work)) {
         if (graph != NULL) {
             status = spart_device_graph_launch(context, graph);
         } else {
             status = run_iteration(context, work, 0, 1);
+        }
+        if (status == SPART_OK && !touched) {
+            /* while the device runs the block: the results' fresh host
+             * pages mapped on the threads (spart_mart_result_touch) */
+            for (int64_t f = 0; f < work->count; f++) {
+                spart_mart_result_touch(context, work->runs[f].result);
+            }
+            touched = 1;
         }
         if (status == SPART_OK) {
             status = conclude_block(context, work, graph != NULL ? work->block_iterations : 1);

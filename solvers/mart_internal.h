@@ -43,6 +43,11 @@ spart_mart_result *spart_mart_result_allocate(spart_context *context,
                                               const spart_mart_operators *operators,
                                               int with_solution);
 
+/* Map the host pages of the result's solution (each written once, a zero)
+ * on the context's threads, before a copy from the device lands there:
+ * for the drivers to call while the device works. */
+void spart_mart_result_touch(const spart_context *context, spart_mart_result *result);
+
 /* Append a state (scene_size values, host or device memory) to the kept
  * solutions, growing them by doubling (*capacity: states allocated). */
 spart_status spart_mart_result_append_state(spart_context *context, spart_mart_result *result,
