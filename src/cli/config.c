@@ -50,7 +50,7 @@ static const char *const observations_keys[] = {"synthesize", "file", NULL};
 static const char *const synthesize_keys[] = {"seed", "noise", "frames", NULL};
 static const char *const solver_keys[] = {"gamma",          "stop",   "threshold",  "target",
                                           "max_iterations", "device", "value_type", NULL};
-static const char *const outputs_keys[] = {"folder", "pictures", NULL};
+static const char *const outputs_keys[] = {"folder", "pictures", "value_type", NULL};
 static const char *const sensor_keys[] = {"pixels_x", "pixels_y", NULL};
 static const char *const psf_keys[] = {"size", "major", "minor", "angle", "mode", NULL};
 static const char *const psf_mode_words[] = {"auto", "fft", "folded", NULL};
@@ -586,6 +586,11 @@ static void read_outputs(config_reader *reader, const yaml_node *root, config_ou
         reader_string(reader, folder, "outputs.folder", outputs->folder, sizeof outputs->folder);
     }
     reader_optional_boolean(reader, node, "outputs", "pictures", &outputs->pictures);
+    int choice = 0;
+    if (reader_optional_choice(reader, node, "outputs", "value_type", value_type_words, &choice) ==
+        0) {
+        outputs->float32 = choice == 1;
+    }
 }
 
 /* Loaded operators are matrices only: synthesising observations needs the

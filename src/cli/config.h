@@ -141,6 +141,7 @@ typedef struct config_solver {
 typedef struct config_outputs {
     char folder[CONFIG_PATH_LENGTH]; /* as given: relative to the working folder */
     int pictures;
+    int float32; /* value_type: float32: the FITS cubes' values written as float32 */
 } config_outputs;
 
 typedef struct config {

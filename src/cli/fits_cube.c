@@ -191,14 +191,12 @@ static void encode_values(const double *values, size_t count, int float32, int s
             uint64_t bits;
             memcpy(&bits, &values[k], sizeof bits);
             if (swap) {
-                bits = ((bits & 0x00000000000000ffull) << 56) |
-                       ((bits & 0x000000000000ff00ull) << 40) |
-                       ((bits & 0x0000000000ff0000ull) << 24) |
-                       ((bits & 0x00000000ff000000ull) << 8) |
-                       ((bits & 0x000000ff00000000ull) >> 8) |
-                       ((bits & 0x0000ff0000000000ull) >> 24) |
-                       ((bits & 0x00ff000000000000ull) >> 40) |
-                       ((bits & 0xff00000000000000ull) >> 56);
+                bits =
+                    ((bits & 0x00000000000000ffull) << 56) |
+                    ((bits & 0x000000000000ff00ull) << 40) |
+                    ((bits & 0x0000000000ff0000ull) << 24) | ((bits & 0x00000000ff000000ull) << 8) |
+                    ((bits & 0x000000ff00000000ull) >> 8) | ((bits & 0x0000ff0000000000ull) >> 24) |
+                    ((bits & 0x00ff000000000000ull) >> 40) | ((bits & 0xff00000000000000ull) >> 56);
             }
             memcpy(bytes + 8 * k, &bits, sizeof bits);
         }
@@ -234,13 +232,13 @@ static int write_at(int descriptor, const void *bytes, size_t count, off_t offse
 typedef struct value_writer {
     int descriptor;
     const double *values;
-    size_t count;            /* values */
-    size_t chunk;            /* values a chunk */
-    size_t width;            /* bytes a value: 8 or 4 */
-    off_t start;             /* the data unit's offset: the header's length */
+    size_t count; /* values */
+    size_t chunk; /* values a chunk */
+    size_t width; /* bytes a value: 8 or 4 */
+    off_t start;  /* the data unit's offset: the header's length */
     int float32, swap, threads;
     pthread_mutex_t lock;
-    size_t failed_chunk;     /* the lowest chunk that failed, or SIZE_MAX */
+    size_t failed_chunk; /* the lowest chunk that failed, or SIZE_MAX */
     int failed_errno;
 } value_writer;
 
@@ -324,8 +322,8 @@ static int write_data_unit(value_writer *w, const char *display_path, char *erro
         size_t total = w->count * w->width;
         size_t at = w->failed_chunk * w->chunk * w->width;
         snprintf(error, error_size, "cannot write %s: %s after %zu of %zu bytes of values",
-                 display_path, w->failed_errno != 0 ? strerror(w->failed_errno) : "no progress",
-                 at, total);
+                 display_path, w->failed_errno != 0 ? strerror(w->failed_errno) : "no progress", at,
+                 total);
         return -1;
     }
     return 0;
@@ -350,8 +348,8 @@ int fits_cube_write_chunked(const char *path, const char *display_path, const cu
         snprintf(error, error_size, "cannot write %s: %s", display_path, sentence);
         return -1;
     }
-    size_t count = (size_t)data->axis[0].length * (size_t)data->axis[1].length *
-                   (size_t)data->axis[2].length;
+    size_t count =
+        (size_t)data->axis[0].length * (size_t)data->axis[1].length * (size_t)data->axis[2].length;
     size_t data_bytes = count * width;
     size_t fill = (FITS_BLOCK - data_bytes % FITS_BLOCK) % FITS_BLOCK;
     int descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);

@@ -256,7 +256,8 @@ static int write_outputs(const cli_options *options, inversion *run)
                        complete ? run->report.merit : NULL,
                        complete ? run->report.elapsed : NULL,
                        run->cfg.observations.kind == OBSERVATIONS_SYNTHESIZE,
-                       run->cfg.scene.kind == SCENE_GAUSSIANS};
+                       run->cfg.scene.kind == SCENE_GAUSSIANS,
+                       spart_context_threads(run->context)};
     progress_step_begin(&run->report, "writing the outputs");
     int interrupted = 0;
     int result = results_write(&outputs, run->cfg.outputs.folder, options->overwrite, &interrupted,

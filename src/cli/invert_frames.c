@@ -1,13 +1,23 @@
 /*
  * src/cli/invert_frames.c: `spart invert` over a sequence of frames
- * (invert_frames.h): every frame's observations solved together with
- * spart_mart_solve_frames (each frame's result the one a run of that frame
- * alone gives, bit for bit), then each frame's outputs written into its
- * own folder, and one table of every frame's outcome.
+ * (invert_frames.h): the frames' observations solved with
+ * spart_mart_solve_frames a batch at a time (each frame's result the one a
+ * run of that frame alone gives, bit for bit, whatever the batches), each
+ * frame's outputs written into its own folder by a writer thread while the
+ * next batch is solved, and one table of every frame's outcome.
+ *
+ * The writer thread only writes files (results_write, pictures_write):
+ * everything that uses the context or the device (the solve, each frame's
+ * predicted images) stays on the main thread, which hands each batch's
+ * frames over once they are predicted. A failure on either side stops the
+ * other: the solve before its next batch, the writer before its next
+ * frame; every file written is complete (written beside its name and
+ * renamed into place), and the sentence says which frame failed.
  */
 #include "invert_frames.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,19 +50,31 @@ int invert_frames_prepare_outputs(const config *cfg, int64_t frames, int overwri
     return result;
 }
 
+/* The writer thread and what it shares with the solve (under `lock`). */
+typedef struct frame_writer {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int64_t ready;   /* frames [0, ready) are solved and predicted */
+    int finished;    /* no more frames will come */
+    int code;        /* EXIT_DONE, or the writer's failure (its sentence printed) */
+    int64_t written; /* frames [0, written) have their outputs written */
+} frame_writer;
+
 /* Everything a run of frames holds, freed together. */
 typedef struct frames_run {
     const invert_frames_inputs *in;
+    const cli_options *options;
     int64_t frames;
-    double *images; /* frames x C x image_size */
-    double *truths; /* frames x scene_size, or NULL */
-    double *predicted;
-    double *merit; /* one frame's merit per iteration */
+    double *images;     /* frames x C x image_size */
+    double *truths;     /* frames x scene_size, or NULL */
+    double **predicted; /* frame f's predicted images, until written */
     device_operators *device;
     spart_mart_operators operators;
     const char *where;
     spart_mart_result **results;
-    char error[CONFIG_ERROR_LENGTH + 512];
+    frame_writer writer;
+    char error[CONFIG_ERROR_LENGTH + 512];        /* the main thread's sentences */
+    char writer_error[CONFIG_ERROR_LENGTH + 512]; /* the writer thread's */
 } frames_run;
 
 static void frames_run_free(frames_run *run)
@@ -60,12 +82,14 @@ static void frames_run_free(frames_run *run)
     for (int64_t f = 0; run->results != NULL && f < run->frames; f++) {
         spart_mart_result_free(run->results[f]);
     }
+    for (int64_t f = 0; run->predicted != NULL && f < run->frames; f++) {
+        free(run->predicted[f]);
+    }
+    free(run->predicted);
     free(run->results);
     device_operators_free(run->device);
     free(run->images);
     free(run->truths);
-    free(run->predicted);
-    free(run->merit);
 }
 
 static int make_frames(const cli_options *options, frames_run *run)
@@ -87,8 +111,188 @@ static int make_frames(const cli_options *options, frames_run *run)
     return EXIT_DONE;
 }
 
-static int solve_frames(const cli_options *options, frames_run *run)
+/* The frames a batch of the solve holds: as many as fit the working
+ * memory spart_mart_solve_frames gives a batch by default (1 GiB, at
+ * most 64 frames), so that the batches here are the library's own. */
+static int64_t batch_width(spart_context *context, const spart_mart_operators *operators,
+                           const spart_mart_options *mart)
 {
+    size_t one = 0;
+    if (spart_mart_frames_workspace_size(context, operators, 1, mart, 1, &one) != SPART_OK ||
+        one == 0) {
+        return 1;
+    }
+    int64_t width = (int64_t)(((size_t)1 << 30) / one);
+    return width < 1 ? 1 : (width > 64 ? 64 : width);
+}
+
+/* The merit of each iteration of a result (the mean over channels, summed
+ * in channel order, as the solver takes it) into `merit`. */
+static void frame_merits(const spart_mart_result *result, double *merit)
+{
+    int64_t iterations = spart_mart_result_num_iterations(result);
+    int64_t channels = spart_mart_result_num_channel(result);
+    const double *chi2 = spart_mart_result_mean_chi_squared(result);
+    for (int64_t i = 0; i < iterations; i++) {
+        double sum = 0.0;
+        for (int64_t c = 0; c < channels; c++) {
+            sum += chi2[i * channels + c];
+        }
+        merit[i] = sum / (double)channels;
+    }
+}
+
+/* Frame f's outputs into its folder (on the writer thread): the files of
+ * a one-frame run (their elapsed times unknown: the frames ran together),
+ * from its result and predicted images. */
+static int write_frame(frames_run *run, int64_t f)
+{
+    const cli_options *options = run->options;
+    const invert_frames_inputs *in = run->in;
+    const problem *made = in->made;
+    int64_t frame_values = made->num_channel * made->image_size;
+    const spart_mart_result *result = run->results[f];
+    int64_t iterations = spart_mart_result_num_iterations(result);
+    double *merit = malloc((size_t)(iterations > 0 ? iterations : 1) * sizeof *merit);
+    if (merit == NULL) {
+        cli_error(options, "writing frame %lld: out of memory", (long long)f);
+        return EXIT_FAILED;
+    }
+    frame_merits(result, merit);
+    results outputs = {in->cfg,
+                       made,
+                       run->truths != NULL ? run->truths + f * made->scene_size : NULL,
+                       run->images + f * frame_values,
+                       run->predicted[f],
+                       result,
+                       merit,
+                       NULL,
+                       in->cfg->observations.kind == OBSERVATIONS_SYNTHESIZE,
+                       in->cfg->scene.kind == SCENE_GAUSSIANS,
+                       spart_context_threads(in->context)};
+    char folder[OUTPUT_PATH_LENGTH];
+    frame_folder(folder, sizeof folder, in->cfg, f);
+    int interrupted = 0;
+    int written = results_write(&outputs, folder, options->overwrite, &interrupted,
+                                run->writer_error, sizeof run->writer_error);
+    if (written == 0 && in->cfg->outputs.pictures) {
+        written = pictures_write(&outputs, folder, options->overwrite, &interrupted,
+                                 run->writer_error, sizeof run->writer_error);
+    }
+    free(merit);
+    if (written != 0) {
+        if (interrupted) {
+            cli_error(options,
+                      "interrupted while writing frame %lld; the files already written "
+                      "are complete, the others were not written",
+                      (long long)f);
+            return EXIT_INTERRUPTED;
+        }
+        cli_error(options, "%s (files already written are complete; no partial file is left)",
+                  run->writer_error);
+        return written > 0 ? EXIT_OUTPUT_EXISTS : EXIT_FAILED;
+    }
+    return EXIT_DONE;
+}
+
+/* The writer thread: each frame as the solve hands it over, in order,
+ * until the solve has finished and every frame handed over is written, or
+ * until a failure (its own, or the solve's: the solve then says
+ * finished). */
+static void *write_frames(void *user)
+{
+    frames_run *run = user;
+    frame_writer *w = &run->writer;
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while (w->written == w->ready && !w->finished) {
+            pthread_cond_wait(&w->changed, &w->lock);
+        }
+        if (w->written == w->ready) {
+            break;
+        }
+        int64_t f = w->written;
+        pthread_mutex_unlock(&w->lock);
+        int code = EXIT_INTERRUPTED;
+        if (cli_interrupted()) {
+            cli_error(run->options,
+                      "interrupted before writing frame %lld; the folders of the frames before "
+                      "it are complete, no other outputs were written",
+                      (long long)f);
+        } else {
+            code = write_frame(run, f);
+        }
+        free(run->predicted[f]);
+        run->predicted[f] = NULL;
+        pthread_mutex_lock(&w->lock);
+        if (code != EXIT_DONE) {
+            w->code = code;
+            pthread_cond_broadcast(&w->changed);
+            break;
+        }
+        w->written = f + 1;
+        pthread_cond_broadcast(&w->changed);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+/* The writer's code so far (EXIT_DONE while it is fine). */
+static int writer_code(frame_writer *w)
+{
+    pthread_mutex_lock(&w->lock);
+    int code = w->code;
+    pthread_mutex_unlock(&w->lock);
+    return code;
+}
+
+/* Frames [first, first + count) solved (every rank) and predicted (rank
+ * 0), then handed to the writer. */
+static int solve_batch(frames_run *run, const spart_mart_regridder_pair *pair,
+                       const double *observed, const spart_mart_options *mart, int64_t first,
+                       int64_t count)
+{
+    const cli_options *options = run->options;
+    const invert_frames_inputs *in = run->in;
+    int64_t frame_values = run->operators.num_channel * run->operators.image_size;
+    /* one rank: spart_mart_solve_frames; several: the operators split over them */
+    if (cli_ranks_solve_frames(in->context, pair, &run->operators, count,
+                               observed + first * frame_values, mart,
+                               run->results + first) != SPART_OK) {
+        cli_error(options, "MART (frames %lld to %lld): %s", (long long)first,
+                  (long long)(first + count - 1), spart_context_error(in->context));
+        return EXIT_FAILED;
+    }
+    if (cli_ranks_rank() != 0) {
+        return EXIT_DONE;
+    }
+    for (int64_t f = first; f < first + count; f++) {
+        run->predicted[f] = malloc((size_t)frame_values * sizeof *run->predicted[f]);
+        if (run->predicted[f] == NULL) {
+            cli_error(options, "predicting the images of frame %lld: out of memory", (long long)f);
+            return EXIT_FAILED;
+        }
+        if (device_operators_predict(run->device, &run->operators,
+                                     spart_mart_result_solution(run->results[f]),
+                                     run->operators.scene_size, run->predicted[f], frame_values,
+                                     run->error, sizeof run->error) != 0) {
+            cli_error(options, "predicting the images of frame %lld: %s", (long long)f, run->error);
+            return EXIT_FAILED;
+        }
+    }
+    frame_writer *w = &run->writer;
+    pthread_mutex_lock(&w->lock);
+    w->ready = first + count;
+    pthread_cond_broadcast(&w->changed);
+    pthread_mutex_unlock(&w->lock);
+    return EXIT_DONE;
+}
+
+/* The solve, a batch at a time, with the writer thread (rank 0) writing
+ * each batch's frames while the next is solved. */
+static int solve_and_write(frames_run *run)
+{
+    const cli_options *options = run->options;
     const invert_frames_inputs *in = run->in;
     const config *cfg = in->cfg;
     if (cli_ranks_size() > 1 && spart_instrument_psf(in->made->instrument) != NULL) {
@@ -121,95 +325,69 @@ static int solve_frames(const cli_options *options, frames_run *run)
     mart.target = cfg->solver.target;
     mart.max_iterations = cfg->solver.max_iterations;
     run->results = calloc((size_t)run->frames, sizeof *run->results);
-    if (run->results == NULL) {
+    run->predicted = calloc((size_t)run->frames, sizeof *run->predicted);
+    if (run->results == NULL || run->predicted == NULL) {
         cli_error(options, "out of memory for the results of %lld frames", (long long)run->frames);
         return EXIT_FAILED;
     }
-    progress_step_begin(in->report, "running MART on every frame");
+    int64_t width = batch_width(in->context, &run->operators, &mart);
+    progress_step_begin(in->report, "running MART on every frame, writing each as it is solved");
     if (in->report->enabled) {
-        printf(" (%lld frames on the %s)", (long long)run->frames, run->where);
+        printf(" (%lld frames on the %s, %lld a batch)", (long long)run->frames, run->where,
+               (long long)width);
         fflush(stdout);
     }
-    /* one rank: spart_mart_solve_frames; several: the operators split over them */
-    if (cli_ranks_solve_frames(in->context, &pair, &run->operators, run->frames, observed, &mart,
-                               run->results) != SPART_OK) {
-        if (in->report->enabled) {
-            printf(" failed\n");
+    frame_writer *w = &run->writer;
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->changed, NULL);
+    w->code = EXIT_DONE;
+    pthread_t thread;
+    int threaded = 0;
+    if (cli_ranks_rank() == 0) {
+        threaded = pthread_create(&thread, NULL, write_frames, run) == 0;
+    }
+    int code = EXIT_DONE;
+    for (int64_t first = 0; first < run->frames; first += width) {
+        if (code == EXIT_DONE && cli_interrupted()) {
+            code = EXIT_INTERRUPTED;
         }
-        cli_error(options, "MART: %s", spart_context_error(in->context));
-        return EXIT_FAILED;
-    }
-    progress_step_end(in->report);
-    if (cli_interrupted()) {
-        cli_error(options, "interrupted after MART; no outputs were written");
-        return EXIT_INTERRUPTED;
-    }
-    return EXIT_DONE;
-}
-
-/* The merit of each iteration of a result (the mean over channels, summed
- * in channel order, as the solver takes it) into run->merit. */
-static void frame_merits(frames_run *run, const spart_mart_result *result)
-{
-    int64_t iterations = spart_mart_result_num_iterations(result);
-    int64_t channels = spart_mart_result_num_channel(result);
-    const double *chi2 = spart_mart_result_mean_chi_squared(result);
-    for (int64_t i = 0; i < iterations; i++) {
-        double sum = 0.0;
-        for (int64_t c = 0; c < channels; c++) {
-            sum += chi2[i * channels + c];
+        if (code == EXIT_DONE && threaded) {
+            code = writer_code(w) == EXIT_DONE ? EXIT_DONE : EXIT_FAILED;
         }
-        run->merit[i] = sum / (double)channels;
-    }
-}
-
-/* Frame f's outputs into its folder: its prediction, then the files of a
- * one-frame run (their elapsed times unknown: the frames ran together). */
-static int write_frame(const cli_options *options, frames_run *run, int64_t f)
-{
-    const invert_frames_inputs *in = run->in;
-    const problem *made = in->made;
-    int64_t frame_values = made->num_channel * made->image_size;
-    const spart_mart_result *result = run->results[f];
-    if (device_operators_predict(run->device, &run->operators, spart_mart_result_solution(result),
-                                 run->operators.scene_size, run->predicted, frame_values,
-                                 run->error, sizeof run->error) != 0) {
-        cli_error(options, "predicting the images of frame %lld: %s", (long long)f, run->error);
-        return EXIT_FAILED;
-    }
-    frame_merits(run, result);
-    results outputs = {in->cfg,
-                       made,
-                       run->truths != NULL ? run->truths + f * made->scene_size : NULL,
-                       run->images + f * frame_values,
-                       run->predicted,
-                       result,
-                       run->merit,
-                       NULL,
-                       in->cfg->observations.kind == OBSERVATIONS_SYNTHESIZE,
-                       in->cfg->scene.kind == SCENE_GAUSSIANS};
-    char folder[OUTPUT_PATH_LENGTH];
-    frame_folder(folder, sizeof folder, in->cfg, f);
-    int interrupted = 0;
-    int written = results_write(&outputs, folder, options->overwrite, &interrupted, run->error,
-                                sizeof run->error);
-    if (written == 0 && in->cfg->outputs.pictures) {
-        written = pictures_write(&outputs, folder, options->overwrite, &interrupted, run->error,
-                                 sizeof run->error);
-    }
-    if (written != 0) {
-        if (interrupted) {
-            cli_error(options,
-                      "interrupted while writing frame %lld; the files already written "
-                      "are complete, the others were not written",
-                      (long long)f);
-            return EXIT_INTERRUPTED;
+        code = cli_ranks_agree(code); /* every rank solves the batch, or none */
+        if (code != EXIT_DONE) {
+            break;
         }
-        cli_error(options, "%s (files already written are complete; no partial file is left)",
-                  run->error);
-        return written > 0 ? EXIT_OUTPUT_EXISTS : EXIT_FAILED;
+        int64_t count = run->frames - first < width ? run->frames - first : width;
+        code = solve_batch(run, &pair, observed, &mart, first, count);
     }
-    return EXIT_DONE;
+    pthread_mutex_lock(&w->lock);
+    w->finished = 1;
+    pthread_cond_broadcast(&w->changed);
+    pthread_mutex_unlock(&w->lock);
+    if (threaded) {
+        pthread_join(thread, NULL);
+    } else if (cli_ranks_rank() == 0 && code == EXIT_DONE) {
+        write_frames(run); /* no thread: the frames written after the solve */
+    }
+    int written = w->code;
+    pthread_cond_destroy(&w->changed);
+    pthread_mutex_destroy(&w->lock);
+    if (code == EXIT_INTERRUPTED && written != EXIT_INTERRUPTED) {
+        cli_error(options,
+                  "interrupted after the outputs of %lld frames were written; their folders "
+                  "are complete, no other outputs were written",
+                  (long long)w->written);
+    }
+    if (code == EXIT_DONE || (code == EXIT_FAILED && written != EXIT_DONE)) {
+        code = written; /* the writer's failure, its sentence printed */
+    }
+    if (code == EXIT_DONE) {
+        progress_step_end(in->report);
+    } else if (in->report->enabled) {
+        printf(" failed\n");
+    }
+    return code;
 }
 
 /* frames.csv: a row a frame (its folder, iterations, success, merit at
@@ -258,44 +436,18 @@ static int write_table(const char *temporary_path, const char *final_path, const
     return result;
 }
 
-static int write_frames(const cli_options *options, frames_run *run)
+/* frames.csv, once every frame's outputs are written. */
+static int write_frames_table(frames_run *run)
 {
-    const invert_frames_inputs *in = run->in;
-    int64_t frame_values = in->made->num_channel * in->made->image_size;
-    run->predicted = malloc((size_t)frame_values * sizeof *run->predicted);
-    int64_t most = 1;
-    for (int64_t f = 0; f < run->frames; f++) {
-        int64_t n = spart_mart_result_num_iterations(run->results[f]);
-        most = n > most ? n : most;
+    frames_table table = {run};
+    int written =
+        output_write(run->in->cfg->outputs.folder, INVERT_FRAMES_TABLE, run->options->overwrite,
+                     write_table, &table, run->error, sizeof run->error);
+    if (written != 0) {
+        cli_error(run->options, "%s", run->error);
+        return written > 0 ? EXIT_OUTPUT_EXISTS : EXIT_FAILED;
     }
-    run->merit = malloc((size_t)most * sizeof *run->merit);
-    if (run->predicted == NULL || run->merit == NULL) {
-        cli_error(options, "writing the frames: out of memory");
-        return EXIT_FAILED;
-    }
-    progress_step_begin(in->report, "writing the outputs of every frame");
-    int code = EXIT_DONE;
-    for (int64_t f = 0; f < run->frames && code == EXIT_DONE; f++) {
-        code = cli_interrupted() ? EXIT_INTERRUPTED : write_frame(options, run, f);
-    }
-    if (code == EXIT_DONE) {
-        frames_table table = {run};
-        int written = output_write(in->cfg->outputs.folder, INVERT_FRAMES_TABLE, options->overwrite,
-                                   write_table, &table, run->error, sizeof run->error);
-        if (written != 0) {
-            cli_error(options, "%s", run->error);
-            code = written > 0 ? EXIT_OUTPUT_EXISTS : EXIT_FAILED;
-        }
-    } else if (code == EXIT_INTERRUPTED && cli_interrupted()) {
-        cli_error(options, "interrupted while writing the frames; the folders written are "
-                           "complete");
-    }
-    if (code == EXIT_DONE) {
-        progress_step_end(in->report);
-    } else if (in->report->enabled) {
-        printf(" failed\n");
-    }
-    return code;
+    return EXIT_DONE;
 }
 
 /* One line for the run and one a frame; EXIT_NOT_CONVERGED when a frame
@@ -333,16 +485,17 @@ int invert_frames(const cli_options *options, const invert_frames_inputs *in, in
     frames_run run;
     memset(&run, 0, sizeof run);
     run.in = in;
+    run.options = options;
     run.frames = in->files->total_frames;
     if (code == EXIT_DONE) {
         code = make_frames(options, &run);
     }
     code = cli_ranks_agree(code); /* every rank solves, or none */
     if (code == EXIT_DONE) {
-        code = solve_frames(options, &run);
+        code = solve_and_write(&run); /* rank 0 writes the outputs */
     }
-    if (code == EXIT_DONE && cli_ranks_rank() == 0) { /* rank 0 writes the outputs */
-        code = write_frames(options, &run);
+    if (code == EXIT_DONE && cli_ranks_rank() == 0) {
+        code = write_frames_table(&run);
     }
     if (code == EXIT_DONE) {
         code = summarise(options, &run, progress_now() - in->start);

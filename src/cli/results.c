@@ -106,6 +106,8 @@ static void scene_job(const results *outputs, const double *values, const char *
     data->extra_keys = job->keys;
     data->extra_values = job->values;
     data->extra_comments = job->comments;
+    data->float32 = outputs->cfg->outputs.float32;
+    data->threads = outputs->threads;
 }
 
 static void images_job(const results *outputs, const double *values, const char *content,
@@ -134,6 +136,8 @@ static void images_job(const results *outputs, const double *values, const char 
     data->extra_keys = job->keys;
     data->extra_values = job->values;
     data->extra_comments = job->comments;
+    data->float32 = outputs->cfg->outputs.float32;
+    data->threads = outputs->threads;
 }
 
 /* ---- history ---------------------------------------------------------------------------- */

@@ -33,12 +33,14 @@ typedef struct results {
     const double *elapsed; /* seconds at each iteration, num_iterations values */
     int write_observed;    /* the observations were synthesised */
     int write_truth;       /* the truth is synthetic (not read from a file) */
+    int threads;           /* threads writing each cube's values (0: one) */
 } results;
 
 /* The names of the files `spart invert` will write, into `names`. */
 size_t results_file_names(const config *cfg, const char **names);
 
-/* Write the FITS files and the history into `folder`. Returns 0, 1 when
+/* Write the FITS files and the history into `folder` (the cubes' values
+ * as float64, or float32 with outputs.value_type: float32). Returns 0, 1 when
  * an output appeared meanwhile (without --overwrite), or -1; the sentence
  * says which file failed and why. Stops early after Ctrl-C (returns -1
  * with *interrupted set). */

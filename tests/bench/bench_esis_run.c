@@ -389,8 +389,7 @@ static void print_report(FILE *out, const options *o, const figures *g)
                 g->write * x);
     } else {
         fprintf(out, "| write (%d solutions, %.2f GB, %s) | %.2f | %.1f |\n", o->frames,
-                g->written_bytes / 1e9, o->float32 ? "float32" : "float64", g->write,
-                g->write * x);
+                g->written_bytes / 1e9, o->float32 ? "float32" : "float64", g->write, g->write * x);
     }
     fprintf(out, "| **whole run** (build + upload + solve + write) | %.2f | %.1f |\n", run,
             run * x);

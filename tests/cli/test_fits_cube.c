@@ -92,10 +92,9 @@ static void check_same_file(cube data, int threads, size_t chunk)
     size_t size = 0;
     long long reference_length = 0;
     char sentence[512];
-    assert_int_equal(
-        reference_cube_in_memory(&data, &reference, &size, &reference_length, sentence,
-                                 sizeof sentence),
-        0);
+    assert_int_equal(reference_cube_in_memory(&data, &reference, &size, &reference_length, sentence,
+                                              sizeof sentence),
+                     0);
     long length = 0;
     unsigned char *written = read_whole(path, &length);
     assert_int_equal(length, reference_length);
@@ -160,9 +159,8 @@ static void a_missing_folder_is_named(void **state)
     double values[105];
     cube data = make_cube(3, 5, 7, values);
     char error[1024] = "";
-    assert_int_equal(fits_cube_write("no-such-folder/x.fits", "out/x.fits", &data, error,
-                                     sizeof error),
-                     -1);
+    assert_int_equal(
+        fits_cube_write("no-such-folder/x.fits", "out/x.fits", &data, error, sizeof error), -1);
     assert_non_null(strstr(error, "cannot write out/x.fits: No such file or directory"));
 }
 

@@ -65,3 +65,15 @@ if(SPART_BUILD_BENCHMARKS)
                                          ${CMAKE_CURRENT_BINARY_DIR})
   set_tests_properties(bench_fits_write PROPERTIES LABELS bench TIMEOUT 300)
 endif()
+# The command's outputs (where it is built, label unit): float32 cubes
+# (outputs.value_type) and a sequence of frames whose writer fails,
+# tests/cli/outputs_tests.sh, a case a test, about a second each.
+if(TARGET spart_cli)
+  foreach(case float32_outputs frames_failed_write)
+    add_test(NAME cli_outputs_${case}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/outputs_tests.sh $<TARGET_FILE:spart_cli>
+                     ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/outputs_work ${case})
+    set_tests_properties(cli_outputs_${case} PROPERTIES LABELS unit TIMEOUT 120
+                         ENVIRONMENT "OMP_NUM_THREADS=2")
+  endforeach()
+endif()
