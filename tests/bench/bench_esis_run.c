@@ -58,6 +58,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench_device_product.h"
 #include "bench_esis_params.h"
 #include "bench_util.h"
 #include "cli/fits_cube.h"
@@ -165,75 +166,6 @@ static double host_peak_bytes(void)
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     return (double)usage.ru_maxrss * 1024.0;
-}
-
-/* ---- the copy rate and the products ------------------------------------------------------ */
-
-/* The device's copy rate (bytes/s, read + written) over `bytes`. */
-static double device_copy_rate(spart_context *context, size_t bytes)
-{
-    void *a = NULL, *b = NULL;
-    double back = 0.0, best = 1e300;
-    CHECK_SPART(context, spart_device_malloc(context, bytes, &a));
-    CHECK_SPART(context, spart_device_malloc(context, bytes, &b));
-    CHECK_CUDA(cudaMemset(a, 0, bytes));
-    for (int k = 0; k < 5; k++) {
-        double start = bench_seconds();
-        CHECK_SPART(context, spart_device_copy_on_device(context, b, a, bytes));
-        CHECK_SPART(context, spart_device_copy_to_host(context, &back, b, sizeof back));
-        best = bench_smaller(best, bench_seconds() - start);
-    }
-    spart_device_free(context, a);
-    spart_device_free(context, b);
-    return 2.0 * (double)bytes / best;
-}
-
-/* Bytes a product over `vectors` vectors must move: the CSR arrays once,
- * x and y (float64) of every vector. */
-static double product_bytes(const spart_regridder *r, int64_t vectors)
-{
-    return bench_csr_bytes(r) +
-           (double)vectors *
-               (double)(spart_regridder_num_rows(r) + spart_regridder_num_columns(r)) * 8.0;
-}
-
-/* Seconds of one product of `r` over `vectors` vectors (the best of 5 after
- * a warm-up, each waited for by a copy of one value back). */
-static double product_seconds(spart_context *context, const spart_regridder *r, int64_t vectors)
-{
-    spart_shape input = spart_regridder_shape_input(r);
-    spart_shape shape = input;
-    if (vectors > 1) {
-        shape.ndim = input.ndim + 1;
-        shape.dims[0] = vectors;
-        memcpy(shape.dims + 1, input.dims, (size_t)input.ndim * sizeof(int64_t));
-    }
-    int64_t size_x = vectors * spart_regridder_num_columns(r);
-    int64_t size_y = vectors * spart_regridder_num_rows(r);
-    size_t workspace_bytes = 0;
-    CHECK_SPART(context, spart_regridder_workspace_size(context, r, &shape, &workspace_bytes));
-    void *x = NULL, *y = NULL, *workspace = NULL;
-    CHECK_SPART(context, spart_device_malloc(context, (size_t)size_x * sizeof(double), &x));
-    CHECK_SPART(context, spart_device_malloc(context, (size_t)size_y * sizeof(double), &y));
-    if (workspace_bytes > 0) {
-        CHECK_SPART(context, spart_device_malloc(context, workspace_bytes, &workspace));
-    }
-    CHECK_CUDA(cudaMemset(x, 0, (size_t)size_x * sizeof(double)));
-    spart_array array = {x, shape};
-    double best = 1e300, back = 0.0;
-    for (int k = 0; k < 6; k++) {
-        double start = bench_seconds();
-        CHECK_SPART(context, spart_regridder_apply_workspace(context, r, &array, y, size_y,
-                                                             workspace, workspace_bytes));
-        CHECK_SPART(context, spart_device_copy_to_host(context, &back, y, sizeof back));
-        if (k > 0) {
-            best = bench_smaller(best, bench_seconds() - start);
-        }
-    }
-    spart_device_free(context, x);
-    spart_device_free(context, y);
-    spart_device_free(context, workspace);
-    return best;
 }
 
 /* ---- the stages ---------------------------------------------------------------------------- */
@@ -611,15 +543,15 @@ int main(int argc, char **argv)
     free(results);
 
     /* the copy rate and the products */
-    g.rate = device_copy_rate(context, (size_t)1 << 30);
-    g.forward_1 = product_seconds(context, d_forward, 1);
-    g.backward_1 = product_seconds(context, d_backward, 1);
-    g.forward_b = product_seconds(context, d_forward, g.batch);
-    g.backward_b = product_seconds(context, d_backward, g.batch);
-    g.forward_bytes_1 = product_bytes(d_forward, 1);
-    g.backward_bytes_1 = product_bytes(d_backward, 1);
-    g.forward_bytes_b = product_bytes(d_forward, g.batch);
-    g.backward_bytes_b = product_bytes(d_backward, g.batch);
+    g.rate = bench_device_copy_rate(context, (size_t)1 << 30, 5);
+    g.forward_1 = bench_device_product_seconds(context, d_forward, 1, 0, 5, NULL);
+    g.backward_1 = bench_device_product_seconds(context, d_backward, 1, 0, 5, NULL);
+    g.forward_b = bench_device_product_seconds(context, d_forward, g.batch, 0, 5, NULL);
+    g.backward_b = bench_device_product_seconds(context, d_backward, g.batch, 0, 5, NULL);
+    g.forward_bytes_1 = bench_product_bytes(d_forward, 1);
+    g.backward_bytes_1 = bench_product_bytes(d_backward, 1);
+    g.forward_bytes_b = bench_product_bytes(d_forward, g.batch);
+    g.backward_bytes_b = bench_product_bytes(d_backward, g.batch);
     sampler.stop = 1;
     pthread_join(sampler.thread, NULL);
     g.device_peak = (double)sampler.peak;

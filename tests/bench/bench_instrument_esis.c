@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "bench_device_product.h"
 #include "bench_esis_params.h"
 #include "bench_util.h"
 #include "spart.h"
@@ -82,58 +83,6 @@ static double peak_bytes(void)
     return (double)usage.ru_maxrss * 1024.0;
 }
 
-/* Seconds of one product of `r` (on the device) of ones, the median of
- * `repeat`, each ended by a copy of one value back (which waits for it). */
-static double device_product_seconds(spart_context *context, const spart_regridder *r, int repeat)
-{
-    int64_t rows = spart_regridder_num_rows(r), columns = spart_regridder_num_columns(r);
-    double *x = NULL, *y = NULL, back = 0.0;
-    CHECK_SPART(context,
-                spart_device_malloc(context, (size_t)columns * sizeof(double), (void **)&x));
-    CHECK_SPART(context, spart_device_malloc(context, (size_t)rows * sizeof(double), (void **)&y));
-    double *ones = malloc((size_t)columns * sizeof(double));
-    for (int64_t k = 0; k < columns; k++) {
-        ones[k] = 1.0;
-    }
-    CHECK_SPART(context,
-                spart_device_copy_to_device(context, x, ones, (size_t)columns * sizeof(double)));
-    free(ones);
-    spart_shape shape = spart_regridder_shape_input(r);
-    spart_array array = {x, shape};
-    double times[16];
-    int n = repeat < 16 ? repeat : 16;
-    for (int k = 0; k <= n; k++) { /* the first is a warm-up */
-        double start = bench_seconds();
-        CHECK_SPART(context, spart_regridder_apply(context, r, &array, y, rows));
-        CHECK_SPART(context, spart_device_copy_to_host(context, &back, y, sizeof back));
-        if (k > 0) {
-            times[k - 1] = bench_seconds() - start;
-        }
-    }
-    spart_device_free(context, x);
-    spart_device_free(context, y);
-    return bench_median(times, n);
-}
-
-/* The device's copy rate (bytes/s) over a buffer of `bytes`, read and written. */
-static double device_copy_rate(spart_context *context, size_t bytes)
-{
-    void *a = NULL, *b = NULL;
-    double back = 0.0;
-    CHECK_SPART(context, spart_device_malloc(context, bytes, &a));
-    CHECK_SPART(context, spart_device_malloc(context, bytes, &b));
-    double best = 1e300;
-    for (int k = 0; k < 4; k++) {
-        double start = bench_seconds();
-        CHECK_SPART(context, spart_device_copy_on_device(context, b, a, bytes));
-        CHECK_SPART(context, spart_device_copy_to_host(context, &back, b, sizeof back));
-        best = bench_smaller(best, bench_seconds() - start);
-    }
-    spart_device_free(context, a);
-    spart_device_free(context, b);
-    return 2.0 * (double)bytes / best;
-}
-
 int main(int argc, char **argv)
 {
     options o = parse(argc, argv);
@@ -175,9 +124,9 @@ int main(int argc, char **argv)
         CHECK_SPART(context, spart_regridder_to_device(context, forward, &d_forward));
         CHECK_SPART(context, spart_regridder_to_device(context, backward, &d_backward));
         to_device = bench_seconds() - start;
-        forward_s = device_product_seconds(context, d_forward, o.repeat);
-        backward_s = device_product_seconds(context, d_backward, o.repeat);
-        rate = device_copy_rate(context, (size_t)1 << 30);
+        bench_device_product_seconds(context, d_forward, 1, 0, o.repeat, &forward_s);
+        bench_device_product_seconds(context, d_backward, 1, 0, o.repeat, &backward_s);
+        rate = bench_device_copy_rate(context, (size_t)1 << 30, 4);
         printf("  device: both operators copied in %.2f s; forward %.2f ms (%.0f%% of the "
                "copy rate %.0f GB/s for its CSR bytes), backward %.2f ms (%.0f%%)\n",
                to_device, 1e3 * forward_s, 100.0 * bench_csr_bytes(forward) / forward_s / rate,

@@ -33,6 +33,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "bench_device_product.h"
 #include "bench_util.h"
 #include "spart.h"
 
@@ -58,75 +59,6 @@ typedef struct figures {
     double forward_ms, backward_ms;             /* one product over `frames` vectors */
     double forward_floor_ms, backward_floor_ms; /* its bytes over the copy rate */
 } figures;
-
-/* Device copy rate (bytes read + written per second) of a 256 MiB copy. */
-static double copy_rate(spart_context *context)
-{
-    size_t bytes = (size_t)1 << 28;
-    void *a = NULL, *b = NULL;
-    CHECK_SPART(context, spart_device_malloc(context, bytes, &a));
-    CHECK_SPART(context, spart_device_malloc(context, bytes, &b));
-    CHECK_CUDA(cudaMemset(a, 0, bytes));
-    double best = 1e30;
-    for (int k = 0; k < 6; k++) {
-        double t = bench_seconds();
-        CHECK_SPART(context, spart_device_copy_on_device(context, b, a, bytes));
-        best = bench_smaller(best, bench_seconds() - t);
-    }
-    spart_device_free(context, a);
-    spart_device_free(context, b);
-    return 2.0 * (double)bytes / best;
-}
-
-/* Bytes a product over `frames` vectors must move: the CSR arrays once,
- * x and y of every vector. */
-static double product_bytes(const spart_regridder *r, int64_t frames)
-{
-    const int32_t *columns32 = NULL;
-    const int64_t *columns64 = NULL;
-    CHECK_SPART(NULL, spart_regridder_csr(r, NULL, &columns32, &columns64, NULL));
-    double value = spart_regridder_value_type(r) == SPART_FLOAT32 ? 4.0 : 8.0;
-    double column = columns32 != NULL ? 4.0 : 8.0;
-    double rows = (double)spart_regridder_num_rows(r);
-    double columns = (double)spart_regridder_num_columns(r);
-    return (double)spart_regridder_num_entries(r) * (value + column) + (rows + 1.0) * 8.0 +
-           (double)frames * (rows + columns) * 8.0;
-}
-
-/* ms of one product over `frames` vectors (the best of 10, each waited
- * for: launch latency included, as an iteration pays it). */
-static double product_ms(spart_context *context, const spart_regridder *r, int64_t frames)
-{
-    spart_shape input = spart_regridder_shape_input(r);
-    spart_shape shape = {input.ndim + 1, {frames}};
-    memcpy(shape.dims + 1, input.dims, (size_t)input.ndim * sizeof(int64_t));
-    int64_t size_x = frames * spart_regridder_num_columns(r);
-    int64_t size_y = frames * spart_regridder_num_rows(r);
-    size_t workspace_bytes = 0;
-    CHECK_SPART(context, spart_regridder_workspace_size(context, r, &shape, &workspace_bytes));
-    void *x = NULL, *y = NULL, *workspace = NULL;
-    CHECK_SPART(context, spart_device_malloc(context, (size_t)size_x * sizeof(double), &x));
-    CHECK_SPART(context, spart_device_malloc(context, (size_t)size_y * sizeof(double), &y));
-    if (workspace_bytes > 0) {
-        CHECK_SPART(context, spart_device_malloc(context, workspace_bytes, &workspace));
-    }
-    CHECK_CUDA(cudaMemset(x, 0, (size_t)size_x * sizeof(double)));
-    spart_array array = {x, shape};
-    double best = 1e30, ignored = 0.0;
-    for (int k = 0; k < 11; k++) {
-        double t = bench_seconds();
-        CHECK_SPART(context, spart_regridder_apply_workspace(context, r, &array, y, size_y,
-                                                             workspace, workspace_bytes));
-        CHECK_SPART(context, spart_device_copy_to_host(context, &ignored, y, sizeof ignored));
-        if (k > 0) { /* the first warms up */
-            best = bench_smaller(best, bench_seconds() - t);
-        }
-    }
-    spart_device_free(context, x);
-    spart_device_free(context, y);
-    spart_device_free(context, workspace);
-    return best * 1e3;
-}
 
 /* Whether two results hold the same bits (merits and solution). */
 static int same_result(const spart_mart_result *a, const spart_mart_result *b)
@@ -348,10 +280,12 @@ static void run_scene(spart_context *context, int n, int iterations, int repeat,
         time_solves(context, &operators, d_observed, f->frames, &options, repeat, f);
         f->first_seconds = first_call_seconds(&operators, d_observed, f->frames, &options);
         f->same_bits = f->same_bits && single.same_bits;
-        f->forward_ms = product_ms(context, forward, f->frames);
-        f->backward_ms = product_ms(context, backward, f->frames);
-        f->forward_floor_ms = product_bytes(forward, f->frames) / rate * 1e3;
-        f->backward_floor_ms = product_bytes(backward, f->frames) / rate * 1e3;
+        f->forward_ms =
+            1e3 * bench_device_product_seconds(context, forward, f->frames, 1, 10, NULL);
+        f->backward_ms =
+            1e3 * bench_device_product_seconds(context, backward, f->frames, 1, 10, NULL);
+        f->forward_floor_ms = bench_product_bytes(forward, f->frames) / rate * 1e3;
+        f->backward_floor_ms = bench_product_bytes(backward, f->frames) / rate * 1e3;
         printf("%4d x %-4d F = %2lld: loop %9.1f frames/s, frames solve %9.1f frames/s (%.2fx), "
                "%s; forward %.3f ms (%.0f %% of the copy rate), backward %.3f ms (%.0f %%)\n",
                n, n, (long long)f->frames, (double)f->frames / f->loop_seconds,
@@ -492,7 +426,7 @@ int main(int argc, char **argv)
         spart_context_free(context);
         return 77;
     }
-    double rate = copy_rate(context);
+    double rate = bench_device_copy_rate(context, (size_t)1 << 28, 6);
     printf("device copy rate %.0f GB/s (read + written); %d iterations a frame\n", rate / 1e9,
            iterations);
     figures all[2 * num_frame_counts];
