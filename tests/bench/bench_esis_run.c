@@ -16,15 +16,26 @@
  *             spart_scene_gaussians in every line, drifting 0.75" a frame,
  *             made on the host, their expected images (no noise) made by
  *             the device's forward operator
- *   solve     spart_mart_solve_frames: every frame --iterations MART
- *             iterations (SPART_MART_STOP_COUNT), in batches of --batch
- *             frames (default: the batch the WHOLE problem's sizes would fit
- *             on this device, so that the slice runs as the whole would)
+ *   solve     spart_mart_solve_frames a batch at a time: every frame
+ *             --iterations MART iterations (SPART_MART_STOP_COUNT), in
+ *             batches of --batch frames (default: the batch the WHOLE
+ *             problem's sizes would fit on this device, so that the slice
+ *             runs as the whole would)
  *   write     every frame's solution as the spart command writes it
- *             (<out>/frame-NNNN/solution.fits, float64, through the
- *             command's own fits_cube_write); removed afterwards unless --keep.
- *             --write-frames N writes the first N only (a disk or a slot too
- *             small for all) and scales the time by frames / N, stated
+ *             (<out>/frame-NNNN/solution.fits through the command's own
+ *             fits_cube_write on the OpenMP threads, under a temporary
+ *             name, flushed to disk and renamed: output_files.h), float64
+ *             or --float32, by a writer thread while the next batch is
+ *             solved (--serial-write: after the whole solve); each result
+ *             freed once written; the files removed afterwards unless
+ *             --keep. --write-frames N writes the first N only
+ *
+ * The table gives the solve calls' time, the writer's own time, and the
+ * wall time of the two together (from the first batch to the last file):
+ * the whole run is the build, the upload and that wall time.
+ * --distinct-frames K synthesises K scenes only (frame f observes scene f
+ * mod K: the solve costs the same; the frames' Gaussians cost the job's
+ * time, not the run's).
  *
  * and, beside the run: the device's copy rate (a device-to-device copy of
  * 1 GiB), one product of each operator over 1 vector and over a batch of
@@ -43,7 +54,9 @@
  *
  *   bench_esis_run [--cells N] [--lines L] [--bins B] [--frames F]
  *                  [--iterations I] [--batch B] [--budget GB] [--device]
- *                  [--out DIR] [--keep] [--markdown FILE]
+ *                  [--write-frames N] [--float32] [--serial-write]
+ *                  [--distinct-frames K] [--breakdown] [--out DIR] [--keep]
+ *                  [--markdown FILE]
  *
  * Needs a CUDA device (exits 77 without one). Exits 1 on a spart error.
  */
@@ -62,11 +75,14 @@
 #include "bench_esis_params.h"
 #include "bench_util.h"
 #include "cli/fits_cube.h"
+#include "cli/output_files.h"
 #include "spart.h"
 
 typedef struct options {
     int cells, lines, bins, frames, iterations, batch, keep, device, write_frames, breakdown;
-    int float32; /* --float32: solutions written as float32 (BITPIX -32) */
+    int float32;         /* --float32: solutions written as float32 (BITPIX -32) */
+    int serial_write;    /* --serial-write: the writer after the solve, not beside it */
+    int distinct_frames; /* --distinct-frames K: frame f observes scene f mod K (0: all) */
     double budget_gb;
     const char *out, *markdown;
 } options;
@@ -75,19 +91,22 @@ static void usage(const char *name)
 {
     fprintf(stderr,
             "usage: %s [--cells N] [--lines L (1-7)] [--bins B] [--frames F] [--iterations I] "
-            "[--batch B] [--budget GB] [--device] [--write-frames N] [--float32] [--breakdown] "
-            "[--out DIR] [--keep] [--markdown FILE]\n",
+            "[--batch B] [--budget GB] [--device] [--write-frames N] [--float32] [--serial-write] "
+            "[--distinct-frames K] [--breakdown] [--out DIR] [--keep] [--markdown FILE]\n",
             name);
     exit(2);
 }
 
 static options parse(int argc, char **argv)
 {
-    options o = {ESIS_CELLS, 1, ESIS_BINS, 30, 32, 0, 0, 0, 0, 0, 0, 0.0, "esis_run_out", NULL};
+    options o = {ESIS_CELLS, 1,   ESIS_BINS,      30,  32, 0, 0, 0, 0, 0, 0, 0,
+                 0,          0.0, "esis_run_out", NULL};
     for (int k = 1; k < argc; k++) {
         if (strcmp(argv[k], "--keep") == 0 || strcmp(argv[k], "--device") == 0 ||
-            strcmp(argv[k], "--breakdown") == 0 || strcmp(argv[k], "--float32") == 0) {
+            strcmp(argv[k], "--breakdown") == 0 || strcmp(argv[k], "--float32") == 0 ||
+            strcmp(argv[k], "--serial-write") == 0) {
             o.float32 |= strcmp(argv[k], "--float32") == 0;
+            o.serial_write |= strcmp(argv[k], "--serial-write") == 0;
             o.keep |= strcmp(argv[k], "--keep") == 0;
             o.device |= strcmp(argv[k], "--device") == 0;
             o.breakdown |= strcmp(argv[k], "--breakdown") == 0;
@@ -108,6 +127,8 @@ static options parse(int argc, char **argv)
             o.iterations = atoi(value);
         } else if (strcmp(argv[k], "--write-frames") == 0) {
             o.write_frames = atoi(value);
+        } else if (strcmp(argv[k], "--distinct-frames") == 0) {
+            o.distinct_frames = atoi(value);
         } else if (strcmp(argv[k], "--batch") == 0) {
             o.batch = atoi(value);
         } else if (strcmp(argv[k], "--budget") == 0) {
@@ -122,11 +143,15 @@ static options parse(int argc, char **argv)
         k++;
     }
     if (o.cells < 2 || o.lines < 1 || o.lines > ESIS_LINES || o.bins < 1 || o.frames < 1 ||
-        o.iterations < 1 || o.batch < 0 || o.budget_gb < 0 || o.write_frames < 0) {
+        o.iterations < 1 || o.batch < 0 || o.budget_gb < 0 || o.write_frames < 0 ||
+        o.distinct_frames < 0) {
         usage(argv[0]);
     }
     if (o.write_frames == 0 || o.write_frames > o.frames) {
         o.write_frames = o.frames;
+    }
+    if (o.distinct_frames == 0 || o.distinct_frames > o.frames) {
+        o.distinct_frames = o.frames;
     }
     return o;
 }
@@ -187,7 +212,8 @@ static void make_line(spart_context *context, const esis_arrays *a, int64_t fram
  * expected images of the moving scenes made by the device's forward
  * operator. Scenes are made on the host, a thread a (frame, line). */
 static void make_frames(spart_context *context, const esis_arrays *a,
-                        const spart_mart_operators *operators, int frames, double *d_observed)
+                        const spart_mart_operators *operators, int frames, int distinct,
+                        double *d_observed)
 {
     int64_t scene_size = operators->scene_size;
     /* a scene a thread, within about 8 GB of host buffers */
@@ -202,8 +228,8 @@ static void make_frames(spart_context *context, const esis_arrays *a,
     CHECK_SPART(context,
                 spart_device_malloc(context, (size_t)pixels * sizeof(double), (void **)&d_widths));
     int64_t plane = (int64_t)a->bins * a->cells * a->cells;
-    for (int first = 0; first < frames; first += threads) {
-        int count = frames - first < threads ? frames - first : threads;
+    for (int first = 0; first < distinct; first += threads) {
+        int count = distinct - first < threads ? distinct - first : threads;
         /* a (frame, line) a task: each line's Gaussians its own call */
 #pragma omp parallel for schedule(dynamic, 1)
         for (int task = 0; task < count * a->lines; task++) {
@@ -226,6 +252,13 @@ static void make_frames(spart_context *context, const esis_arrays *a,
                                            d_observed + (int64_t)(first + k) * pixels, d_widths));
         }
     }
+    /* frames beyond the distinct ones repeat them (f mod distinct) */
+    for (int f = distinct; f < frames; f++) {
+        CHECK_SPART(context,
+                    spart_device_copy_on_device(context, d_observed + (int64_t)f * pixels,
+                                                d_observed + (int64_t)(f % distinct) * pixels,
+                                                (size_t)pixels * sizeof(double)));
+    }
     double back = 0.0;
     CHECK_SPART(context, spart_device_copy_to_host(context, &back, d_observed, sizeof back));
     spart_device_free(context, d_scene);
@@ -233,22 +266,14 @@ static void make_frames(spart_context *context, const esis_arrays *a,
     free(scenes);
 }
 
-/* Frame f's solution as the spart command writes it. Returns its bytes. */
+/* Frame f's solution as the spart command writes it (output_files.h: under
+ * a temporary name beside its final one, flushed to disk, renamed into
+ * place; the cube on the OpenMP threads). Returns its bytes. */
 static double write_solution(const options *o, const esis_arrays *a, int frame,
                              const double *solution)
 {
-    char folder[4096], path[4200], error[1024];
+    char folder[4096], error[1024];
     snprintf(folder, sizeof folder, "%s/frame-%04d", o->out, frame);
-    if (mkdir(o->out, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "cannot make %s\n", o->out);
-        exit(1);
-    }
-    if (mkdir(folder, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "cannot make %s\n", folder);
-        exit(1);
-    }
-    snprintf(path, sizeof path, "%s/solution.fits", folder);
-    remove(path);
     cube data;
     memset(&data, 0, sizeof data);
     data.axis[0] = (cube_axis){(int64_t)a->lines * a->bins,
@@ -267,12 +292,55 @@ static double write_solution(const options *o, const esis_arrays *a, int frame,
     data.bunit = "erg / (A sr cm2 s)";
     data.float32 = o->float32;
     data.threads = omp_get_max_threads(); /* as the command: the context's threads */
-    if (fits_cube_write(path, path, &data, error, sizeof error) != 0) {
+    output_file file;
+    if (output_file_begin(&file, folder, "solution.fits", error, sizeof error) != 0 ||
+        fits_cube_write(file.temporary_path, file.final_path, &data, error, sizeof error) != 0 ||
+        output_file_commit(&file, 1, error, sizeof error) != 0) {
+        output_file_abandon(&file);
         fprintf(stderr, "%s\n", error);
         exit(1);
     }
     struct stat info;
-    return stat(path, &info) == 0 ? (double)info.st_size : 0.0;
+    return stat(file.final_path, &info) == 0 ? (double)info.st_size : 0.0;
+}
+
+/* ---- the writer thread: each frame's solution as the solve hands it over ---------------- */
+
+typedef struct writer_state {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int ready, finished, written; /* frames handed over, no more to come, written */
+    spart_mart_result **results;  /* each freed once written */
+    const options *o;
+    const esis_arrays *a;
+    double busy, bytes; /* seconds writing, bytes written */
+} writer_state;
+
+static void *write_frames(void *user)
+{
+    writer_state *w = user;
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while (w->written == w->ready && !w->finished) {
+            pthread_cond_wait(&w->changed, &w->lock);
+        }
+        if (w->written == w->ready) {
+            break;
+        }
+        int f = w->written;
+        pthread_mutex_unlock(&w->lock);
+        if (f < w->o->write_frames) {
+            double start = bench_seconds();
+            w->bytes += write_solution(w->o, w->a, f, spart_mart_result_solution(w->results[f]));
+            w->busy += bench_seconds() - start;
+        }
+        spart_mart_result_free(w->results[f]);
+        w->results[f] = NULL;
+        pthread_mutex_lock(&w->lock);
+        w->written = f + 1;
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
 }
 
 static void remove_solutions(const options *o, int frames)
@@ -291,6 +359,7 @@ static void remove_solutions(const options *o, int frames)
 
 typedef struct figures {
     double build, upload, frames, solve, write;
+    double solve_write; /* the solve and the writer together: first batch to last file */
     double host_peak, device_baseline, device_peak_build, device_peak, device_total;
     double weights, csr_bytes, workspace_frame, observed_bytes, written_bytes;
     double rate;
@@ -304,29 +373,30 @@ typedef struct figures {
 static void print_report(FILE *out, const options *o, const figures *g)
 {
     double x = g->factor;
-    double run = g->build + g->upload + g->solve + g->write;
+    double run = g->build + g->upload + g->solve_write;
     fprintf(out, "\n| stage | this run s | whole ESIS s (x %.2f) |\n", x);
     bench_markdown_rule(out, 3);
     fprintf(out, "| build (%s, %s) | %.2f | %.1f |\n", o->budget_gb > 0 ? "streamed" : "in memory",
             o->device ? "device" : "host", g->build, g->build * x);
     fprintf(out, "| upload (both operators) | %.2f | %.1f |\n", g->upload, g->upload * x);
-    fprintf(out, "| solve (%d frames x %d iterations, batches of %d) | %.2f | %.1f |\n", o->frames,
-            o->iterations, g->batch, g->solve, g->solve * x);
-    if (o->write_frames < o->frames) {
-        fprintf(out,
-                "| write (%d of %d solutions written, %.2f GB, %s; the time x %d / %d) | %.2f | "
-                "%.1f |\n",
-                o->write_frames, o->frames, g->written_bytes / 1e9,
-                o->float32 ? "float32" : "float64", o->frames, o->write_frames, g->write,
-                g->write * x);
-    } else {
-        fprintf(out, "| write (%d solutions, %.2f GB, %s) | %.2f | %.1f |\n", o->frames,
-                g->written_bytes / 1e9, o->float32 ? "float32" : "float64", g->write, g->write * x);
-    }
-    fprintf(out, "| **whole run** (build + upload + solve + write) | %.2f | %.1f |\n", run,
-            run * x);
-    fprintf(out, "| (frames synthesised, not in the run) | %.2f | %.1f |\n", g->frames,
-            g->frames * x);
+    fprintf(out,
+            "| solve (%d frames x %d iterations, batches of %d: the solve calls' time) | %.2f | "
+            "%.1f |\n",
+            o->frames, o->iterations, g->batch, g->solve, g->solve * x);
+    fprintf(out,
+            "| write (%d of %d solutions, %.2f GB %s, each flushed to disk and renamed into "
+            "place: the writer thread's time, %s) | %.2f | %.1f |\n",
+            o->write_frames, o->frames, g->written_bytes / 1e9, o->float32 ? "float32" : "float64",
+            o->serial_write ? "after the solve" : "beside the solve", g->write, g->write * x);
+    fprintf(out,
+            "| solve and write together (the first batch to the last file: the wall time) | %.2f | "
+            "%.1f |\n",
+            g->solve_write, g->solve_write * x);
+    fprintf(out, "| **whole run** (build + upload + solve and write)%s | %.2f | %.1f |\n",
+            o->write_frames < o->frames ? " (not every solution written)" : "", run, run * x);
+    fprintf(out, "| (frames synthesised, not in the run%s) | %.2f | %.1f |\n",
+            o->distinct_frames < o->frames ? "; distinct scenes only, the others repeat them" : "",
+            g->frames, g->frames * x);
     double iteration_ms = 1e3 * g->solve / ((double)o->frames * o->iterations);
     fprintf(out,
             "\nMART: %.3f ms a frame-iteration (%d-%d iterations a frame); the goal's 10 s for "
@@ -502,43 +572,75 @@ int main(int argc, char **argv)
     CHECK_SPART(context,
                 spart_device_malloc(context, (size_t)g.observed_bytes, (void **)&d_observed));
     start = bench_seconds();
-    make_frames(context, &arrays, &operators, o.frames, d_observed);
+    make_frames(context, &arrays, &operators, o.frames, o.distinct_frames, d_observed);
     g.frames = bench_seconds() - start;
     printf("  frames %.2f s\n", g.frames);
 
-    /* solve */
+    /* solve and write: a batch at a time, each batch's solutions written by
+     * the writer thread while the next batch is solved (--serial-write:
+     * after the whole solve); each frame's result freed once written */
     spart_mart_result **results = calloc((size_t)o.frames, sizeof *results);
-    start = bench_seconds();
-    CHECK_SPART(context, spart_mart_solve_frames(context, &operators, o.frames, d_observed, &mart,
-                                                 g.batch, results));
-    g.solve = bench_seconds() - start;
-    g.min_iterations = 1 << 30;
-    for (int f = 0; f < o.frames; f++) {
-        int n = (int)spart_mart_result_num_iterations(results[f]);
-        g.min_iterations = n < g.min_iterations ? n : g.min_iterations;
-        g.max_iterations = n > g.max_iterations ? n : g.max_iterations;
+    writer_state writer;
+    memset(&writer, 0, sizeof writer);
+    pthread_mutex_init(&writer.lock, NULL);
+    pthread_cond_init(&writer.changed, NULL);
+    writer.results = results;
+    writer.o = &o;
+    writer.a = &arrays;
+    pthread_t writer_thread;
+    if (!o.serial_write && pthread_create(&writer_thread, NULL, write_frames, &writer) != 0) {
+        fprintf(stderr, "cannot start the writer thread\n");
+        return 1;
     }
-    printf("  solve %.2f s (%.3f ms a frame-iteration; %d-%d iterations a frame)\n", g.solve,
-           1e3 * g.solve / ((double)o.frames * o.iterations), g.min_iterations, g.max_iterations);
+    g.min_iterations = 1 << 30;
+    start = bench_seconds();
+    for (int first = 0; first < o.frames; first += g.batch) {
+        int count = o.frames - first < g.batch ? o.frames - first : g.batch;
+        double batch_start = bench_seconds();
+        CHECK_SPART(context, spart_mart_solve_frames(context, &operators, count,
+                                                     d_observed + (int64_t)first * pixels, &mart,
+                                                     count, results + first));
+        g.solve += bench_seconds() - batch_start;
+        for (int f = first; f < first + count; f++) {
+            int n = (int)spart_mart_result_num_iterations(results[f]);
+            g.min_iterations = n < g.min_iterations ? n : g.min_iterations;
+            g.max_iterations = n > g.max_iterations ? n : g.max_iterations;
+        }
+        pthread_mutex_lock(&writer.lock);
+        writer.ready = first + count;
+        pthread_cond_broadcast(&writer.changed);
+        pthread_mutex_unlock(&writer.lock);
+    }
+    double solved = bench_seconds() - start;
+    pthread_mutex_lock(&writer.lock);
+    writer.finished = 1;
+    pthread_cond_broadcast(&writer.changed);
+    pthread_mutex_unlock(&writer.lock);
+    if (o.serial_write) {
+        write_frames(&writer);
+    } else {
+        pthread_join(writer_thread, NULL);
+    }
+    g.solve_write = bench_seconds() - start;
+    g.write = writer.busy;
+    g.written_bytes = writer.bytes;
+    pthread_cond_destroy(&writer.changed);
+    pthread_mutex_destroy(&writer.lock);
+    printf("  solve %.2f s of calls (%.3f ms a frame-iteration; %d-%d iterations a frame), "
+           "all batches solved after %.2f s\n",
+           g.solve, 1e3 * g.solve / ((double)o.frames * o.iterations), g.min_iterations,
+           g.max_iterations, solved);
+    printf("  write %.2f s of the writer's time (%d solutions, %.2f GB, %.2f GB/s with fsync), "
+           "%s\n",
+           g.write, o.write_frames, g.written_bytes / 1e9, g.written_bytes / g.write / 1e9,
+           o.serial_write ? "after the solve" : "beside the solve");
+    printf("  solve and write: %.2f s from the first batch to the last file\n", g.solve_write);
     if (o.breakdown) {
         breakdown(context, &operators, &o, d_observed, &mart, &g);
     }
     spart_device_free(context, d_observed);
-
-    /* write */
-    start = bench_seconds();
-    for (int f = 0; f < o.write_frames; f++) {
-        g.written_bytes += write_solution(&o, &arrays, f, spart_mart_result_solution(results[f]));
-    }
-    g.write = bench_seconds() - start;
-    printf("  write %.2f s (%d solutions, %.2f GB, %.2f GB/s)\n", g.write, o.write_frames,
-           g.written_bytes / 1e9, g.written_bytes / g.write / 1e9);
-    g.write *= (double)o.frames / o.write_frames; /* all frames' time, stated in the table */
     if (!o.keep) {
         remove_solutions(&o, o.write_frames);
-    }
-    for (int f = 0; f < o.frames; f++) {
-        spart_mart_result_free(results[f]);
     }
     free(results);
 
