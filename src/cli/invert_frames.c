@@ -367,8 +367,8 @@ static int solve_and_write(frames_run *run)
     pthread_mutex_unlock(&w->lock);
     if (threaded) {
         pthread_join(thread, NULL);
-    } else if (cli_ranks_rank() == 0 && code == EXIT_DONE) {
-        write_frames(run); /* no thread: the frames written after the solve */
+    } else if (cli_ranks_rank() == 0) {
+        write_frames(run); /* no thread: the frames solved written after the solve */
     }
     int written = w->code;
     pthread_cond_destroy(&w->changed);
