@@ -4,12 +4,10 @@
  * (spart_regridder_create_device) and the host-to-device copy rate, on one
  * large CTIS-like forward operator, in one program on one GPU.
  *
- * The operator: C = 4 channels x W = 24 wavelengths, an N x N scene shared
- * by the channels (input (1, W, N, N)), the wavelengths summed into each
- * channel's M x M image (output (C, 1, M, M)); each element moves every
- * scene cell by its channel's dispersion and spreads it over the 2 x 2
- * image cells it overlaps (bilinear fractions): 4 C W N^2 entries, N
- * chosen for --entries. float32 values, int32 columns.
+ * The operator (tests/bench/bench_dispersed_operator.h, shared with
+ * bench_esis_stream): 4 channels x 24 wavelengths, an N x N scene
+ * dispersed onto each channel's image, 4 C W N^2 entries, N chosen for
+ * --entries. float32 values, int32 columns.
  *
  * Runs, each once (wall clock, device synchronised), device memory sampled
  * every millisecond by a second thread (cudaMemGetInfo: the most taken
@@ -50,87 +48,22 @@
 #include <cuda_runtime_api.h>
 #include <omp.h>
 
+#include "bench_dispersed_operator.h"
 #include "bench_util.h"
 #include "core/internal.h"
 #include "spart.h"
 #include "weights/weights_internal.h"
 
-#define CHANNELS 4
-#define WAVELENGTHS 24
-#define DISPERSION 0.37
-
-/* ---- the operator ------------------------------------------------------------------------- */
-
-typedef struct generator {
-    int64_t scene, image, pad, per_element, num_elements, num_entries;
-} generator;
-
-static generator make_generator(int64_t entries)
-{
-    generator g;
-    g.scene = (int64_t)llround(sqrt((double)entries / (4.0 * CHANNELS * WAVELENGTHS)));
-    if (g.scene < 2) {
-        g.scene = 2;
-    }
-    g.pad = (int64_t)ceil(DISPERSION * WAVELENGTHS) + 1;
-    g.image = g.scene + 2 * g.pad + 1;
-    g.per_element = 4 * g.scene * g.scene;
-    g.num_elements = CHANNELS * WAVELENGTHS;
-    g.num_entries = g.per_element * g.num_elements;
-    return g;
-}
-
-/* Entries [begin, end) of the stream into in, out, values (from 0). */
-static void generate(const generator *g, int64_t begin, int64_t end, int64_t *in, int64_t *out,
-                     double *values)
-{
-    static const int dx[CHANNELS] = {1, 0, -1, 0}, dy[CHANNELS] = {0, 1, 0, -1};
-#pragma omp parallel for schedule(static)
-    for (int64_t k = begin; k < end; k++) {
-        int64_t e = k / g->per_element, r = k % g->per_element;
-        int64_t cell = r / 4, corner = r % 4;
-        int c = (int)(e / WAVELENGTHS), w = (int)(e % WAVELENGTHS);
-        double x = (double)(cell % g->scene) + (double)g->pad + dx[c] * DISPERSION * w;
-        double y = (double)(cell / g->scene) + (double)g->pad + dy[c] * DISPERSION * w;
-        double x0 = floor(x), y0 = floor(y), fx = x - x0, fy = y - y0;
-        int64_t di = corner / 2, dj = corner % 2;
-        in[k - begin] = cell;
-        out[k - begin] = ((int64_t)y0 + di) * g->image + (int64_t)x0 + dj;
-        values[k - begin] = (di ? fy : 1.0 - fy) * (dj ? fx : 1.0 - fx);
-    }
-}
-
-static void stream_shapes(const generator *g, spart_weights_stream *stream,
-                          spart_regridder_options *options)
-{
-    spart_weights_stream_init(stream);
-    stream->shape_orthogonal = (spart_shape){2, {CHANNELS, WAVELENGTHS}};
-    stream->shape_input = (spart_shape){4, {1, WAVELENGTHS, g->scene, g->scene}};
-    stream->shape_output = (spart_shape){4, {CHANNELS, 1, g->image, g->image}};
-    stream->num_axis_input = 2;
-    stream->axis_input[0] = 2;
-    stream->axis_input[1] = 3;
-    stream->num_axis_output = 2;
-    stream->axis_output[0] = 2;
-    stream->axis_output[1] = 3;
-    spart_regridder_options_init(options);
-    options->has_shape_input = 1;
-    options->shape_input = stream->shape_input;
-    options->has_shape_output = 1;
-    options->shape_output = stream->shape_output;
-    options->value_type = SPART_FLOAT32;
-}
-
 /* ---- the block functions ------------------------------------------------------------------ */
 
 typedef struct blocks {
-    const generator *g;
+    const dispersed_operator *g;
     int64_t block_entries;
     const int64_t *in, *out; /* the whole arrays (host or device), or NULL: generate */
     const double *values;
     int64_t *buffer_in, *buffer_out; /* generated blocks */
     double *buffer_values;
-    int64_t offsets[CHANNELS * WAVELENGTHS + 1];
+    int64_t offsets[DISPERSED_CHANNELS * DISPERSED_WAVELENGTHS + 1];
 } blocks;
 
 static spart_status block_function(void *user_data, int64_t block, int pass,
@@ -138,25 +71,16 @@ static spart_status block_function(void *user_data, int64_t block, int pass,
 {
     (void)pass;
     blocks *b = user_data;
-    const generator *g = b->g;
-    int64_t begin = block * b->block_entries;
-    int64_t end =
-        begin + b->block_entries < g->num_entries ? begin + b->block_entries : g->num_entries;
-    int64_t first = begin / g->per_element, last = (end - 1) / g->per_element;
-    result->first_element = first;
-    result->num_elements = last - first + 1;
-    for (int64_t j = 0; j <= result->num_elements; j++) {
-        int64_t at =
-            j == 0 ? begin : (j == result->num_elements ? end : (first + j) * g->per_element);
-        b->offsets[j] = at - begin;
-    }
-    result->offsets = b->offsets;
+    int64_t end = 0;
+    const int64_t begin =
+        dispersed_operator_block(b->g, b->block_entries, block, b->offsets, result, &end);
     if (b->in != NULL) {
         result->indices_input = b->in + begin;
         result->indices_output = b->out + begin;
         result->values = b->values + begin;
     } else {
-        generate(g, begin, end, b->buffer_in, b->buffer_out, b->buffer_values);
+        dispersed_operator_generate(b->g, begin, end, b->buffer_in, b->buffer_out,
+                                    b->buffer_values);
         result->indices_input = b->buffer_in;
         result->indices_output = b->buffer_out;
         result->values = b->buffer_values;
@@ -411,17 +335,17 @@ int main(int argc, char **argv)
     spart_context *context = NULL;
     CHECK_SPART(context, spart_context_create(&context));
     CHECK_SPART(context, spart_context_set_cuda_device(context, 0));
-    generator g = make_generator(entries);
+    dispersed_operator g = dispersed_operator_make(entries);
     spart_weights_stream stream;
     spart_regridder_options options;
-    stream_shapes(&g, &stream, &options);
+    dispersed_operator_stream(&g, &stream, &options);
     stream.num_blocks = (g.num_entries + block_entries - 1) / block_entries;
     stream.max_block_entries = block_entries;
     stream.function = block_function;
     printf("operator: %d x %d elements, scene %lld^2, image %lld^2: %lld entries, blocks of %lld "
            "(%lld blocks)\n",
-           CHANNELS, WAVELENGTHS, (long long)g.scene, (long long)g.image, (long long)g.num_entries,
-           (long long)block_entries, (long long)stream.num_blocks);
+           DISPERSED_CHANNELS, DISPERSED_WAVELENGTHS, (long long)g.scene, (long long)g.image,
+           (long long)g.num_entries, (long long)block_entries, (long long)stream.num_blocks);
 
     double pinned_rate = 0, pageable_rate = 0;
     copy_rates(&pinned_rate, &pageable_rate);
@@ -441,8 +365,8 @@ int main(int argc, char **argv)
     for (int64_t e = 0; e <= g.num_elements; e++) {
         weights->offsets[e] = e * g.per_element;
     }
-    generate(&g, 0, g.num_entries, weights->indices_input, weights->indices_output,
-             weights->values);
+    dispersed_operator_generate(&g, 0, g.num_entries, weights->indices_input,
+                                weights->indices_output, weights->values);
     printf("weights made in host memory in %.1f s\n", bench_seconds() - t);
 
     run runs[6];
@@ -525,7 +449,7 @@ int main(int argc, char **argv)
                 "- operator: %d x %d elements, scene %lld^2, image %lld^2, %lld entries "
                 "(%.1f GB of weights), float32 values, int32 columns; blocks of %lld entries "
                 "(%lld blocks)\n\n",
-                CHANNELS, WAVELENGTHS, (long long)g.scene, (long long)g.image,
+                DISPERSED_CHANNELS, DISPERSED_WAVELENGTHS, (long long)g.scene, (long long)g.image,
                 (long long)g.num_entries, 24.0 * (double)g.num_entries / 1e9,
                 (long long)block_entries, (long long)stream.num_blocks);
         fprintf(out, "| assembly | seconds | GB/s of weights | of the pinned copy rate | of its "

@@ -22,73 +22,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_dispersed_operator.h"
 #include "bench_util.h"
 #include "spart.h"
 
-enum { CHANNELS = 4, WAVELENGTHS = 24 };
-#define DISPERSION 0.37
-
-typedef struct problem {
-    int64_t scene, image, pad, per_element, num_entries;
-    int64_t *in, *out;
-    double *values;
-    int64_t offsets[CHANNELS * WAVELENGTHS + 1];
-} problem;
-
-/* About `entries` weights: 4 a (channel, wavelength, cell). */
-static void problem_make(int64_t entries, problem *p)
-{
-    static const int dx[CHANNELS] = {1, 0, -1, 0}, dy[CHANNELS] = {0, 1, 0, -1};
-    p->scene = (int64_t)llround(sqrt((double)entries / (4.0 * CHANNELS * WAVELENGTHS)));
-    p->scene = p->scene < 2 ? 2 : p->scene;
-    p->pad = (int64_t)ceil(DISPERSION * WAVELENGTHS) + 1;
-    p->image = p->scene + 2 * p->pad + 1;
-    p->per_element = 4 * p->scene * p->scene;
-    p->num_entries = p->per_element * CHANNELS * WAVELENGTHS;
-    size_t n = (size_t)p->num_entries;
-    p->in = malloc(n * sizeof(int64_t));
-    p->out = malloc(n * sizeof(int64_t));
-    p->values = malloc(n * sizeof(double));
-    if (p->in == NULL || p->out == NULL || p->values == NULL) {
-        fprintf(stderr, "no host memory for %lld entries\n", (long long)p->num_entries);
-        exit(1);
-    }
-    for (int e = 0; e <= CHANNELS * WAVELENGTHS; e++) {
-        p->offsets[e] = e * p->per_element;
-    }
-#pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < p->num_entries; k++) {
-        int64_t e = k / p->per_element, r = k % p->per_element;
-        int64_t cell = r / 4, corner = r % 4;
-        int c = (int)(e / WAVELENGTHS), w = (int)(e % WAVELENGTHS);
-        double x = (double)(cell % p->scene) + (double)p->pad + dx[c] * DISPERSION * w;
-        double y = (double)(cell / p->scene) + (double)p->pad + dy[c] * DISPERSION * w;
-        double x0 = floor(x), y0 = floor(y), fx = x - x0, fy = y - y0;
-        int64_t di = corner / 2, dj = corner % 2;
-        p->in[k] = cell;
-        p->out[k] = ((int64_t)y0 + di) * p->image + (int64_t)x0 + dj;
-        p->values[k] = (di ? fy : 1.0 - fy) * (dj ? fx : 1.0 - fx);
-    }
-}
-
-static void problem_shapes(const problem *p, spart_shape *orthogonal, spart_shape *input,
-                           spart_shape *output, spart_regridder_options *options)
-{
-    *orthogonal = (spart_shape){2, {CHANNELS, WAVELENGTHS}};
-    *input = (spart_shape){4, {1, WAVELENGTHS, p->scene, p->scene}};
-    *output = (spart_shape){4, {CHANNELS, 1, p->image, p->image}};
-    spart_regridder_options_init(options);
-    options->has_shape_input = 1;
-    options->shape_input = *input;
-    options->has_shape_output = 1;
-    options->shape_output = *output;
-    options->value_type = SPART_FLOAT32;
-}
-
 typedef struct cutter {
-    const problem *p;
+    const dispersed_operator *op;
     int64_t block_entries;
-    int64_t offsets[CHANNELS * WAVELENGTHS + 1];
+    const int64_t *in, *out;
+    const double *values;
+    int64_t offsets[DISPERSED_CHANNELS * DISPERSED_WAVELENGTHS + 1];
 } cutter;
 
 /* Block b: entries [b B, (b + 1) B) of the arrays, read where they lie. */
@@ -96,22 +39,12 @@ static spart_status cut_block(void *user_data, int64_t block, int pass, spart_we
 {
     (void)pass;
     cutter *cut = user_data;
-    const problem *p = cut->p;
-    int64_t begin = block * cut->block_entries;
-    int64_t end =
-        begin + cut->block_entries < p->num_entries ? begin + cut->block_entries : p->num_entries;
-    int64_t first = begin / p->per_element, last = (end - 1) / p->per_element;
-    result->first_element = first;
-    result->num_elements = last - first + 1;
-    for (int64_t j = 0; j <= result->num_elements; j++) {
-        int64_t at =
-            j == 0 ? begin : (j == result->num_elements ? end : (first + j) * p->per_element);
-        cut->offsets[j] = at - begin;
-    }
-    result->offsets = cut->offsets;
-    result->indices_input = p->in + begin;
-    result->indices_output = p->out + begin;
-    result->values = p->values + begin;
+    int64_t end = 0;
+    const int64_t begin =
+        dispersed_operator_block(cut->op, cut->block_entries, block, cut->offsets, result, &end);
+    result->indices_input = cut->in + begin;
+    result->indices_output = cut->out + begin;
+    result->values = cut->values + begin;
     return SPART_OK;
 }
 
@@ -168,28 +101,29 @@ int main(int argc, char **argv)
     if (spart_context_create(&context) != SPART_OK) {
         return 1;
     }
-    problem p;
-    problem_make(entries, &p);
-    spart_shape orthogonal, input, output;
+    const dispersed_operator p = dispersed_operator_make(entries);
+    const size_t n = (size_t)p.num_entries;
+    int64_t *in = malloc(n * sizeof(int64_t)), *out_index = malloc(n * sizeof(int64_t));
+    double *values = malloc(n * sizeof(double));
+    int64_t offsets[DISPERSED_CHANNELS * DISPERSED_WAVELENGTHS + 1];
+    if (in == NULL || out_index == NULL || values == NULL) {
+        fprintf(stderr, "no host memory for %lld entries\n", (long long)p.num_entries);
+        return 1;
+    }
+    for (int64_t e = 0; e <= p.num_elements; e++) {
+        offsets[e] = e * p.per_element;
+    }
+    dispersed_operator_generate(&p, 0, p.num_entries, in, out_index, values);
+    spart_weights_stream stream;
     spart_regridder_options options;
-    problem_shapes(&p, &orthogonal, &input, &output, &options);
+    dispersed_operator_stream(&p, &stream, &options);
     int axes[2] = {2, 3};
     spart_weights *weights = NULL;
-    CHECK_SPART(context,
-                spart_weights_create_from_arrays(context, &orthogonal, &input, &output, 2, axes, 2,
-                                                 axes, p.offsets, p.in, p.out, p.values, &weights));
-    cutter cut = {&p, block_entries, {0}};
-    spart_weights_stream stream;
-    spart_weights_stream_init(&stream);
-    stream.shape_orthogonal = orthogonal;
-    stream.shape_input = input;
-    stream.shape_output = output;
-    stream.num_axis_input = 2;
-    stream.axis_input[0] = 2;
-    stream.axis_input[1] = 3;
-    stream.num_axis_output = 2;
-    stream.axis_output[0] = 2;
-    stream.axis_output[1] = 3;
+    CHECK_SPART(context, spart_weights_create_from_arrays(context, &stream.shape_orthogonal,
+                                                          &stream.shape_input, &stream.shape_output,
+                                                          2, axes, 2, axes, offsets, in, out_index,
+                                                          values, &weights));
+    cutter cut = {&p, block_entries, in, out_index, values, {0}};
     stream.num_blocks = (p.num_entries + block_entries - 1) / block_entries;
     stream.max_block_entries = block_entries;
     stream.function = cut_block;
@@ -229,7 +163,7 @@ int main(int argc, char **argv)
     }
     printf("host streamed assembly: %lld entries (%lld^2 cells x %d x %d), blocks of %lld, %d "
            "threads, best of %d\n",
-           (long long)p.num_entries, (long long)p.scene, CHANNELS, WAVELENGTHS,
+           (long long)p.num_entries, (long long)p.scene, DISPERSED_CHANNELS, DISPERSED_WAVELENGTHS,
            (long long)block_entries, threads, repeat);
     int all_same = runs[1].same;
     FILE *out = markdown != NULL
@@ -257,9 +191,9 @@ int main(int argc, char **argv)
     }
     spart_regridder_free(reference);
     spart_weights_free(weights);
-    free(p.in);
-    free(p.out);
-    free(p.values);
+    free(in);
+    free(out_index);
+    free(values);
     spart_context_free(context);
     return all_same ? 0 : 1;
 }
