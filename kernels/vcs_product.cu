@@ -1,9 +1,7 @@
 /*
  * kernels/vcs_product.cu: the CUDA twin of host/vcs_product.c, the VCS
  * product Z = Y X or Y^T X over one grouping, in the order of
- * src/vcs/vcs_kernels.h. Two walks of the same bits: design 2
- * (kernels/vcs_product_columns.cuh, lanes over columns) for short slices
- * (g <= 8), and design 1 here: a group of g lanes owns an output slice; lane l
+ * src/vcs/vcs_kernels.h. A group of g lanes owns an output slice; lane l
  * takes the slice's entries l, l + g, ... across all its runs (a cursor
  * walks the runs, so short runs of large counts leave no lane idle), with
  * __fma_rn in float64 from +0.0; the lanes combine by shuffles in the
@@ -26,15 +24,6 @@
 
 namespace
 {
-
-/* The walk: 1 (the default) design 1 (gather_kernel below, lanes over a
- * slice's entries) everywhere; 2 design 2 (kernels/vcs_product_columns.cuh,
- * a team of 4 lanes a slice, lanes over columns) for groupings of g <= 8
- * (round 8 on the H200, one entry a lane at a time: 1.3-1.6x design 1's
- * time on A @ B); 3 design 1 at three blocks an SM (gather_kernel_3).
- * Set only by the benchmark's and the tests' hook
- * spart_vcs_bench_set_device_design; the bits are the same. */
-int device_design = 1;
 
 constexpr int columns_a_pass = 16;
 /* g of a run, where it depends on the run alone (minor_factor_is_one), is
@@ -96,13 +85,14 @@ __device__ __forceinline__ void fma_full_pass<double>(const double *row, double 
     }
 }
 
-/* aligned: X has unit column stride and 16-byte aligned rows, so full
- * passes read vectors (the same fma, in the same order). */
+/* The walk (118 registers, two blocks of 256 an SM). aligned: X has unit
+ * column stride and 16-byte aligned rows, so full passes read vectors (the
+ * same fma, in the same order). */
 template <typename T, typename Offset, typename Index, bool aligned>
-__device__ __forceinline__ void
-gather_walk(spart_vcs_kernel_grouping gr, spart_vcs_kernel_stats st, int64_t width,
-            const T *__restrict__ x, int64_t x_row_stride, int64_t x_col_stride, T *__restrict__ z,
-            int64_t z_row_stride, int64_t z_col_stride, const double *__restrict__ rank1)
+__global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_stats st,
+                              int64_t width, const T *__restrict__ x, int64_t x_row_stride,
+                              int64_t x_col_stride, T *__restrict__ z, int64_t z_row_stride,
+                              int64_t z_col_stride, const double *__restrict__ rank1)
 {
     const Offset *__restrict__ major_ptr = (const Offset *)gr.major_ptr;
     const Offset *__restrict__ value_ptr = (const Offset *)gr.value_ptr;
@@ -213,32 +203,6 @@ gather_walk(spart_vcs_kernel_grouping gr, spart_vcs_kernel_stats st, int64_t wid
     }
 }
 
-/* Design 1: the walk above, as the compiler allocates it (118 registers,
- * two blocks of 256 an SM). */
-template <typename T, typename Offset, typename Index, bool aligned>
-__global__ void gather_kernel(spart_vcs_kernel_grouping gr, spart_vcs_kernel_stats st,
-                              int64_t width, const T *__restrict__ x, int64_t x_row_stride,
-                              int64_t x_col_stride, T *__restrict__ z, int64_t z_row_stride,
-                              int64_t z_col_stride, const double *__restrict__ rank1)
-{
-    gather_walk<T, Offset, Index, aligned>(gr, st, width, x, x_row_stride, x_col_stride, z,
-                                           z_row_stride, z_col_stride, rank1);
-}
-
-/* Design 3: the same walk at three blocks an SM (at most 85 registers):
- * Nsight Compute (round 9) found design 1 waiting on loads at 25%
- * occupancy. */
-template <typename T, typename Offset, typename Index, bool aligned>
-__global__ void __launch_bounds__(spart_launch::threads_per_block, 3)
-    gather_kernel_3(spart_vcs_kernel_grouping gr, spart_vcs_kernel_stats st, int64_t width,
-                    const T *__restrict__ x, int64_t x_row_stride, int64_t x_col_stride,
-                    T *__restrict__ z, int64_t z_row_stride, int64_t z_col_stride,
-                    const double *__restrict__ rank1)
-{
-    gather_walk<T, Offset, Index, aligned>(gr, st, width, x, x_row_stride, x_col_stride, z,
-                                           z_row_stride, z_col_stride, rank1);
-}
-
 /* v_c over the 256 parts of X's rows: block c (grid-stride), thread p sums
  * its part; the tree in shared memory. */
 template <typename T>
@@ -312,13 +276,6 @@ __global__ void transpose_kernel(const E *__restrict__ src, E *__restrict__ dst,
     }
 }
 
-} // namespace
-
-#include "vcs_product_columns.cuh"
-
-namespace
-{
-
 template <typename T, typename Offset, typename Index>
 cudaError_t product(const spart_vcs_kernel_grouping *gr, const spart_vcs_kernel_stats *st,
                     const spart_vcs_kernel_product *p, double *rank1, cudaStream_t stream)
@@ -343,13 +300,8 @@ cudaError_t product(const spart_vcs_kernel_grouping *gr, const spart_vcs_kernel_
     blocks = blocks < 65535 * 16 ? blocks : 65535 * 16;
     const bool aligned = p->x_col_stride == 1 && (uintptr_t)x % 16 == 0 &&
                          ((size_t)p->x_row_stride * sizeof(T)) % 16 == 0;
-    if (device_design == 2 && vcs_columns::applies(gr)) {
-        return vcs_columns::launch<T, Offset, Index>(gr, st, p, rank1, aligned, stream);
-    }
-    auto kernel = device_design == 3 ? (aligned ? gather_kernel_3<T, Offset, Index, true>
-                                                : gather_kernel_3<T, Offset, Index, false>)
-                                     : (aligned ? gather_kernel<T, Offset, Index, true>
-                                                : gather_kernel<T, Offset, Index, false>);
+    auto kernel =
+        aligned ? gather_kernel<T, Offset, Index, true> : gather_kernel<T, Offset, Index, false>;
     return spart_launch::launch(kernel, dim3((unsigned)blocks), stream, *gr, *st, p->width, x,
                                 p->x_row_stride, p->x_col_stride, z, p->z_row_stride,
                                 p->z_col_stride, (const double *)rank1);
@@ -368,11 +320,6 @@ cudaError_t product_for_type(const spart_vcs_kernel_grouping *gr, const spart_vc
 }
 
 } // namespace
-
-extern "C" __attribute__((visibility("default"))) void spart_vcs_bench_set_device_design(int design)
-{
-    device_design = design;
-}
 
 extern "C" int spart_vcs_device_product(const spart_vcs_kernel_grouping *grouping,
                                         const spart_vcs_kernel_stats *stats,

@@ -106,13 +106,6 @@ int spart_vcs_device_product(const spart_vcs_kernel_grouping *grouping,
                              const spart_vcs_kernel_stats *stats,
                              const spart_vcs_kernel_product *product, double *rank1, void *stream);
 
-/* The device's walk, for the benchmark and the tests (not API; not
- * thread-safe): 1 (the default) design 1 (g lanes over a slice's entries)
- * everywhere; 2 design 2 (a team of 4 lanes a slice, lanes over columns)
- * for groupings of g <= 8 and design 1 for the others; 3 design 1 at three
- * blocks an SM (fewer registers). The bits are the same. */
-void spart_vcs_bench_set_device_design(int design);
-
 /* Device: dst (cols x rows) = transpose of src (rows x cols), elements of
  * element_bytes (4 or 8), on `stream`; 0 or a cudaError_t as int. */
 int spart_vcs_device_transpose(const void *src, void *dst, int64_t rows, int64_t cols,

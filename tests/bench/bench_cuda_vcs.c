@@ -16,9 +16,7 @@
  * spart's device matrix holds both groupings (all four directions): VCSR @
  * B and VCSC @ B walk the same grouping (by rows), as B @ VCSR and B @ VCSC
  * do (by columns), so their times are one measurement each (the walk is the
- * same on a matrix holding that grouping alone); each is timed with the
- * default walk (design 1) and with design 2 where it applies
- * (spart_vcs_bench_set_device_design).
+ * same on a matrix holding that grouping alone).
  * The table gives the bytes each direction needs on the device (its
  * format's grouping alone where that is the output's, else both) and of
  * both against the float32 CSR (int32 row pointers). Times: --repeat calls back to back after a
@@ -36,7 +34,6 @@
 
 #include "bench_util.h"
 #include "spart/vcs.h"
-#include "vcs/vcs_kernels.h"
 #include "vcs_test_data.h"
 
 #define CHECK_CUSPARSE(call)                                                                       \
@@ -62,7 +59,7 @@ typedef struct row {
     const char *recipe;
     const char *direction;
     int64_t nnz;
-    double floor_ms, spart_ms, design2_ms, design3_ms, peer_ms, peer_t_ms;
+    double floor_ms, spart_ms, peer_ms, peer_t_ms;
     double bytes_needed, bytes_both, csr_bytes;
 } row;
 
@@ -343,23 +340,12 @@ static void measure_shape(spart_context *context, cusparseHandle_t sp, cublasHan
                 if (format == 1) { /* the same walk as format 0's row above */
                     const row *same = o - 2;
                     o->spart_ms = same->spart_ms;
-                    o->design2_ms = same->design2_ms;
-                    o->design3_ms = same->design3_ms;
                     o->peer_ms = same->peer_ms;
                     o->peer_t_ms = same->peer_t_ms;
                     continue;
                 }
-                /* the default walk (design 1), then design 2 where it
-                 * applies (g <= 8; the same bits) */
                 o->spart_ms = time_spart(context, d_both, (spart_vcs_direction)direction, width, b,
                                          c, repeat);
-                spart_vcs_bench_set_device_design(2);
-                o->design2_ms = time_spart(context, d_both, (spart_vcs_direction)direction, width,
-                                           b, c, repeat);
-                spart_vcs_bench_set_device_design(3);
-                o->design3_ms = time_spart(context, d_both, (spart_vcs_direction)direction, width,
-                                           b, c, repeat);
-                spart_vcs_bench_set_device_design(1);
                 if (direction == 0) {
                     o->peer_ms =
                         time_peer(sp, bl, &csr, 1, 0, b, c, offset, ones, v, width, repeat);
@@ -371,12 +357,10 @@ static void measure_shape(spart_context *context, cusparseHandle_t sp, cublasHan
                         time_peer(sp, bl, &csr_t, 0, 0, b, c, offset, ones, v, width, repeat);
                 }
                 fprintf(stderr,
-                        "  %s %s: spart %.3f ms (design 2 %.3f, design 3 %.3f ms), cuSPARSE %.3f "
-                        "ms (%.2fx), "
-                        "bytes %.3f / %.3f of CSR\n",
-                        o->recipe, o->direction, o->spart_ms, o->design2_ms, o->design3_ms,
-                        o->peer_ms, o->spart_ms / o->peer_ms, o->bytes_needed / csr_bytes,
-                        o->bytes_both / csr_bytes);
+                        "  %s %s: spart %.3f ms, cuSPARSE %.3f ms (%.2fx), bytes %.3f / %.3f of "
+                        "CSR\n",
+                        o->recipe, o->direction, o->spart_ms, o->peer_ms, o->spart_ms / o->peer_ms,
+                        o->bytes_needed / csr_bytes, o->bytes_both / csr_bytes);
             }
         }
         spart_vcs_free(d_both);
@@ -454,24 +438,21 @@ int main(int argc, char **argv)
                  "Delta, int32 indices, columns sorted, plus the rank-1 term by cuBLAS "
                  "(GEMV + GER); for B @ A opA = T on that CSR, and (last column) opA = N on "
                  "the CSR of Delta^T, an extra copy\n");
-    fprintf(out, "- spart: the default walk (design 1, g lanes over a slice's entries) and "
-                 "design 2 (4 lanes a slice over its columns, for groupings of g <= 8; design 1 "
-                 "for the others) and design 3 (design 1 at three blocks an SM), the same bits; "
-                 "the same walk whether the device matrix holds one "
+    fprintf(out, "- spart: the device's walk (g lanes over a slice's entries); the same walk "
+                 "whether the device matrix holds one "
                  "grouping or both; bytes: what the direction needs on the device (its format's "
                  "grouping where that is the output's: VCSR @ B, B @ VCSC; both groupings for "
                  "VCSC @ B and B @ VCSR), and both, over the float32 CSR with int32 row "
                  "pointers\n\n");
-    fprintf(out, "| shape | entries | recipe | direction | floor ms | spart ms | design 2 ms | "
-                 "design 3 ms | "
-                 "cuSPARSE ms | ratio | cuSPARSE on Delta^T ms | bytes needed / CSR | "
+    fprintf(out, "| shape | entries | recipe | direction | floor ms | spart ms | cuSPARSE ms | "
+                 "ratio | cuSPARSE on Delta^T ms | bytes needed / CSR | "
                  "bytes (both) / CSR |\n");
-    bench_markdown_rule(out, 13);
+    bench_markdown_rule(out, 11);
     for (int k = 0; k < n_rows_out; k++) {
         const row *o = &rows_out[k];
-        fprintf(out, "| %s | %lld | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f |", o->shape,
-                (long long)o->nnz, o->recipe, o->direction, o->floor_ms, o->spart_ms, o->design2_ms,
-                o->design3_ms, o->peer_ms, o->spart_ms / o->peer_ms);
+        fprintf(out, "| %s | %lld | %s | %s | %.3f | %.3f | %.3f | %.2f |", o->shape,
+                (long long)o->nnz, o->recipe, o->direction, o->floor_ms, o->spart_ms, o->peer_ms,
+                o->spart_ms / o->peer_ms);
         if (o->peer_t_ms > 0) {
             fprintf(out, " %.3f |", o->peer_t_ms);
         } else {

@@ -3,9 +3,8 @@
  * host's bits (spart/vcs.h, Determinism): every recipe, both formats,
  * both sides, transposed views, float32 and float64, widths 0 to 130, the
  * narrowed (uint16) and wide (int32) index paths, degenerate shapes; the
- * golden digests of test_vcs.c; both walks of the device (designs 1 and
- * 2); device bytes below 0.65 of a float32 CSR;
- * the refusals. Exits 77 (skipped) without a device unless
+ * golden digests of test_vcs.c; device bytes below 0.65 of a float32
+ * CSR; the refusals. Exits 77 (skipped) without a device unless
  * SPART_REQUIRE_GPU=1.
  */
 #include <setjmp.h>
@@ -16,18 +15,10 @@
 
 #include "spart/vcs.h"
 #include "test_cuda_util.h"
-#include "vcs/vcs_kernels.h"
 #include "vcs_test_data.h"
 
 static const int64_t widths[] = {0, 1, 3, 8, 16, 32, 64, 130};
 #define N_WIDTHS ((int)(sizeof widths / sizeof widths[0]))
-
-/* The device's walks (spart_vcs_bench_set_device_design): 1, the default
- * (design 1, lanes over entries, everywhere), 2 (design 2, lanes over
- * columns, where g <= 8) and 3 (design 1 at three blocks an SM); each must
- * give the host's bits. */
-static const int designs[] = {1, 2, 3};
-#define N_DESIGNS 3
 
 static spart_vcs *make(spart_context *context, int64_t n_rows, int64_t n_cols, int64_t nnz,
                        const int64_t *rows, const int64_t *cols, const double *values,
@@ -130,17 +121,13 @@ static void compare_recipes(spart_context *context, int64_t n_rows, int64_t n_co
                         if (!all_widths && widths[w] != 1 && widths[w] != 16 && widths[w] != 130) {
                             continue;
                         }
-                        for (int d = 0; d < N_DESIGNS; d++) {
-                            spart_vcs_bench_set_device_design(designs[d]);
-                            for (int is_float = 0; is_float < 2; is_float++) {
-                                compare_product(context, transposed ? host_t : host,
-                                                transposed ? device_t : device, direction,
-                                                widths[w], is_float, direction == 0 ? ac : ar,
-                                                direction == 0 ? ar : ac,
-                                                (uint64_t)(recipe * 1000 + w * 10 + direction));
-                            }
+                        for (int is_float = 0; is_float < 2; is_float++) {
+                            compare_product(context, transposed ? host_t : host,
+                                            transposed ? device_t : device, direction, widths[w],
+                                            is_float, direction == 0 ? ac : ar,
+                                            direction == 0 ? ar : ac,
+                                            (uint64_t)(recipe * 1000 + w * 10 + direction));
                         }
-                        spart_vcs_bench_set_device_design(1);
                     }
                 }
             }
@@ -235,9 +222,7 @@ static void golden_digests_equal_the_host(void **state)
     float *bf_device = device_copy(bf, sizeof bf);
     double *out_device = device_copy(out, sizeof out);
     float *outf_device = device_copy(outf, sizeof outf);
-    for (int at = 0; at < N_DESIGNS * (SPART_VCS_PEARSON + 1); at++) {
-        const int recipe = at % (SPART_VCS_PEARSON + 1);
-        spart_vcs_bench_set_device_design(designs[at / (SPART_VCS_PEARSON + 1)]);
+    for (int recipe = 0; recipe <= SPART_VCS_PEARSON; recipe++) {
         uint64_t digest = 0;
         for (int format = 0; format < 2; format++) {
             spart_vcs *host = make(f->context, 300, 90, nnz, rows, cols, values,
@@ -267,12 +252,10 @@ static void golden_digests_equal_the_host(void **state)
             spart_vcs_free(host);
         }
         if (digest != golden[recipe]) {
-            fail_msg("design %d recipe %d: device digest 0x%016llx, golden 0x%016llx",
-                     designs[at / (SPART_VCS_PEARSON + 1)], recipe, (unsigned long long)digest,
-                     (unsigned long long)golden[recipe]);
+            fail_msg("recipe %d: device digest 0x%016llx, golden 0x%016llx", recipe,
+                     (unsigned long long)digest, (unsigned long long)golden[recipe]);
         }
     }
-    spart_vcs_bench_set_device_design(1);
     cudaFree(b_device), cudaFree(bf_device), cudaFree(out_device), cudaFree(outf_device);
     free(rows), free(cols), free(values);
 }
