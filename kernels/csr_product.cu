@@ -381,6 +381,20 @@ cudaError_t launch_for_shape(const spart_device_csr &matrix, const Column *colum
                                                              num_vectors, y, chunk_sums, stream);
     } else {
         (void)g, (void)mean;
+        if constexpr (TILE == 4 && X_TILES) {
+            /* A column's 4 values in one 32-byte sector (spart_cuda_pack_x4):
+             * 16 values of x in flight a lane, as 8-vector tiles take. */
+            if (g == 32) {
+                return launch_product<Value, Column, 4, 1, 4, 32, true>(
+                    matrix, columns, values, x, layout, num_vectors, y, chunk_sums, stream);
+            }
+            if (g == 16) {
+                return launch_product<Value, Column, 4, 1, 4, 0, true>(
+                    matrix, columns, values, x, layout, num_vectors, y, chunk_sums, stream);
+            }
+            return launch_product<Value, Column, 4, 2, 2, 0, true>(
+                matrix, columns, values, x, layout, num_vectors, y, chunk_sums, stream);
+        }
         if constexpr (TILE == 8 && !X_TILES) {
             if (g == 32 && matrix.num_long_chunks == 0) {
                 return launch_product<Value, Column, TILE, 1, 1, 32>(
@@ -531,6 +545,15 @@ extern "C" int spart_cuda_csr_product_c_order(const spart_device_csr *matrix, co
     if (x_tiles == nullptr) {
         const vector_layout c_order = {1, columns, 1, matrix->num_rows, columns};
         return launch_any(*matrix, x, c_order, num_vectors, y, chunk_sums, false, s);
+    }
+    if (num_vectors <= 4) {
+        /* 2 to 4 vectors: one tile of 4, a column's values in one sector */
+        const int error = spart_cuda_pack_x4(x, columns, num_vectors, x_tiles, stream);
+        if (error != cudaSuccess) {
+            return error;
+        }
+        const vector_layout in_four = {4, 1, 1, matrix->num_rows, columns};
+        return launch_for_types<4, true>(*matrix, x_tiles, in_four, num_vectors, y, chunk_sums, s);
     }
     const int error = spart_cuda_pack_tiles(x, columns, num_vectors, x_tiles, stream);
     if (error != cudaSuccess) {

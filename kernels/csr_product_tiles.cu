@@ -478,6 +478,27 @@ __global__ void __launch_bounds__(threads_per_block)
     }
 }
 
+/* 1 to 4 vectors in C order into one tile of 4 interleaved vectors
+ * (x4[column * 4 + t], zeros past num_vectors): a column's values in one
+ * 32-byte sector. */
+__global__ void __launch_bounds__(threads_per_block)
+    pack_x4(const double *__restrict__ x, int64_t columns, int64_t num_vectors,
+            double *__restrict__ x4)
+{
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t column = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; column < columns;
+         column += stride) {
+        double v[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            v[j] = j < num_vectors ? x[j * columns + column] : 0.0;
+        }
+        double2 *to = reinterpret_cast<double2 *>(x4 + column * 4);
+        to[0] = make_double2(v[0], v[1]);
+        to[1] = make_double2(v[2], v[3]);
+    }
+}
+
 /* The grid of a tiles kernel whose warps take `rows_a_warp` rows at a
  * time: blockIdx.y walks the tiles. */
 dim3 tiles_grid(const spart_device_csr &matrix, int64_t rows_a_warp, int64_t num_vectors)
@@ -579,6 +600,17 @@ extern "C" int spart_cuda_pack_tiles(const double *x, int64_t num_columns, int64
     const unsigned blocks = (unsigned)blocks_for(tiles * num_columns, threads_per_block);
     return launch(pack_tiles, dim3(blocks), static_cast<cudaStream_t>(stream), x, num_columns,
                   num_vectors, x_tiles);
+}
+
+extern "C" int spart_cuda_pack_x4(const double *x, int64_t num_columns, int64_t num_vectors,
+                                  double *x4, void *stream)
+{
+    if (num_columns == 0 || num_vectors <= 0) {
+        return cudaSuccess;
+    }
+    const unsigned blocks = (unsigned)blocks_for(num_columns, threads_per_block);
+    return launch(pack_x4, dim3(blocks), static_cast<cudaStream_t>(stream), x, num_columns,
+                  num_vectors, x4);
 }
 
 extern "C" int spart_cuda_csr_product_short_rows_in_tiles(const spart_device_csr *matrix,

@@ -103,7 +103,9 @@ __device__ __forceinline__ void scan_short_row_starts(uint64_t word, int lane, i
  * columns; tiles of 8 interleaved vectors one after the other (the
  * tile of vectors t0 .. t0 + 7 at x[t0 * columns], see
  * spart_cuda_csr_product_c_order) have x_column = 8, x_vector = 1, x_tile
- * = columns. A single vector ignores the layout (x[column], y[row]). */
+ * = columns; a tile of 2 or 4 interleaved vectors (x[column * TILE + j],
+ * kernels/csr_product_frames.cu) the same with TILE for 8. A single vector
+ * ignores the layout (x[column], y[row]). */
 struct vector_layout {
     int64_t x_column;
     int64_t x_vector;
@@ -136,14 +138,15 @@ round_sum(const Column *__restrict__ columns, const Value *__restrict__ values,
             const int64_t at = !CHECKED || k < length[r] ? begin[r] + k : 0;
             value[r][u] = (double)values[at];
             const int64_t column = (int64_t)columns[at];
-            if constexpr (X_TILES && TILE == 8) {
-                /* A column's 8 values lie together, 64-byte aligned: four
-                 * 16-byte loads. (Vectors past `width` read the tile's
-                 * padding, whose sums are not stored.) */
+            if constexpr (X_TILES && (TILE == 2 || TILE == 4 || TILE == 8)) {
+                /* A column's TILE values lie together, 8 TILE-byte aligned:
+                 * TILE / 2 16-byte loads, one 32-byte sector for TILE <= 4.
+                 * (Vectors past `width` read the tile's padding, whose sums
+                 * are not stored.) */
                 const double2 *tile =
-                    reinterpret_cast<const double2 *>(x + column * 8 + t0 * layout.x_tile);
+                    reinterpret_cast<const double2 *>(x + column * TILE + t0 * layout.x_tile);
 #pragma unroll
-                for (int h = 0; h < 4; h++) {
+                for (int h = 0; h < TILE / 2; h++) {
                     const double2 pair = tile[h];
                     xv[r][u][2 * h] = pair.x;
                     xv[r][u][2 * h + 1] = pair.y;

@@ -460,6 +460,221 @@ launch_backproject_update(const spart_device_csr &matrix, const Column *columns,
     return cudaGetLastError();
 }
 
+/* ---- many frames a pass: the backward matrix read once for FRAMES frames ---- */
+
+/* Frames a group takes at once in backproject_update_batch_kernel. */
+constexpr int batch_frames = 4;
+
+/* The products over channels of voxel v's factors for frames t0 .. t0 +
+ * width - 1 (width <= FRAMES), as voxel_product_held makes each frame's
+ * alone: its rows c * scene_size + v summed by the group for all the
+ * frames at once (kernels/csr_row_sum.cuh with a tile of FRAMES vectors:
+ * each frame's sum in the one-vector order), then, in lane 0, frame j's
+ * ratios in channel order from 1 (per_channel[j] false; single[j] says
+ * whether every ratio is in the single power's range) or their powers
+ * (true). Frames whose `active` bit is clear are summed (the group walks
+ * the rows together) but their factors are not formed. state[j] gets
+ * scene[v] of frame j. */
+template <typename Value, typename Column, int FRAMES, int ROWS, int UNROLL>
+__device__ __forceinline__ void
+voxel_products_batch(const spart_device_csr &matrix, const Column *__restrict__ columns,
+                     const Value *__restrict__ values, const double *__restrict__ images,
+                     const double *__restrict__ observed_back, const double *__restrict__ scene,
+                     const frame_strides &strides, const spart_rows::row_group &group, int64_t v,
+                     int64_t t0, int width, int64_t num_channel, int64_t scene_size, double gamma,
+                     unsigned active, const bool (&per_channel)[FRAMES], double (&product)[FRAMES],
+                     bool (&single)[FRAMES], double (&state)[FRAMES])
+{
+    /* frame t0 + j of images at (t0 + j) * strides.images */
+    const spart_rows::vector_layout frames = {1, strides.images, 1, 0, strides.images};
+    const double low = spart_mart_single_ratio_low(num_channel);
+    const double high = spart_mart_single_ratio_high(num_channel);
+#pragma unroll
+    for (int j = 0; j < FRAMES; j++) {
+        product[j] = 1.0;
+        single[j] = true;
+    }
+    for (int64_t c0 = 0; c0 < num_channel; c0 += ROWS) {
+        int64_t begin[ROWS], end[ROWS];
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            begin[r] = 0;
+            end[r] = 0;
+            if (c0 + r < num_channel) {
+                const int64_t row = (c0 + r) * scene_size + v;
+                begin[r] = matrix.row_ptr[row];
+                end[r] = matrix.row_ptr[row + 1];
+            }
+        }
+        double sum[ROWS][FRAMES];
+        spart_rows::rows_sum<Value, Column, FRAMES, ROWS, UNROLL>(
+            columns, values, begin, end, group, images, frames, t0, width, sum);
+        if (group.lane != 0) {
+            continue;
+        }
+#pragma unroll
+        for (int j = 0; j < FRAMES; j++) {
+            if (((active >> j) & 1u) == 0) {
+                continue;
+            }
+            const int64_t f = t0 + j;
+            double observed[ROWS];
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) {
+                const int64_t c = c0 + r < num_channel ? c0 + r : c0;
+                observed[r] = observed_back[f * strides.observed_back + c * scene_size + v];
+            }
+            if (c0 == 0) {
+                state[j] = scene[f * strides.scene + v];
+            }
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) {
+                if (c0 + r < num_channel) {
+                    if (per_channel[j]) {
+                        product[j] =
+                            product[j] * spart_mart_ratio_power(observed[r], sum[r][j], gamma);
+                    } else {
+                        const double ratio = spart_mart_ratio(observed[r], sum[r][j]);
+                        single[j] =
+                            single[j] && spart_mart_single_power_ratio(ratio, low, high) != 0;
+                        product[j] = product[j] * ratio;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* The update of FRAMES frames at once (blockIdx.y walks the tiles of
+ * FRAMES frames): each voxel's rows are read once for all of them, so a
+ * pass reads the backward matrix once for the tile instead of once a
+ * frame. Frame f gets the operations of backproject_update_kernel (and of
+ * the held and indexed kernels: the same sums, ratios and powers) on its
+ * own: the product of its ratios, ctis's per-channel form where one ratio
+ * is outside the single power's range or per_channel_form says, then
+ * scene[v] * pow. A stopped frame (its stop flag set) is not written; a
+ * tile whose frames have all stopped returns at once. */
+template <typename Value, typename Column, int FRAMES, int ROWS, int UNROLL>
+__global__ void __launch_bounds__(threads_per_block)
+    backproject_update_batch_kernel(spart_device_csr matrix, const Column *__restrict__ columns,
+                                    const Value *__restrict__ values,
+                                    const double *__restrict__ images,
+                                    const double *__restrict__ observed_back,
+                                    double *__restrict__ scene, int64_t num_frames,
+                                    int64_t num_channel, int64_t scene_size, double gamma,
+                                    double inverse_channels, const int *stops,
+                                    frame_strides strides)
+{
+    const int64_t t0 = (int64_t)blockIdx.y * FRAMES;
+    const int width = num_frames - t0 < FRAMES ? (int)(num_frames - t0) : FRAMES;
+    unsigned active = 0;
+    for (int j = 0; j < width; j++) {
+        const int *stop = stops != nullptr ? stops + (t0 + j) * strides.stop : nullptr;
+        active |= run_stopped(stop) ? 0u : 1u << j;
+    }
+    if (active == 0) {
+        return;
+    }
+    const spart_rows::row_group group = spart_rows::group_of_thread(matrix.group_size);
+    const bool per_channel_form = spart_mart_per_channel_form(gamma, inverse_channels) != 0;
+    const double exponent = spart_mart_voxel_exponent(gamma, inverse_channels);
+    const int64_t groups_per_block = blockDim.x / group.size;
+    const int64_t first = (int64_t)blockIdx.x * groups_per_block + threadIdx.x / group.size;
+    const int64_t stride = (int64_t)gridDim.x * groups_per_block;
+    for (int64_t v = first; v < scene_size; v += stride) {
+        bool per_channel[FRAMES], single[FRAMES];
+        double product[FRAMES], state[FRAMES];
+#pragma unroll
+        for (int j = 0; j < FRAMES; j++) {
+            per_channel[j] = per_channel_form;
+            state[j] = 0.0;
+        }
+        voxel_products_batch<Value, Column, FRAMES, ROWS, UNROLL>(
+            matrix, columns, values, images, observed_back, scene, strides, group, v, t0, width,
+            num_channel, scene_size, gamma, active, per_channel, product, single, state);
+        /* frames whose ratios left the single power's range: the
+         * per-channel form, their rows summed again (the same sums) */
+        unsigned again = 0;
+        if (!per_channel_form && group.lane == 0) {
+#pragma unroll
+            for (int j = 0; j < FRAMES; j++) {
+                const bool redo = ((active >> j) & 1u) != 0 && !single[j];
+                per_channel[j] = redo;
+                again |= redo ? 1u << j : 0u;
+            }
+        }
+        again = __shfl_sync(group.mask, again, 0, group.size);
+        if (again != 0) {
+            double redone[FRAMES];
+            bool ignored[FRAMES];
+            double state_again[FRAMES];
+#pragma unroll
+            for (int j = 0; j < FRAMES; j++) {
+                per_channel[j] = true;
+            }
+            voxel_products_batch<Value, Column, FRAMES, ROWS, UNROLL>(
+                matrix, columns, values, images, observed_back, scene, strides, group, v, t0,
+                width, num_channel, scene_size, gamma, again, per_channel, redone, ignored,
+                state_again);
+#pragma unroll
+            for (int j = 0; j < FRAMES; j++) {
+                product[j] = ((again >> j) & 1u) != 0 ? redone[j] : product[j];
+                per_channel[j] = ((again >> j) & 1u) != 0;
+            }
+        }
+        if (group.lane == 0) {
+#pragma unroll
+            for (int j = 0; j < FRAMES; j++) {
+                if (((active >> j) & 1u) != 0) {
+                    const double power =
+                        spart_mart_pow(product[j], per_channel[j] || per_channel_form
+                                                       ? inverse_channels
+                                                       : exponent);
+                    scene[(t0 + j) * strides.scene + v] = state[j] * power;
+                }
+            }
+        }
+    }
+}
+
+/* The batch kernel's launch for one value and column type: rows of a few
+ * entries (g <= 8) four channels a group and one round (two entries a
+ * lane for g = 1), longer rows one channel and four entries a round. */
+template <typename Value, typename Column>
+cudaError_t launch_backproject_update_batch(const spart_device_csr &matrix, const Column *columns,
+                                            const Value *values, const double *images,
+                                            const double *observed_back, double *scene,
+                                            int64_t num_frames, int64_t num_channel,
+                                            int64_t scene_size, double gamma, const int *stops,
+                                            frame_strides strides, cudaStream_t stream)
+{
+    const double inverse_channels = 1.0 / (double)num_channel;
+    const int64_t groups_per_block = threads_per_block / matrix.group_size;
+    int64_t blocks = (scene_size + groups_per_block - 1) / groups_per_block;
+    blocks = blocks < 65535 * 16 ? blocks : 65535 * 16;
+    const dim3 grid((unsigned)blocks, (unsigned)((num_frames + batch_frames - 1) / batch_frames));
+    if (matrix.group_size == 1) {
+        backproject_update_batch_kernel<Value, Column, batch_frames, 4, 2>
+            <<<grid, threads_per_block, 0, stream>>>(matrix, columns, values, images,
+                                                     observed_back, scene, num_frames, num_channel,
+                                                     scene_size, gamma, inverse_channels, stops,
+                                                     strides);
+    } else if (matrix.group_size <= 8) {
+        backproject_update_batch_kernel<Value, Column, batch_frames, 4, 1>
+            <<<grid, threads_per_block, 0, stream>>>(matrix, columns, values, images,
+                                                     observed_back, scene, num_frames, num_channel,
+                                                     scene_size, gamma, inverse_channels, stops,
+                                                     strides);
+    } else {
+        backproject_update_batch_kernel<Value, Column, batch_frames, 1, 4>
+            <<<grid, threads_per_block, 0, stream>>>(matrix, columns, values, images,
+                                                     observed_back, scene, num_frames, num_channel,
+                                                     scene_size, gamma, inverse_channels, stops,
+                                                     strides);
+    }
+    return cudaGetLastError();
+}
+
 } /* namespace */
 
 /* Frames first .. first + count - 1 (count <= 65535, the grid's y). */
@@ -489,7 +704,66 @@ static cudaError_t launch_frames(const spart_device_csr &m, const double *images
                                                      gamma, index, stop, count, strides, s);
 }
 
+/* The batch kernel for frames first .. first + count - 1 (count <=
+ * 65535 * batch_frames). */
+static cudaError_t launch_batch(const spart_device_csr &m, const double *images,
+                                const double *observed_back, double *scene, int64_t num_channel,
+                                int64_t scene_size, double gamma, const int *stop, int64_t count,
+                                frame_strides strides, cudaStream_t s)
+{
+    if (m.values64 != nullptr && m.columns32 != nullptr) {
+        return launch_backproject_update_batch<double, int32_t>(
+            m, m.columns32, m.values64, images, observed_back, scene, count, num_channel,
+            scene_size, gamma, stop, strides, s);
+    }
+    if (m.values64 != nullptr) {
+        return launch_backproject_update_batch<double, int64_t>(
+            m, m.columns64, m.values64, images, observed_back, scene, count, num_channel,
+            scene_size, gamma, stop, strides, s);
+    }
+    if (m.columns32 != nullptr) {
+        return launch_backproject_update_batch<float, int32_t>(
+            m, m.columns32, m.values32, images, observed_back, scene, count, num_channel,
+            scene_size, gamma, stop, strides, s);
+    }
+    return launch_backproject_update_batch<float, int64_t>(m, m.columns64, m.values32, images,
+                                                           observed_back, scene, count,
+                                                           num_channel, scene_size, gamma, stop,
+                                                           strides, s);
+}
+
 extern "C" int spart_cuda_mart_backproject_update_frames(
+    const spart_device_csr *matrix, const double *images, const double *observed_back,
+    double *scenes, int64_t num_frames, int64_t num_channel, int64_t scene_size, double gamma,
+    const spart_device_short_rows *index, const int *stops, int64_t stop_stride, void *stream)
+{
+    if (num_frames < 2) {
+        return spart_cuda_mart_backproject_update_frames_apart(matrix, images, observed_back,
+                                                               scenes, num_frames, num_channel,
+                                                               scene_size, gamma, index, stops,
+                                                               stop_stride, stream);
+    }
+    cudaStream_t s = (cudaStream_t)stream;
+    if (scene_size <= 0 || num_channel <= 0) {
+        return cudaSuccess;
+    }
+    const int64_t image_values = matrix->num_columns; /* the images of one frame */
+    const frame_strides strides = {image_values, num_channel * scene_size, scene_size, stop_stride};
+    const int64_t most = 65535 * batch_frames;
+    for (int64_t first = 0; first < num_frames; first += most) {
+        const int64_t count = num_frames - first < most ? num_frames - first : most;
+        cudaError_t error = launch_batch(
+            *matrix, images + first * strides.images, observed_back + first * strides.observed_back,
+            scenes + first * strides.scene, num_channel, scene_size, gamma,
+            stops != nullptr ? stops + first * stop_stride : nullptr, count, strides, s);
+        if (error != cudaSuccess) {
+            return (int)error;
+        }
+    }
+    return cudaSuccess;
+}
+
+extern "C" int spart_cuda_mart_backproject_update_frames_apart(
     const spart_device_csr *matrix, const double *images, const double *observed_back,
     double *scenes, int64_t num_frames, int64_t num_channel, int64_t scene_size, double gamma,
     const spart_device_short_rows *index, const int *stops, int64_t stop_stride, void *stream)

@@ -134,14 +134,30 @@ int spart_cuda_csr_product(const spart_device_csr *matrix, const double *x, int6
 /* The same product for num_vectors >= 1 vectors lying one after the other
  * in C order (x[t * num_columns + column], y[t * num_rows + row]), as
  * leading axes give them. With x_tiles NULL, x is read as it lies: one
- * launch (two with long rows). Otherwise x_tiles (ceil(num_vectors / 8) *
- * 8 * num_columns doubles) first receives x in tiles of 8 interleaved
- * vectors (a column's 8 values in one 64-byte line instead of 8 lines),
- * which the product then reads; y is written in C order either way.
+ * launch (two with long rows). Otherwise x_tiles
+ * (spart_device_x_tiles_doubles(num_vectors, num_columns) doubles) first
+ * receives x interleaved, which the product then reads: 2 to 4 vectors in
+ * one tile of 4 (spart_cuda_pack_x4: a column's values in one 32-byte
+ * sector, where each vector as it lies costs a sector of its own), more in
+ * tiles of 8 (spart_cuda_pack_tiles: a column's 8 values in one 64-byte
+ * line instead of 8 lines); y is written in C order either way.
  * Each vector's values are those of spart_cuda_csr_product, bit for bit. */
 int spart_cuda_csr_product_c_order(const spart_device_csr *matrix, const double *x,
                                    int64_t num_vectors, double *x_tiles, double *y,
                                    double *chunk_sums, void *stream);
+
+/* The doubles of spart_cuda_csr_product_c_order's x_tiles for num_vectors
+ * >= 2 vectors of num_columns values. */
+static inline int64_t spart_device_x_tiles_doubles(int64_t num_vectors, int64_t num_columns)
+{
+    return (num_vectors <= 4 ? 4 : (num_vectors + 7) / 8 * 8) * num_columns;
+}
+
+/* 1 to 4 vectors in C order (x[t * num_columns + column]) into one tile of
+ * 4 interleaved vectors, x4[column * 4 + t] (4 * num_columns doubles,
+ * zeros past num_vectors). */
+int spart_cuda_pack_x4(const double *x, int64_t num_columns, int64_t num_vectors, double *x4,
+                       void *stream);
 
 /* x (num_vectors vectors in C order, x[t * num_columns + column]) into
  * x_tiles (ceil(num_vectors / 8) * 8 * num_columns doubles): tiles of 8
@@ -197,7 +213,15 @@ int spart_cuda_mart_backproject_update(const spart_device_csr *matrix, const dou
  * images_frames): frame f's images at f * matrix->num_columns, its
  * observed_back at f * num_channel * scene_size, its scene at f *
  * scene_size, its stop flag at stops + f * stop_stride (ints; stops NULL:
- * none); each frame the operations of a launch for it alone. */
+ * none); each frame the operations of a launch for it alone. Two frames
+ * or more are taken 4 at a time by each voxel's group, so that the
+ * matrix is read once for every 4 frames (the index is not used then);
+ * _apart gives each frame its own pass (blockIdx.y a frame: the matrix
+ * read once a frame), as one frame takes. The same bits either way. */
+int spart_cuda_mart_backproject_update_frames_apart(
+    const spart_device_csr *matrix, const double *images, const double *observed_back,
+    double *scenes, int64_t num_frames, int64_t num_channel, int64_t scene_size, double gamma,
+    const spart_device_short_rows *index, const int *stops, int64_t stop_stride, void *stream);
 int spart_cuda_mart_backproject_update_frames(const spart_device_csr *matrix, const double *images,
                                               const double *observed_back, double *scenes,
                                               int64_t num_frames, int64_t num_channel,

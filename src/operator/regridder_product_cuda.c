@@ -53,6 +53,15 @@ static const double x_tile_bytes = 8.0 * 1024 * 1024;
  * stay as they lie: in tiles they took 0.178 and 0.154 ms against 0.105
  * and 0.111 (the copy is not paid back where x stays in the caches and
  * rows are long). */
+/* Bytes of x at and above which 2 to 4 vectors in C order are copied
+ * into one tile of 4 interleaved vectors (spart_cuda_pack_x4) for the
+ * product: vectors larger than the L2 cache (50 MB on an H200), whose
+ * gathers each pull a 32-byte sector for 8 bytes used. In one tile the
+ * sector serves all 4 vectors, at the price of one more pass over x
+ * (reading F vectors, writing 4). docs/dev/esis-products-notes.md has the
+ * measurements on the ESIS-scale operators. */
+static const double x_four_bytes = 64.0 * 1024 * 1024;
+
 static int x_tiles_needed(const spart_regridder *regridder, int64_t num_vectors)
 {
     double x_bytes = (double)regridder->csr.num_columns * (double)num_vectors * sizeof(double);
@@ -60,8 +69,21 @@ static int x_tiles_needed(const spart_regridder *regridder, int64_t num_vectors)
     if (regridder->plan.row_rule == SPART_PLAN_BY_ROW && regridder->device.uniform_group == 0) {
         return num_vectors >= 5 && !packing_needed(regridder, num_vectors); /* always in tiles */
     }
+    if (num_vectors >= 2 && num_vectors <= 4) {
+        return !packing_needed(regridder, num_vectors) && x_bytes >= x_four_bytes;
+    }
     return num_vectors >= 5 && !packing_needed(regridder, num_vectors) &&
            (x_bytes >= x_tile_bytes || spart_device_rows_are_short(&matrix));
+}
+
+/* Doubles of the tiles x is copied into where x_tiles_needed says. */
+static size_t x_tiles_doubles(const spart_regridder *regridder, int64_t num_vectors)
+{
+    int64_t columns = regridder->csr.num_columns;
+    if (regridder->plan.row_rule == SPART_PLAN_BY_ROW && regridder->device.uniform_group == 0) {
+        return (size_t)((num_vectors + 7) / 8 * 8 * columns);
+    }
+    return (size_t)spart_device_x_tiles_doubles(num_vectors, columns);
 }
 
 size_t spart_device_workspace_bytes(const spart_regridder *regridder, int64_t num_vectors)
@@ -73,8 +95,7 @@ size_t spart_device_workspace_bytes(const spart_regridder *regridder, int64_t nu
         bytes += round_up((size_t)regridder->csr.num_rows * vectors * sizeof(double));
     }
     if (x_tiles_needed(regridder, num_vectors)) {
-        size_t tiles = (vectors + 7) / 8;
-        bytes += round_up((size_t)regridder->csr.num_columns * tiles * 8 * sizeof(double));
+        bytes += round_up(x_tiles_doubles(regridder, num_vectors) * sizeof(double));
     }
     return bytes;
 }
