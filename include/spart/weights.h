@@ -131,7 +131,8 @@ SPART_NODISCARD SPART_API spart_status spart_weights_build(spart_context *contex
  * bit, as for every builder. The arithmetic host and device share
  * is written once, in headers both compile (no contraction, no fma but
  * where written). The grids are copied from host memory: for large grids
- * that copy (from pageable memory) can take longer than the build itself.
+ * that copy (from pageable memory) can take longer than the build itself;
+ * spart_weights_build_device_grids takes grids already on the device.
  *
  * Use: spart_regridder_create_device assembles such weights on their
  * device where they lie (no copy); spart_weights_element and
@@ -144,10 +145,12 @@ SPART_NODISCARD SPART_API spart_status spart_weights_build(spart_context *contex
  * copied over; the per-entry arithmetic written once for both,
  * src/weights/weights_values.h; the convolution the twin of the host's;
  * a convolution whose kernel broadcasts the weights to more elements is
- * refused with SPART_ERROR_INVALID_ARGUMENT). The functions that read
- * entries on the host (the exact transpose, regrid_from_weights, save,
- * spart_regridder_create, spart_regridder_create_device_convolved) refuse
- * them with SPART_ERROR_INVALID_ARGUMENT naming spart_weights_to_host.
+ * refused with SPART_ERROR_INVALID_ARGUMENT), and so does
+ * spart_regridder_create_device_convolved (spart/device.h: their
+ * spart_weights_convolve, then spart_regridder_create_device). The
+ * functions that read entries on the host (the exact transpose,
+ * regrid_from_weights, save, spart_regridder_create) refuse them with
+ * SPART_ERROR_INVALID_ARGUMENT naming spart_weights_to_host.
  * spart_weights_free frees them (on their device).
  *
  * Device memory, besides the weights' own 24 bytes an entry: the scratch
@@ -159,6 +162,43 @@ SPART_NODISCARD SPART_API spart_status spart_weights_build(spart_context *contex
  * SPART_ERROR_OUT_OF_MEMORY (device or host memory), SPART_ERROR_INTERNAL
  * (another CUDA error, named in the sentence). */
 SPART_NODISCARD SPART_API spart_status spart_weights_build_device(
+    spart_context *context, int num_coordinates, const spart_array *coordinates_input,
+    const spart_array *coordinates_output, const spart_weights_options *options,
+    spart_weights **weights);
+
+/* Build weights on the context's CUDA device from grids already in that
+ * device's memory: spart_weights_build_device with every array it reads
+ * in device memory, said so by calling this function (nothing is guessed
+ * from the pointers): the `data` of each coordinate array of both sides,
+ * and options->weights_input's when given, are memory of the context's
+ * device (cudaMalloc, a CuPy or PyTorch array's, or managed memory), laid
+ * out as for the host build (C order, shapes broadcast NumPy-style). The
+ * shapes, counts and options are host values, checked as
+ * spart_weights_build checks them; the coordinates' values are checked on
+ * the device: the first non-finite coordinate (of the input grids; of the
+ * output grids too for conservative weights) is refused with
+ * SPART_ERROR_NOT_FINITE in the host build's words, naming the array, the
+ * value and its flat index. The result: the weights spart_weights_build
+ * gives for host copies of the same arrays, bit for bit and in the same
+ * order, their entry arrays in device memory (as spart_weights_build_device
+ * leaves them). The caller's arrays are only read, and may be freed once
+ * the call returns.
+ *
+ * Conservative 2-D weights by clipping (the default algorithm) whose every
+ * orthogonal element's grids and weights_input lie dense in the caller's
+ * arrays (full C-order arrays do, also when broadcast along orthogonal
+ * axes; vectors broadcast along a resampled axis do not) are built from the
+ * arrays where they lie: the decision that the output grids are lattices
+ * is made on the device with the host build's tests, and nothing crosses
+ * the bus but a few counts. Every other problem (multilinear and 1-D
+ * weights, the sweep, grids strided along their resampled axes) is built
+ * from copies of the arrays in host memory, as spart_weights_build_device
+ * builds host grids: the same entries, with the copies' time.
+ *
+ * Errors: those of spart_weights_build_device; SPART_ERROR_INVALID_ARGUMENT
+ * also for an array in host memory or on another device (the sentence
+ * names it), SPART_ERROR_NO_DEVICE without CUDA or without the device. */
+SPART_NODISCARD SPART_API spart_status spart_weights_build_device_grids(
     spart_context *context, int num_coordinates, const spart_array *coordinates_input,
     const spart_array *coordinates_output, const spart_weights_options *options,
     spart_weights **weights);

@@ -1,7 +1,9 @@
 /*
  * src/weights/weights_build_device.c: the public entry points of building
  * weights on the host or a device (spart_weights_build,
- * spart_weights_build_device, its workspace query) and of moving them
+ * spart_weights_build_device, its workspace query, and
+ * spart_weights_build_device_grids from grids in device memory, whose
+ * values the CUDA table checks on the device) and of moving them
  * back (spart_weights_to_host), over the table of
  * src/weights/weights_ops.h. Both builds check their arguments here, the
  * same way (spart_weights_describe: the host build's own checks, statuses
@@ -66,9 +68,24 @@ static spart_status host_workspace_size(spart_context *context, int num_coordina
     return SPART_OK;
 }
 
+/* The host table never builds from device grids (spart_weights_select
+ * gives the CUDA table for them, or refuses without CUDA). */
+static spart_status host_build_device_grids(spart_context *context, int num_coordinates,
+                                            const spart_array *coordinates_input,
+                                            const spart_array *coordinates_output,
+                                            const spart_weights_options *options,
+                                            spart_weights **weights)
+{
+    (void)num_coordinates, (void)coordinates_input, (void)coordinates_output, (void)options;
+    (void)weights;
+    return spart_fail(context, SPART_ERROR_NO_DEVICE,
+                      "weights_build_device_grids: the host cannot read grids in device memory");
+}
+
 const spart_weights_ops spart_weights_host_ops = {
     "host",
     spart_weights_build_host,
+    host_build_device_grids,
     host_workspace_size,
     host_to_host,
     spart_weights_scale_host,
@@ -90,12 +107,14 @@ spart_status spart_weights_build(spart_context *context, int num_coordinates,
                       weights);
 }
 
-/* The checks of a device build and its query: those of the host build. */
+/* The checks of a device build and its query: those of the host build
+ * (check_values 0: all but the coordinates' values, which lie in device
+ * memory and are checked there). */
 static spart_status check_device_build(spart_context *context, int num_coordinates,
                                        const spart_array *coordinates_input,
                                        const spart_array *coordinates_output,
                                        const spart_weights_options **options,
-                                       spart_weights_options *defaults)
+                                       spart_weights_options *defaults, int check_values)
 {
     if (context == NULL) {
         return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
@@ -106,8 +125,11 @@ static spart_status check_device_build(spart_context *context, int num_coordinat
         *options = defaults;
     }
     spart_weights shell;
-    spart_status status = spart_weights_describe(context, num_coordinates, coordinates_input,
-                                                 coordinates_output, *options, &shell);
+    spart_status status =
+        check_values ? spart_weights_describe(context, num_coordinates, coordinates_input,
+                                              coordinates_output, *options, &shell)
+                     : spart_weights_describe_checked(context, num_coordinates, coordinates_input,
+                                                      coordinates_output, *options, &shell);
     if (status == SPART_OK) {
         spart_weights_layout layout;
         memset(&layout, 0, sizeof layout);
@@ -143,7 +165,7 @@ spart_status spart_weights_build_device(spart_context *context, int num_coordina
     }
     spart_weights_options defaults;
     spart_status status = check_device_build(context, num_coordinates, coordinates_input,
-                                             coordinates_output, &options, &defaults);
+                                             coordinates_output, &options, &defaults, 1);
     const spart_weights_ops *ops = NULL;
     if (status == SPART_OK) {
         status = spart_weights_select(context, 1, "weights_build_device", &ops);
@@ -151,6 +173,33 @@ spart_status spart_weights_build_device(spart_context *context, int num_coordina
     if (status == SPART_OK) {
         status = ops->build(context, num_coordinates, coordinates_input, coordinates_output,
                             options, weights);
+    }
+    return status;
+}
+
+spart_status spart_weights_build_device_grids(spart_context *context, int num_coordinates,
+                                              const spart_array *coordinates_input,
+                                              const spart_array *coordinates_output,
+                                              const spart_weights_options *options,
+                                              spart_weights **weights)
+{
+    if (context != NULL && weights == NULL) {
+        spart_clear_error(context);
+        return spart_fail(context, SPART_ERROR_NULL_POINTER, "weights: the output pointer is NULL");
+    }
+    if (weights != NULL) {
+        *weights = NULL;
+    }
+    spart_weights_options defaults;
+    spart_status status = check_device_build(context, num_coordinates, coordinates_input,
+                                             coordinates_output, &options, &defaults, 0);
+    const spart_weights_ops *ops = NULL;
+    if (status == SPART_OK) {
+        status = spart_weights_select(context, 1, "weights_build_device_grids", &ops);
+    }
+    if (status == SPART_OK) {
+        status = ops->build_device_grids(context, num_coordinates, coordinates_input,
+                                         coordinates_output, options, weights);
     }
     return status;
 }
@@ -167,7 +216,7 @@ spart_status spart_weights_build_device_workspace_size(spart_context *context, i
     }
     spart_weights_options defaults;
     spart_status status = check_device_build(context, num_coordinates, coordinates_input,
-                                             coordinates_output, &options, &defaults);
+                                             coordinates_output, &options, &defaults, 1);
     const spart_weights_ops *ops = NULL;
     if (status == SPART_OK) {
         status = spart_weights_select(context, 1, "weights_build_device_workspace_size", &ops);

@@ -65,11 +65,9 @@
 
 #include "core/internal.h"
 #include "weights/clip_lattice_math.h"
+#include "weights/lattice_steps_math.h"
 #include "weights/weights_conservative_2d_clip.h"
 #include "weights/weights_kernels.h"
-
-/* The lattice's relative tolerance on its steps, as the reference's. */
-#define LATTICE_RTOL 1e-10
 
 /* How many cells of a row are made ready before they are weighed. */
 #define CELLS_PER_RUN 32
@@ -102,8 +100,8 @@ static int varies_only_along_axis_1(const double *y, int64_t num_x, int64_t num_
 }
 
 /* Whether the num vertices a[0], a[stride], ... have finite steps, the
- * first non-zero and every one within LATTICE_RTOL of the first, as
- * NumPy's allclose(step, step[0], rtol=1e-10, atol=0) decides. */
+ * first non-zero and every one within SPART_LATTICE_RTOL of the first
+ * (spart_lattice_step_fits, shared with the device's test). */
 static int steps_are_uniform(const double *a, int64_t num, int64_t stride)
 {
     if (num < 2) {
@@ -120,7 +118,7 @@ static int steps_are_uniform(const double *a, int64_t num, int64_t stride)
     }
     for (int64_t k = 0; k + 1 < num; k++) {
         double step = a[(k + 1) * stride] - a[k * stride];
-        if (!(fabs(step - step_first) <= 0 + LATTICE_RTOL * fabs(step_first))) {
+        if (!spart_lattice_step_fits(step, step_first)) {
             return 0;
         }
     }

@@ -44,6 +44,8 @@ typedef struct device_build {
     int64_t size_values; /* weights_input of one element */
     int64_t units;       /* conservative 1-D: input cells of one element */
     int64_t batch;       /* conservative 1-D: elements built at once (else 1) */
+    int grids_on_device; /* the caller's grids (and weights_input) are device
+                            memory, read in place (spart_weights_build_device_grids) */
     int shared_input;    /* every element shares the input grid */
     int shared_output;   /* likewise the output grid */
     int64_t *picked;     /* conservative 1-D: each batch element's first entry */
@@ -98,7 +100,10 @@ cudaError_t spart_wdev_upload(spart_stager *s, void *device, const void *host, s
 cudaError_t spart_wdev_stager_for(spart_stager *s, double bytes, int threads);
 
 /* Lay element e out on the host and copy it to the device: its input grid
- * (unless `input_ready`), its output grid and its weights_input. */
+ * (unless `input_ready`), its output grid and its weights_input; with
+ * grids on the device, point the build at the element's blocks of the
+ * caller's device arrays instead (no copy; the caller checked that every
+ * block lies in place). */
 cudaError_t spart_wdev_upload_element(device_build *b, int64_t e, int input_ready,
                                       const double **host_input, const double **host_output);
 
@@ -115,6 +120,20 @@ spart_device_element spart_wdev_element_of(const device_build *b);
 /* Free the device entries of weights made on a device (their
  * release_device), on their device. */
 void spart_wdev_release_entries(spart_weights *weights);
+
+/* The CUDA table's build (src/weights/weights_device_cuda.c), from host
+ * grids or (grids_on_device) from the caller's device arrays, every block
+ * of which lies in place: a conservative 2-D clip only. */
+spart_status spart_wdev_build(spart_context *context, int num_coordinates,
+                              const spart_array *coordinates_input,
+                              const spart_array *coordinates_output,
+                              const spart_weights_options *options, int grids_on_device,
+                              spart_weights **weights);
+
+/* Whether every element's output grid is a lattice, decided on the device
+ * for grids in device memory (src/weights/weights_device_grids_cuda.c,
+ * kernels/weights_check.cu: spart_host_grid_is_lattice's tests). */
+spart_status spart_wdev_outputs_are_lattices_on_device(device_build *b, int *lattice);
 
 /* The builders (src/weights/weights_device_builders_cuda.c): every element
  * on the device, the offsets filled in; *unsupported set (and nothing

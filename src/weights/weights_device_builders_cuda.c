@@ -328,7 +328,8 @@ spart_status spart_wdev_build_conservative_1d(device_build *b, int *unsupported)
 
 /* Conservative 2-D by clipping: every output grid a lattice (the lattice
  * kernel) or not (the general one), decided on the host as the host
- * driver decides it (outputs_are_lattices in src/weights/weights_build.c). */
+ * driver decides it (outputs_are_lattices in src/weights/weights_build.c);
+ * for grids in device memory, by the same tests on the device. */
 static int outputs_are_lattices(device_build *b)
 {
     const spart_weights_layout *l = &b->layout;
@@ -350,7 +351,15 @@ static int outputs_are_lattices(device_build *b)
 spart_status spart_wdev_build_clip_2d(device_build *b)
 {
     const spart_weights_layout *l = &b->layout;
-    const int lattice = outputs_are_lattices(b);
+    int lattice = 0;
+    if (b->grids_on_device) {
+        spart_status status = spart_wdev_outputs_are_lattices_on_device(b, &lattice);
+        if (status != SPART_OK) {
+            return status;
+        }
+    } else {
+        lattice = outputs_are_lattices(b);
+    }
     /* a lattice is read by its origin and steps alone: copy x[0 .. num_y]
      * and y[0 .. num_y], not the whole grid (b->output_values) */
     b->output_values = lattice ? l->grid_shape_output[1] + 1 : 0;

@@ -58,8 +58,9 @@ static size_t scratch_layout(device_build *b, char *base)
     const spart_weights_layout *l = &b->layout;
     const int n = l->num_coordinates;
     size_t at = 0;
-    const size_t grids_input = (size_t)(b->shared_input ? 1 : b->batch);
-    const size_t grids_output = (size_t)(b->shared_output ? 1 : b->batch);
+    /* grids on the device are read in place: no room for copies */
+    const size_t grids_input = b->grids_on_device ? 0 : (size_t)(b->shared_input ? 1 : b->batch);
+    const size_t grids_output = b->grids_on_device ? 0 : (size_t)(b->shared_output ? 1 : b->batch);
     for (int c = 0; c < n; c++) {
         if (base != NULL) {
             b->input[c] = (double *)(base + at);
@@ -75,9 +76,10 @@ static size_t scratch_layout(device_build *b, char *base)
     if (base != NULL) {
         b->weights_input = (double *)(base + at);
     }
-    at +=
-        round_up((size_t)b->batch *
-                 (size_t)(b->options->weights_input != NULL ? b->size_values : 1) * sizeof(double));
+    at += round_up(
+        (size_t)b->batch *
+        (size_t)(b->options->weights_input != NULL && !b->grids_on_device ? b->size_values : 1) *
+        sizeof(double));
     size_t profile = 0;
     for (int m = 0; m < l->num_axes_input; m++) {
         profile += (size_t)l->grid_shape_input[m];
@@ -236,6 +238,24 @@ cudaError_t spart_wdev_upload_element(device_build *b, int64_t e, int input_read
     const spart_weights_layout *l = &b->layout;
     int64_t index[SPART_MAX_NDIM] = {0};
     spart_unravel(e, &l->shape_orthogonal, index);
+    if (b->grids_on_device) {
+        for (int c = 0; c < l->num_coordinates; c++) {
+            b->input[c] = (double *)spart_block_in_place(
+                b->coordinates_input[c].data, l->strides_input[c], &l->full_input,
+                l->resampled_input, l->num_axes_input, index);
+            b->output[c] = (double *)spart_block_in_place(
+                b->coordinates_output[c].data, l->strides_output[c], &l->full_output,
+                l->resampled_output, l->num_axes_output, index);
+            host_input[c] = NULL;
+            host_output[c] = NULL;
+        }
+        if (b->options->weights_input != NULL) {
+            b->weights_input = (double *)spart_block_in_place(
+                b->options->weights_input->data, b->strides_values, &b->full_values,
+                l->resampled_input, l->num_axes_input, index);
+        }
+        return cudaSuccess;
+    }
     double *space = b->host;
     cudaError_t error = cudaSuccess;
     if (!input_ready) {
@@ -407,10 +427,11 @@ static void release_build(device_build *b)
     spart_free(&b->context->allocator, b->offsets);
 }
 
-static spart_status cuda_build(spart_context *context, int num_coordinates,
-                               const spart_array *coordinates_input,
-                               const spart_array *coordinates_output,
-                               const spart_weights_options *options, spart_weights **weights)
+spart_status spart_wdev_build(spart_context *context, int num_coordinates,
+                              const spart_array *coordinates_input,
+                              const spart_array *coordinates_output,
+                              const spart_weights_options *options, int grids_on_device,
+                              spart_weights **weights)
 {
     device_build b;
     spart_status status =
@@ -418,22 +439,25 @@ static spart_status cuda_build(spart_context *context, int num_coordinates,
     if (status != SPART_OK) {
         return status;
     }
+    b.grids_on_device = grids_on_device;
     int previous = -1;
     status = spart_device_enter(context, what, &previous);
     if (status != SPART_OK) {
         return status;
     }
     const spart_weights_layout *l = &b.layout;
-    size_t host_doubles =
-        (size_t)b.batch * ((size_t)l->num_coordinates * (size_t)(l->size_input + l->size_output) +
-                           (size_t)b.size_values);
+    size_t host_doubles = grids_on_device
+                              ? 1
+                              : (size_t)b.batch * ((size_t)l->num_coordinates *
+                                                       (size_t)(l->size_input + l->size_output) +
+                                                   (size_t)b.size_values);
     b.host = spart_alloc(&context->allocator, host_doubles > 0 ? host_doubles : 1, sizeof(double));
     b.offsets = spart_alloc_zero(&context->allocator, (size_t)l->num_elements + 1, sizeof(int64_t));
     if (b.host == NULL || b.offsets == NULL) {
         status = spart_fail(context, SPART_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
     }
     int unsupported = !device_builds(&b);
-    if (status == SPART_OK) {
+    if (status == SPART_OK && !grids_on_device) {
         /* what the elements' grids (and weights_input) copy in all */
         double grids = (double)l->num_coordinates *
                        ((b.shared_input ? 1.0 : (double)l->num_elements) * (double)l->size_input +
@@ -472,6 +496,15 @@ static spart_status cuda_build(spart_context *context, int num_coordinates,
     release_build(&b);
     spart_device_leave(previous);
     return status;
+}
+
+static spart_status cuda_build(spart_context *context, int num_coordinates,
+                               const spart_array *coordinates_input,
+                               const spart_array *coordinates_output,
+                               const spart_weights_options *options, spart_weights **weights)
+{
+    return spart_wdev_build(context, num_coordinates, coordinates_input, coordinates_output,
+                            options, 0, weights);
 }
 
 static spart_status cuda_workspace_size(spart_context *context, int num_coordinates,
@@ -524,6 +557,7 @@ static spart_status cuda_to_host(spart_context *context, const spart_weights *we
 const spart_weights_ops spart_weights_cuda_ops = {
     "CUDA device",
     cuda_build,
+    spart_weights_build_grids_on_device,
     cuda_workspace_size,
     cuda_to_host,
     spart_weights_scale_on_device,

@@ -27,6 +27,15 @@ typedef struct spart_weights_ops {
                           const spart_array *coordinates_input,
                           const spart_array *coordinates_output,
                           const spart_weights_options *options, spart_weights **weights);
+    /* Build the weights from grids in device memory
+     * (spart_weights_build_device_grids: the arguments' shapes and
+     * pointers checked, not the coordinates' values; options not NULL).
+     * The host's refuses. */
+    spart_status (*build_device_grids)(spart_context *context, int num_coordinates,
+                                       const spart_array *coordinates_input,
+                                       const spart_array *coordinates_output,
+                                       const spart_weights_options *options,
+                                       spart_weights **weights);
     /* The bytes of scratch `build` takes besides the weights (checked
      * arguments). */
     spart_status (*workspace_size)(spart_context *context, int num_coordinates,
@@ -84,6 +93,16 @@ spart_status spart_weights_convolve_host(spart_context *context, const spart_wei
 spart_status spart_weights_convolve_on_device(spart_context *context, const spart_weights *weights,
                                               const spart_convolve_setup *setup,
                                               const spart_array *kernel, spart_weights **convolved);
+#endif
+
+#if defined(SPART_HAVE_CUDA)
+/* The CUDA table's build from device grids
+ * (src/weights/weights_device_grids_cuda.c). */
+spart_status spart_weights_build_grids_on_device(spart_context *context, int num_coordinates,
+                                                 const spart_array *coordinates_input,
+                                                 const spart_array *coordinates_output,
+                                                 const spart_weights_options *options,
+                                                 spart_weights **weights);
 #endif
 
 extern const spart_weights_ops spart_weights_host_ops;

@@ -22,6 +22,16 @@ c1d (conservative 1-D, 1024 elements of 2048 cells onto 1500). regridding's
 GPU build takes conservative weights onto lattices only: the others have
 spart's host build as their only peer. Exits 77
 when numpy cannot be imported; a peer that cannot run a case says so.
+
+From grids already on the device (CuPy arrays, or PyTorch's without CuPy): spart_weights_build_device_grids
+on CuPy copies of the grids, and, for the one-element lattice cases,
+regridding's own device entry (weights_conservative_2d_clipping_cuda, the
+function regridding.weights(..., device="cuda") calls per element), which
+takes an input grid already on the device if it is given in output-cell
+units: it is given so (converted before the timing, which favours it).
+Every timed call of regridding ends with numba's cuda.synchronize() (its
+last kernel is asynchronous; spart's call returns synchronised). Whether
+regridding.weights() itself accepts device arrays is tried once and said.
 """
 
 import argparse
@@ -145,9 +155,12 @@ class Spart:
     def arrays(self, np, grid):
         out = (Array * len(grid))()
         for k, a in enumerate(grid):
-            a = np.ascontiguousarray(a, dtype=np.float64)
+            if hasattr(a, "__cuda_array_interface__"):
+                out[k].data = a.__cuda_array_interface__["data"][0]
+            else:
+                a = np.ascontiguousarray(a, dtype=np.float64)
+                out[k].data = a.ctypes.data
             self.keep.append(a)
-            out[k].data = a.ctypes.data
             out[k].shape.ndim = a.ndim
             for d, n in enumerate(a.shape):
                 out[k].shape.dims[d] = n
@@ -167,12 +180,16 @@ class Spart:
         return o
 
     def build(self, np, grid_in, grid_out, kwargs, device):
+        """device: False (host build), True (device build from host grids),
+        "grids" (device build from device grids)."""
         a_in, a_out = self.arrays(np, grid_in), self.arrays(np, grid_out)
         o = self.options(kwargs)
         w = ctypes.c_void_p()
-        fn = self.lib.spart_weights_build_device if device else self.lib.spart_weights_build
+        name = ("weights_build_device_grids" if device == "grids" else
+                "weights_build_device" if device else "weights_build")
+        fn = getattr(self.lib, "spart_" + name)
         self.check(fn(self.context, len(grid_in), a_in, a_out, ctypes.byref(o), ctypes.byref(w)),
-                   "weights_build_device" if device else "weights_build")
+                   name)
         self.lib.spart_weights_num_entries.restype = ctypes.c_int64
         n = self.lib.spart_weights_num_entries(w)
         return w, n
@@ -193,6 +210,80 @@ def best_of(repeat, run, after=None):
         if after is not None:
             after(result)
     return best
+
+
+class DeviceArrays:
+    """Device copies of NumPy arrays, with CuPy or else PyTorch (both expose
+    __cuda_array_interface__)."""
+
+    def __init__(self, np):
+        self.np = np
+        try:
+            import cupy
+            self.name, self.cupy, self.torch = f"cupy {cupy.__version__}", cupy, None
+        except Exception:  # noqa: BLE001 - try torch
+            import torch
+            if not torch.cuda.is_available():
+                raise RuntimeError("torch without CUDA")
+            self.name, self.cupy, self.torch = f"torch {torch.__version__}", None, torch
+
+    def copy(self, a):
+        a = self.np.ascontiguousarray(a, dtype=self.np.float64)
+        if self.cupy is not None:
+            return self.cupy.asarray(a)
+        return self.torch.as_tensor(a, device="cuda")
+
+    def synchronize(self):
+        if self.cupy is not None:
+            self.cupy.cuda.Device().synchronize()
+        else:
+            self.torch.cuda.synchronize()
+
+
+def to_lattice_units(cp, grid_in, grid_out):
+    """regridding's device entry wants the input grid on the device in
+    output-cell units (as it converts host grids itself)."""
+    x_out, y_out = grid_out
+    origin_x, origin_y = float(x_out[0, 0]), float(y_out[0, 0])
+    step_x, step_y = float(x_out[1, 0] - x_out[0, 0]), float(y_out[0, 1] - y_out[0, 0])
+    return (cp.copy((grid_in[0] - origin_x) / step_x), cp.copy((grid_in[1] - origin_y) / step_y))
+
+
+def peer_from_device(regridding, cp, grid_in, grid_out, kwargs, repeat):
+    """The best time of regridding's device entry from device grids (one
+    element, lattice output), or NaN with the reason printed."""
+    if kwargs.get("method") != "conservative" or len(grid_in) != 2 or grid_in[0].ndim != 2:
+        return float("nan")
+    try:
+        from numba import cuda
+        from regridding._weights._weights_conservative_2d._clipping._cuda import (
+            weights_conservative_2d_clipping_cuda as clip_cuda)
+        units = to_lattice_units(cp, grid_in, grid_out)
+        call = lambda: (clip_cuda(grid_input=units, grid_output=grid_out), cuda.synchronize())  # noqa: E731
+        call()
+        return best_of(repeat, call)
+    except Exception as error:  # noqa: BLE001 - report, do not stop
+        print(f"regridding from device grids: {type(error).__name__}: {str(error)[:200]}", flush=True)
+        return float("nan")
+
+
+def public_api_takes_device_arrays(regridding, cp, np):
+    """Whether regridding.weights(..., device="cuda") takes CuPy grids, and
+    what it gives: a sentence."""
+    grid_in, grid_out, kwargs = case_readme(np)
+    try:
+        expected = regridding.weights(grid_in, grid_out, device="cuda", **kwargs)[0]
+        got = regridding.weights(tuple(cp.copy(a) for a in grid_in),
+                                 tuple(cp.copy(a) for a in grid_out), device="cuda", **kwargs)[0]
+        same = all(np.array_equal(np.asarray(a.copy_to_host() if hasattr(a, "copy_to_host") else a),
+                                  np.asarray(b.copy_to_host() if hasattr(b, "copy_to_host") else b))
+                   for a, b in zip(expected[()], got[()]))
+        return (f"regridding.weights(..., device=\"cuda\") took {cp.name} grids and gave "
+                + ("the same weights" if same else "DIFFERENT weights (it reads device grids as "
+                   "already in output-cell units)"))
+    except Exception as error:  # noqa: BLE001
+        return (f"regridding.weights(..., device=\"cuda\") refused {cp.name} grids: "
+                f"{type(error).__name__}: {str(error)[:160]}")
 
 
 def main():
@@ -227,10 +318,23 @@ def main():
             versions.append(f"{module} {__import__(module).__version__}")
         except Exception:  # noqa: BLE001
             pass
+    try:
+        cp = DeviceArrays(np)
+        versions.append(f"device arrays by {cp.name}")
+    except Exception as error:  # noqa: BLE001 - no device grids then
+        cp = None
+        print(f"neither CuPy nor PyTorch with CUDA ({error}): no device-grid columns", flush=True)
     lines = ["| case | entries | regridding GPU (ms) | spart host, %d threads (ms) | spart device (ms) "
-             "| regridding GPU / spart device | host / device |" % args.threads,
-             "|---|---:|---:|---:|---:|---:|---:|"]
+             "| regridding GPU / spart device | host / device "
+             "| spart, device grids (ms) | regridding, device grids (ms) "
+             "| regridding / spart, device grids | regridding GPU (host grids) / spart (device grids) |"
+             % args.threads,
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     print("; ".join(versions), flush=True)
+    notes = []
+    if cp is not None and regridding is not None:
+        notes.append(public_api_takes_device_arrays(regridding, cp, np))
+        print(notes[-1], flush=True)
     for name in args.case.split(","):
         grid_in, grid_out, kwargs = CASES[name](np)
         w, entries = spart.build(np, grid_in, grid_out, kwargs, False)
@@ -254,10 +358,29 @@ def main():
                 peer_time = best_of(args.repeat, call)
             except Exception as error:  # noqa: BLE001 - a case the peer cannot build
                 print(f"{name}: regridding GPU: {type(error).__name__}: {str(error)[:200]}", flush=True)
+        grids = peer_grids = float("nan")
+        if cp is not None and spart.has_device and hasattr(spart.lib, "spart_weights_build_device_grids"):
+            device_in = tuple(cp.copy(a) for a in grid_in)
+            device_out = tuple(cp.copy(a) for a in grid_out)
+            cp.synchronize()
+            try:
+                w, n = spart.build(np, device_in, device_out, kwargs, "grids")
+                if n != entries:
+                    print(f"{name}: {n} entries from device grids, {entries} from host grids", flush=True)
+                spart.free(w)
+                grids = best_of(args.repeat,
+                                lambda: spart.build(np, device_in, device_out, kwargs, "grids")[0],
+                                spart.free)
+            except RuntimeError as error:
+                print(f"{name}: spart from device grids: {error}", flush=True)
+            if regridding is not None:
+                peer_grids = peer_from_device(regridding, cp, grid_in, grid_out, kwargs, args.repeat)
+            del device_in, device_out
         ms = lambda t: f"{t * 1e3:.3f}" if t == t else "n/a"  # noqa: E731
         ratio = lambda a, b: f"{a / b:.2f}x" if a == a and b == b else "n/a"  # noqa: E731
         line = (f"| {name} | {entries} | {ms(peer_time)} | {ms(host)} | {ms(device)} | "
-                f"{ratio(peer_time, device)} | {ratio(host, device)} |")
+                f"{ratio(peer_time, device)} | {ratio(host, device)} | {ms(grids)} | "
+                f"{ms(peer_grids)} | {ratio(peer_grids, grids)} | {ratio(peer_time, grids)} |")
         lines.append(line)
         print(line, flush=True)
     if args.markdown:
@@ -266,6 +389,8 @@ def main():
             f.write(f"Machine: {platform.node()}; {'; '.join(versions)}\n\n")
             f.write("Command: `" + " ".join(sys.argv) + "`\n\n")
             f.write("\n".join(lines) + "\n")
+            for note in notes:
+                f.write("\n" + note + "\n")
     return 0
 
 

@@ -15,6 +15,11 @@ if(SPART_HAVE_CUDA)
   spart_add_unit_test(test_cuda_weights)
   target_link_libraries(test_cuda_weights PRIVATE CUDA::cudart)
   set_tests_properties(test_cuda_weights PROPERTIES LABELS cuda SKIP_RETURN_CODE 77 TIMEOUT 900)
+  # spart_weights_build_device_grids: grids already in device memory
+  spart_add_unit_test(test_cuda_weights_grids)
+  target_link_libraries(test_cuda_weights_grids PRIVATE CUDA::cudart)
+  set_tests_properties(test_cuda_weights_grids PROPERTIES LABELS cuda SKIP_RETURN_CODE 77
+                                                            TIMEOUT 300)
   spart_add_unit_test(test_cuda_instrument)
   target_link_libraries(test_cuda_instrument PRIVATE CUDA::cudart)
   set_tests_properties(test_cuda_instrument PROPERTIES LABELS cuda SKIP_RETURN_CODE 77
