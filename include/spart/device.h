@@ -115,7 +115,13 @@ spart_regridder_create_device(spart_context *context, const spart_weights *weigh
  * then takes the convolved entries over. Device memory for the duration
  * of the call, besides the matrix: about 24 bytes per convolved entry
  * (the entries) plus the assembly's sort (about 16 bytes per entry) while
- * both are held, and the copied inputs. Progress stages (see
+ * both are held, and the copied inputs. Weights already on a device
+ * (spart_weights_build_device) are not copied: the kernel is folded into
+ * them on their device by spart_weights_convolve, and the result
+ * assembled by spart_regridder_create_device (the same arrays, bit for
+ * bit; the convolved weights held for the call; a kernel that broadcasts
+ * the weights to more elements is refused, as spart_weights_convolve
+ * refuses it for device weights). Progress stages (see
  * spart_context_set_progress): "convolve", then "assembly". Free the
  * result with spart_regridder_free. Errors: SPART_ERROR_NULL_POINTER;
  * those of spart_weights_convolve for the kernel and of

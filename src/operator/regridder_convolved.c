@@ -1,5 +1,5 @@
 /*
- * src/operator/weights_convolve_device.c: spart_regridder_create_device_convolved,
+ * src/operator/regridder_convolved.c: spart_regridder_create_device_convolved,
  * a regridder on the device from weights with a kernel folded in, the
  * convolution and the assembly both done on the device. The kernel is
  * checked and laid out on the host, as spart_weights_convolve does it
@@ -8,6 +8,12 @@
  * them there; and the device assembly (src/operator/regridder_device.c) takes the
  * convolved entries over without a copy to the host. Only two numbers and
  * the result's element offsets come back.
+ *
+ * Weights already on a device (spart_weights_build_device) take the one
+ * path that keeps them there: spart_weights_convolve folds the kernel into
+ * them on their device (src/weights/weights_convolve_cuda.c, the same twin
+ * kernels), and spart_regridder_create_device assembles the result in
+ * place; the same CSR arrays, bit for bit, as from host weights.
  *
  * Built without CUDA, the arguments are still checked (so that a bad
  * kernel gets the same error everywhere), then SPART_ERROR_NO_DEVICE.
@@ -51,6 +57,24 @@ static spart_status check_options(spart_context *context, const spart_weights *s
     return status;
 }
 
+/* Weights on a device: folded there (spart_weights_convolve dispatches on
+ * their location), then assembled in place. The convolved weights live
+ * only for the call. */
+static spart_status convolved_from_device_weights(spart_context *context,
+                                                  const spart_weights *weights,
+                                                  const spart_array *kernel,
+                                                  const spart_regridder_options *options,
+                                                  spart_regridder **regridder)
+{
+    spart_weights *convolved = NULL;
+    spart_status status = spart_weights_convolve(context, weights, kernel, &convolved);
+    if (status == SPART_OK) {
+        status = spart_regridder_create_device(context, convolved, options, regridder);
+    }
+    spart_weights_free(convolved);
+    return status;
+}
+
 spart_status spart_regridder_create_device_convolved(spart_context *context,
                                                      const spart_weights *weights,
                                                      const spart_array *kernel,
@@ -66,12 +90,11 @@ spart_status spart_regridder_create_device_convolved(spart_context *context,
                           "weights, kernel and regridder must not be NULL");
     }
     *regridder = NULL;
-    spart_convolve_setup setup;
-    spart_status status =
-        spart_weights_require_host(context, weights, "regridder_create_device_convolved");
-    if (status == SPART_OK) {
-        status = spart_convolve_prepare(context, weights, kernel, &setup);
+    if (spart_weights_cuda_device(weights) >= 0) {
+        return convolved_from_device_weights(context, weights, kernel, options, regridder);
     }
+    spart_convolve_setup setup;
+    spart_status status = spart_convolve_prepare(context, weights, kernel, &setup);
     if (status != SPART_OK) {
         return status;
     }
