@@ -31,6 +31,7 @@ program test_fortran_device
         call device_mart_has_the_host_bits()
         call device_convolved_has_the_host_bits()
         call device_psf_agrees_with_the_host()
+        call device_instrument_has_the_host_bits()
     end if
     call spart_regridder_free(device)
     call spart_regridder_free(host)
@@ -44,6 +45,7 @@ contains
         type(spart_regridder) :: assembled
         real(c_double), target :: kernel(3, 3)
         type(spart_psf) :: psf, psf_device
+        type(spart_instrument) :: instrument
         type(c_ptr) :: memory
         character(len=32) :: required
         integer :: length
@@ -66,6 +68,10 @@ contains
                     'no device: psf_to_device says so')
         call expect(spart_psf_cuda_device(psf) == -1, 'no device: the PSF is in host memory')
         call spart_psf_free(psf)
+        status = small_instrument(.true., instrument)
+        call expect(status == SPART_ERROR_NO_DEVICE .and. .not. c_associated(instrument%handle), &
+                    'no device: an instrument with on_device says so: '// &
+                    spart_context_error(context))
         call finish()
         required = ''
         call get_environment_variable('SPART_REQUIRE_GPU', required, length)
@@ -301,4 +307,80 @@ contains
         call spart_psf_free(psf_device)
         call spart_psf_free(psf)
     end subroutine device_psf_agrees_with_the_host
+
+    ! c_reference.c's small instrument (test_fortran_mart's), built on the
+    ! host or, with on_device, on the context's device.
+    function small_instrument(on_device, instrument) result(status)
+        logical, intent(in) :: on_device
+        type(spart_instrument), intent(out) :: instrument
+        integer(c_int) :: status
+        real(c_double) :: wavelength(4), scene_x(7), sensor(17)
+        integer :: k
+        do k = 0, 3
+            wavelength(k + 1) = 170.97_c_double + 0.02_c_double*k
+        end do
+        do k = 0, 6
+            scene_x(k + 1) = -3.0_c_double + k
+        end do
+        do k = 0, 16
+            sensor(k + 1) = k
+        end do
+        status = spart_instrument_create(context, instrument, angle=[0.0_c_double, 90.0_c_double], &
+                                         dispersion=0.01_c_double, plate_scale=1.0_c_double, &
+                                         wavelength_ref=171.0_c_double, &
+                                         position_ref=[8.0_c_double, 8.0_c_double], &
+                                         area_effective=2.0_c_double, &
+                                         exposure_time=10.0_c_double, wavelength=wavelength, &
+                                         scene_x=scene_x, scene_y=scene_x, sensor_x=sensor, &
+                                         sensor_y=sensor, on_device=on_device)
+    end function small_instrument
+
+    ! An instrument built with on_device = .true.: its forward operator is
+    ! on the device and images a scene (through device memory) with the
+    ! host-built instrument's bits.
+    subroutine device_instrument_has_the_host_bits()
+        type(spart_instrument) :: on_host, on_device
+        real(c_double), target :: scene(6, 6, 3), images(16, 16, 2), images_host(16, 16, 2)
+        type(c_ptr) :: scene_device, images_device
+        integer :: i, j, k
+        status = small_instrument(.false., on_host)
+        call expect_status(context, status, SPART_OK, 'instrument on the host')
+        status = small_instrument(.true., on_device)
+        call expect_status(context, status, SPART_OK, 'instrument with on_device')
+        call expect(spart_regridder_cuda_device(spart_instrument_forward(on_device)) >= 0, &
+                    'the instrument''s forward operator is on the device')
+        call expect(spart_regridder_cuda_device(spart_instrument_forward(on_host)) == -1, &
+                    'the host instrument''s is on the host')
+        do k = 0, 2
+            do j = 0, 5
+                do i = 0, 5
+                    scene(i + 1, j + 1, k + 1) = value_at(i, j, k)
+                end do
+            end do
+        end do
+        status = spart_regridder_apply(context, spart_instrument_forward(on_host), scene, &
+                                       images_host)
+        call expect_status(context, status, SPART_OK, 'host instrument: images')
+        status = spart_device_malloc(context, 8*size(scene, kind=c_size_t), scene_device)
+        call expect_status(context, status, SPART_OK, 'device memory for the scene')
+        status = spart_device_malloc(context, 8*size(images, kind=c_size_t), images_device)
+        call expect_status(context, status, SPART_OK, 'device memory for the images')
+        status = spart_device_copy_to_device(context, scene_device, c_loc(scene), &
+                                             8*size(scene, kind=c_size_t))
+        call expect_status(context, status, SPART_OK, 'the scene to the device')
+        images = 0
+        status = spart_regridder_apply_pointer(context, spart_instrument_forward(on_device), &
+                                               scene_device, [6_c_int64_t, 6_c_int64_t, &
+                                                              3_c_int64_t], &
+                                               images_device, size(images, kind=c_int64_t))
+        call expect_status(context, status, SPART_OK, 'device instrument: images')
+        status = spart_device_copy_to_host(context, c_loc(images), images_device, &
+                                           8*size(images, kind=c_size_t))
+        call expect_same_bits(images, images_host, size(images), &
+                              'device instrument: the host instrument''s bits')
+        call spart_device_free(context, scene_device)
+        call spart_device_free(context, images_device)
+        call spart_instrument_free(on_device)
+        call spart_instrument_free(on_host)
+    end subroutine device_instrument_has_the_host_bits
 end program test_fortran_device
