@@ -369,8 +369,16 @@ def weights(coordinates_input: Coordinates, coordinates_output: Coordinates,
         Build on this CUDA device (``spart_weights_build_device``; spart
         built with CUDA): the same entries in the same order, bit for bit,
         with the entry arrays left in that device's memory (``.device``),
-        for :meth:`Regridder.from_weights` to assemble there. The
-        coordinates are read from host memory. None: on the host.
+        for :meth:`Regridder.from_weights` to assemble there. None: on
+        the host, unless the coordinates are GPU arrays.
+
+    Coordinates (and ``weights_input``) that are GPU arrays (CuPy, PyTorch,
+    Numba: ``__cuda_array_interface__``; or CUDA DLPack tensors), float64
+    and C-contiguous, all on one device, are read there in place
+    (``spart_weights_build_device_grids``): the weights are built on that
+    device (``device``, if given, must name it) with the same entries, bit
+    for bit, as from NumPy copies; their coordinates' values are checked
+    there. Grids in host and GPU memory cannot be mixed.
 
     Returns
     -------
@@ -383,6 +391,10 @@ def weights(coordinates_input: Coordinates, coordinates_output: Coordinates,
         With spart's status and sentence (a SpartValueError for bad values).
     """
     function = "spart.weights"
+    on_gpu = _gpu_grids(function, coordinates_input, coordinates_output, weights_input)
+    if on_gpu is not None:
+        return _weights_from_gpu_grids(function, on_gpu, device, axis_input, axis_output,
+                                       method, bounds, perturb, seed, algorithm, coalesce)
     n_in, block_in, kept_in = _core.new_arrays(coordinates_input, "coordinates_input", function)
     n_out, block_out, kept_out = _core.new_arrays(coordinates_output, "coordinates_output",
                                                   function)
@@ -402,6 +414,82 @@ def weights(coordinates_input: Coordinates, coordinates_output: Coordinates,
         _arrays.enter_device(ctx, device, None)
         ctx.check(lib.spart_weights_build_device(ctx.pointer, n_in, block_in, block_out, options,
                                                  out), "spart_weights_build_device")
+    result = Weights(out[0], ctx)
+    return result, result.shape_input, result.shape_output
+
+
+def _gpu_grids(function, coordinates_input, coordinates_output, weights_input):
+    """The coordinates (and weights_input) as GPU Operands, ([inputs],
+    [outputs], weights_input or None), when any of them is a GPU array;
+    None when all are host arrays."""
+    def arrays_of(coordinates):
+        if (isinstance(coordinates, np.ndarray) or np.isscalar(coordinates)
+                or hasattr(coordinates, "__cuda_array_interface__")
+                or hasattr(coordinates, "__dlpack_device__")):
+            return (coordinates,)
+        return tuple(coordinates)
+
+    sides = (arrays_of(coordinates_input), arrays_of(coordinates_output))
+    given = [a for side in sides for a in side] + ([weights_input] if weights_input is not None
+                                                   else [])
+    if not any(_on_gpu(a) for a in given):
+        return None
+    operands = []
+    for name, side in (("coordinates_input", sides[0]), ("coordinates_output", sides[1])):
+        operands.append([_arrays.operand(a, f"{name}[{k}]", function, (np.float64,))
+                         for k, a in enumerate(side)])
+    factor = (None if weights_input is None else
+              _arrays.operand(weights_input, "weights_input", function, (np.float64,)))
+    named = ([(f"coordinates_input[{k}]", o) for k, o in enumerate(operands[0])]
+             + [(f"coordinates_output[{k}]", o) for k, o in enumerate(operands[1])]
+             + ([("weights_input", factor)] if factor is not None else []))
+    _arrays.same_place(named, function)
+    return operands[0], operands[1], factor
+
+
+def _on_gpu(array):
+    if hasattr(array, "__cuda_array_interface__"):
+        return True
+    if hasattr(array, "__dlpack_device__") and not isinstance(array, np.ndarray):
+        return array.__dlpack_device__()[0] != 1
+    return False
+
+
+def _weights_from_gpu_grids(function, on_gpu, device, axis_input, axis_output, method, bounds,
+                            perturb, seed, algorithm, coalesce):
+    """spart_weights_build_device_grids on GPU Operands."""
+    inputs, outputs, factor = on_gpu
+    if len(inputs) != len(outputs):
+        raise _core.argument_error(function, f"coordinates_input has {len(inputs)} arrays and "
+                                   f"coordinates_output {len(outputs)}; they must be as many",
+                                   "shape")
+    where = inputs[0].device
+    if device is not None and int(device) != where:
+        raise _core.argument_error(function, f"device={device}, but the coordinates are on "
+                                   f"CUDA device {where}")
+    blocks = []
+    for name, side in (("coordinates_input", inputs), ("coordinates_output", outputs)):
+        block = ffi.new("spart_array[]", max(len(side), 1))
+        for k, o in enumerate(side):
+            block[k].data = o.pointer("double *")
+            _core.fill_shape(block[k].shape, o.shape, f"{name}[{k}]", function)
+        blocks.append(block)
+    kept = []
+    options = _options(function, kept, axis_input, axis_output, None, method, bounds, perturb,
+                       seed, algorithm, coalesce)
+    if factor is not None:
+        struct = ffi.new("spart_array *")
+        struct.data = factor.pointer("double *")
+        _core.fill_shape(struct.shape, factor.shape, "weights_input", function)
+        kept.append(struct)
+        options.weights_input = struct
+    ctx = _core.context()
+    out = ffi.new("spart_weights **")
+    # on the stream the first coordinate's producer queued its work on
+    _arrays.enter_device(ctx, where, inputs[0].stream)
+    ctx.check(lib.spart_weights_build_device_grids(ctx.pointer, len(inputs), blocks[0], blocks[1],
+                                                   options, out),
+              "spart_weights_build_device_grids")
     result = Weights(out[0], ctx)
     return result, result.shape_input, result.shape_output
 
