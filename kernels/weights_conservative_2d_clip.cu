@@ -23,9 +23,9 @@ void state_free(spart_device_clip_counts *state, cudaStream_t stream)
     if (state == NULL) {
         return;
     }
-    void *arrays[4] = {state->starts, state->cells, state->buckets.start,
-                       state->buckets.cell_index};
-    for (int a = 0; a < 4; a++) {
+    void *arrays[5] = {state->starts, state->cells, state->buckets.start, state->buckets.cell_index,
+                       state->columns};
+    for (int a = 0; a < 5; a++) {
         if (arrays[a] != NULL) {
             cudaFreeAsync(arrays[a], stream);
         }

@@ -34,6 +34,10 @@ struct spart_device_clip_counts {
     const double *weights_input;
     int64_t num_cells_input;
     int64_t *starts; /* device, num_cells_input + 1: each input cell's first slot */
+    /* onto a lattice: the input cells that walk in columns, a warp each
+     * (device, in cell order, NULL for none), and their number */
+    int64_t *columns;
+    int64_t num_columns;
     /* onto any grid: the prepared output cells (device) and their buckets */
     spart_clip_output_cell *cells;
     spart_clip_device_buckets buckets;
@@ -46,8 +50,10 @@ struct spart_device_clip_counts {
 cudaError_t spart_clip_scan_to_host(int64_t *counts, int64_t n, int64_t *starts, int64_t *total,
                                     cudaStream_t stream);
 
-/* The counts of every input cell into counts[0 .. num_cells_input - 1]. */
-cudaError_t spart_clip_lattice_count(const spart_device_clip_counts *state, int64_t *counts,
+/* The counts of every input cell into counts[0 .. num_cells_input - 1]
+ * (the list of the cells that walk in columns kept in state for the
+ * write). */
+cudaError_t spart_clip_lattice_count(spart_device_clip_counts *state, int64_t *counts,
                                      cudaStream_t stream);
 cudaError_t spart_clip_lattice_write(const spart_device_clip_counts *state, int64_t *indices_input,
                                      int64_t *indices_output, double *values, cudaStream_t stream);

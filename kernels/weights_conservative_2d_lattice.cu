@@ -17,6 +17,18 @@
  * Every number comes from the headers the host kernel uses, in the same
  * order; the windows give each lattice cell the sums the host's whole
  * block gives it. The count pass runs the same code and counts.
+ *
+ * A larger block's columns do not depend on one another (each column's
+ * windows start from the cell alone), so such cells (coarse input cells
+ * over a fine lattice: 64^2 onto 2048^2 is 32 x 32 lattice cells a cell)
+ * are not walked by their own thread: the thread kernels mark them, their
+ * list is made by a scan of the marks (in cell order), and a warp takes
+ * each, a lane a column (32 columns a round, from the right). Counting,
+ * the lanes' column counts are summed (integers); writing, each lane
+ * counts its column, an exclusive scan across the lanes (and the rounds
+ * before) gives the column's end, and the lane walks the column again
+ * writing backwards from there: the slots and the values the one-thread
+ * walk gives, with a warp on the cell instead of a thread.
  */
 #include <cuda_runtime.h>
 
@@ -131,49 +143,53 @@ __device__ void walk_small_block(const lattice_problem &p, const spart_clip_cell
     }
 }
 
-/* The walk of a larger cell: a column at a time, right to left, each in
- * windows of rows from the top down; entries in reverse C order. */
+/* Column c of a larger cell's walk, in windows of rows from the top down;
+ * its entries in reverse C order (backwards from the sink's end). The
+ * column depends on the cell alone, not on the columns walked before. */
 template <bool WRITE>
-__device__ void walk_large_block(const lattice_problem &p, const spart_clip_cell &cell,
-                                 entry_sink<WRITE> &sink)
+__device__ void walk_large_column(const lattice_problem &p, const spart_clip_cell &cell, int64_t c,
+                                  entry_sink<WRITE> &sink)
 {
     spart_clip_cell_sums cells[SPART_CLIP_DEVICE_WINDOW];
     spart_clip_column_sums column;
     const spart_clip_block &block = cell.block;
     spart_clip_sums sums = {block.width, block.height, 0, 1, 0, 0, cells, &column};
-    for (int64_t c = block.width - 1; c >= 0; c--) {
-        const int64_t first_output = (block.lower_x + c) * p.num_cells_y + block.lower_y;
-        sums.first_column = c;
-        double owed = 0.0;
-        int64_t top = block.height; /* the window's rows lie below `top` */
-        int64_t lowest = 0;
-        for (bool first_window = true; first_window || top > lowest; first_window = false) {
-            const int64_t bottom =
-                top > SPART_CLIP_DEVICE_WINDOW ? top - SPART_CLIP_DEVICE_WINDOW : 0;
-            sums.first_row = bottom;
-            sums.num_rows = top - bottom;
-            spart_clip_sums_clear(&sums);
-            spart_clip_add_cell(&sums, cell.x, cell.y);
-            if (first_window) {
-                owed = column.above;
-                lowest = spart_clip_lowest_row(&sums, c);
-            }
-            owed = spart_clip_finish_rows(&sums, c, owed);
-            for (int64_t r = top - 1; r >= bottom && r >= lowest; r--) {
-                const double overlap = spart_clip_window_overlap(&sums, c, r);
-                if (overlap != 0) {
-                    sink.backward(first_output + r, overlap * cell.weight);
-                }
-            }
-            top = bottom;
+    const int64_t first_output = (block.lower_x + c) * p.num_cells_y + block.lower_y;
+    sums.first_column = c;
+    double owed = 0.0;
+    int64_t top = block.height; /* the window's rows lie below `top` */
+    int64_t lowest = 0;
+    for (bool first_window = true; first_window || top > lowest; first_window = false) {
+        const int64_t bottom = top > SPART_CLIP_DEVICE_WINDOW ? top - SPART_CLIP_DEVICE_WINDOW : 0;
+        sums.first_row = bottom;
+        sums.num_rows = top - bottom;
+        spart_clip_sums_clear(&sums);
+        spart_clip_add_cell(&sums, cell.x, cell.y);
+        if (first_window) {
+            owed = column.above;
+            lowest = spart_clip_lowest_row(&sums, c);
         }
+        owed = spart_clip_finish_rows(&sums, c, owed);
+        for (int64_t r = top - 1; r >= bottom && r >= lowest; r--) {
+            const double overlap = spart_clip_window_overlap(&sums, c, r);
+            if (overlap != 0) {
+                sink.backward(first_output + r, overlap * cell.weight);
+            }
+        }
+        top = bottom;
     }
 }
 
-/* Weigh input cell k = i * (num_y - 1) + j into `sink`. */
-template <bool WRITE>
-__device__ void weigh_cell(const lattice_problem &p, const lattice_frame &f, int64_t k,
-                           entry_sink<WRITE> &sink)
+/* Whether a cell takes the walk in columns (a warp's work). */
+__device__ __forceinline__ bool walks_in_columns(const spart_clip_cell &cell)
+{
+    return cell.kind == SPART_CLIP_WALK &&
+           cell.block.width * cell.block.height > SPART_CLIP_DEVICE_WINDOW;
+}
+
+/* Input cell k = i * (num_y - 1) + j made ready. */
+__device__ void prepare_cell(const lattice_problem &p, const lattice_frame &f, int64_t k,
+                             spart_clip_cell *cell)
 {
     /* the division is 32-bit where the counts allow (a 64-bit one costs
      * several times more) */
@@ -191,8 +207,15 @@ __device__ void weigh_cell(const lattice_problem &p, const lattice_frame &f, int
     double cx[4], cy[4];
     corners_in_lattice_units(p, f, i, j, cx, cy);
     const double weight_input = p.weights_input != NULL ? p.weights_input[k] : 1.0;
-    spart_clip_cell cell;
-    spart_clip_cell_prepare(cx, cy, p.num_cells_x, p.num_cells_y, weight_input, &cell);
+    spart_clip_cell_prepare(cx, cy, p.num_cells_x, p.num_cells_y, weight_input, cell);
+}
+
+/* Weigh a prepared cell into `sink` (not one that walks in columns: the
+ * warps take those). */
+template <bool WRITE>
+__device__ void weigh_cell(const lattice_problem &p, const spart_clip_cell &cell,
+                           entry_sink<WRITE> &sink)
+{
     const spart_clip_block &block = cell.block;
     switch (cell.kind) {
     case SPART_CLIP_INSIDE_ONE:
@@ -213,30 +236,39 @@ __device__ void weigh_cell(const lattice_problem &p, const lattice_frame &f, int
         }
         return;
     }
-    case SPART_CLIP_WALK:
-        if (block.width * block.height <= SPART_CLIP_DEVICE_WINDOW) {
-            walk_small_block<WRITE>(p, cell, sink);
-        } else {
-            walk_large_block<WRITE>(p, cell, sink);
-        }
-        return;
+    case SPART_CLIP_WALK: walk_small_block<WRITE>(p, cell, sink); return;
     default: return; /* SPART_CLIP_NONE */
     }
 }
 
-/* Pass 1: counts[k] = the entries of input cell k. */
+/* Pass 1: counts[k] = the entries of input cell k; -1 for a cell that
+ * walks in columns (a warp counts it), and then *any_columns = 1 (every
+ * writer writes the same 1). */
 __global__ void __launch_bounds__(threads_per_block)
-    count_cells(lattice_problem p, int64_t num_cells, int64_t *__restrict__ counts)
+    count_cells(lattice_problem p, int64_t num_cells, int64_t *__restrict__ counts,
+                int32_t *__restrict__ any_columns)
 {
     const lattice_frame f = frame_of(p);
+    int columns = 0;
     for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
+        spart_clip_cell cell;
+        prepare_cell(p, f, k, &cell);
+        if (walks_in_columns(cell)) {
+            counts[k] = -1;
+            columns = 1;
+            continue;
+        }
         entry_sink<false> sink = {0, k, 0, 0, NULL, NULL, NULL};
-        weigh_cell<false>(p, f, k, sink);
+        weigh_cell<false>(p, cell, sink);
         counts[k] = sink.count;
+    }
+    if (__syncthreads_or(columns) && threadIdx.x == 0) {
+        *any_columns = 1;
     }
 }
 
-/* Pass 2: input cell k's entries at starts[k] .. starts[k + 1] - 1. */
+/* Pass 2: input cell k's entries at starts[k] .. starts[k + 1] - 1 (the
+ * warps write the cells that walk in columns). */
 __global__ void __launch_bounds__(threads_per_block)
     write_cells(lattice_problem p, int64_t num_cells, const int64_t *__restrict__ starts,
                 int64_t *__restrict__ indices_input, int64_t *__restrict__ indices_output,
@@ -244,9 +276,111 @@ __global__ void __launch_bounds__(threads_per_block)
 {
     const lattice_frame f = frame_of(p);
     for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
+        spart_clip_cell cell;
+        prepare_cell(p, f, k, &cell);
+        if (walks_in_columns(cell)) {
+            continue;
+        }
         entry_sink<true> sink = {0,     k, starts[k], starts[k + 1], indices_input, indices_output,
                                  values};
-        weigh_cell<true>(p, f, k, sink);
+        weigh_cell<true>(p, cell, sink);
+    }
+}
+
+constexpr unsigned full_warp = 0xffffffffu;
+constexpr int warp_lanes = 32;
+
+/* The entries of a cell that walks in columns, by the calling warp (every
+ * lane calls with the same cell): a lane a column, 32 columns a round from
+ * the right. Writing (WRITE), each column's entries end where the columns
+ * to its right begin, as in the one-thread walk. Returns the cell's count
+ * (in every lane). */
+template <bool WRITE>
+__device__ int64_t warp_walk_columns(const lattice_problem &p, const spart_clip_cell &cell,
+                                     int64_t k, int64_t end, int64_t *indices_input,
+                                     int64_t *indices_output, double *values)
+{
+    const int lane = (int)(threadIdx.x % warp_lanes);
+    const int64_t width = cell.block.width;
+    int64_t done = 0; /* the entries of the columns right of this round's */
+    for (int64_t round = 0; round * warp_lanes < width; round++) {
+        const int64_t c = width - 1 - (round * warp_lanes + lane);
+        entry_sink<false> counter = {0, k, 0, 0, NULL, NULL, NULL};
+        if (c >= 0) {
+            walk_large_column<false>(p, cell, c, counter);
+        }
+        /* inclusive sum over the lanes up to this one (integers: exact) */
+        int64_t through = counter.count;
+        for (int d = 1; d < warp_lanes; d *= 2) {
+            const int64_t other = __shfl_up_sync(full_warp, through, d);
+            through += lane >= d ? other : 0;
+        }
+        if (WRITE && c >= 0 && counter.count > 0) {
+            entry_sink<true> sink = {
+                0,     k, 0, end - done - (through - counter.count), indices_input, indices_output,
+                values};
+            walk_large_column<true>(p, cell, c, sink);
+        }
+        done += __shfl_sync(full_warp, through, warp_lanes - 1);
+    }
+    return done;
+}
+
+/* The warps' share of pass 1: counts[cells[w]] for each listed cell (the
+ * cells that walk in columns, `listed` of them), a warp a cell. */
+__global__ void __launch_bounds__(threads_per_block)
+    count_columns(lattice_problem p, const int64_t *__restrict__ cells, int64_t listed,
+                  int64_t *__restrict__ counts)
+{
+    const lattice_frame f = frame_of(p);
+    const int64_t warps = item_stride() / warp_lanes;
+    for (int64_t w = first_item() / warp_lanes; w < listed; w += warps) {
+        const int64_t k = cells[w];
+        spart_clip_cell cell;
+        prepare_cell(p, f, k, &cell);
+        const int64_t count = warp_walk_columns<false>(p, cell, k, 0, NULL, NULL, NULL);
+        if (threadIdx.x % warp_lanes == 0) {
+            counts[k] = count;
+        }
+    }
+}
+
+/* The warps' share of pass 2: the listed cells' entries. */
+__global__ void __launch_bounds__(threads_per_block)
+    write_columns(lattice_problem p, const int64_t *__restrict__ cells, int64_t listed,
+                  const int64_t *__restrict__ starts, int64_t *__restrict__ indices_input,
+                  int64_t *__restrict__ indices_output, double *__restrict__ values)
+{
+    const lattice_frame f = frame_of(p);
+    const int64_t warps = item_stride() / warp_lanes;
+    for (int64_t w = first_item() / warp_lanes; w < listed; w += warps) {
+        const int64_t k = cells[w];
+        spart_clip_cell cell;
+        prepare_cell(p, f, k, &cell);
+        (void)warp_walk_columns<true>(p, cell, k, starts[k + 1], indices_input, indices_output,
+                                      values);
+    }
+}
+
+/* marks[k] = 1 for a cell counts marks -1 (it walks in columns), else 0. */
+__global__ void __launch_bounds__(threads_per_block)
+    mark_columns(const int64_t *__restrict__ counts, int64_t num_cells, int64_t *__restrict__ marks)
+{
+    for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
+        marks[k] = counts[k] < 0 ? 1 : 0;
+    }
+}
+
+/* cells[slots[k]] = k for each marked cell (slots: the marks' exclusive
+ * scan, so the list is in cell order). */
+__global__ void __launch_bounds__(threads_per_block)
+    list_columns(const int64_t *__restrict__ counts, int64_t num_cells,
+                 const int64_t *__restrict__ slots, int64_t *__restrict__ cells)
+{
+    for (int64_t k = first_item(); k < num_cells; k += item_stride()) {
+        if (counts[k] < 0) {
+            cells[slots[k]] = k;
+        }
     }
 }
 
@@ -268,17 +402,91 @@ lattice_problem problem_of(const spart_device_clip_counts *state)
 
 } // namespace
 
-cudaError_t spart_clip_lattice_count(const spart_device_clip_counts *state, int64_t *counts,
+/* The warps' grid: a warp a listed cell, at most 2048 blocks (grid-stride
+ * beyond). */
+dim3 column_grid(int64_t listed)
+{
+    const int64_t warps_per_block = threads_per_block / warp_lanes;
+    const int64_t blocks = (listed + warps_per_block - 1) / warps_per_block;
+    return dim3((unsigned)(blocks < 2048 ? (blocks > 0 ? blocks : 1) : 2048));
+}
+
+/* The list of the cells that walk in columns (state->columns, in cell
+ * order; state->num_columns), from counts' -1 marks. */
+cudaError_t list_cells_in_columns(spart_device_clip_counts *state, const int64_t *counts,
+                                  cudaStream_t stream)
+{
+    const int64_t n = state->num_cells_input;
+    cudaError_t status =
+        cudaMallocAsync((void **)&state->columns, (size_t)(n + 1) * sizeof(int64_t), stream);
+    int64_t *slots = NULL;
+    if (status == cudaSuccess) {
+        status = cudaMallocAsync((void **)&slots, (size_t)(n + 1) * sizeof(int64_t), stream);
+    }
+    if (status == cudaSuccess) {
+        status = launch_items(mark_columns, n, stream, counts, n, state->columns);
+    }
+    if (status == cudaSuccess) {
+        /* the marks' exclusive scan into slots, their number to the host */
+        status = spart_clip_scan_to_host(state->columns, n, slots, &state->num_columns, stream);
+    }
+    if (status == cudaSuccess) {
+        status = launch_items(list_columns, n, stream, counts, n, (const int64_t *)slots,
+                              state->columns);
+    }
+    if (slots != NULL) {
+        const cudaError_t freed = cudaFreeAsync(slots, stream);
+        status = status != cudaSuccess ? status : freed;
+    }
+    return status;
+}
+
+cudaError_t spart_clip_lattice_count(spart_device_clip_counts *state, int64_t *counts,
                                      cudaStream_t stream)
 {
-    return launch_items(count_cells, state->num_cells_input, stream, problem_of(state),
-                        state->num_cells_input, counts);
+    int32_t *any_columns = NULL;
+    int32_t found = 0;
+    cudaError_t status = cudaMallocAsync((void **)&any_columns, sizeof(int32_t), stream);
+    if (status == cudaSuccess) {
+        status = cudaMemsetAsync(any_columns, 0, sizeof(int32_t), stream);
+    }
+    if (status == cudaSuccess) {
+        status = launch_items(count_cells, state->num_cells_input, stream, problem_of(state),
+                              state->num_cells_input, counts, any_columns);
+    }
+    if (status == cudaSuccess) {
+        status =
+            cudaMemcpyAsync(&found, any_columns, sizeof(int32_t), cudaMemcpyDeviceToHost, stream);
+    }
+    if (any_columns != NULL) {
+        const cudaError_t freed = cudaFreeAsync(any_columns, stream);
+        status = status != cudaSuccess ? status : freed;
+    }
+    if (status == cudaSuccess) {
+        status = cudaStreamSynchronize(stream);
+    }
+    if (status == cudaSuccess && found) {
+        status = list_cells_in_columns(state, counts, stream);
+        if (status == cudaSuccess) {
+            status = spart_launch::launch(count_columns, column_grid(state->num_columns), stream,
+                                          problem_of(state), (const int64_t *)state->columns,
+                                          state->num_columns, counts);
+        }
+    }
+    return status;
 }
 
 cudaError_t spart_clip_lattice_write(const spart_device_clip_counts *state, int64_t *indices_input,
                                      int64_t *indices_output, double *values, cudaStream_t stream)
 {
-    return launch_items(write_cells, state->num_cells_input, stream, problem_of(state),
-                        state->num_cells_input, (const int64_t *)state->starts, indices_input,
-                        indices_output, values);
+    cudaError_t status = launch_items(
+        write_cells, state->num_cells_input, stream, problem_of(state), state->num_cells_input,
+        (const int64_t *)state->starts, indices_input, indices_output, values);
+    if (status == cudaSuccess && state->columns != NULL) {
+        status = spart_launch::launch(write_columns, column_grid(state->num_columns), stream,
+                                      problem_of(state), (const int64_t *)state->columns,
+                                      state->num_columns, (const int64_t *)state->starts,
+                                      indices_input, indices_output, values);
+    }
+    return status;
 }
