@@ -150,6 +150,54 @@ __device__ __forceinline__ void finish(real *d, const real *acc, const spart_per
     }
 }
 
+/* The source element where a term's tile starts. */
+__device__ __forceinline__ int64_t source_corner(const spart_permute_item &it,
+                                                 const spart_permute_term &term,
+                                                 const tile_place &p)
+{
+    int64_t corner = term.source_offset + p.x0 * term.source_stride_x + p.y0 * term.source_stride_y;
+#pragma unroll
+    for (int r = 0; r < SPART_PERMUTE_REST_AXES; r++) {
+        if (r < it.num_rest) {
+            corner += p.rest[r] * term.source_rest_stride[r];
+        }
+    }
+    return corner;
+}
+
+/* One term's tile into `plane` (shared memory, rows of `pitch`) in source
+ * order, x fastest. ASYNC: straight into shared memory by cp.async, one
+ * real at a time (any alignment), no registers held, not conjugated (the
+ * reader conjugates); else loaded through registers, conjugated as it
+ * is read. The caller commits, waits and synchronises. */
+template <typename real, int C, int E, bool ASYNC>
+__device__ __forceinline__ void
+gather_term(const spart_permute_item &it, const spart_permute_term &term, const tile_place &p,
+            int pitch, int conjugate, const real *source, typename stored<real, C>::type *plane)
+{
+    const int64_t corner = source_corner(it, term, p);
+    const int shift_x = it.shift_x, mask_x = (1 << shift_x) - 1;
+    const int count = 1 << (it.shift_x + it.shift_y);
+#pragma unroll
+    for (int r = 0; r < E; r++) {
+        const int i = threadIdx.x + r * threads;
+        const int x = i & mask_x, v = i >> shift_x;
+        if (i < count && x < p.w && v < p.h) {
+            const real *from =
+                source + (corner + x * term.source_stride_x + v * term.source_stride_y) * C;
+            if constexpr (ASYNC) {
+                real *into = reinterpret_cast<real *>(&plane[v * pitch + x]);
+#pragma unroll
+                for (int c = 0; c < C; c++) {
+                    __pipeline_memcpy_async(into + c, from + c, sizeof(real));
+                }
+            } else {
+                plane[v * pitch + x] = load_element<real, C>(from, conjugate);
+            }
+        }
+    }
+}
+
 /* A small tile (at most a warp's lanes) by one warp, no shared memory:
  * lane i takes element i in destination order, sums the terms in order
  * straight from the source and writes. */
@@ -209,34 +257,12 @@ __device__ __forceinline__ void group_tile(const spart_permute_work &work,
                                            real *destination, typename stored<real, C>::type *tile)
 {
     const spart_permute_item &it = work.items[k];
-    const int shift_x = it.shift_x, mask_x = (1 << shift_x) - 1;
     const int count = 1 << (it.shift_x + it.shift_y);
     const int pitch = (int)spart_permute_tile_pitch(&it);
     const int plane = pitch << it.shift_y;
     for (int32_t q = 0; q < it.group_sources; q++) {
-        const spart_permute_term &term = work.terms[it.group_first_source + q];
-        int64_t corner =
-            term.source_offset + p.x0 * term.source_stride_x + p.y0 * term.source_stride_y;
-#pragma unroll
-        for (int r = 0; r < SPART_PERMUTE_REST_AXES; r++) {
-            if (r < it.num_rest) {
-                corner += p.rest[r] * term.source_rest_stride[r];
-            }
-        }
-#pragma unroll
-        for (int r = 0; r < E; r++) {
-            const int i = threadIdx.x + r * threads;
-            const int x = i & mask_x, v = i >> shift_x;
-            if (i < count && x < p.w && v < p.h) {
-                const real *from =
-                    source + (corner + x * term.source_stride_x + v * term.source_stride_y) * C;
-                real *into = reinterpret_cast<real *>(&tile[q * plane + v * pitch + x]);
-#pragma unroll
-                for (int c = 0; c < C; c++) {
-                    __pipeline_memcpy_async(into + c, from + c, sizeof(real));
-                }
-            }
-        }
+        gather_term<real, C, E, true>(it, work.terms[it.group_first_source + q], p, pitch,
+                                      work.conjugate, source, tile + q * plane);
     }
     __pipeline_commit();
     __pipeline_wait_prior(0);
@@ -309,8 +335,6 @@ __global__ void __launch_bounds__(threads, BLOCKS)
         const int64_t k = spart_permute_item_of(&work, tile_index);
         const spart_permute_item &it = work.items[k];
         const tile_place p = place_of_tile(it, tile_index - work.tile_start[k]);
-        const int shift_x = it.shift_x;
-        const int mask_x = (1 << shift_x) - 1;
         const int count = 1 << (it.shift_x + it.shift_y);
         const int pitch = (int)spart_permute_tile_pitch(&it);
         if constexpr (!ONE_TERM) {
@@ -323,34 +347,7 @@ __global__ void __launch_bounds__(threads, BLOCKS)
             /* One term (a plain permute): gather, then scale and write;
              * no sums to keep across the barrier, so few registers. */
             const spart_permute_term &term = work.terms[it.first_term];
-            int64_t corner =
-                term.source_offset + p.x0 * term.source_stride_x + p.y0 * term.source_stride_y;
-#pragma unroll
-            for (int r = 0; r < SPART_PERMUTE_REST_AXES; r++) {
-                if (r < it.num_rest) {
-                    corner += p.rest[r] * term.source_rest_stride[r];
-                }
-            }
-#pragma unroll
-            for (int r = 0; r < E; r++) {
-                const int i = threadIdx.x + r * threads;
-                const int x = i & mask_x, v = i >> shift_x;
-                if (i < count && x < p.w && v < p.h) {
-                    const real *from =
-                        source + (corner + x * term.source_stride_x + v * term.source_stride_y) * C;
-                    if constexpr (ASYNC) {
-                        /* Straight into shared memory, no registers held
-                         * (one real at a time: any alignment). */
-                        real *into = reinterpret_cast<real *>(&tile[v * pitch + x]);
-#pragma unroll
-                        for (int c = 0; c < C; c++) {
-                            __pipeline_memcpy_async(into + c, from + c, sizeof(real));
-                        }
-                    } else {
-                        tile[v * pitch + x] = load_element<real, C>(from, work.conjugate);
-                    }
-                }
-            }
+            gather_term<real, C, E, ASYNC>(it, term, p, pitch, work.conjugate, source, tile);
             if constexpr (ASYNC) {
                 __pipeline_commit();
                 __pipeline_wait_prior(0);
@@ -402,30 +399,8 @@ __global__ void __launch_bounds__(threads, BLOCKS)
                     __syncthreads(); /* the previous terms' reads are done */
                 }
                 for (int32_t k = 0; k < chunk; k++) {
-                    const spart_permute_term &term = work.terms[it.first_term + q0 + k];
-                    int64_t corner = term.source_offset + p.x0 * term.source_stride_x +
-                                     p.y0 * term.source_stride_y;
-#pragma unroll
-                    for (int r = 0; r < SPART_PERMUTE_REST_AXES; r++) {
-                        if (r < it.num_rest) {
-                            corner += p.rest[r] * term.source_rest_stride[r];
-                        }
-                    }
-#pragma unroll
-                    for (int r = 0; r < E; r++) {
-                        const int i = threadIdx.x + r * threads;
-                        const int x = i & mask_x, v = i >> shift_x;
-                        if (i < count && x < p.w && v < p.h) {
-                            const real *from =
-                                source +
-                                (corner + x * term.source_stride_x + v * term.source_stride_y) * C;
-                            real *into = reinterpret_cast<real *>(&tile[k * plane + v * pitch + x]);
-#pragma unroll
-                            for (int c = 0; c < C; c++) {
-                                __pipeline_memcpy_async(into + c, from + c, sizeof(real));
-                            }
-                        }
-                    }
+                    gather_term<real, C, E, true>(it, work.terms[it.first_term + q0 + k], p, pitch,
+                                                  work.conjugate, source, tile + k * plane);
                 }
                 __pipeline_commit();
                 __pipeline_wait_prior(0);
