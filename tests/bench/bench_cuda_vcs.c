@@ -32,19 +32,10 @@
 #include <cusparse.h>
 #include <omp.h>
 
+#include "bench_cuda_peers.h"
 #include "bench_util.h"
 #include "spart/vcs.h"
 #include "vcs_test_data.h"
-
-#define CHECK_CUSPARSE(call)                                                                       \
-    do {                                                                                           \
-        cusparseStatus_t check_status = (call);                                                    \
-        if (check_status != CUSPARSE_STATUS_SUCCESS) {                                             \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
-                    cusparseGetErrorString(check_status));                                         \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 #define CHECK_CUBLAS(call)                                                                         \
     do {                                                                                           \
@@ -232,27 +223,6 @@ static double time_spart(spart_context *context, const spart_vcs *device,
     return (double)ms / repeat;
 }
 
-/* Device-to-device copy rate, bytes per second (read + write). */
-static double copy_rate(void)
-{
-    const size_t bytes = (size_t)1 << 30;
-    void *a = NULL, *b = NULL;
-    CHECK_CUDA(cudaMalloc(&a, bytes));
-    CHECK_CUDA(cudaMalloc(&b, bytes));
-    CHECK_CUDA(cudaMemset(a, 1, bytes));
-    double best = 1e30;
-    for (int r = 0; r < 6; r++) {
-        CHECK_CUDA(cudaDeviceSynchronize());
-        const double start = bench_seconds();
-        CHECK_CUDA(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice));
-        CHECK_CUDA(cudaDeviceSynchronize());
-        const double t = bench_seconds() - start;
-        best = t < best ? t : best;
-    }
-    cudaFree(a), cudaFree(b);
-    return 2.0 * (double)bytes / best;
-}
-
 static void measure_shape(spart_context *context, cusparseHandle_t sp, cublasHandle_t bl,
                           int64_t n_rows, int64_t n_cols, double density, int64_t width, int repeat,
                           double rate)
@@ -410,7 +380,7 @@ int main(int argc, char **argv)
     cublasHandle_t bl;
     CHECK_CUSPARSE(cusparseCreate(&sp));
     CHECK_CUBLAS(cublasCreate(&bl));
-    const double rate = copy_rate();
+    const double rate = copy_rate(5); /* bench_cuda_peers.h: the median of 5 */
     const int64_t width = 16;
     if (shape < 0 || shape == 0) {
         measure_shape(context, sp, bl, 60000, 2000, 0.05, width, repeat, rate);

@@ -20,7 +20,7 @@ if(SPART_BUILD_BENCHMARKS AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_vcs
 endif()
 if(SPART_HAVE_CUDA AND SPART_BUILD_BENCHMARKS AND TARGET CUDA::cusparse AND TARGET CUDA::cublas
    AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_cuda_vcs.c)
-  add_executable(bench_cuda_vcs bench/bench_cuda_vcs.c)
+  add_executable(bench_cuda_vcs bench/bench_cuda_vcs.c bench/bench_cuda_peers.c)
   target_link_libraries(bench_cuda_vcs PRIVATE spart_static CUDA::cudart CUDA::cusparse
                         CUDA::cublas OpenMP::OpenMP_C m)
   target_include_directories(bench_cuda_vcs PRIVATE ${PROJECT_SOURCE_DIR}/src
