@@ -23,7 +23,10 @@ GPU build takes conservative weights onto lattices only: the others have
 spart's host build as their only peer. Exits 77
 when numpy cannot be imported; a peer that cannot run a case says so.
 
-From grids already on the device (CuPy arrays, or PyTorch's without CuPy): spart_weights_build_device_grids
+The host-array path again with the NumPy grids page-locked in place
+(cudaHostRegister through CuPy or PyTorch): what the copies cost from
+pageable memory. From grids already on the device (CuPy arrays, or
+PyTorch's without CuPy): spart_weights_build_device_grids
 on CuPy copies of the grids, and, for the one-element lattice cases,
 regridding's own device entry (weights_conservative_2d_clipping_cuda, the
 function regridding.weights(..., device="cuda") calls per element), which
@@ -233,6 +236,26 @@ class DeviceArrays:
             return self.cupy.asarray(a)
         return self.torch.as_tensor(a, device="cuda")
 
+    def pin(self, arrays, pinned):
+        """Page-lock NumPy arrays in place (cudaHostRegister), so that
+        spart's copies of them run at the pinned rate, appending each to
+        `pinned` (for unpin) once it is."""
+        for a in arrays:
+            if self.cupy is not None:
+                self.cupy.cuda.runtime.hostRegister(a.ctypes.data, a.nbytes, 0)
+            else:
+                code = self.torch.cuda.cudart().cudaHostRegister(a.ctypes.data, a.nbytes, 0)
+                if int(getattr(code, "value", code)) != 0:
+                    raise RuntimeError(f"cudaHostRegister: error {code}")
+            pinned.append(a)
+
+    def unpin(self, arrays):
+        for a in arrays:
+            if self.cupy is not None:
+                self.cupy.cuda.runtime.hostUnregister(a.ctypes.data)
+            else:
+                self.torch.cuda.cudart().cudaHostUnregister(a.ctypes.data)
+
     def synchronize(self):
         if self.cupy is not None:
             self.cupy.cuda.Device().synchronize()
@@ -326,10 +349,11 @@ def main():
         print(f"neither CuPy nor PyTorch with CUDA ({error}): no device-grid columns", flush=True)
     lines = ["| case | entries | regridding GPU (ms) | spart host, %d threads (ms) | spart device (ms) "
              "| regridding GPU / spart device | host / device "
+             "| spart device, pinned host grids (ms) "
              "| spart, device grids (ms) | regridding, device grids (ms) "
              "| regridding / spart, device grids | regridding GPU (host grids) / spart (device grids) |"
              % args.threads,
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     print("; ".join(versions), flush=True)
     notes = []
     if cp is not None and regridding is not None:
@@ -353,12 +377,28 @@ def main():
         peer_time = float("nan")
         if regridding is not None:
             try:
-                call = lambda: regridding.weights(grid_in, grid_out, device="cuda", **kwargs)  # noqa: E731
+                from numba import cuda as numba_cuda
+                call = lambda: (regridding.weights(grid_in, grid_out, device="cuda", **kwargs),  # noqa: E731
+                                numba_cuda.synchronize())
                 call()
                 peer_time = best_of(args.repeat, call)
             except Exception as error:  # noqa: BLE001 - a case the peer cannot build
                 print(f"{name}: regridding GPU: {type(error).__name__}: {str(error)[:200]}", flush=True)
-        grids = peer_grids = float("nan")
+        grids = peer_grids = pinned = float("nan")
+        if cp is not None and spart.has_device:
+            host_arrays = [np.ascontiguousarray(a, dtype=np.float64) for a in grid_in + grid_out]
+            registered = []
+            try:
+                cp.pin(host_arrays, registered)
+                pinned_in = tuple(host_arrays[:len(grid_in)])
+                pinned_out = tuple(host_arrays[len(grid_in):])
+                pinned = best_of(args.repeat,
+                                 lambda: spart.build(np, pinned_in, pinned_out, kwargs, True)[0],
+                                 spart.free)
+            except Exception as error:  # noqa: BLE001 - report, do not stop
+                print(f"{name}: pinned host grids: {type(error).__name__}: {error}", flush=True)
+            finally:
+                cp.unpin(registered)
         if cp is not None and spart.has_device and hasattr(spart.lib, "spart_weights_build_device_grids"):
             device_in = tuple(cp.copy(a) for a in grid_in)
             device_out = tuple(cp.copy(a) for a in grid_out)
@@ -379,7 +419,7 @@ def main():
         ms = lambda t: f"{t * 1e3:.3f}" if t == t else "n/a"  # noqa: E731
         ratio = lambda a, b: f"{a / b:.2f}x" if a == a and b == b else "n/a"  # noqa: E731
         line = (f"| {name} | {entries} | {ms(peer_time)} | {ms(host)} | {ms(device)} | "
-                f"{ratio(peer_time, device)} | {ratio(host, device)} | {ms(grids)} | "
+                f"{ratio(peer_time, device)} | {ratio(host, device)} | {ms(pinned)} | {ms(grids)} | "
                 f"{ms(peer_grids)} | {ratio(peer_grids, grids)} | {ratio(peer_time, grids)} |")
         lines.append(line)
         print(line, flush=True)
