@@ -147,27 +147,32 @@ static void compare_everything(spart_context *context, int64_t n_rows, int64_t n
                     SPART_VCS_PEARSON);
 }
 
+/* Random counts (tests/unit/vcs_test_data.h) of n_rows x n_cols at
+ * `density`, from `seed`, compared for the recipes first..last (widths 1,
+ * 16 and 130, or all). */
+static void compare_random(spart_context *context, int64_t n_rows, int64_t n_cols, double density,
+                           uint64_t seed, int all_widths, int first_recipe, int last_recipe)
+{
+    int64_t nnz, *rows, *cols;
+    double *values;
+    vcs_random_counts(n_rows, n_cols, density, seed, &nnz, &rows, &cols, &values);
+    compare_recipes(context, n_rows, n_cols, nnz, rows, cols, values, all_widths, first_recipe,
+                    last_recipe);
+    free(rows), free(cols), free(values);
+}
+
 /* A small case for compute-sanitizer (SPART_CUDA_TEST_FILTER=small*): two
  * recipes (g once a run, g an entry) on 37 x 23, widths 1, 16 and 130. */
 static void small_case_equals_the_host(void **state)
 {
     fixture *f = *state;
-    int64_t nnz, *rows, *cols;
-    double *values;
-    vcs_random_counts(37, 23, 0.3, 5, &nnz, &rows, &cols, &values);
-    compare_recipes(f->context, 37, 23, nnz, rows, cols, values, 0, SPART_VCS_CP10K_LOG1P,
-                    SPART_VCS_PARAFAC2);
-    free(rows), free(cols), free(values);
+    compare_random(f->context, 37, 23, 0.3, 5, 0, SPART_VCS_CP10K_LOG1P, SPART_VCS_PARAFAC2);
 }
 
 static void the_fixture_equals_the_host(void **state)
 {
     fixture *f = *state;
-    int64_t nnz, *rows, *cols;
-    double *values;
-    vcs_random_counts(300, 90, 0.4, 17, &nnz, &rows, &cols, &values);
-    compare_everything(f->context, 300, 90, nnz, rows, cols, values, 1);
-    free(rows), free(cols), free(values);
+    compare_random(f->context, 300, 90, 0.4, 17, 1, SPART_VCS_RAW, SPART_VCS_PEARSON);
 }
 
 /* More than 65,536 columns: int32 indices by rows, uint16 by columns;
@@ -175,11 +180,7 @@ static void the_fixture_equals_the_host(void **state)
 static void wide_indices_equal_the_host(void **state)
 {
     fixture *f = *state;
-    int64_t nnz, *rows, *cols;
-    double *values;
-    vcs_random_counts(700, 70000, 0.002, 31, &nnz, &rows, &cols, &values);
-    compare_everything(f->context, 700, 70000, nnz, rows, cols, values, 0);
-    free(rows), free(cols), free(values);
+    compare_random(f->context, 700, 70000, 0.002, 31, 0, SPART_VCS_RAW, SPART_VCS_PEARSON);
 }
 
 static void degenerate_shapes_equal_the_host(void **state)
