@@ -69,6 +69,15 @@ void spart_mart_host_decide_frames(const spart_mart_device_rule *rule, int64_t n
     }
 }
 
+void spart_mart_host_flat_guess_frames(const double *backprojected, int64_t num_frames,
+                                       int64_t num_channel, int64_t scene_size, double *scenes)
+{
+    for (int64_t f = 0; f < num_frames; f++) {
+        spart_mart_host_flat_guess(backprojected + f * num_channel * scene_size, num_channel,
+                                   scene_size, scenes + f * scene_size);
+    }
+}
+
 void spart_mart_host_keep_frames(const double *scenes, int64_t num_frames, int64_t scene_size,
                                  double *kept, const spart_mart_device_state *states)
 {

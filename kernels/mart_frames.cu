@@ -86,6 +86,44 @@ __global__ void keep_frames_kernel(const double *scenes, int64_t first, int64_t 
     }
 }
 
+/* The flat guess of many frames, flat_pass_kernel, flat_finish_kernel and
+ * fill_kernel of kernels/mart_steps.cu for frame first + blockIdx.y (the
+ * finish: frame f by thread f), frame f's mean and chunk sums in its own
+ * region of the workspace (`stride` doubles a frame: the mean, then the
+ * sums), as the one-frame guess lays them out. */
+__global__ void flat_pass_frames_kernel(const double *backprojected, int64_t first,
+                                        int64_t num_channel, int64_t scene_size, double *workspace,
+                                        int64_t stride)
+{
+    const int64_t f = first + blockIdx.y;
+    double total = spart_mart_steps::flat_chunk(backprojected + f * num_channel * scene_size,
+                                                num_channel, scene_size, blockIdx.x, threadIdx.x);
+    if (threadIdx.x == 0) {
+        workspace[f * stride + 1 + blockIdx.x] = total;
+    }
+}
+
+__global__ void flat_finish_frames_kernel(int64_t num_frames, int64_t chunks, int64_t scene_size,
+                                          double *workspace, int64_t stride)
+{
+    const int64_t f = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (f < num_frames) {
+        double *region = workspace + f * stride;
+        region[0] = spart_mart_steps::flat_mean(region + 1, chunks, scene_size);
+    }
+}
+
+__global__ void fill_frames_kernel(double *scenes, int64_t first, int64_t scene_size,
+                                   const double *workspace, int64_t stride)
+{
+    const int64_t f = first + blockIdx.y;
+    const double value = workspace[f * stride];
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < scene_size;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        scenes[f * scene_size + i] = value;
+    }
+}
+
 /* Blocks along x for one frame of n values: the frames multiply the
  * grid, so fewer blocks a frame once there are many frames (each block
  * strides over the rest), never fewer than one. */
@@ -112,6 +150,34 @@ extern "C" int spart_mart_device_update_frames(double *scenes, const double *obs
         update_frames_kernel<<<grid, threads_per_block, 0, (cudaStream_t)stream>>>(
             scenes, observed_back, predicted_back, first, num_channel, scene_size, gamma,
             inverse_channels, states);
+    }
+    return (int)cudaGetLastError();
+}
+
+extern "C" int spart_mart_device_flat_guess_frames(const double *backprojected, int64_t num_frames,
+                                                   int64_t num_channel, int64_t scene_size,
+                                                   double *scenes, void *workspace, int64_t stride,
+                                                   void *stream)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    double *regions = (double *)workspace;
+    int64_t chunks = spart_mart_num_chunks(scene_size);
+    for (int64_t first = 0; first < num_frames; first += max_frames_per_launch) {
+        int64_t count =
+            num_frames - first < max_frames_per_launch ? num_frames - first : max_frames_per_launch;
+        dim3 grid((unsigned)chunks, (unsigned)count);
+        flat_pass_frames_kernel<<<grid, SPART_MART_LANES, 0, s>>>(backprojected, first, num_channel,
+                                                                  scene_size, regions, stride);
+    }
+    const int threads = 64;
+    flat_finish_frames_kernel<<<(unsigned)((num_frames + threads - 1) / threads), threads, 0, s>>>(
+        num_frames, chunks, scene_size, regions, stride);
+    for (int64_t first = 0; first < num_frames; first += max_frames_per_launch) {
+        int64_t count =
+            num_frames - first < max_frames_per_launch ? num_frames - first : max_frames_per_launch;
+        dim3 grid(frame_blocks(scene_size, num_frames), (unsigned)count);
+        fill_frames_kernel<<<grid, threads_per_block, 0, s>>>(scenes, first, scene_size, regions,
+                                                              stride);
     }
     return (int)cudaGetLastError();
 }

@@ -30,7 +30,6 @@ namespace
 {
 
 using spart_mart_steps::blocks_for;
-using spart_mart_steps::combine_lanes;
 using spart_mart_steps::run_stopped;
 using spart_mart_steps::threads_per_block;
 
@@ -57,20 +56,9 @@ __global__ void flat_pass_kernel(const double *backprojected, int64_t num_channe
                                  int64_t scene_size, double *partial)
 {
     int64_t k = blockIdx.x;
-    int lane = threadIdx.x;
-    int64_t start = k * SPART_MART_CHUNK;
-    int64_t end = start + SPART_MART_CHUNK < scene_size ? start + SPART_MART_CHUNK : scene_size;
-    double channels = (double)num_channel;
-    double lane_sum = 0.0;
-    for (int64_t v = start + lane; v < end; v += SPART_MART_LANES) {
-        double sum = 0.0;
-        for (int64_t c = 0; c < num_channel; c++) {
-            sum = sum + backprojected[c * scene_size + v];
-        }
-        lane_sum = lane_sum + sum / channels;
-    }
-    double total = combine_lanes(lane_sum);
-    if (lane == 0) {
+    double total =
+        spart_mart_steps::flat_chunk(backprojected, num_channel, scene_size, k, threadIdx.x);
+    if (threadIdx.x == 0) {
         partial[k] = total;
     }
 }
@@ -78,11 +66,7 @@ __global__ void flat_pass_kernel(const double *backprojected, int64_t num_channe
 __global__ void flat_finish_kernel(const double *partial, int64_t chunks, int64_t scene_size,
                                    double *mean)
 {
-    double total = 0.0;
-    for (int64_t k = 0; k < chunks; k++) {
-        total = total + partial[k];
-    }
-    *mean = total / (double)scene_size;
+    *mean = spart_mart_steps::flat_mean(partial, chunks, scene_size);
 }
 
 __global__ void fill_kernel(double *scene, int64_t n, const double *value)

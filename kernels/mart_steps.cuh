@@ -29,6 +29,41 @@ __device__ __forceinline__ double combine_lanes(double value)
     return value;
 }
 
+/* The flat guess's sum of chunk k (voxels k * SPART_MART_CHUNK ...) of
+ * one frame's backprojection (num_channel x scene_size): each voxel's
+ * channels summed in channel order and divided by num_channel, the voxels
+ * of a lane added in order, the lanes combined; lane 0 holds the total.
+ * The one-frame flat guess (kernels/mart_steps.cu) and that of many
+ * (kernels/mart_frames.cu). */
+__device__ __forceinline__ double flat_chunk(const double *backprojected, int64_t num_channel,
+                                             int64_t scene_size, int64_t k, int lane)
+{
+    int64_t start = k * SPART_MART_CHUNK;
+    int64_t end = start + SPART_MART_CHUNK < scene_size ? start + SPART_MART_CHUNK : scene_size;
+    double channels = (double)num_channel;
+    double lane_sum = 0.0;
+    for (int64_t v = start + lane; v < end; v += SPART_MART_LANES) {
+        double sum = 0.0;
+        for (int64_t c = 0; c < num_channel; c++) {
+            sum = sum + backprojected[c * scene_size + v];
+        }
+        lane_sum = lane_sum + sum / channels;
+    }
+    return combine_lanes(lane_sum);
+}
+
+/* The flat guess's mean: the chunks' sums added in chunk order, over the
+ * scene's size. */
+__device__ __forceinline__ double flat_mean(const double *partial, int64_t chunks,
+                                            int64_t scene_size)
+{
+    double total = 0.0;
+    for (int64_t k = 0; k < chunks; k++) {
+        total = total + partial[k];
+    }
+    return total / (double)scene_size;
+}
+
 /* The end of one iteration of a running frame (one thread): its merits
  * (chi2 and r, num_channel each) to `row` (chi2 then r), the iteration
  * counted, and the rule checked as the driver's rule_stops checks it on the

@@ -376,11 +376,10 @@ static spart_status start_batch(spart_context *context, frames_work *work, const
                                    guess + work->first_frame * work->scene_size, work->on_device,
                                    (size_t)(count * work->scene_size) * sizeof(double));
     }
-    for (int64_t f = 0; f < count && status == SPART_OK && guess == NULL; f++) {
-        status =
-            spart_mart_flat_guess(context, work->observed_back + f * channel_scenes, work->channels,
-                                  work->scene_size, work->scenes + f * work->scene_size,
-                                  work->workspace, work->workspace_bytes, work->on_device);
+    if (status == SPART_OK && guess == NULL) {
+        status = spart_mart_flat_guess_frames(context, work->observed_back, count, work->channels,
+                                              work->scene_size, work->scenes, work->workspace,
+                                              work->workspace_bytes, work->on_device);
     }
     if (status == SPART_OK) {
         status =
@@ -528,8 +527,13 @@ static size_t layout_work(spart_context *context, frames_work *work, int64_t num
     work->states_bytes = (states + 63) / 64 * 64; /* the rows after it aligned */
     work->block_bytes = work->states_bytes +
                         (size_t)(work->block_iterations * width * 2 * channels) * sizeof(double);
-    work->workspace_bytes =
-        spart_mart_workspace_size(width * channels, work->image_size, work->scene_size);
+    /* the merits of width x C channels, and the flat guesses of width frames */
+    size_t merits = spart_mart_workspace_size(width * channels, work->image_size, work->scene_size);
+    size_t guess = spart_mart_workspace_size(channels, 1, work->scene_size);
+    if (merits == 0 || guess == 0 || (size_t)width > SIZE_MAX / guess) {
+        return 0;
+    }
+    work->workspace_bytes = merits > (size_t)width * guess ? merits : (size_t)width * guess;
     if (product_workspace_bytes(context, work, num_frames, &work->product_bytes) != SPART_OK) {
         return 0;
     }

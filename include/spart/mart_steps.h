@@ -274,6 +274,17 @@ SPART_NODISCARD SPART_API spart_status spart_mart_decide_frames(
     spart_context *context, const spart_mart_run_rule *rule, int64_t num_frames,
     const double *merits, double *history_rows, spart_mart_run_state *states, int on_device);
 
+/* spart_mart_flat_guess of each frame: frame f's backprojection at
+ * backprojected + f * num_channel * scene_size, its guess into scenes + f
+ * * scene_size; on a device three launches for all the frames (the sums
+ * and their order those of the one-frame guess). The workspace (where the
+ * arrays are; not used on the host, may be NULL there) holds num_frames x
+ * spart_mart_workspace_size(num_channel, 1, scene_size) bytes.
+ * Also SPART_ERROR_OVERFLOW for a workspace no size_t counts. */
+SPART_NODISCARD SPART_API spart_status spart_mart_flat_guess_frames(
+    spart_context *context, const double *backprojected, int64_t num_frames, int64_t num_channel,
+    int64_t scene_size, double *scenes, void *workspace, size_t workspace_bytes, int on_device);
+
 /* spart_mart_keep of each frame: kept + f * scene_size = scenes + f *
  * scene_size unless states[f] has stopped. */
 SPART_NODISCARD SPART_API spart_status spart_mart_keep_frames(

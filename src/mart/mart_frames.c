@@ -93,6 +93,55 @@ spart_status spart_mart_decide_frames(spart_context *context, const spart_mart_r
     return ops->end(context, error, what, token);
 }
 
+spart_status spart_mart_flat_guess_frames(spart_context *context, const double *backprojected,
+                                          int64_t num_frames, int64_t num_channel,
+                                          int64_t scene_size, double *scenes, void *workspace,
+                                          size_t workspace_bytes, int on_device)
+{
+    const char *what = "mart_flat_guess_frames";
+    if (context == NULL || backprojected == NULL || scenes == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "mart_flat_guess_frames: NULL argument");
+    }
+    spart_status status = check_frame_sizes(context, what, num_frames, num_channel, scene_size);
+    const spart_mart_ops *ops = NULL;
+    if (status == SPART_OK) {
+        status = spart_mart_select(context, on_device, what, &ops);
+    }
+    /* frame f's sums in its own one-frame workspace, f of them side by side */
+    size_t frame_bytes =
+        status == SPART_OK ? spart_mart_workspace_size(num_channel, 1, scene_size) : 0;
+    if (status == SPART_OK && ops->needs_workspace) {
+        if (workspace == NULL) {
+            status = spart_fail(context, SPART_ERROR_NULL_POINTER,
+                                "mart_flat_guess_frames: workspace is NULL");
+        } else if (frame_bytes == 0 || (size_t)num_frames > SIZE_MAX / frame_bytes) {
+            status = spart_fail(context, SPART_ERROR_OVERFLOW,
+                                "mart_flat_guess_frames: the workspace of %lld frames is more "
+                                "bytes than a size_t counts",
+                                (long long)num_frames);
+        } else if (workspace_bytes < (size_t)num_frames * frame_bytes) {
+            status = spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
+                                "mart_flat_guess_frames: workspace of %zu bytes, %zu needed "
+                                "(num_frames x spart_mart_workspace_size(num_channel, 1, "
+                                "scene_size))",
+                                workspace_bytes, (size_t)num_frames * frame_bytes);
+        }
+    }
+    int token = 0;
+    if (status == SPART_OK) {
+        const void *pointers[] = {backprojected, scenes, workspace};
+        const char *names[] = {"backprojected", "scenes", "workspace"};
+        status = ops->begin(context, what, 3, pointers, names, &token);
+    }
+    if (status != SPART_OK) {
+        return status;
+    }
+    int error = ops->flat_guess_frames(context, backprojected, num_frames, num_channel, scene_size,
+                                       scenes, workspace, (int64_t)(frame_bytes / sizeof(double)));
+    return ops->end(context, error, what, token);
+}
+
 spart_status spart_mart_keep_frames(spart_context *context, const double *scenes,
                                     int64_t num_frames, int64_t scene_size, double *kept,
                                     const spart_mart_run_state *states, int on_device)

@@ -62,6 +62,10 @@ typedef struct spart_mart_ops {
                          spart_mart_run_state *states);
     int (*keep_frames)(spart_context *context, const double *scenes, int64_t num_frames,
                        int64_t scene_size, double *kept, const spart_mart_run_state *states);
+    /* frame f's sums in the workspace's `stride` doubles from f * stride */
+    int (*flat_guess_frames)(spart_context *context, const double *backprojected,
+                             int64_t num_frames, int64_t num_channel, int64_t scene_size,
+                             double *scenes, void *workspace, int64_t stride);
 
     /* The backprojection and the update in one pass (spart_mart_update_from
      * _images): whether it serves `backward` (of this location), and the

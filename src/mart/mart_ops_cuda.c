@@ -150,6 +150,14 @@ static int cuda_decide_frames(spart_context *context, const spart_mart_run_rule 
                                                   context->cuda_stream);
 }
 
+static int cuda_flat_guess_frames(spart_context *context, const double *backprojected,
+                                  int64_t num_frames, int64_t num_channel, int64_t scene_size,
+                                  double *scenes, void *workspace, int64_t stride)
+{
+    return spart_mart_device_flat_guess_frames(backprojected, num_frames, num_channel, scene_size,
+                                               scenes, workspace, stride, context->cuda_stream);
+}
+
 static int cuda_keep_frames(spart_context *context, const double *scenes, int64_t num_frames,
                             int64_t scene_size, double *kept, const spart_mart_run_state *states)
 {
@@ -174,6 +182,7 @@ const spart_mart_ops spart_mart_cuda_ops = {
     .update_frames = cuda_update_frames,
     .decide_frames = cuda_decide_frames,
     .keep_frames = cuda_keep_frames,
+    .flat_guess_frames = cuda_flat_guess_frames,
     .fusable = spart_mart_cuda_fusable,
     .backproject_update = spart_mart_cuda_backproject_update,
     .backproject_update_frames = spart_mart_cuda_backproject_update_frames,

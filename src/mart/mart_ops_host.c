@@ -149,6 +149,15 @@ static int host_decide(spart_context *context, const spart_mart_run_rule *rule,
     return host_decide_frames(context, rule, 1, merits, history_row, state);
 }
 
+static int host_flat_guess_frames(spart_context *context, const double *backprojected,
+                                  int64_t num_frames, int64_t num_channel, int64_t scene_size,
+                                  double *scenes, void *workspace, int64_t stride)
+{
+    (void)context, (void)workspace, (void)stride;
+    spart_mart_host_flat_guess_frames(backprojected, num_frames, num_channel, scene_size, scenes);
+    return 0;
+}
+
 static int host_keep_frames(spart_context *context, const double *scenes, int64_t num_frames,
                             int64_t scene_size, double *kept, const spart_mart_run_state *states)
 {
@@ -217,6 +226,7 @@ const spart_mart_ops spart_mart_host_ops = {
     .update_frames = host_update_frames,
     .decide_frames = host_decide_frames,
     .keep_frames = host_keep_frames,
+    .flat_guess_frames = host_flat_guess_frames,
     .fusable = host_fusable,
     .backproject_update = host_backproject_update,
     .backproject_update_frames = host_backproject_update_frames,

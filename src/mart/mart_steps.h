@@ -117,6 +117,11 @@ void spart_mart_host_decide_frames(const spart_mart_device_rule *rule, int64_t n
                                    spart_mart_device_state *states);
 void spart_mart_host_keep_frames(const double *scenes, int64_t num_frames, int64_t scene_size,
                                  double *kept, const spart_mart_device_state *states);
+/* The flat guess of each frame (spart_mart_host_flat_guess), frame f's
+ * backprojection at f * num_channel * scene_size, its scene at f *
+ * scene_size. */
+void spart_mart_host_flat_guess_frames(const double *backprojected, int64_t num_frames,
+                                       int64_t num_channel, int64_t scene_size, double *scenes);
 
 /* ---- device: each enqueues on `stream` (a cudaStream_t) and returns a
  * cudaError_t as int (0: success). `workspace` is device memory of
@@ -164,6 +169,12 @@ int spart_mart_device_decide_frames_launch(const spart_mart_device_rule *rule, i
 int spart_mart_device_keep_frames_launch(const double *scenes, int64_t num_frames,
                                          int64_t scene_size, double *kept,
                                          const spart_mart_device_state *states, void *stream);
+/* The flat guess of each frame in three launches for all of them (the
+ * one-frame guess's sums and order): frame f's mean and chunk sums in the
+ * workspace's `stride` doubles from f * stride. */
+int spart_mart_device_flat_guess_frames(const double *backprojected, int64_t num_frames,
+                                        int64_t num_channel, int64_t scene_size, double *scenes,
+                                        void *workspace, int64_t stride, void *stream);
 /* The sentence of a cudaError_t. */
 const char *spart_mart_device_error_string(int error);
 

@@ -419,6 +419,26 @@ static void device_frames_steps_equal_host(void **state)
     assert_memory_equal(device_rows, rows, sizeof rows);
     assert_int_equal(states[4].stopped, SPART_MART_RUN_STOPPED_BY_RULE); /* merit rose */
 
+    /* the flat guesses of every frame: the host's (each the one-frame guess) */
+    size_t frame_bytes = spart_mart_workspace_size(channels, 1, voxels);
+    void *d_workspace = NULL;
+    assert_int_equal(spart_device_malloc(context, frames * frame_bytes, &d_workspace), SPART_OK);
+    assert_int_equal(
+        spart_mart_flat_guess_frames(context, back, frames, channels, voxels, scenes, NULL, 0, 0),
+        SPART_OK);
+    assert_int_equal(spart_mart_flat_guess_frames(context, d_back, frames, channels, voxels,
+                                                  d_scenes, d_workspace, frames * frame_bytes, 1),
+                     SPART_OK);
+    assert_int_equal(spart_device_copy_to_host(context, back_to_host, d_scenes,
+                                               (size_t)scene_values * sizeof(double)),
+                     SPART_OK);
+    assert_memory_equal(back_to_host, scenes, (size_t)scene_values * sizeof(double));
+    assert_int_equal(spart_mart_flat_guess_frames(context, d_back, frames, channels, voxels,
+                                                  d_scenes, d_workspace, frames * frame_bytes - 8,
+                                                  1),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    spart_device_free(context, d_workspace);
+
     free(scenes);
     free(back);
     free(back_to_host);

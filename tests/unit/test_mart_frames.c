@@ -470,6 +470,21 @@ static void frames_steps_equal_one_frame_steps(void **state)
     assert_memory_equal(kept, scenes, voxels * sizeof(double));
     assert_true(kept[voxels] == -2.0 && kept[2 * voxels - 1] == -2.0);
     assert_memory_equal(kept + 2 * voxels, scenes + 2 * voxels, voxels * sizeof(double));
+
+    /* the flat guess: each frame's of the one-frame step */
+    double guesses[frames * voxels], guess_alone[voxels];
+    assert_int_equal(spart_mart_flat_guess_frames(context, observed_back, frames, channels, voxels,
+                                                  guesses, NULL, 0, 0),
+                     SPART_OK);
+    for (int f = 0; f < frames; f++) {
+        assert_int_equal(spart_mart_flat_guess(context, observed_back + f * channels * voxels,
+                                               channels, voxels, guess_alone, NULL, 0, 0),
+                         SPART_OK);
+        assert_memory_equal(guesses + f * voxels, guess_alone, sizeof guess_alone);
+    }
+    assert_int_equal(spart_mart_flat_guess_frames(context, observed_back, 0, channels, voxels,
+                                                  guesses, NULL, 0, 0),
+                     SPART_ERROR_INVALID_ARGUMENT);
     spart_context_free(context);
 }
 
