@@ -73,6 +73,8 @@ EXCLUDED = {
     "spart_mart_update_frames": "a step of batched many-frame MART runs; run states live in device memory",
     "spart_mart_decide_frames": "a step of batched many-frame MART runs; run states live in device memory",
     "spart_mart_keep_frames": "a step of batched many-frame MART runs; run states live in device memory",
+    "spart_mart_flat_guess_frames": "a step of many-frame MART runs (the frames solve's guesses); Fortran callers "
+                                    "solve the frames one by one",
     "spart_mart_update_from_images_frames": "a step of batched many-frame MART runs; run states live in device memory",
     "spart_mart_solve_frames": "takes an array of result handles; no Fortran wrapper yet (Fortran "
                                "callers solve the frames one by one with spart_mart_solve, the same bits)",
