@@ -34,9 +34,11 @@
  * fixed positive scene (the costs do not depend on the values).
  *
  *   bench_esis_steps [--cells N] [--lines L] [--bins K] [--batch B]
- *                    [--repeat R] [--markdown FILE]
+ *                    [--repeat R] [--budget GB] [--markdown FILE]
  *
- * Defaults: the whole 1139^2 field of one line (1/7 of ESIS), B = 8.
+ * Defaults: the whole 1139^2 field of one line (1/7 of ESIS), B = 8, built
+ * in memory (--budget GB: streamed within GB an operator, as the whole
+ * problem must be: --lines 7 --budget 40 --batch 2 --repeat 1).
  * Exit 77 (skipped) without a device. No timed assertions.
  */
 #include <omp.h>
@@ -53,6 +55,7 @@
 
 typedef struct options {
     int cells, lines, bins, batch, repeat;
+    double budget_gb; /* > 0: built streamed within it (the whole problem needs it) */
     const char *markdown;
 } bench_options;
 
@@ -60,14 +63,14 @@ static void usage(const char *name)
 {
     fprintf(stderr,
             "usage: %s [--cells N] [--lines L] [--bins K] [--batch B] [--repeat R] "
-            "[--markdown FILE]\n",
+            "[--budget GB] [--markdown FILE]\n",
             name);
     exit(2);
 }
 
 static bench_options parse(int argc, char **argv)
 {
-    bench_options o = {ESIS_CELLS, 1, ESIS_BINS, 8, 3, NULL};
+    bench_options o = {ESIS_CELLS, 1, ESIS_BINS, 8, 3, 0.0, NULL};
     for (int k = 1; k < argc; k++) {
         if (k + 1 >= argc) {
             usage(argv[0]);
@@ -82,6 +85,8 @@ static bench_options parse(int argc, char **argv)
             o.batch = atoi(argv[++k]);
         } else if (strcmp(argv[k], "--repeat") == 0) {
             o.repeat = atoi(argv[++k]);
+        } else if (strcmp(argv[k], "--budget") == 0) {
+            o.budget_gb = atof(argv[++k]);
         } else if (strcmp(argv[k], "--markdown") == 0) {
             o.markdown = argv[++k];
         } else {
@@ -452,7 +457,7 @@ int main(int argc, char **argv)
     CHECK_SPART(context, spart_context_set_cuda_stream(context, stream));
     esis_arrays arrays;
     spart_instrument_params params;
-    esis_params(context, o.cells, o.lines, o.bins, 0.0, &arrays, &params);
+    esis_params(context, o.cells, o.lines, o.bins, o.budget_gb * 1e9, &arrays, &params);
     params.on_device = 1;
     double factor = esis_full_factor(&arrays);
     double start = bench_seconds();
