@@ -473,7 +473,14 @@ spart_status spart_instrument_create(spart_context *context, const spart_instrum
     photons_per_radiance(params, &bins, made->photons_per_radiance);
     spart_weights *forward_weights = NULL;
     spart_weights *backward_weights = NULL;
-    if (params->memory_budget > 0) {
+    int folded = params->psf != NULL && params->psf_mode == SPART_PSF_FOLDED;
+    if (params->on_device && !params->keep_weights && !folded) {
+        /* the device planes builder (solvers/instrument_device.c), in
+         * memory or within memory_budget */
+        status = spart_instrument_assemble_on_device(context, params, &bins,
+                                                     made->photons_per_radiance, &made->forward,
+                                                     &made->backward);
+    } else if (params->memory_budget > 0) {
         status = spart_instrument_assemble_streamed(
             context, params, &bins, made->photons_per_radiance, &made->forward, &made->backward);
     } else {

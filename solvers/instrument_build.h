@@ -53,4 +53,27 @@ spart_status spart_instrument_assemble_streamed(spart_context *context,
                                                 spart_regridder **forward,
                                                 spart_regridder **backward);
 
+/* The fields of a stream of the instrument's planes that do not depend on
+ * how the blocks are made: the (channel, bin) orthogonal shape, the
+ * scene's and the sensor's shapes and the resampled axes of one direction
+ * (backward 0: scene -> sensor; 1: sensor -> scenes). No blocks. */
+void spart_instrument_stream_init(const spart_instrument_params *p, int64_t num_wavelength,
+                                  int backward, spart_weights_stream *stream);
+
+/* Both operators built on the context's CUDA device (params.on_device)
+ * by the device planes builder (spart_instrument_planes_*): every plane's
+ * entries counted first, the planes cut into blocks of consecutive planes
+ * of about a target number of entries, each block's weights made on the
+ * device and streamed where they lie into
+ * spart_regridder_create_streamed(..., on_device = 1) within
+ * `budget_bytes` (params.memory_budget; 0: in memory, no limit of the
+ * call's own, and the planes in one block when they are few enough that
+ * both directions and both passes are made from one clip). The same
+ * operators as the host build, bit for bit. */
+spart_status spart_instrument_assemble_on_device(spart_context *context,
+                                                 const spart_instrument_params *p,
+                                                 const spart_spectral_bins *bins, const double *s,
+                                                 spart_regridder **forward,
+                                                 spart_regridder **backward);
+
 #endif /* SPART_INSTRUMENT_BUILD_H */

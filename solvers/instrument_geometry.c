@@ -7,8 +7,6 @@
 
 #include "instrument_build.h"
 
-static const double pi = 3.14159265358979323846;
-
 spart_shape spart_instrument_shape4(int64_t a, int64_t b, int64_t c, int64_t d)
 {
     spart_shape shape = {4, {a, b, c, d}};
@@ -18,32 +16,9 @@ spart_shape spart_instrument_shape4(int64_t a, int64_t b, int64_t c, int64_t d)
 void spart_instrument_map_plane(const spart_instrument_params *p, const spart_spectral_bins *bins,
                                 int64_t c, int64_t l, double *out_x, double *out_y)
 {
-    /* ctis's order of operations (named_arrays' rotation and dispersion
-     * matrices): rotate, then x' * (1 / plate_scale) + (w - w_ref) * (1 /
-     * dispersion), then the reference position; the bin is 0.5 a + 0.5 b
-     * of its two edges. This gives ctis's coordinates bit for bit. */
-    int64_t nx = p->num_scene_x + 1;
-    int64_t ny = p->num_scene_y + 1;
-    double inverse_plate_scale = 1.0 / p->plate_scale;
-    double inverse_dispersion = 1.0 / p->dispersion;
-    double radians = p->angle[c] * (pi / 180.0);
-    double cos_a = cos(radians);
-    double sin_a = sin(radians);
-    double shift_low = (bins->low[l] - p->wavelength_ref) * inverse_dispersion;
-    double shift_high = (bins->high[l] - p->wavelength_ref) * inverse_dispersion;
-    for (int64_t i = 0; i < nx; i++) {
-        for (int64_t j = 0; j < ny; j++) {
-            double x = p->scene_x[i];
-            double y = p->scene_y[j];
-            double rotated_x = cos_a * x + (-sin_a) * y;
-            double rotated_y = sin_a * x + cos_a * y;
-            double sensor_x = rotated_x * inverse_plate_scale;
-            double low = (sensor_x + shift_low) + p->position_ref[0];
-            double high = (sensor_x + shift_high) + p->position_ref[0];
-            out_x[i * ny + j] = 0.5 * low + 0.5 * high;
-            out_y[i * ny + j] = rotated_y * inverse_plate_scale + p->position_ref[1];
-        }
-    }
+    /* the library's mapping (ctis's order of operations), whose arithmetic
+     * the device build shares */
+    spart_instrument_map_vertices(p, c, bins->low[l], bins->high[l], out_x, out_y);
 }
 
 void spart_instrument_map_scene(const spart_instrument_params *p, const spart_spectral_bins *bins,

@@ -8,11 +8,8 @@
  * cost per call grows with the output grid),
  * transposed for the backprojection, scaled by the same unit factors as
  * the in-memory build, its pixel indices moved to the whole sensor's, and
- * freed at the next block. On a device (params.on_device) each block's
- * weights are built, transposed and scaled on the device onto the whole
- * sensor (the device's clipping does not walk the output grid, so the
- * box gains nothing there) and handed to the device assembly where they
- * lie (blocks_on_device). The
+ * freed at the next block. On a device (params.on_device) the planes
+ * come from the device builder instead (solvers/instrument_device.c). The
  * operators are those of the in-memory build bit for bit
  * (tests/unit/test_instrument_lines.c): a plane's weights do not depend on
  * the other planes, and the blocks come in the planes' order. Uses the
@@ -25,11 +22,8 @@
 #include "mart_internal.h"
 
 /* Planes (bins of one channel) built in one call of the weights builder,
- * which shares a call's planes among its threads: a block of the stream.
- * On a device more: each call pays for the whole sensor (its grid checked,
- * its pixel areas for the transpose), and the planes' weights are built
- * one after another on the device anyway. */
-enum { PLANES_PER_BLOCK = 16, PLANES_PER_DEVICE_BLOCK = 64 };
+ * which shares a call's planes among its threads: a block of the stream. */
+enum { PLANES_PER_BLOCK = 16 };
 
 typedef struct plane_stream {
     spart_context *context;
@@ -44,8 +38,7 @@ typedef struct plane_stream {
     int64_t *sensor_index;  /* its entries' pixel indices on the whole sensor */
     int64_t capacity;       /* of sensor_index */
     int whole_pixels;       /* the pixel vertices increasing whole numbers */
-    int sensor_ready;       /* st->sensor holds the whole sensor already (on a device) */
-    int64_t planes;         /* planes a block: PLANES_PER_BLOCK, or _DEVICE_BLOCK */
+    int64_t planes;         /* planes a block: PLANES_PER_BLOCK */
 } plane_stream;
 
 /* The pixels a plane can reach: the vertex range [first, last] of one
@@ -106,7 +99,7 @@ static void plane_reach(const plane_stream *st, int64_t vertices, int64_t *x0, i
     *x1 = p->num_sensor_x;
     *y0 = 0;
     *y1 = p->num_sensor_y;
-    if (!st->whole_pixels || p->on_device) {
+    if (!st->whole_pixels) {
         return;
     }
     const double *x = st->mapped, *y = st->mapped + vertices;
@@ -173,13 +166,12 @@ static spart_status plane_block(void *user_data, int64_t block, int pass,
     int64_t x0, x1, y0, y1;
     plane_reach(st, count * vertices, &x0, &x1, &y0, &y1);
     int64_t mx = x1 - x0, my = y1 - y0, pixels = (mx + 1) * (my + 1);
-    for (int64_t i = 0; i <= mx && !st->sensor_ready; i++) {
+    for (int64_t i = 0; i <= mx; i++) {
         for (int64_t j = 0; j <= my; j++) {
             st->sensor[i * (my + 1) + j] = p->sensor_x[x0 + i];
             st->sensor[pixels + i * (my + 1) + j] = p->sensor_y[y0 + j];
         }
     }
-    st->sensor_ready = p->on_device; /* the whole sensor every block */
     spart_shape plane_shape = spart_instrument_shape4(1, count, nx + 1, ny + 1);
     spart_shape sensor_shape = spart_instrument_shape4(1, 1, mx + 1, my + 1);
     spart_array input[2] = {{st->mapped, plane_shape},
@@ -188,9 +180,7 @@ static spart_status plane_block(void *user_data, int64_t block, int pass,
     spart_weights_options options;
     spart_instrument_weights_options(&options);
     spart_weights *weights = NULL;
-    spart_status status =
-        p->on_device ? spart_weights_build_device(st->context, 2, input, output, &options, &weights)
-                     : spart_weights_build(st->context, 2, input, output, &options, &weights);
+    spart_status status = spart_weights_build(st->context, 2, input, output, &options, &weights);
     if (status == SPART_OK && st->backward) {
         spart_weights *transpose = NULL;
         status = spart_weights_transpose_conservative(st->context, weights, 2, input, output,
@@ -209,8 +199,7 @@ static spart_status plane_block(void *user_data, int64_t block, int pass,
     if (status == SPART_OK) {
         status = spart_weights_arrays(weights, &offsets, &indices_input, &indices_output, &values);
     }
-    /* onto the whole sensor (always so on a device) the indices are the
-     * sensor's already */
+    /* onto the whole sensor the indices are the sensor's already */
     int whole = x0 == 0 && y0 == 0 && mx == p->num_sensor_x && my == p->num_sensor_y;
     if (status == SPART_OK && !whole) {
         status = to_sensor(st, offsets[count], st->backward ? indices_input : indices_output, x0,
@@ -232,18 +221,21 @@ static spart_status plane_block(void *user_data, int64_t block, int pass,
     return SPART_OK;
 }
 
-/* The most entries one plane can have: each mapped cell (a rigid copy of a
- * scene cell, at most 2 max(dx, dy) / plate_scale sensor units across in
- * any rotation) overlaps at most (ceil(extent / smallest pixel) + 1)^2
- * pixels. */
+/* The most entries one plane can have: each mapped cell is a rigid copy
+ * of a scene cell dx x dy scaled by 1 / plate_scale, whose extent along
+ * either sensor axis in any rotation is at most its diagonal, hypot(dx,
+ * dy) / plate_scale (|dx cos a| + |dy sin a| <= hypot(dx, dy)); an interval
+ * that long overlaps at most ceil(length / smallest pixel) + 1 pixels along
+ * an axis, so a cell at most the square of that. The diagonal is widened
+ * by a relative 1e-9 for the rounding of the mapped vertices. */
 static int64_t plane_entries_bound(const spart_instrument_params *p)
 {
-    double largest = 0.0, smallest = INFINITY;
+    double largest_x = 0.0, largest_y = 0.0, smallest = INFINITY;
     for (int64_t i = 0; i < p->num_scene_x; i++) {
-        largest = fmax(largest, fabs(p->scene_x[i + 1] - p->scene_x[i]));
+        largest_x = fmax(largest_x, fabs(p->scene_x[i + 1] - p->scene_x[i]));
     }
     for (int64_t j = 0; j < p->num_scene_y; j++) {
-        largest = fmax(largest, fabs(p->scene_y[j + 1] - p->scene_y[j]));
+        largest_y = fmax(largest_y, fabs(p->scene_y[j + 1] - p->scene_y[j]));
     }
     for (int64_t i = 0; i < p->num_sensor_x; i++) {
         smallest = fmin(smallest, fabs(p->sensor_x[i + 1] - p->sensor_x[i]));
@@ -251,9 +243,29 @@ static int64_t plane_entries_bound(const spart_instrument_params *p)
     for (int64_t j = 0; j < p->num_sensor_y; j++) {
         smallest = fmin(smallest, fabs(p->sensor_y[j + 1] - p->sensor_y[j]));
     }
-    double across = ceil(2.0 * largest / p->plate_scale / smallest) + 1.0;
+    double diagonal = hypot(largest_x, largest_y) / p->plate_scale * (1.0 + 1e-9);
+    double across = ceil(diagonal / smallest) + 1.0;
     double bound = (double)p->num_scene_x * (double)p->num_scene_y * across * across;
     return bound < 4e18 ? (int64_t)bound : (int64_t)4e18;
+}
+
+void spart_instrument_stream_init(const spart_instrument_params *p, int64_t num_wavelength,
+                                  int backward, spart_weights_stream *stream)
+{
+    spart_weights_stream_init(stream);
+    spart_shape planes = {2, {p->num_channel, num_wavelength}};
+    spart_shape scene =
+        spart_instrument_shape4(p->num_channel, num_wavelength, p->num_scene_x, p->num_scene_y);
+    spart_shape sensor = spart_instrument_shape4(1, 1, p->num_sensor_x, p->num_sensor_y);
+    stream->shape_orthogonal = planes;
+    stream->shape_input = backward ? sensor : scene;
+    stream->shape_output = backward ? scene : sensor;
+    stream->num_axis_input = 2;
+    stream->axis_input[0] = 2;
+    stream->axis_input[1] = 3;
+    stream->num_axis_output = 2;
+    stream->axis_output[0] = 2;
+    stream->axis_output[1] = 3;
 }
 
 static spart_status assemble_one(plane_stream *st, int64_t num_wavelength,
@@ -261,30 +273,16 @@ static spart_status assemble_one(plane_stream *st, int64_t num_wavelength,
 {
     const spart_instrument_params *p = st->p;
     spart_weights_stream stream;
-    spart_weights_stream_init(&stream);
-    spart_shape planes = {2, {p->num_channel, num_wavelength}};
-    spart_shape scene =
-        spart_instrument_shape4(p->num_channel, num_wavelength, p->num_scene_x, p->num_scene_y);
-    spart_shape sensor = spart_instrument_shape4(1, 1, p->num_sensor_x, p->num_sensor_y);
-    stream.shape_orthogonal = planes;
-    stream.shape_input = st->backward ? sensor : scene;
-    stream.shape_output = st->backward ? scene : sensor;
-    stream.num_axis_input = 2;
-    stream.axis_input[0] = 2;
-    stream.axis_input[1] = 3;
-    stream.num_axis_output = 2;
-    stream.axis_output[0] = 2;
-    stream.axis_output[1] = 3;
+    spart_instrument_stream_init(p, num_wavelength, st->backward, &stream);
     stream.num_blocks = p->num_channel * ((num_wavelength + st->planes - 1) / st->planes);
     int64_t bound = plane_entries_bound(p);
     stream.max_block_entries = bound < INT64_MAX / st->planes ? bound * st->planes : INT64_MAX;
-    stream.blocks_on_device = p->on_device;
     stream.function = plane_block;
     stream.user_data = st;
     spart_regridder_options options;
     spart_instrument_operator_options(p, num_wavelength, st->backward, &options);
     spart_status status = spart_regridder_create_streamed(
-        st->context, &stream, &options, p->on_device, p->memory_budget, regridder, NULL);
+        st->context, &stream, &options, 0, p->memory_budget, regridder, NULL);
     spart_weights_free(st->current);
     st->current = NULL;
     return status;
@@ -307,7 +305,7 @@ spart_status spart_instrument_assemble_streamed(spart_context *context,
     st.s = s;
     st.whole_pixels = whole_increasing(p->sensor_x, p->num_sensor_x) &&
                       whole_increasing(p->sensor_y, p->num_sensor_y);
-    st.planes = p->on_device ? PLANES_PER_DEVICE_BLOCK : PLANES_PER_BLOCK;
+    st.planes = PLANES_PER_BLOCK;
     st.mapped = spart_mart_alloc_doubles(context, 2 * (size_t)st.planes * vertices);
     st.sensor = spart_mart_alloc_doubles(context, 2 * pixels);
     st.factor = spart_mart_alloc_doubles(context, (size_t)st.planes * cells);

@@ -181,15 +181,24 @@ typedef struct spart_instrument_params {
      * the in-memory build, whose builders walk the whole sensor per plane),
      * else onto the whole sensor (slower). Not with keep_weights or a
      * folded PSF (which need every weight at once). On a device
-     * (on_device = 1) the budget is of device memory, each plane block
-     * built on the device onto the whole sensor and read where it lies. */
+     * (on_device = 1) the budget is of device memory: every plane's
+     * entries are counted on the device first, the planes cut into
+     * blocks of at most 2^26 entries (fewer for a budget under 4 GB),
+     * and each block built on the device (spart_instrument_planes_block)
+     * and read where it lies; the builder's own buffers (about 48 bytes
+     * an entry of the largest block, 16 bytes a scene vertex a plane of
+     * it, and the photons per radiance) are outside the budget. */
     size_t memory_budget;
     /* Where the instrument is built: 0 (default) on the host; 1 on the
-     * context's CUDA device (spart_context_set_cuda_device): the weights
-     * built there (spart_weights_build_device), the PSF folded, the
-     * conservative transpose taken and the unit factors folded in there
-     * (the factors themselves are computed on the host), and both
-     * operators assembled there, so that no weight crosses the bus. The
+     * context's CUDA device (spart_context_set_cuda_device): the scene
+     * mapped, the weights clipped, the conservative transpose taken and
+     * the unit factors folded in there (the device planes builder below,
+     * which copies the geometry and the photons per radiance once; with
+     * keep_weights or a folded PSF, spart_weights_build_device and the
+     * device forms of spart_weights_convolve, _transpose_conservative and
+     * _scale instead), and both operators assembled there (streamed from
+     * the builder's blocks, in memory as one block when the planes have
+     * at most 2^29 entries), so that no weight crosses the bus. The
      * operators are then device Regridders, the same CSR arrays bit for
      * bit as the host build's (and as spart_regridder_to_device of them),
      * so an inversion gives the same bits; a composed PSF is copied to the
@@ -293,6 +302,76 @@ SPART_NODISCARD SPART_API spart_status spart_instrument_observe(spart_context *c
 SPART_NODISCARD SPART_API spart_status
 spart_instrument_mart_operators(spart_context *context, const spart_instrument *instrument,
                                 spart_mart_regridder_pair *pair, spart_mart_operators *operators);
+
+/* ---- The planes of an ideal instrument (advanced) -----------------------------
+ * The pieces spart_instrument_create is made of, for code that assembles
+ * the operators itself (solvers/instrument_stream.c streams them into
+ * spart_regridder_create_streamed). A plane is one (channel, spectral bin)
+ * pair; a bin is given by its two wavelength edges [low, high] (several
+ * lines' bins one line after another, as the layout above). `params` must
+ * be as spart_instrument_create accepts them: these functions check only
+ * what they need (sizes and pointers). */
+
+/* The scene's vertices mapped onto the sensor for channel `channel` and
+ * the bin [low, high] (the geometry above, in ctis's order of operations:
+ * the same bits as the instrument's build, host or device): x and y of
+ * (num_scene_x + 1) x (num_scene_y + 1) values each, vertex (i, j) at
+ * i (num_scene_y + 1) + j. Does nothing when a pointer is NULL. */
+SPART_API void spart_instrument_map_vertices(const spart_instrument_params *params,
+                                             int64_t channel, double low, double high, double *x,
+                                             double *y);
+
+/* The planes' weights built on the context's CUDA device, ready for a
+ * streamed device assembly (spart_weights_block with blocks_on_device):
+ * the conservative 2-D weights of each plane's mapped scene cells onto the
+ * whole sensor (spart_weights_build_device's entries), with the unit
+ * factors folded in as spart_instrument_create folds them (forward:
+ * photons per radiance s times the quantum yield q per scene cell;
+ * backward: the conservative transpose divided by (q num_bins s)). The
+ * object keeps on the device the scene's and the sensor's vertices, the
+ * pixel areas, s (num_bins x num_scene_x x num_scene_y values, 8 bytes
+ * each) and each plane's constants, so a block crosses the bus as one
+ * flag and one count a plane; it also keeps the last block's weights (32
+ * bytes an entry, and 16 bytes a scene vertex a plane), so asking for the
+ * same block again (the other direction, the other pass) clips nothing
+ * again. Same entries and values as the host
+ * build, bit for bit (tests/unit/test_cuda_instrument.c). */
+typedef struct spart_instrument_planes spart_instrument_planes;
+
+/* Make the object for `num_bins` bins (bin_low[b], bin_high[b]) and the
+ * photons per radiance `photons_per_radiance` (host memory, as
+ * spart_instrument_photons_per_radiance gives them). Errors:
+ * SPART_ERROR_NULL_POINTER, SPART_ERROR_INVALID_ARGUMENT (sizes below 1),
+ * SPART_ERROR_NO_DEVICE (built without CUDA, or no such device),
+ * SPART_ERROR_OUT_OF_MEMORY, SPART_ERROR_INTERNAL (a CUDA error, named). */
+SPART_NODISCARD SPART_API spart_status spart_instrument_planes_create(
+    spart_context *context, const spart_instrument_params *params, int64_t num_bins,
+    const double *bin_low, const double *bin_high, const double *photons_per_radiance,
+    spart_instrument_planes **planes);
+
+/* The entries of planes first_plane ... first_plane + num_planes - 1 (plane
+ * channel x num_bins + bin, the element of the operators' (channel, bin)
+ * orthogonal shape) into entries[0 .. num_planes - 1] (the weights
+ * counted, not written: to size a stream's blocks). Errors: SPART_ERROR_NULL_POINTER,
+ * SPART_ERROR_INVALID_ARGUMENT (planes outside the instrument),
+ * SPART_ERROR_NOT_FINITE (a mapped vertex overflows), and the CUDA errors
+ * above. */
+SPART_NODISCARD SPART_API spart_status spart_instrument_planes_count(
+    spart_context *context, spart_instrument_planes *planes, int64_t first_plane,
+    int64_t num_planes, int64_t *entries);
+
+/* The weights of planes first_plane ... first_plane + num_planes - 1 as
+ * one block (first_element = first_plane), forward (backward 0: scene
+ * cell -> pixel) or backward (1: pixel -> scene cell). `block` gets host offsets
+ * and device entry arrays, owned by the object and valid until its next
+ * call or spart_instrument_planes_free. Errors: those of
+ * spart_instrument_planes_count. */
+SPART_NODISCARD SPART_API spart_status spart_instrument_planes_block(
+    spart_context *context, spart_instrument_planes *planes, int backward, int64_t first_plane,
+    int64_t num_planes, spart_weights_block *block);
+
+/* Free the object and its device memory. Accepts NULL. */
+SPART_API void spart_instrument_planes_free(spart_instrument_planes *planes);
 
 #ifdef __cplusplus
 }

@@ -61,20 +61,7 @@ int spart_point_in_polygon(double x, double y, const double *vertices_x, const d
 
 double spart_grid_cell_area(const double *x, const double *y, int64_t num_y, int64_t a, int64_t b)
 {
-    /* the edges running along axis 0, with the roles of x and y swapped as
-     * the reference's transposed sweep has them (hence their sign) */
-    int64_t low_a = a * num_y;
-    int64_t high_a = (a + 1) * num_y;
-    double along_0_low =
-        spart_triangle_area_from_origin(y[low_a + b], x[low_a + b], y[high_a + b], x[high_a + b]);
-    double along_0_high = spart_triangle_area_from_origin(y[low_a + b + 1], x[low_a + b + 1],
-                                                          y[high_a + b + 1], x[high_a + b + 1]);
-    /* the edges running along axis 1 */
-    double along_1_low = spart_triangle_area_from_origin(x[low_a + b], y[low_a + b],
-                                                         x[low_a + b + 1], y[low_a + b + 1]);
-    double along_1_high = spart_triangle_area_from_origin(x[high_a + b], y[high_a + b],
-                                                          x[high_a + b + 1], y[high_a + b + 1]);
-    return 0.0 - along_0_low + along_0_high - along_1_low + along_1_high;
+    return spart_grid_cell_area_math(x, y, num_y, a, b); /* src/weights/grid_area_math.h */
 }
 
 void spart_grid_cell_areas(const double *x, const double *y, int64_t num_x, int64_t num_y,

@@ -23,6 +23,10 @@
 #include <math.h>
 #include <stdint.h>
 
+/* spart_triangle_area_from_origin and the cell area's arithmetic, shared
+ * with the device */
+#include "weights/grid_area_math.h"
+
 /* Where segment p1 -> p2 crosses segment q1 -> q2, as the parameters t
  * (along p) and u (along q) of the crossing: p1 + t (p2 - p1) = q1 + u (q2 - q1).
  * Segments whose bounding boxes (closed) do not touch give t = u = +inf;
@@ -58,13 +62,6 @@ static inline void spart_segment_intersection_parameters(double x1, double y1, d
 static inline int spart_segments_intersect(double t, double u)
 {
     return 0.0 <= t && t < 1.0 && 0.0 <= u && u < 1.0;
-}
-
-/* The signed area of the triangle (origin, p1, p2): positive when
- * counterclockwise. Summed around a closed polygon it gives its area. */
-static inline double spart_triangle_area_from_origin(double x1, double y1, double x2, double y2)
-{
-    return (x1 * y2 - x2 * y1) / 2;
 }
 
 /* Whether (x, y) lies inside the closed polygon of `num_vertices` vertices

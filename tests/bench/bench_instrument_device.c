@@ -18,10 +18,15 @@
  * the device's copy rate measured here (read + write of 1 GiB).
  *
  *   bench_instrument_device [--esis-cells N] [--esis-lines L] [--esis-bins B]
- *                           [--budget GB] [--no-host-esis] [--markdown FILE]
+ *                           [--budget GB] [--no-host-esis] [--streamed-only]
+ *                           [--device-once] [--markdown FILE]
  *
  * Times: the host build once, the device build the faster of two (after a
- * warm-up build that pays the device's start). Exits 77 without a usable
+ * warm-up build that pays the device's start; with --no-host-esis the
+ * streamed ESIS build is compared with the in-memory device one, which
+ * test_cuda_instrument holds to the host's; --device-once: one build,
+ * for the whole ESIS problem, --esis-cells 1139 --esis-lines 7;
+ * --streamed-only: the ESIS case streamed alone, which needs --budget). Exits 77 without a usable
  * CUDA device, 1 on a spart error or when the bits differ.
  */
 #include <stdio.h>
@@ -34,6 +39,8 @@
 
 typedef struct options {
     int cells, lines, bins, host_esis;
+    int esis_in_memory; /* 0: the ESIS case streamed only (--streamed-only) */
+    int device_builds;  /* 2, or 1 with --device-once */
     double budget_gb;
     const char *markdown;
 } options;
@@ -42,17 +49,25 @@ static void usage(const char *name)
 {
     fprintf(stderr,
             "usage: %s [--esis-cells N] [--esis-lines L (1-7)] [--esis-bins B] [--budget GB] "
-            "[--no-host-esis] [--markdown FILE]\n",
+            "[--no-host-esis] [--streamed-only] [--device-once] [--markdown FILE]\n",
             name);
     exit(2);
 }
 
 static options parse(int argc, char **argv)
 {
-    options o = {285, 1, 24, 1, 0.0, NULL};
+    options o = {285, 1, 24, 1, 1, 2, 0.0, NULL};
     for (int k = 1; k < argc; k++) {
         if (strcmp(argv[k], "--no-host-esis") == 0) {
             o.host_esis = 0;
+            continue;
+        }
+        if (strcmp(argv[k], "--streamed-only") == 0) {
+            o.esis_in_memory = 0;
+            continue;
+        }
+        if (strcmp(argv[k], "--device-once") == 0) {
+            o.device_builds = 1;
             continue;
         }
         const char *value = k + 1 < argc ? argv[k + 1] : NULL;
@@ -73,7 +88,8 @@ static options parse(int argc, char **argv)
         }
         k++;
     }
-    if (o.cells < 1 || o.lines < 1 || o.lines > ESIS_LINES || o.bins < 1) {
+    if (o.cells < 1 || o.lines < 1 || o.lines > ESIS_LINES || o.bins < 1 ||
+        (!o.esis_in_memory && !(o.budget_gb > 0))) {
         usage(argv[0]);
     }
     return o;
@@ -187,7 +203,7 @@ typedef struct result {
     char name[96];
     double entries;     /* a direction (forward) */
     double host_s;      /* < 0: not run */
-    double device_s;    /* the faster of two */
+    double device_s;    /* the faster of two (or the one of --device-once) */
     double floor_s;     /* bytes written once over the copy rate */
     double full_s;      /* ESIS: the device time extrapolated to the whole problem; < 0 else */
     int same;           /* -1: not compared */
@@ -195,8 +211,12 @@ typedef struct result {
     double rest_s;
 } result;
 
+/* `reference` (may be NULL): a device instrument of the same params built
+ * otherwise (in memory), compared with when the host does not build;
+ * `keep` (may be NULL) receives the device instrument instead of its free. */
 static result run_case(spart_context *context, const char *name, spart_instrument_params *p,
-                       int host, double rate, double scale_to_full)
+                       int host, int device_builds, double rate, double scale_to_full,
+                       const spart_instrument *reference, spart_instrument **keep)
 {
     result r;
     memset(&r, 0, sizeof r);
@@ -211,17 +231,17 @@ static result run_case(spart_context *context, const char *name, spart_instrumen
     }
     p->on_device = 1;
     r.device_s = 1e300;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < device_builds; k++) {
         spart_instrument_free(on_device);
         on_device = NULL;
-        if (k == 1) { /* the second build's stages */
+        if (k == device_builds - 1) { /* the last build's stages */
             memset(&r.stages, 0, sizeof r.stages);
             r.stages.last = bench_seconds();
             CHECK_SPART(context, spart_context_set_progress(context, on_progress, &r.stages));
         }
         double seconds = build_seconds(context, p, &on_device);
         r.device_s = bench_smaller(r.device_s, seconds);
-        if (k == 1) {
+        if (k == device_builds - 1) {
             r.rest_s = bench_seconds() - r.stages.last;
             CHECK_SPART(context, spart_context_set_progress(context, NULL, NULL));
         }
@@ -236,9 +256,10 @@ static result run_case(spart_context *context, const char *name, spart_instrumen
     if (scale_to_full > 0) {
         r.full_s = r.device_s * scale_to_full;
     }
-    if (on_host != NULL) {
-        r.same = same_csr(context, spart_instrument_forward(on_host), df) &&
-                 same_csr(context, spart_instrument_backward(on_host), db);
+    const spart_instrument *against = on_host != NULL ? on_host : reference;
+    if (against != NULL) {
+        r.same = same_csr(context, spart_instrument_forward(against), df) &&
+                 same_csr(context, spart_instrument_backward(against), db);
     }
     printf("%-44s %.4g weights a direction; host %.3f s, device %.3f s (%.1fx), floor %.3f ms "
            "(device at %.0f%%)%s%s\n",
@@ -254,7 +275,11 @@ static result run_case(spart_context *context, const char *name, spart_instrumen
     }
     printf(" after the last report %.3f s\n", r.rest_s);
     spart_instrument_free(on_host);
-    spart_instrument_free(on_device);
+    if (keep != NULL) {
+        *keep = on_device;
+    } else {
+        spart_instrument_free(on_device);
+    }
     return r;
 }
 
@@ -309,26 +334,39 @@ int main(int argc, char **argv)
         char name[96];
         snprintf(name, sizeof name, "tutorial instrument, %d^2 scene", sizes[k]);
         tutorial_params(context, sizes[k], &a, &p);
-        results[count++] = run_case(context, name, &p, 1, rate, -1.0);
+        results[count++] =
+            run_case(context, name, &p, 1, o.device_builds, rate, -1.0, NULL, NULL);
         free_arrays(&a);
     }
-    for (int streamed = 0; streamed < (o.budget_gb > 0 ? 2 : 1); streamed++) {
+    spart_instrument *in_memory = NULL;
+    for (int streamed = o.esis_in_memory ? 0 : 1; streamed < (o.budget_gb > 0 ? 2 : 1);
+         streamed++) {
         char name[96];
         snprintf(name, sizeof name, "ESIS slice %d x %d x %d^2 x %d%s", o.lines, o.bins, o.cells,
                  ESIS_CHANNELS, streamed ? ", streamed" : "");
         esis_arrays e;
         esis_params(context, o.cells, o.lines, o.bins, streamed ? o.budget_gb * 1e9 : 0.0, &e, &p);
-        results[count++] = run_case(context, name, &p, o.host_esis, rate, esis_full_factor(&e));
+        /* without the host, the streamed build is compared with the
+         * in-memory device build (one block: the host's bits by
+         * test_cuda_instrument) */
+        int compare = !o.host_esis && o.esis_in_memory && o.budget_gb > 0;
+        results[count++] =
+            run_case(context, name, &p, o.host_esis, o.device_builds, rate, esis_full_factor(&e),
+                     streamed ? in_memory : NULL, !streamed && compare ? &in_memory : NULL);
         esis_arrays_free(&e);
     }
+    spart_instrument_free(in_memory);
     int failed = 0;
     for (int k = 0; k < count; k++) {
         failed |= results[k].same == 0;
     }
     if (o.markdown != NULL) {
         FILE *out = bench_markdown_open(o.markdown, argc, argv, threads,
-                                        "spart_instrument_create, the host once, the device the "
-                                        "faster of two after a warm-up build");
+                                        o.device_builds == 2
+                                            ? "spart_instrument_create, the host once, the device "
+                                              "the faster of two after a warm-up build"
+                                            : "spart_instrument_create, the host once, the device "
+                                              "once after a warm-up build");
         if (out != NULL) {
             fprintf(out, "- device copy rate: %.0f GB/s (read + write of 1 GiB)\n", rate / 1e9);
             fprintf(out,
@@ -353,7 +391,10 @@ int main(int argc, char **argv)
                 } else {
                     fprintf(out, "- | ");
                 }
-                fprintf(out, "%s |\n", r->same < 0 ? "not compared" : (r->same ? "yes" : "NO"));
+                fprintf(out, "%s |\n",
+                        r->same < 0 ? "not compared"
+                                    : (r->same ? (r->host_s > 0 ? "yes" : "yes (the device's in memory)")
+                                               : "NO"));
             }
             fprintf(out, "\nThe device builds' time by stage (the second build; the time up to "
                          "each of the library's progress reports given to its stage):\n\n");

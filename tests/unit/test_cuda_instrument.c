@@ -9,7 +9,8 @@
  * MART inversion on the device gives the same bits from either build.
  * Also the device rewrites of weights on their own: spart_weights_scale
  * and spart_weights_transpose_conservative of device weights equal the
- * host's entry for entry.
+ * host's entry for entry. And the device planes builder on its own
+ * (spart_instrument_planes_*): any cut into blocks gives the same entries.
  *
  * Exit code 77 (skipped) when no CUDA device is visible, unless
  * SPART_REQUIRE_GPU=1, which makes that a failure.
@@ -396,6 +397,101 @@ static void device_scale_and_transpose_equal_the_host(void **state)
     }
 }
 
+/* One block's arrays copied to the host. */
+typedef struct host_block {
+    int64_t offsets[81];
+    int64_t *input, *output;
+    double *values;
+    int64_t n;
+} host_block;
+
+static void fetch_block(spart_context *context, const spart_weights_block *b, host_block *h)
+{
+    memcpy(h->offsets, b->offsets, ((size_t)b->num_elements + 1) * sizeof(int64_t));
+    h->n = b->offsets[b->num_elements];
+    h->input = malloc((size_t)(h->n + 1) * sizeof(int64_t));
+    h->output = malloc((size_t)(h->n + 1) * sizeof(int64_t));
+    h->values = malloc((size_t)(h->n + 1) * sizeof(double));
+    size_t bytes = (size_t)h->n * 8;
+    assert_int_equal(spart_device_copy_to_host(context, h->input, b->indices_input, bytes),
+                     SPART_OK);
+    assert_int_equal(spart_device_copy_to_host(context, h->output, b->indices_output, bytes),
+                     SPART_OK);
+    assert_int_equal(spart_device_copy_to_host(context, h->values, b->values, bytes), SPART_OK);
+}
+
+static void free_block(host_block *h)
+{
+    free(h->input);
+    free(h->output);
+    free(h->values);
+}
+
+/* The device planes builder cut into any blocks gives the entries of one
+ * block of every plane (which the instrument tests hold to the host
+ * build), in both directions, whatever was asked in between; its counts
+ * are the blocks' offsets; planes outside the instrument are refused. */
+static void planes_in_any_blocks_give_the_same_entries(void **state)
+{
+    fixture *f = *state;
+    small_instrument p;
+    make_small_instrument(f->context, &p);
+    enum { PLANES = 80 };
+    double low[20], high[20];
+    for (int l = 0; l < 20; l++) {
+        low[l] = p.wavelength[l];
+        high[l] = p.wavelength[l + 1];
+    }
+    spart_instrument_planes *planes = NULL;
+    assert_int_equal(spart_instrument_planes_create(f->context, &p.params, 20, low, high, p.scene,
+                                                    &planes),
+                     SPART_OK);
+    int64_t entries[PLANES];
+    assert_int_equal(spart_instrument_planes_count(f->context, planes, 0, 50, entries), SPART_OK);
+    assert_int_equal(spart_instrument_planes_count(f->context, planes, 50, 30, entries + 50),
+                     SPART_OK);
+    for (int backward = 0; backward < 2; backward++) {
+        spart_weights_block block;
+        assert_int_equal(
+            spart_instrument_planes_block(f->context, planes, backward, 0, PLANES, &block),
+            SPART_OK);
+        host_block whole;
+        fetch_block(f->context, &block, &whole);
+        assert_true(whole.n > 1000);
+        for (int k = 0; k < PLANES; k++) {
+            assert_int_equal(whole.offsets[k + 1] - whole.offsets[k], entries[k]);
+        }
+        const int cuts[4] = {0, 7, 30, PLANES};
+        for (int c = 0; c < 3; c++) {
+            int64_t count = 0;
+            /* something else asked in between */
+            assert_int_equal(spart_instrument_planes_count(f->context, planes, 79, 1, &count),
+                             SPART_OK);
+            assert_int_equal(spart_instrument_planes_block(f->context, planes, backward, cuts[c],
+                                                           cuts[c + 1] - cuts[c], &block),
+                             SPART_OK);
+            assert_int_equal(block.first_element, cuts[c]);
+            host_block part;
+            fetch_block(f->context, &block, &part);
+            int64_t at = whole.offsets[cuts[c]];
+            assert_int_equal(part.n, whole.offsets[cuts[c + 1]] - at);
+            assert_memory_equal(part.input, whole.input + at, (size_t)part.n * 8);
+            assert_memory_equal(part.output, whole.output + at, (size_t)part.n * 8);
+            assert_memory_equal(part.values, whole.values + at, (size_t)part.n * 8);
+            free_block(&part);
+        }
+        free_block(&whole);
+    }
+    spart_weights_block block;
+    assert_int_equal(spart_instrument_planes_block(f->context, planes, 0, 79, 2, &block),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(spart_context_error(f->context), "has 80 planes"));
+    assert_int_equal(spart_instrument_planes_block(f->context, planes, 2, 0, 1, &block),
+                     SPART_ERROR_INVALID_ARGUMENT);
+    spart_instrument_planes_free(planes);
+    free(p.scene);
+}
+
 /* An argument is a cmocka test filter (the sanitizers run a few tests:
  * "device_*", "two_*"). */
 int main(int argc, char **argv)
@@ -415,6 +511,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(kept_weights_are_the_host_ones),
         cmocka_unit_test(inversion_gives_the_same_bits),
         cmocka_unit_test(psf_composed_and_folded_equal_the_host_build),
+        cmocka_unit_test(planes_in_any_blocks_give_the_same_entries),
     };
     return cmocka_run_group_tests(tests, cuda_set_up, cuda_tear_down);
 }
