@@ -122,6 +122,14 @@ EXCLUDED = {
     # type always owns its handle, so a borrowed one would be freed twice.
     # `spart build` saves them; from Fortran, save them with C or the CLI.
     "spart_instrument_weights": "borrowed weights; Fortran's spart_weights owns its handle",
+    # The instrument's planes (advanced): the pieces spart_instrument_create
+    # is made of, whose blocks feed a streamed assembly's C callback (device
+    # entry arrays); Fortran builds the instrument whole (on_device).
+    "spart_instrument_map_vertices": "a building block of spart_instrument_create, for C",
+    "spart_instrument_planes_create": "device blocks for a C streamed assembly",
+    "spart_instrument_planes_count": "device blocks for a C streamed assembly",
+    "spart_instrument_planes_block": "device blocks for a C streamed assembly",
+    "spart_instrument_planes_free": "device blocks for a C streamed assembly",
     # A C function pointer called from library threads, for progress bars
     # on a terminal (the spart command's); not bound for Fortran yet.
     "spart_context_set_progress": "a C callback from library threads; not bound yet",
