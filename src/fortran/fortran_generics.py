@@ -135,6 +135,30 @@ GENERICS = [
         ["status = mart_solve_located(context, operators, observed_at, "
          "size(observed, kind=c_int64_t), result, gamma, stop_rule, threshold, target, "
          "max_iterations, keep_intermediate, guess, callback, callback_user)"]),
+    Generic(
+        "spart_mart_solve_frames", "mart_solve_frames",
+        "MART on many frames of observed images, of rank 1 to 4.",
+        "spart_mart_solve_frames(context, operators, observed, results [, batch_frames,\n"
+        "gamma, stop_rule, threshold, target, max_iterations, keep_intermediate, guess,\n"
+        "callback, callback_user]): MART on size(results) frames at once, each with\n"
+        "its own merits, rule and solution in results(f), the bits of spart_mart_solve\n"
+        "on that frame alone. observed: num_channel x image_size values a frame, the\n"
+        "frame last (any shape: (image values, channels, frames) for a regridder\n"
+        "pair). batch_frames: frames a batch (0, the default: C's choice). guess (rank 1):\n"
+        "scene_size values a frame, the frame last. The other options as for\n"
+        "spart_mart_solve; the callback is told the frame (progress%frame, from 0)\n"
+        "and a nonzero return stops that frame only.",
+        ["context", "operators", "observed", "results", "batch_frames", "gamma",
+         "stop_rule", "threshold", "target", "max_iterations", "keep_intermediate", "guess",
+         "callback", "callback_user"],
+        [CONTEXT, "type(spart_mart_operators), intent(in) :: operators",
+         "type(spart_mart_result), intent(out) :: results(:)",
+         "integer(c_int64_t), intent(in), optional :: batch_frames"] + MART_OPTIONS,
+        [Array("observed", "in")],
+        ["status = mart_solve_frames_located(context, operators, observed_at, "
+         "size(observed, kind=c_int64_t), results, batch_frames, gamma, stop_rule, "
+         "threshold, target, max_iterations, keep_intermediate, guess, callback, "
+         "callback_user)"]),
     _instrument_image("spart_instrument_image", observe=False),
     _instrument_image("spart_instrument_observe", observe=True),
     Generic(

@@ -62,6 +62,10 @@ BY_ADDRESS = {"spart_weights_scale": {"factor_input", "factor_output"},
               "spart_instrument_mart_operators": {"pair"},
               "spart_mart_operators_from_regridders_psf": {"problem"}}
 
+# T ** parameters through which C writes an array of handles (one a frame,
+# say) rather than one: type(c_ptr) arrays by reference, results(*).
+HANDLE_ARRAYS = {"spart_mart_solve_frames": {"results"}}
+
 KINDS = {"int": "c_int", "int32_t": "c_int32_t", "int64_t": "c_int64_t",
          "uint64_t": "c_int64_t", "size_t": "c_size_t", "double": "c_double",
          "float": "c_float", "char": "c_char", "unsigned": "c_int"}
@@ -134,7 +138,8 @@ class Generator:
 
         Scalars by value; opaque objects, void and numeric pointers as
         addresses (type(c_ptr), value: device memory and NULL included);
-        T ** as type(c_ptr) by reference; const char * as a character
+        T ** as type(c_ptr) by reference (an array of them, (*), for those
+        of HANDLE_ARRAYS); const char * as a character
         array; struct pointers as the bind(C) type by reference (an array
         when a num_<name> parameter counts them), intent(in) when const;
         C arrays T name[N] as explicit-shape arrays; function pointers as
@@ -154,7 +159,8 @@ class Generator:
             note = f" ! {ctype.base} in C" if ctype.base in UNSIGNED else ""
             return f"{fortran}, value :: {name}{note}", {kind}
         if ctype.pointers >= 2:
-            return f"type(c_ptr), intent(inout) :: {name}", {"c_ptr"}
+            shape = "(*)" if name in HANDLE_ARRAYS.get(function, ()) else ""
+            return f"type(c_ptr), intent(inout) :: {name}{shape}", {"c_ptr"}
         if ctype.base == "char" and ctype.const and not callback:
             return f"character(kind=c_char), intent(in) :: {name}(*)", {"c_char"}
         if ctype.base in self.api.structs and name not in BY_ADDRESS.get(function, ()):

@@ -76,11 +76,12 @@ EXCLUDED = {
     "spart_mart_flat_guess_frames": "a step of many-frame MART runs (the frames solve's guesses); Fortran callers "
                                     "solve the frames one by one",
     "spart_mart_update_from_images_frames": "a step of batched many-frame MART runs; run states live in device memory",
-    "spart_mart_solve_frames": "takes an array of result handles; no Fortran wrapper yet (Fortran "
-                               "callers solve the frames one by one with spart_mart_solve, the same bits)",
-    "spart_mart_frames_workspace_size": "the workspace of spart_mart_solve_frames, which has no Fortran wrapper yet",
-    "spart_mart_solve_frames_workspace": "takes an array of result handles, as spart_mart_solve_frames; no Fortran wrapper yet",
-    "spart_mart_solve_frames_into": "takes an array of result handles, as spart_mart_solve_frames; no Fortran wrapper yet",
+    "spart_mart_frames_workspace_size": "the workspace kept by the caller between solves; Fortran "
+                                        "has the plain spart_mart_solve_frames",
+    "spart_mart_solve_frames_workspace": "a workspace kept by the caller; Fortran has the plain "
+                                         "spart_mart_solve_frames",
+    "spart_mart_solve_frames_into": "solutions into a caller's (pinned or device) buffer; Fortran "
+                                    "has the plain spart_mart_solve_frames",
     "spart_mart_solve_into": "the solution into a caller's pinned or device buffer (a C pointer); Fortran callers use "
                              "spart_mart_solve, the same bits",
     # Allocator hooks are C function pointers that must return C heap
@@ -388,8 +389,11 @@ class Checker:
             return None if ok else fail
         if f["kind"] == "c_ptr" and f["type"] == "type":
             # an address by value for one level of pointer (or a C array),
-            # the address of a pointer variable for two
-            return None if f["value"] == (c["pointers"] <= 1) and f["dims"] is None else fail
+            # the address of a pointer variable for two (or of the first of
+            # an array of them, (*): C writes a handle per element)
+            if c["pointers"] > 1:
+                return None if not f["value"] and f["dims"] in (None, "*") else fail
+            return None if f["value"] and f["dims"] is None else fail
         if c["pointers"] > 1 or f["value"]:
             return fail
         # by reference: a variable or array of the pointee's type

@@ -8,7 +8,7 @@ module spart_test_support
     private
 
     public :: expect, expect_status, expect_same_bits, finish, c_sentence, value_at
-    public :: build_weights, make_pair, observe_pair
+    public :: build_weights, make_pair, observe_pair, packed_result
     public :: reference_case, reference_error, reference_mart, reference_instrument, failures
     public :: reference_psf_operator, reference_psf_instrument
 
@@ -131,6 +131,25 @@ contains
                 spart_context_error(context)
         end if
     end subroutine expect_status
+
+    ! A result in one array, as c_reference.c's pack_result.
+    function packed_result(result) result(packed)
+        type(spart_mart_result), intent(in) :: result
+        real(c_double), allocatable :: packed(:)
+        real(c_double), pointer :: chi2(:, :), correlation(:, :)
+        integer(c_int64_t) :: k, states
+        states = spart_mart_result_num_solutions(result)
+        chi2 => spart_mart_result_mean_chi_squared(result)
+        correlation => spart_mart_result_correlation(result)
+        packed = [real(spart_mart_result_num_iterations(result), c_double), &
+                  merge(1.0_c_double, 0.0_c_double, spart_mart_result_success(result)), &
+                  spart_mart_result_gamma(result), real(states, c_double), &
+                  spart_mart_result_solution(result), reshape(chi2, [size(chi2)]), &
+                  reshape(correlation, [size(correlation)])]
+        do k = 0, states - 1
+            packed = [packed, spart_mart_result_solutions(result, k)]
+        end do
+    end function packed_result
 
     ! Whether n doubles are the same bits (any rank: explicit-shape dummies
     ! take arrays in memory order).

@@ -99,25 +99,6 @@ program test_fortran_mart
 
 contains
 
-    ! A result in one array, as c_reference.c's pack_result.
-    function packed_result(result) result(packed)
-        type(spart_mart_result), intent(in) :: result
-        real(c_double), allocatable :: packed(:)
-        real(c_double), pointer :: chi2(:, :), correlation(:, :)
-        integer(c_int64_t) :: k, states
-        states = spart_mart_result_num_solutions(result)
-        chi2 => spart_mart_result_mean_chi_squared(result)
-        correlation => spart_mart_result_correlation(result)
-        packed = [real(spart_mart_result_num_iterations(result), c_double), &
-                  merge(1.0_c_double, 0.0_c_double, spart_mart_result_success(result)), &
-                  spart_mart_result_gamma(result), real(states, c_double), &
-                  spart_mart_result_solution(result), reshape(chi2, [size(chi2)]), &
-                  reshape(correlation, [size(correlation)])]
-        do k = 0, states - 1
-            packed = [packed, spart_mart_result_solutions(result, k)]
-        end do
-    end function packed_result
-
     ! The C run `which`, packed, and its message.
     subroutine c_run(which, packed, message)
         integer(c_int), intent(in) :: which
