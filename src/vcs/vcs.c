@@ -11,10 +11,16 @@
 #include "vcs/vcs_internal.h"
 #include "vcs/vcs_math.h"
 
+/* What both creates check first: the context (its error then cleared),
+ * the result pointer (then NULL), the sizes, the recipe and the format. */
 static spart_status check_create(spart_context *context, const char *what, int64_t n_rows,
                                  int64_t n_cols, spart_vcs_recipe recipe, spart_vcs_format format,
                                  spart_vcs **vcs)
 {
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "%s: context is NULL", what);
+    }
+    spart_clear_error(context);
     if (vcs == NULL) {
         return spart_fail(context, SPART_ERROR_NULL_POINTER, "%s: vcs is NULL", what);
     }
@@ -50,10 +56,6 @@ spart_status spart_vcs_create_from_csr(spart_context *context, int64_t n_rows, i
                                        spart_vcs_format format, spart_vcs **vcs)
 {
     const char *what = "spart_vcs_create_from_csr";
-    if (context == NULL) {
-        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "%s: context is NULL", what);
-    }
-    spart_clear_error(context);
     spart_status status = check_create(context, what, n_rows, n_cols, recipe, format, vcs);
     if (status != SPART_OK) {
         return status;
@@ -76,10 +78,6 @@ spart_status spart_vcs_create_from_coo(spart_context *context, int64_t n_rows, i
                                        spart_vcs_format format, spart_vcs **vcs)
 {
     const char *what = "spart_vcs_create_from_coo";
-    if (context == NULL) {
-        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "%s: context is NULL", what);
-    }
-    spart_clear_error(context);
     spart_status status = check_create(context, what, n_rows, n_cols, recipe, format, vcs);
     if (status != SPART_OK) {
         return status;
