@@ -88,7 +88,7 @@ __global__ void keep_frames_kernel(const double *scenes, int64_t first, int64_t 
 
 /* The flat guess of many frames, flat_pass_kernel, flat_finish_kernel and
  * fill_kernel of kernels/mart_steps.cu for frame first + blockIdx.y (the
- * finish: frame f by thread f), frame f's mean and chunk sums in its own
+ * finish: frame f by warp f, the block), frame f's mean and chunk sums in its own
  * region of the workspace (`stride` doubles a frame: the mean, then the
  * sums), as the one-frame guess lays them out. */
 __global__ void flat_pass_frames_kernel(const double *backprojected, int64_t first,
@@ -103,13 +103,13 @@ __global__ void flat_pass_frames_kernel(const double *backprojected, int64_t fir
     }
 }
 
-__global__ void flat_finish_frames_kernel(int64_t num_frames, int64_t chunks, int64_t scene_size,
-                                          double *workspace, int64_t stride)
+__global__ void flat_finish_frames_kernel(int64_t chunks, int64_t scene_size, double *workspace,
+                                          int64_t stride)
 {
-    const int64_t f = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (f < num_frames) {
-        double *region = workspace + f * stride;
-        region[0] = spart_mart_steps::flat_mean(region + 1, chunks, scene_size);
+    double *region = workspace + blockIdx.x * stride;
+    double mean = spart_mart_steps::flat_mean(region + 1, chunks, scene_size);
+    if (threadIdx.x == 0) {
+        region[0] = mean;
     }
 }
 
@@ -169,9 +169,8 @@ extern "C" int spart_mart_device_flat_guess_frames(const double *backprojected, 
         flat_pass_frames_kernel<<<grid, SPART_MART_LANES, 0, s>>>(backprojected, first, num_channel,
                                                                   scene_size, regions, stride);
     }
-    const int threads = 64;
-    flat_finish_frames_kernel<<<(unsigned)((num_frames + threads - 1) / threads), threads, 0, s>>>(
-        num_frames, chunks, scene_size, regions, stride);
+    flat_finish_frames_kernel<<<(unsigned)num_frames, SPART_MART_LANES, 0, s>>>(chunks, scene_size,
+                                                                                regions, stride);
     for (int64_t first = 0; first < num_frames; first += max_frames_per_launch) {
         int64_t count =
             num_frames - first < max_frames_per_launch ? num_frames - first : max_frames_per_launch;

@@ -197,10 +197,12 @@ __global__ void merits_finish1_kernel(const double *partial, int64_t num_channel
     if (run_stopped(stop)) {
         return;
     }
-    for (int64_t c = threadIdx.x; c < num_channel; c += blockDim.x) {
-        double totals[SPART_MART_PASS_SUMS];
-        add_chunks(partial + c * chunks * SPART_MART_PASS_SUMS, chunks, SPART_MART_PASS_SUMS,
-                   totals);
+    /* channel c by warp c (the block): add_chunks's order, the loads side by side */
+    const int64_t c = blockIdx.x;
+    double totals[SPART_MART_PASS_SUMS];
+    spart_mart_steps::ordered_warp_sums<SPART_MART_PASS_SUMS>(
+        partial + c * chunks * SPART_MART_PASS_SUMS, chunks, SPART_MART_PASS_SUMS, totals);
+    if (threadIdx.x == 0) {
         finish_pass1(totals, image_size, &results[c], &results[2 * num_channel + 2 * c],
                      &results[2 * num_channel + 2 * c + 1]);
     }
@@ -233,9 +235,11 @@ __global__ void merits_finish2_kernel(const double *partial, int64_t num_channel
     if (run_stopped(stop)) {
         return;
     }
-    for (int64_t c = threadIdx.x; c < num_channel; c += blockDim.x) {
-        double totals[3];
-        add_chunks(partial + c * chunks * SPART_MART_PASS_SUMS, chunks, 3, totals);
+    const int64_t c = blockIdx.x;
+    double totals[3];
+    spart_mart_steps::ordered_warp_sums<3>(partial + c * chunks * SPART_MART_PASS_SUMS, chunks,
+                                           SPART_MART_PASS_SUMS, totals);
+    if (threadIdx.x == 0) {
         results[num_channel + c] = finish_pass2(totals, image_size);
     }
 }
@@ -596,12 +600,12 @@ extern "C" int spart_mart_device_merits(const double *observed, const double *pr
         dim3 grid((unsigned)chunks, (unsigned)num_channel);
         merits_pass1_kernel<<<grid, SPART_MART_LANES, 0, s>>>(observed, predicted, widths,
                                                               image_size, chunks, partial, stop);
-        merits_finish1_kernel<<<1, 256, 0, s>>>(partial, num_channel, image_size, chunks, results,
-                                                stop);
+        merits_finish1_kernel<<<(unsigned)num_channel, SPART_MART_LANES, 0, s>>>(
+            partial, num_channel, image_size, chunks, results, stop);
         merits_pass2_kernel<<<grid, SPART_MART_LANES, 0, s>>>(
             observed, predicted, image_size, num_channel, chunks, results, partial, stop);
-        merits_finish2_kernel<<<1, 256, 0, s>>>(partial, num_channel, image_size, chunks, results,
-                                                stop);
+        merits_finish2_kernel<<<(unsigned)num_channel, SPART_MART_LANES, 0, s>>>(
+            partial, num_channel, image_size, chunks, results, stop);
     }
     cudaError_t error = cudaGetLastError();
     if (error != cudaSuccess || chi2 == NULL) {

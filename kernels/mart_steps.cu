@@ -66,7 +66,10 @@ __global__ void flat_pass_kernel(const double *backprojected, int64_t num_channe
 __global__ void flat_finish_kernel(const double *partial, int64_t chunks, int64_t scene_size,
                                    double *mean)
 {
-    *mean = spart_mart_steps::flat_mean(partial, chunks, scene_size);
+    double value = spart_mart_steps::flat_mean(partial, chunks, scene_size);
+    if (threadIdx.x == 0) {
+        *mean = value;
+    }
 }
 
 __global__ void fill_kernel(double *scene, int64_t n, const double *value)
@@ -145,7 +148,7 @@ extern "C" int spart_mart_device_flat_guess(const double *backprojected, int64_t
     double *partial = mean + 1;
     flat_pass_kernel<<<(unsigned)chunks, SPART_MART_LANES, 0, s>>>(backprojected, num_channel,
                                                                    scene_size, partial);
-    flat_finish_kernel<<<1, 1, 0, s>>>(partial, chunks, scene_size, mean);
+    flat_finish_kernel<<<1, SPART_MART_LANES, 0, s>>>(partial, chunks, scene_size, mean);
     fill_kernel<<<(unsigned)blocks_for(scene_size), threads_per_block, 0, s>>>(scene, scene_size,
                                                                                mean);
     return (int)cudaGetLastError();

@@ -52,16 +52,54 @@ __device__ __forceinline__ double flat_chunk(const double *backprojected, int64_
     return combine_lanes(lane_sum);
 }
 
-/* The flat guess's mean: the chunks' sums added in chunk order, over the
- * scene's size. */
+/* Count running sums of values[k * stride + q] (q < Count) over k = 0 ...
+ * n - 1, each added in k order from 0.0 (totals[q] = totals[q] + value), as
+ * one thread's loop adds them, by one whole warp: the lanes load 32 k at a
+ * time side by side, and every lane adds them in k order from the
+ * shuffles, so all lanes end with the one-thread loop's bits. The loads
+ * no longer wait one behind the other (a thread's loop paid a load's
+ * latency a value: 2 ms for the 30 000 chunk sums of a flat guess at 1/7
+ * of ESIS); what is left in series is the additions. */
+template <int Count>
+__device__ __forceinline__ void ordered_warp_sums(const double *values, int64_t n, int64_t stride,
+                                                  double (&totals)[Count])
+{
+    const int lane = (int)(threadIdx.x % 32);
+    for (int q = 0; q < Count; q++) {
+        totals[q] = 0.0;
+    }
+    for (int64_t base = 0; base < n; base += 32) {
+        const int64_t k = base + lane;
+        double v[Count];
+        for (int q = 0; q < Count; q++) {
+            v[q] = k < n ? values[k * stride + q] : 0.0;
+        }
+        if (n - base >= 32) {
+#pragma unroll
+            for (int j = 0; j < 32; j++) {
+                for (int q = 0; q < Count; q++) {
+                    totals[q] = totals[q] + __shfl_sync(full_warp, v[q], j);
+                }
+            }
+        } else {
+            const int m = (int)(n - base);
+            for (int j = 0; j < m; j++) {
+                for (int q = 0; q < Count; q++) {
+                    totals[q] = totals[q] + __shfl_sync(full_warp, v[q], j);
+                }
+            }
+        }
+    }
+}
+
+/* The flat guess's mean: the chunks' sums added in chunk order from 0.0,
+ * over the scene's size (a whole warp calls it; every lane gets it). */
 __device__ __forceinline__ double flat_mean(const double *partial, int64_t chunks,
                                             int64_t scene_size)
 {
-    double total = 0.0;
-    for (int64_t k = 0; k < chunks; k++) {
-        total = total + partial[k];
-    }
-    return total / (double)scene_size;
+    double total[1];
+    ordered_warp_sums<1>(partial, chunks, 1, total);
+    return total[0] / (double)scene_size;
 }
 
 /* The end of one iteration of a running frame (one thread): its merits

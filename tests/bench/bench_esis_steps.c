@@ -34,11 +34,13 @@
  * fixed positive scene (the costs do not depend on the values).
  *
  *   bench_esis_steps [--cells N] [--lines L] [--bins K] [--batch B]
- *                    [--repeat R] [--budget GB] [--markdown FILE]
+ *                    [--repeat R] [--budget GB] [--no-split] [--markdown FILE]
  *
  * Defaults: the whole 1139^2 field of one line (1/7 of ESIS), B = 8, built
  * in memory (--budget GB: streamed within GB an operator, as the whole
- * problem must be: --lines 7 --budget 40 --batch 2 --repeat 1).
+ * problem must be: --lines 7 --budget 40 --batch 4 --repeat 1 --no-split;
+ * --no-split leaves out the plain backward product beside the fused pass,
+ * whose B x 4 scenes of output the whole problem has no room for).
  * Exit 77 (skipped) without a device. No timed assertions.
  */
 #include <omp.h>
@@ -55,6 +57,7 @@
 
 typedef struct options {
     int cells, lines, bins, batch, repeat;
+    int split;        /* 0 (--no-split): no plain backward product beside the fused one (memory) */
     double budget_gb; /* > 0: built streamed within it (the whole problem needs it) */
     const char *markdown;
 } bench_options;
@@ -63,15 +66,19 @@ static void usage(const char *name)
 {
     fprintf(stderr,
             "usage: %s [--cells N] [--lines L] [--bins K] [--batch B] [--repeat R] "
-            "[--budget GB] [--markdown FILE]\n",
+            "[--budget GB] [--no-split] [--markdown FILE]\n",
             name);
     exit(2);
 }
 
 static bench_options parse(int argc, char **argv)
 {
-    bench_options o = {ESIS_CELLS, 1, ESIS_BINS, 8, 3, 0.0, NULL};
+    bench_options o = {ESIS_CELLS, 1, ESIS_BINS, 8, 3, 1, 0.0, NULL};
     for (int k = 1; k < argc; k++) {
+        if (strcmp(argv[k], "--no-split") == 0) {
+            o.split = 0;
+            continue;
+        }
         if (k + 1 >= argc) {
             usage(argv[0]);
         }
@@ -174,7 +181,8 @@ static void product(problem *p, const spart_regridder *r, const spart_shape *sha
 }
 
 /* The arrays of a batch, the frames (forward images of a fixed scene). */
-static void make_problem(spart_context *context, cudaStream_t stream, int64_t batch, problem *p)
+static void make_problem(spart_context *context, cudaStream_t stream, int64_t batch, int split,
+                         problem *p)
 {
     p->context = context;
     p->stream = stream;
@@ -194,12 +202,16 @@ static void make_problem(spart_context *context, cudaStream_t stream, int64_t ba
     if (!spart_mart_update_from_images_is_one_pass(p->pair.backward)) {
         p->predicted_back = device_doubles(context, batch * p->channels * p->scene_size);
     }
-    p->back_scratch = device_doubles(context, batch * p->channels * p->scene_size);
+    if (split) {
+        p->back_scratch = device_doubles(context, batch * p->channels * p->scene_size);
+    }
     p->history = device_doubles(context, batch * 2 * p->channels);
     CHECK_SPART(context, spart_device_malloc(context, (size_t)batch * sizeof(spart_mart_run_state),
                                              (void **)&p->states));
-    p->workspace_bytes =
-        spart_mart_workspace_size(batch * p->channels, p->image_size, p->scene_size);
+    /* the merits of B x C channels, the flat guesses of B frames */
+    size_t merits = spart_mart_workspace_size(batch * p->channels, p->image_size, p->scene_size);
+    size_t guesses = (size_t)batch * spart_mart_workspace_size(p->channels, 1, p->scene_size);
+    p->workspace_bytes = merits > guesses ? merits : guesses;
     CHECK_SPART(context, spart_device_malloc(context, p->workspace_bytes, &p->workspace));
     size_t forward_bytes = 0, backward_bytes = 0;
     CHECK_SPART(context, spart_regridder_workspace_size(context, p->pair.forward, &p->scenes_shape,
@@ -257,6 +269,7 @@ typedef enum which {
     do_observed,
     do_back,
     do_guess,
+    do_guess_alone,
     do_clamp,
     do_forward,
     do_measure,
@@ -280,6 +293,11 @@ static void run_step(problem *p, which w, const spart_mart_run_rule *rule)
                 p->batch * channel_scenes);
         break;
     case do_guess:
+        CHECK_SPART(c, spart_mart_flat_guess_frames(c, p->observed_back, p->batch, p->channels,
+                                                    p->scene_size, p->scenes, p->workspace,
+                                                    p->workspace_bytes, 1));
+        break;
+    case do_guess_alone:
         for (int64_t f = 0; f < p->batch; f++) {
             CHECK_SPART(c, spart_mart_flat_guess(
                                c, p->observed_back + f * channel_scenes, p->channels, p->scene_size,
@@ -470,7 +488,7 @@ int main(int argc, char **argv)
     memset(&p, 0, sizeof p);
     CHECK_SPART(context,
                 spart_instrument_mart_operators(context, instrument, &p.pair, &p.operators));
-    make_problem(context, stream, o.batch, &p);
+    make_problem(context, stream, o.batch, o.split, &p);
     double rate = device_rate(context, (size_t)1 << 30);
     double bus = pinned_rate(context, (size_t)1 << 30);
     printf("copy rates: device %.0f GB/s (read + written), device to pinned host %.1f GB/s\n",
@@ -487,8 +505,11 @@ int main(int argc, char **argv)
     step *back =
         add_step(&t, "their backprojection (backward product)", "CSR once, B C images, B C scenes",
                  backward_csr + B * C * (image + scene), rate, 0);
-    step *guess = add_step(&t, "flat guess (a call a frame)", "B C scenes read, B scenes written",
-                           B * (C + 1.0) * scene, rate, 0);
+    step *guess = add_step(&t, "flat guesses (spart_mart_flat_guess_frames, as the solve)",
+                           "B C scenes read, B scenes written", B * (C + 1.0) * scene, rate, 0);
+    step *guess_alone =
+        add_step(&t, "(the same, a spart_mart_flat_guess a frame)",
+                 "B C scenes read, B scenes written", B * (C + 1.0) * scene, rate, 0);
     step *clamp = add_step(&t, "clamp of the backprojection", "B C scenes read + written",
                            2.0 * B * C * scene, rate, 0);
     step *forward = add_step(&t, "forward product", "CSR once, B scenes, B C images",
@@ -503,9 +524,11 @@ int main(int argc, char **argv)
                              "CSR once, B C images, B C scenes (observed_back), B scenes read + "
                              "written",
                              backward_csr + B * C * (image + scene) + 2.0 * B * scene, rate, 1);
-    step *backward = add_step(&t, "(the backward product alone, for the split; not in the sum)",
-                              "CSR once, B C images, B C scenes",
-                              backward_csr + B * C * (image + scene), rate, 1);
+    step *backward =
+        !o.split ? NULL
+                 : add_step(&t, "(the backward product alone, for the split; not in the sum)",
+                            "CSR once, B C images, B C scenes",
+                            backward_csr + B * C * (image + scene), rate, 1);
     const char *ways[num_ways] = {
         "solutions: a copy a frame into fresh pageable memory (the plain call)",
         "solutions: one copy into pageable memory touched before",
@@ -532,17 +555,21 @@ int main(int argc, char **argv)
         observed->ms = bench_smaller(observed->ms, time_step(&p, do_observed, &rule));
         back->ms = bench_smaller(back->ms, time_step(&p, do_back, &rule));
         guess->ms = bench_smaller(guess->ms, time_step(&p, do_guess, &rule));
+        guess_alone->ms = bench_smaller(guess_alone->ms, time_step(&p, do_guess_alone, &rule));
         clamp->ms = bench_smaller(clamp->ms, time_step(&p, do_clamp, &rule));
         forward->ms = bench_smaller(forward->ms, time_step(&p, do_forward, &rule));
         measure->ms = bench_smaller(measure->ms, time_step(&p, do_measure, &rule));
         decide->ms = bench_smaller(decide->ms, time_step(&p, do_decide, &rule));
         advance->ms = bench_smaller(advance->ms, time_step(&p, do_advance, &rule));
-        backward->ms = bench_smaller(backward->ms, time_step(&p, do_backward, &rule));
+        if (backward != NULL) {
+            backward->ms = bench_smaller(backward->ms, time_step(&p, do_backward, &rule));
+        }
         for (int w = 0; w < num_ways; w++) {
             solutions[w]->ms =
                 bench_smaller(solutions[w]->ms, solutions_ms(&p, w, touched, pinned, device));
         }
     }
+    print_table(stdout, &t, o.batch, factor); /* kept if the solves are cut short */
     /* the whole solve of the batch: 9 and 17 iterations, plain and into
      * the device buffer */
     double plain9 = 1e30, plain17 = 1e30, into9 = 1e30, into17 = 1e30;

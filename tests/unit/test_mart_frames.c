@@ -561,10 +561,10 @@ static void errors_are_sentences(void **state)
                                                           c.observed, 1, 3, 1.0, c.observed, NULL,
                                                           NULL, 0, NULL),
                      SPART_ERROR_SHAPE_MISMATCH);
-#if !defined(SPART_HAVE_CUDA)
-    assert_int_equal(spart_mart_keep_frames(context, &value, 1, 1, &value, &run_state, 1),
-                     SPART_ERROR_NO_DEVICE);
-#endif
+    /* host memory named device memory: no device in a build without CUDA,
+     * not the device's memory in one with it */
+    spart_status on_device = spart_mart_keep_frames(context, &value, 1, 1, &value, &run_state, 1);
+    assert_true(on_device == SPART_ERROR_NO_DEVICE || on_device == SPART_ERROR_INVALID_ARGUMENT);
     free_tiny_case(&c);
     spart_context_free(context);
 }
