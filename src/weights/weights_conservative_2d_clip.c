@@ -72,31 +72,68 @@
 /* How many cells of a row are made ready before they are weighed. */
 #define CELLS_PER_RUN 32
 
+/* Rows of a grid's equality tests on the threads from this many vertices
+ * (a 2049^2 lattice tested on one thread took most of a device build's
+ * time from host arrays); the answer is the same either way. */
+#define LATTICE_TEST_THREADED ((int64_t)1 << 20)
+
+/* Whether row i of x equals x[i * num_y] throughout (so a NaN fails). */
+static int row_is_constant(const double *x, int64_t i, int64_t num_y)
+{
+    int same = 1;
+    for (int64_t j = 0; j < num_y; j++) {
+        same &= x[i * num_y + j] == x[i * num_y];
+    }
+    return same;
+}
+
+/* Whether row i of y equals y's first row throughout. */
+static int row_is_first_row(const double *y, int64_t i, int64_t num_y)
+{
+    int same = 1;
+    for (int64_t j = 0; j < num_y; j++) {
+        same &= y[i * num_y + j] == y[j];
+    }
+    return same;
+}
+
 /* Whether x[i * num_y + j] equals x[i * num_y] for every j (exactly, so a
  * NaN fails), i.e. x varies only along axis 0. */
 static int varies_only_along_axis_0(const double *x, int64_t num_x, int64_t num_y)
 {
-    for (int64_t i = 0; i < num_x; i++) {
-        for (int64_t j = 0; j < num_y; j++) {
-            if (!(x[i * num_y + j] == x[i * num_y])) {
-                return 0;
+    if (num_x * num_y < LATTICE_TEST_THREADED) {
+        for (int64_t i = 0; i < num_x; i++) {
+            if (!row_is_constant(x, i, num_y)) {
+                return 0; /* most grids that are not lattices fail at once */
             }
         }
+        return 1;
     }
-    return 1;
+    int same = 1;
+#pragma omp parallel for schedule(static) reduction(& : same)
+    for (int64_t i = 0; i < num_x; i++) {
+        same &= row_is_constant(x, i, num_y);
+    }
+    return same;
 }
 
 /* Whether y[i * num_y + j] equals y[j] for every i (exactly). */
 static int varies_only_along_axis_1(const double *y, int64_t num_x, int64_t num_y)
 {
-    for (int64_t i = 0; i < num_x; i++) {
-        for (int64_t j = 0; j < num_y; j++) {
-            if (!(y[i * num_y + j] == y[j])) {
+    if (num_x * num_y < LATTICE_TEST_THREADED) {
+        for (int64_t i = 0; i < num_x; i++) {
+            if (!row_is_first_row(y, i, num_y)) {
                 return 0;
             }
         }
+        return 1;
     }
-    return 1;
+    int same = 1;
+#pragma omp parallel for schedule(static) reduction(& : same)
+    for (int64_t i = 0; i < num_x; i++) {
+        same &= row_is_first_row(y, i, num_y);
+    }
+    return same;
 }
 
 /* Whether the num vertices a[0], a[stride], ... have finite steps, the

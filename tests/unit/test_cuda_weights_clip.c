@@ -6,7 +6,9 @@
  * rotated, warped, folded and degenerate grids, grids reaching past the
  * output's edge, cells much larger and much smaller than the output's
  * (the lattice walk's windows), weights_input; twice each, for
- * determinism. Exit 77 without a device unless SPART_REQUIRE_GPU=1.
+ * determinism, and once more with the lattice's coarse cells walked by a
+ * thread each (the first design, spart_cuda_clip_warp_columns = 0; by
+ * default a warp each). Exit 77 without a device unless SPART_REQUIRE_GPU=1.
  * SPART_CLIP_SMALL=1 runs the small scale only (for compute-sanitizer). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -103,10 +105,12 @@ static void check_case(const clip_case *c, int lattice)
     spart_triples host;
     spart_triples_init(&host, &plain_allocator);
     build_on_host(c, lattice, &host);
-    for (int run = 0; run < 2; run++) {
+    for (int run = 0; run < 3; run++) {
         spart_triples device;
         spart_triples_init(&device, &plain_allocator);
+        spart_cuda_clip_warp_columns = run < 2;
         build_on_device(c, lattice, &device);
+        spart_cuda_clip_warp_columns = 1;
         if (device.count != host.count) {
             fail_msg("%s (%s): %lld entries on the device, %lld on the host", c->name,
                      lattice ? "lattice" : "general", (long long)device.count,
