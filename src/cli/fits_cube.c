@@ -332,7 +332,10 @@ static int write_data_unit(value_writer *w, const char *display_path, char *erro
 int fits_cube_write(const char *path, const char *display_path, const cube *data, char *error,
                     size_t error_size)
 {
-    return fits_cube_write_chunked(path, display_path, data, FITS_CUBE_CHUNK_BYTES, error,
+    cube capped = *data;
+    capped.threads =
+        data->threads < FITS_CUBE_WRITE_THREADS ? data->threads : FITS_CUBE_WRITE_THREADS;
+    return fits_cube_write_chunked(path, display_path, &capped, FITS_CUBE_CHUNK_BYTES, error,
                                    error_size);
 }
 
