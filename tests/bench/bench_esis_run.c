@@ -27,8 +27,9 @@
  *             name, flushed to disk and renamed: output_files.h), float64
  *             or --float32, by a writer thread while the next batch is
  *             solved (--serial-write: after the whole solve); each result
- *             freed once written; the files removed afterwards unless
- *             --keep. --write-frames N writes the first N only
+ *             freed once written, each file removed once written (not
+ *             timed) unless --keep. --write-frames N writes the first N
+ *             only
  *
  * The table gives the solve calls' time, the writer's own time, and the
  * wall time of the two together (from the first batch to the last file):
@@ -304,6 +305,16 @@ static double write_solution(const options *o, const esis_arrays *a, int frame,
     return stat(file.final_path, &info) == 0 ? (double)info.st_size : 0.0;
 }
 
+/* Frame f's solution and its folder removed. */
+static void remove_solution(const options *o, int f)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/frame-%04d/solution.fits", o->out, f);
+    remove(path);
+    snprintf(path, sizeof path, "%s/frame-%04d", o->out, f);
+    rmdir(path);
+}
+
 /* ---- the writer thread: each frame's solution as the solve hands it over ---------------- */
 
 typedef struct writer_state {
@@ -333,6 +344,9 @@ static void *write_frames(void *user)
             double start = bench_seconds();
             w->bytes += write_solution(w->o, w->a, f, spart_mart_result_solution(w->results[f]));
             w->busy += bench_seconds() - start;
+            if (!w->o->keep) { /* untimed: 30 whole solutions would fill the disk */
+                remove_solution(w->o, f);
+            }
         }
         spart_mart_result_free(w->results[f]);
         w->results[f] = NULL;
@@ -341,18 +355,6 @@ static void *write_frames(void *user)
     }
     pthread_mutex_unlock(&w->lock);
     return NULL;
-}
-
-static void remove_solutions(const options *o, int frames)
-{
-    char path[4200];
-    for (int f = 0; f < frames; f++) {
-        snprintf(path, sizeof path, "%s/frame-%04d/solution.fits", o->out, f);
-        remove(path);
-        snprintf(path, sizeof path, "%s/frame-%04d", o->out, f);
-        rmdir(path);
-    }
-    rmdir(o->out);
 }
 
 /* ---- the report ---------------------------------------------------------------------------- */
@@ -640,7 +642,7 @@ int main(int argc, char **argv)
     }
     spart_device_free(context, d_observed);
     if (!o.keep) {
-        remove_solutions(&o, o.write_frames);
+        rmdir(o.out);
     }
     free(results);
 
