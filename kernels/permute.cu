@@ -166,18 +166,26 @@ __device__ __forceinline__ int64_t source_corner(const spart_permute_item &it,
 }
 
 /* One term's tile into `plane` (shared memory, rows of `pitch`) in source
- * order, x fastest. ASYNC: straight into shared memory by cp.async, one
- * real at a time (any alignment), no registers held, not conjugated (the
- * reader conjugates); else loaded through registers, conjugated as it
- * is read. The caller commits, waits and synchronises. */
-template <typename real, int C, int E, bool ASYNC>
+ * order, x fastest: element i < count of the tile at x = i & mask_x,
+ * v = i >> shift_x (the item's values, computed once a tile by the
+ * caller), inside p's w x h. ASYNC: straight into shared memory by
+ * cp.async, one real at a time (any alignment), no registers held, not
+ * conjugated (the reader conjugates); else loaded through registers,
+ * conjugated as it is read. The caller commits, waits and synchronises.
+ *
+ * The shifts come from the caller and p by value (Place), except from
+ * group_tile, whose loop read p by reference: so every kernel's PTX is
+ * what the three copies this replaces gave, but for one integer multiply
+ * hoisted. The first form (p by reference everywhere, the shifts read
+ * again here) turned the bounds tests into branches, and round 11 timed
+ * the one-term kernels 2-25% slower. */
+template <typename real, int C, int E, bool ASYNC, typename Place = const tile_place>
 __device__ __forceinline__ void
-gather_term(const spart_permute_item &it, const spart_permute_term &term, const tile_place &p,
-            int pitch, int conjugate, const real *source, typename stored<real, C>::type *plane)
+gather_term(const spart_permute_item &it, const spart_permute_term &term, Place p, int shift_x,
+            int mask_x, int count, int pitch, int conjugate, const real *source,
+            typename stored<real, C>::type *plane)
 {
     const int64_t corner = source_corner(it, term, p);
-    const int shift_x = it.shift_x, mask_x = (1 << shift_x) - 1;
-    const int count = 1 << (it.shift_x + it.shift_y);
 #pragma unroll
     for (int r = 0; r < E; r++) {
         const int i = threadIdx.x + r * threads;
@@ -257,12 +265,15 @@ __device__ __forceinline__ void group_tile(const spart_permute_work &work,
                                            real *destination, typename stored<real, C>::type *tile)
 {
     const spart_permute_item &it = work.items[k];
+    const int shift_x = it.shift_x, mask_x = (1 << shift_x) - 1;
     const int count = 1 << (it.shift_x + it.shift_y);
     const int pitch = (int)spart_permute_tile_pitch(&it);
     const int plane = pitch << it.shift_y;
     for (int32_t q = 0; q < it.group_sources; q++) {
-        gather_term<real, C, E, true>(it, work.terms[it.group_first_source + q], p, pitch,
-                                      work.conjugate, source, tile + q * plane);
+        /* p by reference here, as this loop read it before the helper */
+        gather_term<real, C, E, true, const tile_place &>(it, work.terms[it.group_first_source + q],
+                                                          p, shift_x, mask_x, count, pitch,
+                                                          work.conjugate, source, tile + q * plane);
     }
     __pipeline_commit();
     __pipeline_wait_prior(0);
@@ -335,6 +346,8 @@ __global__ void __launch_bounds__(threads, BLOCKS)
         const int64_t k = spart_permute_item_of(&work, tile_index);
         const spart_permute_item &it = work.items[k];
         const tile_place p = place_of_tile(it, tile_index - work.tile_start[k]);
+        const int shift_x = it.shift_x;
+        const int mask_x = (1 << shift_x) - 1;
         const int count = 1 << (it.shift_x + it.shift_y);
         const int pitch = (int)spart_permute_tile_pitch(&it);
         if constexpr (!ONE_TERM) {
@@ -347,7 +360,8 @@ __global__ void __launch_bounds__(threads, BLOCKS)
             /* One term (a plain permute): gather, then scale and write;
              * no sums to keep across the barrier, so few registers. */
             const spart_permute_term &term = work.terms[it.first_term];
-            gather_term<real, C, E, ASYNC>(it, term, p, pitch, work.conjugate, source, tile);
+            gather_term<real, C, E, ASYNC>(it, term, p, shift_x, mask_x, count, pitch,
+                                           work.conjugate, source, tile);
             if constexpr (ASYNC) {
                 __pipeline_commit();
                 __pipeline_wait_prior(0);
@@ -399,8 +413,9 @@ __global__ void __launch_bounds__(threads, BLOCKS)
                     __syncthreads(); /* the previous terms' reads are done */
                 }
                 for (int32_t k = 0; k < chunk; k++) {
-                    gather_term<real, C, E, true>(it, work.terms[it.first_term + q0 + k], p, pitch,
-                                                  work.conjugate, source, tile + k * plane);
+                    gather_term<real, C, E, true>(it, work.terms[it.first_term + q0 + k], p,
+                                                  shift_x, mask_x, count, pitch, work.conjugate,
+                                                  source, tile + k * plane);
                 }
                 __pipeline_commit();
                 __pipeline_wait_prior(0);
