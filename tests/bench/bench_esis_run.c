@@ -16,24 +16,27 @@
  *             spart_scene_gaussians in every line, drifting 0.75" a frame,
  *             made on the host, their expected images (no noise) made by
  *             the device's forward operator
- *   solve     spart_mart_solve_frames a batch at a time: every frame
- *             --iterations MART iterations (SPART_MART_STOP_COUNT), in
- *             batches of --batch frames (default: the batch the WHOLE
- *             problem's sizes would fit on this device, so that the slice
- *             runs as the whole would)
+ *   solve     a batch at a time: every frame --iterations MART iterations
+ *             (SPART_MART_STOP_COUNT), in batches of --batch frames
+ *             (default: the batch the WHOLE problem's sizes would fit on
+ *             this device, so that the slice runs as the whole would),
+ *             each batch's solutions into one of two pinned host slots
+ *             taken in turn (spart_mart_solve_frames_into: one copy a batch
+ *             at the bus's rate; a slot is reused once its last batch is
+ *             written); --plain: spart_mart_solve_frames, each result's
+ *             own solution
  *   write     every frame's solution as the spart command writes it
  *             (<out>/frame-NNNN/solution.fits through the command's own
- *             fits_cube_write on the OpenMP threads, under a temporary
- *             name, flushed to disk and renamed: output_files.h), float64
- *             or --float32, by a writer thread while the next batch is
- *             solved (--serial-write: after the whole solve); each result
- *             freed once written, each file removed once written (not
- *             timed) unless --keep. --write-frames N writes the first N
- *             only
+ *             fits_cube_write, under a temporary name, flushed to disk
+ *             and renamed: output_files.h), float64 or --float32, by a
+ *             writer thread while the next batch is solved
+ *             (--serial-write: after each batch, by the main thread);
+ *             each file removed once written (not timed) unless --keep.
+ *             --write-frames N writes the first N only
  *
  * The table gives the solve calls' time, the writer's own time, and the
  * wall time of the two together (from the first batch to the last file):
- * the whole run is the build, the upload and that wall time.
+ * the whole run is the build, the upload, the pinning and that wall time.
  * --distinct-frames K synthesises K scenes only (frame f observes scene f
  * mod K: the solve costs the same; the frames' Gaussians cost the job's
  * time, not the run's).
@@ -55,7 +58,7 @@
  *
  *   bench_esis_run [--cells N] [--lines L] [--bins B] [--frames F]
  *                  [--iterations I] [--batch B] [--budget GB] [--device]
- *                  [--write-frames N] [--float32] [--serial-write]
+ *                  [--write-frames N] [--float32] [--serial-write] [--plain]
  *                  [--distinct-frames K] [--breakdown] [--out DIR] [--keep]
  *                  [--markdown FILE]
  *
@@ -82,7 +85,8 @@
 typedef struct options {
     int cells, lines, bins, frames, iterations, batch, keep, device, write_frames, breakdown;
     int float32;         /* --float32: solutions written as float32 (BITPIX -32) */
-    int serial_write;    /* --serial-write: the writer after the solve, not beside it */
+    int serial_write;    /* --serial-write: each batch written after it, not beside the next */
+    int plain;           /* --plain: the plain call's solutions, not pinned slots */
     int distinct_frames; /* --distinct-frames K: frame f observes scene f mod K (0: all) */
     double budget_gb;
     const char *out, *markdown;
@@ -93,6 +97,7 @@ static void usage(const char *name)
     fprintf(stderr,
             "usage: %s [--cells N] [--lines L (1-7)] [--bins B] [--frames F] [--iterations I] "
             "[--batch B] [--budget GB] [--device] [--write-frames N] [--float32] [--serial-write] "
+            "[--plain] "
             "[--distinct-frames K] [--breakdown] [--out DIR] [--keep] [--markdown FILE]\n",
             name);
     exit(2);
@@ -100,12 +105,17 @@ static void usage(const char *name)
 
 static options parse(int argc, char **argv)
 {
-    options o = {ESIS_CELLS, 1,   ESIS_BINS,      30,  32, 0, 0, 0, 0, 0, 0, 0,
-                 0,          0.0, "esis_run_out", NULL};
+    options o = {.cells = ESIS_CELLS,
+                 .lines = 1,
+                 .bins = ESIS_BINS,
+                 .frames = 30,
+                 .iterations = 32,
+                 .out = "esis_run_out"};
     for (int k = 1; k < argc; k++) {
         if (strcmp(argv[k], "--keep") == 0 || strcmp(argv[k], "--device") == 0 ||
             strcmp(argv[k], "--breakdown") == 0 || strcmp(argv[k], "--float32") == 0 ||
-            strcmp(argv[k], "--serial-write") == 0) {
+            strcmp(argv[k], "--serial-write") == 0 || strcmp(argv[k], "--plain") == 0) {
+            o.plain |= strcmp(argv[k], "--plain") == 0;
             o.float32 |= strcmp(argv[k], "--float32") == 0;
             o.serial_write |= strcmp(argv[k], "--serial-write") == 0;
             o.keep |= strcmp(argv[k], "--keep") == 0;
@@ -321,7 +331,9 @@ typedef struct writer_state {
     pthread_mutex_t lock;
     pthread_cond_t changed;
     int ready, finished, written; /* frames handed over, no more to come, written */
+    int catch_up;                 /* return once every frame handed over is written */
     spart_mart_result **results;  /* each freed once written */
+    const double **solutions;     /* frame f's solution (the result's, or a pinned slot's) */
     const options *o;
     const esis_arrays *a;
     double busy, bytes; /* seconds writing, bytes written */
@@ -332,7 +344,7 @@ static void *write_frames(void *user)
     writer_state *w = user;
     pthread_mutex_lock(&w->lock);
     for (;;) {
-        while (w->written == w->ready && !w->finished) {
+        while (w->written == w->ready && !w->finished && !w->catch_up) {
             pthread_cond_wait(&w->changed, &w->lock);
         }
         if (w->written == w->ready) {
@@ -342,7 +354,7 @@ static void *write_frames(void *user)
         pthread_mutex_unlock(&w->lock);
         if (f < w->o->write_frames) {
             double start = bench_seconds();
-            w->bytes += write_solution(w->o, w->a, f, spart_mart_result_solution(w->results[f]));
+            w->bytes += write_solution(w->o, w->a, f, w->solutions[f]);
             w->busy += bench_seconds() - start;
             if (!w->o->keep) { /* untimed: 30 whole solutions would fill the disk */
                 remove_solution(w->o, f);
@@ -352,6 +364,7 @@ static void *write_frames(void *user)
         w->results[f] = NULL;
         pthread_mutex_lock(&w->lock);
         w->written = f + 1;
+        pthread_cond_broadcast(&w->changed); /* a pinned slot may be free again */
     }
     pthread_mutex_unlock(&w->lock);
     return NULL;
@@ -362,6 +375,7 @@ static void *write_frames(void *user)
 typedef struct figures {
     double build, upload, frames, solve, write;
     double solve_write; /* the solve and the writer together: first batch to last file */
+    double pin, wait;   /* pinning the two slots; the solve waiting for a slot */
     double host_peak, device_baseline, device_peak_build, device_peak, device_total;
     double weights, csr_bytes, workspace_frame, observed_bytes, written_bytes;
     double rate;
@@ -375,26 +389,34 @@ typedef struct figures {
 static void print_report(FILE *out, const options *o, const figures *g)
 {
     double x = g->factor;
-    double run = g->build + g->upload + g->solve_write;
+    double run = g->build + g->upload + g->pin + g->solve_write;
     fprintf(out, "\n| stage | this run s | whole ESIS s (x %.2f) |\n", x);
     bench_markdown_rule(out, 3);
     fprintf(out, "| build (%s, %s) | %.2f | %.1f |\n", o->budget_gb > 0 ? "streamed" : "in memory",
             o->device ? "device" : "host", g->build, g->build * x);
     fprintf(out, "| upload (both operators) | %.2f | %.1f |\n", g->upload, g->upload * x);
+    fprintf(out, "| pin two host slots of a batch's solutions (%s) | %.2f | %.1f |\n",
+            o->plain ? "none: --plain, the results' own solutions" : "cudaHostAlloc", g->pin,
+            g->pin * x);
     fprintf(out,
-            "| solve (%d frames x %d iterations, batches of %d: the solve calls' time) | %.2f | "
-            "%.1f |\n",
-            o->frames, o->iterations, g->batch, g->solve, g->solve * x);
+            "| solve (%d frames x %d iterations, batches of %d, %s: the solve calls' time) | "
+            "%.2f | %.1f |\n",
+            o->frames, o->iterations, g->batch,
+            o->plain ? "spart_mart_solve_frames" : "spart_mart_solve_frames_into pinned slots",
+            g->solve, g->solve * x);
     fprintf(out,
             "| write (%d of %d solutions, %.2f GB %s, each flushed to disk and renamed into "
-            "place: the writer thread's time, %s) | %.2f | %.1f |\n",
+            "place: the writer's time, %s) | %.2f | %.1f |\n",
             o->write_frames, o->frames, g->written_bytes / 1e9, o->float32 ? "float32" : "float64",
-            o->serial_write ? "after the solve" : "beside the solve", g->write, g->write * x);
+            o->serial_write ? "after each batch" : "beside the next batch's solve", g->write,
+            g->write * x);
     fprintf(out,
             "| solve and write together (the first batch to the last file: the wall time) | %.2f | "
             "%.1f |\n",
             g->solve_write, g->solve_write * x);
-    fprintf(out, "| **whole run** (build + upload + solve and write)%s | %.2f | %.1f |\n",
+    fprintf(out, "| (of which the solve waited for the writer to free a slot) | %.2f | %.1f |\n",
+            g->wait, g->wait * x);
+    fprintf(out, "| **whole run** (build + upload + pin + solve and write)%s | %.2f | %.1f |\n",
             o->write_frames < o->frames ? " (not every solution written)" : "", run, run * x);
     fprintf(out, "| (frames synthesised, not in the run%s) | %.2f | %.1f |\n",
             o->distinct_frames < o->frames ? "; distinct scenes only, the others repeat them" : "",
@@ -580,15 +602,35 @@ int main(int argc, char **argv)
 
     /* solve and write: a batch at a time, each batch's solutions written by
      * the writer thread while the next batch is solved (--serial-write:
-     * after the whole solve); each frame's result freed once written */
+     * after each batch, by the main thread); each frame's result freed once
+     * written. The solutions go into two pinned host slots of a batch each,
+     * taken in turn (spart_mart_solve_frames_into: one copy of a batch at
+     * the bus's rate); a slot is reused once the writer has written the
+     * batch it held. --plain: the plain call, each result's own solution
+     * (its fresh pages touched by the library's threads) */
     spart_mart_result **results = calloc((size_t)o.frames, sizeof *results);
+    const double **solutions = calloc((size_t)o.frames, sizeof *solutions);
+    double *slots[2] = {NULL, NULL};
+    size_t slot_bytes = (size_t)g.batch * (size_t)operators.scene_size * sizeof(double);
+    start = bench_seconds();
+    for (int k = 0; k < 2 && !o.plain; k++) {
+        if (cudaHostAlloc((void **)&slots[k], slot_bytes, cudaHostAllocDefault) != cudaSuccess) {
+            fprintf(stderr, "cannot pin %.2f GB for the solutions: the plain call instead\n",
+                    (double)slot_bytes / 1e9);
+            (void)cudaGetLastError();
+            o.plain = 1;
+        }
+    }
+    g.pin = o.plain ? 0.0 : bench_seconds() - start;
     writer_state writer;
     memset(&writer, 0, sizeof writer);
     pthread_mutex_init(&writer.lock, NULL);
     pthread_cond_init(&writer.changed, NULL);
     writer.results = results;
+    writer.solutions = solutions;
     writer.o = &o;
     writer.a = &arrays;
+    writer.catch_up = o.serial_write;
     pthread_t writer_thread;
     if (!o.serial_write && pthread_create(&writer_thread, NULL, write_frames, &writer) != 0) {
         fprintf(stderr, "cannot start the writer thread\n");
@@ -596,33 +638,59 @@ int main(int argc, char **argv)
     }
     g.min_iterations = 1 << 30;
     start = bench_seconds();
-    for (int first = 0; first < o.frames; first += g.batch) {
+    for (int first = 0, b = 0; first < o.frames; first += g.batch, b++) {
         int count = o.frames - first < g.batch ? o.frames - first : g.batch;
+        double *slot = slots[b % 2];
+        if (!o.plain) { /* the slot's batch before last must be written */
+            double wait_start = bench_seconds();
+            pthread_mutex_lock(&writer.lock);
+            while (writer.written < first - g.batch) {
+                pthread_cond_wait(&writer.changed, &writer.lock);
+            }
+            pthread_mutex_unlock(&writer.lock);
+            g.wait += bench_seconds() - wait_start;
+        }
         double batch_start = bench_seconds();
-        CHECK_SPART(context, spart_mart_solve_frames(context, &operators, count,
+        if (o.plain) {
+            CHECK_SPART(context, spart_mart_solve_frames(context, &operators, count,
+                                                         d_observed + (int64_t)first * pixels,
+                                                         &mart, count, results + first));
+        } else {
+            CHECK_SPART(context,
+                        spart_mart_solve_frames_into(context, &operators, count,
                                                      d_observed + (int64_t)first * pixels, &mart,
-                                                     count, results + first));
+                                                     count, NULL, 0, slot, 0, results + first));
+        }
         g.solve += bench_seconds() - batch_start;
         for (int f = first; f < first + count; f++) {
             int n = (int)spart_mart_result_num_iterations(results[f]);
             g.min_iterations = n < g.min_iterations ? n : g.min_iterations;
             g.max_iterations = n > g.max_iterations ? n : g.max_iterations;
+            solutions[f] = o.plain ? spart_mart_result_solution(results[f])
+                                   : slot + (size_t)(f - first) * (size_t)operators.scene_size;
         }
         pthread_mutex_lock(&writer.lock);
         writer.ready = first + count;
         pthread_cond_broadcast(&writer.changed);
         pthread_mutex_unlock(&writer.lock);
+        if (o.serial_write) {
+            write_frames(&writer);
+        }
     }
     double solved = bench_seconds() - start;
     pthread_mutex_lock(&writer.lock);
     writer.finished = 1;
     pthread_cond_broadcast(&writer.changed);
     pthread_mutex_unlock(&writer.lock);
-    if (o.serial_write) {
-        write_frames(&writer);
-    } else {
+    if (!o.serial_write) {
         pthread_join(writer_thread, NULL);
     }
+    for (int k = 0; k < 2; k++) {
+        if (slots[k] != NULL) {
+            cudaFreeHost(slots[k]);
+        }
+    }
+    free(solutions);
     g.solve_write = bench_seconds() - start;
     g.write = writer.busy;
     g.written_bytes = writer.bytes;
@@ -635,7 +703,7 @@ int main(int argc, char **argv)
     printf("  write %.2f s of the writer's time (%d solutions, %.2f GB, %.2f GB/s with fsync), "
            "%s\n",
            g.write, o.write_frames, g.written_bytes / 1e9, g.written_bytes / g.write / 1e9,
-           o.serial_write ? "after the solve" : "beside the solve");
+           o.serial_write ? "after each batch" : "beside the next batch's solve");
     printf("  solve and write: %.2f s from the first batch to the last file\n", g.solve_write);
     if (o.breakdown) {
         breakdown(context, &operators, &o, d_observed, &mart, &g);
