@@ -685,13 +685,13 @@ int main(int argc, char **argv)
     if (!o.serial_write) {
         pthread_join(writer_thread, NULL);
     }
+    g.solve_write = bench_seconds() - start;
     for (int k = 0; k < 2; k++) {
         if (slots[k] != NULL) {
             cudaFreeHost(slots[k]);
         }
     }
     free(solutions);
-    g.solve_write = bench_seconds() - start;
     g.write = writer.busy;
     g.written_bytes = writer.bytes;
     pthread_cond_destroy(&writer.changed);
