@@ -174,28 +174,35 @@ static double build_seconds(spart_context *context, const spart_instrument_param
     return bench_seconds() - start;
 }
 
-/* Whether a device regridder's CSR arrays are the host one's, bit for bit. */
-static int same_csr(spart_context *context, const spart_regridder *host,
-                    const spart_regridder *device)
+/* Whether two regridders' CSR arrays are the same, bit for bit (either may
+ * be on the device: copied back first). */
+static int same_csr(spart_context *context, const spart_regridder *a, const spart_regridder *b)
 {
-    spart_regridder *back = NULL;
-    CHECK_SPART(context, spart_regridder_to_host(context, device, &back));
+    spart_regridder *copies[2] = {NULL, NULL};
+    const spart_regridder *host[2] = {a, b};
+    for (int k = 0; k < 2; k++) {
+        if (spart_regridder_cuda_device(host[k]) >= 0) {
+            CHECK_SPART(context, spart_regridder_to_host(context, host[k], &copies[k]));
+            host[k] = copies[k];
+        }
+    }
     const int64_t *ra, *rb;
     const int32_t *ca32, *cb32;
     const int64_t *ca64, *cb64;
     const void *va, *vb;
-    CHECK_SPART(context, spart_regridder_csr(host, &ra, &ca32, &ca64, &va));
-    CHECK_SPART(context, spart_regridder_csr(back, &rb, &cb32, &cb64, &vb));
-    int64_t rows = spart_regridder_num_rows(host), n = spart_regridder_num_entries(host);
-    size_t value = spart_regridder_value_type(host) == SPART_FLOAT32 ? 4 : 8;
-    int same = rows == spart_regridder_num_rows(back) && n == spart_regridder_num_entries(back) &&
-               (ca32 != NULL) == (cb32 != NULL) &&
+    CHECK_SPART(context, spart_regridder_csr(host[0], &ra, &ca32, &ca64, &va));
+    CHECK_SPART(context, spart_regridder_csr(host[1], &rb, &cb32, &cb64, &vb));
+    int64_t rows = spart_regridder_num_rows(host[0]), n = spart_regridder_num_entries(host[0]);
+    size_t value = spart_regridder_value_type(host[0]) == SPART_FLOAT32 ? 4 : 8;
+    int same = rows == spart_regridder_num_rows(host[1]) &&
+               n == spart_regridder_num_entries(host[1]) && (ca32 != NULL) == (cb32 != NULL) &&
                memcmp(ra, rb, (size_t)(rows + 1) * sizeof(int64_t)) == 0 &&
                (n == 0 || (memcmp(ca32 != NULL ? (const void *)ca32 : (const void *)ca64,
                                   cb32 != NULL ? (const void *)cb32 : (const void *)cb64,
                                   (size_t)n * (ca32 != NULL ? 4 : 8)) == 0 &&
                            memcmp(va, vb, (size_t)n * value) == 0));
-    spart_regridder_free(back);
+    spart_regridder_free(copies[0]);
+    spart_regridder_free(copies[1]);
     return same;
 }
 
