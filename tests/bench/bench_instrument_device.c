@@ -403,7 +403,7 @@ int main(int argc, char **argv)
                                     : (r->same ? (r->host_s > 0 ? "yes" : "yes (the device's in memory)")
                                                : "NO"));
             }
-            fprintf(out, "\nThe device builds' time by stage (the second build; the time up to "
+            fprintf(out, "\nThe device builds' time by stage (the last build; the time up to "
                          "each of the library's progress reports given to its stage):\n\n");
             for (int k = 0; k < count; k++) {
                 const result *r = &results[k];
