@@ -73,8 +73,6 @@ EXCLUDED = {
     "spart_mart_update_frames": "a step of batched many-frame MART runs; run states live in device memory",
     "spart_mart_decide_frames": "a step of batched many-frame MART runs; run states live in device memory",
     "spart_mart_keep_frames": "a step of batched many-frame MART runs; run states live in device memory",
-    "spart_mart_flat_guess_frames": "a step of many-frame MART runs (the frames solve's guesses); Fortran callers "
-                                    "solve the frames one by one",
     "spart_mart_update_from_images_frames": "a step of batched many-frame MART runs; run states live in device memory",
     "spart_mart_frames_workspace_size": "the workspace kept by the caller between solves; Fortran "
                                         "has the plain spart_mart_solve_frames",
