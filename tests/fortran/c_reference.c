@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "spart.h"
+#include "test_tiny_instrument.h"
 
 /* Cases of reference_case (the same numbers in the Fortran tests). */
 enum {
@@ -386,33 +387,19 @@ static void free_pair_problem(pair_problem *p)
     spart_weights_free(p->weights);
 }
 
-/* The small ideal instrument of tests/unit/test_instrument.c: 2 channels
- * (0 and 90 degrees), 3 wavelength bins, 6 x 6 scene cells, 16 x 16 pixels;
- * and its scene [3][6][6] = 1e-9 value_at(y, x, wavelength). */
+/* The tiny ideal instrument of tests/unit/test_instrument.c
+ * (test_tiny_instrument.h) with a read noise of 2: 2 channels (0 and 90
+ * degrees), 3 wavelength bins, 6 x 6 scene cells, 16 x 16 pixels; and its
+ * scene [3][6][6] = 1e-9 value_at(y, x, wavelength). */
 typedef struct small_instrument {
-    double angle[2];
-    double wavelength[4];
-    double scene_x[7], scene_y[7];
-    double sensor_x[17], sensor_y[17];
+    tiny_instrument tiny;
     double scene[3 * 6 * 6];
-    spart_instrument_params params;
 } small_instrument;
 
 static void make_small_instrument(small_instrument *s)
 {
-    s->angle[0] = 0.0;
-    s->angle[1] = 90.0;
-    for (int l = 0; l < 4; l++) {
-        s->wavelength[l] = 170.97 + 0.02 * l;
-    }
-    for (int i = 0; i < 7; i++) {
-        s->scene_x[i] = -3.0 + i;
-        s->scene_y[i] = -3.0 + i;
-    }
-    for (int i = 0; i < 17; i++) {
-        s->sensor_x[i] = i;
-        s->sensor_y[i] = i;
-    }
+    make_tiny_instrument(&s->tiny);
+    s->tiny.params.read_noise = 2.0;
     for (int l = 0; l < 3; l++) {
         for (int x = 0; x < 6; x++) {
             for (int y = 0; y < 6; y++) {
@@ -420,29 +407,6 @@ static void make_small_instrument(small_instrument *s)
             }
         }
     }
-    spart_instrument_params *p = &s->params;
-    spart_instrument_params_init(p);
-    p->num_channel = 2;
-    p->angle = s->angle;
-    p->dispersion = 0.01;
-    p->plate_scale = 1.0;
-    p->wavelength_ref = 171.0;
-    p->position_ref[0] = 8.0;
-    p->position_ref[1] = 8.0;
-    p->area_effective = 2.0;
-    p->exposure_time = 10.0;
-    p->quantum_yield = 1.5;
-    p->read_noise = 2.0;
-    p->num_wavelength = 3;
-    p->wavelength = s->wavelength;
-    p->num_scene_x = 6;
-    p->scene_x = s->scene_x;
-    p->num_scene_y = 6;
-    p->scene_y = s->scene_y;
-    p->num_sensor_x = 16;
-    p->sensor_x = s->sensor_x;
-    p->num_sensor_y = 16;
-    p->sensor_y = s->sensor_y;
 }
 
 /* MART from C, packed (pack_result):
@@ -489,7 +453,7 @@ int reference_mart(int which, double *packed, int64_t capacity, int64_t *count, 
         options.keep_intermediate = 1;
     } else if (status == SPART_OK) {
         make_small_instrument(&s);
-        status = spart_instrument_create(context, &s.params, &instrument);
+        status = spart_instrument_create(context, &s.tiny.params, &instrument);
         if (status == SPART_OK) {
             status = spart_instrument_observe(context, instrument, s.scene, 3, observed, NULL);
         }
@@ -542,7 +506,7 @@ int reference_instrument(double *images, double *widths, double *scenes, double 
     make_small_instrument(&s);
     spart_status status = spart_context_create(&context);
     if (status == SPART_OK) {
-        status = spart_instrument_create(context, &s.params, &instrument);
+        status = spart_instrument_create(context, &s.tiny.params, &instrument);
     }
     if (status == SPART_OK) {
         status = spart_instrument_image(context, instrument, s.scene, images, widths);
@@ -664,16 +628,16 @@ int reference_psf_instrument(int folded, double *images, double *scenes, double 
     spart_shape psf_shape = {3, {2, 3, 2}};
     fill_values(&psf_shape, 1.0 / 128.0, psf);
     make_small_instrument(&s);
-    s.params.psf = psf;
-    s.params.psf_size[0] = 3;
-    s.params.psf_size[1] = 2;
-    s.params.psf_mode = folded ? SPART_PSF_FOLDED : SPART_PSF_FFT;
+    s.tiny.params.psf = psf;
+    s.tiny.params.psf_size[0] = 3;
+    s.tiny.params.psf_size[1] = 2;
+    s.tiny.params.psf_mode = folded ? SPART_PSF_FOLDED : SPART_PSF_FFT;
     spart_context *context = NULL;
     spart_instrument *instrument = NULL;
     spart_mart_result *result = NULL;
     spart_status status = spart_context_create(&context);
     if (status == SPART_OK) {
-        status = spart_instrument_create(context, &s.params, &instrument);
+        status = spart_instrument_create(context, &s.tiny.params, &instrument);
     }
     if (status == SPART_OK) {
         status = spart_instrument_image(context, instrument, s.scene, images, NULL);

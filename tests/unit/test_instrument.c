@@ -14,64 +14,15 @@
 #include <cmocka.h>
 
 #include "spart/instrument.h"
+#include "test_tiny_instrument.h"
 #include "test_util.h"
-
-/* A small instrument: 2 channels (0 and 90 degrees), 3 bins around 171 A,
- * a 6x6 scene over +-3" at 1"/pixel, a 16x16 sensor, all in memory owned
- * by the test. */
-typedef struct small_instrument {
-    double angle[2];
-    double wavelength[4];
-    double scene_x[7], scene_y[7];
-    double sensor_x[17], sensor_y[17];
-    spart_instrument_params params;
-} small_instrument;
-
-static void small_params(small_instrument *s)
-{
-    s->angle[0] = 0.0;
-    s->angle[1] = 90.0;
-    for (int l = 0; l < 4; l++) {
-        s->wavelength[l] = 170.97 + 0.02 * l;
-    }
-    for (int i = 0; i < 7; i++) {
-        s->scene_x[i] = -3.0 + i;
-        s->scene_y[i] = -3.0 + i;
-    }
-    for (int i = 0; i < 17; i++) {
-        s->sensor_x[i] = i;
-        s->sensor_y[i] = i;
-    }
-    spart_instrument_params *p = &s->params;
-    spart_instrument_params_init(p);
-    p->num_channel = 2;
-    p->angle = s->angle;
-    p->dispersion = 0.01;
-    p->plate_scale = 1.0;
-    p->wavelength_ref = 171.0;
-    p->position_ref[0] = 8.0;
-    p->position_ref[1] = 8.0;
-    p->area_effective = 2.0;
-    p->exposure_time = 10.0;
-    p->quantum_yield = 1.5;
-    p->num_wavelength = 3;
-    p->wavelength = s->wavelength;
-    p->num_scene_x = 6;
-    p->scene_x = s->scene_x;
-    p->num_scene_y = 6;
-    p->scene_y = s->scene_y;
-    p->num_sensor_x = 16;
-    p->sensor_x = s->sensor_x;
-    p->num_sensor_y = 16;
-    p->sensor_y = s->sensor_y;
-}
 
 static void sizes_follow_the_grids(void **state)
 {
     (void)state;
     spart_context *context = context_or_fail();
-    small_instrument s;
-    small_params(&s);
+    tiny_instrument s;
+    make_tiny_instrument(&s);
     spart_instrument *instrument = NULL;
     assert_int_equal(spart_instrument_create(context, &s.params, &instrument), SPART_OK);
     assert_int_equal(spart_instrument_num_channel(instrument), 2);
@@ -88,8 +39,8 @@ static void photons_per_radiance_is_area_time_volume_over_photon_energy(void **s
 {
     (void)state;
     spart_context *context = context_or_fail();
-    small_instrument s;
-    small_params(&s);
+    tiny_instrument s;
+    make_tiny_instrument(&s);
     spart_instrument *instrument = NULL;
     assert_int_equal(spart_instrument_create(context, &s.params, &instrument), SPART_OK);
     const double *photons = spart_instrument_photons_per_radiance(instrument);
@@ -105,8 +56,8 @@ static void a_scene_inside_the_sensor_keeps_every_photon(void **state)
 {
     (void)state;
     spart_context *context = context_or_fail();
-    small_instrument s;
-    small_params(&s);
+    tiny_instrument s;
+    make_tiny_instrument(&s);
     spart_instrument *instrument = NULL;
     assert_int_equal(spart_instrument_create(context, &s.params, &instrument), SPART_OK);
     int64_t n = spart_instrument_scene_size(instrument);
@@ -140,8 +91,8 @@ static void one_voxel_backprojects_onto_its_own_footprint(void **state)
 {
     (void)state;
     spart_context *context = context_or_fail();
-    small_instrument s;
-    small_params(&s);
+    tiny_instrument s;
+    make_tiny_instrument(&s);
     spart_instrument *instrument = NULL;
     assert_int_equal(spart_instrument_create(context, &s.params, &instrument), SPART_OK);
     int64_t n = spart_instrument_scene_size(instrument);
@@ -169,8 +120,8 @@ static void observations_repeat_for_a_seed(void **state)
 {
     (void)state;
     spart_context *context = context_or_fail();
-    small_instrument s;
-    small_params(&s);
+    tiny_instrument s;
+    make_tiny_instrument(&s);
     s.params.read_noise = 2.0;
     spart_instrument *instrument = NULL;
     assert_int_equal(spart_instrument_create(context, &s.params, &instrument), SPART_OK);
@@ -198,8 +149,8 @@ static void mart_recovers_a_noise_free_scene_closely(void **state)
 {
     (void)state;
     spart_context *context = context_or_fail();
-    small_instrument s;
-    small_params(&s);
+    tiny_instrument s;
+    make_tiny_instrument(&s);
     spart_instrument *instrument = NULL;
     assert_int_equal(spart_instrument_create(context, &s.params, &instrument), SPART_OK);
     int64_t n = spart_instrument_scene_size(instrument);
@@ -235,8 +186,8 @@ static void image_and_back(const double *psf, int64_t kx, int64_t ky, spart_psf_
                            double *images, double *back)
 {
     spart_context *context = context_or_fail();
-    small_instrument s;
-    small_params(&s);
+    tiny_instrument s;
+    make_tiny_instrument(&s);
     s.params.psf = psf;
     s.params.psf_size[0] = kx;
     s.params.psf_size[1] = ky;
@@ -290,8 +241,8 @@ static void auto_composes_the_psf_by_fft(void **state)
 {
     (void)state;
     spart_context *context = context_or_fail();
-    small_instrument s;
-    small_params(&s);
+    tiny_instrument s;
+    make_tiny_instrument(&s);
     double kernels[2 * 9];
     for (int k = 0; k < 18; k++) {
         kernels[k] = 1.0 / 9.0;
@@ -353,32 +304,32 @@ static void expect_refused(spart_instrument_params *params, spart_status status,
 static void bad_descriptions_are_refused_naming_the_field(void **state)
 {
     (void)state;
-    small_instrument s;
-    small_params(&s);
+    tiny_instrument s;
+    make_tiny_instrument(&s);
     s.params.num_channel = 0;
     expect_refused(&s.params, SPART_ERROR_INVALID_ARGUMENT, "num_channel");
-    small_params(&s);
+    make_tiny_instrument(&s);
     s.params.exposure_time = -1.0;
     expect_refused(&s.params, SPART_ERROR_INVALID_ARGUMENT, "exposure_time");
-    small_params(&s);
+    make_tiny_instrument(&s);
     s.params.dispersion = 0.0;
     expect_refused(&s.params, SPART_ERROR_INVALID_ARGUMENT, "dispersion");
-    small_params(&s);
+    make_tiny_instrument(&s);
     s.params.read_noise = -0.5;
     expect_refused(&s.params, SPART_ERROR_INVALID_ARGUMENT, "read_noise");
-    small_params(&s);
+    make_tiny_instrument(&s);
     s.wavelength[2] = s.wavelength[1];
     expect_refused(&s.params, SPART_ERROR_INVALID_ARGUMENT, "wavelength");
-    small_params(&s);
+    make_tiny_instrument(&s);
     s.scene_x[3] = NAN;
     expect_refused(&s.params, SPART_ERROR_NOT_FINITE, "scene_x[3]");
-    small_params(&s);
+    make_tiny_instrument(&s);
     s.params.angle = NULL;
     expect_refused(&s.params, SPART_ERROR_NULL_POINTER, "angle");
-    small_params(&s);
+    make_tiny_instrument(&s);
     s.params.value_type = (spart_value_type)5;
     expect_refused(&s.params, SPART_ERROR_UNKNOWN_ENUM, "value_type");
-    small_params(&s);
+    make_tiny_instrument(&s);
     const double kernel[2] = {1.0, 1.0};
     s.params.psf = kernel;
     expect_refused(&s.params, SPART_ERROR_INVALID_ARGUMENT, "psf_size");
@@ -424,8 +375,8 @@ static void an_even_psf_is_centred_at_half_its_size_in_both_modes(void **state)
 static void psf_kernels_that_are_not_finite_are_refused_in_both_modes(void **state)
 {
     (void)state;
-    small_instrument s;
-    small_params(&s);
+    tiny_instrument s;
+    make_tiny_instrument(&s);
     double psf[2 * 15];
     for (int k = 0; k < 2 * 15; k++) {
         psf[k] = 1.0 / 15.0;
@@ -446,8 +397,8 @@ static void regridders_that_do_not_chain_are_refused(void **state)
 {
     (void)state;
     spart_context *context = context_or_fail();
-    small_instrument s;
-    small_params(&s);
+    tiny_instrument s;
+    make_tiny_instrument(&s);
     spart_instrument *a = NULL;
     assert_int_equal(spart_instrument_create(context, &s.params, &a), SPART_OK);
     s.params.num_sensor_x = 12; /* other images */
