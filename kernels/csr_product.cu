@@ -47,6 +47,7 @@
 #include "device/device_internal.h"
 #include "launch.cuh"
 #include "operator/csr_product_by_row.h"
+#include "operator/csr_product_designs.h"
 
 namespace
 {
@@ -604,4 +605,44 @@ extern "C" int spart_cuda_csr_product_long_rows(const spart_device_csr *matrix, 
         return launch_long_rows_c_order<4>(*matrix, x, c_order, num_vectors, y, chunk_sums, s);
     }
     return launch_long_rows_c_order<8>(*matrix, x, c_order, num_vectors, y, chunk_sums, s);
+}
+
+extern "C" int spart_cuda_csr_product_tile_design(const spart_device_csr *matrix,
+                                                  const double *x_tiles, int64_t num_vectors,
+                                                  double *y, double *chunk_sums, int design,
+                                                  void *stream)
+{
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    const int64_t columns = matrix->num_columns;
+    const vector_layout in_four = {4, 1, 1, matrix->num_rows, columns};
+    const vector_layout in_eight = {8, 1, 1, matrix->num_rows, columns};
+    if (num_vectors < 2 || num_vectors > 8) {
+        return cudaErrorInvalidValue;
+    }
+    if (design == 0) {
+        return num_vectors <= 4 ? launch_for_types<4, true>(*matrix, x_tiles, in_four, num_vectors,
+                                                            y, chunk_sums, s)
+                                : launch_for_types<8, true>(*matrix, x_tiles, in_eight,
+                                                            num_vectors, y, chunk_sums, s);
+    }
+    if (matrix->values32 == nullptr || matrix->columns32 == nullptr || matrix->group_size != 32 ||
+        design < 1 || design > 2) {
+        return cudaErrorNotSupported;
+    }
+    const float *values = matrix->values32;
+    const int32_t *cols = matrix->columns32;
+    if (num_vectors <= 4) {
+        return design == 1 ? launch_product<float, int32_t, 4, 1, 8, 0, true>(
+                                 *matrix, cols, values, x_tiles, in_four, num_vectors, y,
+                                 chunk_sums, s)
+                           : launch_product<float, int32_t, 4, 2, 4, 32, true>(
+                                 *matrix, cols, values, x_tiles, in_four, num_vectors, y,
+                                 chunk_sums, s);
+    }
+    return design == 1 ? launch_product<float, int32_t, 8, 1, 4, 0, true>(
+                             *matrix, cols, values, x_tiles, in_eight, num_vectors, y, chunk_sums,
+                             s)
+                       : launch_product<float, int32_t, 8, 1, 2, 32, true>(
+                             *matrix, cols, values, x_tiles, in_eight, num_vectors, y, chunk_sums,
+                             s);
 }

@@ -512,29 +512,36 @@ voxel_products_batch(const spart_device_csr &matrix, const Column *__restrict__ 
         if (group.lane != 0) {
             continue;
         }
+        /* every frame's observed backprojections (and with the first
+         * channels its state) loaded together before any ratio, as
+         * voxel_product_held does: loaded frame by frame under the
+         * frame's test, each frame waited for its own trip */
+        double observed[ROWS][FRAMES];
+#pragma unroll
+        for (int j = 0; j < FRAMES; j++) {
+            const int64_t f = t0 + (j < width ? j : 0);
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) {
+                const int64_t c = c0 + r < num_channel ? c0 + r : c0;
+                observed[r][j] = observed_back[f * strides.observed_back + c * scene_size + v];
+            }
+            if (c0 == 0) {
+                state[j] = scene[f * strides.scene + v];
+            }
+        }
 #pragma unroll
         for (int j = 0; j < FRAMES; j++) {
             if (((active >> j) & 1u) == 0) {
                 continue;
-            }
-            const int64_t f = t0 + j;
-            double observed[ROWS];
-#pragma unroll
-            for (int r = 0; r < ROWS; r++) {
-                const int64_t c = c0 + r < num_channel ? c0 + r : c0;
-                observed[r] = observed_back[f * strides.observed_back + c * scene_size + v];
-            }
-            if (c0 == 0) {
-                state[j] = scene[f * strides.scene + v];
             }
 #pragma unroll
             for (int r = 0; r < ROWS; r++) {
                 if (c0 + r < num_channel) {
                     if (per_channel[j]) {
                         product[j] =
-                            product[j] * spart_mart_ratio_power(observed[r], sum[r][j], gamma);
+                            product[j] * spart_mart_ratio_power(observed[r][j], sum[r][j], gamma);
                     } else {
-                        const double ratio = spart_mart_ratio(observed[r], sum[r][j]);
+                        const double ratio = spart_mart_ratio(observed[r][j], sum[r][j]);
                         single[j] =
                             single[j] && spart_mart_single_power_ratio(ratio, low, high) != 0;
                         product[j] = product[j] * ratio;
@@ -545,8 +552,8 @@ voxel_products_batch(const spart_device_csr &matrix, const Column *__restrict__ 
     }
 }
 
-/* The update of FRAMES frames at once (blockIdx.y walks the tiles of
- * FRAMES frames): each voxel's rows are read once for all of them, so a
+/* The update of FRAMES frames at once (the tiles of FRAMES frames
+ * interleaved in blockIdx.x): each voxel's rows are read once for all of them, so a
  * pass reads the backward matrix once for the tile instead of once a
  * frame. Frame f gets the operations of backproject_update_kernel (and of
  * the held and indexed kernels: the same sums, ratios and powers) on its
@@ -565,7 +572,14 @@ __global__ void __launch_bounds__(threads_per_block)
                                     double inverse_channels, const int *stops,
                                     frame_strides strides)
 {
-    const int64_t t0 = (int64_t)blockIdx.y * FRAMES;
+    /* the tiles of frames take neighbouring blocks (blockIdx.x = voxel
+     * block x tiles + tile), so that the blocks in flight together read
+     * the same rows: beyond 4 frames the matrix comes once from memory,
+     * its other tiles' reads hitting the L2 cache */
+    const int64_t tiles = (num_frames + FRAMES - 1) / FRAMES;
+    const int64_t t0 = (int64_t)(blockIdx.x % tiles) * FRAMES;
+    const int64_t voxel_block = (int64_t)blockIdx.x / tiles;
+    const int64_t voxel_blocks = (int64_t)gridDim.x / tiles;
     const int width = num_frames - t0 < FRAMES ? (int)(num_frames - t0) : FRAMES;
     unsigned active = 0;
     for (int j = 0; j < width; j++) {
@@ -579,8 +593,8 @@ __global__ void __launch_bounds__(threads_per_block)
     const bool per_channel_form = spart_mart_per_channel_form(gamma, inverse_channels) != 0;
     const double exponent = spart_mart_voxel_exponent(gamma, inverse_channels);
     const int64_t groups_per_block = blockDim.x / group.size;
-    const int64_t first = (int64_t)blockIdx.x * groups_per_block + threadIdx.x / group.size;
-    const int64_t stride = (int64_t)gridDim.x * groups_per_block;
+    const int64_t first = voxel_block * groups_per_block + threadIdx.x / group.size;
+    const int64_t stride = voxel_blocks * groups_per_block;
     for (int64_t v = first; v < scene_size; v += stride) {
         bool per_channel[FRAMES], single[FRAMES];
         double product[FRAMES], state[FRAMES];
@@ -650,9 +664,10 @@ cudaError_t launch_backproject_update_batch(const spart_device_csr &matrix, cons
 {
     const double inverse_channels = 1.0 / (double)num_channel;
     const int64_t groups_per_block = threads_per_block / matrix.group_size;
+    const int64_t tiles = (num_frames + batch_frames - 1) / batch_frames;
     int64_t blocks = (scene_size + groups_per_block - 1) / groups_per_block;
     blocks = blocks < 65535 * 16 ? blocks : 65535 * 16;
-    const dim3 grid((unsigned)blocks, (unsigned)((num_frames + batch_frames - 1) / batch_frames));
+    const dim3 grid((unsigned)(blocks * tiles));
     if (matrix.group_size == 1) {
         backproject_update_batch_kernel<Value, Column, batch_frames, 4, 2>
             <<<grid, threads_per_block, 0, stream>>>(matrix, columns, values, images,
@@ -705,7 +720,7 @@ static cudaError_t launch_frames(const spart_device_csr &m, const double *images
 }
 
 /* The batch kernel for frames first .. first + count - 1 (count <=
- * 65535 * batch_frames). */
+ * 256 * batch_frames). */
 static cudaError_t launch_batch(const spart_device_csr &m, const double *images,
                                 const double *observed_back, double *scene, int64_t num_channel,
                                 int64_t scene_size, double gamma, const int *stop, int64_t count,
@@ -749,7 +764,7 @@ extern "C" int spart_cuda_mart_backproject_update_frames(
     }
     const int64_t image_values = matrix->num_columns; /* the images of one frame */
     const frame_strides strides = {image_values, num_channel * scene_size, scene_size, stop_stride};
-    const int64_t most = 65535 * batch_frames;
+    const int64_t most = 256 * batch_frames; /* blocks x tiles within the grid's x */
     for (int64_t first = 0; first < num_frames; first += most) {
         const int64_t count = num_frames - first < most ? num_frames - first : most;
         cudaError_t error = launch_batch(

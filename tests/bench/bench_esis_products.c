@@ -49,6 +49,7 @@
 #include "bench_esis_params.h"
 #include "bench_util.h"
 #include "device/device_internal.h"
+#include "operator/csr_product_designs.h"
 #include "operator/regridder_cuda.h"
 #include "operator/regridder_internal.h"
 
@@ -155,27 +156,37 @@ static double *device_vectors(int64_t n, int64_t count)
     return d;
 }
 
-/* Whether two device arrays hold the same bits. */
+/* Whether two device arrays hold the same bits, compared a slice at a
+ * time through pinned buffers (the backward's y over 8 vectors is 8 GB
+ * at 1/168 of ESIS: through pageable memory its copies took most of a
+ * minute). */
 static int same_bits(const double *a, const double *b, int64_t n)
 {
-    size_t bytes = (size_t)n * sizeof(double);
-    void *ha = malloc(bytes), *hb = malloc(bytes);
-    CHECK_CUDA(cudaMemcpy(ha, a, bytes, cudaMemcpyDeviceToHost));
-    CHECK_CUDA(cudaMemcpy(hb, b, bytes, cudaMemcpyDeviceToHost));
-    int same = memcmp(ha, hb, bytes) == 0;
-    free(ha);
-    free(hb);
+    const int64_t slice = (int64_t)1 << 25; /* 256 MB */
+    void *ha = NULL, *hb = NULL;
+    CHECK_CUDA(cudaMallocHost(&ha, (size_t)slice * sizeof(double)));
+    CHECK_CUDA(cudaMallocHost(&hb, (size_t)slice * sizeof(double)));
+    int same = 1;
+    for (int64_t first = 0; first < n && same; first += slice) {
+        const size_t bytes = (size_t)(n - first < slice ? n - first : slice) * sizeof(double);
+        CHECK_CUDA(cudaMemcpy(ha, a + first, bytes, cudaMemcpyDeviceToHost));
+        CHECK_CUDA(cudaMemcpy(hb, b + first, bytes, cudaMemcpyDeviceToHost));
+        same = memcmp(ha, hb, bytes) == 0;
+    }
+    CHECK_CUDA(cudaFreeHost(ha));
+    CHECK_CUDA(cudaFreeHost(hb));
     return same;
 }
 
 /* ---- the products ---- */
 
-enum { LONE, AS_THEY_LIE, INTERLEAVED, CUSPARSE };
+enum { LONE, AS_THEY_LIE, INTERLEAVED, CUSPARSE, DESIGN };
 
 typedef struct product_run {
     const spart_device_csr *m;
     const spart_device_short_rows *index; /* the one-vector product's, or NULL */
     int way;
+    int design; /* DESIGN: spart_cuda_csr_product_tile_design's */
     int64_t vectors;
     const double *x;
     double *y, *x_tiles, *chunk_sums;
@@ -205,6 +216,14 @@ static void run_product(void *p)
                     : spart_cuda_csr_product_c_order(m, r->x, r->vectors,
                                                      r->way == INTERLEAVED ? r->x_tiles : NULL,
                                                      r->y, r->chunk_sums, NULL);
+    } else if (r->way == DESIGN) {
+        error = r->vectors <= 4
+                    ? spart_cuda_pack_x4(r->x, m->num_columns, r->vectors, r->x_tiles, NULL)
+                    : spart_cuda_pack_tiles(r->x, m->num_columns, r->vectors, r->x_tiles, NULL);
+        if (error == cudaSuccess) {
+            error = spart_cuda_csr_product_tile_design(m, r->x_tiles, r->vectors, r->y,
+                                                       r->chunk_sums, r->design, NULL);
+        }
     } else {
         const float alpha = 1.0f, beta = 0.0f;
         if (r->vectors == 1) {
@@ -314,7 +333,9 @@ static void row(const report *rep, const char *name, int64_t f, const char *way,
         fprintf(rep->md, "| %s | %lld | %s | %.3f | %.3f | %.3f | %.0f %% | %.3f | %s |\n", name,
                 (long long)f, way, ms, ms / (double)f, floor_ms, 100.0 * floor_ms / ms, sector_ms,
                 bits);
+        fflush(rep->md);
     }
+    fflush(stdout);
 }
 
 /* Every way over F = 1, 2, 4, 8 vectors of `m`. */
@@ -373,6 +394,21 @@ static void products_of(const report *rep, const char *name, const spart_device_
                 matrix_bytes + (double)nnz * 32.0 * sectors + vectors_bytes +
                     (double)cols * 8.0 * (f + packed) /* the copy into tiles */,
                 same_bits(y, y_lone, rows * f) ? "equal" : "DIFFER");
+            /* the other shapes of the tiles' kernels (float32, g = 32) */
+            for (int design = 1; design <= 2 && m->group_size == 32 && m->values32 != NULL &&
+                                 m->columns32 != NULL && (f == 4 || f == 8);
+                 design++) {
+                r.way = DESIGN;
+                r.design = design;
+                CHECK_CUDA(cudaMemset(y, 0xff, (size_t)(rows * f) * sizeof(double)));
+                ms = best_ms(run_product, &r, rep->repeat);
+                char way[32];
+                snprintf(way, sizeof way, "design %d", design);
+                row(rep, name, f, way, ms, floor_bytes,
+                    matrix_bytes + (double)nnz * 32.0 * sectors + vectors_bytes +
+                        (double)cols * 8.0 * (f + packed),
+                    same_bits(y, y_lone, rows * f) ? "equal" : "DIFFER");
+            }
         }
         if (matrix != NULL) {
             ms = time_cusparse(handle, matrix, m, f, x32, y32, rep->repeat);
@@ -544,6 +580,7 @@ static options parse(int argc, char **argv)
 int main(int argc, char **argv)
 {
     options o = parse(argc, argv);
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a run cut short keeps what it printed */
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
         printf("no CUDA device: skipped\n");
