@@ -26,23 +26,11 @@
 
 cmake_minimum_required(VERSION 3.25)
 
-foreach(required SPART_BUILD_DIR SPART_PACKAGE_SOURCE SPART_EXAMPLE SPART_PACKAGE_WORK
-        SPART_INSTALL_LIBDIR SPART_INSTALL_INCLUDEDIR SPART_Fortran_COMPILER PKG_CONFIG_EXECUTABLE)
-  if(NOT DEFINED ${required} OR "${${required}}" STREQUAL "")
-    message(FATAL_ERROR "fortran package test: pass -D${required}=... to the script")
-  endif()
-endforeach()
-
-function(run_step what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE output
-                  ERROR_VARIABLE output)
-  if(NOT result EQUAL 0)
-    string(REPLACE ";" " " command "${ARGN}")
-    message(FATAL_ERROR "fortran package test: ${what} failed (exit ${result})\n"
-                        "command: ${command}\n${output}")
-  endif()
-  set(step_output "${output}" PARENT_SCOPE)
-endfunction()
+set(PACKAGE_TEST "fortran package test")
+include(${CMAKE_CURRENT_LIST_DIR}/../package/package_steps.cmake)
+package_require(SPART_BUILD_DIR SPART_PACKAGE_SOURCE SPART_EXAMPLE SPART_PACKAGE_WORK
+                SPART_INSTALL_LIBDIR SPART_INSTALL_INCLUDEDIR SPART_Fortran_COMPILER
+                PKG_CONFIG_EXECUTABLE)
 
 # The example prints its checks; the last one says a batch gave the same bits.
 function(expect_example what output)
@@ -55,17 +43,9 @@ endfunction()
 set(prefix "${SPART_PACKAGE_WORK}/prefix")
 set(libdir "${prefix}/${SPART_INSTALL_LIBDIR}")
 set(run_environment "LD_LIBRARY_PATH=${libdir}:$ENV{LD_LIBRARY_PATH}")
-file(REMOVE_RECURSE "${SPART_PACKAGE_WORK}")
-file(MAKE_DIRECTORY "${SPART_PACKAGE_WORK}")
 
 # ---- 1. install -------------------------------------------------------------
-set(config_arguments)
-if(SPART_CONFIG)
-  set(config_arguments --config "${SPART_CONFIG}")
-endif()
-run_step("installing ${SPART_BUILD_DIR} into ${prefix} (is the library built?)"
-         "${CMAKE_COMMAND}" --install "${SPART_BUILD_DIR}" --prefix "${prefix}"
-         ${config_arguments})
+package_install("${prefix}")
 foreach(installed "${SPART_INSTALL_INCLUDEDIR}/spart.f90"
         "${SPART_INSTALL_LIBDIR}/pkgconfig/spart-fortran.pc")
   if(NOT EXISTS "${prefix}/${installed}")
@@ -80,25 +60,10 @@ endif()
 
 # ---- 2. find_package(spart) and spart::fortran ----------------------------------
 set(consumer_build "${SPART_PACKAGE_WORK}/find_package")
-set(configure_arguments -S "${SPART_PACKAGE_SOURCE}" -B "${consumer_build}"
-    "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_Fortran_COMPILER=${SPART_Fortran_COMPILER}"
-    "-DSPART_EXAMPLE=${SPART_EXAMPLE}" -DCMAKE_BUILD_TYPE=Release)
-if(SPART_GENERATOR)
-  list(APPEND configure_arguments -G "${SPART_GENERATOR}")
-endif()
-if(SPART_MAKE_PROGRAM)
-  list(APPEND configure_arguments "-DCMAKE_MAKE_PROGRAM=${SPART_MAKE_PROGRAM}")
-endif()
-run_step("configuring the find_package consumer" "${CMAKE_COMMAND}" ${configure_arguments})
-file(STRINGS "${consumer_build}/CMakeCache.txt" found_dir REGEX "^spart_DIR:")
-string(REGEX REPLACE "^spart_DIR:[A-Z]+=" "" found_dir "${found_dir}")
-file(REAL_PATH "${found_dir}" found_dir)
-file(REAL_PATH "${prefix}" real_prefix)
-string(FIND "${found_dir}" "${real_prefix}/" at)
-if(NOT at EQUAL 0)
-  message(FATAL_ERROR "fortran package test: find_package(spart) found ${found_dir}, "
-                      "not the installation in ${prefix}")
-endif()
+package_configure_consumer(
+  "${consumer_build}" "${prefix}" "-DCMAKE_PREFIX_PATH=${prefix}"
+  "-DCMAKE_Fortran_COMPILER=${SPART_Fortran_COMPILER}" "-DSPART_EXAMPLE=${SPART_EXAMPLE}"
+  -DCMAKE_BUILD_TYPE=Release)
 run_step("building the find_package consumer" "${CMAKE_COMMAND}" --build "${consumer_build}"
          --config Release)
 find_program(consumer spart_fortran_consumer PATHS "${consumer_build}" "${consumer_build}/Release"

@@ -25,25 +25,10 @@
 
 cmake_minimum_required(VERSION 3.25)
 
-foreach(required SPART_BUILD_DIR SPART_PACKAGE_SOURCE SPART_PACKAGE_WORK SPART_INSTALL_LIBDIR
-        SPART_VERSION SPART_C_COMPILER PKG_CONFIG_EXECUTABLE)
-  if(NOT DEFINED ${required} OR "${${required}}" STREQUAL "")
-    message(FATAL_ERROR "package test: pass -D${required}=... to run_package_test.cmake")
-  endif()
-endforeach()
-
-# Run one step; stop with its command and everything it printed if it fails.
-# What it printed is left in `step_output`.
-function(run_step what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE output
-                  ERROR_VARIABLE output)
-  if(NOT result EQUAL 0)
-    string(REPLACE ";" " " command "${ARGN}")
-    message(FATAL_ERROR "package test: ${what} failed (exit ${result})\n"
-                        "command: ${command}\n${output}")
-  endif()
-  set(step_output "${output}" PARENT_SCOPE)
-endfunction()
+set(PACKAGE_TEST "package test")
+include(${CMAKE_CURRENT_LIST_DIR}/package_steps.cmake)
+package_require(SPART_BUILD_DIR SPART_PACKAGE_SOURCE SPART_PACKAGE_WORK SPART_INSTALL_LIBDIR
+                SPART_VERSION SPART_C_COMPILER PKG_CONFIG_EXECUTABLE)
 
 # The consumer must print the version of the installed library.
 function(expect_version what output)
@@ -65,17 +50,9 @@ endif()
 
 set(prefix "${SPART_PACKAGE_WORK}/prefix")
 set(libdir "${prefix}/${SPART_INSTALL_LIBDIR}")
-file(REMOVE_RECURSE "${SPART_PACKAGE_WORK}")
-file(MAKE_DIRECTORY "${SPART_PACKAGE_WORK}")
 
 # ---- 1. install -------------------------------------------------------------
-set(config_arguments)
-if(SPART_CONFIG)
-  set(config_arguments --config "${SPART_CONFIG}")
-endif()
-run_step("installing ${SPART_BUILD_DIR} into ${prefix} (is the library built?)"
-         "${CMAKE_COMMAND}" --install "${SPART_BUILD_DIR}" --prefix "${prefix}"
-         ${config_arguments})
+package_install("${prefix}")
 
 set(example "${prefix}/share/spart/examples/regrid_example.c")
 if(NOT EXISTS "${example}")
@@ -90,29 +67,11 @@ endif()
 
 # ---- 2. find_package(spart) and spart::spart or spart::spart_static --------------
 set(consumer_build "${SPART_PACKAGE_WORK}/find_package")
-set(configure_arguments -S "${SPART_PACKAGE_SOURCE}" -B "${consumer_build}"
-    "-DSPART_CONSUMER_STATIC=${static}" "-DSPART_CONSUMER_EXAMPLE=${example}"
-    "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${SPART_C_COMPILER}"
-    -DCMAKE_BUILD_TYPE=Release
-    "-DCMAKE_C_FLAGS=${SPART_EXTRA_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${SPART_EXTRA_FLAGS}")
-if(SPART_GENERATOR)
-  list(APPEND configure_arguments -G "${SPART_GENERATOR}")
-endif()
-if(SPART_MAKE_PROGRAM)
-  list(APPEND configure_arguments "-DCMAKE_MAKE_PROGRAM=${SPART_MAKE_PROGRAM}")
-endif()
-run_step("configuring the find_package consumer" "${CMAKE_COMMAND}" ${configure_arguments})
-
-# It must have found the spart just installed, not another one on the system.
-file(STRINGS "${consumer_build}/CMakeCache.txt" found_dir REGEX "^spart_DIR:")
-string(REGEX REPLACE "^spart_DIR:[A-Z]+=" "" found_dir "${found_dir}")
-file(REAL_PATH "${found_dir}" found_dir)
-file(REAL_PATH "${prefix}" real_prefix)
-string(FIND "${found_dir}" "${real_prefix}/" at)
-if(NOT at EQUAL 0)
-  message(FATAL_ERROR "package test: find_package(spart) found ${found_dir}, "
-                      "not the installation in ${prefix}")
-endif()
+package_configure_consumer(
+  "${consumer_build}" "${prefix}" "-DSPART_CONSUMER_STATIC=${static}"
+  "-DSPART_CONSUMER_EXAMPLE=${example}" "-DCMAKE_PREFIX_PATH=${prefix}"
+  "-DCMAKE_C_COMPILER=${SPART_C_COMPILER}" -DCMAKE_BUILD_TYPE=Release
+  "-DCMAKE_C_FLAGS=${SPART_EXTRA_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${SPART_EXTRA_FLAGS}")
 
 run_step("building the find_package consumer" "${CMAKE_COMMAND}" --build "${consumer_build}"
          --config Release)
