@@ -143,6 +143,15 @@ def context():
         return _local.context
 
 
+def owned(pointer, free, ctx, owner=None):
+    """`pointer`, freed by `free` when Python collects it and before `ctx`,
+    which it keeps alive (spart frees objects before their context); or,
+    with an `owner` (an object that frees it itself), the bare pointer."""
+    if owner is not None:
+        return pointer
+    return ffi.gc(pointer, lambda p, ctx=ctx: free(p))
+
+
 def set_threads(threads: int) -> None:
     """
     Use `threads` OpenMP threads in this Python thread's spart calls.

@@ -92,7 +92,7 @@ class CsrMatrix:
         out = ffi.new("spart_csr_matrix **")
         ctx.check(lib.spart_csr_matrix_create(ctx.pointer, arrays, options, out),
                   "spart_csr_matrix_create")
-        self._pointer = ffi.gc(out[0], lambda p, ctx=ctx: lib.spart_csr_matrix_free(p))
+        self._pointer = _core.owned(out[0], lib.spart_csr_matrix_free, ctx)
         # a wrapped matrix reads these: they live as long as it does
         self._wrapped = (indptr, indices, data) if wrap else None
         self.shape = (rows, columns)

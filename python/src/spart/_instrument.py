@@ -212,7 +212,7 @@ class IdealInstrument:
         ctx.check(lib.spart_instrument_create(ctx.pointer, params, out),
                   "spart_instrument_create")
         pointer = out[0]
-        self._pointer = ffi.gc(pointer, lambda p, ctx=ctx: lib.spart_instrument_free(p))
+        self._pointer = _core.owned(pointer, lib.spart_instrument_free, ctx)
         self.num_channel = int(lib.spart_instrument_num_channel(pointer))
         self.num_line = int(lib.spart_instrument_num_line(pointer))
         self.shape_scene = (int(lib.spart_instrument_num_wavelength(pointer)),

@@ -51,10 +51,7 @@ class Regridder:
     def __init__(self, pointer, ctx, owner=None):
         # owner None: this object owns `pointer` (freed with it, before ctx);
         # else `owner` (a Regridder or an IdealInstrument) does, and is kept alive.
-        if owner is None:
-            self._pointer = ffi.gc(pointer, lambda p, ctx=ctx: lib.spart_regridder_free(p))
-        else:
-            self._pointer = pointer
+        self._pointer = _core.owned(pointer, lib.spart_regridder_free, ctx, owner)
         self._owner = owner
         self._replaced = False
         self.shape_input = _core.shape_tuple(lib.spart_regridder_shape_input(pointer))

@@ -79,10 +79,7 @@ class Weights:
     def __init__(self, pointer, ctx, owner=None):
         # owner None: this object owns `pointer` (freed with it, before ctx);
         # else `owner` does (an IdealInstrument), and is kept alive.
-        if owner is None:
-            self._pointer = ffi.gc(pointer, lambda p, ctx=ctx: lib.spart_weights_free(p))
-        else:
-            self._pointer = pointer
+        self._pointer = _core.owned(pointer, lib.spart_weights_free, ctx, owner)
         self._owner = owner
         self.shape = _core.shape_tuple(lib.spart_weights_shape_orthogonal(pointer))
         self.shape_input = _core.shape_tuple(lib.spart_weights_shape_input(pointer))
