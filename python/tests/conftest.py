@@ -14,6 +14,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PARITY = os.path.join(HERE, "..", "..", "tests", "parity")
 
 
+def grid_2d(n, angle=0.2, shift=0.0, scale=1.0):
+    """An n x n curvilinear grid: [-scale, scale]^2 turned by `angle` and
+    moved by `shift` along both axes, as (x, y) vertex arrays."""
+    t = np.linspace(-1.0, 1.0, n) * scale
+    u, v = np.meshgrid(t, t, indexing="ij")
+    return (np.cos(angle) * u - np.sin(angle) * v + shift,
+            np.sin(angle) * u + np.cos(angle) * v + shift)
+
+
 @pytest.fixture(scope="session")
 def c_api():
     """tests/parity/spart_ctypes.Spart on SPART_LIBRARY (skipped without it)."""

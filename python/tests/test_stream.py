@@ -11,13 +11,8 @@ import numpy as np
 import pytest
 
 import spart
+from conftest import grid_2d  # noqa: F401 (test_gpu_build and test_gpu_grids import it from here)
 
-
-def grid_2d(n, angle=0.0, shift=0.0, scale=1.0):
-    t = np.linspace(-1.0, 1.0, n) * scale
-    u, v = np.meshgrid(t, t, indexing="ij")
-    return (np.cos(angle) * u - np.sin(angle) * v + shift,
-            np.sin(angle) * u + np.cos(angle) * v + shift)
 
 
 @pytest.fixture(scope="module")

@@ -2,16 +2,10 @@
 
 import numpy as np
 import pytest
-from conftest import address
+from conftest import address, grid_2d
 
 import spart
 
-
-def grid_2d(n, angle=0.2, shift=0.0):
-    t = np.linspace(-1.0, 1.0, n)
-    u, v = np.meshgrid(t, t, indexing="ij")
-    return (np.cos(angle) * u - np.sin(angle) * v + shift,
-            np.sin(angle) * u + np.cos(angle) * v + shift)
 
 
 def test_conservative_1d_as_regridding():
