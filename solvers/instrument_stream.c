@@ -221,21 +221,18 @@ static spart_status plane_block(void *user_data, int64_t block, int pass,
     return SPART_OK;
 }
 
-/* The most entries one plane can have: each mapped cell is a rigid copy
- * of a scene cell dx x dy scaled by 1 / plate_scale, whose extent along
- * either sensor axis in any rotation is at most its diagonal, hypot(dx,
- * dy) / plate_scale (|dx cos a| + |dy sin a| <= hypot(dx, dy)); an interval
- * that long overlaps at most ceil(length / smallest pixel) + 1 pixels along
- * an axis, so a cell at most the square of that. The diagonal is widened
- * by a relative 1e-9 for the rounding of the mapped vertices. */
+/* The most entries one plane can have: each mapped cell (a rigid copy of a
+ * scene cell, at most 2 max(dx, dy) / plate_scale sensor units across in
+ * any rotation) overlaps at most (ceil(extent / smallest pixel) + 1)^2
+ * pixels. */
 static int64_t plane_entries_bound(const spart_instrument_params *p)
 {
-    double largest_x = 0.0, largest_y = 0.0, smallest = INFINITY;
+    double largest = 0.0, smallest = INFINITY;
     for (int64_t i = 0; i < p->num_scene_x; i++) {
-        largest_x = fmax(largest_x, fabs(p->scene_x[i + 1] - p->scene_x[i]));
+        largest = fmax(largest, fabs(p->scene_x[i + 1] - p->scene_x[i]));
     }
     for (int64_t j = 0; j < p->num_scene_y; j++) {
-        largest_y = fmax(largest_y, fabs(p->scene_y[j + 1] - p->scene_y[j]));
+        largest = fmax(largest, fabs(p->scene_y[j + 1] - p->scene_y[j]));
     }
     for (int64_t i = 0; i < p->num_sensor_x; i++) {
         smallest = fmin(smallest, fabs(p->sensor_x[i + 1] - p->sensor_x[i]));
@@ -243,8 +240,7 @@ static int64_t plane_entries_bound(const spart_instrument_params *p)
     for (int64_t j = 0; j < p->num_sensor_y; j++) {
         smallest = fmin(smallest, fabs(p->sensor_y[j + 1] - p->sensor_y[j]));
     }
-    double diagonal = hypot(largest_x, largest_y) / p->plate_scale * (1.0 + 1e-9);
-    double across = ceil(diagonal / smallest) + 1.0;
+    double across = ceil(2.0 * largest / p->plate_scale / smallest) + 1.0;
     double bound = (double)p->num_scene_x * (double)p->num_scene_y * across * across;
     return bound < 4e18 ? (int64_t)bound : (int64_t)4e18;
 }
