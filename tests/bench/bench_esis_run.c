@@ -31,7 +31,9 @@
  *             and renamed: output_files.h), float64 or --float32, by a
  *             writer thread while the next batch is solved
  *             (--serial-write: after each batch, by the main thread);
- *             each file removed once written (not timed) unless --keep.
+ *             each file removed once written, by a third thread (not in
+ *             the writer's way: a production run keeps its files) unless
+ *             --keep.
  *             --write-frames N writes the first N only
  *
  * The table gives the solve calls' time, the writer's own time, and the
@@ -325,6 +327,39 @@ static void remove_solution(const options *o, int f)
     rmdir(path);
 }
 
+/* ---- the remover thread: each solution removed once written (not timed) ---------------- */
+
+typedef struct remover_state {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int queued, removed, finished; /* frames written so far, removed, no more to come */
+    const options *o;
+} remover_state;
+
+/* Removing a whole-ESIS solution frees 1.74 GB of page cache (about 0.5 s
+ * on the H200 machine): a production run keeps its files, so this thread
+ * does it beside the writer, not in its way. */
+static void *remove_frames(void *user)
+{
+    remover_state *r = user;
+    pthread_mutex_lock(&r->lock);
+    for (;;) {
+        while (r->removed == r->queued && !r->finished) {
+            pthread_cond_wait(&r->changed, &r->lock);
+        }
+        if (r->removed == r->queued) {
+            break;
+        }
+        int f = r->removed;
+        pthread_mutex_unlock(&r->lock);
+        remove_solution(r->o, f);
+        pthread_mutex_lock(&r->lock);
+        r->removed = f + 1;
+    }
+    pthread_mutex_unlock(&r->lock);
+    return NULL;
+}
+
 /* ---- the writer thread: each frame's solution as the solve hands it over ---------------- */
 
 typedef struct writer_state {
@@ -334,6 +369,7 @@ typedef struct writer_state {
     int catch_up;                 /* return once every frame handed over is written */
     spart_mart_result **results;  /* each freed once written */
     const double **solutions;     /* frame f's solution (the result's, or a pinned slot's) */
+    remover_state *remover;       /* removes each file once written, or NULL (--keep) */
     const options *o;
     const esis_arrays *a;
     double busy, bytes; /* seconds writing, bytes written */
@@ -356,8 +392,11 @@ static void *write_frames(void *user)
             double start = bench_seconds();
             w->bytes += write_solution(w->o, w->a, f, w->solutions[f]);
             w->busy += bench_seconds() - start;
-            if (!w->o->keep) { /* untimed: 30 whole solutions would fill the disk */
-                remove_solution(w->o, f);
+            if (w->remover != NULL) { /* 30 whole solutions would fill the disk */
+                pthread_mutex_lock(&w->remover->lock);
+                w->remover->queued = f + 1;
+                pthread_cond_broadcast(&w->remover->changed);
+                pthread_mutex_unlock(&w->remover->lock);
             }
         }
         spart_mart_result_free(w->results[f]);
@@ -631,6 +670,19 @@ int main(int argc, char **argv)
     writer.o = &o;
     writer.a = &arrays;
     writer.catch_up = o.serial_write;
+    remover_state remover;
+    memset(&remover, 0, sizeof remover);
+    pthread_mutex_init(&remover.lock, NULL);
+    pthread_cond_init(&remover.changed, NULL);
+    remover.o = &o;
+    pthread_t remover_thread;
+    if (!o.keep) {
+        if (pthread_create(&remover_thread, NULL, remove_frames, &remover) != 0) {
+            fprintf(stderr, "cannot start the remover thread\n");
+            return 1;
+        }
+        writer.remover = &remover;
+    }
     pthread_t writer_thread;
     if (!o.serial_write && pthread_create(&writer_thread, NULL, write_frames, &writer) != 0) {
         fprintf(stderr, "cannot start the writer thread\n");
@@ -686,6 +738,15 @@ int main(int argc, char **argv)
         pthread_join(writer_thread, NULL);
     }
     g.solve_write = bench_seconds() - start;
+    if (!o.keep) {
+        pthread_mutex_lock(&remover.lock);
+        remover.finished = 1;
+        pthread_cond_broadcast(&remover.changed);
+        pthread_mutex_unlock(&remover.lock);
+        pthread_join(remover_thread, NULL);
+    }
+    pthread_cond_destroy(&remover.changed);
+    pthread_mutex_destroy(&remover.lock);
     for (int k = 0; k < 2; k++) {
         if (slots[k] != NULL) {
             cudaFreeHost(slots[k]);
