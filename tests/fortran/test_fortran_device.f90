@@ -14,7 +14,7 @@ program test_fortran_device
     type(spart_context) :: context
     type(spart_weights) :: weights
     type(spart_regridder) :: host, device
-    type(spart_array), allocatable :: grid_input(:), grid_output(:)
+    type(spart_array), allocatable, target :: grid_input(:), grid_output(:)
     integer(c_int) :: status
 
     call expect_status(context, spart_context_create(context), SPART_OK, 'context')
@@ -32,6 +32,7 @@ program test_fortran_device
         call device_convolved_has_the_host_bits()
         call device_psf_agrees_with_the_host()
         call device_instrument_has_the_host_bits()
+        call device_grids_give_the_host_weights()
     end if
     call spart_regridder_free(device)
     call spart_regridder_free(host)
@@ -46,6 +47,7 @@ contains
         real(c_double), target :: kernel(3, 3)
         type(spart_psf) :: psf, psf_device
         type(spart_instrument) :: instrument
+        type(spart_weights) :: from_grids
         type(c_ptr) :: memory
         character(len=32) :: required
         integer :: length
@@ -71,6 +73,24 @@ contains
         status = small_instrument(.true., instrument)
         call expect(status == SPART_ERROR_NO_DEVICE .and. .not. c_associated(instrument%handle), &
                     'no device: an instrument with on_device says so: '// &
+                    spart_context_error(context))
+        ! the grids by address: the shapes pass the host's checks, then no device
+        status = spart_weights_build_device_grids(context, [c_loc(grid_input(1)%values), &
+                                                            c_loc(grid_input(2)%values)], &
+                                                  grid_input(1)%dims, &
+                                                  [c_loc(grid_output(1)%values), &
+                                                   c_loc(grid_output(2)%values)], &
+                                                  grid_output(1)%dims, from_grids, &
+                                                  method=SPART_METHOD_CONSERVATIVE)
+        call expect(status == SPART_ERROR_NO_DEVICE .and. .not. c_associated(from_grids%handle), &
+                    'no device: weights from device grids say so: '//spart_context_error(context))
+        status = spart_weights_build_device_grids(context, [c_loc(grid_input(1)%values), &
+                                                            c_loc(grid_input(2)%values)], &
+                                                  grid_input(1)%dims, &
+                                                  [c_loc(grid_output(1)%values)], &
+                                                  grid_output(1)%dims, from_grids)
+        call expect(status == SPART_ERROR_INVALID_ARGUMENT, &
+                    'device grids: 2 input addresses and 1 output refused: '// &
                     spart_context_error(context))
         call finish()
         required = ''
@@ -307,6 +327,78 @@ contains
         call spart_psf_free(psf_device)
         call spart_psf_free(psf)
     end subroutine device_psf_agrees_with_the_host
+
+    ! Weights from the same grids copied to device memory
+    ! (spart_weights_build_device_grids, device addresses with their
+    ! extents), assembled on the device: the host regridder's products bit
+    ! for bit.
+    subroutine device_grids_give_the_host_weights()
+        type(spart_weights) :: from_grids, refused
+        type(spart_regridder) :: assembled
+        type(c_ptr) :: grids(4), x_device, y_device
+        real(c_double), target :: x(7, 5), y(6, 4), y_host(6, 4)
+        integer :: k, i, j
+        do k = 1, 4
+            if (k <= 2) then
+                status = spart_device_malloc(context, 8*size(grid_input(k)%values, kind=c_size_t), &
+                                             grids(k))
+                if (status == SPART_OK) &
+                    status = spart_device_copy_to_device(context, grids(k), &
+                                                         c_loc(grid_input(k)%values), &
+                                                         8*size(grid_input(k)%values, &
+                                                                kind=c_size_t))
+            else
+                status = spart_device_malloc(context, &
+                                             8*size(grid_output(k - 2)%values, kind=c_size_t), &
+                                             grids(k))
+                if (status == SPART_OK) &
+                    status = spart_device_copy_to_device(context, grids(k), &
+                                                         c_loc(grid_output(k - 2)%values), &
+                                                         8*size(grid_output(k - 2)%values, &
+                                                                kind=c_size_t))
+            end if
+            call expect_status(context, status, SPART_OK, 'a grid to the device')
+        end do
+        status = spart_weights_build_device_grids(context, grids(1:2), grid_input(1)%dims, &
+                                                  grids(3:4), grid_output(1)%dims, from_grids, &
+                                                  method=SPART_METHOD_CONSERVATIVE, &
+                                                  algorithm=SPART_ALGORITHM_CLIP)
+        call expect_status(context, status, SPART_OK, 'weights from device grids')
+        status = spart_weights_build_device_grids(context, [c_loc(grid_input(1)%values), &
+                                                            c_loc(grid_input(2)%values)], &
+                                                  grid_input(1)%dims, grids(3:4), &
+                                                  grid_output(1)%dims, refused)
+        call expect(status == SPART_ERROR_INVALID_ARGUMENT, &
+                    'host addresses refused by name: '//spart_context_error(context))
+        status = spart_regridder_create_device(context, from_grids, assembled)
+        call expect_status(context, status, SPART_OK, 'assembled from device-grid weights')
+        do j = 0, 4
+            do i = 0, 6
+                x(i + 1, j + 1) = value_at(i, j, 0)
+            end do
+        end do
+        status = spart_regridder_apply(context, host, x, y_host)
+        call expect_status(context, status, SPART_OK, 'host product')
+        status = spart_device_malloc(context, 8*size(x, kind=c_size_t), x_device)
+        call expect_status(context, status, SPART_OK, 'device x')
+        status = spart_device_malloc(context, 8*size(y, kind=c_size_t), y_device)
+        call expect_status(context, status, SPART_OK, 'device y')
+        status = spart_device_copy_to_device(context, x_device, c_loc(x), 8*size(x, kind=c_size_t))
+        y = 0
+        status = spart_regridder_apply_pointer(context, assembled, x_device, &
+                                               [7_c_int64_t, 5_c_int64_t], y_device, &
+                                               size(y, kind=c_int64_t))
+        call expect_status(context, status, SPART_OK, 'product of the device-grid weights')
+        status = spart_device_copy_to_host(context, c_loc(y), y_device, 8*size(y, kind=c_size_t))
+        call expect_same_bits(y, y_host, size(y), 'weights from device grids: the host bits')
+        call spart_regridder_free(assembled)
+        call spart_weights_free(from_grids)
+        call spart_device_free(context, x_device)
+        call spart_device_free(context, y_device)
+        do k = 1, 4
+            call spart_device_free(context, grids(k))
+        end do
+    end subroutine device_grids_give_the_host_weights
 
     ! c_reference.c's small instrument (test_fortran_mart's), built on the
     ! host or, with on_device, on the context's device.
