@@ -33,7 +33,9 @@
  *             (--serial-write: after each batch, by the main thread);
  *             each file removed once written, by a third thread (not in
  *             the writer's way: a production run keeps its files) unless
- *             --keep.
+ *             --keep. --fsync-thread: each file flushed to disk and
+ *             renamed by a second thread while the writer fills the next
+ *             one's pages (the disk's write-back beside the page copy).
  *             --write-frames N writes the first N only
  *
  * The table gives the solve calls' time, the writer's own time, and the
@@ -61,6 +63,7 @@
  *   bench_esis_run [--cells N] [--lines L] [--bins B] [--frames F]
  *                  [--iterations I] [--batch B] [--budget GB] [--device]
  *                  [--write-frames N] [--float32] [--serial-write] [--plain]
+ *                  [--fsync-thread]
  *                  [--distinct-frames K] [--breakdown] [--out DIR] [--keep]
  *                  [--markdown FILE]
  *
@@ -79,6 +82,7 @@
 
 #include "bench_device_product.h"
 #include "bench_esis_params.h"
+#include "bench_esis_writer.h"
 #include "bench_util.h"
 #include "cli/fits_cube.h"
 #include "cli/output_files.h"
@@ -89,6 +93,7 @@ typedef struct options {
     int float32;         /* --float32: solutions written as float32 (BITPIX -32) */
     int serial_write;    /* --serial-write: each batch written after it, not beside the next */
     int plain;           /* --plain: the plain call's solutions, not pinned slots */
+    int fsync_thread;    /* --fsync-thread: each file flushed and renamed by a second thread */
     int distinct_frames; /* --distinct-frames K: frame f observes scene f mod K (0: all) */
     double budget_gb;
     const char *out, *markdown;
@@ -99,6 +104,7 @@ static void usage(const char *name)
     fprintf(stderr,
             "usage: %s [--cells N] [--lines L (1-7)] [--bins B] [--frames F] [--iterations I] "
             "[--batch B] [--budget GB] [--device] [--write-frames N] [--float32] [--serial-write] "
+            "[--fsync-thread] "
             "[--plain] "
             "[--distinct-frames K] [--breakdown] [--out DIR] [--keep] [--markdown FILE]\n",
             name);
@@ -116,7 +122,9 @@ static options parse(int argc, char **argv)
     for (int k = 1; k < argc; k++) {
         if (strcmp(argv[k], "--keep") == 0 || strcmp(argv[k], "--device") == 0 ||
             strcmp(argv[k], "--breakdown") == 0 || strcmp(argv[k], "--float32") == 0 ||
-            strcmp(argv[k], "--serial-write") == 0 || strcmp(argv[k], "--plain") == 0) {
+            strcmp(argv[k], "--serial-write") == 0 || strcmp(argv[k], "--plain") == 0 ||
+            strcmp(argv[k], "--fsync-thread") == 0) {
+            o.fsync_thread |= strcmp(argv[k], "--fsync-thread") == 0;
             o.plain |= strcmp(argv[k], "--plain") == 0;
             o.float32 |= strcmp(argv[k], "--float32") == 0;
             o.serial_write |= strcmp(argv[k], "--serial-write") == 0;
@@ -279,142 +287,13 @@ static void make_frames(spart_context *context, const esis_arrays *a,
     free(scenes);
 }
 
-/* Frame f's solution as the spart command writes it (output_files.h: under
- * a temporary name beside its final one, flushed to disk, renamed into
- * place; the cube on the OpenMP threads). Returns its bytes. */
-static double write_solution(const options *o, const esis_arrays *a, int frame,
-                             const double *solution)
-{
-    char folder[4096], error[1024];
-    snprintf(folder, sizeof folder, "%s/frame-%04d", o->out, frame);
-    cube data;
-    memset(&data, 0, sizeof data);
-    data.axis[0] = (cube_axis){(int64_t)a->lines * a->bins,
-                               "SPECBIN",
-                               "",
-                               0.0,
-                               1.0,
-                               "spectral bin (every line's, line after line)"};
-    data.axis[1] = (cube_axis){
-        a->cells, "HPLN-TAN", "arcsec", a->scene[0] + 0.375, 0.75, "scene x (cell centres)"};
-    data.axis[2] = (cube_axis){
-        a->cells, "HPLT-TAN", "arcsec", a->scene[0] + 0.375, 0.75, "scene y (cell centres)"};
-    data.values = solution;
-    data.kind = "scene";
-    data.content = "MART solution";
-    data.bunit = "erg / (A sr cm2 s)";
-    data.float32 = o->float32;
-    data.threads = omp_get_max_threads(); /* as the command: the context's threads */
-    output_file file;
-    if (output_file_begin(&file, folder, "solution.fits", error, sizeof error) != 0 ||
-        fits_cube_write(file.temporary_path, file.final_path, &data, error, sizeof error) != 0 ||
-        output_file_commit(&file, 1, error, sizeof error) != 0) {
-        output_file_abandon(&file);
-        fprintf(stderr, "%s\n", error);
-        exit(1);
-    }
-    struct stat info;
-    return stat(file.final_path, &info) == 0 ? (double)info.st_size : 0.0;
-}
-
-/* Frame f's solution and its folder removed. */
-static void remove_solution(const options *o, int f)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/frame-%04d/solution.fits", o->out, f);
-    remove(path);
-    snprintf(path, sizeof path, "%s/frame-%04d", o->out, f);
-    rmdir(path);
-}
-
-/* ---- the remover thread: each solution removed once written (not timed) ---------------- */
-
-typedef struct remover_state {
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
-    int queued, removed, finished; /* frames written so far, removed, no more to come */
-    const options *o;
-} remover_state;
-
-/* Removing a whole-ESIS solution frees 1.74 GB of page cache (about 0.5 s
- * on the H200 machine): a production run keeps its files, so this thread
- * does it beside the writer, not in its way. */
-static void *remove_frames(void *user)
-{
-    remover_state *r = user;
-    pthread_mutex_lock(&r->lock);
-    for (;;) {
-        while (r->removed == r->queued && !r->finished) {
-            pthread_cond_wait(&r->changed, &r->lock);
-        }
-        if (r->removed == r->queued) {
-            break;
-        }
-        int f = r->removed;
-        pthread_mutex_unlock(&r->lock);
-        remove_solution(r->o, f);
-        pthread_mutex_lock(&r->lock);
-        r->removed = f + 1;
-    }
-    pthread_mutex_unlock(&r->lock);
-    return NULL;
-}
-
-/* ---- the writer thread: each frame's solution as the solve hands it over ---------------- */
-
-typedef struct writer_state {
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
-    int ready, finished, written; /* frames handed over, no more to come, written */
-    int catch_up;                 /* return once every frame handed over is written */
-    spart_mart_result **results;  /* each freed once written */
-    const double **solutions;     /* frame f's solution (the result's, or a pinned slot's) */
-    remover_state *remover;       /* removes each file once written, or NULL (--keep) */
-    const options *o;
-    const esis_arrays *a;
-    double busy, bytes; /* seconds writing, bytes written */
-} writer_state;
-
-static void *write_frames(void *user)
-{
-    writer_state *w = user;
-    pthread_mutex_lock(&w->lock);
-    for (;;) {
-        while (w->written == w->ready && !w->finished && !w->catch_up) {
-            pthread_cond_wait(&w->changed, &w->lock);
-        }
-        if (w->written == w->ready) {
-            break;
-        }
-        int f = w->written;
-        pthread_mutex_unlock(&w->lock);
-        if (f < w->o->write_frames) {
-            double start = bench_seconds();
-            w->bytes += write_solution(w->o, w->a, f, w->solutions[f]);
-            w->busy += bench_seconds() - start;
-            if (w->remover != NULL) { /* 30 whole solutions would fill the disk */
-                pthread_mutex_lock(&w->remover->lock);
-                w->remover->queued = f + 1;
-                pthread_cond_broadcast(&w->remover->changed);
-                pthread_mutex_unlock(&w->remover->lock);
-            }
-        }
-        spart_mart_result_free(w->results[f]);
-        w->results[f] = NULL;
-        pthread_mutex_lock(&w->lock);
-        w->written = f + 1;
-        pthread_cond_broadcast(&w->changed); /* a pinned slot may be free again */
-    }
-    pthread_mutex_unlock(&w->lock);
-    return NULL;
-}
-
 /* ---- the report ---------------------------------------------------------------------------- */
 
 typedef struct figures {
     double build, upload, frames, solve, write;
     double solve_write; /* the solve and the writer together: first batch to last file */
     double pin, wait;   /* pinning the two slots; the solve waiting for a slot */
+    double commit;      /* --fsync-thread: the committing thread's time */
     double host_peak, device_baseline, device_peak_build, device_peak, device_total;
     double weights, csr_bytes, workspace_frame, observed_bytes, written_bytes;
     double rate;
@@ -444,11 +323,19 @@ static void print_report(FILE *out, const options *o, const figures *g)
             o->plain ? "spart_mart_solve_frames" : "spart_mart_solve_frames_into pinned slots",
             g->solve, g->solve * x);
     fprintf(out,
-            "| write (%d of %d solutions, %.2f GB %s, each flushed to disk and renamed into "
-            "place: the writer's time, %s) | %.2f | %.1f |\n",
+            "| write (%d of %d solutions, %.2f GB %s, %s: the writer's time, %s) | %.2f | "
+            "%.1f |\n",
             o->write_frames, o->frames, g->written_bytes / 1e9, o->float32 ? "float32" : "float64",
+            o->fsync_thread ? "into the page cache (flushed below)"
+                            : "each flushed to disk and renamed into place",
             o->serial_write ? "after each batch" : "beside the next batch's solve", g->write,
             g->write * x);
+    if (o->fsync_thread) {
+        fprintf(out,
+                "| flush and rename (a second thread's time, beside the writer: --fsync-thread) | "
+                "%.2f | %.1f |\n",
+                g->commit, g->commit * x);
+    }
     fprintf(out,
             "| solve and write together (the first batch to the last file: the wall time) | %.2f | "
             "%.1f |\n",
@@ -667,22 +554,23 @@ int main(int argc, char **argv)
     pthread_cond_init(&writer.changed, NULL);
     writer.results = results;
     writer.solutions = solutions;
-    writer.o = &o;
+    esis_write_options write_options = {o.out, o.float32, o.keep, o.fsync_thread, o.write_frames};
+    writer.o = &write_options;
     writer.a = &arrays;
     writer.catch_up = o.serial_write;
-    remover_state remover;
-    memset(&remover, 0, sizeof remover);
-    pthread_mutex_init(&remover.lock, NULL);
-    pthread_cond_init(&remover.changed, NULL);
-    remover.o = &o;
-    pthread_t remover_thread;
+    /* after the writer: the commits (--fsync-thread), then the removals */
+    output_file *files = calloc((size_t)o.frames, sizeof *files);
+    stage_state committer, remover;
+    pthread_t committer_thread, remover_thread;
     if (!o.keep) {
-        if (pthread_create(&remover_thread, NULL, remove_frames, &remover) != 0) {
-            fprintf(stderr, "cannot start the remover thread\n");
-            return 1;
-        }
-        writer.remover = &remover;
+        stage_start(&remover, &remover_thread, 0, files, &write_options, NULL);
     }
+    if (o.fsync_thread) {
+        stage_start(&committer, &committer_thread, 1, files, &write_options,
+                    o.keep ? NULL : &remover);
+    }
+    writer.files = files;
+    writer.after = o.fsync_thread ? &committer : (o.keep ? NULL : &remover);
     pthread_t writer_thread;
     if (!o.serial_write && pthread_create(&writer_thread, NULL, write_frames, &writer) != 0) {
         fprintf(stderr, "cannot start the writer thread\n");
@@ -737,16 +625,15 @@ int main(int argc, char **argv)
     if (!o.serial_write) {
         pthread_join(writer_thread, NULL);
     }
+    if (o.fsync_thread) {
+        stage_finish(&committer, committer_thread);
+        g.commit = committer.busy;
+    }
     g.solve_write = bench_seconds() - start;
     if (!o.keep) {
-        pthread_mutex_lock(&remover.lock);
-        remover.finished = 1;
-        pthread_cond_broadcast(&remover.changed);
-        pthread_mutex_unlock(&remover.lock);
-        pthread_join(remover_thread, NULL);
+        stage_finish(&remover, remover_thread);
     }
-    pthread_cond_destroy(&remover.changed);
-    pthread_mutex_destroy(&remover.lock);
+    free(files);
     for (int k = 0; k < 2; k++) {
         if (slots[k] != NULL) {
             cudaFreeHost(slots[k]);
