@@ -21,6 +21,7 @@
 #include "mart/mart_math.h"
 #include "mart/mart_steps.h"
 #include "mart_steps.cuh"
+#include "operator/csr_product_designs.h"
 
 namespace
 {
@@ -475,7 +476,7 @@ constexpr int batch_frames = 4;
  * (true). Frames whose `active` bit is clear are summed (the group walks
  * the rows together) but their factors are not formed. state[j] gets
  * scene[v] of frame j. */
-template <typename Value, typename Column, int FRAMES, int ROWS, int UNROLL>
+template <typename Value, typename Column, int FRAMES, int ROWS, int UNROLL, bool X4>
 __device__ __forceinline__ void
 voxel_products_batch(const spart_device_csr &matrix, const Column *__restrict__ columns,
                      const Value *__restrict__ values, const double *__restrict__ images,
@@ -486,7 +487,12 @@ voxel_products_batch(const spart_device_csr &matrix, const Column *__restrict__ 
                      bool (&single)[FRAMES], double (&state)[FRAMES])
 {
     /* frame t0 + j of images at (t0 + j) * strides.images */
-    const spart_rows::vector_layout frames = {1, strides.images, 1, 0, strides.images};
+    /* frame t0 + j of images at (t0 + j) * strides.images or, X4, the
+     * tile of frames t0 .. t0 + 3 at t0 * strides.images, a column's 4
+     * values together (spart_cuda_pack_x4) */
+    const spart_rows::vector_layout frames =
+        X4 ? spart_rows::vector_layout{4, 1, 1, 0, strides.images}
+           : spart_rows::vector_layout{1, strides.images, 1, 0, strides.images};
     const double low = spart_mart_single_ratio_low(num_channel);
     const double high = spart_mart_single_ratio_high(num_channel);
 #pragma unroll
@@ -507,7 +513,7 @@ voxel_products_batch(const spart_device_csr &matrix, const Column *__restrict__ 
             }
         }
         double sum[ROWS][FRAMES];
-        spart_rows::rows_sum<Value, Column, FRAMES, ROWS, UNROLL>(
+        spart_rows::rows_sum<Value, Column, FRAMES, ROWS, UNROLL, X4>(
             columns, values, begin, end, group, images, frames, t0, width, sum);
         if (group.lane != 0) {
             continue;
@@ -561,7 +567,7 @@ voxel_products_batch(const spart_device_csr &matrix, const Column *__restrict__ 
  * is outside the single power's range or per_channel_form says, then
  * scene[v] * pow. A stopped frame (its stop flag set) is not written; a
  * tile whose frames have all stopped returns at once. */
-template <typename Value, typename Column, int FRAMES, int ROWS, int UNROLL>
+template <typename Value, typename Column, int FRAMES, int ROWS, int UNROLL, bool X4>
 __global__ void __launch_bounds__(threads_per_block)
     backproject_update_batch_kernel(spart_device_csr matrix, const Column *__restrict__ columns,
                                     const Value *__restrict__ values,
@@ -603,7 +609,7 @@ __global__ void __launch_bounds__(threads_per_block)
             per_channel[j] = per_channel_form;
             state[j] = 0.0;
         }
-        voxel_products_batch<Value, Column, FRAMES, ROWS, UNROLL>(
+        voxel_products_batch<Value, Column, FRAMES, ROWS, UNROLL, X4>(
             matrix, columns, values, images, observed_back, scene, strides, group, v, t0, width,
             num_channel, scene_size, gamma, active, per_channel, product, single, state);
         /* frames whose ratios left the single power's range: the
@@ -626,7 +632,7 @@ __global__ void __launch_bounds__(threads_per_block)
             for (int j = 0; j < FRAMES; j++) {
                 per_channel[j] = true;
             }
-            voxel_products_batch<Value, Column, FRAMES, ROWS, UNROLL>(
+            voxel_products_batch<Value, Column, FRAMES, ROWS, UNROLL, X4>(
                 matrix, columns, values, images, observed_back, scene, strides, group, v, t0,
                 width, num_channel, scene_size, gamma, again, per_channel, redone, ignored,
                 state_again);
@@ -654,7 +660,7 @@ __global__ void __launch_bounds__(threads_per_block)
 /* The batch kernel's launch for one value and column type: rows of a few
  * entries (g <= 8) four channels a group and one round (two entries a
  * lane for g = 1), longer rows one channel and four entries a round. */
-template <typename Value, typename Column>
+template <typename Value, typename Column, bool X4 = false>
 cudaError_t launch_backproject_update_batch(const spart_device_csr &matrix, const Column *columns,
                                             const Value *values, const double *images,
                                             const double *observed_back, double *scene,
@@ -669,19 +675,19 @@ cudaError_t launch_backproject_update_batch(const spart_device_csr &matrix, cons
     blocks = blocks < 65535 * 16 ? blocks : 65535 * 16;
     const dim3 grid((unsigned)(blocks * tiles));
     if (matrix.group_size == 1) {
-        backproject_update_batch_kernel<Value, Column, batch_frames, 4, 2>
+        backproject_update_batch_kernel<Value, Column, batch_frames, 4, 2, X4>
             <<<grid, threads_per_block, 0, stream>>>(matrix, columns, values, images,
                                                      observed_back, scene, num_frames, num_channel,
                                                      scene_size, gamma, inverse_channels, stops,
                                                      strides);
     } else if (matrix.group_size <= 8) {
-        backproject_update_batch_kernel<Value, Column, batch_frames, 4, 1>
+        backproject_update_batch_kernel<Value, Column, batch_frames, 4, 1, X4>
             <<<grid, threads_per_block, 0, stream>>>(matrix, columns, values, images,
                                                      observed_back, scene, num_frames, num_channel,
                                                      scene_size, gamma, inverse_channels, stops,
                                                      strides);
     } else {
-        backproject_update_batch_kernel<Value, Column, batch_frames, 1, 4>
+        backproject_update_batch_kernel<Value, Column, batch_frames, 1, 4, X4>
             <<<grid, threads_per_block, 0, stream>>>(matrix, columns, values, images,
                                                      observed_back, scene, num_frames, num_channel,
                                                      scene_size, gamma, inverse_channels, stops,
@@ -813,4 +819,31 @@ extern "C" int spart_cuda_mart_backproject_update(const spart_device_csr *matrix
     return spart_cuda_mart_backproject_update_frames(matrix, images, observed_back, scene, 1,
                                                      num_channel, scene_size, gamma, index, stop, 0,
                                                      stream);
+}
+
+extern "C" int spart_cuda_mart_backproject_update_frames_packed(
+    const spart_device_csr *matrix, const double *images, double *images_x4,
+    const double *observed_back, double *scenes, int64_t num_frames, int64_t num_channel,
+    int64_t scene_size, double gamma, void *stream)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    const int64_t image_values = matrix->num_columns;
+    if (scene_size <= 0 || num_channel <= 0 || num_frames <= 0 || num_frames > 256 * batch_frames) {
+        return num_frames > 256 * batch_frames ? (int)cudaErrorInvalidValue : (int)cudaSuccess;
+    }
+    if (matrix->values32 == nullptr || matrix->columns32 == nullptr) {
+        return (int)cudaErrorNotSupported;
+    }
+    for (int64_t t0 = 0; t0 < num_frames; t0 += batch_frames) {
+        const int64_t count = num_frames - t0 < batch_frames ? num_frames - t0 : batch_frames;
+        const int error = spart_cuda_pack_x4(images + t0 * image_values, image_values, count,
+                                             images_x4 + t0 * image_values, stream);
+        if (error != cudaSuccess) {
+            return error;
+        }
+    }
+    const frame_strides strides = {image_values, num_channel * scene_size, scene_size, 0};
+    return (int)launch_backproject_update_batch<float, int32_t, true>(
+        *matrix, matrix->columns32, matrix->values32, images_x4, observed_back, scenes, num_frames,
+        num_channel, scene_size, gamma, nullptr, strides, s);
 }

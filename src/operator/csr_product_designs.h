@@ -30,6 +30,21 @@ int spart_cuda_csr_product_tile_design(const spart_device_csr *matrix, const dou
                                        int64_t num_vectors, double *y, double *chunk_sums,
                                        int design, void *stream);
 
+/* MART's fused backprojection and update of num_frames frames (at most
+ * 1024; no gate) as spart_cuda_mart_backproject_update_frames makes it,
+ * 4 frames a pass, but with each tile of 4 frames' images first copied
+ * into images_x4 (ceil(num_frames / 4) * 4 * matrix->num_columns
+ * doubles; the tile of frames t0 .. t0 + 3 at t0 * num_columns, a
+ * column's 4 values in one sector, spart_cuda_pack_x4), so that a
+ * term's gather serves the 4 frames. A float32 matrix with int32 columns
+ * only (else cudaErrorNotSupported). The same bits. Benchmark only
+ * (kernels/mart_backproject_update.cu): the frames solve does not give
+ * the fused pass scratch for the copy. */
+int spart_cuda_mart_backproject_update_frames_packed(
+    const spart_device_csr *matrix, const double *images, double *images_x4,
+    const double *observed_back, double *scenes, int64_t num_frames, int64_t num_channel,
+    int64_t scene_size, double gamma, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

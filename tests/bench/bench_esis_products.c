@@ -440,13 +440,18 @@ typedef struct update_run {
     int64_t frames, channels, scene_size;
     const double *images, *observed_back;
     double *scenes;
-    int together;
+    int together; /* 0: a pass a frame, 1: 4 frames a pass, 2: the same, images packed */
+    double *images_x4;
 } update_run;
 
 static void run_update(void *p)
 {
     update_run *u = p;
-    int error = u->together ? spart_cuda_mart_backproject_update_frames(
+    int error = u->together == 2
+                    ? spart_cuda_mart_backproject_update_frames_packed(
+                          u->m, u->images, u->images_x4, u->observed_back, u->scenes, u->frames,
+                          u->channels, u->scene_size, 1.0, NULL)
+                : u->together ? spart_cuda_mart_backproject_update_frames(
                                   u->m, u->images, u->observed_back, u->scenes, u->frames,
                                   u->channels, u->scene_size, 1.0, u->index, NULL, 0, NULL)
                             : spart_cuda_mart_backproject_update_frames_apart(
@@ -468,6 +473,7 @@ static void updates_of(const report *rep, const spart_device_csr *m,
     double *start = device_vectors(scene_size, MOST_VECTORS);
     double *scenes = device_alloc((size_t)(scene_size * MOST_VECTORS) * sizeof(double));
     double *apart = device_alloc((size_t)(scene_size * MOST_VECTORS) * sizeof(double));
+    double *images_x4 = device_alloc((size_t)(cols * MOST_VECTORS) * sizeof(double));
     const double matrix_bytes = (double)(rows + 1) * 8.0 +
                                 (double)nnz * (m->values32 != NULL ? 4.0 : 8.0) +
                                 (double)nnz * (m->columns32 != NULL ? 4.0 : 8.0);
@@ -476,7 +482,8 @@ static void updates_of(const report *rep, const spart_device_csr *m,
         /* images read, observed_back read, scenes read and written */
         const double vectors_bytes = (double)f * ((double)cols + (double)rows + 2.0 * scene_size) * 8.0;
         const size_t scene_bytes = (size_t)(scene_size * f) * sizeof(double);
-        update_run u = {m, index, f, channels, scene_size, images, observed_back, scenes, 0};
+        update_run u = {m,      index,  f, channels, scene_size, images, observed_back,
+                        scenes, 0,      images_x4};
         double ms_apart = best_ms(run_update, &u, rep->repeat);
         CHECK_CUDA(cudaMemcpy(scenes, start, scene_bytes, cudaMemcpyDeviceToDevice));
         run_update(&u);
@@ -493,6 +500,19 @@ static void updates_of(const report *rep, const spart_device_csr *m,
                 (double)((f + 3) / 4) * matrix_bytes + (double)nnz * 32.0 * (double)f +
                     vectors_bytes,
                 same_bits(scenes, apart, scene_size * f) ? "equal" : "DIFFER");
+            if (m->values32 != NULL && m->columns32 != NULL) {
+                u.together = 2;
+                ms = best_ms(run_update, &u, rep->repeat);
+                CHECK_CUDA(cudaMemcpy(scenes, start, scene_bytes, cudaMemcpyDeviceToDevice));
+                run_update(&u);
+                CHECK_CUDA(cudaDeviceSynchronize());
+                const double tiles = (double)((f + 3) / 4);
+                row(rep, "update", f, "4 frames a pass, images packed", ms,
+                    matrix_bytes + vectors_bytes,
+                    tiles * matrix_bytes + (double)nnz * 32.0 * tiles + vectors_bytes +
+                        (double)cols * 8.0 * (f + 4.0 * tiles),
+                    same_bits(scenes, apart, scene_size * f) ? "equal" : "DIFFER");
+            }
         }
     }
     CHECK_CUDA(cudaFree(images));
@@ -500,6 +520,7 @@ static void updates_of(const report *rep, const spart_device_csr *m,
     CHECK_CUDA(cudaFree(start));
     CHECK_CUDA(cudaFree(scenes));
     CHECK_CUDA(cudaFree(apart));
+    CHECK_CUDA(cudaFree(images_x4));
 }
 
 /* ---- the synthetic matrix ---- */
