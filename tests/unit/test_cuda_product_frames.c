@@ -24,6 +24,7 @@
 #include <cuda_runtime_api.h>
 
 #include "device/device_internal.h"
+#include "operator/csr_product_designs.h"
 #include "operator/regridder_cuda.h"
 #include "operator/regridder_internal.h"
 #include "spart.h"
@@ -165,6 +166,51 @@ static void large_vectors_take_the_tile_of_four_through_the_library(void **state
     spart_regridder_free(host);
 }
 
+/* The benchmark's other shapes of the tiles' kernels
+ * (spart_cuda_csr_product_tile_design) give the host's bits too. */
+static void the_benchmarks_tile_designs_equal_the_host(void **state)
+{
+    fixture *f = *state;
+    spart_regridder *host = random_regridder(f->context, 2500, 40000, 110, 1, 0, 650);
+    assert_int_equal(host->plan.group_size, 32);
+    spart_regridder *device = to_device(f, host);
+    spart_device_csr matrix = spart_regridder_device_matrix(device);
+    const int64_t columns = host->csr.num_columns, rows = host->csr.num_rows;
+    const int64_t widths[] = {3, 4, 6, 8};
+    for (int w = 0; w < 4; w++) {
+        const int64_t vectors = widths[w];
+        spart_shape shape = {2, {vectors, columns}};
+        double *x = spread_values(vectors * columns, 651 + (uint64_t)w);
+        double *expected = host_product(f, host, x, shape);
+        double *x_device = device_copy(x, vectors * columns);
+        double *tiles = device_alloc(
+            (size_t)spart_device_x_tiles_doubles(vectors, columns) * sizeof(double));
+        check_cuda((cudaError_t)(vectors <= 4 ? spart_cuda_pack_x4(x_device, columns, vectors,
+                                                                    tiles, NULL)
+                                              : spart_cuda_pack_tiles(x_device, columns, vectors,
+                                                                      tiles, NULL)),
+                   "packing");
+        for (int design = 0; design <= 2; design++) {
+            double *y_device = device_poisoned(vectors * rows);
+            check_cuda((cudaError_t)spart_cuda_csr_product_tile_design(
+                           &matrix, tiles, vectors, y_device, NULL, design, NULL),
+                       "a design's product");
+            double *got = copy_back(y_device, vectors * rows);
+            char what[64];
+            snprintf(what, sizeof what, "design %d, %lld vectors", design, (long long)vectors);
+            assert_same_bits(got, expected, vectors * rows, what);
+            free(got);
+            check_cuda(cudaFree(y_device), "cudaFree");
+        }
+        free(x);
+        free(expected);
+        check_cuda(cudaFree(x_device), "cudaFree");
+        check_cuda(cudaFree(tiles), "cudaFree");
+    }
+    spart_regridder_free(device);
+    spart_regridder_free(host);
+}
+
 /* ---- MART's fused update over frames ---- */
 
 /* A backward operator of `channels` x scene_size rows (row c * scene_size
@@ -272,6 +318,58 @@ static void the_fused_update_of_many_frames_equals_the_host_frame_by_frame(void 
     }
 }
 
+/* The benchmark's fused update whose images are first packed in tiles
+ * of 4 (spart_cuda_mart_backproject_update_frames_packed) equals the
+ * library's, frame for frame (float32 values, int32 columns). */
+static void the_benchmarks_packed_update_equals_the_librarys(void **state)
+{
+    fixture *f = *state;
+    const int64_t means[] = {1, 2, 8, 40};
+    for (int k = 0; k < 4; k++) {
+        const int64_t channels = 4, scene_size = 600, frames = 7;
+        spart_regridder *host =
+            backward_operator(f, channels, scene_size, 2500, means[k], 1, 900 + (uint64_t)k);
+        spart_regridder *device = to_device(f, host);
+        spart_device_csr matrix = spart_regridder_device_matrix(device);
+        const int64_t images = host->csr.num_columns;
+        double *image = spread_values(frames * images, 910 + (uint64_t)k);
+        double *observed = spread_values(frames * channels * scene_size, 920 + (uint64_t)k);
+        double *scenes = malloc((size_t)(frames * scene_size) * sizeof(double));
+        uint64_t s = 930 + (uint64_t)k;
+        for (int64_t i = 0; i < frames * scene_size; i++) {
+            scenes[i] = 0.5 + next_uniform(&s);
+        }
+        double *d_image = device_copy(image, frames * images);
+        double *d_observed = device_copy(observed, frames * channels * scene_size);
+        double *d_library = device_copy(scenes, frames * scene_size);
+        double *d_packed = device_copy(scenes, frames * scene_size);
+        double *d_x4 = device_alloc((size_t)(8 * images) * sizeof(double));
+        check_cuda((cudaError_t)spart_cuda_mart_backproject_update_frames(
+                       &matrix, d_image, d_observed, d_library, frames, channels, scene_size, 0.7,
+                       NULL, NULL, 0, NULL),
+                   "the library's update");
+        check_cuda((cudaError_t)spart_cuda_mart_backproject_update_frames_packed(
+                       &matrix, d_image, d_x4, d_observed, d_packed, frames, channels, scene_size,
+                       0.7, NULL),
+                   "the packed update");
+        double *library = copy_back(d_library, frames * scene_size);
+        double *packed = copy_back(d_packed, frames * scene_size);
+        assert_same_bits(packed, library, frames * scene_size, "the packed fused update");
+        free(image);
+        free(observed);
+        free(scenes);
+        free(library);
+        free(packed);
+        check_cuda(cudaFree(d_image), "cudaFree");
+        check_cuda(cudaFree(d_observed), "cudaFree");
+        check_cuda(cudaFree(d_library), "cudaFree");
+        check_cuda(cudaFree(d_packed), "cudaFree");
+        check_cuda(cudaFree(d_x4), "cudaFree");
+        spart_regridder_free(device);
+        spart_regridder_free(host);
+    }
+}
+
 static void three_channels_and_one_channel_update_as_the_host(void **state)
 {
     fixture *f = *state;
@@ -304,6 +402,8 @@ int main(void)
         TEST(large_vectors_take_the_tile_of_four_through_the_library),
         TEST(the_fused_update_of_many_frames_equals_the_host_frame_by_frame),
         TEST(three_channels_and_one_channel_update_as_the_host),
+        TEST(the_benchmarks_tile_designs_equal_the_host),
+        TEST(the_benchmarks_packed_update_equals_the_librarys),
     };
     return cmocka_run_group_tests(tests, cuda_set_up, cuda_tear_down);
 }
