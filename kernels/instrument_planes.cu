@@ -85,8 +85,8 @@ extern "C" int spart_cuda_instrument_map(const spart_plane_map *maps, int64_t nu
                                          int *not_finite, void *stream)
 {
     return (int)spart_launch::launch_items(map_planes, num_planes * num_x * num_y,
-                                           (cudaStream_t)stream, maps, num_planes, scene_x,
-                                           scene_y, num_x, num_y, mapped, not_finite);
+                                           (cudaStream_t)stream, maps, num_planes, scene_x, scene_y,
+                                           num_x, num_y, mapped, not_finite);
 }
 
 extern "C" int spart_cuda_instrument_forward_values(const double *geometric, const int64_t *cells,
@@ -98,11 +98,13 @@ extern "C" int spart_cuda_instrument_forward_values(const double *geometric, con
                                            cells, n, s, quantum_yield, values);
 }
 
-extern "C" int spart_cuda_instrument_backward_values(
-    const double *geometric, const int64_t *cells, const int64_t *pixels, int64_t n,
-    const double *mapped_x, const double *mapped_y, int64_t num_y_vertices,
-    const double *pixel_area, const double *s, double quantum_yield, double num_bins,
-    double *values, void *stream)
+extern "C" int spart_cuda_instrument_backward_values(const double *geometric, const int64_t *cells,
+                                                     const int64_t *pixels, int64_t n,
+                                                     const double *mapped_x, const double *mapped_y,
+                                                     int64_t num_y_vertices,
+                                                     const double *pixel_area, const double *s,
+                                                     double quantum_yield, double num_bins,
+                                                     double *values, void *stream)
 {
     return (int)spart_launch::launch_items(backward_values, n, (cudaStream_t)stream, geometric,
                                            cells, pixels, n, mapped_x, mapped_y, num_y_vertices,

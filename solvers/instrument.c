@@ -477,9 +477,8 @@ spart_status spart_instrument_create(spart_context *context, const spart_instrum
     if (params->on_device && !params->keep_weights && !folded) {
         /* the device planes builder (solvers/instrument_device.c), in
          * memory or within memory_budget */
-        status = spart_instrument_assemble_on_device(context, params, &bins,
-                                                     made->photons_per_radiance, &made->forward,
-                                                     &made->backward);
+        status = spart_instrument_assemble_on_device(
+            context, params, &bins, made->photons_per_radiance, &made->forward, &made->backward);
     } else if (params->memory_budget > 0) {
         status = spart_instrument_assemble_streamed(
             context, params, &bins, made->photons_per_radiance, &made->forward, &made->backward);

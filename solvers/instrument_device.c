@@ -105,8 +105,8 @@ spart_status spart_instrument_assemble_on_device(spart_context *context,
                                                          bins->high, s, &d.planes);
     int64_t num_blocks = 0, largest = 1;
     if (status == SPART_OK) {
-        status = plan_blocks(&d, p->num_channel * bins->count, p->memory_budget, &num_blocks,
-                             &largest);
+        status =
+            plan_blocks(&d, p->num_channel * bins->count, p->memory_budget, &num_blocks, &largest);
     }
     /* in memory: no limit of the call's own (the device's memory is) */
     size_t budget = p->memory_budget > 0 ? p->memory_budget : SIZE_MAX;

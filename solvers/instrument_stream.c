@@ -277,8 +277,8 @@ static spart_status assemble_one(plane_stream *st, int64_t num_wavelength,
     stream.user_data = st;
     spart_regridder_options options;
     spart_instrument_operator_options(p, num_wavelength, st->backward, &options);
-    spart_status status = spart_regridder_create_streamed(
-        st->context, &stream, &options, 0, p->memory_budget, regridder, NULL);
+    spart_status status = spart_regridder_create_streamed(st->context, &stream, &options, 0,
+                                                          p->memory_budget, regridder, NULL);
     spart_weights_free(st->current);
     st->current = NULL;
     return status;

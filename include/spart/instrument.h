@@ -317,9 +317,8 @@ spart_instrument_mart_operators(spart_context *context, const spart_instrument *
  * the same bits as the instrument's build, host or device): x and y of
  * (num_scene_x + 1) x (num_scene_y + 1) values each, vertex (i, j) at
  * i (num_scene_y + 1) + j. Does nothing when a pointer is NULL. */
-SPART_API void spart_instrument_map_vertices(const spart_instrument_params *params,
-                                             int64_t channel, double low, double high, double *x,
-                                             double *y);
+SPART_API void spart_instrument_map_vertices(const spart_instrument_params *params, int64_t channel,
+                                             double low, double high, double *x, double *y);
 
 /* The planes' weights built on the context's CUDA device, ready for a
  * streamed device assembly (spart_weights_block with blocks_on_device):
@@ -356,9 +355,9 @@ SPART_NODISCARD SPART_API spart_status spart_instrument_planes_create(
  * SPART_ERROR_INVALID_ARGUMENT (planes outside the instrument),
  * SPART_ERROR_NOT_FINITE (a mapped vertex overflows), and the CUDA errors
  * above. */
-SPART_NODISCARD SPART_API spart_status spart_instrument_planes_count(
-    spart_context *context, spart_instrument_planes *planes, int64_t first_plane,
-    int64_t num_planes, int64_t *entries);
+SPART_NODISCARD SPART_API spart_status
+spart_instrument_planes_count(spart_context *context, spart_instrument_planes *planes,
+                              int64_t first_plane, int64_t num_planes, int64_t *entries);
 
 /* The weights of planes first_plane ... first_plane + num_planes - 1 as
  * one block (first_element = first_plane), forward (backward 0: scene
@@ -366,9 +365,9 @@ SPART_NODISCARD SPART_API spart_status spart_instrument_planes_count(
  * and device entry arrays, owned by the object and valid until its next
  * call or spart_instrument_planes_free. Errors: those of
  * spart_instrument_planes_count. */
-SPART_NODISCARD SPART_API spart_status spart_instrument_planes_block(
-    spart_context *context, spart_instrument_planes *planes, int backward, int64_t first_plane,
-    int64_t num_planes, spart_weights_block *block);
+SPART_NODISCARD SPART_API spart_status
+spart_instrument_planes_block(spart_context *context, spart_instrument_planes *planes, int backward,
+                              int64_t first_plane, int64_t num_planes, spart_weights_block *block);
 
 /* Free the object and its device memory. Accepts NULL. */
 SPART_API void spart_instrument_planes_free(spart_instrument_planes *planes);

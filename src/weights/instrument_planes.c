@@ -53,8 +53,7 @@ void spart_instrument_map_vertices(const spart_instrument_params *params, int64_
 }
 
 spart_status spart_instrument_planes_check(spart_context *context,
-                                           const spart_instrument_params *params,
-                                           int64_t num_bins)
+                                           const spart_instrument_params *params, int64_t num_bins)
 {
     if (params->num_channel < 1 || num_bins < 1 || params->num_scene_x < 1 ||
         params->num_scene_y < 1 || params->num_sensor_x < 1 || params->num_sensor_y < 1) {
@@ -93,9 +92,8 @@ static spart_status no_device(spart_context *context, const char *what)
 }
 
 spart_status spart_instrument_planes_create(spart_context *context,
-                                            const spart_instrument_params *params,
-                                            int64_t num_bins, const double *bin_low,
-                                            const double *bin_high,
+                                            const spart_instrument_params *params, int64_t num_bins,
+                                            const double *bin_low, const double *bin_high,
                                             const double *photons_per_radiance,
                                             spart_instrument_planes **planes)
 {

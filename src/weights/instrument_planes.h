@@ -34,10 +34,10 @@
 
 /* One plane's constants: channel c's rotation, the bin's two shifts. */
 typedef struct spart_plane_map {
-    double cos_a, sin_a;       /* of angle[c] in radians */
+    double cos_a, sin_a;        /* of angle[c] in radians */
     double inverse_plate_scale; /* 1 / plate_scale */
-    double shift_low;          /* (low - wavelength_ref) / dispersion, as a product */
-    double shift_high;         /* likewise for the bin's upper edge */
+    double shift_low;           /* (low - wavelength_ref) / dispersion, as a product */
+    double shift_high;          /* likewise for the bin's upper edge */
     double position_x, position_y;
 } spart_plane_map;
 
@@ -115,8 +115,7 @@ void spart_instrument_plane_map(const spart_instrument_params *params, int64_t c
  * sizes the object is made for (params as spart_instrument_create accepts
  * them otherwise). */
 spart_status spart_instrument_planes_check(spart_context *context,
-                                           const spart_instrument_params *params,
-                                           int64_t num_bins);
+                                           const spart_instrument_params *params, int64_t num_bins);
 #endif
 
 #endif /* SPART_INSTRUMENT_PLANES_H */

@@ -48,13 +48,13 @@ struct spart_instrument_planes {
     int64_t scene_x, scene_y;   /* cells */
     int64_t sensor_x, sensor_y; /* pixels */
     double quantum_yield;
-    int lattice;            /* the sensor a uniform axis-aligned lattice */
-    spart_plane_map *maps;  /* device: channel x bin */
-    double *axes;           /* device: scene_x + 1 then scene_y + 1 vertex coordinates */
-    double *sensor;         /* device: the sensor's vertices, x then y */
-    double *pixel_area;     /* device: |area| a pixel */
-    double *s;              /* device: photons per radiance, bin x scene cells */
-    int *not_finite;        /* device flag */
+    int lattice;           /* the sensor a uniform axis-aligned lattice */
+    spart_plane_map *maps; /* device: channel x bin */
+    double *axes;          /* device: scene_x + 1 then scene_y + 1 vertex coordinates */
+    double *sensor;        /* device: the sensor's vertices, x then y */
+    double *pixel_area;    /* device: |area| a pixel */
+    double *s;             /* device: photons per radiance, bin x scene cells */
+    int *not_finite;       /* device flag */
     /* a block's buffers, grown as needed */
     double *mapped; /* device: 2 x vertices a plane */
     int64_t mapped_planes;
@@ -93,7 +93,7 @@ void spart_instrument_planes_free(spart_instrument_planes *planes)
     int previous = -1;
     (void)spart_device_select(planes->context, planes->device, &previous);
     (void)cudaStreamSynchronize(planes->stream);
-    void *device[] = {planes->maps,   planes->axes,   planes->sensor,    planes->pixel_area,
+    void *device[] = {planes->maps,   planes->axes,       planes->sensor, planes->pixel_area,
                       planes->s,      planes->not_finite, planes->mapped, planes->cells,
                       planes->pixels, planes->geometric,  planes->values};
     for (size_t k = 0; k < sizeof device / sizeof device[0]; k++) {
@@ -188,9 +188,9 @@ static spart_status upload_tables(spart_instrument_planes *p, const spart_instru
             }
             continue;
         }
-        error = k == 4 ? spart_stager_copy(&stager, to[k], from[k], bytes[k], p->stream)
-                       : cudaMemcpyAsync(to[k], from[k], bytes[k], cudaMemcpyHostToDevice,
-                                         p->stream);
+        error = k == 4
+                    ? spart_stager_copy(&stager, to[k], from[k], bytes[k], p->stream)
+                    : cudaMemcpyAsync(to[k], from[k], bytes[k], cudaMemcpyHostToDevice, p->stream);
     }
     spart_stager_close(&stager);
     if (error == cudaSuccess) {
@@ -202,9 +202,8 @@ static spart_status upload_tables(spart_instrument_planes *p, const spart_instru
 }
 
 spart_status spart_instrument_planes_create(spart_context *context,
-                                            const spart_instrument_params *params,
-                                            int64_t num_bins, const double *bin_low,
-                                            const double *bin_high,
+                                            const spart_instrument_params *params, int64_t num_bins,
+                                            const double *bin_low, const double *bin_high,
                                             const double *photons_per_radiance,
                                             spart_instrument_planes **planes)
 {
@@ -253,9 +252,9 @@ spart_status spart_instrument_planes_create(spart_context *context,
         /* already kept (by the caller, or by another object alive now):
          * left as it is, and not restored by this one */
         uint64_t keep = UINT64_MAX;
-        p->pool_kept = p->pool_threshold != keep &&
-                       cudaMemPoolSetAttribute(p->pool, cudaMemPoolAttrReleaseThreshold, &keep) ==
-                           cudaSuccess;
+        p->pool_kept =
+            p->pool_threshold != keep &&
+            cudaMemPoolSetAttribute(p->pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
     }
     if (!p->pool_kept) {
         (void)cudaGetLastError(); /* a pool left as it is only costs time */
@@ -344,9 +343,9 @@ static spart_status map_and_count(spart_instrument_planes *p, int64_t first, int
     int64_t nx = p->scene_x + 1, ny = p->scene_y + 1, vertices = nx * ny;
     cudaError_t error = cudaMemsetAsync(p->not_finite, 0, sizeof(int), p->stream);
     if (error == cudaSuccess) {
-        error = (cudaError_t)spart_cuda_instrument_map(
-            p->maps + first, count, p->axes, p->axes + nx, nx, ny,
-            p->mapped, p->not_finite, p->stream);
+        error =
+            (cudaError_t)spart_cuda_instrument_map(p->maps + first, count, p->axes, p->axes + nx,
+                                                   nx, ny, p->mapped, p->not_finite, p->stream);
     }
     int not_finite = 0;
     if (error == cudaSuccess) {
@@ -449,9 +448,8 @@ static spart_status build_geometric(spart_instrument_planes *p, int64_t first, i
     for (int64_t k = 0; k < count; k++) {
         int64_t at = p->offsets[k], n = p->offsets[k + 1] - at;
         if (status == SPART_OK && error == cudaSuccess && n > 0) {
-            error = (cudaError_t)spart_cuda_clip_2d_write(p->counts[k], p->cells + at,
-                                                          p->pixels + at, p->geometric + at,
-                                                          p->stream);
+            error = (cudaError_t)spart_cuda_clip_2d_write(
+                p->counts[k], p->cells + at, p->pixels + at, p->geometric + at, p->stream);
         }
         spart_cuda_clip_2d_counts_free(p->counts[k], p->stream);
         p->counts[k] = NULL;

@@ -341,8 +341,7 @@ int main(int argc, char **argv)
         char name[96];
         snprintf(name, sizeof name, "tutorial instrument, %d^2 scene", sizes[k]);
         tutorial_params(context, sizes[k], &a, &p);
-        results[count++] =
-            run_case(context, name, &p, 1, o.device_builds, rate, -1.0, NULL, NULL);
+        results[count++] = run_case(context, name, &p, 1, o.device_builds, rate, -1.0, NULL, NULL);
         free_arrays(&a);
     }
     spart_instrument *in_memory = NULL;
@@ -399,9 +398,10 @@ int main(int argc, char **argv)
                     fprintf(out, "- | ");
                 }
                 fprintf(out, "%s |\n",
-                        r->same < 0 ? "not compared"
-                                    : (r->same ? (r->host_s > 0 ? "yes" : "yes (the device's in memory)")
-                                               : "NO"));
+                        r->same < 0
+                            ? "not compared"
+                            : (r->same ? (r->host_s > 0 ? "yes" : "yes (the device's in memory)")
+                                       : "NO"));
             }
             fprintf(out, "\nThe device builds' time by stage (the last build; the time up to "
                          "each of the library's progress reports given to its stage):\n\n");

@@ -443,9 +443,9 @@ static void planes_in_any_blocks_give_the_same_entries(void **state)
         high[l] = p.wavelength[l + 1];
     }
     spart_instrument_planes *planes = NULL;
-    assert_int_equal(spart_instrument_planes_create(f->context, &p.params, 20, low, high, p.scene,
-                                                    &planes),
-                     SPART_OK);
+    assert_int_equal(
+        spart_instrument_planes_create(f->context, &p.params, 20, low, high, p.scene, &planes),
+        SPART_OK);
     int64_t entries[PLANES];
     assert_int_equal(spart_instrument_planes_count(f->context, planes, 0, 50, entries), SPART_OK);
     assert_int_equal(spart_instrument_planes_count(f->context, planes, 50, 30, entries + 50),

@@ -91,18 +91,18 @@ static void planes_check_their_arguments(void **state)
         high[l] = p.wavelength[l + 1];
     }
     spart_instrument_planes *planes = (spart_instrument_planes *)&p; /* must become NULL */
-    assert_int_equal(spart_instrument_planes_create(context, &p.params, 20, low, NULL, p.scene,
-                                                    &planes),
-                     SPART_ERROR_NULL_POINTER);
+    assert_int_equal(
+        spart_instrument_planes_create(context, &p.params, 20, low, NULL, p.scene, &planes),
+        SPART_ERROR_NULL_POINTER);
     assert_null(planes);
-    assert_int_equal(spart_instrument_planes_create(context, &p.params, 0, low, high, p.scene,
-                                                    &planes),
-                     SPART_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(
+        spart_instrument_planes_create(context, &p.params, 0, low, high, p.scene, &planes),
+        SPART_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(spart_context_error(context), "num_bins = 0"));
     if (!device_visible()) {
-        assert_int_equal(spart_instrument_planes_create(context, &p.params, 20, low, high,
-                                                        p.scene, &planes),
-                         SPART_ERROR_NO_DEVICE);
+        assert_int_equal(
+            spart_instrument_planes_create(context, &p.params, 20, low, high, p.scene, &planes),
+            SPART_ERROR_NO_DEVICE);
         assert_null(planes);
     }
     double x[33 * 33], y[33 * 33];
