@@ -38,7 +38,6 @@ struct spart_device_clip_counts {
      * (device, in cell order, NULL for none), and their number */
     int64_t *columns;
     int64_t num_columns;
-    bool warp_columns; /* the design the count chose (spart_cuda_clip_warp_columns) */
     /* onto any grid: the prepared output cells (device) and their buckets */
     spart_clip_output_cell *cells;
     spart_clip_device_buckets buckets;

@@ -28,9 +28,10 @@
  * counts its column, an exclusive scan across the lanes (and the rounds
  * before) gives the column's end, and the lane walks the column again
  * writing backwards from there: the slots and the values the one-thread
- * walk gives, with a warp on the cell instead of a thread. The one-thread
- * walk stays as the first design (spart_cuda_clip_warp_columns = 0, the
- * benchmark's hook).
+ * walk gives, with a warp on the cell instead of a thread. (The first
+ * design, a thread a cell walking its columns in turn, was 3.1x slower on
+ * 64^2 onto 2048^2: docs/dev/weights-device-notes.md; it lives in commit
+ * d784594.)
  */
 #include <cuda_runtime.h>
 
@@ -182,18 +183,6 @@ __device__ void walk_large_column(const lattice_problem &p, const spart_clip_cel
     }
 }
 
-/* The first design's walk of a larger cell, by its own thread: the
- * columns right to left, each backwards from where the one on its right
- * began (spart_cuda_clip_warp_columns = 0). */
-template <bool WRITE>
-__device__ void walk_large_block(const lattice_problem &p, const spart_clip_cell &cell,
-                                 entry_sink<WRITE> &sink)
-{
-    for (int64_t c = cell.block.width - 1; c >= 0; c--) {
-        walk_large_column<WRITE>(p, cell, c, sink);
-    }
-}
-
 /* Whether a cell takes the walk in columns (a warp's work). */
 __device__ __forceinline__ bool walks_in_columns(const spart_clip_cell &cell)
 {
@@ -259,8 +248,8 @@ __device__ void weigh_cell(const lattice_problem &p, const spart_clip_cell &cell
  * walks in columns (a warp counts it), and then *any_columns = 1 (every
  * writer writes the same 1). */
 __global__ void __launch_bounds__(threads_per_block)
-    count_cells(lattice_problem p, int64_t num_cells, bool warp_columns,
-                int64_t *__restrict__ counts, int32_t *__restrict__ any_columns)
+    count_cells(lattice_problem p, int64_t num_cells, int64_t *__restrict__ counts,
+                int32_t *__restrict__ any_columns)
 {
     const lattice_frame f = frame_of(p);
     int columns = 0;
@@ -269,15 +258,11 @@ __global__ void __launch_bounds__(threads_per_block)
         prepare_cell(p, f, k, &cell);
         entry_sink<false> sink = {0, k, 0, 0, NULL, NULL, NULL};
         if (walks_in_columns(cell)) {
-            if (warp_columns) {
-                counts[k] = -1;
-                columns = 1;
-                continue;
-            }
-            walk_large_block<false>(p, cell, sink);
-        } else {
-            weigh_cell<false>(p, cell, sink);
+            counts[k] = -1;
+            columns = 1;
+            continue;
         }
+        weigh_cell<false>(p, cell, sink);
         counts[k] = sink.count;
     }
     if (__syncthreads_or(columns) && threadIdx.x == 0) {
@@ -288,8 +273,7 @@ __global__ void __launch_bounds__(threads_per_block)
 /* Pass 2: input cell k's entries at starts[k] .. starts[k + 1] - 1 (the
  * warps write the cells that walk in columns). */
 __global__ void __launch_bounds__(threads_per_block)
-    write_cells(lattice_problem p, int64_t num_cells, bool warp_columns,
-                const int64_t *__restrict__ starts, int64_t *__restrict__ indices_input,
+    write_cells(lattice_problem p, int64_t num_cells, const int64_t *__restrict__ starts, int64_t *__restrict__ indices_input,
                 int64_t *__restrict__ indices_output, double *__restrict__ values)
 {
     const lattice_frame f = frame_of(p);
@@ -299,9 +283,6 @@ __global__ void __launch_bounds__(threads_per_block)
         entry_sink<true> sink = {0,     k, starts[k], starts[k + 1], indices_input, indices_output,
                                  values};
         if (walks_in_columns(cell)) {
-            if (!warp_columns) {
-                walk_large_block<true>(p, cell, sink);
-            }
             continue;
         }
         weigh_cell<true>(p, cell, sink);
@@ -462,10 +443,6 @@ cudaError_t list_cells_in_columns(spart_device_clip_counts *state, const int64_t
 
 } // namespace
 
-extern "C" {
-int spart_cuda_clip_warp_columns = 1;
-}
-
 cudaError_t spart_clip_lattice_count(spart_device_clip_counts *state, int64_t *counts,
                                      cudaStream_t stream)
 {
@@ -476,9 +453,8 @@ cudaError_t spart_clip_lattice_count(spart_device_clip_counts *state, int64_t *c
         status = cudaMemsetAsync(any_columns, 0, sizeof(int32_t), stream);
     }
     if (status == cudaSuccess) {
-        state->warp_columns = spart_cuda_clip_warp_columns != 0;
         status = launch_items(count_cells, state->num_cells_input, stream, problem_of(state),
-                              state->num_cells_input, state->warp_columns, counts, any_columns);
+                              state->num_cells_input, counts, any_columns);
     }
     if (status == cudaSuccess) {
         status =
@@ -507,7 +483,7 @@ cudaError_t spart_clip_lattice_write(const spart_device_clip_counts *state, int6
 {
     cudaError_t status = launch_items(
         write_cells, state->num_cells_input, stream, problem_of(state), state->num_cells_input,
-        state->warp_columns, (const int64_t *)state->starts, indices_input, indices_output, values);
+        (const int64_t *)state->starts, indices_input, indices_output, values);
     if (status == cudaSuccess && state->columns != NULL) {
         status = spart_launch::launch(write_columns, column_grid(state->num_columns), stream,
                                       problem_of(state), (const int64_t *)state->columns,

@@ -63,13 +63,6 @@ extern "C" {
 /* The rows of a window of the lattice walk on the device. */
 #define SPART_CLIP_DEVICE_WINDOW 16
 
-/* Onto a lattice, a cell whose block exceeds a window is walked by a warp,
- * a lane a column (1, the default), or by its own thread (0: the first
- * design, the same entries). Read by spart_cuda_clip_2d_count; only the
- * benchmark sets it (bench_cuda_weights_clip times both designs in one
- * run), then restores it. */
-extern int spart_cuda_clip_warp_columns;
-
 /* One element's grid in device memory, x[i * num_y + j], y likewise:
  * num_x vertices along axis 0, num_y along axis 1. */
 typedef struct spart_device_clip_grid {

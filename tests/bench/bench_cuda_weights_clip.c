@@ -28,9 +28,7 @@
  * device memory (count, scan, the total to the host, the entries'
  * allocation, write), best of N after one warm-up, by CUDA events, with
  * the device's default memory pool as it comes and keeping what is freed
- * (cudaMemPoolAttrReleaseThreshold), and with the lattice's coarse cells
- * walked by a thread each (the first design, spart_cuda_clip_warp_columns
- * = 0) beside the default (a warp each, a lane a column); the
+ * (cudaMemPoolAttrReleaseThreshold); the
  * host time the wall clock of spart_host_weights_conservative_2d_clip(_general)
  * on T threads, best of N. Every device build is checked against the
  * host's, entry for entry (a difference is reported and the exit status
@@ -74,9 +72,6 @@ typedef struct bench_case {
     double upload_ms;        /* the grids from (pageable) host memory to the device */
     double count_ms;         /* of device_ms: the count (with its scan and synchronisation) */
     double device_kept_ms;   /* device_ms with the memory pool keeping what is freed */
-    double device_thread_ms; /* device_ms with a thread a cell however large (the
-                                first design: spart_cuda_clip_warp_columns = 0) */
-    int same_thread;         /* that design's entries = the host's */
     int64_t entries, reference_entries;
     int same; /* device = host, entry for entry */
     int selected;
@@ -272,28 +267,6 @@ static void run_case(bench_case *c, int threads, int repeat)
     uint64_t threshold = 0;
     CHECK_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
     CHECK_CUDA(cudaStreamSynchronize(stream));
-    /* the first design (a thread a cell, however large), the pool as it
-     * comes, beside the default: its entries kept for the comparison */
-    int64_t *thread_ii = NULL, *thread_io = NULL;
-    double *thread_v = NULL;
-    spart_cuda_clip_warp_columns = 0;
-    c->device_thread_ms = INFINITY;
-    for (int run = -1; run < repeat; run++) {
-        double count_ms = 0.0;
-        if (thread_ii != NULL) {
-            CHECK_CUDA(cudaFreeAsync(thread_ii, stream));
-            CHECK_CUDA(cudaFreeAsync(thread_io, stream));
-            CHECK_CUDA(cudaFreeAsync(thread_v, stream));
-        }
-        CHECK_CUDA(cudaEventRecord(t.start, stream));
-        (void)device_build(c, &in, &out, stream, &thread_ii, &thread_io, &thread_v, &count_ms);
-        CHECK_CUDA(cudaEventRecord(t.stop, stream));
-        const double ms = elapsed_ms(&t);
-        if (run >= 0 && ms < c->device_thread_ms) {
-            c->device_thread_ms = ms;
-        }
-    }
-    spart_cuda_clip_warp_columns = 1;
     CHECK_CUDA(cudaStreamSynchronize(stream));
 
     /* the host build, timed, and compared with the device's last one */
@@ -317,12 +290,8 @@ static void run_case(bench_case *c, int threads, int repeat)
         }
     }
     c->same = same_as_host(&host, c->entries, ii, io, v);
-    c->same_thread = same_as_host(&host, c->entries, thread_ii, thread_io, thread_v);
     spart_triples_release(&host);
-    void *arrays[] = {ii,           io,           v,
-                      thread_ii,    thread_io,    thread_v,
-                      (void *)in.x, (void *)in.y, (void *)out.x,
-                      (void *)out.y};
+    void *arrays[] = {ii, io, v, (void *)in.x, (void *)in.y, (void *)out.x, (void *)out.y};
     for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++) {
         CHECK_CUDA(cudaFree(arrays[a]));
     }
@@ -439,7 +408,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < NUM_CASES; k++) {
         if (cases[k].selected) {
             run_case(&cases[k], threads, repeat);
-            failed |= !cases[k].same || !cases[k].same_thread;
+            failed |= !cases[k].same;
         }
     }
     char versions[512] = "regridding not run";
@@ -463,12 +432,12 @@ int main(int argc, char **argv)
         fprintf(f, "- device: %s; copy rate %.0f GB/s; peers: %s\n\n", properties.name, rate * 1e-9,
                 versions);
         fprintf(f,
-                "| case | entries | spart device ms (count) | pool kept ms | a thread a cell ms "
+                "| case | entries | spart device ms (count) | pool kept ms "
                 "| floor ms | + grids' upload ms | "
                 "spart host ms (%d thr) | host / device | regridding GPU ms (from host grids) | "
                 "regridding / spart (/ spart + upload) | device = host |\n",
                 threads);
-        bench_markdown_rule(f, 12);
+        bench_markdown_rule(f, 11);
         for (int k = 0; k < NUM_CASES; k++) {
             const bench_case *c = &cases[k];
             if (!c->selected) {
@@ -479,9 +448,9 @@ int main(int argc, char **argv)
                     (double)(c->vertices * c->vertices +
                              (c->lattice ? 0 : c->vertices_output * c->vertices_output)) +
                 24.0 * (double)c->entries;
-            fprintf(f, "| %s | %lld | %.3f (%.3f) | %.3f | %.3f | %.3f | %.3f | %.2f | %.1fx | ",
+            fprintf(f, "| %s | %lld | %.3f (%.3f) | %.3f | %.3f | %.3f | %.2f | %.1fx | ",
                     c->description, (long long)c->entries, c->device_ms, c->count_ms,
-                    c->device_kept_ms, c->device_thread_ms, bytes / rate * 1e3,
+                    c->device_kept_ms, bytes / rate * 1e3,
                     c->device_ms + c->upload_ms, c->host_ms, c->host_ms / c->device_ms);
             if (c->reference_ms > 0) {
                 fprintf(f, "%.3f (%lld entries) | %.1fx (%.1fx) | ", c->reference_ms,
@@ -490,7 +459,7 @@ int main(int argc, char **argv)
             } else {
                 fprintf(f, "%s | - | ", c->lattice ? "not run" : "cannot (lattice only)");
             }
-            fprintf(f, "%s |\n", c->same && c->same_thread ? "yes" : "**NO**");
+            fprintf(f, "%s |\n", c->same ? "yes" : "**NO**");
         }
     }
     if (out != NULL) {

@@ -5,10 +5,8 @@
  * curvilinear ones (spart_host_weights_conservative_2d_clip_general),
  * rotated, warped, folded and degenerate grids, grids reaching past the
  * output's edge, cells much larger and much smaller than the output's
- * (the lattice walk's windows), weights_input; twice each, for
- * determinism, and once more with the lattice's coarse cells walked by a
- * thread each (the first design, spart_cuda_clip_warp_columns = 0; by
- * default a warp each). Exit 77 without a device unless SPART_REQUIRE_GPU=1.
+ * (the lattice walk's windows; coarse cells walked by a warp each),
+ * weights_input; twice each, for determinism. Exit 77 without a device unless SPART_REQUIRE_GPU=1.
  * SPART_CLIP_SMALL=1 runs the small scale only (for compute-sanitizer). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -105,12 +103,10 @@ static void check_case(const clip_case *c, int lattice)
     spart_triples host;
     spart_triples_init(&host, &plain_allocator);
     build_on_host(c, lattice, &host);
-    for (int run = 0; run < 3; run++) {
+    for (int run = 0; run < 2; run++) {
         spart_triples device;
         spart_triples_init(&device, &plain_allocator);
-        spart_cuda_clip_warp_columns = run < 2;
         build_on_device(c, lattice, &device);
-        spart_cuda_clip_warp_columns = 1;
         if (device.count != host.count) {
             fail_msg("%s (%s): %lld entries on the device, %lld on the host", c->name,
                      lattice ? "lattice" : "general", (long long)device.count,
