@@ -316,7 +316,9 @@ spart_instrument_mart_operators(spart_context *context, const spart_instrument *
  * the bin [low, high] (the geometry above, in ctis's order of operations:
  * the same bits as the instrument's build, host or device): x and y of
  * (num_scene_x + 1) x (num_scene_y + 1) values each, vertex (i, j) at
- * i (num_scene_y + 1) + j. Does nothing when a pointer is NULL. */
+ * i (num_scene_y + 1) + j. Does nothing (x and y untouched) when a pointer
+ * is NULL or `channel` is outside [0, num_channel): it returns no status,
+ * so check the params first (spart_instrument_create's checks). */
 SPART_API void spart_instrument_map_vertices(const spart_instrument_params *params, int64_t channel,
                                              double low, double high, double *x, double *y);
 
@@ -334,7 +336,16 @@ SPART_API void spart_instrument_map_vertices(const spart_instrument_params *para
  * bytes an entry, and 16 bytes a scene vertex a plane), so asking for the
  * same block again (the other direction, the other pass) clips nothing
  * again. Same entries and values as the host
- * build, bit for bit (tests/unit/test_cuda_instrument.c). */
+ * build, bit for bit (tests/unit/test_cuda_instrument.c).
+ * Not thread-safe: one object is used by one thread at a time (it holds
+ * the last block's buffers). Its memory comes from the allocator of the
+ * context that made it, whichever context later calls or frees it.
+ * While an object lives, the device's default CUDA memory pool keeps what
+ * is freed to it (its release threshold raised, restored at free unless
+ * it was raised already): the clipping kernels' scratch is stream-ordered
+ * from that pool, and giving it back to the system between planes cost
+ * most of the count's time. Other users of the default pool in the process
+ * see the same threshold meanwhile. */
 typedef struct spart_instrument_planes spart_instrument_planes;
 
 /* Make the object for `num_bins` bins (bin_low[b], bin_high[b]) and the

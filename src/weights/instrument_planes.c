@@ -37,7 +37,8 @@ void spart_instrument_plane_map(const spart_instrument_params *params, int64_t c
 void spart_instrument_map_vertices(const spart_instrument_params *params, int64_t channel,
                                    double low, double high, double *x, double *y)
 {
-    if (params == NULL || x == NULL || y == NULL) {
+    if (params == NULL || x == NULL || y == NULL || params->scene_x == NULL ||
+        params->scene_y == NULL || channel < 0 || channel >= params->num_channel) {
         return;
     }
     spart_plane_map map;

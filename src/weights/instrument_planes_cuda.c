@@ -41,7 +41,11 @@
 #include "spart/instrument.h"
 
 struct spart_instrument_planes {
+    /* the context of the call under way (its sentences and progress); the
+     * object's own memory comes from `allocator`, the creating context's,
+     * whichever context frees it */
     spart_context *context;
+    spart_allocator allocator;
     int device;
     cudaStream_t stream;
     int64_t num_channel, num_bins;
@@ -104,9 +108,9 @@ void spart_instrument_planes_free(spart_instrument_planes *planes)
                                       &planes->pool_threshold);
     }
     spart_device_leave(previous);
-    spart_free(&planes->context->allocator, planes->offsets);
-    spart_free(&planes->context->allocator, planes->counts);
-    spart_free(&planes->context->allocator, planes);
+    spart_free(&planes->allocator, planes->offsets);
+    spart_free(&planes->allocator, planes->counts);
+    spart_free(&planes->allocator, planes);
 }
 
 /* The host-side tables: every plane's constants, the sensor's vertices
@@ -237,6 +241,7 @@ spart_status spart_instrument_planes_create(spart_context *context,
     }
     memset(p, 0, sizeof *p);
     p->context = context;
+    p->allocator = context->allocator;
     p->device = context->cuda_device;
     p->stream = spart_device_stream_for(context, p->device);
     p->num_channel = params->num_channel;
@@ -287,10 +292,10 @@ static spart_status reserve_planes(spart_instrument_planes *p, int64_t count)
         p->held_planes = 0; /* the held block's vertices are gone */
     }
     if (count > p->offsets_planes) {
-        spart_free(&p->context->allocator, p->offsets);
-        spart_free(&p->context->allocator, p->counts);
-        p->offsets = spart_alloc(&p->context->allocator, (size_t)count + 1, sizeof(int64_t));
-        p->counts = spart_alloc(&p->context->allocator, (size_t)count, sizeof *p->counts);
+        spart_free(&p->allocator, p->offsets);
+        spart_free(&p->allocator, p->counts);
+        p->offsets = spart_alloc(&p->allocator, (size_t)count + 1, sizeof(int64_t));
+        p->counts = spart_alloc(&p->allocator, (size_t)count, sizeof *p->counts);
         p->offsets_planes = p->offsets != NULL && p->counts != NULL ? count : 0;
         p->held_planes = 0;
         if (p->offsets_planes == 0) {
