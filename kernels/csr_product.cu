@@ -622,8 +622,8 @@ extern "C" int spart_cuda_csr_product_tile_design(const spart_device_csr *matrix
     if (design == 0) {
         return num_vectors <= 4 ? launch_for_types<4, true>(*matrix, x_tiles, in_four, num_vectors,
                                                             y, chunk_sums, s)
-                                : launch_for_types<8, true>(*matrix, x_tiles, in_eight,
-                                                            num_vectors, y, chunk_sums, s);
+                                : launch_for_types<8, true>(*matrix, x_tiles, in_eight, num_vectors,
+                                                            y, chunk_sums, s);
     }
     if (matrix->values32 == nullptr || matrix->columns32 == nullptr || matrix->group_size != 32 ||
         design < 1 || design > 2) {
@@ -632,17 +632,15 @@ extern "C" int spart_cuda_csr_product_tile_design(const spart_device_csr *matrix
     const float *values = matrix->values32;
     const int32_t *cols = matrix->columns32;
     if (num_vectors <= 4) {
-        return design == 1 ? launch_product<float, int32_t, 4, 1, 8, 0, true>(
-                                 *matrix, cols, values, x_tiles, in_four, num_vectors, y,
-                                 chunk_sums, s)
-                           : launch_product<float, int32_t, 4, 2, 4, 32, true>(
-                                 *matrix, cols, values, x_tiles, in_four, num_vectors, y,
-                                 chunk_sums, s);
+        return design == 1
+                   ? launch_product<float, int32_t, 4, 1, 8, 0, true>(
+                         *matrix, cols, values, x_tiles, in_four, num_vectors, y, chunk_sums, s)
+                   : launch_product<float, int32_t, 4, 2, 4, 32, true>(
+                         *matrix, cols, values, x_tiles, in_four, num_vectors, y, chunk_sums, s);
     }
-    return design == 1 ? launch_product<float, int32_t, 8, 1, 4, 0, true>(
-                             *matrix, cols, values, x_tiles, in_eight, num_vectors, y, chunk_sums,
-                             s)
-                       : launch_product<float, int32_t, 8, 1, 2, 32, true>(
-                             *matrix, cols, values, x_tiles, in_eight, num_vectors, y, chunk_sums,
-                             s);
+    return design == 1
+               ? launch_product<float, int32_t, 8, 1, 4, 0, true>(
+                     *matrix, cols, values, x_tiles, in_eight, num_vectors, y, chunk_sums, s)
+               : launch_product<float, int32_t, 8, 1, 2, 32, true>(
+                     *matrix, cols, values, x_tiles, in_eight, num_vectors, y, chunk_sums, s);
 }

@@ -568,15 +568,11 @@ voxel_products_batch(const spart_device_csr &matrix, const Column *__restrict__ 
  * scene[v] * pow. A stopped frame (its stop flag set) is not written; a
  * tile whose frames have all stopped returns at once. */
 template <typename Value, typename Column, int FRAMES, int ROWS, int UNROLL, bool X4>
-__global__ void __launch_bounds__(threads_per_block)
-    backproject_update_batch_kernel(spart_device_csr matrix, const Column *__restrict__ columns,
-                                    const Value *__restrict__ values,
-                                    const double *__restrict__ images,
-                                    const double *__restrict__ observed_back,
-                                    double *__restrict__ scene, int64_t num_frames,
-                                    int64_t num_channel, int64_t scene_size, double gamma,
-                                    double inverse_channels, const int *stops,
-                                    frame_strides strides)
+__global__ void __launch_bounds__(threads_per_block) backproject_update_batch_kernel(
+    spart_device_csr matrix, const Column *__restrict__ columns, const Value *__restrict__ values,
+    const double *__restrict__ images, const double *__restrict__ observed_back,
+    double *__restrict__ scene, int64_t num_frames, int64_t num_channel, int64_t scene_size,
+    double gamma, double inverse_channels, const int *stops, frame_strides strides)
 {
     /* the tiles of frames take neighbouring blocks (blockIdx.x = voxel
      * block x tiles + tile), so that the blocks in flight together read
@@ -633,9 +629,8 @@ __global__ void __launch_bounds__(threads_per_block)
                 per_channel[j] = true;
             }
             voxel_products_batch<Value, Column, FRAMES, ROWS, UNROLL, X4>(
-                matrix, columns, values, images, observed_back, scene, strides, group, v, t0,
-                width, num_channel, scene_size, gamma, again, per_channel, redone, ignored,
-                state_again);
+                matrix, columns, values, images, observed_back, scene, strides, group, v, t0, width,
+                num_channel, scene_size, gamma, again, per_channel, redone, ignored, state_again);
 #pragma unroll
             for (int j = 0; j < FRAMES; j++) {
                 product[j] = ((again >> j) & 1u) != 0 ? redone[j] : product[j];
@@ -646,10 +641,9 @@ __global__ void __launch_bounds__(threads_per_block)
 #pragma unroll
             for (int j = 0; j < FRAMES; j++) {
                 if (((active >> j) & 1u) != 0) {
-                    const double power =
-                        spart_mart_pow(product[j], per_channel[j] || per_channel_form
-                                                       ? inverse_channels
-                                                       : exponent);
+                    const double power = spart_mart_pow(
+                        product[j],
+                        per_channel[j] || per_channel_form ? inverse_channels : exponent);
                     scene[(t0 + j) * strides.scene + v] = state[j] * power;
                 }
             }
@@ -676,22 +670,19 @@ cudaError_t launch_backproject_update_batch(const spart_device_csr &matrix, cons
     const dim3 grid((unsigned)(blocks * tiles));
     if (matrix.group_size == 1) {
         backproject_update_batch_kernel<Value, Column, batch_frames, 4, 2, X4>
-            <<<grid, threads_per_block, 0, stream>>>(matrix, columns, values, images,
-                                                     observed_back, scene, num_frames, num_channel,
-                                                     scene_size, gamma, inverse_channels, stops,
-                                                     strides);
+            <<<grid, threads_per_block, 0, stream>>>(matrix, columns, values, images, observed_back,
+                                                     scene, num_frames, num_channel, scene_size,
+                                                     gamma, inverse_channels, stops, strides);
     } else if (matrix.group_size <= 8) {
         backproject_update_batch_kernel<Value, Column, batch_frames, 4, 1, X4>
-            <<<grid, threads_per_block, 0, stream>>>(matrix, columns, values, images,
-                                                     observed_back, scene, num_frames, num_channel,
-                                                     scene_size, gamma, inverse_channels, stops,
-                                                     strides);
+            <<<grid, threads_per_block, 0, stream>>>(matrix, columns, values, images, observed_back,
+                                                     scene, num_frames, num_channel, scene_size,
+                                                     gamma, inverse_channels, stops, strides);
     } else {
         backproject_update_batch_kernel<Value, Column, batch_frames, 1, 4, X4>
-            <<<grid, threads_per_block, 0, stream>>>(matrix, columns, values, images,
-                                                     observed_back, scene, num_frames, num_channel,
-                                                     scene_size, gamma, inverse_channels, stops,
-                                                     strides);
+            <<<grid, threads_per_block, 0, stream>>>(matrix, columns, values, images, observed_back,
+                                                     scene, num_frames, num_channel, scene_size,
+                                                     gamma, inverse_channels, stops, strides);
     }
     return cudaGetLastError();
 }
@@ -748,9 +739,8 @@ static cudaError_t launch_batch(const spart_device_csr &m, const double *images,
             scene_size, gamma, stop, strides, s);
     }
     return launch_backproject_update_batch<float, int64_t>(m, m.columns64, m.values32, images,
-                                                           observed_back, scene, count,
-                                                           num_channel, scene_size, gamma, stop,
-                                                           strides, s);
+                                                           observed_back, scene, count, num_channel,
+                                                           scene_size, gamma, stop, strides, s);
 }
 
 extern "C" int spart_cuda_mart_backproject_update_frames(
@@ -759,10 +749,9 @@ extern "C" int spart_cuda_mart_backproject_update_frames(
     const spart_device_short_rows *index, const int *stops, int64_t stop_stride, void *stream)
 {
     if (num_frames < 2) {
-        return spart_cuda_mart_backproject_update_frames_apart(matrix, images, observed_back,
-                                                               scenes, num_frames, num_channel,
-                                                               scene_size, gamma, index, stops,
-                                                               stop_stride, stream);
+        return spart_cuda_mart_backproject_update_frames_apart(
+            matrix, images, observed_back, scenes, num_frames, num_channel, scene_size, gamma,
+            index, stops, stop_stride, stream);
     }
     cudaStream_t s = (cudaStream_t)stream;
     if (scene_size <= 0 || num_channel <= 0) {

@@ -40,10 +40,12 @@ int spart_cuda_csr_product_tile_design(const spart_device_csr *matrix, const dou
  * only (else cudaErrorNotSupported). The same bits. Benchmark only
  * (kernels/mart_backproject_update.cu): the frames solve does not give
  * the fused pass scratch for the copy. */
-int spart_cuda_mart_backproject_update_frames_packed(
-    const spart_device_csr *matrix, const double *images, double *images_x4,
-    const double *observed_back, double *scenes, int64_t num_frames, int64_t num_channel,
-    int64_t scene_size, double gamma, void *stream);
+int spart_cuda_mart_backproject_update_frames_packed(const spart_device_csr *matrix,
+                                                     const double *images, double *images_x4,
+                                                     const double *observed_back, double *scenes,
+                                                     int64_t num_frames, int64_t num_channel,
+                                                     int64_t scene_size, double gamma,
+                                                     void *stream);
 
 #ifdef __cplusplus
 }

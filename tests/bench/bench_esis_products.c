@@ -264,10 +264,9 @@ static cusparseSpMatDescr_t cusparse_matrix(const spart_device_csr *m, int32_t *
     free(host64);
     free(host32);
     cusparseSpMatDescr_t matrix;
-    CHECK_CUSPARSE(cusparseCreateCsr(&matrix, m->num_rows, m->num_columns, m->num_entries,
-                                     *offsets, (void *)m->columns32, (void *)m->values32,
-                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                     CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+    CHECK_CUSPARSE(cusparseCreateCsr(&matrix, m->num_rows, m->num_columns, m->num_entries, *offsets,
+                                     (void *)m->columns32, (void *)m->values32, CUSPARSE_INDEX_32I,
+                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
     return matrix;
 }
 
@@ -296,10 +295,9 @@ static double time_cusparse(cusparseHandle_t handle, cusparseSpMatDescr_t matrix
                                            CUDA_R_32F, CUSPARSE_ORDER_COL));
         CHECK_CUSPARSE(cusparseCreateDnMat(&r.ym, m->num_rows, vectors, m->num_rows, y32,
                                            CUDA_R_32F, CUSPARSE_ORDER_COL));
-        CHECK_CUSPARSE(cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                               CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix,
-                                               r.xm, &beta, r.ym, CUDA_R_32F,
-                                               CUSPARSE_SPMM_ALG_DEFAULT, &bytes));
+        CHECK_CUSPARSE(cusparseSpMM_bufferSize(
+            handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
+            matrix, r.xm, &beta, r.ym, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, &bytes));
     }
     r.buffer = device_alloc(bytes);
     double ms = best_ms(run_product, &r, repeat);
@@ -346,8 +344,8 @@ static void products_of(const report *rep, const char *name, const spart_device_
     double *x = device_vectors(cols, MOST_VECTORS);
     double *y_lone = device_alloc((size_t)(rows * MOST_VECTORS) * sizeof(double));
     double *y = device_alloc((size_t)(rows * MOST_VECTORS) * sizeof(double));
-    double *x_tiles = device_alloc(
-        (size_t)spart_device_x_tiles_doubles(MOST_VECTORS, cols) * sizeof(double));
+    double *x_tiles =
+        device_alloc((size_t)spart_device_x_tiles_doubles(MOST_VECTORS, cols) * sizeof(double));
     double *chunk_sums =
         device_alloc((size_t)(m->num_long_chunks * MOST_VECTORS + 1) * sizeof(double));
     float *x32 = device_alloc((size_t)(cols * MOST_VECTORS) * sizeof(float));
@@ -447,16 +445,15 @@ typedef struct update_run {
 static void run_update(void *p)
 {
     update_run *u = p;
-    int error = u->together == 2
-                    ? spart_cuda_mart_backproject_update_frames_packed(
-                          u->m, u->images, u->images_x4, u->observed_back, u->scenes, u->frames,
-                          u->channels, u->scene_size, 1.0, NULL)
+    int error = u->together == 2 ? spart_cuda_mart_backproject_update_frames_packed(
+                                       u->m, u->images, u->images_x4, u->observed_back, u->scenes,
+                                       u->frames, u->channels, u->scene_size, 1.0, NULL)
                 : u->together ? spart_cuda_mart_backproject_update_frames(
-                                  u->m, u->images, u->observed_back, u->scenes, u->frames,
-                                  u->channels, u->scene_size, 1.0, u->index, NULL, 0, NULL)
-                            : spart_cuda_mart_backproject_update_frames_apart(
-                                  u->m, u->images, u->observed_back, u->scenes, u->frames,
-                                  u->channels, u->scene_size, 1.0, u->index, NULL, 0, NULL);
+                                    u->m, u->images, u->observed_back, u->scenes, u->frames,
+                                    u->channels, u->scene_size, 1.0, u->index, NULL, 0, NULL)
+                              : spart_cuda_mart_backproject_update_frames_apart(
+                                    u->m, u->images, u->observed_back, u->scenes, u->frames,
+                                    u->channels, u->scene_size, 1.0, u->index, NULL, 0, NULL);
     if (error != cudaSuccess) {
         fprintf(stderr, "update: %s\n", cudaGetErrorString((cudaError_t)error));
         exit(1);
@@ -480,10 +477,11 @@ static void updates_of(const report *rep, const spart_device_csr *m,
     for (int w = 0; w < NUM_WIDTHS; w++) {
         const int64_t f = widths[w];
         /* images read, observed_back read, scenes read and written */
-        const double vectors_bytes = (double)f * ((double)cols + (double)rows + 2.0 * scene_size) * 8.0;
+        const double vectors_bytes =
+            (double)f * ((double)cols + (double)rows + 2.0 * scene_size) * 8.0;
         const size_t scene_bytes = (size_t)(scene_size * f) * sizeof(double);
-        update_run u = {m,      index,  f, channels, scene_size, images, observed_back,
-                        scenes, 0,      images_x4};
+        update_run u = {m,      index,         f,      channels, scene_size,
+                        images, observed_back, scenes, 0,        images_x4};
         double ms_apart = best_ms(run_update, &u, rep->repeat);
         CHECK_CUDA(cudaMemcpy(scenes, start, scene_bytes, cudaMemcpyDeviceToDevice));
         run_update(&u);
@@ -565,12 +563,12 @@ static void describe(const report *rep, const char *name, const spart_device_csr
            m->num_rows > 0 ? (double)m->num_entries / (double)m->num_rows : 0.0, m->group_size,
            (long long)m->num_long_rows);
     if (rep->md != NULL) {
-        fprintf(rep->md, "- %s: %lld rows, %lld columns, %lld entries (%.1f a row), g = %d, %lld "
-                         "long rows\n",
-                name, (long long)m->num_rows, (long long)m->num_columns,
-                (long long)m->num_entries,
-                m->num_rows > 0 ? (double)m->num_entries / (double)m->num_rows : 0.0,
-                m->group_size, (long long)m->num_long_rows);
+        fprintf(rep->md,
+                "- %s: %lld rows, %lld columns, %lld entries (%.1f a row), g = %d, %lld "
+                "long rows\n",
+                name, (long long)m->num_rows, (long long)m->num_columns, (long long)m->num_entries,
+                m->num_rows > 0 ? (double)m->num_entries / (double)m->num_rows : 0.0, m->group_size,
+                (long long)m->num_long_rows);
     }
 }
 
@@ -628,8 +626,9 @@ int main(int argc, char **argv)
         CHECK_CUSPARSE(cusparseCreate(&h));
         CHECK_CUSPARSE(cusparseGetVersion(h, &cusparse_version));
         cusparseDestroy(h);
-        fprintf(rep.md, "- GPU: %s; cuSPARSE %d; copy rate %.0f GB/s (1 GiB device to device, "
-                        "read + written)\n",
+        fprintf(rep.md,
+                "- GPU: %s; cuSPARSE %d; copy rate %.0f GB/s (1 GiB device to device, "
+                "read + written)\n",
                 prop.name, cusparse_version, rep.rate / 1e9);
     }
     printf("copy rate %.0f GB/s\n", rep.rate / 1e9);

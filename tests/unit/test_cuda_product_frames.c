@@ -60,8 +60,8 @@ static void assert_interleaved_equals_host(fixture *f, const spart_regridder *ho
     double *expected = host_product(f, host, x, shape);
     double *x_device = device_copy(x, vectors * columns);
     double *y_device = device_poisoned(vectors * rows);
-    double *tiles = device_alloc(
-        (size_t)spart_device_x_tiles_doubles(vectors, columns) * sizeof(double));
+    double *tiles =
+        device_alloc((size_t)spart_device_x_tiles_doubles(vectors, columns) * sizeof(double));
     check_cuda(cudaMemset(tiles, 0xff,
                           (size_t)spart_device_x_tiles_doubles(vectors, columns) * sizeof(double)),
                "cudaMemset");
@@ -183,13 +183,13 @@ static void the_benchmarks_tile_designs_equal_the_host(void **state)
         double *x = spread_values(vectors * columns, 651 + (uint64_t)w);
         double *expected = host_product(f, host, x, shape);
         double *x_device = device_copy(x, vectors * columns);
-        double *tiles = device_alloc(
-            (size_t)spart_device_x_tiles_doubles(vectors, columns) * sizeof(double));
-        check_cuda((cudaError_t)(vectors <= 4 ? spart_cuda_pack_x4(x_device, columns, vectors,
-                                                                    tiles, NULL)
-                                              : spart_cuda_pack_tiles(x_device, columns, vectors,
-                                                                      tiles, NULL)),
-                   "packing");
+        double *tiles =
+            device_alloc((size_t)spart_device_x_tiles_doubles(vectors, columns) * sizeof(double));
+        check_cuda(
+            (cudaError_t)(vectors <= 4
+                              ? spart_cuda_pack_x4(x_device, columns, vectors, tiles, NULL)
+                              : spart_cuda_pack_tiles(x_device, columns, vectors, tiles, NULL)),
+            "packing");
         for (int design = 0; design <= 2; design++) {
             double *y_device = device_poisoned(vectors * rows);
             check_cuda((cudaError_t)spart_cuda_csr_product_tile_design(
@@ -250,20 +250,20 @@ static void check_update_frames(fixture *f, const spart_regridder *host, int64_t
     memcpy(expected, scenes, (size_t)(frames * scene_size) * sizeof(double));
     double *back = malloc((size_t)(channels * scene_size) * sizeof(double));
     for (int64_t k = 0; k < frames; k++) {
-        assert_int_equal(spart_mart_update_from_images_gated(
-                             f->context, host, image + k * images,
-                             observed + k * channels * scene_size, channels, gamma,
-                             expected + k * scene_size, back, states + k),
-                         SPART_OK);
+        assert_int_equal(
+            spart_mart_update_from_images_gated(f->context, host, image + k * images,
+                                                observed + k * channels * scene_size, channels,
+                                                gamma, expected + k * scene_size, back, states + k),
+            SPART_OK);
     }
     /* the device, all frames at once */
     double *d_image = device_copy(image, frames * images);
     double *d_observed = device_copy(observed, frames * channels * scene_size);
     double *d_scenes = device_copy(scenes, frames * scene_size);
     spart_mart_run_state *d_states = device_alloc((size_t)frames * sizeof *states);
-    check_cuda(cudaMemcpy(d_states, states, (size_t)frames * sizeof *states,
-                          cudaMemcpyHostToDevice),
-               "cudaMemcpy");
+    check_cuda(
+        cudaMemcpy(d_states, states, (size_t)frames * sizeof *states, cudaMemcpyHostToDevice),
+        "cudaMemcpy");
     assert_int_equal(spart_mart_update_from_images_frames(f->context, device, d_image, d_observed,
                                                           frames, channels, gamma, d_scenes, NULL,
                                                           NULL, 0, d_states),
