@@ -273,8 +273,9 @@ __global__ void __launch_bounds__(threads_per_block)
 /* Pass 2: input cell k's entries at starts[k] .. starts[k + 1] - 1 (the
  * warps write the cells that walk in columns). */
 __global__ void __launch_bounds__(threads_per_block)
-    write_cells(lattice_problem p, int64_t num_cells, const int64_t *__restrict__ starts, int64_t *__restrict__ indices_input,
-                int64_t *__restrict__ indices_output, double *__restrict__ values)
+    write_cells(lattice_problem p, int64_t num_cells, const int64_t *__restrict__ starts,
+                int64_t *__restrict__ indices_input, int64_t *__restrict__ indices_output,
+                double *__restrict__ values)
 {
     const lattice_frame f = frame_of(p);
     for (int64_t k = first_item(); k < num_cells; k += item_stride()) {

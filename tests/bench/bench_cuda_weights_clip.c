@@ -69,9 +69,9 @@ typedef struct bench_case {
     int lattice;
     grid input, output;
     double device_ms, host_ms, reference_ms; /* < 0: not measured */
-    double upload_ms;        /* the grids from (pageable) host memory to the device */
-    double count_ms;         /* of device_ms: the count (with its scan and synchronisation) */
-    double device_kept_ms;   /* device_ms with the memory pool keeping what is freed */
+    double upload_ms;      /* the grids from (pageable) host memory to the device */
+    double count_ms;       /* of device_ms: the count (with its scan and synchronisation) */
+    double device_kept_ms; /* device_ms with the memory pool keeping what is freed */
     int64_t entries, reference_entries;
     int same; /* device = host, entry for entry */
     int selected;
@@ -450,8 +450,8 @@ int main(int argc, char **argv)
                 24.0 * (double)c->entries;
             fprintf(f, "| %s | %lld | %.3f (%.3f) | %.3f | %.3f | %.3f | %.2f | %.1fx | ",
                     c->description, (long long)c->entries, c->device_ms, c->count_ms,
-                    c->device_kept_ms, bytes / rate * 1e3,
-                    c->device_ms + c->upload_ms, c->host_ms, c->host_ms / c->device_ms);
+                    c->device_kept_ms, bytes / rate * 1e3, c->device_ms + c->upload_ms, c->host_ms,
+                    c->host_ms / c->device_ms);
             if (c->reference_ms > 0) {
                 fprintf(f, "%.3f (%lld entries) | %.1fx (%.1fx) | ", c->reference_ms,
                         (long long)c->reference_entries, c->reference_ms / c->device_ms,
