@@ -192,7 +192,8 @@ static void two_lines_make_their_grids(void **state)
     spart_context_free(context);
 }
 
-/* examples/esis.yaml: valid, and the sizes its comments give. */
+/* examples/esis.yaml (and esis-small.yaml, esis-line.yaml): valid, and the
+ * sizes their comments give. */
 static void the_esis_config_is_valid_at_full_size(void **state)
 {
     fixture *f = *state;
@@ -217,6 +218,16 @@ static void the_esis_config_is_valid_at_full_size(void **state)
     assert_int_equal(
         config_read(SPART_EXAMPLES_DIR "/esis-small.yaml", &f->cfg, f->error, sizeof f->error), 0);
     assert_int_equal(f->cfg.instrument.num_line, 7);
+    /* examples/esis-line.yaml: one line of the full field, 3 frames */
+    assert_int_equal(
+        config_read(SPART_EXAMPLES_DIR "/esis-line.yaml", &f->cfg, f->error, sizeof f->error), 0);
+    assert_int_equal(problem_make_grids(context, &f->cfg, &made, f->error, sizeof f->error), 0);
+    assert_int_equal(made.num_line, 1);
+    assert_int_equal(made.num_wavelength, 24);
+    assert_int_equal(made.num_scene_x, 1139);
+    assert_int_equal(made.num_sensor_y, 2 * 1040);
+    assert_int_equal(f->cfg.observations.frames, 3);
+    problem_free(&made);
     spart_context_free(context);
 }
 
