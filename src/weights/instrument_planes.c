@@ -54,8 +54,24 @@ void spart_instrument_map_vertices(const spart_instrument_params *params, int64_
 }
 
 spart_status spart_instrument_planes_check(spart_context *context,
-                                           const spart_instrument_params *params, int64_t num_bins)
+                                           const spart_instrument_params *params, int64_t num_bins,
+                                           const double *bin_low, const double *bin_high,
+                                           const double *photons_per_radiance,
+                                           spart_instrument_planes **planes)
 {
+    if (context == NULL) {
+        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
+    }
+    spart_clear_error(context);
+    if (planes != NULL) {
+        *planes = NULL;
+    }
+    if (params == NULL || bin_low == NULL || bin_high == NULL || photons_per_radiance == NULL ||
+        planes == NULL) {
+        return spart_fail(context, SPART_ERROR_NULL_POINTER,
+                          "instrument_planes_create: params, bin_low, bin_high, "
+                          "photons_per_radiance and planes must not be NULL");
+    }
     if (params->num_channel < 1 || num_bins < 1 || params->num_scene_x < 1 ||
         params->num_scene_y < 1 || params->num_sensor_x < 1 || params->num_sensor_y < 1) {
         return spart_fail(context, SPART_ERROR_INVALID_ARGUMENT,
@@ -98,20 +114,8 @@ spart_status spart_instrument_planes_create(spart_context *context,
                                             const double *photons_per_radiance,
                                             spart_instrument_planes **planes)
 {
-    if (context == NULL) {
-        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
-    }
-    spart_clear_error(context);
-    if (planes != NULL) {
-        *planes = NULL;
-    }
-    if (params == NULL || bin_low == NULL || bin_high == NULL || photons_per_radiance == NULL ||
-        planes == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER,
-                          "instrument_planes_create: params, bin_low, bin_high, "
-                          "photons_per_radiance and planes must not be NULL");
-    }
-    spart_status status = spart_instrument_planes_check(context, params, num_bins);
+    spart_status status = spart_instrument_planes_check(context, params, num_bins, bin_low,
+                                                        bin_high, photons_per_radiance, planes);
     return status != SPART_OK ? status : no_device(context, "instrument_planes_create");
 }
 

@@ -111,11 +111,15 @@ int spart_cuda_instrument_backward_values(const double *geometric, const int64_t
 void spart_instrument_plane_map(const spart_instrument_params *params, int64_t channel, double low,
                                 double high, spart_plane_map *map);
 
-/* The checks of spart_instrument_planes_create that need no device: the
- * sizes the object is made for (params as spart_instrument_create accepts
- * them otherwise). */
+/* The checks of spart_instrument_planes_create that need no device, for
+ * both of its builds: the context and the pointers (*planes set to NULL
+ * first, the context's error cleared), then the sizes the object is made
+ * for (params as spart_instrument_create accepts them otherwise). */
 spart_status spart_instrument_planes_check(spart_context *context,
-                                           const spart_instrument_params *params, int64_t num_bins);
+                                           const spart_instrument_params *params, int64_t num_bins,
+                                           const double *bin_low, const double *bin_high,
+                                           const double *photons_per_radiance,
+                                           spart_instrument_planes **planes);
 #endif
 
 #endif /* SPART_INSTRUMENT_PLANES_H */

@@ -211,20 +211,8 @@ spart_status spart_instrument_planes_create(spart_context *context,
                                             const double *photons_per_radiance,
                                             spart_instrument_planes **planes)
 {
-    if (context == NULL) {
-        return spart_fail(NULL, SPART_ERROR_NULL_POINTER, "context is NULL");
-    }
-    spart_clear_error(context);
-    if (planes != NULL) {
-        *planes = NULL;
-    }
-    if (params == NULL || bin_low == NULL || bin_high == NULL || photons_per_radiance == NULL ||
-        planes == NULL) {
-        return spart_fail(context, SPART_ERROR_NULL_POINTER,
-                          "instrument_planes_create: params, bin_low, bin_high, "
-                          "photons_per_radiance and planes must not be NULL");
-    }
-    spart_status status = spart_instrument_planes_check(context, params, num_bins);
+    spart_status status = spart_instrument_planes_check(context, params, num_bins, bin_low,
+                                                        bin_high, photons_per_radiance, planes);
     if (status != SPART_OK) {
         return status;
     }

@@ -150,11 +150,14 @@ static spart_status check_device_build(spart_context *context, int num_coordinat
     return status;
 }
 
-spart_status spart_weights_build_device(spart_context *context, int num_coordinates,
-                                        const spart_array *coordinates_input,
-                                        const spart_array *coordinates_output,
-                                        const spart_weights_options *options,
-                                        spart_weights **weights)
+/* The two device builds: the same checks (host_arrays: the coordinates
+ * are host memory, else the context's device's) and the same way to the
+ * table's operation. */
+static spart_status build_on_device(spart_context *context, int num_coordinates,
+                                    const spart_array *coordinates_input,
+                                    const spart_array *coordinates_output,
+                                    const spart_weights_options *options, int host_arrays,
+                                    const char *what, spart_weights **weights)
 {
     if (context != NULL && weights == NULL) {
         spart_clear_error(context);
@@ -165,16 +168,26 @@ spart_status spart_weights_build_device(spart_context *context, int num_coordina
     }
     spart_weights_options defaults;
     spart_status status = check_device_build(context, num_coordinates, coordinates_input,
-                                             coordinates_output, &options, &defaults, 1);
+                                             coordinates_output, &options, &defaults, host_arrays);
     const spart_weights_ops *ops = NULL;
     if (status == SPART_OK) {
-        status = spart_weights_select(context, 1, "weights_build_device", &ops);
+        status = spart_weights_select(context, 1, what, &ops);
     }
     if (status == SPART_OK) {
-        status = ops->build(context, num_coordinates, coordinates_input, coordinates_output,
-                            options, weights);
+        status = (host_arrays ? ops->build : ops->build_device_grids)(
+            context, num_coordinates, coordinates_input, coordinates_output, options, weights);
     }
     return status;
+}
+
+spart_status spart_weights_build_device(spart_context *context, int num_coordinates,
+                                        const spart_array *coordinates_input,
+                                        const spart_array *coordinates_output,
+                                        const spart_weights_options *options,
+                                        spart_weights **weights)
+{
+    return build_on_device(context, num_coordinates, coordinates_input, coordinates_output, options,
+                           1, "weights_build_device", weights);
 }
 
 spart_status spart_weights_build_device_grids(spart_context *context, int num_coordinates,
@@ -183,25 +196,8 @@ spart_status spart_weights_build_device_grids(spart_context *context, int num_co
                                               const spart_weights_options *options,
                                               spart_weights **weights)
 {
-    if (context != NULL && weights == NULL) {
-        spart_clear_error(context);
-        return spart_fail(context, SPART_ERROR_NULL_POINTER, "weights: the output pointer is NULL");
-    }
-    if (weights != NULL) {
-        *weights = NULL;
-    }
-    spart_weights_options defaults;
-    spart_status status = check_device_build(context, num_coordinates, coordinates_input,
-                                             coordinates_output, &options, &defaults, 0);
-    const spart_weights_ops *ops = NULL;
-    if (status == SPART_OK) {
-        status = spart_weights_select(context, 1, "weights_build_device_grids", &ops);
-    }
-    if (status == SPART_OK) {
-        status = ops->build_device_grids(context, num_coordinates, coordinates_input,
-                                         coordinates_output, options, weights);
-    }
-    return status;
+    return build_on_device(context, num_coordinates, coordinates_input, coordinates_output, options,
+                           0, "weights_build_device_grids", weights);
 }
 
 spart_status spart_weights_build_device_workspace_size(spart_context *context, int num_coordinates,
